@@ -72,3 +72,118 @@ def test_dl19_loads(dl19):
     assert dl19.n_systems == 37 and dl19.n_topics == 43
     assert sum(int(t.judged.sum()) for t in dl19.topics) == 9260
     assert sum(int(r.sum()) for r in dl19.relevant()) == 2501
+
+
+# --------------------------------------------------------------------------- building from files
+
+
+def _files(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n3 0 e 1\n")
+    (tmp_path / "runs" / "r1.txt").write_text(
+        "1 Q0 a 1 1.0 r1\n1 Q0 b 2 1.0 r1\n2 Q0 c 1 0.5 r1\n9 Q0 x 1 3.0 r1\n"
+    )
+    (tmp_path / "runs" / "r2.txt").write_text("1 Q0 b 1 2.0 r2\n8 Q0 y 1 1.0 r2\n2 Q0 d 1 0.1 r2\n")
+    return tmp_path / "qrels.txt", tmp_path / "runs"
+
+
+def test_topic_policy_is_reported(tmp_path):
+    qrels, runs = _files(tmp_path)
+    with pytest.warns(UserWarning) as record:
+        c = Campaign.from_files(qrels, runs)
+    # qrels topics only, as trec_eval; run-only topics 8 and 9 dropped and reported once
+    assert c.query_ids == ("1", "2", "3")
+    assert c.notes[0] == (
+        "2 topic(s) retrieved by 2 run(s) but absent from the qrels were dropped, "
+        "as trec_eval does (8, 9)"
+    )
+    # qrels topic 3 has no run: an empty ranking, reported per run
+    assert "run 'r1': retrieves nothing for 1 qrels topic(s) (3)" in c.notes
+    assert "run 'r2': retrieves nothing for 1 qrels topic(s) (3)" in c.notes
+    assert [str(w.message) for w in record] == list(c.notes)
+    t3 = c.topics[2]
+    assert t3.depth.tolist() == [0, 0] and t3.ranking.shape == (2, 0) and t3.judged.all()
+
+
+def test_from_files_equals_from_frames(tmp_path):
+    qrels, runs = _files(tmp_path)
+    with pytest.warns(UserWarning):
+        a = Campaign.from_files(qrels, runs, rel_threshold=2)
+    frames = {
+        "r1": pd.DataFrame({"qid": ["1", "1", "2", "9"], "docno": ["a", "b", "c", "x"], "score": [1, 1, 0.5, 3]}),
+        "r2": pd.DataFrame({"qid": [1, 8, 2], "docno": ["b", "y", "d"], "score": [2.0, 1.0, 0.1]}),
+    }
+    q = pd.DataFrame({"qid": [1, 1, 2, 3], "docno": ["a", "b", "c", "e"], "rel": [1, 0, 2, 1]})
+    with pytest.warns(UserWarning):
+        b = Campaign.from_frames(q, frames, rel_threshold=2)
+    assert a.systems == b.systems and a.query_ids == b.query_ids and a.notes == b.notes
+    for ta, tb in zip(a.topics, b.topics):
+        for name in ("doc_ids", "grades", "judged", "ranking", "depth"):
+            np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name))
+
+
+def test_from_frames_validates_by_default():
+    from relimpute.errors import InputError
+
+    q = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
+    with pytest.raises(InputError, match="duplicate document in run"):
+        Campaign.from_frames(q, {"r": run})
+
+
+def test_ties_follow_byte_order_of_docnos():
+    q = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    run = pd.DataFrame({"query_id": ["1"] * 4, "doc_id": ["a", "é", "z", "B"], "score": [1.0, 1.0, 1.0, -0.0]})
+    run2 = run.assign(score=[1.0, 1.0, 1.0, 0.0])
+    c = Campaign.from_frames(q, {"r": run, "r2": run2})
+    t = c.topics[0]
+    # trec_eval: score descending, ties by strcmp descending; -0.0 == 0.0
+    assert list(t.doc_ids[t.ranking[0]]) == ["é", "z", "a", "B"] == list(t.doc_ids[t.ranking[1]])
+
+
+def test_by_rank_orders_by_the_rank_column(tmp_path):
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 2 9.0 t\n1 Q0 b 1 1.0 t\n1 Q0 c 2 5.0 t\n")
+    c = Campaign.from_files(tmp_path / "q", tmp_path / "r", by_rank=True)
+    t = c.topics[0]
+    assert list(t.doc_ids[t.ranking[0]]) == ["b", "c", "a"]
+
+
+@pytest.mark.parametrize("n_docs_arg", [None, 2**62])  # packed int64 key, and the lexsort fallback
+def test_trec_order_matches_lexsort(rng, n_docs_arg):
+    from relimpute.data import _trec_order
+
+    n = 5000
+    group = rng.integers(0, 30, n)
+    order = rng.integers(-20, 20, n) / 4.0  # many ties
+    doc = rng.integers(0, 800, n)
+    expected = np.lexsort((-doc, order, group))
+    got = _trec_order(group, order, doc, n_docs_arg or 800)
+    keys = np.stack([group, order, -doc])
+    np.testing.assert_array_equal(keys[:, got], keys[:, expected])
+
+
+def test_dl19_rankings_follow_trec_eval_order(dl19, dl19_dir):
+    from relimpute.io import read_run, sort_trec
+
+    for name in (dl19.systems[0], dl19.systems[-1]):
+        expected = sort_trec(read_run(dl19_dir / "runs" / f"{name}.gz"))
+        s = dl19.system_index(name)[0]
+        qrels_topics = set(dl19.query_ids)
+        expected = expected[expected["query_id"].isin(qrels_topics)]
+        got = dl19.run_frame(name)
+        assert got["query_id"].tolist() == expected["query_id"].tolist()
+        assert got["doc_id"].tolist() == expected["doc_id"].tolist()
+        assert sum(int(t.depth[s]) for t in dl19.topics) == len(expected)
+
+
+def test_scores_tie_at_trec_eval_float32_precision():
+    from relimpute.io import sort_trec
+
+    q = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    # 1.0 and 1.0 + 1e-9 differ as float64 but are the same C float in trec_eval
+    run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0 + 1e-9, 1.0, 0.5]})
+    t = Campaign.from_frames(q, {"r": run}).topics[0]
+    assert list(t.doc_ids[t.ranking[0]]) == ["b", "a", "c"]
+    assert sort_trec(run)["doc_id"].tolist() == ["b", "a", "c"]
+    assert sort_trec(run.assign(rank=[3, 1, 1]), by_rank=True)["doc_id"].tolist() == ["c", "b", "a"]

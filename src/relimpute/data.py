@@ -2,9 +2,12 @@
 
 A :class:`Campaign` is what every kernel in relimpute works on. For each topic
 it keeps a document index over the union of all runs' and qrels' documents,
-each run's ranking as a row of document indices (trec_eval order, padded with
-``-1``), and the judgments as a mask plus graded labels. Building one from
-the 37 DL 2019 runs (1.4 M lines) takes a couple of seconds.
+each run's ranking as a row of document indices (trec_eval order: score
+descending compared at trec_eval's float32 precision, ties by docno
+descending in byte order; padded with ``-1``), and the judgments as a mask
+plus graded labels (qrels label ``-1`` = pooled but unjudged). Reading and
+building the 37 DL 2019 runs (1.4 M lines) takes under 2 s of CPU
+(``benchmarks/bench_load.py``).
 
 Topic policy (as trec_eval): the topics are those of the qrels. A topic that a
 run retrieves for but the qrels do not judge is dropped and reported in
@@ -23,8 +26,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from .io import read_qrels, read_runs
+from .io import as_string_array, read_qrels, read_run, read_runs, trec_scores
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
 
@@ -117,13 +122,18 @@ class Campaign:
         by_rank: bool = False,
         duplicates: str = "error",
     ) -> Campaign:
-        """Read qrels and runs (files or directories) into a campaign."""
+        """Read qrels and runs (files or directories) into a campaign.
+
+        Every file is validated by :mod:`relimpute.io` (errors name the file and
+        line); ``duplicates`` is the policy for both runs and qrels.
+        """
         run_frames = read_runs(runs, duplicates=duplicates, keep_rank=by_rank)
         return cls.from_frames(
             read_qrels(qrels, duplicates=duplicates),
             run_frames,
             rel_threshold=rel_threshold,
             by_rank=by_rank,
+            validate=False,
         )
 
     @classmethod
@@ -134,54 +144,67 @@ class Campaign:
         *,
         rel_threshold: int = 1,
         by_rank: bool = False,
+        validate: bool = True,
     ) -> Campaign:
         """Align qrels and runs given as ir_measures-style DataFrames.
 
         ``qrels`` has ``query_id, doc_id, relevance``; each run has ``query_id,
-        doc_id, score`` (and ``rank`` when ``by_rank``). Inputs are expected to
-        be validated already (use :mod:`relimpute.io` readers for raw data).
+        doc_id, score`` (and ``rank`` when ``by_rank``). With ``validate`` (the
+        default) the frames go through :func:`~relimpute.io.read_qrels` and
+        :func:`~relimpute.io.read_run` first (column aliases, numbers,
+        duplicates); pass ``validate=False`` only for frames those readers
+        returned.
         """
         if not runs:
             raise ValueError("a campaign needs at least one run")
-        systems = tuple(runs)
-        topic_ids = np.array(sorted(set(qrels["query_id"].astype(str))), dtype=object)
+        if validate:
+            qrels = read_qrels(qrels)
+            runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}
+        systems = tuple(str(name) for name in runs)
         notes: list[str] = []
 
-        topic_lookup = pd.Index(topic_ids)
-        qrel_topic = topic_lookup.get_indexer(qrels["query_id"].astype(str).to_numpy(dtype=object))
-        q_doc = qrels["doc_id"].astype(str).to_numpy(dtype=object)
+        q_query = as_string_array(qrels["query_id"])
+        topic_ids = np.array(sorted(set(pc.unique(q_query).to_pylist())), dtype=object)
+        topic_pos = {q: i for i, q in enumerate(topic_ids)}
+        qrel_topic = _codes(q_query, topic_pos)
         q_rel = qrels["relevance"].to_numpy(dtype=np.int64)
 
-        topic_parts, doc_parts, order_parts, sys_parts = [], [], [], []
-        for code, name in enumerate(systems):
-            run = runs[name]
-            qids = run["query_id"].astype(str).to_numpy(dtype=object)
-            topic = topic_lookup.get_indexer(qids)
-            stray = np.unique(qids[topic < 0])
-            if len(stray):
-                notes.append(
-                    f"run {name!r}: {len(stray)} topic(s) not in the qrels were dropped "
-                    f"({', '.join(stray[:5])}{', ...' if len(stray) > 5 else ''})"
-                )
-            keep = topic >= 0
-            topic_parts.append(topic[keep])
-            doc_parts.append(run["doc_id"].astype(str).to_numpy(dtype=object)[keep])
-            order = run["rank"] if by_rank else -run["score"]
-            order_parts.append(order.to_numpy(dtype=float)[keep])
-            sys_parts.append(np.full(int(keep.sum()), code, dtype=np.int32))
-        run_topic = np.concatenate(topic_parts).astype(np.int64)
-        run_order = np.concatenate(order_parts)
+        query_parts, doc_parts, order_parts, sys_parts = [], [], [], []
+        for code, run in enumerate(runs.values()):
+            query_parts.append(as_string_array(run["query_id"]))
+            doc_parts.append(as_string_array(run["doc_id"]))
+            order = run["rank"].to_numpy(dtype=float) if by_rank else -trec_scores(run["score"])
+            order_parts.append(order)
+            sys_parts.append(np.full(len(run), code, dtype=np.int32))
+        run_query = pa.concat_arrays(query_parts)
+        run_topic = _codes(run_query, topic_pos)
         run_sys = np.concatenate(sys_parts)
-        run_docs = np.concatenate(doc_parts)
+        stray = run_topic < 0
+        if stray.any():
+            dropped = sorted(set(run_query.filter(pa.array(stray)).unique().to_pylist()))
+            n_runs = len(np.unique(run_sys[stray]))
+            notes.append(
+                f"{len(dropped)} topic(s) retrieved by {n_runs} run(s) but absent from the "
+                f"qrels were dropped, as trec_eval does ({_listing(dropped)})"
+            )
 
-        # One code per document id (sorted, so codes order as docnos do).
-        doc_codes, doc_vocab = pd.factorize(np.concatenate([run_docs, q_doc]), sort=True)
-        doc_vocab = np.asarray(doc_vocab, dtype=object)
-        run_doc = doc_codes[: len(run_docs)]
-        qrel_doc = doc_codes[len(run_docs) :]
+        # One code per document id, sorted so that codes order as docnos do
+        # (byte order of UTF-8, which is trec_eval's strcmp order).
+        encoded = pa.concat_arrays([*doc_parts, as_string_array(qrels["doc_id"])]).dictionary_encode()
+        vocab_order = pc.sort_indices(encoded.dictionary).to_numpy()
+        doc_rank = np.empty(len(vocab_order), dtype=np.int64)
+        doc_rank[vocab_order] = np.arange(len(vocab_order))
+        doc_codes = doc_rank[encoded.indices.to_numpy()]
+        doc_vocab = encoded.dictionary.take(pa.array(vocab_order)).to_numpy(zero_copy_only=False)
+        n_run_rows = len(run_query)
+        keep = ~stray
+        run_topic, run_sys = run_topic[keep], run_sys[keep]
+        run_order = np.concatenate(order_parts)[keep]
+        run_doc = doc_codes[:n_run_rows][keep]
+        qrel_doc = doc_codes[n_run_rows:]
 
-        # trec_eval order: per (topic, system), score descending, ties by docno descending.
-        perm = np.lexsort((-run_doc, run_order, run_sys, run_topic))
+        # trec_eval order: per (topic, system), float32 score descending, ties by docno descending.
+        perm = _trec_order(run_topic * len(systems) + run_sys, run_order, run_doc, len(doc_vocab))
         run_topic, run_sys, run_doc = run_topic[perm], run_sys[perm], run_doc[perm]
         group_start = np.r_[True, (run_topic[1:] != run_topic[:-1]) | (run_sys[1:] != run_sys[:-1])]
         starts = np.flatnonzero(group_start)
@@ -224,7 +247,7 @@ class Campaign:
             if missing:
                 notes.append(
                     f"run {name!r}: retrieves nothing for {len(missing)} qrels topic(s) "
-                    f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''})"
+                    f"({_listing(missing)})"
                 )
         for note in notes:
             warnings.warn(note, stacklevel=2)
@@ -338,6 +361,38 @@ class Campaign:
             f"Campaign({self.n_systems} systems, {self.n_topics} topics, {n_docs} documents, "
             f"{n_judged} judged, rel_threshold={self.rel_threshold})"
         )
+
+
+def _trec_order(group: np.ndarray, order: np.ndarray, doc: np.ndarray, n_docs: int) -> np.ndarray:
+    """Permutation sorting rows by group, then ``order`` ascending, then ``doc`` descending.
+
+    Equivalent to ``np.lexsort((-doc, order, group))`` but a single integer
+    sort: ``order`` (e.g. minus the score) is replaced by its dense rank and
+    the three keys are packed into one int64 when they fit (they do for any
+    realistic campaign; otherwise lexsort is used).
+    """
+    by_order = np.argsort(order, kind="stable")  # fast: runs arrive mostly sorted
+    sorted_order = order[by_order]
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[by_order] = np.cumsum(np.r_[0, sorted_order[1:] != sorted_order[:-1]])
+    n_ranks = int(rank.max(initial=0)) + 1
+    n_groups = int(group.max(initial=0)) + 1
+    if n_groups * n_ranks * n_docs >= 2**63:
+        return np.lexsort((-doc, order, group))
+    key = (group.astype(np.int64) * n_ranks + rank) * n_docs + (n_docs - 1 - doc)
+    return np.argsort(key, kind="stable")
+
+
+def _codes(ids: pa.Array, position: Mapping[str, int]) -> np.ndarray:
+    """Map string ids to integer positions (-1 for ids not in ``position``)."""
+    encoded = ids.dictionary_encode()
+    lookup = np.array([position.get(v, -1) for v in encoded.dictionary.to_pylist()], dtype=np.int64)
+    return lookup[encoded.indices.to_numpy()] if len(lookup) else np.zeros(0, dtype=np.int64)
+
+
+def _listing(items: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (", ..." if len(items) > limit else "")
 
 
 def load_campaign(

@@ -24,3 +24,7 @@ class InputError(ValueError):
         if line is not None:
             where = f"{where}, line {line}"
         super().__init__(f"{where}: {problem}")
+
+
+class ConvergenceWarning(UserWarning):
+    """A fitted model's inference did not meet its convergence checks (R-hat, ESS, divergences)."""

@@ -1,21 +1,40 @@
 """Read and write TREC runs, qrels and probabilistic qrels.
 
 Files may be plain or gzip-compressed (detected by content, not name), with
-LF or CRLF line endings and an optional UTF-8 byte-order mark. Every problem
-is reported as an :class:`~relimpute.errors.InputError` naming the file, the
-line and what is wrong. Tables come back with the ir_measures column names:
-``query_id, doc_id, score`` for runs and ``query_id, doc_id, relevance`` for
-qrels, ids as strings.
+LF, CRLF or CR line endings and an optional UTF-8 byte-order mark; fields are
+separated by any run of spaces or tabs, and blank lines are skipped. Every
+problem is reported as an :class:`~relimpute.errors.InputError` naming the
+file, the line and what is wrong:
+
+- a line with the wrong number of columns;
+- a score (or probability) that is not a finite number;
+- a relevance label that is not an integer, or outside ``grade_range``;
+- a duplicate (see below);
+- an empty file, a file that is not UTF-8 text, unreadable or truncated gzip.
+
+Tables come back with the ir_measures column names: ``query_id, doc_id,
+score`` for runs, ``query_id, doc_id, relevance`` for qrels and ``query_id,
+doc_id, probability`` for probabilistic qrels, ids as strings. DataFrames are
+accepted in the same form; other common spellings (``qid``, ``docno``,
+``rel``, ...; :data:`COLUMN_ALIASES`) are renamed automatically, and
+``columns={"their_name": "query_id", ...}`` maps any others.
 
 Duplicate policy (``duplicates=``), for a document twice in one topic of a
 run or a (topic, document) twice in qrels:
 
 ``"error"`` (default)
-    stop with an error naming both lines.
+    stop with an error naming both lines. Qrels lines that repeat a
+    judgment with the *same* label are harmless and are merged silently;
+    only conflicting labels are an error.
 ``"first"`` / ``"last"``
     keep the line that comes first / last in the file.
-``"max"`` (qrels only)
-    keep the highest relevance label.
+``"max"`` (qrels and probabilistic qrels)
+    keep the highest label.
+
+Parsing is done by pyarrow's CSV reader on a fast path (one consistent
+separator, no blank lines); anything else goes through a line-by-line path
+that finds the exact offending line, so both give the same tables and the
+same errors.
 
 Writers write to a temporary file beside the target and rename it into
 place, so an interrupted write never leaves a truncated file.
@@ -23,7 +42,6 @@ place, so an interrupted write never leaves a truncated file.
 
 from __future__ import annotations
 
-import csv
 import gzip
 import io
 import os
@@ -34,6 +52,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
 from .errors import InputError
 
@@ -56,7 +77,6 @@ COLUMN_ALIASES = {
     "prob": "probability",
     "p_rel": "probability",
     "sim": "score",
-    "rank": "rank",
 }
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
@@ -65,12 +85,15 @@ DEFAULT_GRADE_RANGE = (-2, 10)
 
 DUPLICATE_POLICIES = ("error", "first", "last", "max")
 
+_STRING = pa.large_string()
+_FRAME = "<DataFrame>"
 
-# --------------------------------------------------------------------------- reading text
+
+# --------------------------------------------------------------------------- reading files
 
 
-def _read_text(path: str | os.PathLike) -> str:
-    """Return the decoded text of a plain or gzip file (BOM stripped, CRLF -> LF)."""
+def _read_bytes(path: str | os.PathLike) -> bytes:
+    """Bytes of a plain or gzip file, BOM stripped and line endings made LF."""
     source = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -80,59 +103,179 @@ def _read_text(path: str | os.PathLike) -> str:
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"unreadable gzip data ({exc})", source) from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte {exc.start})", source, line) from exc
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
+            raise InputError(f"unreadable or truncated gzip data ({exc})", source) from exc
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if not raw.strip():
         raise InputError("file is empty", source)
-    return text
+    return raw
 
 
-def _split_columns(text: str, ncols: int, source: str, layout: str) -> pd.DataFrame:
-    """Split whitespace-separated text into ``ncols`` string columns.
+def _single_separator(data: bytes) -> str | None:
+    """The separator when a file uses only tabs or only spaces, else None."""
+    has_tab = b"\t" in data
+    if has_tab and b" " in data:
+        return None
+    return "\t" if has_tab else " "
 
-    Row ``i`` of the result is line ``i + 1`` of the file; blank lines come back
-    as all-missing rows so that numbering is kept. A line with the wrong number
-    of fields raises an :class:`InputError` naming it.
+
+def _arrow_read(data: bytes, ncols: int, sep: str) -> pa.Table | None:
+    """Parse ``sep``-separated bytes into ``ncols`` string columns, or None if not clean.
+
+    Clean means every line has exactly ``ncols`` non-empty fields and there
+    are no blank lines, so that row ``i`` is line ``i + 1``.
     """
+    names = [str(i) for i in range(ncols)]
     try:
-        table = pd.read_csv(
-            io.StringIO(text),
-            sep=r"\s+",
-            header=None,
-            names=list(range(ncols)),
-            dtype=object,
-            skip_blank_lines=False,
-            quoting=csv.QUOTE_NONE,
-            keep_default_na=False,
-            na_values=[""],
-            engine="c",
+        table = pcsv.read_csv(
+            io.BytesIO(data),
+            read_options=pcsv.ReadOptions(column_names=names),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False, double_quote=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={n: _STRING for n in names}, null_values=[], strings_can_be_null=False
+            ),
         )
-    except pd.errors.ParserError:
-        table = None
+    except pa.ArrowInvalid:  # wrong column count or not UTF-8: located line by line
+        return None
+    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    if table.num_rows != n_lines:
+        return None
+    for column in table.columns:
+        if pc.min(pc.binary_length(column)).as_py() == 0:
+            return None
+    return table
+
+
+def _parse_fields(
+    data: bytes, ncols: int, keep: list[int], source: str, layout: str
+) -> tuple[list[pa.Array], np.ndarray]:
+    """Split a whitespace-separated file into string columns.
+
+    Returns the columns listed in ``keep`` and the 1-based line number of
+    every row. A line with the wrong number of fields, or text that is not
+    UTF-8, raises an :class:`InputError` naming the line.
+    """
+    sep = _single_separator(data)
+    table = None if sep is None else _arrow_read(data, ncols, sep)
     if table is not None:
-        blank = table.isna().all(axis=1).to_numpy()
-        short = table.isna().any(axis=1).to_numpy() & ~blank
-        if not short.any():
-            return table.loc[~blank]
-    # Slow path: locate the first offending line exactly.
+        columns = [table.column(i).combine_chunks() for i in keep]
+        return columns, np.arange(1, table.num_rows + 1)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte {exc.start})", source, line) from exc
+    rows, lines = [], []
     for number, line in enumerate(text.split("\n"), start=1):
         fields = line.split()
-        if fields and len(fields) != ncols:
+        if not fields:
+            continue
+        if len(fields) != ncols:
             raise InputError(
                 f"expected {ncols} columns ({layout}), found {len(fields)}", source, number
             )
-    raise InputError(f"could not parse as {layout}", source)  # pragma: no cover
+        rows.append([fields[i] for i in keep])
+        lines.append(number)
+    columns = [pa.array(list(col), type=_STRING) for col in zip(*rows)]
+    return columns, np.asarray(lines, dtype=np.int64)
 
 
-def _line_of(table: pd.DataFrame, mask: np.ndarray) -> int:
-    """1-based line number of the first row selected by ``mask``."""
-    return int(table.index[np.flatnonzero(mask)[0]]) + 1
+# --------------------------------------------------------------------------- columns
+
+
+def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
+    """Ids as a pyarrow large-string array (zero-copy for pyarrow-backed pandas strings).
+
+    Non-string ids (e.g. integer topic numbers) are converted with ``str``.
+    Missing values stay missing (null) so callers can report them.
+    """
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        array = values
+    else:
+        try:
+            array = pa.array(values, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            array = None
+        if array is None or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+            mask = values.isna().to_numpy()
+            strings = np.array([str(v) for v in values.to_numpy(dtype=object)], dtype=object)
+            array = pa.array(strings, type=_STRING, mask=mask)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array.cast(_STRING)
+
+
+def _check_ids(array: pa.Array, what: str, source: str, lines: np.ndarray) -> None:
+    if array.null_count:
+        i = int(np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"{what} is missing", source, int(lines[i]))
+    empty = pc.equal(pc.utf8_length(array), 0)
+    if pc.any(empty).as_py():
+        i = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"{what} is empty", source, int(lines[i]))
+
+
+def _first_failing_cast(values: pa.Array) -> int:
+    """Index of the first string that does not parse as a float (bisection over slices)."""
+    lo, hi = 0, len(values)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            pc.cast(values.slice(lo, mid - lo), pa.float64())
+        except pa.ArrowInvalid:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def _to_float(
+    values: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray
+) -> np.ndarray:
+    """Convert a column of numbers (or their text) to finite float64, naming a bad line."""
+    if isinstance(values, pd.Series):
+        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+            values.dtype
+        ):
+            array = values.to_numpy(dtype=float, na_value=np.nan)
+            text = values.astype(object).to_numpy()
+            return _check_finite(array, text, what, source, lines)
+        values = as_string_array(values)
+    if values.null_count:
+        i = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        raise InputError(f"{what} is missing", source, int(lines[i]))
+    try:
+        array = pc.cast(values, pa.float64()).to_numpy()
+    except pa.ArrowInvalid:
+        i = _first_failing_cast(values)
+        raise InputError(
+            f"{what} {values[i].as_py()!r} is not a number", source, int(lines[i])
+        ) from None
+    return _check_finite(array, values, what, source, lines)
+
+
+def _check_finite(array, text, what, source, lines) -> np.ndarray:
+    bad = ~np.isfinite(array)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        shown = text[i].as_py() if isinstance(text, pa.Array) else text[i]
+        raise InputError(f"{what} {shown!r} is not a finite number", source, int(lines[i]))
+    return array
+
+
+def _to_int(values, what: str, source: str, lines: np.ndarray) -> np.ndarray:
+    """Convert to int64, naming the first line that does not hold an integer."""
+    array = _to_float(values, what, source, lines)
+    bad = (array != np.round(array)) | (np.abs(array) > 2.0**53)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{what} {float(array[i])!r} is not an integer", source, int(lines[i]))
+    return array.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- duplicates
 
 
 def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
@@ -140,33 +283,61 @@ def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"duplicates must be one of {allowed}, got {duplicates!r}")
 
 
-def _resolve_duplicates(
-    table: pd.DataFrame, value: str, duplicates: str, source: str, what: str, lines: np.ndarray
-) -> pd.DataFrame:
-    """Apply the duplicate policy to rows sharing (query_id, doc_id)."""
-    dup = table.duplicated(["query_id", "doc_id"], keep=False).to_numpy()
-    if not dup.any():
-        return table
+def _pair_keys(query: pa.Array, doc: pa.Array) -> np.ndarray:
+    """One int64 key per (query_id, doc_id) pair."""
+    q = query.dictionary_encode().indices.to_numpy().astype(np.int64)
+    d = doc.dictionary_encode().indices.to_numpy().astype(np.int64)
+    return q * (int(d.max(initial=0)) + 1) + d
+
+
+def _keep_mask(
+    query: pa.Array,
+    doc: pa.Array,
+    value: np.ndarray,
+    duplicates: str,
+    source: str,
+    lines: np.ndarray,
+    what: str,
+    value_name: str,
+    merge_identical: bool,
+) -> np.ndarray | None:
+    """Rows to keep under the duplicate policy (None: no duplicates, keep all)."""
+    key = _pair_keys(query, doc)
+    order = np.argsort(key, kind="stable")
+    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if not len(repeat):
+        return None
+    keep = np.ones(len(key), dtype=bool)
     if duplicates == "error":
-        first = np.flatnonzero(dup)[0]
-        key = (table["query_id"].iat[first], table["doc_id"].iat[first])
-        same = np.flatnonzero(
-            (table["query_id"].to_numpy() == key[0]) & (table["doc_id"].to_numpy() == key[1])
-        )
-        values = table[value].to_numpy()[same]
-        kind = "conflicting duplicate" if len(set(values.tolist())) > 1 else "duplicate"
+        later, earlier = order[repeat + 1], order[repeat]
+        if merge_identical:
+            conflict = value[later] != value[earlier]
+            keep[later[~conflict]] = False
+            later, earlier = later[conflict], earlier[conflict]
+            if not len(later):
+                return keep
+        j = int(np.argmin(later))
+        i = int(np.flatnonzero(key == key[later[j]])[0])
+        row = int(later[j])
+        kind = "conflicting duplicate" if value[i] != value[row] else "duplicate"
+        options = "'first'|'last'" + ("|'max'" if merge_identical else "")
         raise InputError(
-            f"{kind} {what}: topic {key[0]!r}, document {key[1]!r} also on line "
-            f"{int(lines[same[0]])} ({value} {values[0]} vs {values[1]}); "
-            "choose a policy with duplicates='first'|'last'"
-            + ("|'max'" if value == "relevance" else ""),
+            f"{kind} {what}: topic {query[row].as_py()!r}, document {doc[row].as_py()!r} "
+            f"also on line {int(lines[i])} ({value_name} {value[i]:g} vs {value[row]:g}); "
+            f"choose a policy with duplicates={options}",
             source,
-            int(lines[same[1]]),
+            int(lines[row]),
         )
-    if duplicates == "max":
-        order = table.sort_values(value, kind="stable", ascending=False)
-        return order.drop_duplicates(["query_id", "doc_id"], keep="first").sort_index()
-    return table.drop_duplicates(["query_id", "doc_id"], keep=duplicates)
+    if duplicates == "first":
+        keep[order[repeat + 1]] = False
+    elif duplicates == "last":
+        keep[order[repeat]] = False
+    else:  # "max": highest value per key, earliest line among equals
+        best = np.lexsort((np.arange(len(key)), -value, key))
+        first_of_key = np.r_[True, key[best][1:] != key[best][:-1]]
+        keep[:] = False
+        keep[best[first_of_key]] = True
+    return keep
 
 
 # --------------------------------------------------------------------------- DataFrame input
@@ -176,7 +347,13 @@ def _normalise_frame(
     frame: pd.DataFrame, required: tuple[str, ...], columns: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Rename a user's DataFrame to the ir_measures names and check the columns."""
-    mapping = {c: COLUMN_ALIASES[c] for c in frame.columns if c in COLUMN_ALIASES}
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"expected a path or a pandas DataFrame, got {type(frame).__name__}")
+    mapping = {
+        c: COLUMN_ALIASES[c]
+        for c in frame.columns
+        if c in COLUMN_ALIASES and COLUMN_ALIASES[c] not in frame.columns
+    }
     mapping.update(columns or {})
     frame = frame.rename(columns=mapping)
     missing = [c for c in required if c not in frame.columns]
@@ -184,10 +361,28 @@ def _normalise_frame(
         raise InputError(
             f"missing column(s) {missing}; have {list(frame.columns)} "
             "(pass columns={'your_name': 'query_id', ...} to map them)",
-            "<DataFrame>",
+            _FRAME,
         )
-    frame = frame.reset_index(drop=True)
-    return frame
+    if frame.empty:
+        raise InputError("table is empty", _FRAME)
+    return frame.reset_index(drop=True)
+
+
+def _frame_ids(frame: pd.DataFrame, lines: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    query, doc = as_string_array(frame["query_id"]), as_string_array(frame["doc_id"])
+    _check_ids(query, "query_id", _FRAME, lines)
+    _check_ids(doc, "doc_id", _FRAME, lines)
+    return query, doc
+
+
+def _table(columns: dict[str, object], keep: np.ndarray | None) -> pd.DataFrame:
+    """Assemble the output DataFrame (pyarrow-backed strings where pandas has them)."""
+    out = {}
+    for name, values in columns.items():
+        if keep is not None:
+            values = values.filter(pa.array(keep)) if isinstance(values, pa.Array) else values[keep]
+        out[name] = values.to_pandas() if isinstance(values, pa.Array) else values
+    return pd.DataFrame(out)
 
 
 # --------------------------------------------------------------------------- runs
@@ -202,94 +397,82 @@ def read_run(
 ) -> pd.DataFrame:
     """Read one TREC run (``qid Q0 docno rank score tag``) or a run DataFrame.
 
-    Returns a DataFrame with ``query_id, doc_id, score`` (plus ``rank`` when
-    ``keep_rank``, and ``run`` holding the tag). Row order is the file's.
+    Parameters
+    ----------
+    source
+        A path (plain or gzip) or a DataFrame with ``query_id, doc_id, score``.
+    duplicates
+        ``"error"``, ``"first"`` or ``"last"``: what to do with a document that
+        appears twice in one topic (see the module docstring).
+    columns
+        Extra ``{their_name: ir_measures_name}`` renames for DataFrames.
+    keep_rank
+        Keep (and validate as integers) the rank column, to order by rank
+        instead of score.
+
+    Returns
+    -------
+    DataFrame with ``query_id, doc_id, score`` (plus ``rank`` when
+    ``keep_rank``, and ``run``, the tag, for files). Row order is the file's.
     """
     _check_policy(duplicates, ("error", "first", "last"))
-    if isinstance(source, pd.DataFrame):
-        name = "<DataFrame>"
-        frame = _normalise_frame(source, RUN_COLUMNS, columns)
-        table = pd.DataFrame(
-            {
-                "query_id": frame["query_id"].astype(str),
-                "doc_id": frame["doc_id"].astype(str),
-                "score": frame["score"],
-            }
-        )
-        if "rank" in frame:
-            table["rank"] = frame["rank"]
-        if "run" in frame:
-            table["run"] = frame["run"].astype(str)
-        table.index = pd.RangeIndex(len(table))
-        lines = np.arange(1, len(table) + 1)
-        if table.empty:
-            raise InputError("run table is empty", name)
-    else:
+    if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        raw = _split_columns(_read_text(source), 6, name, "qid Q0 docno rank score tag")
-        table = pd.DataFrame(
-            {
-                "query_id": raw[0],
-                "doc_id": raw[2],
-                "score": raw[4],
-                "rank": raw[3],
-                "run": raw[5],
-            }
+        keep = [0, 2, 3, 4, 5] if keep_rank else [0, 2, 4, 5]
+        fields, lines = _parse_fields(
+            _read_bytes(source), 6, keep, name, "qid Q0 docno rank score tag"
         )
-        lines = table.index.to_numpy() + 1
-    table["score"] = _numeric(table["score"], "score", name, lines, integer=False)
-    if "rank" in table:
-        if keep_rank:
-            table["rank"] = _numeric(table["rank"], "rank", name, lines, integer=True)
-        else:
-            table = table.drop(columns="rank")
-    table = _resolve_duplicates(table, "score", duplicates, name, "document in run", lines)
-    return table.reset_index(drop=True)
-
-
-def _numeric(
-    values: pd.Series, what: str, source: str, lines: np.ndarray, *, integer: bool
-) -> pd.Series:
-    """Convert a column to numbers, naming the first line that is not one."""
-    converted = pd.to_numeric(values, errors="coerce")
-    array = converted.to_numpy(dtype=float)
-    bad = ~np.isfinite(array)
-    if bad.any():
-        i = np.flatnonzero(bad)[0]
-        raise InputError(
-            f"{what} {values.iat[i]!r} is not a finite number", source, int(lines[i])
-        )
-    if integer:
-        fractional = array != np.round(array)
-        if fractional.any():
-            i = np.flatnonzero(fractional)[0]
-            raise InputError(f"{what} {values.iat[i]!r} is not an integer", source, int(lines[i]))
-        return pd.Series(array.astype(np.int64), index=values.index)
-    return pd.Series(array, index=values.index)
+        query, doc = fields[0], fields[1]
+        score = _to_float(fields[-2], "score", name, lines)
+        rank = _to_int(fields[2], "rank", name, lines) if keep_rank else None
+        tag = fields[-1]
+    else:
+        name = _FRAME
+        frame = _normalise_frame(source, RUN_COLUMNS, columns)
+        lines = np.arange(1, len(frame) + 1)
+        query, doc = _frame_ids(frame, lines)
+        score = _to_float(frame["score"], "score", name, lines)
+        if keep_rank and "rank" not in frame:
+            raise InputError("keep_rank needs a 'rank' column", name)
+        rank = _to_int(frame["rank"], "rank", name, lines) if keep_rank else None
+        tag = as_string_array(frame["run"]) if "run" in frame else None
+    out: dict[str, object] = {"query_id": query, "doc_id": doc, "score": score}
+    if rank is not None:
+        out["rank"] = rank
+    if tag is not None:
+        out["run"] = tag
+    keep_rows = _keep_mask(
+        query, doc, score, duplicates, name, lines, "document in run", "score", False
+    )
+    return _table(out, keep_rows)
 
 
 def read_runs(
     sources: str | os.PathLike | Iterable[str | os.PathLike] | Mapping[str, pd.DataFrame],
     **kwargs,
 ) -> dict[str, pd.DataFrame]:
-    """Read several runs: a directory, a list of paths, or ``{name: DataFrame}``.
+    """Read several runs: a directory, a list of paths (and directories), or ``{name: DataFrame}``.
 
-    Run names are the file names without ``.gz`` (the tag column is kept as
-    ``run`` but not used as the name, so two files with one tag stay apart).
+    Run names are the file names without ``.gz``/``.txt``/``.run``/``.trec``
+    (the tag column is kept as ``run`` but not used as the name, so two files
+    with one tag stay apart). Hidden files in directories are skipped.
+    Keyword arguments go to :func:`read_run`.
     """
     if isinstance(sources, Mapping):
         return {str(k): read_run(v, **kwargs) for k, v in sources.items()}
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
+    sources = list(sources)
     paths: list[Path] = []
-    for item in sources:
-        item = Path(item)
+    for item in map(Path, sources):
         if item.is_dir():
-            paths.extend(sorted(p for p in item.iterdir() if p.is_file() and not p.name.startswith(".")))
+            paths.extend(
+                sorted(p for p in item.iterdir() if p.is_file() and not p.name.startswith("."))
+            )
         else:
             paths.append(item)
     if not paths:
-        raise InputError("no run files found", ", ".join(str(s) for s in sources) or "<none>")
+        raise InputError("no run files found", ", ".join(map(str, sources)) or "<none>")
     runs: dict[str, pd.DataFrame] = {}
     for path in paths:
         name = run_name(path)
@@ -300,7 +483,7 @@ def read_runs(
 
 
 def run_name(path: str | os.PathLike) -> str:
-    """The name of a run file: its file name without ``.gz``/``.txt``/``.run``."""
+    """The name of a run file: its file name without ``.gz``/``.txt``/``.run``/``.trec``."""
     name = Path(path).name
     for suffix in (".gz", ".txt", ".run", ".trec"):
         if name.endswith(suffix) and len(name) > len(suffix):
@@ -322,70 +505,80 @@ def read_qrels(
 
     Labels must be integers within ``grade_range`` (inclusive). ``-1`` marks a
     pooled-but-unjudged document and is kept in the table; the data model
-    treats it as unjudged.
+    treats it as unjudged. ``duplicates`` is ``"error"`` (conflicting labels;
+    identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``.
     """
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    if isinstance(source, pd.DataFrame):
-        name = "<DataFrame>"
-        frame = _normalise_frame(source, QRELS_COLUMNS, columns)
-        table = pd.DataFrame(
-            {
-                "query_id": frame["query_id"].astype(str),
-                "doc_id": frame["doc_id"].astype(str),
-                "relevance": frame["relevance"],
-            }
-        )
-        if table.empty:
-            raise InputError("qrels table is empty", name)
-    else:
+    if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        raw = _split_columns(_read_text(source), 4, name, "qid iter docno rel")
-        table = pd.DataFrame({"query_id": raw[0], "doc_id": raw[2], "relevance": raw[3]})
-    lines = table.index.to_numpy() + 1
-    table["relevance"] = _numeric(table["relevance"], "relevance", name, lines, integer=True)
+        fields, lines = _parse_fields(_read_bytes(source), 4, [0, 2, 3], name, "qid iter docno rel")
+        query, doc, labels = fields
+    else:
+        name = _FRAME
+        frame = _normalise_frame(source, QRELS_COLUMNS, columns)
+        lines = np.arange(1, len(frame) + 1)
+        query, doc = _frame_ids(frame, lines)
+        labels = frame["relevance"]
+    relevance = _to_int(labels, "relevance", name, lines)
     low, high = grade_range
-    out = ((table["relevance"] < low) | (table["relevance"] > high)).to_numpy()
+    out = (relevance < low) | (relevance > high)
     if out.any():
-        i = np.flatnonzero(out)[0]
+        i = int(np.flatnonzero(out)[0])
         raise InputError(
-            f"relevance {table['relevance'].iat[i]} is outside the allowed range "
-            f"[{low}, {high}] (set grade_range to allow it)",
+            f"relevance {relevance[i]} is outside the allowed range [{low}, {high}] "
+            "(set grade_range to allow it)",
             name,
             int(lines[i]),
         )
-    table = _resolve_duplicates(table, "relevance", duplicates, name, "judgment", lines)
-    return table.reset_index(drop=True)
+    keep = _keep_mask(query, doc, relevance, duplicates, name, lines, "judgment", "relevance", True)
+    return _table({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
 
 
-def read_prob_qrels(source: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
-    """Read probabilistic qrels (``qid docno p`` lines, or a DataFrame)."""
-    if isinstance(source, pd.DataFrame):
-        name = "<DataFrame>"
-        frame = _normalise_frame(source, PROB_QRELS_COLUMNS, None)
-        table = frame[list(PROB_QRELS_COLUMNS)].copy()
-        table["query_id"] = table["query_id"].astype(str)
-        table["doc_id"] = table["doc_id"].astype(str)
-    else:
+def read_prob_qrels(
+    source: str | os.PathLike | pd.DataFrame,
+    *,
+    duplicates: str = "error",
+    columns: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Read probabilistic qrels (``qid docno p`` lines, or a DataFrame).
+
+    Probabilities must be finite and within [0, 1]; ``duplicates`` as for
+    :func:`read_qrels`.
+    """
+    _check_policy(duplicates, DUPLICATE_POLICIES)
+    if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        raw = _split_columns(_read_text(source), 3, name, "qid docno p")
-        table = pd.DataFrame({"query_id": raw[0], "doc_id": raw[1], "probability": raw[2]})
-    lines = table.index.to_numpy() + 1
-    table["probability"] = _numeric(table["probability"], "probability", name, lines, integer=False)
-    outside = ((table["probability"] < 0) | (table["probability"] > 1)).to_numpy()
+        fields, lines = _parse_fields(_read_bytes(source), 3, [0, 1, 2], name, "qid docno p")
+        query, doc, values = fields
+    else:
+        name = _FRAME
+        frame = _normalise_frame(source, PROB_QRELS_COLUMNS, columns)
+        lines = np.arange(1, len(frame) + 1)
+        query, doc = _frame_ids(frame, lines)
+        values = frame["probability"]
+    probability = _to_float(values, "probability", name, lines)
+    outside = (probability < 0) | (probability > 1)
     if outside.any():
-        i = np.flatnonzero(outside)[0]
+        i = int(np.flatnonzero(outside)[0])
         raise InputError(
-            f"probability {table['probability'].iat[i]} is outside [0, 1]", name, int(lines[i])
+            f"probability {float(probability[i])!r} is outside [0, 1]", name, int(lines[i])
         )
-    table = _resolve_duplicates(table, "probability", "error", name, "probability", lines)
-    return table.reset_index(drop=True)
+    keep = _keep_mask(
+        query, doc, probability, duplicates, name, lines, "probability", "probability", True
+    )
+    return _table({"query_id": query, "doc_id": doc, "probability": probability}, keep)
 
 
 # --------------------------------------------------------------------------- writing
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and an atomic rename."""
+    """Write ``text`` to ``path`` through a temporary file and an atomic rename.
+
+    A ``.gz`` path is gzip-compressed. If anything fails (encoding,
+    compression, disk, rename) the temporary file is removed and an existing
+    file at ``path`` is left untouched.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -404,44 +597,99 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         raise
 
 
-def _lines(frame: pd.DataFrame, fmt: str, columns: list[str]) -> str:
-    rows = zip(*(frame[c].tolist() for c in columns))
-    return "".join(fmt.format(*row) for row in rows)
+def _writable_ids(frame: pd.DataFrame, column: str) -> list[str]:
+    """Ids as strings, refusing values that would break the whitespace-separated format."""
+    ids = [str(v) for v in frame[column].tolist()]
+    for row, value in enumerate(ids):
+        if not value or value != "".join(value.split()):
+            raise ValueError(f"{column} {value!r} (row {row}) is empty or contains whitespace")
+    return ids
+
+
+def _lines(fmt: str, *columns: list) -> str:
+    return "".join(fmt.format(*row) for row in zip(*columns))
+
+
+def _finite(frame: pd.DataFrame, column: str) -> list[float]:
+    values = pd.to_numeric(frame[column]).to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{column} must be finite (row {int(np.flatnonzero(~np.isfinite(values))[0])})")
+    return values.tolist()
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write qrels as ``qid 0 docno rel`` lines."""
+    """Write qrels as ``qid 0 docno rel`` lines (``.gz`` paths are compressed)."""
     frame = _normalise_frame(qrels, QRELS_COLUMNS, None)
-    atomic_write_text(path, _lines(frame, "{} 0 {} {}\n", list(QRELS_COLUMNS)))
+    labels = _finite(frame, "relevance")
+    if any(v != int(v) for v in labels):
+        raise ValueError("relevance labels must be integers")
+    atomic_write_text(
+        path,
+        _lines(
+            "{} 0 {} {}\n",
+            _writable_ids(frame, "query_id"),
+            _writable_ids(frame, "doc_id"),
+            [int(v) for v in labels],
+        ),
+    )
 
 
 def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute") -> None:
-    """Write a run as ``qid Q0 docno rank score tag`` lines, ranked as trec_eval ranks."""
-    frame = _normalise_frame(run, RUN_COLUMNS, None)
-    frame = sort_trec(frame)
-    frame["rank"] = frame.groupby("query_id", sort=False).cumcount() + 1
-    frame["tag"] = tag
+    """Write a run as ``qid Q0 docno rank score tag`` lines, ranked as trec_eval ranks.
+
+    Scores are written with ``repr`` (shortest round-tripping form), so reading
+    the file back gives the same floats and the same order.
+    """
+    if not tag or tag != "".join(tag.split()):
+        raise ValueError(f"tag {tag!r} is empty or contains whitespace")
+    frame = sort_trec(_normalise_frame(run, RUN_COLUMNS, None))
+    rank = (frame.groupby("query_id", sort=False).cumcount() + 1).tolist()
     atomic_write_text(
-        path, _lines(frame, "{} Q0 {} {} {!r} {}\n", ["query_id", "doc_id", "rank", "score", "tag"])
+        path,
+        _lines(
+            "{} Q0 {} {} {!r} " + tag + "\n",
+            _writable_ids(frame, "query_id"),
+            _writable_ids(frame, "doc_id"),
+            rank,
+            _finite(frame, "score"),
+        ),
     )
 
 
 def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write probabilistic qrels as ``qid docno p`` lines (p with 17 significant digits)."""
+    """Write probabilistic qrels as ``qid docno p`` lines (p round-trips exactly)."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
-    atomic_write_text(path, _lines(frame, "{} {} {!r}\n", list(PROB_QRELS_COLUMNS)))
+    atomic_write_text(
+        path,
+        _lines(
+            "{} {} {!r}\n",
+            _writable_ids(frame, "query_id"),
+            _writable_ids(frame, "doc_id"),
+            _finite(frame, "probability"),
+        ),
+    )
+
+
+def trec_scores(scores: pd.Series | np.ndarray) -> np.ndarray:
+    """Scores as trec_eval compares them: rounded to float32, returned as float64.
+
+    trec_eval stores a run's scores as C ``float`` (``trec_format.h``:
+    ``float sim``), so scores that differ only beyond float32 precision tie
+    and are ordered by docno.
+    """
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def sort_trec(run: pd.DataFrame, *, by_rank: bool = False) -> pd.DataFrame:
     """Order a run as trec_eval does: per topic, score descending, ties by docno descending.
 
-    With ``by_rank`` the rank column orders the documents instead (ties by docno
-    descending), for runs whose scores are not meant to be used.
+    Scores are compared at trec_eval's float32 precision (:func:`trec_scores`).
+    With ``by_rank`` the rank column orders the documents instead (ties by
+    docno descending), for runs whose scores are not meant to be used.
     """
-    if by_rank:
-        return run.sort_values(
-            ["query_id", "rank", "doc_id"], ascending=[True, True, False], kind="stable"
-        ).reset_index(drop=True)
-    return run.sort_values(
-        ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable"
-    ).reset_index(drop=True)
+    key = run["rank"].to_numpy() if by_rank else -trec_scores(run["score"])
+    order = run.assign(_key=key).sort_values(
+        ["query_id", "_key", "doc_id"], ascending=[True, True, False], kind="stable"
+    )
+    return order.drop(columns="_key").reset_index(drop=True)

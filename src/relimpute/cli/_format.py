@@ -17,7 +17,9 @@ def _tsv(frame: pd.DataFrame) -> str:
 
 
 def _json(frame: pd.DataFrame) -> str:
-    return json.dumps(frame.to_dict(orient="records"), indent=2, default=float) + "\n"
+    # NaN is not JSON: missing values become null.
+    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    return json.dumps(records, indent=2, default=float) + "\n"
 
 
 def _markdown(frame: pd.DataFrame) -> str:

@@ -1,0 +1,166 @@
+"""``relimpute evaluate``: score runs against qrels, as trec_eval does."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..measures import describe_measures
+from ._format import add_format_argument, emit
+
+COMMAND = "evaluate"
+HELP = "score runs against qrels (AP, P@k, Rprec, nDCG@k, RBP, Judged@k), like trec_eval"
+DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
+_MEASURE_LIST = "\n".join(f"  {syntax:<18} {text}" for syntax, text in describe_measures())
+DESCRIPTION = f"""\
+Score every run against the qrels and print one row per run (columns: run,
+num_q = topics averaged over, then one column per measure, in the order
+given). With -q/--per-topic print one row per run and topic, followed by
+each run's "all" row (the mean), as trec_eval -q does.
+
+Runs are ordered as trec_eval orders them (score descending, ties by docno
+descending), or by their rank column with --by-rank. Topics are the qrels'
+topics: topics only in a run are dropped, with a note on stderr. A topic a
+run retrieves nothing for is skipped in that run's mean (trec_eval's
+default) or, with -c/--complete, scores 0 and counts (trec_eval -c).
+Unjudged documents count as nonrelevant; --condensed removes them from every
+ranking first (Sakai 2007's condensed lists).
+
+Measures (ir_measures names; default: {" ".join(DEFAULT_MEASURES)}):
+{_MEASURE_LIST}
+Binary measures count grade >= --rel-threshold as relevant; a measure can
+override it as ir_measures does, e.g. AP(rel=2) or P(rel=2)@10.
+"""
+EPILOG = """\
+examples:
+  relimpute evaluate qrels.txt runs/                  every run in a directory
+  relimpute evaluate qrels.txt a.run b.run.gz -m AP -m P@10 -m "RBP(p=0.9)" -m RBPres
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --gain exponential
+  relimpute evaluate qrels.txt runs/ -q -c --format tsv > per_topic.tsv
+  relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
+
+exit status: 0 on success, 2 on bad input (the message names file and line).
+"""
+
+
+def _measure(text: str):
+    from ..measures import parse_measure
+
+    try:
+        return parse_measure(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_arguments(parser) -> None:
+    parser.epilog = EPILOG
+    parser.add_argument(
+        "qrels", metavar="QRELS", help="qrels file (qid iter docno rel), plain or .gz"
+    )
+    parser.add_argument(
+        "runs", metavar="RUN", nargs="+", help="run files or directories of run files"
+    )
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        metavar="MEASURE",
+        action="append",
+        type=_measure,
+        help="a measure to compute; repeat for more, e.g. -m AP -m P@10 (default: "
+        + " ".join(DEFAULT_MEASURES)
+        + ")",
+    )
+    parser.add_argument(
+        "-q",
+        "--per-topic",
+        action="store_true",
+        help="one row per run and topic, plus each run's 'all' row",
+    )
+    parser.add_argument(
+        "--rel-threshold",
+        type=int,
+        default=1,
+        metavar="N",
+        help="lowest grade counted relevant by binary measures (default: %(default)s; 2 for TREC DL)",
+    )
+    parser.add_argument(
+        "-c",
+        "--complete",
+        action="store_true",
+        help="score 0 on qrels topics a run retrieves nothing for, and average over all topics",
+    )
+    parser.add_argument(
+        "--condensed",
+        action="store_true",
+        help="remove unjudged documents from every ranking first",
+    )
+    parser.add_argument(
+        "--by-rank", action="store_true", help="order runs by their rank column instead of score"
+    )
+    parser.add_argument(
+        "--duplicates",
+        choices=("error", "first", "last"),
+        default="error",
+        help="a document listed twice in a topic of a run or the qrels: stop with an error, or "
+        "keep its first or last line (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--gain",
+        choices=("linear", "exponential"),
+        default="linear",
+        help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
+    )
+    add_format_argument(parser)
+
+
+def run(args) -> int:
+    from ..data import Campaign
+    from ..measures import evaluate, parse_measures
+
+    with warnings.catch_warnings():  # the notes are printed below instead
+        warnings.simplefilter("ignore")
+        campaign = Campaign.from_files(
+            args.qrels,
+            args.runs,
+            rel_threshold=args.rel_threshold,
+            by_rank=args.by_rank,
+            duplicates=args.duplicates,
+        )
+    for note in campaign.notes:
+        print(f"relimpute {COMMAND}: note: {note}", file=sys.stderr)
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    names = [str(m) for m in measures]
+    options = {
+        "missing": "zero" if args.complete else "skip",
+        "condensed": args.condensed,
+        "gain": args.gain,
+    }
+    means = evaluate(campaign, measures, **options)
+    summary = _wide(means, ["system"], names).rename(columns={"system": "run"})
+    kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
+    summary.insert(1, "num_q", kept.sum(axis=1).astype(int))
+    if not args.per_topic:
+        emit(summary, args.format)
+        return 0
+    topics = evaluate(campaign, measures, per_topic=True, **options)
+    table = _wide(topics, ["system", "query_id"], names).rename(columns={"system": "run"})
+    summary = summary.drop(columns="num_q").assign(query_id="all")[table.columns]
+    order = {name: i for i, name in enumerate(campaign.systems)}
+    frame = pd.concat([table, summary], ignore_index=True)
+    frame = frame.iloc[np.argsort(frame["run"].map(order).to_numpy(), kind="stable")]
+    emit(frame.reset_index(drop=True), args.format)
+    return 0
+
+
+def _wide(frame: pd.DataFrame, keys: list[str], names: list[str]) -> pd.DataFrame:
+    """Tidy rows (measures vary fastest, as ``evaluate`` orders them) to one column per measure."""
+    out = frame[keys].iloc[:: len(names)].reset_index(drop=True)
+    values = frame["value"].to_numpy().reshape(-1, len(names))
+    for column, name in enumerate(names):
+        out[name] = values[:, column]
+    return out

@@ -1,0 +1,82 @@
+"""Average precision (AP): trec_eval's ``map`` and ``map_cut``.
+
+AP = (1/R) Σ_k rel_k · P@k over the ranks k of the list (Carterette 2007, §2.1:
+``AP = Q / R`` with ``Q = Σ_{i≤j} a_ij X_i X_j``, which equals this sum),
+with R the number of relevant documents of the topic, retrieved or not. A
+topic with R = 0 scores 0, as in trec_eval. With a cutoff ``AP@k`` the sum
+stops at rank k while R stays the topic's count (trec_eval ``map_cut``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from ._ranked import (
+    as_binary,
+    at_ranks,
+    check_count,
+    check_cutoff,
+    check_ranking,
+    in_draw_chunks,
+    truncate,
+)
+from ._registry import REL, Measure, Param, register
+
+
+@in_draw_chunks
+def average_precision(
+    ranking: np.ndarray,
+    relevant: np.ndarray,
+    *,
+    n_relevant: np.ndarray | float | None = None,
+    k: int | None = None,
+) -> np.ndarray:
+    """AP of every system on one topic, for one or many relevance vectors.
+
+    Parameters
+    ----------
+    ranking
+        ``(S, D)`` padded document indices.
+    relevant
+        ``(n,)`` or ``(B, n)`` binary relevance over the topic's documents.
+    n_relevant
+        R, ``()`` or ``(B,)``; default ``relevant.sum(-1)`` (every relevant
+        document of the index counts, retrieved or not).
+    k
+        Optional rank cutoff.
+
+    Returns
+    -------
+    ndarray
+        ``(S,)`` or ``(B, S)``.
+    """
+    relevant = as_binary(relevant, "relevant")
+    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    if n_relevant is None:
+        n_relevant = relevant.sum(axis=-1)
+    total = check_count(n_relevant, relevant, "n_relevant")[..., None]
+    hits = at_ranks(ranking, relevant)
+    found = np.cumsum(hits, axis=-1, dtype=np.int32)
+    found *= hits  # relevant documents found so far, at the relevant ranks only
+    precision_sum = found @ (1.0 / np.arange(1, ranking.shape[1] + 1))
+    return np.divide(precision_sum, total, out=np.zeros_like(precision_sum), where=total > 0)
+
+
+class AP(Measure):
+    """Average precision; ``AP@k`` stops at rank k (trec_eval ``map_cut``)."""
+
+    family = "AP"
+    description = "average precision (trec_eval map; with @k map_cut_k)"
+    cutoff_rule = "optional"
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return average_precision(
+            ranking, self.relevant(labels, judged, rel_threshold), k=self.cutoff
+        )
+
+
+register(AP)

@@ -1,0 +1,49 @@
+"""Judged@k: the share of a run's top-k documents that have a judgment.
+
+As in ir_measures, the denominator is the number of documents in the top k
+(k, or fewer when the run is shorter); a topic the run retrieved nothing for
+scores 0. Without a cutoff, the share over the whole list. Not a quality
+measure: it says how far the other scores can be trusted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._ranked import (
+    as_binary,
+    at_ranks,
+    check_cutoff,
+    check_ranking,
+    in_draw_chunks,
+    retrieved_count,
+    truncate,
+)
+from ._registry import Measure, register
+
+
+@in_draw_chunks
+def judged_fraction(ranking: np.ndarray, judged: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Judged@k of every system on one topic: ``(S,)`` (``(B, S)`` for ``(B, n)``)."""
+    judged = as_binary(judged, "judged")
+    ranking = truncate(check_ranking(ranking, judged.shape[-1]), check_cutoff(k))
+    count = at_ranks(ranking, judged).sum(axis=-1, dtype=np.float64)
+    shown = retrieved_count(ranking).astype(np.float64)
+    return np.divide(count, shown, out=np.zeros_like(count), where=shown > 0)
+
+
+class Judged(Measure):
+    """Judged@k (needs the judged mask; without one every document is judged)."""
+
+    family = "Judged"
+    description = "share of the top k documents that are judged"
+    cutoff_rule = "optional"
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        if judged is None:
+            judged = np.ones(labels.shape[-1], dtype=bool)
+        fraction = judged_fraction(ranking, judged, self.cutoff)
+        return np.broadcast_to(fraction, labels.shape[:-1] + fraction.shape[-1:]).copy()
+
+
+register(Judged)

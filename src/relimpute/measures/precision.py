@@ -1,0 +1,47 @@
+"""Precision at a cutoff, P@k (trec_eval ``P_k``).
+
+P@k = (number of relevant documents in the top k) / k. The denominator is k
+even when the run retrieved fewer than k documents, as in trec_eval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from ._ranked import at_ranks, check_cutoff, check_ranking, check_values, in_draw_chunks, truncate
+from ._registry import REL, Measure, Param, register
+
+
+@in_draw_chunks
+def precision_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int) -> np.ndarray:
+    """P@k of every system on one topic: ``(S,)`` or ``(B, S)``.
+
+    ``relevant`` is ``(n,)`` or ``(B, n)``; bool, or numbers (then the sum of
+    the values in the top k over k, e.g. an expected P@k from probabilities).
+    """
+    relevant = check_values(relevant, "relevant")
+    k = check_cutoff(k)
+    if k is None:
+        raise ValueError("precision needs a cutoff k")
+    if relevant.dtype == bool:
+        relevant = relevant.astype(np.int64)
+    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), k)
+    return at_ranks(ranking, relevant).sum(axis=-1) / float(k)
+
+
+class P(Measure):
+    """Precision at k."""
+
+    family = "P"
+    description = "precision in the top k, divided by k (trec_eval P_k)"
+    cutoff_rule = "required"
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return precision_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+
+
+register(P)

@@ -1,0 +1,55 @@
+"""R-precision (trec_eval ``Rprec``): precision at rank R, R = relevant count.
+
+Equals the share of the R relevant documents found in the top R. A topic
+with R = 0 scores 0. R may differ per draw, so the cutoff is per draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from ._ranked import as_binary, at_ranks, check_count, check_ranking, in_draw_chunks
+from ._registry import REL, Measure, Param, register
+
+
+@in_draw_chunks
+def r_precision(
+    ranking: np.ndarray, relevant: np.ndarray, *, n_relevant: np.ndarray | float | None = None
+) -> np.ndarray:
+    """R-precision of every system on one topic: ``(S,)`` or ``(B, S)``.
+
+    ``n_relevant`` (R, ``()`` or ``(B,)``, whole numbers) defaults to
+    ``relevant.sum(-1)``.
+    """
+    relevant = as_binary(relevant, "relevant")
+    ranking = check_ranking(ranking, relevant.shape[-1])
+    if n_relevant is None:
+        n_relevant = relevant.sum(axis=-1)
+    total = check_count(n_relevant, relevant, "n_relevant")
+    if (total != np.round(total)).any():
+        raise ValueError("n_relevant must hold whole numbers for R-precision")
+    depth = ranking.shape[1]
+    found = np.cumsum(at_ranks(ranking, relevant), axis=-1, dtype=np.int64)
+    found = np.concatenate([np.zeros(found.shape[:-1] + (1,), np.int64), found], axis=-1)
+    cut = np.minimum(total, depth).astype(np.int64)[..., None, None]
+    cut = np.broadcast_to(cut, found.shape[:-1] + (1,))
+    hits = np.take_along_axis(found, cut, axis=-1)[..., 0].astype(np.float64)
+    total = total[..., None]
+    return np.divide(hits, total, out=np.zeros_like(hits), where=total > 0)
+
+
+class Rprec(Measure):
+    """R-precision."""
+
+    family = "Rprec"
+    description = "precision at rank R = number of relevant (trec_eval Rprec)"
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return r_precision(ranking, self.relevant(labels, judged, rel_threshold))
+
+
+register(Rprec)
