@@ -9,10 +9,16 @@ from relimpute.data import Campaign
 
 def _campaign(**kwargs):
     qrels = pd.DataFrame(
-        {"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "b", "z", "c"], "relevance": [1, 0, 2, -1]}
+        {
+            "query_id": ["1", "1", "1", "2"],
+            "doc_id": ["a", "b", "z", "c"],
+            "relevance": [1, 0, 2, -1],
+        }
     )
     runs = {
-        "r1": pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "c", "b"], "score": [1.0, 2.0, 1.0]}),
+        "r1": pd.DataFrame(
+            {"query_id": ["1"] * 3, "doc_id": ["a", "c", "b"], "score": [1.0, 2.0, 1.0]}
+        ),
         "r2": pd.DataFrame({"query_id": ["2", "1"], "doc_id": ["c", "d"], "score": [0.5, 0.1]}),
     }
     return Campaign.from_frames(qrels, runs, **kwargs)
@@ -110,7 +116,9 @@ def test_from_files_equals_from_frames(tmp_path):
     with pytest.warns(UserWarning):
         a = Campaign.from_files(qrels, runs, rel_threshold=2)
     frames = {
-        "r1": pd.DataFrame({"qid": ["1", "1", "2", "9"], "docno": ["a", "b", "c", "x"], "score": [1, 1, 0.5, 3]}),
+        "r1": pd.DataFrame(
+            {"qid": ["1", "1", "2", "9"], "docno": ["a", "b", "c", "x"], "score": [1, 1, 0.5, 3]}
+        ),
         "r2": pd.DataFrame({"qid": [1, 8, 2], "docno": ["b", "y", "d"], "score": [2.0, 1.0, 0.1]}),
     }
     q = pd.DataFrame({"qid": [1, 1, 2, 3], "docno": ["a", "b", "c", "e"], "rel": [1, 0, 2, 1]})
@@ -133,7 +141,9 @@ def test_from_frames_validates_by_default():
 
 def test_ties_follow_byte_order_of_docnos():
     q = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
-    run = pd.DataFrame({"query_id": ["1"] * 4, "doc_id": ["a", "é", "z", "B"], "score": [1.0, 1.0, 1.0, -0.0]})
+    run = pd.DataFrame(
+        {"query_id": ["1"] * 4, "doc_id": ["a", "é", "z", "B"], "score": [1.0, 1.0, 1.0, -0.0]}
+    )
     run2 = run.assign(score=[1.0, 1.0, 1.0, 0.0])
     c = Campaign.from_frames(q, {"r": run, "r2": run2})
     t = c.topics[0]
@@ -182,8 +192,35 @@ def test_scores_tie_at_trec_eval_float32_precision():
 
     q = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
     # 1.0 and 1.0 + 1e-9 differ as float64 but are the same C float in trec_eval
-    run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0 + 1e-9, 1.0, 0.5]})
+    run = pd.DataFrame(
+        {"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0 + 1e-9, 1.0, 0.5]}
+    )
     t = Campaign.from_frames(q, {"r": run}).topics[0]
     assert list(t.doc_ids[t.ranking[0]]) == ["b", "a", "c"]
     assert sort_trec(run)["doc_id"].tolist() == ["b", "a", "c"]
     assert sort_trec(run.assign(rank=[3, 1, 1]), by_rank=True)["doc_id"].tolist() == ["c", "b", "a"]
+
+
+def test_to_files_round_trip_and_empty_systems(tmp_path):
+    with pytest.warns(UserWarning):
+        c = _campaign(rel_threshold=2)
+    qrels, runs = c.to_files(tmp_path / "out")
+    with pytest.warns(UserWarning, match="retrieves nothing"):
+        back = Campaign.from_files(qrels, runs, rel_threshold=2)
+    assert back.systems == c.systems and back.notes == c.notes
+    assert back.query_ids == c.query_ids  # topic 2 (only -1 labels) survives
+    for a, b in zip(c.topics, back.topics):
+        for name in ("doc_ids", "grades", "judged", "ranking", "depth"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    hidden = c.with_judged([np.zeros(t.n_docs, bool) for t in c.topics])
+    qrels, runs = hidden.to_files(tmp_path / "hidden")
+    with pytest.warns(UserWarning):
+        back = Campaign.from_files(qrels, runs)
+    assert all(np.array_equal(a.doc_ids, b.doc_ids) for a, b in zip(c.topics, back.topics))
+    assert not any(t.judged.any() for t in back.topics)
+    q = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    runs = {"r": pd.DataFrame({"query_id": ["9"], "doc_id": ["a"], "score": [1.0]})}
+    with pytest.warns(UserWarning):
+        nothing = Campaign.from_frames(q, runs)
+    with pytest.raises(ValueError, match=r"systems \['r'\] retrieve nothing"):
+        nothing.to_files(tmp_path / "x")

@@ -9,12 +9,14 @@ plus graded labels (qrels label ``-1`` = pooled but unjudged). Reading and
 building the 37 DL 2019 runs (1.4 M lines) takes under 2 s of CPU
 (``benchmarks/bench_load.py``).
 
-Topic policy (as trec_eval): the topics are those of the qrels. A topic that a
-run retrieves for but the qrels do not judge is dropped and reported in
-:attr:`Campaign.notes` (and warned about). A qrels topic that a run does not
-retrieve for becomes an empty ranking for that run; measures then either skip
-it for that run (trec_eval's default) or score it 0 (trec_eval ``-c``), see
-:mod:`relimpute.measures`.
+Topic policy (as trec_eval): the topics are those of the qrels, ordered by
+query id. Topics that runs retrieve for but the qrels do not judge are
+dropped; one entry of :attr:`Campaign.notes` lists them (and is issued as a
+``UserWarning``). A qrels topic that a run does not retrieve for becomes an
+empty ranking (depth 0) for that run, noted per run; measures then either
+skip it for that run (trec_eval's default) or score it 0 (trec_eval ``-c``),
+see :mod:`relimpute.measures`. A qrels topic whose lines are all ``-1`` is
+kept with nothing judged.
 """
 
 from __future__ import annotations
@@ -23,13 +25,22 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .io import as_string_array, read_qrels, read_run, read_runs, trec_scores
+from .io import (
+    as_string_array,
+    read_qrels,
+    read_run,
+    read_runs,
+    trec_scores,
+    write_qrels,
+    write_run,
+)
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
 
@@ -127,10 +138,10 @@ class Campaign:
         Every file is validated by :mod:`relimpute.io` (errors name the file and
         line); ``duplicates`` is the policy for both runs and qrels.
         """
-        run_frames = read_runs(runs, duplicates=duplicates, keep_rank=by_rank)
+        qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
         return cls.from_frames(
-            read_qrels(qrels, duplicates=duplicates),
-            run_frames,
+            qrels_frame,
+            read_runs(runs, duplicates=duplicates, keep_rank=by_rank),
             rel_threshold=rel_threshold,
             by_rank=by_rank,
             validate=False,
@@ -190,7 +201,9 @@ class Campaign:
 
         # One code per document id, sorted so that codes order as docnos do
         # (byte order of UTF-8, which is trec_eval's strcmp order).
-        encoded = pa.concat_arrays([*doc_parts, as_string_array(qrels["doc_id"])]).dictionary_encode()
+        encoded = pa.concat_arrays(
+            [*doc_parts, as_string_array(qrels["doc_id"])]
+        ).dictionary_encode()
         vocab_order = pc.sort_indices(encoded.dictionary).to_numpy()
         doc_rank = np.empty(len(vocab_order), dtype=np.int64)
         doc_rank[vocab_order] = np.arange(len(vocab_order))
@@ -251,7 +264,9 @@ class Campaign:
                 )
         for note in notes:
             warnings.warn(note, stacklevel=2)
-        return cls(systems=systems, topics=tuple(topics), rel_threshold=rel_threshold, notes=tuple(notes))
+        return cls(
+            systems=systems, topics=tuple(topics), rel_threshold=rel_threshold, notes=tuple(notes)
+        )
 
     # ------------------------------------------------------------------ views
 
@@ -322,7 +337,9 @@ class Campaign:
                 raise ValueError(f"topic {t.query_id}: mask shape {mask.shape} != {t.judged.shape}")
             if (mask & ~t.judged).any():
                 raise ValueError(f"topic {t.query_id}: cannot mark unjudged documents as judged")
-            topics.append(replace(t, judged=mask, grades=np.where(mask, t.grades, 0).astype(np.int16)))
+            topics.append(
+                replace(t, judged=mask, grades=np.where(mask, t.grades, 0).astype(np.int16))
+            )
         return replace(self, topics=tuple(topics))
 
     # ------------------------------------------------------------------ tables
@@ -331,7 +348,11 @@ class Campaign:
         """The judgments as an ir_measures qrels DataFrame."""
         parts = [
             pd.DataFrame(
-                {"query_id": t.query_id, "doc_id": t.doc_ids[t.judged], "relevance": t.grades[t.judged]}
+                {
+                    "query_id": t.query_id,
+                    "doc_id": t.doc_ids[t.judged],
+                    "relevance": t.grades[t.judged],
+                }
             )
             for t in self.topics
         ]
@@ -353,6 +374,42 @@ class Campaign:
                 )
             )
         return pd.concat(parts, ignore_index=True)
+
+    def to_files(
+        self, directory: str | os.PathLike, *, compress: bool = False
+    ) -> tuple[Path, Path]:
+        """Write the campaign as TREC files: ``qrels.txt`` and ``runs/<system>.txt``.
+
+        The exact inverse of :meth:`from_files`: topics, document index,
+        rankings, judgments and system names come back. Every unjudged
+        document of the index is written to the qrels with label ``-1``
+        (pooled but unjudged), and scores are minus the rank. ``compress``
+        writes ``.gz`` files. Returns the qrels path and the runs directory,
+        which must not already hold files.
+        """
+        root = Path(directory)
+        runs_dir = root / "runs"
+        if runs_dir.is_dir() and any(runs_dir.iterdir()):
+            raise FileExistsError(f"{runs_dir} already holds files; write to an empty directory")
+        empty = [name for name, n in zip(self.systems, self.coverage().sum(axis=1)) if n == 0]
+        if empty:
+            raise ValueError(f"systems {empty} retrieve nothing; a TREC run file cannot be empty")
+        suffix = ".txt.gz" if compress else ".txt"
+        qrels_path = root / f"qrels{suffix}"
+        labels = [
+            pd.DataFrame(
+                {
+                    "query_id": t.query_id,
+                    "doc_id": t.doc_ids,
+                    "relevance": np.where(t.judged, t.grades, UNJUDGED),
+                }
+            )
+            for t in self.topics
+        ]
+        write_qrels(pd.concat(labels, ignore_index=True), qrels_path)
+        for name in self.systems:
+            write_run(self.run_frame(name), runs_dir / f"{name}{suffix}", tag=name)
+        return qrels_path, runs_dir
 
     def __repr__(self) -> str:
         n_docs = sum(t.n_docs for t in self.topics)
@@ -400,4 +457,3 @@ def load_campaign(
 ) -> Campaign:
     """Shorthand for :meth:`Campaign.from_files`."""
     return Campaign.from_files(qrels, runs, **kwargs)
-

@@ -2,7 +2,8 @@
 
 Files may be plain or gzip-compressed (detected by content, not name), with
 LF, CRLF or CR line endings and an optional UTF-8 byte-order mark; fields are
-separated by any run of spaces or tabs, and blank lines are skipped. Every
+separated by any run of ASCII blanks (spaces, tabs; a no-break space is part
+of an id, as in trec_eval), and blank lines are skipped. Every
 problem is reported as an :class:`~relimpute.errors.InputError` naming the
 file, the line and what is wrong:
 
@@ -38,6 +39,8 @@ same errors.
 
 Writers write to a temporary file beside the target and rename it into
 place, so an interrupted write never leaves a truncated file.
+:func:`sort_trec` orders a run as trec_eval does (scores compared as C
+``float``, :func:`trec_scores`; ties by docno descending).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Iterable, Mapping
@@ -86,6 +90,7 @@ DEFAULT_GRADE_RANGE = (-2, 10)
 DUPLICATE_POLICIES = ("error", "first", "last", "max")
 
 _STRING = pa.large_string()
+_ASCII_SPACE = re.compile(r"[ \t\n\r\x0b\x0c]")  # what bytes.split() splits on
 _FRAME = "<DataFrame>"
 
 
@@ -163,13 +168,13 @@ def _parse_fields(
         columns = [table.column(i).combine_chunks() for i in keep]
         return columns, np.arange(1, table.num_rows + 1)
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 text (byte {exc.start})", source, line) from exc
     rows, lines = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
-        fields = line.split()
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        fields = line.split()  # ASCII whitespace only, as trec_eval
         if not fields:
             continue
         if len(fields) != ncols:
@@ -178,7 +183,7 @@ def _parse_fields(
             )
         rows.append([fields[i] for i in keep])
         lines.append(number)
-    columns = [pa.array(list(col), type=_STRING) for col in zip(*rows)]
+    columns = [pa.array(col, type=pa.large_binary()).cast(_STRING) for col in zip(*rows)]
     return columns, np.asarray(lines, dtype=np.int64)
 
 
@@ -198,7 +203,9 @@ def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeS
             array = pa.array(values, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             array = None
-        if array is None or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        if array is None or not (
+            pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
+        ):
             mask = values.isna().to_numpy()
             strings = np.array([str(v) for v in values.to_numpy(dtype=object)], dtype=object)
             array = pa.array(strings, type=_STRING, mask=mask)
@@ -208,6 +215,7 @@ def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeS
 
 
 def _check_ids(array: pa.Array, what: str, source: str, lines: np.ndarray) -> None:
+    """Refuse missing or empty ids in a DataFrame (a file cannot hold them)."""
     if array.null_count:
         i = int(np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(f"{what} is missing", source, int(lines[i]))
@@ -240,8 +248,7 @@ def _to_float(
             values.dtype
         ):
             array = values.to_numpy(dtype=float, na_value=np.nan)
-            text = values.astype(object).to_numpy()
-            return _check_finite(array, text, what, source, lines)
+            return _check_finite(array, values, what, source, lines)
         values = as_string_array(values)
     if values.null_count:
         i = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
@@ -256,16 +263,19 @@ def _to_float(
     return _check_finite(array, values, what, source, lines)
 
 
-def _check_finite(array, text, what, source, lines) -> np.ndarray:
+def _check_finite(
+    array: np.ndarray, given: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray
+) -> np.ndarray:
+    """Return ``array`` if all finite, else name the first bad value as it was given."""
     bad = ~np.isfinite(array)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        shown = text[i].as_py() if isinstance(text, pa.Array) else text[i]
+        shown = given[i].as_py() if isinstance(given, pa.Array) else given.iloc[[i]].tolist()[0]
         raise InputError(f"{what} {shown!r} is not a finite number", source, int(lines[i]))
     return array
 
 
-def _to_int(values, what: str, source: str, lines: np.ndarray) -> np.ndarray:
+def _to_int(values: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray) -> np.ndarray:
     """Convert to int64, naming the first line that does not hold an integer."""
     array = _to_float(values, what, source, lines)
     bad = (array != np.round(array)) | (np.abs(array) > 2.0**53)
@@ -279,6 +289,7 @@ def _to_int(values, what: str, source: str, lines: np.ndarray) -> np.ndarray:
 
 
 def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
+    """Refuse an unknown duplicate policy (a programming error, so ValueError)."""
     if duplicates not in allowed:
         raise ValueError(f"duplicates must be one of {allowed}, got {duplicates!r}")
 
@@ -301,7 +312,11 @@ def _keep_mask(
     value_name: str,
     merge_identical: bool,
 ) -> np.ndarray | None:
-    """Rows to keep under the duplicate policy (None: no duplicates, keep all)."""
+    """Rows to keep under the duplicate policy (None: no duplicates, keep all).
+
+    ``merge_identical`` (qrels) drops exact repeats under ``"error"`` and
+    only stops on conflicting values; it also marks ``"max"`` as available.
+    """
     key = _pair_keys(query, doc)
     order = np.argsort(key, kind="stable")
     repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
@@ -598,22 +613,25 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def _writable_ids(frame: pd.DataFrame, column: str) -> list[str]:
-    """Ids as strings, refusing values that would break the whitespace-separated format."""
+    """Ids as strings, refusing values the readers would split or drop."""
     ids = [str(v) for v in frame[column].tolist()]
     for row, value in enumerate(ids):
-        if not value or value != "".join(value.split()):
+        if not value or _ASCII_SPACE.search(value):
             raise ValueError(f"{column} {value!r} (row {row}) is empty or contains whitespace")
     return ids
 
 
 def _lines(fmt: str, *columns: list) -> str:
+    """One formatted line per row of the given columns."""
     return "".join(fmt.format(*row) for row in zip(*columns))
 
 
 def _finite(frame: pd.DataFrame, column: str) -> list[float]:
+    """A numeric column as floats, refusing NaN and infinities."""
     values = pd.to_numeric(frame[column]).to_numpy(dtype=float)
-    if not np.isfinite(values).all():
-        raise ValueError(f"{column} must be finite (row {int(np.flatnonzero(~np.isfinite(values))[0])})")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(f"{column} must be finite (row {int(bad[0])}: {values[bad[0]]})")
     return values.tolist()
 
 
@@ -640,7 +658,7 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute"
     Scores are written with ``repr`` (shortest round-tripping form), so reading
     the file back gives the same floats and the same order.
     """
-    if not tag or tag != "".join(tag.split()):
+    if not tag or _ASCII_SPACE.search(tag):
         raise ValueError(f"tag {tag!r} is empty or contains whitespace")
     frame = sort_trec(_normalise_frame(run, RUN_COLUMNS, None))
     rank = (frame.groupby("query_id", sort=False).cumcount() + 1).tolist()
