@@ -1,0 +1,78 @@
+"""The confidence engine: how sure are we that one system beats another (Carterette 2007 §2).
+
+Relevance is a random variable: document i of a topic is relevant with
+probability ``p_i`` (judged documents: 0 or 1; see :mod:`relimpute.relevance`).
+AP = Q / R is then random too, with Q a quadratic form in the relevance
+indicators (Carterette 2007 §2.1); MAP and ΔMAP = MAP_a - MAP_b are sums over
+independent topics, and the confidence that a beats b is P(ΔMAP > 0).
+
+Campaign level
+--------------
+``ConfidenceEngine(ratio="constant"|"delta", depth=None)``
+    ``.evaluate(campaign, estimate, systems=None, measure="AP") -> SystemScores``
+    (E/Var of AP per system × topic, E/Var of MAP, expected ranking);
+    ``.compare(campaign, estimate, systems=None, pairs=None, measure="AP") -> Comparison``
+    (per pair E[ΔMAP], Var[ΔMAP], ``p_a_better = P(ΔMAP > 0)``,
+    ``confidence_interval(level)``, ``matrix()``, ``to_frame()``, and the
+    per-topic ``e_delta_ap``/``var_delta_ap``);
+    ``.monte_carlo(campaign, estimate, systems=None, pairs=None, n_draws=10_000,
+    rng=None, measure="AP", use_posterior_draws=True) -> Comparison``
+    (the same from drawn relevance; any measure).
+
+Exact moments cost O(n) per system and topic (prefix sums) and O(n log n)
+per pair and topic (a Fenwick tree for the cross term); per-system parts are
+computed once and shared by all pairs.
+
+Topic level (for incremental loops such as MTC, which recompute only the
+topic whose judgment changed)
+-------------------------------------------------------------------------
+``expected_relevant(topic, p, systems=None, depth=None) -> float``
+    E[R]: Σp over every judged document plus every unjudged document
+    retrieved by the run set ``systems`` (row indices);
+    ``relevant_moments(...) -> (E[R], Var[R])``; ``counted_documents(...)`` the mask.
+``pair_topic_moments(ranks_a, ranks_b, p, expected_r, *, var_r=None, ratio="constant")``
+    ``-> (E[ΔAP], Var[ΔAP])`` with ranks as from ``TopicData.ranks(s)``
+    (1-based over the topic's document index, 0 = not retrieved);
+    ``topic_moments(ranks, p, expected_r, ...)`` the same for one system;
+    ``q_moments``/``delta_q_moments`` the exact moments of Q and ΔQ with Cov(·, R).
+
+Conventions: ΔMAP = MAP_a - MAP_b; ``p_a_better = P(ΔMAP > 0)``; the paper's
+P(ΔMAP < 0) is ``1 - p_a_better``; with Var = 0 it is 1, 0 or ½ by the sign
+of E[ΔMAP]. A topic with E[R] = 0 (no relevant, no possibly relevant
+document) scores 0 with variance 0; a topic a system retrieves nothing for
+scores 0 and counts in MAP (trec_eval ``-c``).
+"""
+
+from .engine import ConfidenceEngine
+from .linear import LinearMeasure, parse_linear
+from .moments import (
+    QMoments,
+    counted_documents,
+    delta_q_moments,
+    expected_relevant,
+    pair_topic_moments,
+    q_moments,
+    ratio_moments,
+    relevant_moments,
+    topic_moments,
+)
+from .results import Comparison, ConfidenceInterval, SystemScores, prob_positive
+
+__all__ = [
+    "Comparison",
+    "ConfidenceEngine",
+    "ConfidenceInterval",
+    "LinearMeasure",
+    "QMoments",
+    "SystemScores",
+    "counted_documents",
+    "delta_q_moments",
+    "expected_relevant",
+    "pair_topic_moments",
+    "parse_linear",
+    "prob_positive",
+    "q_moments",
+    "ratio_moments",
+    "relevant_moments",
+    "topic_moments",
+]

@@ -1,0 +1,295 @@
+"""The confidence engine: distributions of AP, MAP and ΔMAP over a campaign (Carterette 2007 §2).
+
+:class:`ConfidenceEngine` turns a campaign and a
+:class:`~relimpute.relevance.RelevanceEstimate` into per-system scores and
+pairwise comparisons, either from exact moments and the normal approximation
+(:meth:`~ConfidenceEngine.evaluate`, :meth:`~ConfidenceEngine.compare`) or
+from Monte Carlo draws of relevance (:meth:`~ConfidenceEngine.monte_carlo`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import Campaign, TopicData
+from ..relevance.base import RelevanceEstimate
+from .linear import LinearMeasure, linear_moments, parse_linear
+from .moments import check_ratio, counted_documents, ratio_moments
+from .results import Comparison, SystemScores, prob_positive
+
+
+@dataclass(frozen=True, slots=True)
+class _TopicView:
+    """One topic restricted to the evaluated run set and depth, in kernel dtypes."""
+
+    ranking: np.ndarray  # (S, D) int64, -1 padded
+    depth: np.ndarray  # (S,) int64
+    counted: np.ndarray  # (n,) bool: documents whose relevance counts towards R
+
+
+class ConfidenceEngine:
+    """Exact and Monte Carlo confidence in system comparisons (Carterette 2007 §2.1).
+
+    Parameters
+    ----------
+    ratio
+        How AP = Q / R is treated: ``"constant"`` is the paper's
+        ``Var[Q] / E[R]²``; ``"delta"`` the delta-method variance of Q / R
+        with Cov(Q, R) (see :mod:`relimpute.confidence.moments`).
+    depth
+        Evaluate every ranking truncated at this depth (None = full depth).
+        R then counts the unjudged documents retrieved within the depth.
+
+    Notes
+    -----
+    E[R] of a topic is Σp over every judged document plus every unjudged
+    document retrieved by any system of the run set being evaluated (the
+    ``systems`` argument, all systems by default), so it depends on the run
+    set, not on the pair. A topic a system retrieves nothing for scores 0 with
+    variance 0 and counts in MAP (the mean over all the campaign's topics, as
+    trec_eval ``-c``); a topic with E[R] = 0 scores 0 with variance 0.
+
+    Examples
+    --------
+    >>> estimate = UniformPrior(0.5).fit_predict(campaign)          # doctest: +SKIP
+    >>> result = ConfidenceEngine(ratio="delta").compare(campaign, estimate)  # doctest: +SKIP
+    >>> result.to_frame()  # doctest: +SKIP
+    >>> result.matrix()  # P(row beats column)  # doctest: +SKIP
+    >>> result.scores.ranking()  # systems by E[MAP], best first  # doctest: +SKIP
+    """
+
+    def __init__(self, ratio: str = "constant", depth: int | None = None):
+        self.ratio = ratio
+        self.depth = depth
+        check_ratio(ratio)
+        if depth is not None and (int(depth) != depth or depth < 1):
+            raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
+
+    def __repr__(self) -> str:
+        return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r})"
+
+    # ------------------------------------------------------------------ public
+
+    def evaluate(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate,
+        systems: Sequence[str] | None = None,
+        *,
+        measure: str = "AP",
+    ) -> SystemScores:
+        """E and Var of ``measure`` per system and topic and of its mean over topics.
+
+        ``measure`` is ``"AP"`` or a linear measure (``P@k``, ``RBP(p=φ)``,
+        ``DCG@k``; see :mod:`relimpute.confidence.linear`); others need
+        :meth:`monte_carlo`.
+        """
+        return self.compare(campaign, estimate, systems, pairs=[], measure=measure).scores
+
+    def compare(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        measure: str = "AP",
+    ) -> Comparison:
+        """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair.
+
+        Parameters
+        ----------
+        campaign, estimate
+            The runs and the probabilities of relevance aligned to them.
+        systems
+            The run set (names; all by default). It fixes E[R].
+        pairs
+            ``(a, b)`` names within ``systems``; default every pair ``a < b``
+            in the order of ``systems``.
+        measure
+            ``"AP"`` (MAP) or a linear measure, as in :meth:`evaluate`.
+        """
+        rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
+        linear = _exact_measure(measure)
+        views = [self._view(topic, rows) for topic in campaign.topics]
+        if linear is None:
+            topic_moments = [
+                self._ap_topic(view, p, pair_idx) for view, p in zip(views, estimate.p)
+            ]
+            ratio = self.ratio
+        else:
+            topic_moments = [
+                linear_moments(
+                    linear, view.ranking, view.depth, p, pair_idx if len(pair_idx) else None
+                )
+                for view, p in zip(views, estimate.p)
+            ]
+            ratio = None
+        n_topics = campaign.n_topics
+        e_ap = np.stack([m[0] for m in topic_moments], axis=1)
+        var_ap = np.stack([m[1] for m in topic_moments], axis=1)
+        scores = SystemScores(
+            systems=names,
+            query_ids=campaign.query_ids,
+            e_ap=e_ap,
+            var_ap=var_ap,
+            e_map=e_ap.mean(axis=1),
+            var_map=var_ap.sum(axis=1) / n_topics**2,
+            measure=str(linear or "AP"),
+            method="normal",
+            ratio=ratio,
+        )
+        if len(pair_idx):
+            e_delta = np.stack([m[2] for m in topic_moments], axis=1)
+            var_delta = np.stack([m[3] for m in topic_moments], axis=1)
+        else:
+            e_delta = var_delta = np.zeros((0, n_topics))
+        e_map = e_delta.mean(axis=1)
+        var_map = var_delta.sum(axis=1) / n_topics**2
+        return Comparison(
+            pairs=pair_idx,
+            e_delta_map=e_map,
+            var_delta_map=var_map,
+            p_a_better=prob_positive(e_map, var_map),
+            scores=scores,
+            e_delta_ap=e_delta,
+            var_delta_ap=var_delta,
+        )
+
+    def monte_carlo(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        n_draws: int = 10_000,
+        rng: int | np.random.Generator | None = None,
+        measure: str = "AP",
+        use_posterior_draws: bool = True,
+        max_elements: int = 1 << 22,
+    ) -> Comparison:
+        """The same comparison from drawn relevance vectors; see :mod:`relimpute.confidence.montecarlo`.
+
+        ``measure`` is any measure name: ``"AP"``, a linear one, or one of
+        :mod:`relimpute.measures` (``nDCG@10``, ``Rprec``, ...). With
+        ``use_posterior_draws`` and an estimate that carries ``draws``, draw
+        ``d`` uses posterior draw ``d mod M`` in every topic (joint across
+        topics); otherwise independent Bernoulli(p). ``max_elements`` bounds
+        the size of one chunk of draws (memory).
+        """
+        from .montecarlo import simulate
+
+        rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
+        if int(n_draws) != n_draws or n_draws < 2:
+            raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
+        views = [self._view(topic, rows) for topic in campaign.topics]
+        return simulate(
+            campaign,
+            estimate,
+            views,
+            names,
+            pair_idx,
+            n_draws=int(n_draws),
+            rng=rng,
+            measure=measure,
+            use_posterior_draws=use_posterior_draws,
+            max_elements=int(max_elements),
+        )
+
+    # ------------------------------------------------------------------ private
+
+    def _view(self, topic: TopicData, rows: np.ndarray) -> _TopicView:
+        depth = topic.depth[rows].astype(np.int64)
+        width = int(depth.max(initial=0))
+        if self.depth is not None:
+            depth = np.minimum(depth, self.depth)
+            width = min(width, self.depth)
+        ranking = np.ascontiguousarray(topic.ranking[rows, :width], dtype=np.int64)
+        return _TopicView(ranking, depth, counted_documents(topic, rows, self.depth))
+
+    def _ap_topic(self, view: _TopicView, p: np.ndarray, pairs: np.ndarray):
+        """E/Var of AP per system and of ΔAP per pair on one topic (Carterette 2007 §2.1)."""
+        from . import _kernels  # numba: imported when first needed
+
+        p = np.ascontiguousarray(p, dtype=np.float64)
+        v = p * (1.0 - p)
+        e_r = float(p[view.counted].sum())
+        var_r = float(v[view.counted].sum())
+        width = view.ranking.shape[1]
+        rank = np.broadcast_to(np.arange(1.0, width + 1.0), view.ranking.shape).copy()
+        eq, first, second, cov, g = _kernels.system_terms(view.ranking, rank, view.depth, p, v)
+        e_ap, var_ap = ratio_moments(eq, first + second, cov, e_r, var_r, self.ratio)
+        if not len(pairs):
+            return e_ap, var_ap, None, None
+        order = np.argsort(pairs[:, 0], kind="stable")
+        a, b = pairs[order, 0], pairs[order, 1]
+        cf, cs = _kernels.pair_terms(view.ranking, rank, view.depth, g, v, len(p), a, b)
+        var_dq = np.empty(len(pairs))
+        var_dq[order] = first[a] + first[b] - 2.0 * cf + second[a] + second[b] - 2.0 * cs
+        a, b = pairs[:, 0], pairs[:, 1]
+        e_d, var_d = ratio_moments(
+            eq[a] - eq[b], np.maximum(var_dq, 0.0), cov[a] - cov[b], e_r, var_r, self.ratio
+        )
+        return e_ap, var_ap, e_d, var_d
+
+
+def _exact_measure(measure: str) -> LinearMeasure | None:
+    """None for AP, the linear measure otherwise; a clear error for the rest."""
+    if str(measure).replace(" ", "") == "AP":
+        return None
+    linear = parse_linear(measure)
+    if linear is None:
+        raise ValueError(
+            f"no closed form for {measure!r}: exact moments cover AP, P@k, RBP(p=φ)[@k] and "
+            "DCG[@k]; use ConfidenceEngine.monte_carlo for other measures"
+        )
+    return linear
+
+
+def _select(
+    campaign: Campaign,
+    estimate: RelevanceEstimate,
+    systems: Sequence[str] | None,
+    pairs: Sequence[tuple[str, str]] | None,
+) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+    """Validate inputs; return campaign rows of the run set, its names and pair indices into it."""
+    if campaign.n_topics == 0:
+        raise ValueError("the campaign has no topics")
+    if tuple(estimate.query_ids) != campaign.query_ids:
+        raise ValueError(
+            "the estimate's topics do not match the campaign's (predict on this campaign)"
+        )
+    for topic, p in zip(campaign.topics, estimate.p):
+        if p.shape != (topic.n_docs,):
+            raise ValueError(
+                f"topic {topic.query_id}: estimate has {p.shape[0]} documents, campaign {topic.n_docs}"
+            )
+    if systems is None:
+        rows = np.arange(campaign.n_systems)
+    else:
+        if isinstance(systems, str):
+            systems = [systems]
+        if len(set(systems)) != len(systems):
+            raise ValueError("systems must not repeat")
+        rows = campaign.system_index(list(systems))
+    names = tuple(campaign.systems[i] for i in rows)
+    if pairs is None:
+        a, b = np.triu_indices(len(rows), k=1)
+        return rows, names, np.stack([a, b], axis=1).astype(np.int64)
+    lookup = {name: i for i, name in enumerate(names)}
+    out = []
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"a pair is two system names, got {pair!r}")
+        a, b = pair
+        for name in (a, b):
+            if name not in lookup:
+                raise KeyError(f"system {name!r} of pair ({a!r}, {b!r}) is not in the run set")
+        if a == b:
+            raise ValueError(f"cannot compare {a!r} with itself")
+        out.append((lookup[a], lookup[b]))
+    return rows, names, np.array(out, dtype=np.int64).reshape(-1, 2)

@@ -1,0 +1,130 @@
+"""``relimpute compare`` on a tiny hand-made data set and on DL 2019."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relimpute.cli import main
+from relimpute.confidence import ConfidenceEngine
+from relimpute.data import Campaign
+from relimpute.relevance import UniformPrior
+
+QRELS = """\
+q1 0 d1 1
+q1 0 d2 0
+q1 0 d3 1
+q2 0 e1 2
+q2 0 e2 0
+"""
+RUNS = {
+    "alpha": [
+        "q1 Q0 d1 1 3.0 alpha",
+        "q1 Q0 d4 2 2.0 alpha",
+        "q1 Q0 d2 3 1.0 alpha",
+        "q2 Q0 e1 1 2.0 alpha",
+        "q2 Q0 e3 2 1.0 alpha",
+    ],
+    "beta": [
+        "q1 Q0 d4 1 3.0 beta",
+        "q1 Q0 d1 2 2.0 beta",
+        "q1 Q0 d5 3 1.0 beta",
+        "q2 Q0 e3 1 2.0 beta",
+        "q2 Q0 e1 2 1.0 beta",
+    ],
+    "gamma": ["q1 Q0 d2 1 2.0 gamma", "q1 Q0 d6 2 1.0 gamma", "q2 Q0 e2 1 1.0 gamma"],
+}
+
+
+@pytest.fixture
+def data(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(QRELS)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, lines in RUNS.items():
+        (runs / f"{name}.run").write_text("\n".join(lines) + "\n")
+    return qrels, runs
+
+
+def expected(qrels, runs, prior=0.5, ratio="constant", systems=None):
+    campaign = Campaign.from_files(qrels, runs)
+    estimate = UniformPrior(prior).fit_predict(campaign)
+    return ConfidenceEngine(ratio=ratio).compare(campaign, estimate, systems=systems)
+
+
+def test_pairs_table_tsv(data, capsys):
+    qrels, runs = data
+    assert main(["compare", str(qrels), str(runs), "--prior", "0.3", "--format", "tsv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t")
+    want = expected(qrels, runs, prior=0.3).to_frame()
+    assert (
+        frame[["system_a", "system_b"]].values.tolist()
+        == want[["system_a", "system_b"]].values.tolist()
+    )
+    np.testing.assert_allclose(frame.p_a_better, want.p_a_better, rtol=1e-5)
+    np.testing.assert_allclose(frame.e_delta_map, want.e_delta_map, rtol=1e-5, atol=1e-7)
+
+
+def test_matrix_json_with_systems_and_delta(data, capsys):
+    qrels, runs = data
+    argv = ["compare", str(qrels), str(runs), "--systems", "gamma", "alpha", "--ratio", "delta"]
+    assert main(argv + ["--matrix", "-f", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["system"] for r in rows] == ["gamma", "alpha"]
+    p = expected(qrels, runs, ratio="delta", systems=["gamma", "alpha"]).p_a_better[0]
+    assert rows[0]["alpha"] == pytest.approx(p) and rows[1]["gamma"] == pytest.approx(1 - p)
+    assert rows[0]["gamma"] is None or np.isnan(rows[0]["gamma"])
+
+
+def test_table_and_markdown_formats(data, capsys):
+    qrels, runs = data
+    assert main(["compare", str(qrels), str(runs), "--level", "0.9"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == [
+        "system_a",
+        "system_b",
+        "e_delta_map",
+        "sd_delta_map",
+        "p_a_better",
+        "ci_low",
+        "ci_high",
+    ]
+    assert len(out.splitlines()) == 4
+    assert (
+        main(["compare", str(qrels), str(runs), "--matrix", "-f", "markdown", "--depth", "1"]) == 0
+    )
+    assert capsys.readouterr().out.startswith("| system | alpha | beta | gamma |")
+
+
+def test_input_errors_exit_2(data, tmp_path, capsys):
+    qrels, runs = data
+    assert main(["compare", str(qrels), str(runs), "--systems", "alpha", "nosuch"]) == 2
+    assert "unknown run(s) ['nosuch']" in capsys.readouterr().err
+    assert main(["compare", str(qrels), str(runs), "--systems", "alpha"]) == 2
+    assert "at least two runs" in capsys.readouterr().err
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 0 d1 1\nq1 0 d2\n")
+    assert main(["compare", str(bad), str(runs)]) == 2
+    assert f"{bad}, line 2" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(qrels), str(runs), "--prior", "1.5"])
+    assert exc.value.code == 2
+    assert "must lie in [0, 1]" in capsys.readouterr().err
+
+
+def test_dl19_matrix(dl19_dir, capsys):
+    argv = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2"]
+    assert (
+        main(argv + ["--systems", "bm25base_p", "runid2", "ICT-BERT2", "--matrix", "-f", "tsv"])
+        == 0
+    )
+    captured = capsys.readouterr()
+    matrix = pd.read_csv(io.StringIO(captured.out), sep="\t").set_index("system")
+    assert matrix.loc["bm25base_p", "ICT-BERT2"] == pytest.approx(1.0)
+    assert matrix.loc["ICT-BERT2", "runid2"] == pytest.approx(0.0)
+    assert 0.99 < matrix.loc["bm25base_p", "runid2"] < 1.0

@@ -1,0 +1,128 @@
+"""Monte Carlo path: kernels against relimpute.measures, agreement with the exact moments on DL 2019."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from relimpute.confidence import ConfidenceEngine
+from relimpute.confidence.montecarlo import _score_ap
+from relimpute.measures import average_precision, normalized_dcg, r_precision
+from relimpute.relevance import RelevanceEstimate, UniformPrior
+
+# BM25 variants whose pairwise P(ΔMAP > 0) under p = ½ lies between 0.3 and 0.98
+CLOSE = ["bm25base_prf_p", "bm25base_rm3_p", "bm25tuned_prf_p", "bm25tuned_rm3_p", "bm25tuned_p"]
+
+
+@pytest.fixture(scope="module")
+def uniform(dl19):
+    return UniformPrior(0.5).fit_predict(dl19)
+
+
+def test_ap_kernel_equals_measures(dl19, rng):
+    engine = ConfidenceEngine()
+    rows = dl19.system_index(CLOSE[:3])
+    topic = dl19.topics[7]
+    view = engine._view(topic, rows)
+    relevant = topic.relevant(dl19.rel_threshold)
+    uncertain = np.flatnonzero(view.counted & ~topic.judged)
+    drawn = rng.random((25, len(uncertain))) < 0.3
+    got = _score_ap(topic, view, relevant, uncertain, drawn)
+    labels = np.repeat(relevant[None, :], 25, axis=0)
+    labels[:, uncertain] = drawn
+    np.testing.assert_allclose(got, average_precision(view.ranking, labels), rtol=0, atol=1e-13)
+
+
+def check_agreement(dl19, estimate, systems, n_draws, seed):
+    """MC vs exact: means within 4 SE, variances within 4 relative SE, P within 4 SE + 0.005."""
+    mc = ConfidenceEngine().monte_carlo(dl19, estimate, systems=systems, n_draws=n_draws, rng=seed)
+    exact = ConfidenceEngine(ratio="delta").compare(dl19, estimate, systems=systems)
+    se_mean = np.sqrt(exact.var_delta_map / n_draws)
+    assert np.all(np.abs(mc.e_delta_map - exact.e_delta_map) <= 4 * se_mean)
+    rel_se_var = np.sqrt(2.0 / n_draws)
+    np.testing.assert_allclose(mc.var_delta_map / exact.var_delta_map, 1.0, atol=4 * rel_se_var)
+    p = exact.p_a_better
+    assert np.all(np.abs(mc.p_a_better - p) <= 4 * np.sqrt(p * (1 - p) / n_draws) + 0.005)
+    # per-system MAP: the delta method tracks the draws, the paper's constant-E[R] form does not
+    np.testing.assert_allclose(mc.scores.var_map / exact.scores.var_map, 1.0, atol=4 * rel_se_var)
+    constant = ConfidenceEngine(ratio="constant").evaluate(dl19, estimate, systems=systems)
+    assert np.all(mc.scores.var_map / constant.var_map < 0.8)
+    return mc, exact
+
+
+def test_normal_confidence_agrees_with_monte_carlo_small(dl19, uniform):
+    check_agreement(dl19, uniform, CLOSE[2:], n_draws=2_000, seed=1)
+
+
+@pytest.mark.slow
+def test_normal_confidence_agrees_with_monte_carlo_full(dl19, uniform):
+    check_agreement(dl19, uniform, CLOSE, n_draws=100_000, seed=2)
+
+
+def test_linear_measure_monte_carlo_matches_exact(dl19, uniform):
+    systems = CLOSE[:3]
+    n, measure = 2_000, "RBP(p=0.95)"  # the top 10 of DL 2019 is judged: P@10 has no variance
+    mc = ConfidenceEngine().monte_carlo(
+        dl19, uniform, systems=systems, n_draws=n, rng=3, measure=measure
+    )
+    exact = ConfidenceEngine().compare(dl19, uniform, systems=systems, measure=measure)
+    assert mc.scores.measure == measure and exact.var_delta_map.min() > 0
+    assert np.all(
+        np.abs(mc.e_delta_map - exact.e_delta_map) <= 4 * np.sqrt(exact.var_delta_map / n)
+    )
+    np.testing.assert_allclose(mc.var_delta_map / exact.var_delta_map, 1.0, atol=4 * np.sqrt(2 / n))
+    np.testing.assert_allclose(mc.scores.var_ap.sum(), exact.scores.var_ap.sum(), rtol=0.1)
+
+
+def test_binary_probabilities_are_deterministic(dl19):
+    """All p in {0, 1}: every draw is the same vector; nDCG and Rprec equal the measures kernels."""
+    ps = tuple(np.where(t.judged, r, 0.0) for t, r in zip(dl19.topics, dl19.relevant()))
+    estimate = RelevanceEstimate(dl19.query_ids, tuple(t.doc_ids for t in dl19.topics), ps)
+    systems = CLOSE[:2]
+    mc = ConfidenceEngine().monte_carlo(
+        dl19, estimate, systems=systems, n_draws=3, measure="nDCG@10"
+    )
+    rows = dl19.system_index(systems)
+    topic = dl19.topics[0]
+    labels = np.where(topic.judged, topic.grades, 0)
+    np.testing.assert_allclose(
+        mc.scores.e_ap[:, 0], normalized_dcg(topic.ranking[rows], labels, 10)
+    )
+    assert mc.scores.var_map.max() < 1e-30 and mc.var_delta_map.max() < 1e-30
+    rprec = ConfidenceEngine().monte_carlo(
+        dl19, estimate, systems=systems, n_draws=2, measure="Rprec"
+    )
+    relevant = topic.relevant(dl19.rel_threshold)
+    np.testing.assert_allclose(rprec.scores.e_ap[:, 0], r_precision(topic.ranking[rows], relevant))
+
+
+def test_posterior_draws_are_joint_across_topics(dl19):
+    """Draw d uses posterior draw d mod M in every topic: MAP varies with the draws, jointly."""
+    subset = dl19.subset(systems=CLOSE[:2], topics=dl19.query_ids[:4])
+    zeros = tuple(np.where(t.judged, r, 0.0) for t, r in zip(subset.topics, subset.relevant()))
+    ones = tuple(np.where(t.judged, r, 1.0) for t, r in zip(subset.topics, subset.relevant()))
+    draws = tuple(np.stack([z, o]) for z, o in zip(zeros, ones))
+    doc_ids = tuple(t.doc_ids for t in subset.topics)
+    estimate = RelevanceEstimate(subset.query_ids, doc_ids, zeros, draws=draws)
+    mc = ConfidenceEngine().monte_carlo(subset, estimate, n_draws=10, rng=0)
+    low = ConfidenceEngine().evaluate(subset, RelevanceEstimate(subset.query_ids, doc_ids, zeros))
+    high = ConfidenceEngine().evaluate(subset, RelevanceEstimate(subset.query_ids, doc_ids, ones))
+    np.testing.assert_allclose(mc.scores.draws[0::2], np.broadcast_to(low.e_map, (5, 2)))
+    np.testing.assert_allclose(mc.scores.draws[1::2], np.broadcast_to(high.e_map, (5, 2)))
+    np.testing.assert_allclose(mc.scores.var_map, ((high.e_map - low.e_map) / 2) ** 2)
+    ignored = ConfidenceEngine().monte_carlo(subset, estimate, n_draws=4, use_posterior_draws=False)
+    np.testing.assert_allclose(ignored.scores.e_map, low.e_map)
+
+
+def test_reproducible_and_chunked(dl19, uniform):
+    kwargs = dict(systems=CLOSE[:2], n_draws=50, rng=11)
+    first = ConfidenceEngine(depth=20).monte_carlo(dl19, uniform, **kwargs)
+    again = ConfidenceEngine(depth=20).monte_carlo(dl19, uniform, **kwargs)
+    small = ConfidenceEngine(depth=20).monte_carlo(dl19, uniform, max_elements=5_000, **kwargs)
+    np.testing.assert_array_equal(first.scores.draws, again.scores.draws)
+    assert small.scores.draws.shape == (50, 2)
+    ci = first.confidence_interval(0.9)
+    np.testing.assert_allclose(ci.low, np.quantile(first._delta_draws(), 0.05, axis=0))
+    assert "Monte Carlo, 50 draws" in str(first)
+    with pytest.raises(ValueError, match="n_draws"):
+        ConfidenceEngine().monte_carlo(dl19, uniform, n_draws=1)
