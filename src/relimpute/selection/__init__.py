@@ -1,0 +1,48 @@
+"""Judgment selection: which document to judge next, who judges it, when to stop.
+
+- :mod:`.base` — the strategy protocol, the loop state and the registry
+  (``get_strategy(name, **params)``, ``available_strategies()``).
+- :mod:`.mtc` (``"mtc"``), :mod:`.rtc` (``"rtc"``) — Carterette 2007 Alg. 1.
+- :mod:`.pooling` — ``"ip"``, ``"depth"``, ``"mtf"`` (Cormack et al. 1998).
+- :mod:`.stopping` — confidence, budget, exhaustion.
+- :mod:`.assessors` — the simulated oracle from full qrels.
+- :mod:`.journal` — the append-only judging journal behind ``relimpute judge``.
+- :mod:`.loop` — :class:`SelectionSession` and :func:`run_selection`.
+"""
+
+from . import mtc, pooling, rtc  # noqa: F401  (register the strategies)
+from .assessors import Assessor, SimulatedAssessor
+from .base import (
+    SelectionState,
+    SelectionStrategy,
+    available_strategies,
+    get_strategy,
+    register,
+    truncate,
+)
+from .loop import SelectionResult, SelectionSession, run_selection
+from .mtc import MTC
+from .pooling import DepthPooling, IncrementalPooling, MoveToFront
+from .rtc import RTC
+from .stopping import PairConfidence, StoppingRule
+
+__all__ = [
+    "MTC",
+    "RTC",
+    "Assessor",
+    "DepthPooling",
+    "IncrementalPooling",
+    "MoveToFront",
+    "PairConfidence",
+    "SelectionResult",
+    "SelectionSession",
+    "SelectionState",
+    "SelectionStrategy",
+    "SimulatedAssessor",
+    "StoppingRule",
+    "available_strategies",
+    "get_strategy",
+    "register",
+    "run_selection",
+    "truncate",
+]
