@@ -8,9 +8,15 @@ from .base import (
     get_model,
     register,
 )
+from .expert import ExpertAggregation
+from .settings import ModelSettings, load_model, load_settings
 from .uniform import UniformPrior, UnjudgedNonrelevant
 
 __all__ = [
+    "ExpertAggregation",
+    "ModelSettings",
+    "load_model",
+    "load_settings",
     "RelevanceEstimate",
     "RelevanceModel",
     "UniformPrior",

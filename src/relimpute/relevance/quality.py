@@ -1,0 +1,179 @@
+"""Predictive quality of a relevance model on held-out judgments.
+
+Protocol (the issue's "proof that they work"): keep some of a campaign's
+judgments (a random share, or the depth-k pool of the runs), hide the rest,
+fit the model on what is kept, predict the hidden documents and score the
+predictions against their labels: log loss, Brier score, AUC and a
+calibration curve (reliability diagram). Scores are over the hidden judged
+documents of all topics pooled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from ..data import Campaign
+from .base import RelevanceModel, as_generator
+
+
+def _check(y: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    y = np.asarray(y, dtype=bool).ravel()
+    p = np.asarray(p, dtype=float).ravel()
+    if y.shape != p.shape:
+        raise ValueError(f"labels {y.shape} and probabilities {p.shape} differ in shape")
+    if y.size == 0:
+        raise ValueError("no documents to score")
+    if np.isnan(p).any() or p.min() < 0 or p.max() > 1:
+        raise ValueError("probabilities must lie in [0, 1]")
+    return y, p
+
+
+def log_loss(y, p, *, eps: float = 1e-15) -> float:
+    """Mean negative Bernoulli log likelihood, ``p`` clipped to [eps, 1 − eps] (nats)."""
+    y, p = _check(y, p)
+    p = np.clip(p, eps, 1 - eps)
+    return float(-np.mean(np.where(y, np.log(p), np.log1p(-p))))
+
+
+def brier(y, p) -> float:
+    """Mean squared error of ``p`` against the 0/1 labels (Brier 1950)."""
+    y, p = _check(y, p)
+    return float(np.mean((p - y) ** 2))
+
+
+def auc(y, p) -> float:
+    """Area under the ROC curve (Mann–Whitney statistic, ties count ½); NaN if one class."""
+    y, p = _check(y, p)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = rankdata(p)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def calibration_curve(y, p, *, bins: int = 10) -> pd.DataFrame:
+    """Reliability table over ``bins`` equal-width bins of ``p`` (empty bins dropped).
+
+    Bins are ``(low, high]`` (the first also holds 0), as scikit-learn's
+    ``calibration_curve``.
+
+    Columns ``bin_low, bin_high, n, mean_predicted, observed`` (observed =
+    share relevant).
+    """
+    y, p = _check(y, p)
+    if bins < 1:
+        raise ValueError(f"bins must be >= 1, got {bins}")
+    edges = np.linspace(0, 1, bins + 1)
+    which = np.searchsorted(edges[1:-1], p)  # bins (low, high], the first closed at 0
+    n = np.bincount(which, minlength=bins)
+    keep = n > 0
+    mean_p = np.bincount(which, weights=p, minlength=bins)[keep] / n[keep]
+    observed = np.bincount(which, weights=y, minlength=bins)[keep] / n[keep]
+    return pd.DataFrame(
+        {
+            "bin_low": edges[:-1][keep],
+            "bin_high": edges[1:][keep],
+            "n": n[keep],
+            "mean_predicted": mean_p,
+            "observed": observed,
+        }
+    )
+
+
+def split_judgments(
+    campaign: Campaign,
+    *,
+    protocol: str = "random",
+    fraction: float = 0.1,
+    depth: int = 5,
+    rng: int | np.random.Generator | None = None,
+) -> list[np.ndarray]:
+    """Per topic, the mask of judgments to keep (the rest are held out).
+
+    ``protocol="random"``: each judged document is kept with probability
+    ``fraction``. ``protocol="pool"``: keep the judged documents in the top
+    ``depth`` of any run (a depth-k pool), hold out the deeper ones.
+    """
+    if protocol == "random":
+        if not 0 < fraction < 1:
+            raise ValueError(f"fraction must lie in (0, 1), got {fraction}")
+        gen = as_generator(rng)
+        return [t.judged & (gen.random(t.n_docs) < fraction) for t in campaign.topics]
+    if protocol == "pool":
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        masks = []
+        for t in campaign.topics:
+            top = t.ranking[:, :depth]
+            pooled = np.zeros(t.n_docs, dtype=bool)
+            pooled[top[top >= 0]] = True
+            masks.append(t.judged & pooled)
+        return masks
+    raise ValueError(f"protocol must be 'random' or 'pool', got {protocol!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class PredictiveQuality:
+    """Scores of one model's predictions on held-out judged documents."""
+
+    model: str
+    n_train: int
+    n_test: int
+    prevalence: float
+    log_loss: float
+    brier: float
+    auc: float
+    calibration: pd.DataFrame
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``model, n_train, n_test, prevalence, log_loss, brier, auc``."""
+        return pd.DataFrame(
+            [
+                {
+                    "model": self.model,
+                    "n_train": self.n_train,
+                    "n_test": self.n_test,
+                    "prevalence": self.prevalence,
+                    "log_loss": self.log_loss,
+                    "brier": self.brier,
+                    "auc": self.auc,
+                }
+            ]
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"{self.model}: log loss {self.log_loss:.4f}, Brier {self.brier:.4f}, "
+            f"AUC {self.auc:.3f} on {self.n_test} held-out judgments "
+            f"({self.prevalence:.1%} relevant; trained on {self.n_train})"
+        )
+
+
+def heldout_quality(
+    model: RelevanceModel,
+    campaign: Campaign,
+    keep: list[np.ndarray],
+    *,
+    rng: int | np.random.Generator | None = None,
+    bins: int = 10,
+) -> PredictiveQuality:
+    """Fit ``model`` on the judgments in ``keep``, score it on the other judged documents."""
+    train = campaign.with_judged(keep)
+    estimate = model.fit(train, rng=rng).predict(train)
+    test = [t.judged & ~k for t, k in zip(campaign.topics, keep)]
+    y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), test)])
+    p = np.concatenate([pt[m] for pt, m in zip(estimate.p, test)])
+    return PredictiveQuality(
+        model=model.name,
+        n_train=int(sum(k.sum() for k in keep)),
+        n_test=int(y.size),
+        prevalence=float(y.mean()) if y.size else float("nan"),
+        log_loss=log_loss(y, p),
+        brier=brier(y, p),
+        auc=auc(y, p),
+        calibration=calibration_curve(y, p, bins=bins),
+    )

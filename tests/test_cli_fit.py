@@ -1,0 +1,153 @@
+"""``relimpute fit``: probabilistic qrels from a fitted relevance model."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relimpute import InputError, read_prob_qrels, read_qrels
+from relimpute.cli import main
+from relimpute.relevance import load_model, load_settings
+from relimpute.relevance import settings as settings_module
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq1 0 z 0\nq2 0 x 1\nq2 0 y 0\nq2 0 w 0\n")
+    runs = []
+    lists = {
+        "r1": {"q1": "a b d e", "q2": "x v y"},
+        "r2": {"q1": "d a c", "q2": "v x"},
+        "r3": {"q1": "b e a d", "q2": "y w x v"},
+    }
+    for name, per_topic in lists.items():
+        path = tmp_path / f"{name}.run"
+        lines = [
+            f"{q} Q0 {d} {i + 1} {10 - i} {name}"
+            for q, docs in per_topic.items()
+            for i, d in enumerate(docs.split())
+        ]
+        path.write_text("\n".join(lines) + "\n")
+        runs.append(str(path))
+    return str(qrels), runs, tmp_path
+
+
+def test_fit_writes_probabilistic_qrels(files, capsys):
+    qrels, runs, tmp = files
+    out = tmp / "est.tsv"
+    code = main(["fit", "--model", "rtc", qrels, *runs, "-o", str(out), "--format", "tsv"])
+    captured = capsys.readouterr()
+    assert code == 0
+    est = read_prob_qrels(out)
+    judged = read_qrels(qrels)
+    # every judged document keeps its label at the threshold (default 1)
+    merged = judged.merge(est, on=["query_id", "doc_id"])
+    assert len(merged) == len(judged)
+    np.testing.assert_array_equal(merged["probability"], (merged["relevance"] >= 1).astype(float))
+    # unjudged retrieved documents are estimated, strictly inside (0, 1)
+    unjudged = est[~est.set_index(["query_id", "doc_id"]).index.isin(
+        judged.set_index(["query_id", "doc_id"]).index)]  # fmt: skip
+    assert set(unjudged["doc_id"]) == {"d", "e", "v"}
+    assert ((unjudged["probability"] > 0) & (unjudged["probability"] < 1)).all()
+    # the summary: one row per topic, expected relevant = sum of p
+    summary = pd.read_csv(io.StringIO(captured.out), sep="\t", dtype={"query_id": str})
+    assert list(summary.columns) == [
+        "query_id", "n_docs", "n_judged", "n_relevant_judged", "expected_relevant"
+    ]  # fmt: skip
+    sums = est.groupby("query_id")["probability"].sum()
+    np.testing.assert_allclose(summary.set_index("query_id")["expected_relevant"], sums, rtol=1e-5)
+    assert summary["n_relevant_judged"].tolist() == [2, 1]
+    assert "rtc(" in captured.err and "weights=" in captured.err
+
+
+def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
+    qrels, runs, tmp = files
+    settings = tmp_path / "u.json"
+    settings.write_text(json.dumps({"model": "uniform", "params": {"prior": 0.25}}))
+    out = tmp / "est.tsv"
+    assert (
+        main(["fit", "-m", str(settings), qrels, *runs, "-o", str(out), "--rel-threshold", "2"])
+        == 0
+    )
+    est = read_prob_qrels(out).set_index(["query_id", "doc_id"])["probability"]
+    assert est[("q1", "a")] == 1.0 and est[("q1", "c")] == 0.0  # grade 1 < 2
+    assert est[("q1", "d")] == 0.25
+    assert "uniform(prior=0.25)" in capsys.readouterr().err
+
+
+def test_fit_reports_bad_models(files, capsys, tmp_path):
+    qrels, runs, tmp = files
+    out = str(tmp / "est.tsv")
+    assert main(["fit", "-m", "no-such-model", qrels, *runs, "-o", out]) == 2
+    assert "unknown relevance model 'no-such-model'" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": "rtc",\n "params": {"prior_strenght": 2}}')
+    assert main(["fit", "-m", str(bad), qrels, *runs, "-o", out]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "prior_strenght" in err
+    bad.write_text('{"model": "rtc",\n "params": }')
+    assert main(["fit", "-m", str(bad), qrels, *runs, "-o", out]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_shipped_settings_load():
+    for name in ("rtc", "uniform"):
+        settings = load_settings(name)
+        assert settings.model == name
+        assert settings.source == str(settings_module.MODELS_DIRS[0] / f"{name}.json")
+        assert {"data", "command", "date", "how_chosen"} <= set(settings.provenance)
+        assert type(load_model(name)).name == name
+    # a registered model without a shipped file falls back to the class defaults
+    assert load_settings("nonrelevant").source == "<class defaults>"
+    frame = load_settings("uniform").to_frame()
+    assert frame.to_dict("records") == [{"model": "uniform", "param": "prior", "value": "0.5"}]
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("[1, 2]", "must be a JSON object"),
+        ('{"model": "rtc", "parms": {}}', "unknown key"),
+        ('{"model": "nope", "params": {}}', "registered relevance model"),
+        ('{"model": "rtc", "params": [1]}', "must be JSON objects"),
+    ],
+)
+def test_bad_settings_files_name_the_file(tmp_path, body, message):
+    path = tmp_path / "s.json"
+    path.write_text(body)
+    with pytest.raises(InputError, match=message) as info:
+        load_settings(path)
+    assert str(path) in str(info.value)
+    with pytest.raises(InputError, match="no such model settings file"):
+        load_settings(tmp_path / "missing.json")
+
+
+def test_every_model_module_can_be_named():
+    # discovery: a model registered in its own file is loadable by name without importing it
+    import pkgutil
+
+    from relimpute import relevance
+
+    modules = {m.name for m in pkgutil.iter_modules(relevance.__path__)}
+    names = ["rtc", "uniform", "nonrelevant"] + (["bayes"] if "hierarchical" in modules else [])
+    for name in names:
+        assert load_settings(name).model == name
+
+
+def test_installed_settings_are_found(tmp_path, monkeypatch):
+    # a wheel installs models/ as <prefix>/share/relimpute/models: searched after the source tree
+    (tmp_path / "uniform.json").write_text(
+        json.dumps({"model": "uniform", "params": {"prior": 0.1}})
+    )
+    (tmp_path / "rtc.json").write_text('{"model": "uniform"}')
+    monkeypatch.setattr(settings_module, "MODELS_DIRS", (tmp_path / "absent", tmp_path))
+    assert load_settings("uniform").params == {"prior": 0.1}
+    with pytest.raises(InputError, match="not 'rtc'"):
+        load_settings("rtc")
+    monkeypatch.setattr(settings_module, "MODELS_DIRS", ())
+    assert load_settings("uniform").source == "<class defaults>"
