@@ -128,3 +128,24 @@ def test_dl19_matrix(dl19_dir, capsys):
     assert matrix.loc["bm25base_p", "ICT-BERT2"] == pytest.approx(1.0)
     assert matrix.loc["ICT-BERT2", "runid2"] == pytest.approx(0.0)
     assert 0.99 < matrix.loc["bm25base_p", "runid2"] < 1.0
+
+
+def test_model_option_uses_the_fitted_estimate(data, capsys):
+    qrels, runs = data
+    assert main(["compare", str(qrels), str(runs), "--model", "rtc", "--seed", "1", "-f", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    from relimpute.relevance import load_model
+
+    campaign = Campaign.from_files(qrels, runs)
+    estimate = load_model("rtc").fit_predict(campaign, rng=1)
+    want = ConfidenceEngine().compare(campaign, estimate).to_frame()
+    assert [r["p_a_better"] for r in rows] == pytest.approx(want["p_a_better"].tolist(), abs=1e-12)
+    # The fitted model gives other probabilities than the uniform prior here.
+    uniform = expected(qrels, runs).to_frame()["p_a_better"].to_numpy()
+    assert not np.allclose(want["p_a_better"].to_numpy(), uniform)
+
+
+def test_unknown_model_exits_2(data, capsys):
+    qrels, runs = data
+    assert main(["compare", str(qrels), str(runs), "--model", "no-such-model"]) == 2
+    assert "unknown relevance model" in capsys.readouterr().err

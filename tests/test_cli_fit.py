@@ -71,7 +71,7 @@ def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
     settings.write_text(json.dumps({"model": "uniform", "params": {"prior": 0.25}}))
     out = tmp / "est.tsv"
     assert (
-        main(["fit", "-m", str(settings), qrels, *runs, "-o", str(out), "--rel-threshold", "2"])
+        main(["fit", "--model", str(settings), qrels, *runs, "-o", str(out), "--rel-threshold", "2"])
         == 0
     )
     est = read_prob_qrels(out).set_index(["query_id", "doc_id"])["probability"]
@@ -83,15 +83,15 @@ def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
 def test_fit_reports_bad_models(files, capsys, tmp_path):
     qrels, runs, tmp = files
     out = str(tmp / "est.tsv")
-    assert main(["fit", "-m", "no-such-model", qrels, *runs, "-o", out]) == 2
+    assert main(["fit", "--model", "no-such-model", qrels, *runs, "-o", out]) == 2
     assert "unknown relevance model 'no-such-model'" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text('{"model": "rtc",\n "params": {"prior_strenght": 2}}')
-    assert main(["fit", "-m", str(bad), qrels, *runs, "-o", out]) == 2
+    assert main(["fit", "--model", str(bad), qrels, *runs, "-o", out]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "prior_strenght" in err
     bad.write_text('{"model": "rtc",\n "params": }')
-    assert main(["fit", "-m", str(bad), qrels, *runs, "-o", out]) == 2
+    assert main(["fit", "--model", str(bad), qrels, *runs, "-o", out]) == 2
     assert "line 2" in capsys.readouterr().err
 
 

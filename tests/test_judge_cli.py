@@ -259,3 +259,15 @@ def test_journal_replay_and_export_rules(tmp_path):
     ]
     with pytest.raises(ValueError, match="unknown journal action"):
         journal.append({"action": "dance"})
+
+
+def test_rtc_strategy_records_its_model_and_refuses_another_on_resume(files, monkeypatch, capsys):
+    tmp, _ = files
+    args = base_args(tmp, "rtc.jsonl") + ["--strategy", "rtc", "--model", "uniform"]
+    code, out = run_cli(args, ["n", "q"], monkeypatch, capsys)
+    assert code == 0 and "stopped; 1 judgment(s)" in out
+    start = read_records(tmp / "rtc.jsonl")[0]
+    assert start["strategy"] == "rtc" and start["model"] == "uniform"
+    # Resuming the journal with another model would mix two selection rules: refused.
+    code, out = run_cli(base_args(tmp, "rtc.jsonl") + ["--strategy", "rtc"], ["q"], monkeypatch, capsys)
+    assert code == 2

@@ -12,6 +12,7 @@ import pytest
 from relimpute.confidence import prob_positive
 from relimpute.confidence.moments import delta_q_moments
 from relimpute.data import Campaign
+from relimpute.errors import InputError
 from relimpute.selection import (
     MTC,
     RTC,
@@ -430,7 +431,7 @@ def test_rtc_refits_every_interval(small):
 
 def test_rtc_unknown_model(small):
     truth, hidden = small
-    with pytest.raises(KeyError, match="unknown relevance model"):
+    with pytest.raises(InputError, match="unknown relevance model"):
         run_selection(hidden, "rtc", SimulatedAssessor(truth), ("s0", "s1"), model="no-such-model")
 
 

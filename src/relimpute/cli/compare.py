@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import warnings
-
+from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "compare"
-HELP = "pairwise confidence P(MAP_a > MAP_b) with unjudged documents relevant with probability p"
+HELP = "pairwise confidence P(MAP_a > MAP_b) with unjudged documents relevant with probability p (uniform or a fitted model)"
 DESCRIPTION = """\
 Treat the relevance of every unjudged document as random and print, for
 every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
@@ -19,9 +17,10 @@ and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
 P(row run beats column run).
 
 Relevance model: judged documents keep their labels (grade >= --rel-threshold
-is relevant); every unjudged document retrieved by one of the compared runs
-is relevant with probability --prior (the uniform prior of MTC; 0 is the
-trec_eval convention). E[R] counts every judged relevant document plus the
+is relevant); by default every unjudged document retrieved by one of the
+compared runs is relevant with probability --prior (the uniform prior of
+MTC; 0 is the trec_eval convention). With --model NAME|PATH a relevance
+model (e.g. rtc, bayes) is fitted to the judgments and supplies p instead. E[R] counts every judged relevant document plus the
 prior of every unjudged document the compared runs retrieve. Runs are
 evaluated at full depth unless --depth is given; a topic a run retrieves
 nothing for scores 0 (trec_eval -c).
@@ -29,6 +28,7 @@ nothing for scores 0 (trec_eval -c).
 EPILOG = """\
 examples:
   relimpute compare qrels.txt runs/ --prior 0.5
+  relimpute compare qrels.txt runs/ --model rtc --rel-threshold 2
   relimpute compare qrels.txt runs/ --systems bm25base_p runid2 --ratio delta
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
@@ -63,11 +63,10 @@ def _level(text: str) -> float:
 
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
+    add_campaign_arguments(parser)
+    add_model_argument(parser, None)
     parser.add_argument(
-        "qrels", metavar="QRELS", help="qrels file (qid iter docno rel), plain or .gz"
-    )
-    parser.add_argument(
-        "runs", metavar="RUN", nargs="+", help="run files or directories of run files"
+        "--seed", type=int, default=None, help="seed of the model's randomness (for --model)"
     )
     parser.add_argument(
         "--prior",
@@ -81,13 +80,6 @@ def add_arguments(parser) -> None:
         nargs="+",
         metavar="RUN_NAME",
         help="compare only these runs (names as in the run files; default: all)",
-    )
-    parser.add_argument(
-        "--rel-threshold",
-        type=int,
-        default=1,
-        metavar="N",
-        help="lowest grade counted relevant (default: %(default)s; 2 for TREC DL)",
     )
     parser.add_argument(
         "--ratio",
@@ -107,43 +99,25 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
-    parser.add_argument(
-        "--by-rank", action="store_true", help="order runs by their rank column instead of score"
-    )
-    parser.add_argument(
-        "--duplicates",
-        choices=("error", "first", "last"),
-        default="error",
-        help="a document listed twice: stop with an error, or keep its first or last line",
-    )
     add_format_argument(parser)
 
 
 def estimate_relevance(campaign, args):
-    """The relevance estimate the comparison uses (the one place a --model option plugs in)."""
-    from ..relevance import UniformPrior
+    """The relevance estimate the comparison uses: the uniform --prior, or a fitted --model."""
+    from ..relevance import UniformPrior, load_model
 
-    return UniformPrior(prior=args.prior).fit_predict(campaign)
+    if args.model is None:
+        return UniformPrior(prior=args.prior).fit_predict(campaign)
+    return load_model(args.model).fit_predict(campaign, rng=args.seed)
 
 
 def run(args) -> int:
     from ..confidence import ConfidenceEngine
-    from ..data import Campaign
     from ..errors import InputError
 
     if args.depth is not None and args.depth < 1:
         raise InputError(f"--depth must be a positive integer, got {args.depth}")
-    with warnings.catch_warnings():  # the notes are printed below instead
-        warnings.simplefilter("ignore")
-        campaign = Campaign.from_files(
-            args.qrels,
-            args.runs,
-            rel_threshold=args.rel_threshold,
-            by_rank=args.by_rank,
-            duplicates=args.duplicates,
-        )
-    for note in campaign.notes:
-        print(f"relimpute {COMMAND}: note: {note}", file=sys.stderr)
+    campaign = load_campaign(args, COMMAND)
     if args.systems:
         unknown = [s for s in args.systems if s not in campaign.systems]
         if unknown:

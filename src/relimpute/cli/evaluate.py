@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from ..measures import describe_measures
+from ._common import add_campaign_arguments, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "evaluate"
@@ -58,12 +57,7 @@ def _measure(text: str):
 
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
-    parser.add_argument(
-        "qrels", metavar="QRELS", help="qrels file (qid iter docno rel), plain or .gz"
-    )
-    parser.add_argument(
-        "runs", metavar="RUN", nargs="+", help="run files or directories of run files"
-    )
+    add_campaign_arguments(parser)
     parser.add_argument(
         "-m",
         "--measure",
@@ -82,13 +76,6 @@ def add_arguments(parser) -> None:
         help="one row per run and topic, plus each run's 'all' row",
     )
     parser.add_argument(
-        "--rel-threshold",
-        type=int,
-        default=1,
-        metavar="N",
-        help="lowest grade counted relevant by binary measures (default: %(default)s; 2 for TREC DL)",
-    )
-    parser.add_argument(
         "-c",
         "--complete",
         action="store_true",
@@ -100,16 +87,6 @@ def add_arguments(parser) -> None:
         help="remove unjudged documents from every ranking first",
     )
     parser.add_argument(
-        "--by-rank", action="store_true", help="order runs by their rank column instead of score"
-    )
-    parser.add_argument(
-        "--duplicates",
-        choices=("error", "first", "last"),
-        default="error",
-        help="a document listed twice in a topic of a run or the qrels: stop with an error, or "
-        "keep its first or last line (default: %(default)s)",
-    )
-    parser.add_argument(
         "--gain",
         choices=("linear", "exponential"),
         default="linear",
@@ -119,20 +96,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..data import Campaign
     from ..measures import evaluate, parse_measures
 
-    with warnings.catch_warnings():  # the notes are printed below instead
-        warnings.simplefilter("ignore")
-        campaign = Campaign.from_files(
-            args.qrels,
-            args.runs,
-            rel_threshold=args.rel_threshold,
-            by_rank=args.by_rank,
-            duplicates=args.duplicates,
-        )
-    for note in campaign.notes:
-        print(f"relimpute {COMMAND}: note: {note}", file=sys.stderr)
+    campaign = load_campaign(args, COMMAND)
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
     names = [str(m) for m in measures]
     options = {

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-import warnings
 
 import pandas as pd
 
+from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "fit"
@@ -34,32 +34,21 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("qrels", help="qrels file (qid 0 docno grade)")
-    parser.add_argument("runs", nargs="+", help="run files or directories of runs")
-    parser.add_argument(
-        "--model", "-m", default="rtc", help="registered model name or settings file (default: rtc)"
-    )
+    add_campaign_arguments(parser)
+    add_model_argument(parser, "rtc")
     parser.add_argument(
         "--output", "-o", required=True, help="where to write the probabilistic qrels"
-    )
-    parser.add_argument(
-        "--rel-threshold", type=int, default=1, help="minimum grade counted relevant (default: 1)"
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the model's randomness")
     add_format_argument(parser)
 
 
 def run(args) -> int:
-    from ..data import Campaign
     from ..io import write_prob_qrels
     from ..relevance import load_settings
 
     settings = load_settings(args.model)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        campaign = Campaign.from_files(args.qrels, args.runs, rel_threshold=args.rel_threshold)
-    for w in caught:
-        print(f"relimpute fit: warning: {w.message}", file=sys.stderr)
+    campaign = load_campaign(args, COMMAND)
     estimate = settings.build().fit_predict(campaign, rng=args.seed)
     write_prob_qrels(estimate.to_frame(), args.output)
     print(f"relimpute fit: {settings}", file=sys.stderr)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 from pathlib import Path
 
 from ..errors import InputError
+from ._common import add_campaign_arguments, add_model_argument, load_campaign
 
 COMMAND = "judge"
 HELP = "judge documents interactively, chosen by MTC, until the comparison is decided"
@@ -33,12 +33,11 @@ KEYS = {
     "u": "undo",
     "q": "quit",
 }
-CHECKED = ("qrels", "runs", "systems", "strategy", "depth", "rel_threshold", "prior")
+CHECKED = ("qrels", "runs", "systems", "strategy", "depth", "rel_threshold", "prior", "model")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("qrels", help="initial qrels (may be empty of judgments for a topic)")
-    parser.add_argument("runs", nargs="*", help="run files or directories")
+    add_campaign_arguments(parser, runs_required=False)
     parser.add_argument(
         "--pair", nargs=2, metavar=("A", "B"), help="the two runs to compare (default: every pair)"
     )
@@ -56,15 +55,14 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--strategy",
         default="mtc",
-        choices=("mtc", "ip", "depth", "mtf"),
-        help="selection strategy (default: %(default)s); the pooling orders ip, depth (k = 100) "
-        "and mtf stop at --budget or when their pool is exhausted, not at --alpha",
+        choices=("mtc", "rtc", "ip", "depth", "mtf"),
+        help="selection strategy (default: %(default)s); rtc is MTC with p re-estimated by "
+        "--model every 10 judgments; the pooling orders ip, depth (k = 100) and mtf stop at "
+        "--budget or when their pool is exhausted, not at --alpha",
     )
+    add_model_argument(parser, "rtc", what="relevance model of --strategy rtc")
     parser.add_argument(
         "--prior", type=float, default=0.5, help="MTC's probability for unjudged documents"
-    )
-    parser.add_argument(
-        "--rel-threshold", type=int, default=1, help="lowest relevant grade (default: %(default)s)"
     )
     parser.add_argument(
         "--export-qrels",
@@ -101,14 +99,15 @@ def _settings(args, systems) -> dict:
         "depth": args.depth,
         "rel_threshold": args.rel_threshold,
         "prior": args.prior if args.strategy == "mtc" else None,
+        "model": args.model if args.strategy == "rtc" else None,
     }
 
 
 def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
-    params = {"prior": args.prior} if args.strategy == "mtc" else {}
-    alpha = args.alpha if args.strategy == "mtc" else None
+    params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model}}.get(args.strategy, {})
+    alpha = args.alpha if args.strategy in ("mtc", "rtc") else None
     return SelectionSession(
         campaign,
         args.strategy,
@@ -132,14 +131,9 @@ def _replay(session, actions):
 
 
 def _interactive(args) -> int:
-    from ..data import Campaign
     from ..selection.journal import Journal
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        campaign = Campaign.from_files(args.qrels, args.runs, rel_threshold=args.rel_threshold)
-    for w in caught:
-        print(f"note: {w.message}", file=sys.stderr)
+    campaign = load_campaign(args, COMMAND)
     systems = tuple(args.pair) if args.pair else campaign.systems
     missing = [s for s in systems if s not in campaign.systems]
     if missing:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..relevance.base import get_model
+from ..relevance.settings import load_settings
 from .base import SelectionState, register
 from .mtc import MTC
 
@@ -24,11 +25,12 @@ class RTC(MTC):
     Parameters
     ----------
     model
-        Name of a registered relevance model (``"rtc"``: the expert model).
+        A registered relevance model (``"rtc"``: the expert model, with its
+        shipped settings from ``models/rtc.json``) or a settings file.
     interval
         Refit the model every this many new judgments.
     model_params
-        Hyper-parameters for the model.
+        Hyper-parameters overriding the model's settings.
 
     Attributes
     ----------
@@ -48,12 +50,15 @@ class RTC(MTC):
     def _initial_p(self, state: SelectionState) -> None:
         if int(self.interval) < 1:
             raise ValueError(f"interval must be a positive integer, got {self.interval}")
+        settings = load_settings(self.model)
+        self.model_params_ = {**settings.params, **dict(self.model_params or {})}
+        self.model_name_ = settings.model
         self.n_fits_ = 0
         self.n_seen_ = 0
         self._refit(state)
 
     def _refit(self, state: SelectionState) -> None:
-        model = get_model(self.model, **dict(self.model_params or {}))
+        model = get_model(self.model_name_, **self.model_params_)
         estimate = model.fit_predict(state.current_campaign(), rng=self.rng_)
         for p, judged, fitted in zip(state.p, state.judged, estimate.p):
             p[~judged] = fitted[~judged]

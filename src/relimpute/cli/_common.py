@@ -1,0 +1,66 @@
+"""Arguments and loading shared by the subcommands that read qrels and runs."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+
+def add_campaign_arguments(parser, *, runs_required: bool = True) -> None:
+    """QRELS, RUN..., --rel-threshold, --by-rank and --duplicates."""
+    parser.add_argument(
+        "qrels", metavar="QRELS", help="qrels file (qid iter docno rel), plain or .gz"
+    )
+    parser.add_argument(
+        "runs",
+        metavar="RUN",
+        nargs="+" if runs_required else "*",
+        help="run files or directories of run files",
+    )
+    parser.add_argument(
+        "--rel-threshold",
+        type=int,
+        default=1,
+        metavar="N",
+        help="lowest grade counted relevant (default: %(default)s; 2 for TREC DL)",
+    )
+    parser.add_argument(
+        "--by-rank", action="store_true", help="order runs by their rank column instead of score"
+    )
+    parser.add_argument(
+        "--duplicates",
+        choices=("error", "first", "last"),
+        default="error",
+        help="a document listed twice in a topic of a run or the qrels: stop with an error, or "
+        "keep its first or last line (default: %(default)s)",
+    )
+
+
+def add_model_argument(parser, default: str | None, what: str = "relevance model") -> None:
+    """--model NAME|PATH: a registered model (shipped settings) or a settings file."""
+    parser.add_argument(
+        "--model",
+        "-M",
+        default=default,
+        metavar="NAME|PATH",
+        help=f"{what}: a registered name (rtc, uniform, bayes, ...; shipped settings in "
+        f"models/NAME.json) or a settings file (default: {default or 'the uniform --prior'})",
+    )
+
+
+def load_campaign(args, command: str):
+    """The campaign the arguments name; the input policies' notes go to stderr."""
+    from ..data import Campaign
+
+    with warnings.catch_warnings():  # the notes are printed below instead
+        warnings.simplefilter("ignore")
+        campaign = Campaign.from_files(
+            args.qrels,
+            args.runs,
+            rel_threshold=args.rel_threshold,
+            by_rank=args.by_rank,
+            duplicates=args.duplicates,
+        )
+    for note in campaign.notes:
+        print(f"relimpute {command}: note: {note}", file=sys.stderr)
+    return campaign
