@@ -127,6 +127,8 @@ def test_aggregation_validates():
         {"max_rank": 0},
         {"prior_strength": -1},
         {"calibration_shrinkage": -1},
+        {"platt_feature": "score"},
+        {"aggregate": "mean"},
     ],
 )
 def test_model_validates_hyper_parameters(params, dl19_small):
@@ -226,3 +228,52 @@ def test_unretrieved_documents_give_no_opinion():
     assert p["z"] == pytest.approx(expit(b0), abs=1e-12)  # nobody retrieves z
     assert p["x"] == pytest.approx(expit(b0 + w_a * expit(a_a + b_a * q[2])), abs=1e-12)
     assert p["y"] == pytest.approx(expit(b0 + w_b * expit(a_b + b_b * q[2])), abs=1e-12)
+
+
+def _hand_made():
+    import pandas as pd
+
+    from relimpute.data import Campaign
+
+    qrels = pd.DataFrame(
+        [("q", "a", 1), ("q", "b", 0), ("q", "c", 1), ("q", "d", 0), ("q", "z", 0)],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    runs = {
+        "A": pd.DataFrame({"query_id": "q", "doc_id": list("abxd"), "score": [4.0, 3, 2, 1]}),
+        "B": pd.DataFrame({"query_id": "q", "doc_id": list("cayb"), "score": [4.0, 3, 2, 1]}),
+    }
+    full = Campaign.from_frames(qrels, runs)
+    t = full.topics[0]
+    return full.with_judged([t.judged & (t.doc_ids != "z")]), t.doc_ids
+
+
+@pytest.mark.parametrize("unretrieved", ["zero", "calibrated"])
+@pytest.mark.parametrize("feature", ["qstar", "log_rank"])
+def test_log_rank_feature_and_logit_aggregation_by_hand(feature, unretrieved):
+    # x: rank 3 in A only; y: rank 3 in B only; z: retrieved by nobody
+    campaign, docs = _hand_made()
+    model = get_model(
+        "rtc", intercept=True, platt_feature=feature, aggregate="logit", unretrieved=unretrieved
+    ).fit(campaign)
+    p = dict(zip(docs, model.predict(campaign).p[0]))
+    x3 = rank_probabilities(4, 2, 2)[2] if feature == "qstar" else np.log(5) - np.log(3)
+    assert feature == "qstar" or model.feature_depth_ == 4
+    (a_a, b_a), (a_b, b_b) = model.calibration_
+    w_a, w_b = model.weights_
+    b0 = model.intercept_
+    # logit aggregation: the calibrated log-odds A_j + B_j x enter linearly;
+    # a non-retrieving expert says A_j ("calibrated") or nothing ("zero")
+    base_a, base_b = (a_a, a_b) if unretrieved == "calibrated" else (0.0, 0.0)
+    assert p["z"] == pytest.approx(expit(b0 + w_a * base_a + w_b * base_b), abs=1e-12)
+    assert p["x"] == pytest.approx(expit(b0 + w_a * (a_a + b_a * x3) + w_b * base_b), abs=1e-12)
+    assert p["y"] == pytest.approx(expit(b0 + w_a * base_a + w_b * (a_b + b_b * x3)), abs=1e-12)
+
+
+def test_log_rank_calibration_decays_with_rank(dl19_small):
+    # Platt on log rank learns that deeper is less likely relevant: B > 0 pooled
+    # and for most experts (33 of 37 with the depth-2 pool judged)
+    model = get_model("rtc", max_rank=20, platt_feature="log_rank").fit(dl19_small)
+    assert model.feature_depth_ == 20
+    assert model.pooled_calibration_[1] > 0
+    assert np.mean(model.calibration_[:, 1] > 0) > 0.75

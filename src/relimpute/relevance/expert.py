@@ -17,7 +17,14 @@ Three successive logistic models (Carterette 2007 §3.3; math.md §3):
 
 Judged documents keep their labels. How each ambiguity of the paper is
 resolved, and every deviation, is a named hyper-parameter of
-:class:`ExpertAggregation` (the paper's choice is the default).
+:class:`ExpertAggregation` (the paper's choice is the default). Two of them
+(``platt_feature="log_rank"``, ``aggregate="logit"``) exist because, fitted
+on a pool of the top ranks, the paper's model expects tens of times more
+relevant documents per topic than a pooled collection holds: stage 1 spreads
+the judged share relevant over every rank, and stage 3, without an intercept
+and on bounded features, cannot reach the low base rate of documents no
+expert ranks high (benchmarks/results/rtc.md; models/rtc.json ships the
+measured fix, scored by ``quality.heldout_quality(..., score_unjudged=True)``).
 """
 
 from __future__ import annotations
@@ -358,6 +365,23 @@ class ExpertAggregation(RelevanceModel):
     intercept
         Add an intercept to stage 3 (not in the paper; without one a document
         no expert retrieves has ``p = σ(0) = ½``).
+    platt_feature
+        What stage 2 calibrates. ``"qstar"`` (the paper's): ``q*(r)`` of
+        stage 1. ``"log_rank"``: ``log(L+1) − log r`` with ``L`` the
+        ``max_rank`` (else the deepest run of the fitted campaign), 0 for a
+        document not retrieved, so Platt learns a power-law decay from the
+        judged ranks instead of the decay stage 1 imposes (stage 1 is then
+        not solved). Not in the paper: the mean of ``q*`` over *all* ranks is
+        the judged share relevant, a share measured at the (top) ranks that
+        were judged, which puts too much probability on deep ranks.
+    aggregate
+        Stage-3 features. ``"probability"`` (the paper's Eq. 2): ``q_ij``.
+        ``"logit"``: ``logit q_ij = A_j + B_j x_ij``, so every expert that
+        ranks a document deep (or, with ``unretrieved="calibrated"``, not at
+        all) adds its own evidence to the log-odds instead of a bounded
+        ``λ_j q_ij``; with ``"zero"`` an expert's "no opinion" is 0 there too.
+        Not in the paper; it lets the aggregation reach the low base rate of
+        documents no expert ranks high (benchmarks/results/rtc.md).
 
     Attributes
     ----------
@@ -371,13 +395,16 @@ class ExpertAggregation(RelevanceModel):
         Stage-3 coefficients.
     n_judged_
         Judged (topic, document) pairs used by stage 3.
+    feature_depth_
+        ``L`` of ``platt_feature="log_rank"``.
 
     Notes
     -----
     Defined values: a document retrieved by no run (or only by runs
     unknown to the fit) has ``p = σ(intercept_)`` with ``unretrieved="zero"``
     (½ without intercept), and ``σ(intercept_ + Σ_j λ_j σ(A_j))`` over the
-    experts covering the topic with ``"calibrated"``; a
+    experts covering the topic with ``"calibrated"`` (``A_j`` in place of
+    ``σ(A_j)`` with ``aggregate="logit"``); a
     topic with no judgments uses the Beta(1, 1) prior in stage 1 and the
     fitted calibrations and weights; a run missing a topic gives no opinion
     there. With no judgments at all, every unjudged document gets ½ (the
@@ -400,6 +427,8 @@ class ExpertAggregation(RelevanceModel):
         weight_beta: float = 1.0,
         weight_scale: float = 1.0,
         intercept: bool = False,
+        platt_feature: str = "qstar",
+        aggregate: str = "probability",
     ):
         self.prior_strength = prior_strength
         self.max_rank = max_rank
@@ -411,12 +440,20 @@ class ExpertAggregation(RelevanceModel):
         self.weight_beta = weight_beta
         self.weight_scale = weight_scale
         self.intercept = intercept
+        self.platt_feature = platt_feature
+        self.aggregate = aggregate
 
     def _validate(self) -> None:
         if self.unretrieved not in ("zero", "calibrated"):
             raise ValueError(
                 f"unretrieved must be 'zero' or 'calibrated', got {self.unretrieved!r}"
             )
+        if self.platt_feature not in ("qstar", "log_rank"):
+            raise ValueError(
+                f"platt_feature must be 'qstar' or 'log_rank', got {self.platt_feature!r}"
+            )
+        if self.aggregate not in ("probability", "logit"):
+            raise ValueError(f"aggregate must be 'probability' or 'logit', got {self.aggregate!r}")
         if self.max_rank is not None and int(self.max_rank) < 1:
             raise ValueError(f"max_rank must be >= 1 or None, got {self.max_rank}")
         if not self.prior_strength > 0:
@@ -426,18 +463,22 @@ class ExpertAggregation(RelevanceModel):
                 f"calibration_shrinkage must be >= 0, got {self.calibration_shrinkage}"
             )
 
-    # stage 1 for one topic: q* of every (system, retrieved document)
+    # stage 1 for one topic: the Platt feature of every (system, retrieved document)
     def _topic_opinions(self, topic: TopicData, relevant: np.ndarray):
         depth = topic.depth if self.max_rank is None else np.minimum(topic.depth, self.max_rank)
-        n_rel = int(relevant.sum())
-        n_non = int(topic.judged.sum()) - n_rel
-        qstar = rank_probabilities(
-            int(depth.max(initial=0)), n_rel, n_non, prior_strength=self.prior_strength
-        )
         cols = np.arange(topic.ranking.shape[1])
         keep = cols[None, :] < depth[:, None]
         system, rank = np.nonzero(keep)
-        return system, topic.ranking[system, rank], qstar[rank], depth > 0
+        if self.platt_feature == "log_rank":
+            feature = np.log(self.feature_depth_ + 1.0) - np.log1p(rank)
+        else:
+            n_rel = int(relevant.sum())
+            n_non = int(topic.judged.sum()) - n_rel
+            qstar = rank_probabilities(
+                int(depth.max(initial=0)), n_rel, n_non, prior_strength=self.prior_strength
+            )
+            feature = qstar[rank]
+        return system, topic.ranking[system, rank], feature, depth > 0
 
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         from threadpoolctl import threadpool_limits
@@ -449,6 +490,8 @@ class ExpertAggregation(RelevanceModel):
 
     def _fit_stages(self, campaign: Campaign) -> None:
         n_sys = campaign.n_systems
+        deepest = max((int(t.depth.max(initial=0)) for t in campaign.topics), default=0)
+        self.feature_depth_ = deepest if self.max_rank is None else int(self.max_rank)
         xs, ys, gs = [], [], []
         for topic, relevant in zip(campaign.topics, campaign.relevant()):
             system, doc, q, covers = self._topic_opinions(topic, relevant)
@@ -516,12 +559,13 @@ class ExpertAggregation(RelevanceModel):
         for topic, relevant in zip(campaign.topics, campaign.relevant()):
             system, doc, q, covers = self._topic_opinions(topic, relevant)
             base = np.zeros(len(self.systems_))
+            link = (lambda z: z) if self.aggregate == "logit" else expit
             if self.unretrieved == "calibrated":
                 rows = col[np.nonzero(covers & known)[0]]
-                base[rows] = expit(cal[rows, 0])
+                base[rows] = link(cal[rows, 0])
             ok = known[system]
             j = col[system[ok]]
-            yield j, doc[ok], expit(cal[j, 0] + cal[j, 1] * q[ok]), base
+            yield j, doc[ok], link(cal[j, 0] + cal[j, 1] * q[ok]), base
 
     def _predict(self, campaign: Campaign):
         w = np.asarray(self.weights_)

@@ -6,11 +6,20 @@ fit the model on what is kept, predict the hidden documents and score the
 predictions against their labels: log loss, Brier score, AUC and a
 calibration curve (reliability diagram). Scores are over the hidden judged
 documents of all topics pooled.
+
+That protocol never sees the documents nobody judged, which in a pooled
+collection are most of the retrieved documents and nearly all nonrelevant.
+``score_unjudged=True`` scores every document of the campaign instead, an
+unjudged one counting as nonrelevant (:func:`complete_judgments`; right for
+a collection whose qrels hold essentially every relevant document, as
+DL 2019's), and every result reports the expected number of relevant
+documents per topic, ``Σ_i p_i`` (the quantity behind E[R] in the
+confidence engine), against the number the qrels hold.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -84,6 +93,24 @@ def calibration_curve(y, p, *, bins: int = 10) -> pd.DataFrame:
     )
 
 
+def complete_judgments(campaign: Campaign) -> Campaign:
+    """The campaign with every document judged, an unjudged one as nonrelevant (grade 0).
+
+    The truth of the ``score_unjudged`` protocol; :func:`split_judgments` on
+    it with ``protocol="random"`` samples the judgments uniformly from every
+    document the runs retrieve (the unbiased case).
+    """
+    topics = tuple(
+        replace(
+            t,
+            judged=np.ones(t.n_docs, dtype=bool),
+            grades=np.where(t.judged, t.grades, 0).astype(np.int16),
+        )
+        for t in campaign.topics
+    )
+    return replace(campaign, topics=topics)
+
+
 def split_judgments(
     campaign: Campaign,
     *,
@@ -95,7 +122,7 @@ def split_judgments(
     """Per topic, the mask of judgments to keep (the rest are held out).
 
     ``protocol="random"``: each judged document is kept with probability
-    ``fraction``. ``protocol="pool"``: keep the judged documents in the top
+    ``fraction`` (on :func:`complete_judgments` of a campaign: each document). ``protocol="pool"``: keep the judged documents in the top
     ``depth`` of any run (a depth-k pool), hold out the deeper ones.
     """
     if protocol == "random":
@@ -118,7 +145,7 @@ def split_judgments(
 
 @dataclass(frozen=True, slots=True)
 class PredictiveQuality:
-    """Scores of one model's predictions on held-out judged documents."""
+    """Scores of one model's predictions on held-out documents (:func:`heldout_quality`)."""
 
     model: str
     n_train: int
@@ -128,9 +155,32 @@ class PredictiveQuality:
     brier: float
     auc: float
     calibration: pd.DataFrame
+    #: per topic: ``query_id, expected_relevant`` (Σ p over the topic's
+    #: documents, kept labels included) and ``true_relevant`` (the qrels' count)
+    relevant_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: whether unjudged documents were scored (as nonrelevant)
+    score_unjudged: bool = False
+
+    @property
+    def expected_relevant(self) -> float:
+        """Mean over topics of the expected number of relevant documents."""
+        return float(self.relevant_counts["expected_relevant"].mean())
+
+    @property
+    def true_relevant(self) -> float:
+        """Mean over topics of the number of relevant documents in the qrels."""
+        return float(self.relevant_counts["true_relevant"].mean())
+
+    @property
+    def relevant_ratio(self) -> float:
+        """Geometric mean over topics of expected / true relevant (topics with R > 0)."""
+        counts = self.relevant_counts[self.relevant_counts["true_relevant"] > 0]
+        ratio = counts["expected_relevant"] / counts["true_relevant"]
+        return float(np.exp(np.log(ratio).mean())) if len(ratio) else float("nan")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row: ``model, n_train, n_test, prevalence, log_loss, brier, auc``."""
+        """One row: ``model, n_train, n_test, prevalence, log_loss, brier, auc,
+        expected_relevant, true_relevant, relevant_ratio, score_unjudged``."""
         return pd.DataFrame(
             [
                 {
@@ -141,15 +191,22 @@ class PredictiveQuality:
                     "log_loss": self.log_loss,
                     "brier": self.brier,
                     "auc": self.auc,
+                    "expected_relevant": self.expected_relevant,
+                    "true_relevant": self.true_relevant,
+                    "relevant_ratio": self.relevant_ratio,
+                    "score_unjudged": self.score_unjudged,
                 }
             ]
         )
 
     def __str__(self) -> str:
+        what = "held-out documents" if self.score_unjudged else "held-out judgments"
         return (
             f"{self.model}: log loss {self.log_loss:.4f}, Brier {self.brier:.4f}, "
-            f"AUC {self.auc:.3f} on {self.n_test} held-out judgments "
-            f"({self.prevalence:.1%} relevant; trained on {self.n_train})"
+            f"AUC {self.auc:.3f} on {self.n_test} {what} "
+            f"({self.prevalence:.1%} relevant; trained on {self.n_train}); "
+            f"{self.expected_relevant:.1f} relevant expected per topic, "
+            f"{self.true_relevant:.1f} true (ratio {self.relevant_ratio:.2f})"
         )
 
 
@@ -160,13 +217,29 @@ def heldout_quality(
     *,
     rng: int | np.random.Generator | None = None,
     bins: int = 10,
+    score_unjudged: bool = False,
 ) -> PredictiveQuality:
-    """Fit ``model`` on the judgments in ``keep``, score it on the other judged documents."""
-    train = campaign.with_judged(keep)
+    """Fit ``model`` on the judgments in ``keep``, score it on the held-out documents.
+
+    ``score_unjudged=False``: scored on the other judged documents.
+    ``True``: on every other document of the campaign, an unjudged one as
+    nonrelevant (:func:`complete_judgments`); ``keep`` may then hold
+    unjudged documents (as split from the completed campaign).
+    """
+    truth = complete_judgments(campaign) if score_unjudged else campaign
+    train = truth.with_judged(keep)
     estimate = model.fit(train, rng=rng).predict(train)
-    test = [t.judged & ~k for t, k in zip(campaign.topics, keep)]
-    y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), test)])
+    test = [t.judged & ~k for t, k in zip(truth.topics, keep)]
+    relevant = truth.relevant()
+    y = np.concatenate([r[m] for r, m in zip(relevant, test)])
     p = np.concatenate([pt[m] for pt, m in zip(estimate.p, test)])
+    counts = pd.DataFrame(
+        {
+            "query_id": list(truth.query_ids),
+            "expected_relevant": [float(pt.sum()) for pt in estimate.p],
+            "true_relevant": [int(r.sum()) for r in relevant],
+        }
+    )
     return PredictiveQuality(
         model=model.name,
         n_train=int(sum(k.sum() for k in keep)),
@@ -176,4 +249,6 @@ def heldout_quality(
         brier=brier(y, p),
         auc=auc(y, p),
         calibration=calibration_curve(y, p, bins=bins),
+        relevant_counts=counts,
+        score_unjudged=score_unjudged,
     )
