@@ -11,8 +11,10 @@ from .base import (
 from .expert import ExpertAggregation
 from .settings import ModelSettings, load_model, load_settings
 from .uniform import UniformPrior, UnjudgedNonrelevant
+from .hierarchical import BayesianHierarchy
 
 __all__ = [
+    "BayesianHierarchy",
     "ExpertAggregation",
     "ModelSettings",
     "load_model",
