@@ -1,0 +1,70 @@
+"""Calibration studies: is a confidence of 75% right 75% of the time? (Carterette 2007, §4.3–4.4).
+
+Layers: :mod:`.metrics` (bins, the bookmaker W, ECE, Brier, log loss, τ on
+plain arrays), :mod:`.paired` (paired tests between strategies),
+:mod:`.strategies` (selector + relevance model, by name), :mod:`.trials`
+(the trial protocol and the parallel runner), :mod:`.report` (Tables 2–4,
+files, terminal summary) and :mod:`.plots` (the reliability diagram).
+"""
+
+from .metrics import (
+    BIN_EDGES,
+    W_CAP,
+    bin_table,
+    bookmaker_terms,
+    bookmaker_w,
+    brier_score,
+    cap_confidence,
+    expected_calibration_error,
+    kendall_tau,
+    log_loss,
+    orient,
+)
+from .paired import PairedTest, paired_test, paired_tests
+from .report import CalibrationReport, read_study
+from .strategies import Strategy, available_strategies, get_strategy, register_strategy
+from .trials import (
+    CalibrationStudy,
+    TrialSpec,
+    combine_studies,
+    read_groups,
+    run_similarity,
+    run_study,
+    run_trial,
+    trial_specs,
+    true_map,
+    truncate_campaign,
+)
+
+__all__ = [
+    "BIN_EDGES",
+    "W_CAP",
+    "CalibrationReport",
+    "CalibrationStudy",
+    "PairedTest",
+    "Strategy",
+    "TrialSpec",
+    "available_strategies",
+    "bin_table",
+    "bookmaker_terms",
+    "bookmaker_w",
+    "brier_score",
+    "cap_confidence",
+    "combine_studies",
+    "expected_calibration_error",
+    "get_strategy",
+    "kendall_tau",
+    "log_loss",
+    "orient",
+    "paired_test",
+    "paired_tests",
+    "read_groups",
+    "read_study",
+    "register_strategy",
+    "run_similarity",
+    "run_study",
+    "run_trial",
+    "trial_specs",
+    "true_map",
+    "truncate_campaign",
+]

@@ -1,0 +1,117 @@
+"""Paired tests between strategies run on the same trials (Carterette 2007, §4.4.1).
+
+Every strategy of a study sees the same run sets and initial pairs, so the
+per-trial outcomes are paired: the number of judgments is compared with the
+Wilcoxon signed-rank test (the paper's test for medians), Kendall's τ and the
+per-trial W with the paired t-test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: (per-trial column, test) pairs compared between every two strategies.
+PAIRED_OUTCOMES = (("judgments", "wilcoxon"), ("tau", "t"), ("w", "t"))
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTest:
+    """One paired test of an outcome between two strategies.
+
+    Attributes
+    ----------
+    outcome, test
+        The per-trial outcome compared and the test (``"wilcoxon"`` or ``"t"``).
+    strategy_a, strategy_b
+        The two strategies; ``mean_difference`` is a − b.
+    n
+        Number of trials with both outcomes defined.
+    statistic, pvalue
+        The test's statistic and two-sided p-value (p = 1 when every paired
+        difference is 0, NaN with fewer than two trials).
+    """
+
+    outcome: str
+    test: str
+    strategy_a: str
+    strategy_b: str
+    n: int
+    mean_difference: float
+    median_difference: float
+    statistic: float
+    pvalue: float
+
+
+def paired_test(a: np.ndarray, b: np.ndarray, test: str) -> tuple[float, float]:
+    """Statistic and two-sided p-value of a paired test of ``a`` against ``b``.
+
+    ``test="wilcoxon"`` is :func:`scipy.stats.wilcoxon` (zero differences
+    dropped, Wilcoxon's convention); ``test="t"`` is :func:`scipy.stats.ttest_rel`.
+    Degenerate samples get defined answers instead of warnings: every
+    difference 0 gives ``(0, 1)``; constant non-zero differences (up to rounding) give a t of
+    ±inf with p = 0; fewer than two pairs give NaN.
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"paired samples must be equal 1-d shapes, got {x.shape} and {y.shape}")
+    if test not in ("wilcoxon", "t"):
+        raise ValueError(f"test must be 'wilcoxon' or 't', got {test!r}")
+    d = x - y
+    if len(d) < 2:
+        return float("nan"), float("nan")
+    if np.all(d == 0):
+        return 0.0, 1.0
+    if test == "wilcoxon":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # normal approximation notes
+            res = stats.wilcoxon(x, y, zero_method="wilcox")
+        return float(res.statistic), float(res.pvalue)
+    if np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):  # constant up to rounding
+        return float(np.sign(d.mean()) * np.inf), 0.0
+    res = stats.ttest_rel(x, y)
+    return float(res.statistic), float(res.pvalue)
+
+
+def paired_tests(trials: pd.DataFrame, outcomes=PAIRED_OUTCOMES) -> list[PairedTest]:
+    """Every paired test between every two strategies of a per-trial table.
+
+    ``trials`` has one row per (trial, strategy) with columns ``trial,
+    strategy`` and the outcome columns; rows where either side is NaN are
+    dropped pair-wise.
+    """
+    strategies = list(dict.fromkeys(trials["strategy"]))
+    out = []
+    for outcome, test in outcomes:
+        wide = trials.pivot(index="trial", columns="strategy", values=outcome)
+        for sa, sb in itertools.combinations(strategies, 2):
+            both = wide[[sa, sb]].dropna()
+            a, b = both[sa].to_numpy(float), both[sb].to_numpy(float)
+            stat, p = paired_test(a, b, test)
+            diff = a - b
+            out.append(
+                PairedTest(
+                    outcome=outcome,
+                    test=test,
+                    strategy_a=sa,
+                    strategy_b=sb,
+                    n=len(diff),
+                    mean_difference=float(diff.mean()) if len(diff) else float("nan"),
+                    median_difference=float(np.median(diff)) if len(diff) else float("nan"),
+                    statistic=stat,
+                    pvalue=p,
+                )
+            )
+    return out
+
+
+def paired_frame(tests: list[PairedTest]) -> pd.DataFrame:
+    """The tests as a tidy table, one row per (outcome, strategy pair)."""
+    columns = [f for f in PairedTest.__slots__]
+    return pd.DataFrame([[getattr(t, c) for c in columns] for t in tests], columns=columns)

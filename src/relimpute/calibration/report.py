@@ -1,0 +1,482 @@
+"""The calibration report: Carterette's Tables 2–4, scores beside W, paired tests, files.
+
+Tables follow Carterette (2007) §5: Table 2 (share of pairs and accuracy per
+confidence bin, W, median judgments, mean τ), Table 3 (pairs with two, one or
+no initial systems), Table 4 (by the share of documents two runs retrieve in
+common). Beside W the report gives the expected calibration error, the Brier
+score and the log loss of the pairwise predictions, and every table exists
+with and without confidence capped (Carterette's remedy for over-fitting: cap
+at 0.95). Pairs whose true ΔMAP is exactly 0 have no winner and are left out
+(their count is reported).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .metrics import (
+    W_CAP,
+    bin_labels,
+    bin_table,
+    bookmaker_terms,
+    brier_score,
+    cap_confidence,
+    expected_calibration_error,
+    log_loss,
+    orient,
+)
+from .paired import paired_frame, paired_tests
+
+if TYPE_CHECKING:
+    from .trials import CalibrationStudy
+
+#: Run-similarity bins of Table 4 (share of documents retrieved in common).
+SIMILARITY_EDGES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+INITIAL_GROUPS = {2: "two initial", 1: "one initial", 0: "no initial"}
+TIE_TOLERANCE = 1e-12
+N_BOOTSTRAP = 2000
+
+
+def scored_pairs(study: CalibrationStudy, cap: float | None = None) -> pd.DataFrame:
+    """Pairs with a winner, with oriented ``confidence``, ``correct`` and ``w_i`` columns."""
+    pairs = study.pairs
+    decided = pairs[np.abs(pairs["true_delta_map"].to_numpy()) > TIE_TOLERANCE].copy()
+    confidence, correct = orient(decided["p_a_better"].to_numpy(), decided["true_delta_map"].to_numpy() > 0)
+    confidence = cap_confidence(confidence, cap)
+    decided["confidence"] = confidence
+    decided["correct"] = correct
+    decided["w_i"] = bookmaker_terms(confidence, correct, W_CAP)
+    return decided
+
+
+def _scores(group: pd.DataFrame) -> dict[str, float]:
+    conf = group["confidence"].to_numpy()
+    y = group["correct"].to_numpy()
+    high = conf >= 0.95
+    return {
+        "pairs": len(group),
+        "w": float(group["w_i"].mean()) if len(group) else float("nan"),
+        "accuracy": float(y.mean()) if len(y) else float("nan"),
+        "ece": expected_calibration_error(conf, y),
+        "brier": brier_score(conf, y),
+        "log_loss": log_loss(conf, y),
+        "share_conf_95": float(high.mean()) if len(y) else float("nan"),
+        "accuracy_conf_95": float(y[high].mean()) if high.any() else float("nan"),
+    }
+
+
+def _bootstrap_w(group: pd.DataFrame, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile 95% interval of W resampling whole trials (pairs within a trial are dependent)."""
+    per_trial = group.groupby("trial")["w_i"].agg(["sum", "count"])
+    if len(per_trial) < 2:
+        return float("nan"), float("nan")
+    sums, counts = per_trial["sum"].to_numpy(), per_trial["count"].to_numpy()
+    idx = rng.integers(len(sums), size=(N_BOOTSTRAP, len(sums)))
+    w = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    low, high = np.percentile(w, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def trial_outcomes(study: CalibrationStudy, cap: float | None = None) -> pd.DataFrame:
+    """The per-trial table with the trial's W (mean W_i over its decided pairs) added."""
+    scored = scored_pairs(study, cap)
+    w = scored.groupby(["trial", "strategy"])["w_i"].mean().rename("w").reset_index()
+    return study.trials.merge(w, on=["trial", "strategy"], how="left")
+
+
+def summary_frame(study: CalibrationStudy, cap: float | None = None) -> pd.DataFrame:
+    """One row per strategy: W (with a trial-bootstrap interval), ECE, Brier, log loss, judgments, τ."""
+    scored = scored_pairs(study, cap)
+    rows = []
+    for strategy in study.strategies:
+        group = scored[scored["strategy"] == strategy]
+        trials = study.trials[study.trials["strategy"] == strategy]
+        judged = trials["judgments"].to_numpy()
+        low, high = _bootstrap_w(group, np.random.default_rng(0))
+        rows.append(
+            {
+                "strategy": strategy,
+                "trials": len(trials),
+                **_scores(group),
+                "w_low": low,
+                "w_high": high,
+                "ties_excluded": int((study.pairs["strategy"] == strategy).sum() - len(group)),
+                "median_judgments": float(np.median(judged)),
+                "mean_judgments": float(np.mean(judged)),
+                "share_zero_judgments": float(np.mean(judged == 0)),
+                "mean_tau": float(trials["tau"].mean()),
+                "trials_with_warnings": int((trials.get("warnings", pd.Series(0, index=trials.index)) > 0).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def bins_frame(study: CalibrationStudy, cap: float | None = None) -> pd.DataFrame:
+    """Table 2 in long form: strategy × confidence bin, with count, share and accuracy."""
+    scored = scored_pairs(study, cap)
+    parts = []
+    for strategy in study.strategies:
+        group = scored[scored["strategy"] == strategy]
+        table = bin_table(group["confidence"].to_numpy(), group["correct"].to_numpy())
+        table.insert(0, "strategy", strategy)
+        parts.append(table)
+    return pd.concat(parts, ignore_index=True)
+
+
+def breakdown_frame(study: CalibrationStudy, by: str, cap: float | None = None) -> pd.DataFrame:
+    """Table 3 (``by="initial"``) or Table 4 (``by="similarity"``) in long form.
+
+    One row per (strategy, group, confidence bin) with count, share and
+    accuracy, and the group's W, accuracy and pair count repeated on its rows.
+    """
+    scored = scored_pairs(study, cap)
+    if by == "initial":
+        labels = scored["n_initial"].map(INITIAL_GROUPS)
+        order = list(INITIAL_GROUPS.values())
+    elif by == "similarity":
+        edges = np.asarray(SIMILARITY_EDGES)
+        idx = np.clip(np.searchsorted(edges, scored["similarity"].to_numpy(), side="right") - 1, 0, len(edges) - 2)
+        names = bin_labels(SIMILARITY_EDGES)
+        labels = pd.Series([names[i] for i in idx], index=scored.index)
+        order = names
+    else:
+        raise ValueError(f"by must be 'initial' or 'similarity', got {by!r}")
+    scored = scored.assign(group=labels)
+    parts = []
+    for strategy in study.strategies:
+        for name in order:
+            group = scored[(scored["strategy"] == strategy) & (scored["group"] == name)]
+            if group.empty:
+                continue
+            table = bin_table(group["confidence"].to_numpy(), group["correct"].to_numpy())
+            table.insert(0, "group", name)
+            table.insert(0, "strategy", strategy)
+            table["group_pairs"] = len(group)
+            table["group_w"] = float(group["w_i"].mean())
+            table["group_accuracy"] = float(group["correct"].mean())
+            parts.append(table)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+# --------------------------------------------------------------------------- the report object
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationReport:
+    """Every table of a study, raw and with confidence capped.
+
+    Attributes
+    ----------
+    summary, bins, by_initial, by_similarity
+        Keyed ``"raw"`` and ``"capped"`` (confidence capped at ``cap``).
+    trials
+        Per-trial outcomes with the raw per-trial W (``w``) and the capped one (``w_capped``).
+    paired
+        Paired tests between strategies (judgments: Wilcoxon; τ, W: paired t).
+    cap
+        The confidence cap of the ``"capped"`` tables.
+    config
+        The study's configuration.
+    """
+
+    summary: dict[str, pd.DataFrame]
+    bins: dict[str, pd.DataFrame]
+    by_initial: dict[str, pd.DataFrame]
+    by_similarity: dict[str, pd.DataFrame]
+    trials: pd.DataFrame
+    paired: pd.DataFrame
+    cap: float
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_study(cls, study: CalibrationStudy, cap: float = 0.95) -> CalibrationReport:
+        caps = {"raw": None, "capped": cap}
+        trials = trial_outcomes(study)
+        trials["w_capped"] = trial_outcomes(study, cap)["w"].to_numpy()
+        tests = paired_frame(paired_tests(trials)) if len(study.strategies) > 1 else pd.DataFrame()
+        return cls(
+            summary={k: summary_frame(study, v) for k, v in caps.items()},
+            bins={k: bins_frame(study, v) for k, v in caps.items()},
+            by_initial={k: breakdown_frame(study, "initial", v) for k, v in caps.items()},
+            by_similarity={k: breakdown_frame(study, "similarity", v) for k, v in caps.items()},
+            trials=trials,
+            paired=tests,
+            cap=cap,
+            config=dict(study.config),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The raw and capped summaries in one table (column ``confidence``)."""
+        return pd.concat(
+            [f.assign(confidence=k) for k, f in self.summary.items()], ignore_index=True
+        )
+
+    # ---------------------------------------------------------------- text
+
+    def terminal_summary(self) -> str:
+        """A one-screen summary: per strategy W, accuracy at ≥ 0.95, ECE, judgments, τ."""
+        raw, capped = self.summary["raw"], self.summary["capped"]
+        cfg = self.config
+        lines = [
+            (
+                f"relimpute calibrate: {cfg.get('n_trials')} trials, k={cfg.get('k')}, "
+                f"c={cfg.get('c')}, alpha={cfg.get('alpha')}, depth={cfg.get('depth')}, "
+                f"rel>={cfg.get('rel_threshold')}"
+            ),
+            "",
+            (
+                f"{'strategy':<12}{'W':>8}{'W 95% CI':>18}{'W cap':>8}{'acc≥.95':>9}{'(share)':>9}"
+                f"{'ECE':>7}{'Brier':>7}{'med/mean judged':>17}{'tau':>7}"
+            ),
+        ]
+        for (_, r), (_, rc) in zip(raw.iterrows(), capped.iterrows()):
+            ci = f"({r['w_low']:.2f}, {r['w_high']:.2f})"
+            lines.append(
+                f"{r['strategy']:<12}{r['w']:>8.2f}{ci:>18}{rc['w']:>8.2f}"
+                f"{_pct(r['accuracy_conf_95']):>9}{_pct(r['share_conf_95']):>9}"
+                f"{r['ece']:>7.3f}{r['brier']:>7.3f}"
+                f"{r['median_judgments']:>8.0f} / {r['mean_judgments']:<6.0f}{r['mean_tau']:>7.3f}"
+            )
+        if not self.paired.empty:
+            lines += [
+                "",
+                "paired tests, mean difference a - b (p): judgments Wilcoxon, tau and W paired t",
+            ]
+            for (sa, sb), part in self.paired.groupby(["strategy_a", "strategy_b"], sort=False):
+                cells = [
+                    f"{t['outcome']} {t['mean_difference']:+.3g} ({t['pvalue']:.2g})"
+                    for _, t in part.iterrows()
+                ]
+                lines.append(f"  {sa} vs {sb}: " + ", ".join(cells))
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """The whole report as markdown (tables raw, then capped)."""
+        cfg = self.config
+        out = [
+            "# Calibration study (Carterette 2007, §4.3–4.4)",
+            "",
+            (
+                f"{cfg.get('n_trials')} trials; k = {cfg.get('k')} runs per trial"
+                f"{' (one per group)' if cfg.get('one_per_group') else ''}, c = {cfg.get('c')} "
+                f"initial; judged to α = {cfg.get('alpha')}; runs truncated at depth "
+                f"{cfg.get('depth')}; relevant = grade ≥ {cfg.get('rel_threshold')}; "
+                f"seed {cfg.get('seed')}."
+            ),
+            f"Strategies: {_strategy_text(cfg)}.",
+            (
+                "`P` = max(P(ΔMAP < 0), P(ΔMAP > 0)); W = mean W_i with −W_i capped at "
+                f"{W_CAP:g}; pairs with a true ΔMAP of exactly 0 are left out."
+            ),
+            "",
+        ]
+        for key, title in (("raw", "uncapped confidence"), ("capped", f"confidence capped at {self.cap:g}")):
+            out += [f"## Table 2 ({title})", "", _table2_markdown(self.bins[key], self.summary[key]), ""]
+            out += ["### Scores beside W", "", _markdown(_summary_view(self.summary[key])), ""]
+            out += [
+                f"## Table 3: pairs with two / one / no initial systems ({title})",
+                "",
+                _breakdown_markdown(self.by_initial[key]),
+                "",
+                f"## Table 4: by run similarity, share of documents in common ({title})",
+                "",
+                _breakdown_markdown(self.by_similarity[key]),
+                "",
+            ]
+        if not self.paired.empty:
+            out += [
+                "## Paired tests between strategies (same trials)",
+                "",
+                "Judgments: Wilcoxon signed-rank; τ and per-trial W: paired t-test; differences are a − b.",
+                "",
+                _markdown(self.paired),
+                "",
+            ]
+        out += ["![reliability diagram](reliability.svg)", ""]
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.terminal_summary()
+
+    # ---------------------------------------------------------------- files
+
+    def write(self, directory: str | os.PathLike, study: CalibrationStudy | None = None) -> list[Path]:
+        """Write the report (markdown, CSV, JSON, reliability diagram PNG+SVG) into ``directory``.
+
+        With ``study`` the raw pair table is written too (``pairs.csv.gz``),
+        so that :func:`read_study` can rebuild the study from the folder.
+        """
+        from ..io import atomic_write_text
+        from .plots import reliability_diagram
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+
+        def put(name: str, text: str) -> None:
+            atomic_write_text(out / name, text)
+            written.append(out / name)
+
+        put("report.md", self.to_markdown())
+        put("summary.txt", self.terminal_summary() + "\n")
+        for key in ("raw", "capped"):
+            suffix = "" if key == "raw" else "_capped"
+            put(f"summary{suffix}.csv", self.summary[key].to_csv(index=False))
+            put(f"table2_bins{suffix}.csv", self.bins[key].to_csv(index=False))
+            put(f"table3_initial{suffix}.csv", self.by_initial[key].to_csv(index=False))
+            put(f"table4_similarity{suffix}.csv", self.by_similarity[key].to_csv(index=False))
+        put("trials.csv", self.trials.to_csv(index=False))
+        if not self.paired.empty:
+            put("paired_tests.csv", self.paired.to_csv(index=False))
+        if study is not None:
+            put("pairs.csv.gz", study.pairs.to_csv(index=False))
+        document = {
+            "config": self.config,
+            "cap": self.cap,
+            "summary": {k: _records(v) for k, v in self.summary.items()},
+            "bins": {k: _records(v) for k, v in self.bins.items()},
+            "by_initial": {k: _records(v) for k, v in self.by_initial.items()},
+            "by_similarity": {k: _records(v) for k, v in self.by_similarity.items()},
+            "paired_tests": _records(self.paired),
+        }
+        put("report.json", json.dumps(document, indent=2, default=_json_default) + "\n")
+        for ext in ("png", "svg"):
+            path = out / f"reliability.{ext}"
+            reliability_diagram(self.bins["raw"], path, capped=self.bins["capped"], cap=self.cap)
+            written.append(path)
+        return written
+
+
+# --------------------------------------------------------------------------- formatting helpers
+
+
+def _pct(x: float) -> str:
+    return "-" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, (float, np.floating)):
+        return "-" if not np.isfinite(x) else f"{x:.4g}"
+    return str(x)
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    cols = list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(_num(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(frame.to_json(orient="records")) if not frame.empty else []
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def _strategy_text(cfg: dict[str, Any]) -> str:
+    specs = cfg.get("strategy_specs", {})
+    parts = []
+    for name, spec in specs.items():
+        text = f"{name} = {spec['selector']} judgments + {spec['model']} model"
+        if spec.get("budget_from"):
+            text += f" (as many judgments as {spec['budget_from']})"
+        if spec.get("monte_carlo_draws"):
+            text += f", confidence from {spec['monte_carlo_draws']} Monte Carlo draws"
+        parts.append(text)
+    return "; ".join(parts) or "-"
+
+
+def _summary_view(summary: pd.DataFrame) -> pd.DataFrame:
+    view = summary[
+        [
+            "strategy", "trials", "pairs", "w", "w_low", "w_high", "accuracy", "ece", "brier",
+            "log_loss", "share_conf_95", "accuracy_conf_95", "median_judgments",
+            "mean_judgments", "share_zero_judgments", "mean_tau", "ties_excluded",
+            "trials_with_warnings",
+        ]
+    ].copy()
+    return view.rename(columns={"w_low": "W 2.5%", "w_high": "W 97.5%", "w": "W"})
+
+
+def _table2_markdown(bins: pd.DataFrame, summary: pd.DataFrame) -> str:
+    strategies = list(dict.fromkeys(bins["strategy"]))
+    header = ["confidence"] + [f"{s} {col}" for s in strategies for col in ("% in bin", "accuracy")]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label in dict.fromkeys(bins["bin"]):
+        cells = [label]
+        for s in strategies:
+            row = bins[(bins["strategy"] == s) & (bins["bin"] == label)].iloc[0]
+            cells += [_pct(row["share"]), _pct(row["accuracy"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    by = summary.set_index("strategy")
+    for label, col, fmt in (
+        ("W", "w", "{:.2f}"),
+        ("median judged", "median_judgments", "{:.0f}"),
+        ("mean judged", "mean_judgments", "{:.0f}"),
+        ("mean τ", "mean_tau", "{:.3f}"),
+    ):
+        cells = [label]
+        for s in strategies:
+            cells += [fmt.format(by.loc[s, col]), ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _breakdown_markdown(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "(no pairs)"
+    out = []
+    for strategy in dict.fromkeys(frame["strategy"]):
+        part = frame[frame["strategy"] == strategy]
+        groups = list(dict.fromkeys(part["group"]))
+        header = ["confidence"] + [f"{g} accuracy (n)" for g in groups]
+        lines = [f"**{strategy}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for label in dict.fromkeys(part["bin"]):
+            cells = [label]
+            for g in groups:
+                row = part[(part["group"] == g) & (part["bin"] == label)].iloc[0]
+                cells.append(f"{_pct(row['accuracy'])} ({int(row['n'])})")
+            lines.append("| " + " | ".join(cells) + " |")
+        for label, col, fmt in (("W", "group_w", "{:.2f}"), ("pairs", "group_pairs", "{:d}")):
+            cells = [label]
+            for g in groups:
+                value = part[part["group"] == g][col].iloc[0]
+                cells.append(fmt.format(int(value) if fmt == "{:d}" else value))
+            lines.append("| " + " | ".join(cells) + " |")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def read_study(directory: str | os.PathLike) -> CalibrationStudy:
+    """Rebuild a study from a folder written by ``CalibrationReport.write(..., study=study)``.
+
+    Lets a finished study be re-reported (another cap, new tables) without
+    running its trials again.
+    """
+    from ..errors import InputError
+    from .trials import CalibrationStudy
+
+    folder = Path(directory)
+    needed = [folder / "pairs.csv.gz", folder / "trials.csv", folder / "report.json"]
+    missing = [p.name for p in needed if not p.is_file()]
+    if missing:
+        raise InputError(f"not a calibration report folder with pairs (missing {missing})", str(folder))
+    pairs = pd.read_csv(needed[0], dtype={"system_a": str, "system_b": str})
+    trials = pd.read_csv(needed[1], keep_default_na=False, na_values=[""])
+    trials = trials.drop(columns=[c for c in ("w", "w_capped") if c in trials.columns])
+    if "warning_messages" in trials:
+        trials["warning_messages"] = trials["warning_messages"].fillna("")
+    config = json.loads(needed[2].read_text())["config"]
+    return CalibrationStudy(pairs=pairs, trials=trials, config=config)

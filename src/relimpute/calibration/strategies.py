@@ -1,0 +1,193 @@
+"""Strategies of a calibration study: how judgments are gathered, and which model generalises them.
+
+A strategy pairs a judgment-selection strategy of :mod:`relimpute.selection`
+(run on the initial systems until confidence α) with a relevance model of
+:mod:`relimpute.relevance` (fitted on the judgments gathered, then used to
+estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
+
+``mtc``
+    MTC selection with p = ½; the uniform prior generalises (§4.2, Algorithm 1).
+``rtc``
+    The RTC loop (MTC re-estimating p with the expert model every 10
+    judgments); the expert model generalises (§3, §4.3 step 4). Both use the
+    shipped settings ``models/rtc.json``; ``rtc-paper`` uses the paper's
+    model exactly (the class defaults).
+``bayes``
+    The MTC judgments generalised by the Bayesian hierarchy. It judges
+    exactly what ``mtc`` judges, so the paired comparison with ``mtc``
+    isolates the model (and the study avoids refitting a PyMC model every 10
+    judgments). It is fitted by ADVI; ``bayes-nuts`` fits by NUTS with one
+    chain per trial (trials already run in parallel); ``bayes-mc`` takes its
+    confidence from Monte Carlo over the posterior draws, so parameter
+    uncertainty reaches P(ΔMAP > 0). ``rtc+bayes`` gathers with RTC instead.
+``ip``
+    Incremental pooling with as many judgments as ``mtc`` made in the same
+    trial; unjudged documents are nonrelevant (§4.2).
+
+New strategies plug in with :func:`register_strategy`, and any
+``"SELECTOR+MODEL"`` name (e.g. ``"mtc+rtc"``) is understood without
+registration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..relevance import ExpertAggregation, RelevanceModel, get_model
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """A judgment-selection strategy plus the relevance model that generalises its judgments.
+
+    Attributes
+    ----------
+    name
+        The name the study reports.
+    selector
+        A selection strategy registered in :mod:`relimpute.selection`.
+    model
+        A relevance model registered in :mod:`relimpute.relevance`, or an
+        unfitted :class:`~relimpute.relevance.RelevanceModel` (cloned from its
+        hyper-parameters for every trial; ``model_params`` then ignored).
+    selector_params, model_params
+        Keyword arguments for the selector and the model.
+    budget_from
+        When set, the strategy is given exactly the number of judgments that
+        strategy ``budget_from`` made in the same trial and is not stopped at α
+        (IP "with the same number of judgments as MTC", Carterette 2007 §5).
+    monte_carlo_draws
+        0 (default): P(ΔMAP > 0) from the engine's exact moments and the
+        normal approximation (Carterette 2007 Eq. 1). A positive number: from
+        that many Monte Carlo draws, which use the model's joint posterior
+        draws of p when it hands them over, so parameter uncertainty widens
+        ΔMAP (math.md §2).
+    """
+
+    name: str
+    selector: str
+    model: str | RelevanceModel
+    selector_params: Mapping[str, Any] = field(default_factory=dict)
+    model_params: Mapping[str, Any] = field(default_factory=dict)
+    budget_from: str | None = None
+    monte_carlo_draws: int = 0
+
+    def __post_init__(self) -> None:
+        if self.monte_carlo_draws != 0 and self.monte_carlo_draws < 2:
+            raise ValueError(f"monte_carlo_draws must be 0 or at least 2, got {self.monte_carlo_draws}")
+
+
+    def make_model(self) -> RelevanceModel:
+        """A fresh, unfitted instance of the strategy's relevance model.
+
+        A model given by name (or settings file) takes its shipped settings
+        (:func:`relimpute.relevance.load_settings`: ``models/<name>.json``, else
+        the class defaults) with ``model_params`` on top.
+        """
+        if isinstance(self.model, RelevanceModel):
+            return type(self.model)(**self.model.get_params())
+        settings = _settings(self.model)
+        return get_model(settings.model, **{**settings.params, **self.model_params})
+
+    def selector_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of the selector.
+
+        A selector that refits a relevance model itself (the RTC loop: it has
+        ``model`` and ``model_params`` hyper-parameters) gets that model's
+        shipped settings unless ``selector_params`` gives ``model_params``, so
+        the loop and the generalisation use the same model.
+        """
+        from ..selection import get_strategy as get_selector
+
+        kwargs = dict(self.selector_params)
+        default = get_selector(self.selector)
+        if hasattr(default, "model_params") and "model_params" not in kwargs:
+            settings = _settings(kwargs.get("model", default.model))
+            kwargs["model"] = settings.model
+            kwargs["model_params"] = dict(settings.params)
+        return kwargs
+
+
+def _settings(name: str):
+    from ..relevance import load_settings
+
+    return load_settings(name)
+
+
+_STRATEGIES: dict[str, Strategy] = {}
+
+
+def register_strategy(strategy: Strategy) -> Strategy:
+    """Make ``strategy`` available to studies by its name."""
+    if not strategy.name or "," in strategy.name:
+        raise ValueError(f"a strategy needs a name without commas, got {strategy.name!r}")
+    _STRATEGIES[strategy.name] = strategy
+    return strategy
+
+
+def available_strategies() -> list[str]:
+    return sorted(_STRATEGIES)
+
+
+def get_strategy(name: str | Strategy) -> Strategy:
+    """A registered strategy, or ``"SELECTOR+MODEL"`` built on the fly."""
+    if isinstance(name, Strategy):
+        return name
+    if name in _STRATEGIES:
+        return _STRATEGIES[name]
+    if name.count("+") == 1 and all(name.split("+")):
+        selector, model = name.split("+")
+        return Strategy(name=name, selector=selector, model=model)
+    raise KeyError(
+        f"unknown strategy {name!r}; available: {available_strategies()} or 'SELECTOR+MODEL'"
+    )
+
+
+def resolve_strategies(names: str | list[str | Strategy]) -> tuple[Strategy, ...]:
+    """Strategies from a comma-separated string or a list, ordered so budgets come first.
+
+    A strategy whose ``budget_from`` names another one runs after it; a
+    ``budget_from`` not among the requested strategies is an error.
+    """
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    strategies = [get_strategy(n) for n in names]
+    if not strategies:
+        raise ValueError("no strategies given")
+    seen = [s.name for s in strategies]
+    if len(set(seen)) != len(seen):
+        raise ValueError(f"strategies repeated: {seen}")
+    for s in strategies:
+        if s.budget_from is not None and s.budget_from not in seen:
+            raise ValueError(
+                f"strategy {s.name!r} takes its budget from {s.budget_from!r}; add it to the study"
+            )
+    return tuple(sorted(strategies, key=lambda s: s.budget_from is not None))
+
+
+register_strategy(Strategy("mtc", selector="mtc", model="uniform", model_params={"prior": 0.5}))
+register_strategy(Strategy("rtc", selector="rtc", model="rtc"))
+register_strategy(
+    Strategy(
+        "rtc-paper",
+        selector="rtc",
+        model=ExpertAggregation(),
+        selector_params={"model": "rtc", "model_params": {}},
+    )
+)
+register_strategy(
+    Strategy("bayes", selector="mtc", model="bayes", model_params={"method": "advi", "return_draws": False})
+)
+register_strategy(Strategy("bayes-nuts", selector="mtc", model="bayes", model_params={"chains": 1}))
+register_strategy(
+    Strategy(
+        "bayes-mc",
+        selector="mtc",
+        model="bayes",
+        model_params={"method": "advi", "return_draws": True, "n_draws": 200},
+        monte_carlo_draws=4000,
+    )
+)
+register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))

@@ -1,0 +1,526 @@
+"""The reusability study of Carterette (2007, §4.3): trials, their protocol, a parallel runner.
+
+One trial (math.md §5; Carterette 2007 §4.3):
+
+1. draw k runs (uniformly, or one per group: k of the groups uniformly, then
+   one run uniformly within each), and c of them as the initial systems;
+2. hide every judgment, and judge documents for the initial systems with a
+   selection strategy and an oracle assessor built from the full qrels until
+   ``max(P, 1 − P) ≥ α`` (or a budget);
+3. with no further judgments, fit the strategy's relevance model on the
+   judgments gathered and estimate every document of the k runs;
+4. compute ``P(MAP_a > MAP_b)`` for all k(k−1)/2 pairs and E[MAP] per run.
+
+The truth is the sign of ΔMAP under the full qrels. Runs are truncated at a
+depth first (Carterette: 100) and that truncation applies to the truth too.
+
+Step 2 sees only the initial systems: the others "do not exist yet", so the
+selection loop's E[R] counts the documents the initial runs retrieve (math.md
+§1: R depends on the run set). Step 4 then counts those of all k runs. On DL
+2019 (depth 100, rel ≥ 2, one run per group) this reading makes 35% of
+trials stop before the first judgment, as the independent reference
+measurement does (36%, ``../shared/docs/reference-points.md``); counting the
+documents of all k runs already during step 2 would give 21%.
+Every strategy sees the same trials (paired comparisons), and trials are
+reproducible: trial ``t`` of a study with seed ``s`` gets its own seed from
+``SeedSequence(s).spawn``, and each strategy's randomness within a trial is
+derived from that seed and the strategy's name alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data import Campaign
+from ..errors import InputError
+from ..relevance import get_model
+from .metrics import kendall_tau
+from .strategies import Strategy, resolve_strategies
+
+# --------------------------------------------------------------------------- campaign preparation
+
+
+def truncate_campaign(campaign: Campaign, depth: int | None) -> Campaign:
+    """Runs cut at ``depth`` and the document index reduced to what still matters.
+
+    A topic keeps the documents some run retrieves within ``depth`` and every
+    judged document (judged relevant ones count in R even when no run
+    retrieves them, math.md §1). ``depth=None`` returns the campaign unchanged.
+    """
+    if depth is None:
+        return campaign
+    if depth < 1:
+        raise ValueError(f"depth must be a positive integer, got {depth}")
+    topics = []
+    for t in campaign.topics:
+        ranking = t.ranking[:, :depth]
+        keep = t.judged.copy()
+        keep[ranking[ranking >= 0]] = True
+        new_index = np.cumsum(keep) - 1
+        ranking = np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)
+        topics.append(
+            replace(
+                t,
+                doc_ids=t.doc_ids[keep],
+                grades=t.grades[keep],
+                judged=t.judged[keep],
+                ranking=ranking,
+                depth=np.minimum(t.depth, depth).astype(np.int32),
+            )
+        )
+    return replace(campaign, topics=tuple(topics))
+
+
+def run_similarity(campaign: Campaign) -> np.ndarray:
+    """``(S, S)`` share of documents two runs retrieve in common, averaged over topics.
+
+    Per topic ``|A ∩ B| / max(|A|, |B|)`` (the share of the longer list that
+    the other run also retrieves; at equal depth simply the share in common,
+    Carterette 2007 §5 after Aslam & Savell 2003), averaged over the topics
+    where at least one of the two runs retrieves something.
+    """
+    n = campaign.n_systems
+    total = np.zeros((n, n))
+    count = np.zeros((n, n))
+    for t in campaign.topics:
+        member = np.zeros((n, t.n_docs), dtype=np.float64)
+        rows, cols = np.nonzero(t.ranking >= 0)
+        member[rows, t.ranking[rows, cols]] = 1.0
+        common = member @ member.T
+        longest = np.maximum.outer(t.depth, t.depth).astype(float)
+        active = longest > 0
+        total[active] += common[active] / longest[active]
+        count[active] += 1
+    with np.errstate(invalid="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+
+def read_groups(path: str | os.PathLike) -> dict[str, str]:
+    """Run → group from a TSV with a header holding ``run`` and ``group`` columns."""
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype=str)
+    except (OSError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read groups table ({exc})", str(path)) from exc
+    missing = {"run", "group"} - set(frame.columns)
+    if missing:
+        raise InputError(f"groups table needs columns run and group; missing {sorted(missing)}", str(path))
+    return dict(zip(frame["run"], frame["group"]))
+
+
+# --------------------------------------------------------------------------- drawing trials
+
+
+@dataclass(frozen=True, slots=True)
+class TrialSpec:
+    """The run set of one trial.
+
+    Attributes
+    ----------
+    trial
+        The trial number within its study.
+    seed
+        The trial's own seed (rerun it alone with :func:`run_trial`).
+    systems
+        The k runs, the initial ones first.
+    n_initial
+        How many of ``systems`` are initial (c).
+    """
+
+    trial: int
+    seed: int
+    systems: tuple[str, ...]
+    n_initial: int
+
+    @property
+    def initial(self) -> tuple[str, ...]:
+        return self.systems[: self.n_initial]
+
+
+def draw_trial(
+    systems: Sequence[str],
+    k: int,
+    c: int,
+    rng: np.random.Generator,
+    groups: Mapping[str, str] | None = None,
+) -> tuple[tuple[str, ...], int]:
+    """Draw k runs (optionally one per group) and put c random initial ones first."""
+    if not 2 <= c <= k:
+        raise ValueError(f"need 2 <= c <= k, got c={c}, k={k}")
+    systems = list(systems)
+    if groups is None:
+        if k > len(systems):
+            raise ValueError(f"k={k} exceeds the {len(systems)} runs available")
+        chosen = [systems[i] for i in rng.choice(len(systems), size=k, replace=False)]
+    else:
+        unknown = [s for s in systems if s not in groups]
+        if unknown:
+            raise ValueError(f"runs without a group: {unknown[:5]}")
+        by_group: dict[str, list[str]] = {}
+        for s in systems:
+            by_group.setdefault(groups[s], []).append(s)
+        names = sorted(by_group)
+        if k > len(names):
+            raise ValueError(f"k={k} exceeds the {len(names)} groups available")
+        picked = [names[i] for i in rng.choice(len(names), size=k, replace=False)]
+        chosen = [by_group[g][int(rng.integers(len(by_group[g])))] for g in picked]
+    order = rng.permutation(k)
+    return tuple(chosen[i] for i in order), c
+
+
+def trial_specs(
+    systems: Sequence[str],
+    n_trials: int,
+    k: int,
+    c: int,
+    seed: int | None,
+    groups: Mapping[str, str] | None = None,
+) -> list[TrialSpec]:
+    """The run sets of ``n_trials`` trials, one SeedSequence child per trial."""
+    if n_trials < 1:
+        raise ValueError(f"n_trials must be positive, got {n_trials}")
+    children = np.random.SeedSequence(seed).spawn(n_trials)
+    specs = []
+    for t, child in enumerate(children):
+        trial_seed = int(child.generate_state(1)[0])
+        chosen, n_initial = draw_trial(systems, k, c, np.random.default_rng([trial_seed, 0]), groups)
+        specs.append(TrialSpec(trial=t, seed=trial_seed, systems=chosen, n_initial=n_initial))
+    return specs
+
+
+def strategy_rng(trial_seed: int, name: str) -> np.random.Generator:
+    """A strategy's generator within a trial: depends on the trial seed and the name only."""
+    return np.random.default_rng([trial_seed, zlib.crc32(name.encode()) + 1])
+
+
+# --------------------------------------------------------------------------- the wiring to selection and the engine
+
+
+def _engine():
+    from ..confidence import ConfidenceEngine
+
+    return ConfidenceEngine()
+
+
+def _expected_map(comparison) -> pd.Series:
+    """E[MAP] per system (indexed by name) from a :class:`~relimpute.confidence.Comparison`."""
+    scores = comparison.scores
+    return pd.Series(np.asarray(scores.e_map, dtype=float), index=list(scores.systems))
+
+
+def true_map(campaign: Campaign, systems: Sequence[str] | None = None) -> pd.Series:
+    """MAP of each system under the campaign's full judgments (the study's truth).
+
+    Computed by the confidence engine with every p in {0, 1}, where E[AP] is
+    AP exactly (unjudged = nonrelevant; a topic a run retrieves nothing for
+    scores 0), so truth and predictions share one definition of MAP.
+    """
+    systems = list(campaign.systems if systems is None else systems)
+    estimate = get_model("nonrelevant").fit_predict(campaign)
+    scores = _engine().evaluate(campaign, estimate, systems=systems)
+    return pd.Series(np.asarray(scores.e_map, dtype=float), index=list(scores.systems))
+
+
+def _gather_judgments(
+    hidden: Campaign,
+    assessor,
+    strategy: Strategy,
+    initial: tuple[str, ...],
+    alpha: float | None,
+    budget: int | None,
+    rng: np.random.Generator,
+):
+    """Judge for the initial systems only (the others do not exist yet, §4.3 step 3)."""
+    from ..selection import run_selection
+
+    return run_selection(
+        hidden.subset(list(initial)),
+        strategy.selector,
+        assessor,
+        systems=initial,
+        alpha=alpha,
+        budget=budget,
+        rng=rng,
+        **strategy.selector_kwargs(),
+    )
+
+
+# --------------------------------------------------------------------------- one trial
+
+
+def _with_labels(campaign: Campaign, labelled: Campaign) -> Campaign:
+    """``campaign`` (all k runs) knowing exactly the labels of ``labelled`` (same document index).
+
+    The oracle labels a document missing from the full qrels nonrelevant, so
+    the judgments gathered are copied over rather than unhidden.
+    """
+    topics = tuple(
+        replace(t, judged=src.judged.copy(), grades=src.grades.copy())
+        for t, src in zip(campaign.topics, labelled.topics)
+    )
+    return replace(campaign, topics=topics)
+
+
+def run_trial(
+    campaign: Campaign,
+    spec: TrialSpec,
+    strategies: Sequence[Strategy],
+    *,
+    alpha: float = 0.95,
+    similarity: np.ndarray | None = None,
+    truth: pd.Series | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run every strategy on one trial; return its pair rows and its per-strategy rows.
+
+    ``campaign`` must already be truncated (:func:`truncate_campaign`) and
+    hold the full judgments; ``similarity`` and ``truth`` (from
+    :func:`run_similarity`, :func:`true_map`) are computed here when absent.
+    Warnings raised while a strategy runs (e.g. a model's convergence
+    warning) are recorded in its row (``warnings``, ``warning_messages``)
+    instead of being printed once per trial.
+    """
+    systems = list(spec.systems)
+    full = campaign.subset(systems)
+    if truth is None:
+        truth = true_map(full)
+    if similarity is None:
+        sim = run_similarity(full)
+    else:
+        rows = campaign.system_index(systems)
+        sim = similarity[np.ix_(rows, rows)]
+    from ..selection import SimulatedAssessor
+
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    initial = set(spec.initial)
+    engine = _engine()
+    assessor = SimulatedAssessor(full)
+    pair_rows, trial_rows, spent = [], [], {}
+    for strategy in strategies:
+        rng = strategy_rng(spec.seed, strategy.name)
+        started = time.perf_counter()
+        budget = None if strategy.budget_from is None else spent[strategy.budget_from]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = _gather_judgments(
+                hidden, assessor, strategy, spec.initial, None if budget is not None else alpha, budget, rng
+            )
+            after = _with_labels(full, result.campaign_after)
+            spent[strategy.name] = result.n_judgments
+            estimate = strategy.make_model().fit(after, rng=rng).predict(after)
+            if strategy.monte_carlo_draws:
+                compared = engine.monte_carlo(
+                    after, estimate, systems=systems, n_draws=strategy.monte_carlo_draws, rng=rng
+                )
+            else:
+                compared = engine.compare(after, estimate, systems=systems)
+        e_map = _expected_map(compared)
+        comparison = compared.to_frame()[["system_a", "system_b", "e_delta_map", "p_a_better"]].copy()
+        ia = full.system_index(comparison["system_a"].tolist())
+        ib = full.system_index(comparison["system_b"].tolist())
+        comparison.insert(0, "strategy", strategy.name)
+        comparison.insert(0, "trial", spec.trial)
+        comparison["true_delta_map"] = (
+            truth[comparison["system_a"]].to_numpy() - truth[comparison["system_b"]].to_numpy()
+        )
+        comparison["n_initial"] = comparison["system_a"].isin(initial).astype(int) + comparison[
+            "system_b"
+        ].isin(initial).astype(int)
+        comparison["similarity"] = sim[ia, ib]
+        pair_rows.append(comparison)
+        trial_rows.append(
+            {
+                "trial": spec.trial,
+                "strategy": strategy.name,
+                "seed": spec.seed,
+                "systems": ",".join(systems),
+                "initial": ",".join(spec.initial),
+                "judgments": result.n_judgments,
+                "stopped_because": result.stopped_because,
+                "selection_confidence": result.confidence,
+                "tau": kendall_tau(e_map[systems].to_numpy(), truth[systems].to_numpy()),
+                "seconds": time.perf_counter() - started,
+                "warnings": len(caught),
+                "warning_messages": " | ".join(sorted({str(w.message)[:200] for w in caught})),
+            }
+        )
+    return pd.concat(pair_rows, ignore_index=True), pd.DataFrame(trial_rows)
+
+
+# --------------------------------------------------------------------------- the study
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationStudy:
+    """Every pairwise prediction and per-trial outcome of a reusability study.
+
+    Attributes
+    ----------
+    pairs
+        One row per (trial, strategy, pair): ``trial, strategy, system_a,
+        system_b, e_delta_map, p_a_better, true_delta_map, n_initial,
+        similarity``; ``p_a_better = P(MAP_a > MAP_b)``.
+    trials
+        One row per (trial, strategy): ``trial, strategy, seed, systems,
+        initial, judgments, stopped_because, selection_confidence (the
+        initial pair's ``max(P, 1 − P)`` when judging stopped, as the
+        selection loop saw it), tau, seconds, warnings, warning_messages``.
+    config
+        How the study was run (k, c, α, depth, seed, strategies, ...).
+    """
+
+    pairs: pd.DataFrame
+    trials: pd.DataFrame
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def strategies(self) -> list[str]:
+        return list(dict.fromkeys(self.trials["strategy"]))
+
+    @property
+    def n_trials(self) -> int:
+        return int(self.trials["trial"].nunique())
+
+    def to_frame(self) -> pd.DataFrame:
+        """The pair table (the raw material of every calibration metric)."""
+        return self.pairs.copy()
+
+    def __str__(self) -> str:
+        from .report import summary_frame
+
+        summary = summary_frame(self)
+        return (
+            f"CalibrationStudy: {self.n_trials} trials, strategies {', '.join(self.strategies)}\n"
+            + summary.to_string(index=False, float_format=lambda x: f"{x:.3f}")
+        )
+
+
+def run_study(
+    campaign: Campaign,
+    strategies: str | Sequence[str | Strategy] = "mtc,rtc,bayes",
+    *,
+    n_trials: int = 100,
+    k: int = 10,
+    c: int = 2,
+    alpha: float = 0.95,
+    depth: int | None = 100,
+    groups: Mapping[str, str] | None = None,
+    seed: int | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+) -> CalibrationStudy:
+    """Run ``n_trials`` trials of the reusability study for every strategy (paired).
+
+    Parameters
+    ----------
+    campaign
+        Runs with their full judgments (the oracle and the truth).
+    strategies
+        Names (comma-separated or a list) or :class:`Strategy` objects.
+    n_trials, k, c, alpha
+        Carterette (2007) §4.3: trials, runs per trial, initial runs, target confidence.
+    depth
+        Truncate runs at this depth (Carterette: 100); None keeps full depth.
+    groups
+        Run → group: draw one run per group (k of the groups uniformly).
+    seed
+        Study seed; trial seeds come from ``SeedSequence(seed).spawn(n_trials)``.
+    jobs
+        Parallel workers (joblib; -1 = all cores). Results do not depend on it.
+    progress
+        Show a tqdm progress bar over trials.
+    """
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    if not 0.5 < alpha <= 1.0:
+        raise ValueError(f"alpha must lie in (0.5, 1], got {alpha}")
+    chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
+    base = truncate_campaign(campaign, depth)
+    specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
+    truth = true_map(base)
+    similarity = run_similarity(base)
+    tasks = (
+        delayed(run_trial)(base, spec, chosen, alpha=alpha, similarity=similarity, truth=truth)
+        for spec in specs
+    )
+    results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
+    pairs, trials = [], []
+    for pair_frame, trial_frame in tqdm(
+        results, total=n_trials, desc="calibration trials", disable=not progress
+    ):
+        pairs.append(pair_frame)
+        trials.append(trial_frame)
+    config = {
+        "n_trials": n_trials,
+        "k": k,
+        "c": c,
+        "alpha": alpha,
+        "depth": depth,
+        "seed": seed,
+        "one_per_group": groups is not None,
+        "rel_threshold": campaign.rel_threshold,
+        "strategies": [s.name for s in chosen],
+        "strategy_specs": {
+            s.name: {
+                "selector": s.selector,
+                "model": s.model if isinstance(s.model, str) else repr(s.model),
+                "selector_params": s.selector_kwargs(),
+                "model_params": dict(s.model_params),
+                "budget_from": s.budget_from,
+                "monte_carlo_draws": s.monte_carlo_draws,
+            }
+            for s in chosen
+        },
+    }
+    return CalibrationStudy(
+        pairs=pd.concat(pairs, ignore_index=True),
+        trials=pd.concat(trials, ignore_index=True),
+        config=config,
+    )
+
+
+def combine_studies(*studies: CalibrationStudy) -> CalibrationStudy:
+    """One study from studies run on the same trials (same seed, k, c, depth, runs).
+
+    Strategies are taken in order, a name already present being skipped (its
+    first occurrence wins), and only the trials present in every study are
+    kept, so the comparisons stay paired. Raises ValueError when a shared
+    trial differs (other seed or run set): those studies were not paired.
+    """
+    if not studies:
+        raise ValueError("no studies given")
+    keys = ["trial", "seed", "systems", "initial"]
+    common = None
+    for study in studies:
+        specs = study.trials[keys].drop_duplicates().set_index("trial")
+        if common is not None:
+            shared = common.index.intersection(specs.index)
+            if not common.loc[shared].astype(str).equals(specs.loc[shared].astype(str)):
+                raise ValueError("the studies' trials differ (seed, runs or initial pair): not paired")
+            common = common.loc[shared]
+        else:
+            common = specs
+    kept = set(common.index)
+    pairs, trials, specs, names = [], [], {}, []
+    for study in studies:
+        for name in study.strategies:
+            if name in names:
+                continue
+            names.append(name)
+            pairs.append(study.pairs[(study.pairs["strategy"] == name) & study.pairs["trial"].isin(kept)])
+            trials.append(study.trials[(study.trials["strategy"] == name) & study.trials["trial"].isin(kept)])
+            specs[name] = dict(study.config.get("strategy_specs", {})).get(name, {})
+    config = {**studies[0].config, "n_trials": len(kept), "strategies": names, "strategy_specs": specs}
+    return CalibrationStudy(
+        pairs=pd.concat(pairs, ignore_index=True),
+        trials=pd.concat(trials, ignore_index=True),
+        config=config,
+    )

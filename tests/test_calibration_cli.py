@@ -1,0 +1,58 @@
+"""``relimpute calibrate`` end to end on a small slice of DL 2019 written to files."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from relimpute.cli import main
+from relimpute.io import write_qrels, write_run
+
+
+@pytest.fixture(scope="module")
+def small_dir(dl19, dl19_dir, tmp_path_factory):
+    """Six runs from six groups, ten topics: files small enough to read in a moment."""
+    out = tmp_path_factory.mktemp("dl19_small")
+    systems = ["TUA1-1", "bm25base_p", "idst_bert_p1", "p_bert", "runid2", "srchvrs_ps_run1"]
+    camp = dl19.subset(systems, dl19.query_ids[:10])
+    write_qrels(camp.qrels_frame(), out / "qrels.txt")
+    (out / "runs").mkdir()
+    for name in systems:
+        write_run(camp.run_frame(name), out / "runs" / name, tag=name)
+    groups = pd.read_csv(dl19_dir / "groups.tsv", sep="\t")
+    groups[groups["run"].isin(systems)].to_csv(out / "groups.tsv", sep="\t", index=False)
+    return out
+
+
+def test_calibrate_writes_report(small_dir, tmp_path, capsys):
+    out = tmp_path / "report"
+    code = main([
+        "calibrate", "--runs", str(small_dir / "runs"), "--qrels", str(small_dir / "qrels.txt"),
+        "--trials", "2", "--k", "3", "--c", "2", "--strategies", "mtc,ip", "--seed", "4",
+        "--one-per-group", str(small_dir / "groups.tsv"), "--depth", "50", "--no-progress",
+        "-o", str(out),
+    ])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "mtc" in printed and "ip" in printed and "report written to" in printed
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["config"]["k"] == 3 and doc["config"]["depth"] == 50 and doc["config"]["one_per_group"]
+    assert [r["strategy"] for r in doc["summary"]["raw"]] == ["mtc", "ip"]
+    pairs = pd.read_csv(out / "pairs.csv.gz")
+    assert len(pairs) == 2 * 2 * 3
+    for name in ("report.md", "reliability.png", "reliability.svg", "paired_tests.csv", "trials.csv"):
+        assert (out / name).is_file()
+
+
+def test_calibrate_rejects_bad_settings(small_dir, tmp_path, capsys):
+    base = ["calibrate", "--runs", str(small_dir / "runs"), "--qrels", str(small_dir / "qrels.txt"),
+            "-o", str(tmp_path / "x"), "--no-progress"]
+    assert main(base + ["--k", "9"]) == 2
+    assert "exceeds" in capsys.readouterr().err
+    assert main(base + ["--strategies", "ip"]) == 2
+    assert "budget" in capsys.readouterr().err
+    assert main(base + ["--strategies", "nope"]) == 2
+    assert "unknown strategy" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
