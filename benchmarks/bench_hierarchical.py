@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import time
@@ -86,6 +87,8 @@ def run_one(name: str, campaign: Campaign, keep: list[np.ndarray]) -> dict:
     wall = time.perf_counter()
     estimate = model.predict(train)
     predict_wall = time.perf_counter() - wall
+    diagnostics = getattr(model, "diagnostics_", None)
+    compile_s = getattr(diagnostics, "compile_seconds", math.nan)
     test = [t.judged & ~k for t, k in zip(campaign.topics, keep)]
     y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), test)])
     p = np.concatenate([pt[m] for pt, m in zip(estimate.p, test)])
@@ -95,6 +98,7 @@ def run_one(name: str, campaign: Campaign, keep: list[np.ndarray]) -> dict:
         "n_test": int(y.size),
         "fit_wall_s": round(fit_wall, 1),
         "fit_cpu_s": round(fit_cpu, 1),
+        "compile_s": None if math.isnan(compile_s) else round(compile_s, 1),
         "predict_wall_s": round(predict_wall, 1),
         "n_draws": estimate.n_draws,
         "log_loss": round(log_loss(y, p), 4),
@@ -105,7 +109,6 @@ def run_one(name: str, campaign: Campaign, keep: list[np.ndarray]) -> dict:
             str(w.message)[:120] for w in caught if "Convergence" in type(w.message).__name__
         ),
     }
-    diagnostics = getattr(model, "diagnostics_", None)
     row["diagnostics"] = str(diagnostics) if diagnostics is not None else ""
     return row
 
@@ -159,7 +162,8 @@ def write(meta: dict, rows: list[dict]) -> None:
     )
     OUT.with_suffix(".md").write_text(
         f"# Bayesian hierarchy on DL 2019\n\n`{meta['command']}` ({meta['date']}, {meta['machine']}; "
-        f"{meta['campaign']})\n\nFit wall time includes PyMC/nutpie compilation; `load_avg_1min` is "
+        f"{meta['campaign']})\n\nFit wall time includes PyMC/nutpie compilation (`compile_s`: "
+        "the part spent compiling the model for nutpie, nan for the other models); `load_avg_1min` is "
         "the machine's load when the row started (2 cores shared with other jobs: wall time "
         "includes waiting for a core, CPU time does not).\n\n"
         f"{table}\n\nDiagnostics:\n\n{notes}\n"

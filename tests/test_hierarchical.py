@@ -29,6 +29,9 @@ TRUTH = {
     "gamma": np.array([0.3, 0.5, 0.8, 0.4, 0.6, 1.0]),
     "delta": np.array([0.8, 0.2, -0.2, 0.5, 0.0, 0.4]),
 }
+# The simulated δ_j differ by system: fit the per-system δ_j ("partial") model,
+# with the log γ spread prior these tests were written for.
+PARTIAL = {"delta_pooling": "partial", "priors": {"log_gamma_sd_scale": 0.5}}
 # Small-sample thresholds for CI (the defaults, R-hat <= 1.01 and ESS >= 100
 # per chain, need more draws than a unit test should spend).
 SMALL_NUTS = {
@@ -41,6 +44,7 @@ SMALL_NUTS = {
     "n_draws": 60,
     "rhat_max": 1.02,
     "min_ess_per_chain": 50,
+    **PARTIAL,
 }
 
 
@@ -123,6 +127,7 @@ def test_nuts_converges_and_recovers_parameters(fitted, sim):
     d = fitted.diagnostics_
     assert d.method == "nuts" and d.converged, str(d)
     assert d.rhat_max <= 1.02 and d.divergences == 0 and d.ess_bulk_min >= 100
+    assert 0 < d.compile_seconds < d.seconds  # nutpie's compilation, timed apart
     post = fitted.idata_.posterior
     # 95% central posterior intervals cover the truth for nearly all parameters
     hits, total = 0, 0
@@ -277,6 +282,8 @@ def test_registered_under_bayes_and_validates():
     campaign = simulate(judged_fraction=0.1).campaign
     with pytest.raises(ValueError, match="method"):
         BayesianHierarchy(method="gibbs").fit(campaign)
+    with pytest.raises(ValueError, match="delta_pooling"):
+        BayesianHierarchy(delta_pooling="none").fit(campaign)
     with pytest.raises(ValueError, match="unknown prior"):
         BayesianHierarchy(priors={"beta_scale": 1.0}).fit(campaign)
     with pytest.raises(RuntimeError, match="not fitted"):
@@ -293,10 +300,10 @@ def test_convergence_warning_on_a_starved_sampler(sim):
 
 def test_advi_is_deterministic_and_close_to_nuts(sim, estimate):
     campaign = sim.campaign
-    a = BayesianHierarchy(method="advi", draws=100, chains=1, n_draws=50).fit(
+    a = BayesianHierarchy(method="advi", draws=100, chains=1, n_draws=50, **PARTIAL).fit(
         campaign, rng=5
     )
-    b = BayesianHierarchy(method="advi", draws=100, chains=1, n_draws=50).fit(
+    b = BayesianHierarchy(method="advi", draws=100, chains=1, n_draws=50, **PARTIAL).fit(
         campaign, rng=5
     )
     pa, pb = a.predict(campaign), b.predict(campaign)
@@ -305,3 +312,19 @@ def test_advi_is_deterministic_and_close_to_nuts(sim, estimate):
     unjudged = np.concatenate([~t.judged for t in campaign.topics])
     gap = np.abs(np.concatenate(pa.p) - np.concatenate(estimate.p))[unjudged]
     assert gap.mean() < 0.03 and gap.max() < 0.15, (gap.mean(), gap.max())
+
+
+def test_shared_delta_gives_every_system_and_an_unseen_one_the_same_delta(sim):
+    campaign = sim.campaign
+    model = BayesianHierarchy(method="advi", advi_steps=2000, draws=50, chains=1, n_draws=20)
+    model.fit(campaign, rng=5)
+    post = model.posterior_draws()
+    assert "sigma_delta" not in model.idata_.posterior and not post.hyper["sigma_delta"].any()
+    np.testing.assert_array_equal(
+        post.delta, np.repeat(post.hyper["mu_delta"][:, None], N_SYSTEMS, 1)
+    )
+    np.testing.assert_array_equal(
+        post.new_system("newsys", model.predict_seed_)[2], post.hyper["mu_delta"]
+    )
+    p = np.concatenate(model.predict(campaign).p)
+    assert np.all((p >= 0) & (p <= 1))

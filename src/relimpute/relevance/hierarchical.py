@@ -19,7 +19,14 @@ systems. Partial pooling (non-centred)::
 
     α_t ~ N(μ_α, σ_α),  β_j ~ N(μ_β, σ_β),  log γ_j ~ N(μ_logγ, σ_logγ),  δ_j ~ N(μ_δ, σ_δ)
 
-with the hyperpriors of ``models/bayes.json``. The model is fitted on the
+with the hyperpriors of ``models/bayes.json``. By default
+(``delta_pooling="shared"``) the retrieval evidence is one δ for every
+system (δ_j = μ_δ, σ_δ = 0), the others stay per system: with per-system δ_j
+the posterior of σ_δ on DL 2019 is a funnel set by its prior (90% interval
+0.07-0.59 under HalfNormal(0.25), 0.006-0.22 under HalfNormal(0.1)) that NUTS
+does not converge on (R-hat ~1.03, divergences; models/bayes.json), i.e. the
+data barely say how much the δ_j differ; ``delta_pooling="partial"`` is that
+model. The model is fitted on the
 judged documents only (labels at ``campaign.rel_threshold``) by NUTS (nutpie
 with its low-rank mass-matrix adaptation, which follows the posterior
 correlation between the topic intercepts and the δ_j; or PyMC's sampler) or
@@ -62,15 +69,17 @@ DEFAULT_PRIORS: dict[str, float] = {
     "beta_sd_scale": 0.25,
     "log_gamma_mu_mean": -0.7,
     "log_gamma_mu_sd": 1.0,
-    "log_gamma_sd_scale": 0.5,
+    "log_gamma_sd_scale": 0.25,
     "delta_mu_mean": 0.0,
     "delta_mu_sd": 0.5,
     "delta_sd_scale": 0.25,
 }
 """Hyperprior settings: ``*_mu_mean``/``*_mu_sd`` of the Normal on a population
-mean, ``*_sd_scale`` of the HalfNormal on a population standard deviation."""
+mean, ``*_sd_scale`` of the HalfNormal on a population standard deviation
+(``delta_sd_scale`` only with ``delta_pooling="partial"``)."""
 
 METHODS = ("nuts", "advi")
+DELTA_POOLING = ("shared", "partial")
 SAMPLERS = ("nutpie", "pymc")
 FORMAT_VERSION = 1
 _PARAMETERS = ("alpha", "beta", "gamma", "delta")
@@ -179,8 +188,12 @@ def build_model(
     topics: tuple[str, ...],
     systems: tuple[str, ...],
     priors: Mapping[str, float],
+    delta_pooling: str = "partial",
 ):
-    """The PyMC model of the module docstring over the judged documents (non-centred)."""
+    """The PyMC model of the module docstring over the judged documents (non-centred).
+
+    ``delta_pooling="shared"`` gives every system the one retrieval evidence ``μ_δ``.
+    """
     pm = _import_pymc()
     import pytensor.tensor as pt
 
@@ -200,7 +213,11 @@ def build_model(
 
         beta = pm.Deterministic("beta", pooled("beta", "beta"), dims="system")
         gamma = pm.Deterministic("gamma", pt.exp(pooled("log_gamma", "log_gamma")), dims="system")
-        delta = pm.Deterministic("delta", pooled("delta", "delta"), dims="system")
+        if delta_pooling == "shared":
+            mu_delta = pm.Normal("mu_delta", pr["delta_mu_mean"], pr["delta_mu_sd"])
+            delta = pm.Deterministic("delta", mu_delta * pt.ones(len(systems)), dims="system")
+        else:
+            delta = pm.Deterministic("delta", pooled("delta", "delta"), dims="system")
 
         if design.n:
             s = design.entry_system
@@ -222,7 +239,10 @@ class FitDiagnostics:
 
     ``rhat_max``, ``ess_bulk_min``, ``ess_tail_min`` and ``divergences`` are
     NaN/-1 for ADVI, which reports the final mean ``elbo`` instead (and its
-    plateau check among the ``problems``).
+    plateau check among the ``problems``). ``seconds`` is the whole inference
+    (compilation included); ``compile_seconds`` the part spent compiling the
+    model for nutpie (NaN with PyMC's sampler, which compiles inside
+    ``pm.sample``, and with ADVI).
     """
 
     method: str
@@ -236,6 +256,7 @@ class FitDiagnostics:
     iterations: int
     seconds: float
     problems: tuple[str, ...]
+    compile_seconds: float = math.nan
 
     @property
     def converged(self) -> bool:
@@ -249,6 +270,8 @@ class FitDiagnostics:
 
     def __str__(self) -> str:
         head = f"{self.method}: {self.n_judged} judged, {self.n_posterior_draws} draws, {self.seconds:.1f} s"
+        if not math.isnan(self.compile_seconds):
+            head += f" ({self.compile_seconds:.1f} s compiling)"
         if self.method == "nuts":
             body = (
                 f"R-hat max {self.rhat_max:.3f}, ESS bulk min {self.ess_bulk_min:.0f}, "
@@ -261,11 +284,14 @@ class FitDiagnostics:
 
 
 def _sample_nuts(model, *, draws, tune, chains, target_accept, sampler, seed):
+    """NUTS draws as InferenceData and the seconds spent compiling (NaN for PyMC's sampler)."""
     if sampler == "nutpie":
         import nutpie
 
+        start = time.perf_counter()
         compiled = nutpie.compile_pymc_model(model)
-        return nutpie.sample(
+        compile_seconds = time.perf_counter() - start
+        idata = nutpie.sample(
             compiled,
             draws=draws,
             tune=tune,
@@ -277,9 +303,10 @@ def _sample_nuts(model, *, draws, tune, chains, target_accept, sampler, seed):
             target_accept=target_accept,
             low_rank_modified_mass_matrix=True,
         )
+        return idata, compile_seconds
     pm = _import_pymc()
     with model:
-        return pm.sample(
+        idata = pm.sample(
             draws=draws,
             tune=tune,
             chains=chains,
@@ -289,9 +316,12 @@ def _sample_nuts(model, *, draws, tune, chains, target_accept, sampler, seed):
             progressbar=False,
             compute_convergence_checks=False,
         )
+    return idata, math.nan
 
 
-def _nuts_diagnostics(idata, *, n_judged, seconds, rhat_max, min_ess_per_chain):
+def _nuts_diagnostics(
+    idata, *, n_judged, seconds, rhat_max, min_ess_per_chain, compile_seconds=math.nan
+):
     az = _import_arviz()
     names = [v for v in idata.posterior.data_vars]
     rhat = float(max(float(az.rhat(idata, var_names=names)[v].max()) for v in names))
@@ -321,6 +351,7 @@ def _nuts_diagnostics(idata, *, n_judged, seconds, rhat_max, min_ess_per_chain):
         iterations=int(idata.posterior.sizes["draw"]),
         seconds=seconds,
         problems=tuple(problems),
+        compile_seconds=compile_seconds,
     )
 
 
@@ -370,6 +401,8 @@ class PosteriorDraws:
         pick = np.unique(np.linspace(0, total - 1, min(n_draws, total)).round().astype(int))
 
         def flat(name):
+            if name not in post:  # σ_δ of a shared δ
+                return np.zeros(len(pick))
             values = post[name].to_numpy()
             return values.reshape(total, *values.shape[2:])[pick]
 
@@ -455,6 +488,10 @@ class BayesianHierarchy(RelevanceModel):
     priors
         Overrides of :data:`DEFAULT_PRIORS` (keys must exist there).
 
+    delta_pooling
+        ``"shared"`` (default): one retrieval evidence δ for all systems;
+        ``"partial"``: per-system δ_j partially pooled (module docstring).
+
     Attributes
     ----------
     idata_
@@ -472,11 +509,11 @@ class BayesianHierarchy(RelevanceModel):
     def __init__(
         self,
         method: str = "nuts",
-        draws: int = 1000,
-        tune: int = 1000,
+        draws: int = 1500,
+        tune: int = 300,
         chains: int = 2,
         sampler: str = "nutpie",
-        target_accept: float = 0.9,
+        target_accept: float = 0.95,
         advi_steps: int = 5000,
         advi_tolerance: float = 0.01,
         advi_learning_rate: float = 0.02,
@@ -485,6 +522,7 @@ class BayesianHierarchy(RelevanceModel):
         rhat_max: float = 1.01,
         min_ess_per_chain: int = 100,
         priors: Mapping[str, float] | None = None,
+        delta_pooling: str = "shared",
     ):
         self.method = method
         self.draws = draws
@@ -500,12 +538,17 @@ class BayesianHierarchy(RelevanceModel):
         self.rhat_max = rhat_max
         self.min_ess_per_chain = min_ess_per_chain
         self.priors = priors
+        self.delta_pooling = delta_pooling
 
     # ------------------------------------------------------------------ config
 
     def _validate(self) -> dict[str, float]:
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.delta_pooling not in DELTA_POOLING:
+            raise ValueError(
+                f"delta_pooling must be one of {DELTA_POOLING}, got {self.delta_pooling!r}"
+            )
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
         for name in ("draws", "chains", "n_draws", "advi_steps"):
@@ -542,11 +585,13 @@ class BayesianHierarchy(RelevanceModel):
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         priors = self._validate()
         design = JudgedDesign.from_campaign(campaign)
-        model = build_model(design, campaign.query_ids, campaign.systems, priors)
+        model = build_model(
+            design, campaign.query_ids, campaign.systems, priors, self.delta_pooling
+        )
         seed = int(rng.integers(2**31 - 1))
         start = time.perf_counter()
         if self.method == "nuts":
-            idata = _sample_nuts(
+            idata, compile_seconds = _sample_nuts(
                 model,
                 draws=int(self.draws),
                 tune=int(self.tune),
@@ -561,6 +606,7 @@ class BayesianHierarchy(RelevanceModel):
                 seconds=time.perf_counter() - start,
                 rhat_max=self.rhat_max,
                 min_ess_per_chain=self.min_ess_per_chain,
+                compile_seconds=compile_seconds,
             )
         else:
             idata, loss = _fit_advi(
@@ -706,7 +752,8 @@ class BayesianHierarchy(RelevanceModel):
                 f"{path}: saved model {config.get('model')!r} format {config.get('format')} "
                 f"is not {cls.name!r} format {FORMAT_VERSION}"
             )
-        model = cls(**config["params"])
+        # saved before delta_pooling existed: per-system δ_j
+        model = cls(**{"delta_pooling": "partial", **config["params"]})
         systems = tuple(json.loads(attrs["relimpute_systems"]))
         topics = tuple(json.loads(attrs["relimpute_topics"]))
         post = idata.posterior
