@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import time
 import warnings
@@ -358,14 +359,22 @@ def _nuts_diagnostics(
 def _fit_advi(model, *, steps, learning_rate, draws, seed):
     """Mean-field ADVI with Adam; returns the draws and the loss (−ELBO) history."""
     pm = _import_pymc()
-    with model:
-        approx = pm.fit(
-            n=steps,
-            method="advi",
-            obj_optimizer=pm.adam(learning_rate=learning_rate),
-            random_seed=seed,
-            progressbar=False,
-        )
+    # PyMC logs "Finished [100%]: Average Loss" at INFO on every fit; the
+    # convergence verdict is ours (elbo_plateau), so keep the console quiet.
+    variational_log = logging.getLogger("pymc.variational.inference")
+    level = variational_log.level
+    variational_log.setLevel(logging.WARNING)
+    try:
+        with model:
+            approx = pm.fit(
+                n=steps,
+                method="advi",
+                obj_optimizer=pm.adam(learning_rate=learning_rate),
+                random_seed=seed,
+                progressbar=False,
+            )
+    finally:
+        variational_log.setLevel(level)
     return approx.sample(draws, random_seed=seed + 1), np.asarray(approx.hist)
 
 
