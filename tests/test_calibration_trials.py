@@ -201,7 +201,7 @@ class _KnowsTheTruth(RelevanceModel):
         self.truth = truth
 
     def _fit(self, campaign, rng):
-        pass
+        """Nothing to learn: the labels come from the truth."""
 
     def _predict(self, campaign):
         lookup = {t.query_id: t for t in self.truth.topics}

@@ -203,24 +203,9 @@ def test_unknown_systems_give_no_opinion(dl19_small):
 
 def test_unretrieved_documents_give_no_opinion():
     # hand-made: q*(∞) = 0, so an expert that does not retrieve a document adds nothing
-    import pandas as pd
-
-    from relimpute.data import Campaign
-
-    qrels = pd.DataFrame(
-        [("q", "a", 1), ("q", "b", 0), ("q", "c", 1), ("q", "d", 0), ("q", "z", 0)],
-        columns=["query_id", "doc_id", "relevance"],
-    )
-    runs = {
-        "A": pd.DataFrame({"query_id": "q", "doc_id": list("abxd"), "score": [4.0, 3, 2, 1]}),
-        "B": pd.DataFrame({"query_id": "q", "doc_id": list("cayb"), "score": [4.0, 3, 2, 1]}),
-    }
-    full = Campaign.from_frames(qrels, runs)
-    t = full.topics[0]
-    hide = np.isin(t.doc_ids, ["z"])
-    campaign = full.with_judged([t.judged & ~hide])
+    campaign, doc_ids = _hand_made()
     model = get_model("rtc", intercept=True).fit(campaign)
-    p = dict(zip(t.doc_ids, model.predict(campaign).p[0]))
+    p = dict(zip(doc_ids, model.predict(campaign).p[0]))
     q = rank_probabilities(4, 2, 2)
     (a_a, b_a), (a_b, b_b) = model.calibration_
     w_a, w_b = model.weights_
