@@ -509,6 +509,24 @@ def run_name(path: str | os.PathLike) -> str:
 # --------------------------------------------------------------------------- qrels
 
 
+def _id_value_columns(source, n_fields, picks, layout, names, columns):
+    """``(source name, query ids, doc ids, raw values, line numbers)`` of a file or DataFrame.
+
+    For the readers whose tables are ids plus one value column (qrels and
+    probabilistic qrels): a file is split into ``n_fields`` fields of which
+    ``picks`` are kept; a DataFrame is renamed to ``names``.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        name = str(source)
+        fields, lines = _parse_fields(_read_bytes(source), n_fields, picks, name, layout)
+        query, doc, values = fields
+        return name, query, doc, values, lines
+    frame = _normalise_frame(source, names, columns)
+    lines = np.arange(1, len(frame) + 1)
+    query, doc = _frame_ids(frame, lines)
+    return _FRAME, query, doc, frame[names[2]], lines
+
+
 def read_qrels(
     source: str | os.PathLike | pd.DataFrame,
     *,
@@ -524,16 +542,9 @@ def read_qrels(
     identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``.
     """
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        fields, lines = _parse_fields(_read_bytes(source), 4, [0, 2, 3], name, "qid iter docno rel")
-        query, doc, labels = fields
-    else:
-        name = _FRAME
-        frame = _normalise_frame(source, QRELS_COLUMNS, columns)
-        lines = np.arange(1, len(frame) + 1)
-        query, doc = _frame_ids(frame, lines)
-        labels = frame["relevance"]
+    name, query, doc, labels, lines = _id_value_columns(
+        source, 4, [0, 2, 3], "qid iter docno rel", QRELS_COLUMNS, columns
+    )
     relevance = _to_int(labels, "relevance", name, lines)
     low, high = grade_range
     out = (relevance < low) | (relevance > high)
@@ -561,16 +572,9 @@ def read_prob_qrels(
     :func:`read_qrels`.
     """
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        fields, lines = _parse_fields(_read_bytes(source), 3, [0, 1, 2], name, "qid docno p")
-        query, doc, values = fields
-    else:
-        name = _FRAME
-        frame = _normalise_frame(source, PROB_QRELS_COLUMNS, columns)
-        lines = np.arange(1, len(frame) + 1)
-        query, doc = _frame_ids(frame, lines)
-        values = frame["probability"]
+    name, query, doc, values, lines = _id_value_columns(
+        source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns
+    )
     probability = _to_float(values, "probability", name, lines)
     outside = (probability < 0) | (probability > 1)
     if outside.any():
