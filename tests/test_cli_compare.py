@@ -127,7 +127,8 @@ def test_dl19_matrix(dl19_dir, capsys):
     matrix = pd.read_csv(io.StringIO(captured.out), sep="\t").set_index("system")
     assert matrix.loc["bm25base_p", "ICT-BERT2"] == pytest.approx(1.0)
     assert matrix.loc["ICT-BERT2", "runid2"] == pytest.approx(0.0)
-    assert 0.99 < matrix.loc["bm25base_p", "runid2"] < 1.0
+    # E[R] counts the unjudged documents of all 37 runs, not only of the three compared
+    assert matrix.loc["bm25base_p", "runid2"] < 0.5
 
 
 def test_model_option_uses_the_fitted_estimate(data, capsys):

@@ -140,8 +140,8 @@ def test_engine_agrees_with_topic_api(dl19):
         rows = dl19.system_index(systems)
         for t in (0, 17, 42):
             topic, p = dl19.topics[t], estimate.p[t]
-            e_r, var_r = relevant_moments(topic, p, rows)
-            assert e_r == expected_relevant(topic, p, rows)
+            e_r, var_r = relevant_moments(topic, p)  # E[R] over the whole campaign
+            assert e_r == expected_relevant(topic, p)
             for k, (a, b) in enumerate(result.pairs):
                 got = pair_topic_moments(
                     topic.ranks(rows[a]), topic.ranks(rows[b]), p, e_r, var_r=var_r, ratio=ratio
@@ -153,6 +153,20 @@ def test_engine_agrees_with_topic_api(dl19):
             assert single == pytest.approx(
                 (result.scores.e_ap[2, t], result.scores.var_ap[2, t]), rel=1e-10, abs=1e-15
             )
+
+
+def test_pair_answer_does_not_depend_on_the_other_runs_compared(dl19):
+    """E[R] comes from the campaign, so adding runs to the comparison changes nothing."""
+    estimate = UniformPrior(0.5).fit_predict(dl19)
+    engine = ConfidenceEngine()
+    alone = engine.compare(dl19, estimate, systems=["p_bert", "bm25base_p"]).to_frame()
+    crowd = engine.compare(
+        dl19, estimate, systems=["p_bert", "bm25base_p", "UNH_exDL_bm25", "ICT-BERT2"]
+    ).to_frame()
+    pair = crowd[(crowd.system_a == "p_bert") & (crowd.system_b == "bm25base_p")]
+    assert len(pair) == 1
+    for column in ("e_delta_map", "sd_delta_map", "p_a_better"):
+        assert pair[column].iloc[0] == pytest.approx(alone[column].iloc[0], rel=1e-12)
 
 
 def test_depth_truncation_equals_truncated_ranks(dl19):

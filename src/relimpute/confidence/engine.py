@@ -46,9 +46,9 @@ class ConfidenceEngine:
     Notes
     -----
     E[R] of a topic is Σp over every judged document plus every unjudged
-    document retrieved by any system of the run set being evaluated (the
-    ``systems`` argument, all systems by default), so it depends on the run
-    set, not on the pair. A topic a system retrieves nothing for scores 0 with
+    document retrieved by any system of the *campaign* (within ``depth``),
+    whichever systems are compared: a pair's answer does not depend on the
+    other runs on the command line. A topic a system retrieves nothing for scores 0 with
     variance 0 and counts in MAP (the mean over all the campaign's topics, as
     trec_eval ``-c``); a topic with E[R] = 0 scores 0 with variance 0.
 
@@ -105,7 +105,8 @@ class ConfidenceEngine:
         campaign, estimate
             The runs and the probabilities of relevance aligned to them.
         systems
-            The run set (names; all by default). It fixes E[R].
+            The systems to score (names; all by default). E[R] comes from the
+            whole campaign, whatever this selects.
         pairs
             ``(a, b)`` names within ``systems``; default every pair ``a < b``
             in the order of ``systems``.
@@ -209,7 +210,7 @@ class ConfidenceEngine:
             depth = np.minimum(depth, self.depth)
             width = min(width, self.depth)
         ranking = np.ascontiguousarray(topic.ranking[rows, :width], dtype=np.int64)
-        return _TopicView(ranking, depth, counted_documents(topic, rows, self.depth))
+        return _TopicView(ranking, depth, counted_documents(topic, None, self.depth))
 
     def _ap_topic(self, view: _TopicView, p: np.ndarray, pairs: np.ndarray):
         """E/Var of AP per system and of ΔAP per pair on one topic (Carterette 2007 §2.1)."""

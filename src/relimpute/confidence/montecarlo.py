@@ -1,7 +1,7 @@
 """Monte Carlo confidence: draw relevance, score exactly, summarise (Carterette 2007 §2.1).
 
 Each draw is a full relevance vector for every topic: the documents whose
-relevance counts (judged ones, and unjudged ones retrieved by the run set)
+relevance counts (judged ones, and unjudged ones retrieved by any run of the campaign)
 keep their judged label or are drawn Bernoulli(p). With posterior draws of p
 (``estimate.draws``), draw ``d`` uses posterior draw ``d mod M`` in every
 topic, so parameter uncertainty is shared across topics as the model says.

@@ -46,7 +46,9 @@ class PairConfidence:
         self.engine = ConfidenceEngine(ratio="constant")
         names = state.systems
         self.pair_names = [(names[a], names[b]) for a, b in state.pairs]
-        self.single = [replace(state.campaign, topics=(t,)) for t in state.campaign.topics]
+        # the engine counts E[R] over its campaign's runs: give it the compared ones only
+        compared = state.campaign.subset(list(names))
+        self.single = [replace(compared, topics=(t,)) for t in compared.topics]
         n_pairs, n_topics = len(state.pairs), state.n_topics
         self.e_q = np.zeros((n_pairs, n_topics))
         self.var_q = np.zeros((n_pairs, n_topics))
