@@ -118,17 +118,26 @@ def test_input_errors_exit_2(data, tmp_path, capsys):
 
 
 def test_dl19_matrix(dl19_dir, capsys):
+    """The default model orders runs as official MAP does on the official (nearly complete) qrels;
+    --prior 0.5 is the uniform prior, which punishes short runs such as ICT-BERT2."""
     argv = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2"]
-    assert (
-        main(argv + ["--systems", "bm25base_p", "runid2", "ICT-BERT2", "--matrix", "-f", "tsv"])
-        == 0
-    )
-    captured = capsys.readouterr()
-    matrix = pd.read_csv(io.StringIO(captured.out), sep="\t").set_index("system")
-    assert matrix.loc["bm25base_p", "ICT-BERT2"] == pytest.approx(1.0)
-    assert matrix.loc["ICT-BERT2", "runid2"] == pytest.approx(0.0)
-    # E[R] counts the unjudged documents of all 37 runs, not only of the three compared
-    assert matrix.loc["bm25base_p", "runid2"] < 0.5
+    runs = ["bm25base_p", "runid2", "ICT-BERT2", "p_bert"]  # official MAP .301 .267 .242 .468
+    assert main(argv + ["--systems", *runs, "--matrix", "-f", "tsv"]) == 0
+    matrix = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")
+    order = ["p_bert", "bm25base_p", "runid2", "ICT-BERT2"]
+    for i, better in enumerate(order):
+        for worse in order[i + 1 :]:
+            assert matrix.loc[better, worse] >= 0.9, (better, worse)
+    assert main(argv + ["--systems", *runs, "--matrix", "-f", "tsv", "--prior", "0.5"]) == 0
+    uniform = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")
+    assert uniform.loc["ICT-BERT2", "runid2"] == pytest.approx(0.0)
+    assert uniform.loc["bm25base_p", "runid2"] < 0.5  # the uniform prior gets this pair wrong
+
+
+def test_prior_and_model_are_exclusive(dl19_dir, capsys):
+    argv = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2"]
+    assert main(argv + ["--model", "rtc", "--prior", "0.5"]) == 2
+    assert "either --model or --prior" in capsys.readouterr().err
 
 
 def test_model_option_uses_the_fitted_estimate(data, capsys):

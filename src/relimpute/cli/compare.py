@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "compare"
-HELP = "pairwise confidence P(MAP_a > MAP_b) with unjudged documents relevant with probability p (uniform or a fitted model)"
+HELP = "pairwise confidence P(MAP_a > MAP_b), unjudged documents' relevance estimated by a relevance model"
 DESCRIPTION = """\
 Treat the relevance of every unjudged document as random and print, for
 every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
@@ -17,18 +18,26 @@ and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
 P(row run beats column run).
 
 Relevance model: judged documents keep their labels (grade >= --rel-threshold
-is relevant); by default every unjudged document retrieved by one of the
-compared runs is relevant with probability --prior (the uniform prior of
-MTC; 0 is the trec_eval convention). With --model NAME|PATH a relevance
-model (e.g. rtc, bayes) is fitted to the judgments and supplies p instead. E[R] counts every judged relevant document plus the
-prior of every unjudged document the compared runs retrieve. Runs are
-evaluated at full depth unless --depth is given; a topic a run retrieves
-nothing for scores 0 (trec_eval -c).
+is relevant). By default the relevance of every unjudged document is
+estimated by the 'fusion' model, fitted to these qrels: it assumes a document
+is as likely relevant as the runs' consensus ranks it, learned from the
+documents judged by pool depth, and counts the relevant documents that
+judging beyond the pool already found. E[MAP] is then the MAP expected once
+every retrieved document is judged; where the qrels are nearly complete it
+stays close to trec_eval's MAP, which counts unjudged documents as
+nonrelevant. --model NAME|PATH fits another model (rtc, bayes, a settings
+file); --prior P instead gives every unjudged document probability P (the
+uniform prior of MTC; 0 is the trec_eval convention). E[R] counts every
+judged relevant document plus the probability of every unjudged document
+any run of the campaign retrieves, so a pair's answer does not depend on
+which other runs are compared. Runs are evaluated at full depth unless
+--depth is given; a topic a run retrieves nothing for scores 0 (trec_eval -c).
 """
 EPILOG = """\
 examples:
-  relimpute compare qrels.txt runs/ --prior 0.5
+  relimpute compare qrels.txt runs/ --rel-threshold 2
   relimpute compare qrels.txt runs/ --model rtc --rel-threshold 2
+  relimpute compare qrels.txt runs/ --prior 0.5
   relimpute compare qrels.txt runs/ --systems bm25base_p runid2 --ratio delta
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
@@ -64,16 +73,17 @@ def _level(text: str) -> float:
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
-    add_model_argument(parser, None)
+    add_model_argument(parser, DEFAULT_MODEL)
     parser.add_argument(
         "--seed", type=int, default=None, help="seed of the model's randomness (for --model)"
     )
     parser.add_argument(
         "--prior",
         type=_probability,
-        default=0.5,
+        default=None,
         metavar="P",
-        help="probability that an unjudged document is relevant (default: %(default)s)",
+        help="instead of a model, give every unjudged document this probability of relevance "
+        "(0.5: the uniform prior of MTC; 0: unjudged = nonrelevant)",
     )
     parser.add_argument(
         "--systems",
@@ -103,10 +113,10 @@ def add_arguments(parser) -> None:
 
 
 def estimate_relevance(campaign, args):
-    """The relevance estimate the comparison uses: the uniform --prior, or a fitted --model."""
+    """The relevance estimate the comparison uses: the fitted --model, or the uniform --prior."""
     from ..relevance import UniformPrior, load_model
 
-    if args.model is None:
+    if args.prior is not None:
         return UniformPrior(prior=args.prior).fit_predict(campaign)
     return load_model(args.model).fit_predict(campaign, rng=args.seed)
 
@@ -117,6 +127,8 @@ def run(args) -> int:
 
     if args.depth is not None and args.depth < 1:
         raise InputError(f"--depth must be a positive integer, got {args.depth}")
+    if args.prior is not None and args.model != DEFAULT_MODEL:
+        raise InputError("give either --model or --prior, not both")
     campaign = load_campaign(args, COMMAND)
     if args.systems:
         unknown = [s for s in args.systems if s not in campaign.systems]

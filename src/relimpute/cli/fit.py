@@ -6,13 +6,12 @@ import sys
 
 import pandas as pd
 
+from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "fit"
-HELP = (
-    "fit a relevance model (rtc, uniform, ...) to partial qrels and runs; write probabilistic qrels"
-)
+HELP = "fit a relevance model (fusion by default; rtc, bayes, ...) to partial qrels and runs; write probabilistic qrels"
 DESCRIPTION = """\
 Learn, from the judged documents of QRELS and the rankings of the RUNs, the
 probability that every (topic, document) the runs retrieve is relevant, and
@@ -26,6 +25,7 @@ expected number of relevant documents (sum of p); the fitted parameters go
 to standard error.
 
 examples:
+  relimpute fit qrels.txt runs/ -o estimate.tsv --rel-threshold 2
   relimpute fit --model rtc qrels.txt runs/ -o estimate.tsv --rel-threshold 2
   relimpute fit --model models/rtc.json qrels.txt a.run b.run -o est.tsv --format tsv
 
@@ -35,7 +35,7 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
-    add_model_argument(parser, "rtc")
+    add_model_argument(parser, DEFAULT_MODEL)
     parser.add_argument(
         "--output", "-o", required=True, help="where to write the probabilistic qrels"
     )

@@ -9,13 +9,16 @@ from .base import (
     register,
 )
 from .expert import ExpertAggregation
-from .settings import ModelSettings, load_model, load_settings
+from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
 from .uniform import UniformPrior, UnjudgedNonrelevant
 from .hierarchical import BayesianHierarchy
+from .fusion import RankFusion
 
 __all__ = [
+    "DEFAULT_MODEL",
     "BayesianHierarchy",
     "ExpertAggregation",
+    "RankFusion",
     "ModelSettings",
     "load_model",
     "load_settings",

@@ -128,8 +128,13 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     )
 
 
-def load_model(name_or_path: str | os.PathLike) -> RelevanceModel:
-    """A relevance model from a registered name or a settings file (unfitted)."""
+#: the model behind every default answer (``relimpute compare``/``fit``, :func:`load_model`)
+DEFAULT_MODEL = "fusion"
+
+
+def load_model(name_or_path: str | os.PathLike = DEFAULT_MODEL) -> RelevanceModel:
+    """A relevance model from a registered name or a settings file (unfitted);
+    :data:`DEFAULT_MODEL` with its shipped settings when none is named."""
     return load_settings(name_or_path).build()
 
 

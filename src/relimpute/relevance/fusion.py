@@ -1,0 +1,382 @@
+"""Relevance from the runs' consensus, learned where judging followed the ranks.
+
+A document many runs rank high is likely relevant (rank fusion: Cormack,
+Clarke & Büttcher 2009's reciprocal rank fusion; Carterette 2007 §3 treats
+the runs as experts). This model turns that consensus into calibrated
+probabilities while keeping in mind *how the judged documents were chosen*,
+which is where fitted models go wrong on pooled collections (a pool is not a
+random sample of the documents).
+
+Model. For document ``i`` of topic ``t`` and the runs ``C_t`` that retrieve
+anything for ``t``, three features summarise the runs' evidence::
+
+    x₁ = log( (1/|C_t|) Σ_{j∈C_t} 1 / (c + r_ij) )   fused reciprocal rank
+    x₂ = log( |{j : i retrieved by j}| / |C_t| )       share of runs retrieving i
+    x₃ = log min_j r_ij                                 best rank
+
+(a run that does not retrieve ``i`` adds nothing to x₁ and x₂), and
+
+    logit P(X_ti = 1) = α_t + w · x,   α_t ~ N(μ, σ_α²)
+
+with the topic intercepts partially pooled, weakly informative Gaussian
+priors on ``w`` and ``μ``, fitted by penalised maximum likelihood (Newton)
+and a Laplace approximation for the posterior of ``(w, μ, α)``.
+
+Which judged documents it learns from. Judging by pool depth (every
+document some run ranks within ``k``) selects on the features only, so a
+logistic model fitted on those documents is unbiased given its features
+(selection on covariates is ignorable). Documents judged *beyond* the pool,
+by active learning such as the HiCAL stage of TREC DL, were picked because
+they looked relevant: fitted on them, a model predicts their relevance rate
+for every unjudged document and expects tens of relevant documents per
+topic that are not there. So the model finds each topic's *pool horizon*
+``k_t`` (the depth down to which at least ``pool_coverage`` of the documents
+the runs newly reach at each rank are judged) and fits on the judged
+documents within it. It then accounts for the documents judged beyond the
+horizon (*capture adjustment*): documents outside the fit set are grouped
+by predicted log-odds; where the judging has already found ``F_b`` relevant
+documents among a group expected to hold ``E_b = Σ π_i``, the group's
+unjudged documents share what is left, ``max(E_b − F_b, f · U_b)`` with
+``U_b`` their own expected count and ``f`` the floor ``capture_floor``
+(never more than ``U_b``). With nothing judged beyond the horizon the
+adjustment is the identity. A campaign with no pool (``k_t = 0``, e.g.
+judgments chosen by MTC) is fitted on all its judged documents.
+
+Judged documents keep their labels. With ``n_draws > 0`` the estimate
+carries joint posterior draws of ``p`` (Laplace draws of the parameters,
+each adjusted the same way) for the confidence engine's Monte Carlo path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import expit, log_expit, logit
+
+from ..data import Campaign, TopicData
+from .base import RelevanceModel, register
+
+N_FEATURES = 3
+FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicEvidence:
+    """The runs' evidence about every document of one topic.
+
+    Attributes
+    ----------
+    features
+        ``(n, 3)`` raw features (module docstring), unstandardised.
+    best_rank
+        ``(n,)`` best rank over the covering runs (``inf`` if no run retrieves it).
+    within
+        ``(n,)`` bool: ranked by some run within the judged prefix of that
+        run (:func:`judged_prefixes`), i.e. inside the pool horizon.
+    horizon
+        Median judged prefix over the runs covering the topic.
+    """
+
+    features: np.ndarray
+    best_rank: np.ndarray
+    within: np.ndarray
+    horizon: float
+
+
+def topic_evidence(topic: TopicData, rrf_offset: float) -> TopicEvidence:
+    """Features, best ranks and pool horizon of one topic (see the module docstring)."""
+    n = topic.n_docs
+    n_cover = max(int((topic.depth > 0).sum()), 1)
+    rows, cols = np.nonzero(topic.ranking >= 0)
+    docs = topic.ranking[rows, cols]
+    rank = cols + 1.0
+    deepest = float(topic.ranking.shape[1])
+    fused = np.bincount(docs, weights=1.0 / (rrf_offset + rank), minlength=n) / n_cover
+    share = np.bincount(docs, minlength=n) / n_cover
+    best = np.full(n, np.inf)
+    np.minimum.at(best, docs, rank)
+    # a document no run retrieves: as if one run had it just below the deepest rank
+    beyond = 1.0 / (rrf_offset + deepest + 1.0) / n_cover
+    features = np.column_stack(
+        [
+            np.log(np.where(share > 0, fused, beyond)),
+            np.log(np.where(share > 0, share, 1.0 / n_cover)),
+            np.log(np.where(np.isfinite(best), best, deepest + 1.0)),
+        ]
+    )
+    prefix = judged_prefixes(topic)
+    depth = pool_depth(prefix[topic.depth > 0])
+    inside = cols < np.minimum(prefix[rows], depth)
+    within = np.zeros(n, dtype=bool)
+    within[docs[inside]] = True
+    return TopicEvidence(features, best, within, depth)
+
+
+def pool_depth(prefixes: np.ndarray) -> int:
+    """The depth to which judging followed the ranks, from the runs' judged prefixes.
+
+    Runs left out of a pool have short prefixes and judging beyond the pool
+    (active learning) extends some prefixes at random; the lower quartile of
+    the prefixes that reach at least half the median prefix is robust to both.
+    """
+    if not len(prefixes):
+        return 0
+    long = prefixes[prefixes >= np.median(prefixes) / 2]
+    return int(np.floor(np.quantile(long, 0.25)))
+
+
+def judged_prefixes(topic: TopicData) -> np.ndarray:
+    """``(S,)`` per run, how many of its top documents are judged before the first
+    unjudged one: how deep the judging reached into each run."""
+    valid = topic.ranking >= 0
+    unjudged = valid & ~topic.judged[np.maximum(topic.ranking, 0)]
+    unjudged |= ~valid  # the end of the run stops the prefix too
+    return np.where(unjudged.any(axis=1), np.argmax(unjudged, axis=1), topic.ranking.shape[1])
+
+
+class RankFusion(RelevanceModel):
+    """Pool-aware logistic model on the runs' fused evidence; module docstring for the model.
+
+    Parameters
+    ----------
+    rrf_offset
+        ``c`` of the fused reciprocal rank ``1 / (c + r)``.
+    intercept_sd
+        ``σ_α``: spread of the topic intercepts around ``μ`` (log-odds).
+    mean_prior
+        ``(mean, sd)`` of the Gaussian prior on ``μ``.
+    weight_sd
+        Standard deviation of the Gaussian prior on each weight (features
+        are standardised on the fit set).
+    capture_bins
+        Number of groups (quantiles of the predicted log-odds of the documents
+        outside the fit set) of the capture adjustment.
+    capture_floor
+        ``f``: share of its extrapolated probability an unjudged document
+        keeps however many relevant documents the judging found around it.
+    n_draws
+        Joint posterior draws of ``p`` handed to the confidence engine
+        (0: none, the point estimate only).
+
+    Attributes
+    ----------
+    weights_, mu_, intercepts_
+        Posterior mode of ``w`` (on standardised features), ``μ`` and ``α_t``.
+    covariance_
+        Laplace covariance of ``(w, μ, α)``.
+    feature_mean_, feature_scale_
+        Standardisation of the features.
+    horizons_
+        Pool horizon ``k_t`` per topic.
+    n_fit_
+        Judged documents the model was fitted on.
+    """
+
+    name = "fusion"
+    contract_params: ClassVar[dict[str, Any]] = {"n_draws": 8}
+
+    def __init__(
+        self,
+        rrf_offset: float = 3.0,
+        intercept_sd: float = 1.5,
+        mean_prior: tuple[float, float] = (-2.0, 3.0),
+        weight_sd: float = 2.0,
+        capture_bins: int = 20,
+        capture_floor: float = 0.1,
+        n_draws: int = 0,
+    ):
+        self.rrf_offset = rrf_offset
+        self.intercept_sd = intercept_sd
+        self.mean_prior = mean_prior
+        self.weight_sd = weight_sd
+        self.capture_bins = capture_bins
+        self.capture_floor = capture_floor
+        self.n_draws = n_draws
+
+    def _validate(self) -> None:
+        if not self.rrf_offset >= 0:
+            raise ValueError(f"rrf_offset must be >= 0, got {self.rrf_offset}")
+        if not (self.intercept_sd > 0 and self.weight_sd > 0 and self.mean_prior[1] > 0):
+            raise ValueError("prior standard deviations must be > 0")
+        if int(self.capture_bins) != self.capture_bins or self.capture_bins < 1:
+            raise ValueError(f"capture_bins must be a positive integer, got {self.capture_bins}")
+        if not 0.0 <= self.capture_floor <= 1.0:
+            raise ValueError(f"capture_floor must lie in [0, 1], got {self.capture_floor}")
+        if int(self.n_draws) != self.n_draws or self.n_draws < 0:
+            raise ValueError(f"n_draws must be a non-negative integer, got {self.n_draws}")
+
+    # ------------------------------------------------------------------ fit
+
+    def _evidence(self, campaign: Campaign) -> list[TopicEvidence]:
+        return [topic_evidence(t, self.rrf_offset) for t in campaign.topics]
+
+    def _fit_mask(self, topic: TopicData, ev: TopicEvidence) -> np.ndarray:
+        """The judged documents the model learns from: those within the pool horizon
+        (all judged documents when the judging follows no run's ranks)."""
+        if not ev.within.any():
+            return topic.judged.copy()
+        return topic.judged & ev.within
+
+    def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
+        self._validate()
+        evidence = self._evidence(campaign)
+        masks = [self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
+        x = np.concatenate([ev.features[m] for ev, m in zip(evidence, masks)])
+        y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
+        topic = np.concatenate([np.full(int(m.sum()), t) for t, m in enumerate(masks)])
+        if len(x):
+            self.feature_mean_ = x.mean(axis=0)
+            self.feature_scale_ = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
+        else:
+            self.feature_mean_, self.feature_scale_ = np.zeros(N_FEATURES), np.ones(N_FEATURES)
+        z = (x - self.feature_mean_) / self.feature_scale_
+        theta, cov = _fit_logistic(
+            z,
+            y,
+            topic,
+            campaign.n_topics,
+            intercept_sd=self.intercept_sd,
+            mean_prior=self.mean_prior,
+            weight_sd=self.weight_sd,
+        )
+        self.weights_ = theta[:N_FEATURES]
+        self.mu_ = float(theta[N_FEATURES])
+        self.intercepts_ = dict(zip(campaign.query_ids, theta[N_FEATURES + 1 :]))
+        self.covariance_ = cov
+        self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
+        self.n_fit_ = len(y)
+        self.draw_seed_ = int(rng.integers(2**63))
+
+    # ------------------------------------------------------------------ predict
+
+    def _predict(self, campaign: Campaign):
+        evidence = self._evidence(campaign)
+        z = [(ev.features - self.feature_mean_) / self.feature_scale_ for ev in evidence]
+        alpha = np.array([self.intercepts_.get(q, self.mu_) for q in campaign.query_ids])
+        outside = [~self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
+        relevant = campaign.relevant()
+        point = [expit(a + zt @ self.weights_) for a, zt in zip(alpha, z)]
+        bins, factor = self._capture(campaign, point, outside, relevant)
+        p = [pt * factor[b] for pt, b in zip(point, bins)]
+        draws = self._draws(campaign, z, outside, relevant) if self.n_draws else None
+        params = {
+            "weights": dict(zip(FEATURE_NAMES, map(float, self.weights_))),
+            "mu": self.mu_,
+            "median_horizon": float(np.median(list(self.horizons_.values()) or [0])),
+            "n_fit": self.n_fit_,
+            "capture_factor_min": float(factor.min()),
+        }
+        return p, draws, params
+
+    def _capture(self, campaign, point, outside, relevant):
+        """Per topic each document's group, and the factor of each group on unjudged documents."""
+        logits = [logit(np.clip(pt, 1e-300, 1 - 1e-16)) for pt in point]
+        out_logits = np.concatenate([lg[o] for lg, o in zip(logits, outside)])
+        n_bins = int(self.capture_bins)
+        edges = np.quantile(out_logits, np.linspace(0, 1, n_bins + 1)[1:-1]) if len(out_logits) else []
+        bins = [np.searchsorted(edges, lg, side="right") for lg in logits]
+        judged = [t.judged for t in campaign.topics]
+        factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
+        return bins, factor
+
+    def _draws(self, campaign, z, outside, relevant):
+        """Laplace draws of (w, μ, α), each turned into p and capture-adjusted."""
+        rng = np.random.default_rng(self.draw_seed_)
+        mode = np.concatenate([self.weights_, [self.mu_], list(self.intercepts_.values())])
+        theta = rng.multivariate_normal(mode, self.covariance_, size=int(self.n_draws), method="cholesky")
+        index = {q: i for i, q in enumerate(self.intercepts_)}
+        out = []
+        for d in range(int(self.n_draws)):
+            w, mu, a = theta[d, :N_FEATURES], theta[d, N_FEATURES], theta[d, N_FEATURES + 1 :]
+            point = [
+                expit((a[index[q]] if q in index else mu) + zt @ w)
+                for q, zt in zip(campaign.query_ids, z)
+            ]
+            bins, factor = self._capture(campaign, point, outside, relevant)
+            out.append([pt * factor[b] for pt, b in zip(point, bins)])
+        return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
+
+
+def capture_factors(point, bins, outside, judged, relevant, n_bins: int, floor: float) -> np.ndarray:
+    """``(n_bins,)`` factor on the unjudged documents of each group (module docstring).
+
+    Over the documents outside the fit set: ``E_b`` their expected relevant
+    count, ``F_b`` the relevant ones found among the judged, ``U_b`` the
+    expected count of the unjudged; the factor is
+    ``min(1, max(E_b − F_b, floor · U_b) / U_b)`` (1 where ``U_b = 0``).
+    """
+    expected = np.zeros(n_bins)
+    found = np.zeros(n_bins)
+    unjudged = np.zeros(n_bins)
+    for pt, b, o, j, r in zip(point, bins, outside, judged, relevant):
+        expected += np.bincount(b[o], weights=pt[o], minlength=n_bins)
+        found += np.bincount(b[o & j], weights=r[o & j].astype(float), minlength=n_bins)
+        unjudged += np.bincount(b[o & ~j], weights=pt[o & ~j], minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        factor = np.maximum(expected - found, floor * unjudged) / unjudged
+    return np.where(unjudged > 0, np.minimum(factor, 1.0), 1.0)
+
+
+def _fit_logistic(z, y, topic, n_topics, *, intercept_sd, mean_prior, weight_sd):
+    """Posterior mode and Laplace covariance of the logistic model with topic intercepts.
+
+    Parameters ``θ = (w, μ, α_1..α_T)``; log posterior
+    ``Σ y η − log(1 + e^η) − Σ_t (α_t − μ)² / 2σ_α² − (μ − m)² / 2s² − |w|² / 2s_w²``
+    with ``η = α_t + w · z``. Newton's method with backtracking; the
+    objective is strictly concave, so the mode is unique.
+    """
+    k = z.shape[1]
+    n_par = k + 1 + n_topics
+    prec = np.zeros((n_par, n_par))
+    prec[np.arange(k), np.arange(k)] = 1.0 / weight_sd**2
+    a = np.arange(k + 1, n_par)
+    prec[a, a] = 1.0 / intercept_sd**2
+    prec[k, k] = n_topics / intercept_sd**2 + 1.0 / mean_prior[1] ** 2
+    prec[k, a] = prec[a, k] = -1.0 / intercept_sd**2
+    shift = np.zeros(n_par)
+    shift[k] = mean_prior[0] / mean_prior[1] ** 2  # prior mean enters the linear term
+
+    def eta(theta):
+        return theta[k + 1 + topic] + z @ theta[:k]
+
+    def log_post(theta):
+        e = eta(theta)
+        return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * theta @ prec @ theta + shift @ theta
+
+    def gradient_hessian(theta):
+        s = expit(eta(theta))
+        w = s * (1 - s)
+        grad = -prec @ theta + shift
+        grad[:k] += z.T @ (y - s)
+        grad[k + 1 :] += np.bincount(topic, weights=y - s, minlength=n_topics)
+        hess = prec.copy()
+        hess[:k, :k] += (z * w[:, None]).T @ z
+        cross = np.zeros((n_topics, k))
+        np.add.at(cross, topic, z * w[:, None])
+        hess[k + 1 :, :k] += cross
+        hess[:k, k + 1 :] += cross.T
+        hess[a, a] += np.bincount(topic, weights=w, minlength=n_topics)
+        return grad, hess
+
+    theta = np.zeros(n_par)
+    theta[k:] = mean_prior[0]
+    value = log_post(theta)
+    for _ in range(100):
+        grad, hess = gradient_hessian(theta)
+        step = np.linalg.solve(hess, grad)
+        t = 1.0
+        while True:
+            new = log_post(theta + t * step)
+            if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
+                break
+            t /= 2
+        theta, value = theta + t * step, new
+        if np.abs(t * step).max() < 1e-9:
+            break
+    cov = np.linalg.inv(gradient_hessian(theta)[1])
+    return theta, (cov + cov.T) / 2
+
+
+register(RankFusion)
