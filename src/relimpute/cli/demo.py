@@ -37,8 +37,8 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--models",
-        default="nonrelevant,uniform,rtc",
-        help="comma-separated relevance models or settings files (default nonrelevant,uniform,rtc)",
+        default="nonrelevant,uniform,rtc,fusion",
+        help="comma-separated relevance models or settings files (default %(default)s)",
     )
     parser.add_argument(
         "--confident", type=float, default=0.95, help="confidence counted as a confident call"

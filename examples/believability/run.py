@@ -1,0 +1,379 @@
+"""Are a relevance model's estimates believable? Two checks on real TREC collections.
+
+Run from the repository root::
+
+    python examples/believability/run.py [--models fusion,rtc,uniform]
+        [--collections dl19,dl21,trec8] [--out examples/believability/results]
+
+Protocol 1 (documents, extrapolation below the pool): keep only the judgments
+of the depth-k pool of the pooled runs (k = 5, 10, 20), fit the model, and
+score its p on the held-out judged documents (ECE over 10 equal-width bins,
+log loss against the best constant). On TREC-8, whose qrels are exactly the
+depth-100 pool, also compare the expected number of relevant documents per
+topic with the true one.
+
+Protocol 2 (systems): fit on the official qrels and ask whether E[MAP] ranks
+the pooled runs as MAP does, whether P(A beats B) is ever confidently wrong
+on a clear difference, and whether E[MAP] matches MAP for well-judged runs.
+
+Writes ``<collection>_documents.csv`` (per model, k and topic),
+``<collection>_systems.csv`` (per model and run), ``summary.md`` and
+``calibration.png`` to ``--out``. The data is read from ``../shared/data``
+(research use only, never copied here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+import warnings
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+from tqdm import tqdm
+
+from relimpute import Campaign
+from relimpute.confidence import ConfidenceEngine
+from relimpute.measures import evaluate
+from relimpute.relevance import load_model
+from relimpute.relevance.quality import calibration_curve, log_loss
+from relimpute.simulate import pool_depth
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parents[2] / "shared" / "data"
+DEPTHS = (5, 10, 20)
+PLOTTED = ("dl19", "trec8")  # collections in the reliability diagram (depth-5 pool)
+
+
+class Collection(NamedTuple):
+    """Where a collection lives and how to read it."""
+
+    folder: str
+    rel_threshold: int
+    qrels_are_pool: bool  # official qrels = a depth pool of the pooled runs (ratio check)
+
+
+COLLECTIONS = {
+    "dl19": Collection("trec-dl-2019-passage", 2, False),
+    "dl21": Collection("trec-dl-2021-passage", 2, False),
+    "trec8": Collection("trec-8-adhoc", 1, True),
+}
+
+
+def load(name: str) -> tuple[Campaign, list[str]]:
+    """The official campaign of collection ``name`` and its pooled runs."""
+    folder = DATA / COLLECTIONS[name].folder
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        campaign = Campaign.from_files(
+            folder / "qrels.txt", folder / "runs", rel_threshold=COLLECTIONS[name].rel_threshold
+        )
+    groups = pd.read_csv(folder / "groups.tsv", sep="\t", dtype=str)
+    return campaign, groups.loc[groups["pooled"] == "yes", "run"].tolist()
+
+
+def calibration(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """Size, base rate, mean p, ECE (10 equal-width bins), log loss and best-constant log loss."""
+    if not len(y):
+        return dict(n=0, base_rate=np.nan, mean_p=np.nan, ece=np.nan, ll=np.nan, ll_const=np.nan)
+    curve = calibration_curve(y, p, bins=10)
+    gap = (curve["observed"] - curve["mean_predicted"]).abs()
+    base = float(y.mean())
+    return dict(
+        n=len(y),
+        base_rate=base,
+        mean_p=float(p.mean()),
+        ece=float((curve["n"] * gap).sum() / len(y)),
+        ll=log_loss(y, p),
+        ll_const=log_loss(y, np.full(len(y), base)),
+    )
+
+
+def documents(
+    campaign: Campaign, pooled: list[str], model: str, k: int
+) -> tuple[pd.DataFrame, dict, tuple[np.ndarray, np.ndarray]]:
+    """Protocol 1 for one model and pool depth: per-topic table, summary row, held-out (y, p)."""
+    train = pool_depth(campaign, k, systems=pooled)
+    estimate = load_model(model).fit_predict(train, rng=0)
+    topics, ys, ps, retrieved = [], [], [], []
+    for topic, kept, rel, p in zip(campaign.topics, train.topics, campaign.relevant(), estimate.p):
+        held = topic.judged & ~kept.judged
+        ys.append(rel[held])
+        ps.append(p[held])
+        retrieved.append(topic.retrieved()[held])
+        topics.append(
+            dict(
+                query_id=topic.query_id,
+                pool_judged=int(kept.judged.sum()),
+                heldout=int(held.sum()),
+                true_relevant=int(rel.sum()),
+                pool_relevant=int(rel[kept.judged].sum()),
+                heldout_relevant=int(rel[held].sum()),
+                heldout_p=float(p[held].sum()),
+                unjudged_p=float(p[~topic.judged].sum()),
+            )
+        )
+    frame = pd.DataFrame(topics)
+    frame["expected_relevant"] = frame["pool_relevant"] + frame["heldout_p"]
+    frame["ratio"] = frame["expected_relevant"] / frame["true_relevant"]
+    y, p, ret = map(np.concatenate, (ys, ps, retrieved))
+    row = calibration(y, p)
+    for tag, mask in (("ret", ret), ("none", ~ret)):
+        part = calibration(y[mask], p[mask])
+        row |= {f"n_{tag}": part["n"], f"ece_{tag}": part["ece"], f"ll_{tag}": part["ll"],
+                f"llc_{tag}": part["ll_const"]}
+    row |= dict(unjudged_p=frame["unjudged_p"].mean(), R=frame["true_relevant"].mean())
+    return frame, row, (y, p)
+
+
+def ratio_summary(ratio: pd.Series) -> dict[str, float]:
+    """Median, 10th/90th percentiles and share in [0.5, 2] of the per-topic E[R]/R."""
+    return dict(
+        ratio_median=ratio.median(),
+        ratio_p10=ratio.quantile(0.1),
+        ratio_p90=ratio.quantile(0.9),
+        ratio_in_half_2=ratio.between(0.5, 2).mean(),
+    )
+
+
+def judged_at_100(campaign: Campaign) -> np.ndarray:
+    """Per system, the share of judged documents among its first min(100, depth) over all topics."""
+    hits = np.zeros(campaign.n_systems)
+    total = np.zeros(campaign.n_systems)
+    for topic in campaign.topics:
+        top = topic.ranking[:, :100]
+        valid = top >= 0
+        hits += (topic.judged[top] & valid).sum(axis=1)
+        total += valid.sum(axis=1)
+    return hits / np.maximum(total, 1)
+
+
+def systems(campaign: Campaign, pooled: list[str], model: str) -> tuple[pd.DataFrame, dict]:
+    """Protocol 2 for one model on the official qrels: per-run table and summary row."""
+    estimate = load_model(model).fit_predict(campaign, rng=0)
+    comparison = ConfidenceEngine().compare(campaign, estimate, systems=pooled)
+    official = evaluate(campaign, ["AP"], missing="zero").set_index("system")["value"]
+    judged = pd.Series(judged_at_100(campaign), index=campaign.systems)
+    runs = pd.DataFrame({"system": comparison.scores.systems, "e_map": comparison.scores.e_map})
+    runs["map"] = official[runs["system"]].to_numpy()
+    runs["ratio"] = runs["e_map"] / runs["map"]
+    runs["judged_at_100"] = judged[runs["system"]].to_numpy()
+
+    pairs = comparison.to_frame()
+    dmap = official[pairs["system_a"]].to_numpy() - official[pairs["system_b"]].to_numpy()
+    p_a = pairs["p_a_better"].to_numpy()
+    clear = np.abs(dmap) > 0.05
+    wrong = clear & (((dmap > 0) & (p_a <= 0.1)) | ((dmap < 0) & (p_a >= 0.9)))
+    well = runs.loc[runs["judged_at_100"] >= 0.9, "ratio"]
+    row = dict(
+        runs=len(runs),
+        tau=kendalltau(runs["e_map"], runs["map"]).statistic,
+        clear_pairs=int(clear.sum()),
+        confident_wrong=int(wrong.sum()),
+        well_judged=len(well),
+        emap_ratio_min=well.min(),
+        emap_ratio_median=well.median(),
+        emap_ratio_max=well.max(),
+        within_10pct=int((well - 1).abs().le(0.1).sum()),
+    )
+    return runs, row
+
+
+def verdict(ok: bool) -> str:
+    """The verdict on one target: PASS or FAIL."""
+    return "PASS" if ok else "FAIL"
+
+
+def document_targets(row: dict) -> dict[str, str]:
+    """PASS/FAIL of the issue's protocol-1 targets, "n/a" where the issue sets none."""
+    ratio = "n/a"
+    if "ratio_median" in row:
+        ratio = verdict(0.8 <= row["ratio_median"] <= 1.25 and row["ratio_in_half_2"] >= 0.8)
+    calib = "n/a"
+    if row["collection"] in ("dl19", "trec8") and row["k"] == 5:
+        calib = verdict(row["ece"] <= 0.03 and row["ll"] < row["ll_const"])
+    return dict(ratio_target=ratio, calib_target=calib)
+
+
+def system_targets(row: dict) -> dict[str, str]:
+    """PASS/FAIL of the issue's protocol-2 targets."""
+    emap = verdict(row["within_10pct"] == row["well_judged"]) if row["well_judged"] else "n/a"
+    return dict(
+        tau_target=verdict(row["tau"] >= 0.9),
+        wrong_target=verdict(row["confident_wrong"] == 0),
+        emap_target=emap,
+    )
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """A pipe table, floats to 3 decimals, NaN as a dash."""
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return "–" if np.isnan(v) else f"{v:.3f}"
+        return str(v)
+
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += [
+        "| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
+    ]
+    return "\n".join(lines)
+
+
+def plot_calibration(curves: dict[str, dict[str, tuple]], path: Path) -> None:
+    """Reliability diagram: one panel per collection, one line per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4.6), squeeze=False)
+    for ax, (name, by_model) in zip(axes[0], curves.items()):
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="perfect")
+        for model, (y, p) in by_model.items():
+            curve = calibration_curve(y, p, bins=10)
+            ax.plot(curve["mean_predicted"], curve["observed"], marker="o", label=model)
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean p in bin", ylabel="observed share relevant",
+               title=f"{name}: held-out judgments, depth-5 pool")
+        ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+P1_COLUMNS = [
+    "collection", "model", "k", "n", "base_rate", "mean_p", "ece", "ll", "ll_const",
+    "n_ret", "ece_ret", "ll_ret", "llc_ret", "n_none", "ece_none", "ll_none", "llc_none",
+    "unjudged_p", "R", "ratio_median", "ratio_p10", "ratio_p90", "ratio_in_half_2",
+    "ratio_target", "calib_target",
+]
+P2_COLUMNS = [
+    "collection", "model", "runs", "tau", "clear_pairs", "confident_wrong", "well_judged",
+    "emap_ratio_min", "emap_ratio_median", "emap_ratio_max", "within_10pct",
+    "tau_target", "wrong_target", "emap_target",
+]
+NOTES = """\
+Protocol 1 (documents): model fitted on the depth-k pool of the pooled runs, scored on the
+held-out judged documents (officially judged, not in the pool). ece = expected calibration
+error (10 equal-width bins), ll = log loss (nats), ll_const = log loss of the held-out base
+rate; _ret / _none = held-out documents retrieved by at least one run / by none (llc = best
+constant of that subset). unjudged_p = mean over topics of the sum of p over documents not in
+the official qrels; R = mean true relevant per topic. ratio = (pool relevant + sum of p over
+held-out) / true R per topic, TREC-8 only (its qrels are the depth-100 pool). Targets:
+ratio median in [0.8, 1.25] and >= 80% of topics in [0.5, 2]; ECE <= 0.03 and ll < ll_const
+(set by the issue for DL 2019 and TREC-8 at k = 5 only).
+
+Protocol 2 (systems): model fitted on the official qrels; pooled runs only. tau = Kendall tau
+of E[MAP] vs MAP; clear_pairs = pairs with |official dMAP| > 0.05, confident_wrong = those
+with P(a better) >= 0.9 for the wrong sign; well_judged = runs with >= 90% of their top-100
+judged, emap_ratio = E[MAP]/MAP over them, within_10pct = how many within +-10%. Targets:
+tau >= 0.9, no confident-wrong pair, every well-judged run within +-10%.
+"""
+
+
+def run_collection(
+    name: str, models: list[str], out: Path, curves: dict, bar: tqdm
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both protocols on one collection: write its CSVs, return its summary rows.
+
+    The held-out (y, p) of the depth-5 pool go to ``curves[name][model]`` for
+    the collections of the reliability diagram.
+    """
+    bar.set_description(f"loading {name}")
+    campaign, pooled = load(name)
+    p1_rows, p2_rows, doc_frames, run_frames = [], [], [], []
+    for k in DEPTHS:
+        for model in models:
+            bar.set_description(f"{name} {model} k={k}")
+            frame, row, heldout = documents(campaign, pooled, model, k)
+            if k == 5 and name in PLOTTED:
+                curves.setdefault(name, {})[model] = heldout
+            row = dict(collection=name, model=model, k=k) | row
+            if COLLECTIONS[name].qrels_are_pool:
+                row |= ratio_summary(frame["ratio"])
+            p1_rows.append(row | document_targets(row))
+            doc_frames.append(frame.assign(model=model, k=k))
+            bar.update()
+    for model in models:
+        bar.set_description(f"{name} {model} official qrels")
+        runs, row = systems(campaign, pooled, model)
+        row = dict(collection=name, model=model) | row
+        p2_rows.append(row | system_targets(row))
+        run_frames.append(runs.assign(model=model))
+        bar.update()
+
+    docs = pd.concat(doc_frames)
+    lead = ["model", "k", "query_id"]
+    docs[lead + [c for c in docs.columns if c not in lead]].to_csv(
+        out / f"{name}_documents.csv", index=False
+    )
+    runs = pd.concat(run_frames)
+    runs[["model"] + [c for c in runs.columns if c != "model"]].to_csv(
+        out / f"{name}_systems.csv", index=False
+    )
+    return pd.DataFrame(p1_rows, columns=P1_COLUMNS), pd.DataFrame(p2_rows, columns=P2_COLUMNS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options, run both protocols on every collection, write the report."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--models", default="fusion,rtc,uniform", help="comma-separated model names"
+    )
+    parser.add_argument("--collections", default="dl19,dl21,trec8",
+                        help=f"comma-separated, of {','.join(COLLECTIONS)}")
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="output folder")
+    args = parser.parse_args(argv)
+    models = args.models.split(",")
+    names = args.collections.split(",")
+    unknown = set(names) - set(COLLECTIONS)
+    if unknown:
+        parser.error(f"unknown collection(s) {sorted(unknown)}; have {list(COLLECTIONS)}")
+    if not DATA.is_dir():
+        print(f"data not found at {DATA}; nothing to do", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = shlex.join(["python", "examples/believability/run.py",
+                          *(sys.argv[1:] if argv is None else argv)])
+    started = time.perf_counter()
+
+    p1_parts, p2_parts, curves = [], [], {}
+    with tqdm(total=len(names) * len(models) * (len(DEPTHS) + 1), unit="cell") as bar:
+        for name in names:
+            p1, p2 = run_collection(name, models, args.out, curves, bar)
+            tqdm.write(f"\n{name}, protocol 1 (documents)\n{markdown(p1)}")
+            tqdm.write(f"\n{name}, protocol 2 (systems)\n{markdown(p2)}\n")
+            p1_parts.append(p1)
+            p2_parts.append(p2)
+    if curves:
+        plot_calibration(curves, args.out / "calibration.png")
+
+    elapsed = time.perf_counter() - started
+    report = [
+        "# Believability of relevance models",
+        "",
+        f"Command: `{command}`  ",
+        f"Date: {datetime.now().isoformat(timespec='seconds')} (run time {elapsed:.0f} s)",
+        "",
+        NOTES,
+        "## Protocol 1: documents (depth-k pool, held-out judgments)",
+        "",
+        markdown(pd.concat(p1_parts, ignore_index=True)),
+        "",
+        "## Protocol 2: systems (official qrels)",
+        "",
+        markdown(pd.concat(p2_parts, ignore_index=True)),
+        "",
+    ]
+    (args.out / "summary.md").write_text("\n".join(report), encoding="utf-8")
+    print(f"wrote {args.out} in {elapsed:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
