@@ -57,12 +57,13 @@ class Collection(NamedTuple):
     folder: str
     rel_threshold: int
     qrels_are_pool: bool  # official qrels = a depth pool of the pooled runs (ratio check)
+    official_pool: int  # depth to which the official judging pooled every pooled run
 
 
 COLLECTIONS = {
-    "dl19": Collection("trec-dl-2019-passage", 2, False),
-    "dl21": Collection("trec-dl-2021-passage", 2, False),
-    "trec8": Collection("trec-8-adhoc", 1, True),
+    "dl19": Collection("trec-dl-2019-passage", 2, False, 10),
+    "dl21": Collection("trec-dl-2021-passage", 2, False, 10),
+    "trec8": Collection("trec-8-adhoc", 1, True, 100),
 }
 
 
@@ -96,17 +97,26 @@ def calibration(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
 
 
 def documents(
-    campaign: Campaign, pooled: list[str], model: str, k: int
+    campaign: Campaign, pooled: list[str], model: str, k: int, official_pool: int
 ) -> tuple[pd.DataFrame, dict, tuple[np.ndarray, np.ndarray]]:
-    """Protocol 1 for one model and pool depth: per-topic table, summary row, held-out (y, p)."""
+    """Protocol 1 for one model and pool depth: per-topic table, summary row, held-out (y, p).
+
+    Besides all held-out judged documents, the row scores two subsets: those some
+    run retrieves (``ret``) or none does (``none``), and those the official pool
+    of the pooled runs holds (``pool``: chosen by rank, not by active learning).
+    """
     train = pool_depth(campaign, k, systems=pooled)
+    official = pool_depth(campaign, official_pool, systems=pooled)
     estimate = load_model(model).fit_predict(train, rng=0)
-    topics, ys, ps, retrieved = [], [], [], []
-    for topic, kept, rel, p in zip(campaign.topics, train.topics, campaign.relevant(), estimate.p):
+    topics, ys, ps, retrieved, in_pool = [], [], [], [], []
+    for topic, kept, pool, rel, p in zip(
+        campaign.topics, train.topics, official.topics, campaign.relevant(), estimate.p
+    ):
         held = topic.judged & ~kept.judged
         ys.append(rel[held])
         ps.append(p[held])
         retrieved.append(topic.retrieved()[held])
+        in_pool.append(pool.judged[held])
         topics.append(
             dict(
                 query_id=topic.query_id,
@@ -122,9 +132,9 @@ def documents(
     frame = pd.DataFrame(topics)
     frame["expected_relevant"] = frame["pool_relevant"] + frame["heldout_p"]
     frame["ratio"] = frame["expected_relevant"] / frame["true_relevant"]
-    y, p, ret = map(np.concatenate, (ys, ps, retrieved))
+    y, p, ret, inside = map(np.concatenate, (ys, ps, retrieved, in_pool))
     row = calibration(y, p)
-    for tag, mask in (("ret", ret), ("none", ~ret)):
+    for tag, mask in (("ret", ret), ("none", ~ret), ("pool", inside)):
         part = calibration(y[mask], p[mask])
         row |= {f"n_{tag}": part["n"], f"ece_{tag}": part["ece"], f"ll_{tag}": part["ll"],
                 f"llc_{tag}": part["ll_const"]}
@@ -249,7 +259,7 @@ def plot_calibration(curves: dict[str, dict[str, tuple]], path: Path) -> None:
 P1_COLUMNS = [
     "collection", "model", "k", "n", "base_rate", "mean_p", "ece", "ll", "ll_const",
     "n_ret", "ece_ret", "ll_ret", "llc_ret", "n_none", "ece_none", "ll_none", "llc_none",
-    "unjudged_p", "R", "ratio_median", "ratio_p10", "ratio_p90", "ratio_in_half_2",
+    "n_pool", "ece_pool", "ll_pool", "llc_pool", "unjudged_p", "R", "ratio_median", "ratio_p10", "ratio_p90", "ratio_in_half_2",
     "ratio_target", "calib_target",
 ]
 P2_COLUMNS = [
@@ -261,8 +271,9 @@ NOTES = """\
 Protocol 1 (documents): model fitted on the depth-k pool of the pooled runs, scored on the
 held-out judged documents (officially judged, not in the pool). ece = expected calibration
 error (10 equal-width bins), ll = log loss (nats), ll_const = log loss of the held-out base
-rate; _ret / _none = held-out documents retrieved by at least one run / by none (llc = best
-constant of that subset). unjudged_p = mean over topics of the sum of p over documents not in
+rate; _ret / _none = held-out documents retrieved by at least one run / by none, _pool = those
+in the official pool of the pooled runs (DL: depth 10, TREC-8: depth 100), i.e. judged because
+of their rank rather than picked by active learning (llc = best constant of that subset). unjudged_p = mean over topics of the sum of p over documents not in
 the official qrels; R = mean true relevant per topic. ratio = (pool relevant + sum of p over
 held-out) / true R per topic, TREC-8 only (its qrels are the depth-100 pool). Targets:
 ratio median in [0.8, 1.25] and >= 80% of topics in [0.5, 2]; ECE <= 0.03 and ll < ll_const
@@ -290,7 +301,9 @@ def run_collection(
     for k in DEPTHS:
         for model in models:
             bar.set_description(f"{name} {model} k={k}")
-            frame, row, heldout = documents(campaign, pooled, model, k)
+            frame, row, heldout = documents(
+                campaign, pooled, model, k, COLLECTIONS[name].official_pool
+            )
             if k == 5 and name in PLOTTED:
                 curves.setdefault(name, {})[model] = heldout
             row = dict(collection=name, model=model, k=k) | row

@@ -20,6 +20,10 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     chain per trial (trials already run in parallel); ``bayes-mc`` takes its
     confidence from Monte Carlo over the posterior draws, so parameter
     uncertainty reaches P(ΔMAP > 0). ``rtc+bayes`` gathers with RTC instead.
+``fusion-mc``
+    The MTC judgments generalised by the default rank-fusion model, with the
+    confidence from Monte Carlo over its Laplace posterior draws (``mtc+fusion``
+    is the same model's plug-in confidence).
 ``ip``
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
@@ -191,3 +195,12 @@ register_strategy(
     )
 )
 register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
+register_strategy(
+    Strategy(
+        "fusion-mc",
+        selector="mtc",
+        model="fusion",
+        model_params={"n_draws": 200},
+        monte_carlo_draws=4000,
+    )
+)
