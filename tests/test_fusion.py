@@ -41,12 +41,19 @@ def _negative_log_posterior(theta, z, y, topic, n_topics):
 
 
 def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng):
+    """The Newton fit and the prior of RankFusion against BFGS on the log posterior written
+    out by hand, and the Laplace covariance against a finite-difference Hessian."""
     n, n_topics = 400, 4
     z = rng.normal(size=(n, 3))
     topic = rng.integers(n_topics, size=n)
     eta = np.array([-1.0, 0.0, 0.5, -2.0])[topic] + z @ np.array([1.0, -0.5, 0.2])
     y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
-    theta, cov = _fit_logistic(z, y, topic, n_topics, **PRIORS)
+    model = RankFusion(**PRIORS)
+    model.systems_ = ()
+    prec, shift = model._prior(n_topics)
+    design = np.column_stack([z, np.zeros(n), np.eye(n_topics)[topic]])
+    start = np.r_[np.zeros(3), np.full(n_topics + 1, -2.0)]
+    theta, cov = _fit_logistic(design, y, prec, shift, start)
     f = lambda t: _negative_log_posterior(t, z, y, topic, n_topics)  # noqa: E731
     reference = minimize(f, np.zeros(len(theta)), method="BFGS", options={"gtol": 1e-9}).x
     np.testing.assert_allclose(theta, reference, atol=1e-4)

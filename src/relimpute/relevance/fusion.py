@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, log_expit, logit
 
 from ..data import Campaign, TopicData
@@ -72,6 +73,9 @@ class TopicEvidence:
         ``(n, 3)`` raw features (module docstring), unstandardised.
     best_rank
         ``(n,)`` best rank over the covering runs (``inf`` if no run retrieves it).
+    votes
+        ``(n, S)`` sparse: run ``j``'s vote ``1 / log2(1 + r_ij)`` for the
+        documents it retrieves (the feature of its run effect).
     within
         ``(n,)`` bool: ranked by some run within the judged prefix of that
         run (:func:`judged_prefixes`), i.e. inside the pool horizon.
@@ -81,6 +85,7 @@ class TopicEvidence:
 
     features: np.ndarray
     best_rank: np.ndarray
+    votes: sp.csr_matrix
     within: np.ndarray
     horizon: float
 
@@ -106,12 +111,15 @@ def topic_evidence(topic: TopicData, rrf_offset: float) -> TopicEvidence:
             np.log(np.where(np.isfinite(best), best, deepest + 1.0)),
         ]
     )
+    votes = sp.csr_matrix(
+        (1.0 / np.log2(1.0 + rank), (docs, rows)), shape=(n, len(topic.depth))
+    )
     prefix = judged_prefixes(topic)
     depth = pool_depth(prefix[topic.depth > 0])
     inside = cols < np.minimum(prefix[rows], depth)
     within = np.zeros(n, dtype=bool)
     within[docs[inside]] = True
-    return TopicEvidence(features, best, within, depth)
+    return TopicEvidence(features, best, votes, within, depth)
 
 
 def pool_depth(prefixes: np.ndarray) -> int:
@@ -156,16 +164,26 @@ class RankFusion(RelevanceModel):
     capture_floor
         ``f``: share of its extrapolated probability an unjudged document
         keeps however many relevant documents the judging found around it.
+    run_effect_sd
+        ``σ_u`` of a per-run effect ``u_j ~ N(0, σ_u²)`` on the log-odds of
+        the documents run ``j`` retrieves, weighted by its vote
+        ``1 / log2(1 + r_ij)``: how much better or worse than the consensus a
+        run's documents are. Learned from the run's judged documents; a run
+        with few keeps the prior's spread, which the posterior draws carry to
+        the confidence. 0 (default): no run effects.
     n_draws
         Joint posterior draws of ``p`` handed to the confidence engine
         (0: none, the point estimate only).
 
     Attributes
     ----------
-    weights_, mu_, intercepts_
-        Posterior mode of ``w`` (on standardised features), ``μ`` and ``α_t``.
+    coef_
+        Posterior mode of ``θ = (w, μ, α_1..α_T, u_1..u_S)`` (``w`` on
+        standardised features; ``u`` only with ``run_effect_sd > 0``).
     covariance_
-        Laplace covariance of ``(w, μ, α)``.
+        Laplace covariance of ``θ``.
+    query_ids_, systems_
+        The topics of ``α`` and the runs of ``u``, in order.
     feature_mean_, feature_scale_
         Standardisation of the features.
     horizons_
@@ -185,6 +203,7 @@ class RankFusion(RelevanceModel):
         weight_sd: float = 2.0,
         capture_bins: int = 20,
         capture_floor: float = 0.1,
+        run_effect_sd: float = 0.0,
         n_draws: int = 0,
     ):
         self.rrf_offset = rrf_offset
@@ -193,6 +212,7 @@ class RankFusion(RelevanceModel):
         self.weight_sd = weight_sd
         self.capture_bins = capture_bins
         self.capture_floor = capture_floor
+        self.run_effect_sd = run_effect_sd
         self.n_draws = n_draws
 
     def _validate(self) -> None:
@@ -204,6 +224,8 @@ class RankFusion(RelevanceModel):
             raise ValueError(f"capture_bins must be a positive integer, got {self.capture_bins}")
         if not 0.0 <= self.capture_floor <= 1.0:
             raise ValueError(f"capture_floor must lie in [0, 1], got {self.capture_floor}")
+        if not self.run_effect_sd >= 0:
+            raise ValueError(f"run_effect_sd must be >= 0, got {self.run_effect_sd}")
         if int(self.n_draws) != self.n_draws or self.n_draws < 0:
             raise ValueError(f"n_draws must be a non-negative integer, got {self.n_draws}")
 
@@ -224,46 +246,86 @@ class RankFusion(RelevanceModel):
         evidence = self._evidence(campaign)
         masks = [self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         x = np.concatenate([ev.features[m] for ev, m in zip(evidence, masks)])
-        y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
-        topic = np.concatenate([np.full(int(m.sum()), t) for t, m in enumerate(masks)])
         if len(x):
             self.feature_mean_ = x.mean(axis=0)
             self.feature_scale_ = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
         else:
             self.feature_mean_, self.feature_scale_ = np.zeros(N_FEATURES), np.ones(N_FEATURES)
-        z = (x - self.feature_mean_) / self.feature_scale_
-        theta, cov = _fit_logistic(
-            z,
-            y,
-            topic,
-            campaign.n_topics,
-            intercept_sd=self.intercept_sd,
-            mean_prior=self.mean_prior,
-            weight_sd=self.weight_sd,
+        self.systems_ = tuple(campaign.systems) if self.run_effect_sd > 0 else ()
+        self.query_ids_ = tuple(campaign.query_ids)
+        design = sp.vstack(
+            [self._design(campaign, t, ev)[m] for t, (ev, m) in enumerate(zip(evidence, masks))]
+            or [sp.csr_matrix((0, self._n_params(campaign.n_topics)))],
+            format="csr",
         )
-        self.weights_ = theta[:N_FEATURES]
-        self.mu_ = float(theta[N_FEATURES])
-        self.intercepts_ = dict(zip(campaign.query_ids, theta[N_FEATURES + 1 :]))
+        y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
+        prec, shift = self._prior(campaign.n_topics)
+        start = np.zeros(len(shift))
+        start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
+        theta, cov = _fit_logistic(design, y, prec, shift, start)
+        self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
 
+    def _n_params(self, n_topics: int) -> int:
+        return N_FEATURES + 1 + n_topics + len(self.systems_)
+
+    def _design(self, campaign: Campaign, t: int, ev: TopicEvidence) -> sp.csr_matrix:
+        """``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α_1..α_T, u_1..u_S)``.
+
+        A topic the fit did not see takes ``μ``; a run it did not see has no effect.
+        """
+        n = len(ev.features)
+        z = (ev.features - self.feature_mean_) / self.feature_scale_
+        q = campaign.query_ids[t]
+        col = 1 + self.query_ids_.index(q) if q in self.query_ids_ else 0  # α_t, else μ
+        intercept = sp.csr_matrix(
+            (np.ones(n), (np.arange(n), np.full(n, col))), shape=(n, 1 + len(self.query_ids_))
+        )
+        blocks = [sp.csr_matrix(z), intercept]
+        if self.systems_:
+            run_pos = {s: i for i, s in enumerate(self.systems_)}
+            known = [j for j, s in enumerate(campaign.systems) if s in run_pos]
+            mapping = sp.csr_matrix(
+                (np.ones(len(known)), (known, [run_pos[campaign.systems[j]] for j in known])),
+                shape=(campaign.n_systems, len(self.systems_)),
+            )
+            blocks.append(ev.votes @ mapping)
+        return sp.hstack(blocks, format="csr")
+
+    def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+        """Prior precision matrix and linear term of ``θ`` (Gaussian; module docstring)."""
+        k, n_par = N_FEATURES, self._n_params(n_topics)
+        prec = np.zeros((n_par, n_par))
+        prec[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
+        a = np.arange(k + 1, k + 1 + n_topics)
+        prec[a, a] = 1.0 / self.intercept_sd**2
+        prec[k, k] = n_topics / self.intercept_sd**2 + 1.0 / self.mean_prior[1] ** 2
+        prec[k, a] = prec[a, k] = -1.0 / self.intercept_sd**2
+        u = np.arange(k + 1 + n_topics, n_par)
+        if len(u):
+            prec[u, u] = 1.0 / self.run_effect_sd**2
+        shift = np.zeros(n_par)
+        shift[k] = self.mean_prior[0] / self.mean_prior[1] ** 2
+        return prec, shift
+
     # ------------------------------------------------------------------ predict
 
     def _predict(self, campaign: Campaign):
         evidence = self._evidence(campaign)
-        z = [(ev.features - self.feature_mean_) / self.feature_scale_ for ev in evidence]
-        alpha = np.array([self.intercepts_.get(q, self.mu_) for q in campaign.query_ids])
+        designs = [self._design(campaign, t, ev) for t, ev in enumerate(evidence)]
         outside = [~self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         relevant = campaign.relevant()
-        point = [expit(a + zt @ self.weights_) for a, zt in zip(alpha, z)]
+        point = [expit(d @ self.coef_) for d in designs]
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = self._draws(campaign, z, outside, relevant) if self.n_draws else None
+        draws = self._draws(campaign, designs, outside, relevant) if self.n_draws else None
         params = {
-            "weights": dict(zip(FEATURE_NAMES, map(float, self.weights_))),
-            "mu": self.mu_,
+            "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
+            "mu": float(self.coef_[N_FEATURES]),
+            "run_effects": dict(zip(self.systems_, map(float, self.coef_[len(self.coef_) - len(self.systems_) :]))),
             "median_horizon": float(np.median(list(self.horizons_.values()) or [0])),
             "n_fit": self.n_fit_,
             "capture_factor_min": float(factor.min()),
@@ -281,19 +343,15 @@ class RankFusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _draws(self, campaign, z, outside, relevant):
-        """Laplace draws of (w, μ, α), each turned into p and capture-adjusted."""
+    def _draws(self, campaign, designs, outside, relevant):
+        """Laplace draws of ``θ``, each turned into p and capture-adjusted."""
         rng = np.random.default_rng(self.draw_seed_)
-        mode = np.concatenate([self.weights_, [self.mu_], list(self.intercepts_.values())])
-        theta = rng.multivariate_normal(mode, self.covariance_, size=int(self.n_draws), method="cholesky")
-        index = {q: i for i, q in enumerate(self.intercepts_)}
+        theta = rng.multivariate_normal(
+            self.coef_, self.covariance_, size=int(self.n_draws), method="cholesky"
+        )
         out = []
         for d in range(int(self.n_draws)):
-            w, mu, a = theta[d, :N_FEATURES], theta[d, N_FEATURES], theta[d, N_FEATURES + 1 :]
-            point = [
-                expit((a[index[q]] if q in index else mu) + zt @ w)
-                for q, zt in zip(campaign.query_ids, z)
-            ]
+            point = [expit(design @ theta[d]) for design in designs]
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])
         return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
@@ -319,49 +377,28 @@ def capture_factors(point, bins, outside, judged, relevant, n_bins: int, floor: 
     return np.where(unjudged > 0, np.minimum(factor, 1.0), 1.0)
 
 
-def _fit_logistic(z, y, topic, n_topics, *, intercept_sd, mean_prior, weight_sd):
-    """Posterior mode and Laplace covariance of the logistic model with topic intercepts.
+def _fit_logistic(design, y, prec, shift, start):
+    """Posterior mode and Laplace covariance of a logistic regression with a Gaussian prior.
 
-    Parameters ``θ = (w, μ, α_1..α_T)``; log posterior
-    ``Σ y η − log(1 + e^η) − Σ_t (α_t − μ)² / 2σ_α² − (μ − m)² / 2s² − |w|² / 2s_w²``
-    with ``η = α_t + w · z``. Newton's method with backtracking; the
-    objective is strictly concave, so the mode is unique.
+    Maximises ``Σ y η − log(1 + e^η) − ½ θᵀ P θ + bᵀ θ`` with ``η = design · θ``
+    (``P`` the prior precision, ``b`` its linear term) by Newton's method with
+    backtracking; the objective is strictly concave, so the mode is unique.
+    The covariance is the inverse Hessian at the mode.
     """
-    k = z.shape[1]
-    n_par = k + 1 + n_topics
-    prec = np.zeros((n_par, n_par))
-    prec[np.arange(k), np.arange(k)] = 1.0 / weight_sd**2
-    a = np.arange(k + 1, n_par)
-    prec[a, a] = 1.0 / intercept_sd**2
-    prec[k, k] = n_topics / intercept_sd**2 + 1.0 / mean_prior[1] ** 2
-    prec[k, a] = prec[a, k] = -1.0 / intercept_sd**2
-    shift = np.zeros(n_par)
-    shift[k] = mean_prior[0] / mean_prior[1] ** 2  # prior mean enters the linear term
-
-    def eta(theta):
-        return theta[k + 1 + topic] + z @ theta[:k]
+    design = sp.csr_matrix(design)
 
     def log_post(theta):
-        e = eta(theta)
+        e = design @ theta
         return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * theta @ prec @ theta + shift @ theta
 
     def gradient_hessian(theta):
-        s = expit(eta(theta))
-        w = s * (1 - s)
-        grad = -prec @ theta + shift
-        grad[:k] += z.T @ (y - s)
-        grad[k + 1 :] += np.bincount(topic, weights=y - s, minlength=n_topics)
-        hess = prec.copy()
-        hess[:k, :k] += (z * w[:, None]).T @ z
-        cross = np.zeros((n_topics, k))
-        np.add.at(cross, topic, z * w[:, None])
-        hess[k + 1 :, :k] += cross
-        hess[:k, k + 1 :] += cross.T
-        hess[a, a] += np.bincount(topic, weights=w, minlength=n_topics)
+        s = expit(design @ theta)
+        grad = design.T @ (y - s) - prec @ theta + shift
+        weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
+        hess = prec + (design.T @ weighted).toarray()
         return grad, hess
 
-    theta = np.zeros(n_par)
-    theta[k:] = mean_prior[0]
+    theta = np.asarray(start, dtype=float).copy()
     value = log_post(theta)
     for _ in range(100):
         grad, hess = gradient_hessian(theta)
