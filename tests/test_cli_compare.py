@@ -159,3 +159,17 @@ def test_unknown_model_exits_2(data, capsys):
     qrels, runs = data
     assert main(["compare", str(qrels), str(runs), "--model", "no-such-model"]) == 2
     assert "unknown relevance model" in capsys.readouterr().err
+
+
+def test_default_confidence_is_monte_carlo_over_the_models_draws(dl19_dir, capsys):
+    """The shipped default model hands over posterior draws: the confidence is Monte Carlo
+    over them (seeded, so repeatable), and --normal falls back to the normal approximation."""
+    argv = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2",
+            "--systems", "runid2", "bm25base_p", "-f", "json", "--seed", "3", "--mc-draws", "500"]
+    frames = []
+    for extra in ([], [], ["--normal"]):
+        assert main(argv + extra) == 0
+        frames.append(pd.read_json(io.StringIO(capsys.readouterr().out)))
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    assert frames[0]["sd_delta_map"].iloc[0] != pytest.approx(frames[2]["sd_delta_map"].iloc[0])
+    assert main(argv + ["--mc-draws", "1"]) == 2

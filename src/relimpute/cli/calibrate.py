@@ -19,13 +19,15 @@ ECE, Brier, log loss, Tables 3-4, and paired tests between strategies.
 
 strategies: mtc (uniform prior), rtc (expert model, shipped settings), rtc-paper
 (the paper's expert model), bayes (Bayesian hierarchy on the MTC judgments),
-bayes-mc (the same, confidence by Monte Carlo over its posterior draws), ip
+bayes-mc (the same, confidence by Monte Carlo over its posterior draws),
+fusion-mc (the default answer: the MTC judgments generalised by the default
+fusion model, confidence by Monte Carlo over its posterior draws), ip
 (incremental pooling, as many judgments as mtc), or any SELECTOR+MODEL pair such
 as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
 example:
   relimpute calibrate --runs DL19/runs --qrels DL19/qrels.txt --trials 200 \\
-      --k 10 --c 2 --strategies mtc,rtc,bayes --one-per-group DL19/groups.tsv -o out/
+      --k 10 --c 2 --strategies mtc,rtc,fusion-mc --one-per-group DL19/groups.tsv -o out/
 """
 
 
@@ -36,7 +38,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--k", type=int, default=10, help="runs per trial (default 10)")
     parser.add_argument("--c", type=int, default=2, help="initial runs per trial (default 2)")
     parser.add_argument(
-        "--strategies", default="mtc,rtc,bayes", help="comma-separated strategies (default mtc,rtc,bayes)"
+        "--strategies", default="mtc,rtc,fusion-mc", help="comma-separated strategies (default %(default)s)"
     )
     parser.add_argument("--alpha", type=float, default=0.95, help="target confidence (default 0.95)")
     parser.add_argument("--depth", type=int, default=100, help="truncate runs at this rank (default 100; 0 = full)")

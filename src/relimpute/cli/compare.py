@@ -30,7 +30,11 @@ file); --prior P instead gives every unjudged document probability P (the
 uniform prior of MTC; 0 is the trec_eval convention). E[R] counts every
 judged relevant document plus the probability of every unjudged document
 any run of the campaign retrieves, so a pair's answer does not depend on
-which other runs are compared. Runs are evaluated at full depth unless
+which other runs are compared. When the model hands over posterior draws of
+its probabilities (the default model does), the confidence is posterior
+predictive: --mc-draws Monte Carlo draws of relevance over those draws, so
+the uncertainty of the model's own parameters widens the answer; otherwise
+(and with --normal) the normal approximation of Carterette 2007. Runs are evaluated at full depth unless
 --depth is given; a topic a run retrieves nothing for scores 0 (trec_eval -c).
 """
 EPILOG = """\
@@ -107,6 +111,18 @@ def add_arguments(parser) -> None:
         help="confidence level of the intervals (default: %(default)s)",
     )
     parser.add_argument(
+        "--mc-draws",
+        type=int,
+        default=4000,
+        metavar="N",
+        help="Monte Carlo draws when the model has posterior draws (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--normal",
+        action="store_true",
+        help="use the normal approximation with the point estimate even when the model has draws",
+    )
+    parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
     add_format_argument(parser)
@@ -139,10 +155,16 @@ def run(args) -> int:
     systems = args.systems or list(campaign.systems)
     if len(systems) < 2:
         raise InputError("need at least two runs to compare")
+    if args.mc_draws < 2:
+        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
     estimate = estimate_relevance(campaign, args)
-    result = ConfidenceEngine(ratio=args.ratio, depth=args.depth).compare(
-        campaign, estimate, systems=systems
-    )
+    engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
+    if estimate.draws is None or args.normal:
+        result = engine.compare(campaign, estimate, systems=systems)
+    else:
+        result = engine.monte_carlo(
+            campaign, estimate, systems=systems, n_draws=args.mc_draws, rng=args.seed
+        )
     if args.matrix:
         emit(result.matrix().reset_index(), args.format)
     else:

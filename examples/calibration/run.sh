@@ -1,0 +1,16 @@
+#!/bin/sh
+# The reusability study of Carterette (2007, §4.3-4.4) on the three development collections,
+# with the committed code and models. Run from the repository root; data in ../shared/data.
+# Seed 2007 everywhere: trial t is the same run set and initial pair for every strategy.
+# About 25 minutes per collection on 2 cores (RTC's selection loop takes most of it).
+set -e
+OUT=examples/calibration
+STRATEGIES=mtc,rtc,mtc+fusion,fusion-mc
+for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8-adhoc:1; do
+  name=${spec%%:*}; rest=${spec#*:}; folder=${rest%%:*}; threshold=${rest#*:}
+  D=../shared/data/$folder
+  relimpute calibrate --runs "$D/runs" --qrels "$D/qrels.txt" --rel-threshold "$threshold" \
+    --k 10 --c 2 --one-per-group "$D/groups.tsv" --depth 100 --seed 2007 --jobs 2 \
+    --trials 200 --strategies "$STRATEGIES" --no-progress -o "$OUT/$name"
+done
+python "$OUT/cross_collection.py"
