@@ -35,9 +35,15 @@ def main() -> int:
     truth = official[pair[0]] - official[pair[1]]
     engine = ConfidenceEngine()
 
+    def compare(campaign, estimate):
+        """Monte Carlo over the model's posterior draws when it has them, else the normal form."""
+        if estimate.draws is None:
+            return engine.compare(campaign, estimate, systems=pair).to_frame().iloc[0]
+        return engine.monte_carlo(campaign, estimate, systems=pair, rng=0).to_frame().iloc[0]
+
     # The default model (fusion) on the official, nearly complete qrels: close to trec_eval.
     estimate = load_model().fit_predict(full, rng=0)
-    row = engine.compare(full, estimate, systems=pair).to_frame().iloc[0]
+    row = compare(full, estimate)
     print(
         f"official qrels, default model: E[dMAP] = {row.e_delta_map:+.4f} "
         f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}], P({pair[0]} beats {pair[1]}) = "
@@ -47,8 +53,7 @@ def main() -> int:
     # Pretend only the depth-10 pool was judged, as in a shallow pooled collection.
     shallow = pool_depth(full, 10)
     for name in ("nonrelevant", "uniform", "rtc", "fusion"):
-        estimate = load_model(name).fit_predict(shallow, rng=0)
-        row = engine.compare(shallow, estimate, systems=pair).to_frame().iloc[0]
+        row = compare(shallow, load_model(name).fit_predict(shallow, rng=0))
         print(
             f"depth-10 pool, {name:>11}: E[dMAP] = {row.e_delta_map:+.4f} +- {row.sd_delta_map:.4f}, "
             f"P({pair[0]} beats {pair[1]}) = {row.p_a_better:.3f}"

@@ -349,8 +349,11 @@ class RankFusion(RelevanceModel):
         theta = rng.multivariate_normal(
             self.coef_, self.covariance_, size=int(self.n_draws), method="cholesky"
         )
+        from tqdm.auto import tqdm  # shown in a terminal only (disable=None)
+
         out = []
-        for d in range(int(self.n_draws)):
+        bar = tqdm(range(int(self.n_draws)), desc="fusion: posterior draws", disable=None, leave=False)
+        for d in bar:
             point = [expit(design @ theta[d]) for design in designs]
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])
