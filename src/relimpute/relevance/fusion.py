@@ -16,11 +16,17 @@ anything for ``t``, three features summarise the runs' evidence::
 
 (a run that does not retrieve ``i`` adds nothing to x₁ and x₂), and
 
-    logit P(X_ti = 1) = α_t + w · x,   α_t ~ N(μ, σ_α²)
+    logit P(X_ti = 1) = α_t + w · x + Σ_j u_j / log2(1 + r_ij),
+    α_t ~ N(μ, σ_α²),   u_j ~ N(0, σ_u²)
 
-with the topic intercepts partially pooled, weakly informative Gaussian
-priors on ``w`` and ``μ``, fitted by penalised maximum likelihood (Newton)
-and a Laplace approximation for the posterior of ``(w, μ, α)``.
+with the topic intercepts partially pooled and an optional effect ``u_j``
+per run (``run_effect_sd`` = σ_u; 0 leaves it out): how much better or
+worse than the consensus the documents a run ranks high are. Weakly
+informative Gaussian priors on ``w`` and ``μ``; fitted by penalised maximum
+likelihood (Newton on one sparse design) with a Laplace approximation for
+the posterior of ``θ = (w, μ, α, u)``. A run with few judged documents
+keeps the prior's spread of ``u_j``, and the posterior draws carry that to
+the confidence of every comparison it takes part in.
 
 Which judged documents it learns from. Judging by pool depth (every
 document some run ranks within ``k``) selects on the features only, so a
@@ -29,18 +35,19 @@ logistic model fitted on those documents is unbiased given its features
 by active learning such as the HiCAL stage of TREC DL, were picked because
 they looked relevant: fitted on them, a model predicts their relevance rate
 for every unjudged document and expects tens of relevant documents per
-topic that are not there. So the model finds each topic's *pool horizon*
-``k_t`` (the depth down to which at least ``pool_coverage`` of the documents
-the runs newly reach at each rank are judged) and fits on the judged
-documents within it. It then accounts for the documents judged beyond the
+topic that are not there. So the model finds how deep the judging
+followed each run (its judged prefix: the ranks before its first unjudged
+document), takes a robust *pool depth* ``k_t`` per topic from those
+prefixes (:func:`pool_depth`), and fits on the judged documents some run
+ranks within both its prefix and ``k_t``. It then accounts for the documents judged beyond the
 horizon (*capture adjustment*): documents outside the fit set are grouped
 by predicted log-odds; where the judging has already found ``F_b`` relevant
 documents among a group expected to hold ``E_b = Σ π_i``, the group's
 unjudged documents share what is left, ``max(E_b − F_b, f · U_b)`` with
 ``U_b`` their own expected count and ``f`` the floor ``capture_floor``
 (never more than ``U_b``). With nothing judged beyond the horizon the
-adjustment is the identity. A campaign with no pool (``k_t = 0``, e.g.
-judgments chosen by MTC) is fitted on all its judged documents.
+adjustment is the identity. A topic with no pool (no run's top document judged,
+e.g. judgments chosen by MTC elsewhere) is fitted on all its judged documents.
 
 Judged documents keep their labels. With ``n_draws > 0`` the estimate
 carries joint posterior draws of ``p`` (Laplace draws of the parameters,
@@ -77,21 +84,21 @@ class TopicEvidence:
         ``(n, S)`` sparse: run ``j``'s vote ``1 / log2(1 + r_ij)`` for the
         documents it retrieves (the feature of its run effect).
     within
-        ``(n,)`` bool: ranked by some run within the judged prefix of that
-        run (:func:`judged_prefixes`), i.e. inside the pool horizon.
+        ``(n,)`` bool: ranked by some run within both its judged prefix
+        (:func:`judged_prefixes`) and the topic's pool depth: the pool.
     horizon
-        Median judged prefix over the runs covering the topic.
+        The topic's pool depth ``k_t`` (:func:`pool_depth`).
     """
 
     features: np.ndarray
     best_rank: np.ndarray
     votes: sp.csr_matrix
     within: np.ndarray
-    horizon: float
+    horizon: int
 
 
 def topic_evidence(topic: TopicData, rrf_offset: float) -> TopicEvidence:
-    """Features, best ranks and pool horizon of one topic (see the module docstring)."""
+    """Features, runs' votes, best ranks and pool of one topic (see the module docstring)."""
     n = topic.n_docs
     n_cover = max(int((topic.depth > 0).sum()), 1)
     rows, cols = np.nonzero(topic.ranking >= 0)
@@ -187,7 +194,7 @@ class RankFusion(RelevanceModel):
     feature_mean_, feature_scale_
         Standardisation of the features.
     horizons_
-        Pool horizon ``k_t`` per topic.
+        Pool depth ``k_t`` per topic.
     n_fit_
         Judged documents the model was fitted on.
     """
