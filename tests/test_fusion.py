@@ -178,3 +178,20 @@ def test_default_answer_agrees_with_trec_eval_on_nearly_complete_qrels(dl19, dl1
     p = pairs.p_a_better.to_numpy()
     wrong = (np.abs(delta) > 0.05) & (((delta > 0) & (p <= 0.1)) | ((delta < 0) & (p >= 0.9)))
     assert wrong.sum() == 0
+
+
+def test_run_effects_keep_the_prior_spread_for_runs_with_little_judged_evidence():
+    """Runs outside the pool have few judged documents of their own: their effect stays
+    uncertain (posterior sd near the prior's), the pooled runs' effects are pinned down."""
+    sim = simulate_campaign(n_topics=15, n_systems=10, depth=50, rng=4)
+    pooled = list(sim.campaign.systems[:5])
+    shallow = depth_k_pool(sim.campaign, 10, systems=pooled)
+    model = RankFusion(run_effect_sd=3.0).fit(shallow, rng=0)
+    assert model.systems_ == tuple(shallow.systems)
+    u_sd = np.sqrt(np.diag(model.covariance_))[-len(model.systems_) :]
+    inside = u_sd[: len(pooled)]
+    outside = u_sd[len(pooled) :]
+    assert np.all(u_sd <= 3.0 + 1e-9)
+    assert outside.mean() > 1.5 * inside.mean()
+    estimate = model.predict(shallow)
+    assert "run_effects" in estimate.params and len(estimate.params["run_effects"]) == 10
