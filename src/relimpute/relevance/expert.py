@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from ..data import Campaign, TopicData
+from ._newton import newton_maximise
 from .base import RelevanceModel, register
 
 # ----------------------------------------------------------------------------
@@ -295,30 +296,21 @@ def fit_aggregation(
             return ll + float(alpha * log_expit(c).sum() + beta * log_expit(-c).sum())
         return ll - float(c @ c) / (2 * scale**2)
 
-    coef = np.zeros(k)
-    value = log_post(coef)
-    for _ in range(200):
-        s = expit(x @ coef)
+    def gradient_curvature(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        s = expit(x @ c)
         grad = x.T @ (y - s)
-        hess = (x * (s * (1 - s))[:, None]).T @ x
+        curvature = (x * (s * (1 - s))[:, None]).T @ x
         if prior == "beta":
-            sc = expit(coef)
+            sc = expit(c)
             grad += alpha * (1 - sc) - beta * sc
-            hess[np.diag_indices(k)] += (alpha + beta) * sc * (1 - sc)
+            curvature[np.diag_indices(k)] += (alpha + beta) * sc * (1 - sc)
         else:
-            grad -= coef / scale**2
-            hess[np.diag_indices(k)] += 1 / scale**2
-        # the beta prior's curvature vanishes in the tails: a tiny ridge keeps the step finite
-        step = np.linalg.solve(hess + 1e-10 * np.eye(k), grad)
-        t = 1.0
-        while True:
-            new = log_post(coef + t * step)
-            if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
-                break
-            t /= 2
-        coef, value = coef + t * step, new
-        if np.abs(t * step).max() < 1e-9:
-            break
+            grad -= c / scale**2
+            curvature[np.diag_indices(k)] += 1 / scale**2
+        return grad, curvature
+
+    # the beta prior's curvature vanishes in the tails: a tiny ridge keeps the step finite
+    coef = newton_maximise(log_post, gradient_curvature, np.zeros(k), max_iter=200, ridge=1e-10)
     if intercept:
         return coef[:-1], float(coef[-1])
     return coef, 0.0

@@ -64,6 +64,7 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit, logit
 
 from ..data import Campaign, TopicData
+from ._newton import newton_maximise
 from .base import RelevanceModel, register
 
 N_FEATURES = 3
@@ -391,8 +392,8 @@ def _fit_logistic(design, y, prec, shift, start):
     """Posterior mode and Laplace covariance of a logistic regression with a Gaussian prior.
 
     Maximises ``Σ y η − log(1 + e^η) − ½ θᵀ P θ + bᵀ θ`` with ``η = design · θ``
-    (``P`` the prior precision, ``b`` its linear term) by Newton's method with
-    backtracking; the objective is strictly concave, so the mode is unique.
+    (``P`` the prior precision, ``b`` its linear term) by Newton's method
+    (:func:`newton_maximise`); the objective is strictly concave, so the mode is unique.
     The covariance is the inverse Hessian at the mode.
     """
     design = sp.csr_matrix(design)
@@ -401,28 +402,14 @@ def _fit_logistic(design, y, prec, shift, start):
         e = design @ theta
         return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * theta @ prec @ theta + shift @ theta
 
-    def gradient_hessian(theta):
+    def gradient_curvature(theta):
         s = expit(design @ theta)
         grad = design.T @ (y - s) - prec @ theta + shift
         weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
-        hess = prec + (design.T @ weighted).toarray()
-        return grad, hess
+        return grad, prec + (design.T @ weighted).toarray()
 
-    theta = np.asarray(start, dtype=float).copy()
-    value = log_post(theta)
-    for _ in range(100):
-        grad, hess = gradient_hessian(theta)
-        step = np.linalg.solve(hess, grad)
-        t = 1.0
-        while True:
-            new = log_post(theta + t * step)
-            if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
-                break
-            t /= 2
-        theta, value = theta + t * step, new
-        if np.abs(t * step).max() < 1e-9:
-            break
-    cov = np.linalg.inv(gradient_hessian(theta)[1])
+    theta = newton_maximise(log_post, gradient_curvature, start)
+    cov = np.linalg.inv(gradient_curvature(theta)[1])
     return theta, (cov + cov.T) / 2
 
 

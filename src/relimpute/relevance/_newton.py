@@ -1,0 +1,40 @@
+"""Newton's method with backtracking for the concave log posteriors of the logistic models."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def newton_maximise(
+    log_post: Callable[[np.ndarray], float],
+    gradient_curvature: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    start: np.ndarray,
+    *,
+    max_iter: int = 100,
+    ridge: float = 0.0,
+    tol: float = 1e-9,
+) -> np.ndarray:
+    """The maximiser of a smooth concave ``log_post``.
+
+    ``gradient_curvature(θ)`` returns the gradient and the curvature (minus the
+    Hessian, positive definite). Each step solves ``(curvature + ridge·I) s =
+    gradient`` and halves its length until the Armijo condition holds; the
+    iterations stop when a step moves no coordinate by ``tol``.
+    """
+    theta = np.asarray(start, dtype=float).copy()
+    value = log_post(theta)
+    for _ in range(max_iter):
+        grad, curvature = gradient_curvature(theta)
+        step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
+        t = 1.0
+        while True:
+            new = log_post(theta + t * step)
+            if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
+                break
+            t /= 2
+        theta, value = theta + t * step, new
+        if np.abs(t * step).max() < tol:
+            break
+    return theta
