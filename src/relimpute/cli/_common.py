@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+from ..relevance.settings import DEFAULT_MODEL
+
 
 def add_campaign_arguments(parser, *, runs_required: bool = True) -> None:
     """QRELS, RUN..., --rel-threshold, --by-rank and --duplicates."""
@@ -37,14 +39,18 @@ def add_campaign_arguments(parser, *, runs_required: bool = True) -> None:
 
 
 def add_model_argument(parser, default: str | None, what: str = "relevance model") -> None:
-    """--model NAME|PATH: a registered model (shipped settings) or a settings file."""
+    """--model NAME|PATH: a registered model (shipped settings) or a settings file.
+
+    ``default=None`` leaves ``args.model`` None when the option is not given (the
+    command then uses the default model, and can tell whether one was named).
+    """
     parser.add_argument(
         "--model",
         "-M",
         default=default,
         metavar="NAME|PATH",
-        help=f"{what}: a registered name (rtc, uniform, bayes, ...; shipped settings in "
-        f"models/NAME.json) or a settings file (default: {default or 'the uniform --prior'})",
+        help=f"{what}: a registered name (fusion, rtc, uniform, bayes, ...; shipped settings in "
+        f"models/NAME.json) or a settings file (default: {default or DEFAULT_MODEL})",
     )
 
 

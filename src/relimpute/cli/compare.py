@@ -77,7 +77,7 @@ def _level(text: str) -> float:
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
-    add_model_argument(parser, DEFAULT_MODEL)
+    add_model_argument(parser, None)
     parser.add_argument(
         "--seed", type=int, default=None, help="seed of the model's randomness (for --model)"
     )
@@ -134,7 +134,7 @@ def estimate_relevance(campaign, args):
 
     if args.prior is not None:
         return UniformPrior(prior=args.prior).fit_predict(campaign)
-    return load_model(args.model).fit_predict(campaign, rng=args.seed)
+    return load_model(args.model or DEFAULT_MODEL).fit_predict(campaign, rng=args.seed)
 
 
 def run(args) -> int:
@@ -143,7 +143,7 @@ def run(args) -> int:
 
     if args.depth is not None and args.depth < 1:
         raise InputError(f"--depth must be a positive integer, got {args.depth}")
-    if args.prior is not None and args.model != DEFAULT_MODEL:
+    if args.prior is not None and args.model is not None:
         raise InputError("give either --model or --prior, not both")
     campaign = load_campaign(args, COMMAND)
     if args.systems:

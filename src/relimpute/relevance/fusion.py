@@ -261,11 +261,7 @@ class RankFusion(RelevanceModel):
             self.feature_mean_, self.feature_scale_ = np.zeros(N_FEATURES), np.ones(N_FEATURES)
         self.systems_ = tuple(campaign.systems) if self.run_effect_sd > 0 else ()
         self.query_ids_ = tuple(campaign.query_ids)
-        design = sp.vstack(
-            [self._design(campaign, t, ev)[m] for t, (ev, m) in enumerate(zip(evidence, masks))]
-            or [sp.csr_matrix((0, self._n_params(campaign.n_topics)))],
-            format="csr",
-        )
+        design = sp.vstack(self._designs(campaign, evidence, masks), format="csr")
         y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
@@ -277,35 +273,36 @@ class RankFusion(RelevanceModel):
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
 
-    def _n_params(self, n_topics: int) -> int:
-        return N_FEATURES + 1 + n_topics + len(self.systems_)
-
-    def _design(self, campaign: Campaign, t: int, ev: TopicEvidence) -> sp.csr_matrix:
-        """``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α_1..α_T, u_1..u_S)``.
+    def _designs(self, campaign: Campaign, evidence, rows=None) -> list[sp.csr_matrix]:
+        """Per topic, ``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α, u)``,
+        for the documents ``rows[t]`` selects (all when None).
 
         A topic the fit did not see takes ``μ``; a run it did not see has no effect.
         """
-        n = len(ev.features)
-        z = (ev.features - self.feature_mean_) / self.feature_scale_
-        q = campaign.query_ids[t]
-        col = 1 + self.query_ids_.index(q) if q in self.query_ids_ else 0  # α_t, else μ
-        intercept = sp.csr_matrix(
-            (np.ones(n), (np.arange(n), np.full(n, col))), shape=(n, 1 + len(self.query_ids_))
+        run_pos = {s: i for i, s in enumerate(self.systems_)}
+        known = [j for j, s in enumerate(campaign.systems) if s in run_pos]
+        mapping = sp.csr_matrix(
+            (np.ones(len(known)), (known, [run_pos[campaign.systems[j]] for j in known])),
+            shape=(campaign.n_systems, len(self.systems_)),
         )
-        blocks = [sp.csr_matrix(z), intercept]
-        if self.systems_:
-            run_pos = {s: i for i, s in enumerate(self.systems_)}
-            known = [j for j, s in enumerate(campaign.systems) if s in run_pos]
-            mapping = sp.csr_matrix(
-                (np.ones(len(known)), (known, [run_pos[campaign.systems[j]] for j in known])),
-                shape=(campaign.n_systems, len(self.systems_)),
+        topic_pos = {q: i for i, q in enumerate(self.query_ids_)}
+        designs = []
+        for t, (q, ev) in enumerate(zip(campaign.query_ids, evidence)):
+            keep = slice(None) if rows is None else rows[t]
+            features, votes = ev.features[keep], ev.votes[keep]
+            n = len(features)
+            col = 1 + topic_pos[q] if q in topic_pos else 0  # α_t, else μ
+            intercept = sp.csr_matrix(
+                (np.ones(n), (np.arange(n), np.full(n, col))), shape=(n, 1 + len(topic_pos))
             )
-            blocks.append(ev.votes @ mapping)
-        return sp.hstack(blocks, format="csr")
+            z = (features - self.feature_mean_) / self.feature_scale_
+            designs.append(sp.hstack([sp.csr_matrix(z), intercept, votes @ mapping], format="csr"))
+        return designs
 
     def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
         """Prior precision matrix and linear term of ``θ`` (Gaussian; module docstring)."""
-        k, n_par = N_FEATURES, self._n_params(n_topics)
+        k = N_FEATURES
+        n_par = k + 1 + n_topics + len(self.systems_)
         prec = np.zeros((n_par, n_par))
         prec[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
         a = np.arange(k + 1, k + 1 + n_topics)
@@ -323,7 +320,7 @@ class RankFusion(RelevanceModel):
 
     def _predict(self, campaign: Campaign):
         evidence = self._evidence(campaign)
-        designs = [self._design(campaign, t, ev) for t, ev in enumerate(evidence)]
+        designs = self._designs(campaign, evidence)
         outside = [~self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         relevant = campaign.relevant()
         point = [expit(d @ self.coef_) for d in designs]
