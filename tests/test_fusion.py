@@ -195,3 +195,25 @@ def test_run_effects_keep_the_prior_spread_for_runs_with_little_judged_evidence(
     assert outside.mean() > 1.5 * inside.mean()
     estimate = model.predict(shallow)
     assert "run_effects" in estimate.params and len(estimate.params["run_effects"]) == 10
+
+
+def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
+    """γ = beyond_decay multiplies the odds of a document whose best rank b lies below the
+    pool depth k_t by (b / k_t)^-γ, leaves the pool alone, and γ = 0 changes nothing."""
+    sim = simulate_campaign(n_topics=6, n_systems=8, depth=60, rng=5)
+    shallow = depth_k_pool(sim.campaign, 5)
+    plain = RankFusion(capture_floor=1.0).fit_predict(shallow, rng=0)
+    decayed = RankFusion(capture_floor=1.0, beyond_decay=0.7).fit_predict(shallow, rng=0)
+    checked = 0
+    for topic, p0, p1 in zip(shallow.topics, plain.p, decayed.p):
+        ev = topic_evidence(topic, rrf_offset=3.0)
+        unjudged = ~topic.judged
+        best = np.where(np.isfinite(ev.best_rank), ev.best_rank, topic.ranking.shape[1] + 1)
+        ratio = np.maximum(best / max(ev.horizon, 1), 1.0)
+        q0, q1 = p0[unjudged], p1[unjudged]
+        np.testing.assert_allclose(q1 / (1 - q1), q0 / (1 - q0) * ratio[unjudged] ** -0.7, rtol=1e-9)
+        np.testing.assert_array_equal(p1[topic.judged], p0[topic.judged])
+        checked += int((ratio[unjudged] > 1).sum())
+    assert checked > 100  # the decay was exercised
+    with pytest.raises(ValueError, match="beyond_decay"):
+        RankFusion(beyond_decay=-0.1).fit(shallow)

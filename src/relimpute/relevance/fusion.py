@@ -46,7 +46,18 @@ documents among a group expected to hold ``E_b = Σ π_i``, the group's
 unjudged documents share what is left, ``max(E_b − F_b, f · U_b)`` with
 ``U_b`` their own expected count and ``f`` the floor ``capture_floor``
 (never more than ``U_b``). With nothing judged beyond the horizon the
-adjustment is the identity. A topic with no pool (no run's top document judged,
+adjustment is the identity.
+
+How fast relevance fades below the pool. Inside the pool the features fix
+how relevance falls with rank; below it nothing was judged, so the fitted
+curve is pure extrapolation, and on real collections it fades too slowly:
+fitted on a depth-k pool it over-predicts the relevant documents between k
+and 10k by 20–70% (TREC-8 ad hoc), more the further below the pool, and
+judgments chosen by MTC leave pools of depth 1–3. A document whose best rank
+``b`` lies below the topic's pool depth ``k_t`` has its log-odds lowered by
+``γ log(b / k_t)`` (``beyond_decay`` = γ): one more power of the rank ratio.
+γ cannot be learned from one collection's judgments (none lie below its
+pool), so it is set across collections (``models/fusion.json`` says which). A topic with no pool (no run's top document judged,
 e.g. judgments chosen by MTC elsewhere) is fitted on all its judged documents.
 
 Judged documents keep their labels. With ``n_draws > 0`` the estimate
@@ -182,6 +193,10 @@ class RankFusion(RelevanceModel):
     n_draws
         Joint posterior draws of ``p`` handed to the confidence engine
         (0: none, the point estimate only).
+    beyond_decay
+        ``γ ≥ 0``: extra decay of the log-odds, ``γ log(b / k_t)``, for documents
+        whose best rank ``b`` lies below the topic's pool depth ``k_t`` (module
+        docstring). 0: the fitted curve is extrapolated as it is.
 
     Attributes
     ----------
@@ -213,6 +228,7 @@ class RankFusion(RelevanceModel):
         capture_floor: float = 0.1,
         run_effect_sd: float = 0.0,
         n_draws: int = 0,
+        beyond_decay: float = 0.0,
     ):
         self.rrf_offset = rrf_offset
         self.intercept_sd = intercept_sd
@@ -222,6 +238,7 @@ class RankFusion(RelevanceModel):
         self.capture_floor = capture_floor
         self.run_effect_sd = run_effect_sd
         self.n_draws = n_draws
+        self.beyond_decay = beyond_decay
 
     def _validate(self) -> None:
         if not self.rrf_offset >= 0:
@@ -234,6 +251,8 @@ class RankFusion(RelevanceModel):
             raise ValueError(f"capture_floor must lie in [0, 1], got {self.capture_floor}")
         if not self.run_effect_sd >= 0:
             raise ValueError(f"run_effect_sd must be >= 0, got {self.run_effect_sd}")
+        if not self.beyond_decay >= 0:
+            raise ValueError(f"beyond_decay must be >= 0, got {self.beyond_decay}")
         if int(self.n_draws) != self.n_draws or self.n_draws < 0:
             raise ValueError(f"n_draws must be a non-negative integer, got {self.n_draws}")
 
@@ -323,10 +342,11 @@ class RankFusion(RelevanceModel):
         designs = self._designs(campaign, evidence)
         outside = [~self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         relevant = campaign.relevant()
-        point = [expit(d @ self.coef_) for d in designs]
+        offsets = [self._beyond_offset(ev) for ev in evidence]
+        point = [expit(d @ self.coef_ + o) for d, o in zip(designs, offsets)]
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = self._draws(campaign, designs, outside, relevant) if self.n_draws else None
+        draws = self._draws(campaign, designs, offsets, outside, relevant) if self.n_draws else None
         params = {
             "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
             "mu": float(self.coef_[N_FEATURES]),
@@ -348,7 +368,13 @@ class RankFusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _draws(self, campaign, designs, outside, relevant):
+    def _beyond_offset(self, ev: TopicEvidence) -> np.ndarray:
+        """Log-odds offset ``−γ log(max(b / k_t, 1))`` of documents whose best rank ``b``
+        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
+        log_best = ev.features[:, 2]  # a document no run retrieves: just below the deepest rank
+        return -self.beyond_decay * np.maximum(log_best - np.log(max(ev.horizon, 1)), 0.0)
+
+    def _draws(self, campaign, designs, offsets, outside, relevant):
         """Laplace draws of ``θ``, each turned into p and capture-adjusted."""
         rng = np.random.default_rng(self.draw_seed_)
         theta = rng.multivariate_normal(
@@ -359,7 +385,7 @@ class RankFusion(RelevanceModel):
         out = []
         bar = tqdm(range(int(self.n_draws)), desc="fusion: posterior draws", disable=None, leave=False)
         for d in bar:
-            point = [expit(design @ theta[d]) for design in designs]
+            point = [expit(design @ theta[d] + o) for design, o in zip(designs, offsets)]
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])
         return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
