@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data import Campaign, TopicData
 from ..relevance.base import RelevanceEstimate
-from .linear import LinearMeasure, linear_moments, parse_linear
+from .linear import LinearMeasure, canonical_name, linear_moments, parse_linear
 from .moments import check_ratio, counted_documents, ratio_moments
 from .results import Comparison, SystemScores, prob_positive
 
@@ -238,17 +238,23 @@ class ConfidenceEngine:
         return e_ap, var_ap, e_d, var_d
 
 
+def has_closed_form(measure) -> bool:
+    """Whether :meth:`ConfidenceEngine.compare` has exact moments for ``measure``.
+
+    True for AP (any spelling: ``MAP``, ``map``) and the linear measures of
+    :mod:`relimpute.confidence.linear`; the others need Monte Carlo.
+    """
+    return canonical_name(measure) == "AP" or parse_linear(measure) is not None
+
+
 def _exact_measure(measure: str) -> LinearMeasure | None:
     """None for AP, the linear measure otherwise; a clear error for the rest."""
-    if str(measure).replace(" ", "") == "AP":
-        return None
-    linear = parse_linear(measure)
-    if linear is None:
+    if not has_closed_form(measure):
         raise ValueError(
-            f"no closed form for {measure!r}: exact moments cover AP, P@k, RBP(p=φ)[@k] and "
-            "DCG[@k]; use ConfidenceEngine.monte_carlo for other measures"
+            f"no closed form for {measure!r}: exact moments cover AP, P@k, RBP(p=φ)[@k], "
+            "DCG[@k] and NumRelRet; use ConfidenceEngine.monte_carlo for other measures"
         )
-    return linear
+    return parse_linear(measure)
 
 
 def _select(
