@@ -1,8 +1,8 @@
 """The measures added for trec_eval users against trec_eval itself (pytrec_eval) and gdeval.
 
-RR, R@k, Success@k, NumRet / NumRel / NumRelRet, Bpref and infAP equal
-pytrec_eval per run and topic to 1e-9 on every DL 2019 run (rel >= 2) and on
-five TREC-8 ad hoc runs chosen for their shapes (the best and worst MAP, the
+RR, R@k, Success@k, NumRet / NumRel / NumRelRet, Bpref and infAP (and AP,
+P@10, Rprec, nDCG@10) equal pytrec_eval per run and topic to 1e-9 on every
+DL 2019 run (rel >= 2) and on five TREC-8 ad hoc runs chosen for their shapes (the best and worst MAP, the
 shortest lists, an unpooled run); ERR@k equals gdeval.pl (through ir_measures,
 which prints 5 decimals). A synthetic collection checks trec_eval's handling
 of unjudged documents and of negative qrels labels, which neither real
@@ -38,8 +38,19 @@ TREC_EVAL = {
     "NumRelRet": "num_rel_ret",
     "Bpref": "bpref",
     "infAP": "infAP",
+    # the measures relimpute had before, for TREC-8 (DL 2019: test_measures_compat.py)
+    "AP": "map",
+    "AP@100": "map_cut_100",
+    "P@10": "P_10",
+    "Rprec": "Rprec",
+    "nDCG@10": "ndcg_cut_10",
 }
 PYTREC_MEASURES = {
+    "map",
+    "map_cut.100",
+    "P.10",
+    "Rprec",
+    "ndcg_cut.10",
     "recip_rank",
     "recall.10,100",
     "success.1,10",
