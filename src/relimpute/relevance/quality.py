@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from .._display import short_repr
 from ..data import Campaign
 from .base import RelevanceModel, as_generator
 
@@ -197,6 +198,15 @@ class PredictiveQuality:
                     "score_unjudged": self.score_unjudged,
                 }
             ]
+        )
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self,
+            f"model={self.model!r}",
+            f"n_test={self.n_test}",
+            f"log_loss={self.log_loss:.4f}",
+            f"auc={self.auc:.3f}",
         )
 
     def __str__(self) -> str:
