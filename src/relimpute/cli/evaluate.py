@@ -27,8 +27,9 @@ descending), or by their rank column with --by-rank. Topics are the qrels'
 topics: topics only in a run are dropped, with a note on stderr. A topic a
 run retrieves nothing for is skipped in that run's mean (trec_eval's
 default) or, with -c/--complete, scores 0 and counts (trec_eval -c).
-Unjudged documents count as nonrelevant; --condensed removes them from every
-ranking first (Sakai 2007's condensed lists).
+Unjudged documents count as nonrelevant (Bpref and infAP treat them as
+trec_eval does: see their docs); --condensed removes them from every ranking
+first (Sakai 2007's condensed lists).
 
 Measures (ir_measures names; default: {" ".join(DEFAULT_MEASURES)}):
 {_MEASURE_LIST}

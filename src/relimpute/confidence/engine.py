@@ -83,9 +83,10 @@ class ConfidenceEngine:
     ) -> SystemScores:
         """E and Var of ``measure`` per system and topic and of its mean over topics.
 
-        ``measure`` is ``"AP"`` or a linear measure (``P@k``, ``RBP(p=φ)``,
-        ``DCG@k``; see :mod:`relimpute.confidence.linear`); others need
-        :meth:`monte_carlo`.
+        ``measure`` is ``"AP"`` (or ``"MAP"``, ``"map"``) or a linear measure
+        (``P@k``, ``RBP(p=φ)``, ``DCG@k``, ``NumRelRet``; see
+        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells,
+        and the others need :meth:`monte_carlo`.
         """
         return self.compare(campaign, estimate, systems, pairs=[], measure=measure).scores
 
