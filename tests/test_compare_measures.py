@@ -143,3 +143,30 @@ def test_cli_compare_measure_errors(dl19_dir, capsys):
     with pytest.raises(SystemExit):
         _compare([*base, "-m", "nDGC@10"])
     assert "did you mean 'nDCG'" in capsys.readouterr().err
+
+
+def test_engine_confidence_picks_the_method():
+    """Posterior draws -> Monte Carlo; else exact where the measure has it; else Monte Carlo."""
+    from relimpute.simulate import simulate_campaign
+
+    truth = simulate_campaign(n_topics=3, n_systems=4, n_docs=200, depth=20, rng=2).campaign
+    rng = np.random.default_rng(3)
+    partial = truth.with_judged([t.judged & (rng.random(t.n_docs) < 0.5) for t in truth.topics])
+    point = UniformPrior(0.4).fit_predict(partial)
+    engine = ConfidenceEngine()
+    exact = engine.confidence(partial, point)
+    assert exact.scores.method == "normal"
+    np.testing.assert_array_equal(exact.p_a_better, engine.compare(partial, point).p_a_better)
+    mc = engine.confidence(partial, point, measure="nDCG@10", n_draws=40, rng=1)
+    want = engine.monte_carlo(partial, point, n_draws=40, rng=1, measure="nDCG@10")
+    assert mc.scores.method == "monte carlo" and len(mc.scores.draws) == 40
+    np.testing.assert_array_equal(mc.p_a_better, want.p_a_better)
+    draws = tuple(np.clip(p + 0.1 * rng.standard_normal((5, len(p))), 0, 1) for p in point.p)
+    with_draws = replace(point, draws=draws)
+    assert engine.confidence(partial, with_draws, n_draws=20, rng=1).scores.method == "monte carlo"
+    forced = engine.confidence(partial, with_draws, method="normal")
+    assert forced.scores.method == "normal"
+    with pytest.raises(ValueError, match="no closed form for 'RR'"):
+        engine.confidence(partial, point, measure="RR", method="normal")
+    with pytest.raises(ValueError, match="method must be one of"):
+        engine.confidence(partial, point, method="exact")

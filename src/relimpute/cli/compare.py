@@ -194,25 +194,22 @@ def run(args) -> int:
         raise InputError("need at least two runs to compare")
     if args.mc_draws < 2:
         raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
-    closed_form = has_closed_form(args.measure)
-    if args.normal and not closed_form:
+    if args.normal and not has_closed_form(args.measure):
         raise InputError(
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
             f"{args.measure} goes through Monte Carlo: drop --normal"
         )
     estimate = estimate_relevance(campaign, args)
     engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
-    if closed_form and (estimate.draws is None or args.normal):
-        result = engine.compare(campaign, estimate, systems=systems, measure=args.measure)
-    else:
-        result = engine.monte_carlo(
-            campaign,
-            estimate,
-            systems=systems,
-            n_draws=args.mc_draws,
-            rng=args.seed,
-            measure=args.measure,
-        )
+    result = engine.confidence(
+        campaign,
+        estimate,
+        systems=systems,
+        measure=args.measure,
+        method="normal" if args.normal else "auto",
+        n_draws=args.mc_draws,
+        rng=args.seed,
+    )
     if args.matrix:
         emit(result.matrix().reset_index(), args.format)
     else:

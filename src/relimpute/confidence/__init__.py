@@ -18,7 +18,10 @@ Campaign level
     ``.monte_carlo(campaign, estimate, systems=None, pairs=None, n_draws=10_000,
     rng=None, measure="AP", use_posterior_draws=True) -> Comparison``
     (the same from drawn relevance; any measure);
-    ``has_closed_form(measure)`` says which of the two a measure can take.
+    ``has_closed_form(measure)`` says which of the two a measure can take, and
+    ``.confidence(campaign, estimate, ..., measure="AP", method="auto")``
+    picks: posterior draws -> Monte Carlo, else exact where the measure has
+    a closed form, else Monte Carlo.
 
 Exact moments cost O(n) per system and topic (prefix sums) and O(n log n)
 per pair and topic (a Fenwick tree for the cross term); per-system parts are

@@ -21,6 +21,10 @@ from .moments import check_ratio, counted_documents, ratio_moments
 from .results import Comparison, SystemScores, prob_positive
 
 
+#: How :meth:`ConfidenceEngine.confidence` may compute a comparison.
+METHODS = ("auto", "normal", "monte carlo")
+
+
 @dataclass(frozen=True, slots=True)
 class _TopicView:
     """One topic restricted to the evaluated run set and depth, in kernel dtypes."""
@@ -200,6 +204,39 @@ class ConfidenceEngine:
             measure=measure,
             use_posterior_draws=use_posterior_draws,
             max_elements=int(max_elements),
+        )
+
+    def confidence(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        measure: str = "AP",
+        method: str = "auto",
+        n_draws: int = 4000,
+        rng: int | np.random.Generator | None = None,
+    ) -> Comparison:
+        """The comparison for any measure, by the best method it allows.
+
+        ``method="auto"``: Monte Carlo over the estimate's posterior draws
+        when it has them (their uncertainty belongs in the answer); else the
+        exact moments of :meth:`compare` when the measure has them
+        (:func:`has_closed_form`); else Monte Carlo with independent
+        Bernoulli(p) relevance. ``"normal"`` forces :meth:`compare` (an error
+        for a measure without exact moments), ``"monte carlo"`` forces
+        :meth:`monte_carlo`. ``n_draws`` and ``rng`` are for Monte Carlo.
+        """
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        exact = method == "normal" or (
+            method == "auto" and estimate.draws is None and has_closed_form(measure)
+        )
+        if exact:
+            return self.compare(campaign, estimate, systems, pairs, measure=measure)
+        return self.monte_carlo(
+            campaign, estimate, systems, pairs, n_draws=n_draws, rng=rng, measure=measure
         )
 
     # ------------------------------------------------------------------ private
