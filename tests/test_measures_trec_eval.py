@@ -112,17 +112,22 @@ def test_dl19_every_run_and_topic_equals_trec_eval(dl19):
     assert (ours.groupby(level="measure").std() > 0).loc[list(TREC_EVAL)].drop("NumRel").all()
 
 
-@pytest.fixture(scope="module")
-def trec8():
+def _trec8(runs=None):
+    """TREC-8 ad hoc with the given run names (all runs when None); skips when absent."""
     from conftest import SHARED_DATA
 
     root = SHARED_DATA / "trec-8-adhoc"
     if not (root / "qrels.txt").is_file():
         pytest.skip(f"TREC-8 ad hoc data not found at {root}")
-    runs = [root / "runs" / f"{name}.gz" for name in TREC8_RUNS]
+    files = root / "runs" if runs is None else [root / "runs" / f"{name}.gz" for name in runs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Campaign.from_files(root / "qrels.txt", runs, rel_threshold=1)
+        return Campaign.from_files(root / "qrels.txt", files, rel_threshold=1)
+
+
+@pytest.fixture(scope="module")
+def trec8():
+    return _trec8(TREC8_RUNS)
 
 
 @pytest.mark.shared_data
@@ -134,6 +139,15 @@ def test_trec8_runs_equal_trec_eval(trec8):
     )
     assert (ap["Bpref"] - ap["AP"]).abs().max() > 0.01
     assert ours.xs("NumRet", level="measure").min() == 1  # disco1 retrieves a single document
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_all_trec8_runs_equal_trec_eval():
+    """All 129 runs (about 30 s: loading 6.3 M run lines is most of it)."""
+    every = _trec8()
+    assert every.n_systems == 129
+    _assert_equal(every, _reference(every, _qrels_dict(every), 1))
 
 
 @pytest.mark.shared_data
