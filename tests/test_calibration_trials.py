@@ -235,7 +235,9 @@ def test_end_to_end_oracle_model_is_always_right(dl19_cut):
     np.testing.assert_allclose(decided["e_delta_map"], decided["true_delta_map"], atol=1e-12)
     summary = summary_frame(study).set_index("strategy")
     assert summary.loc["oracle", "w"] == 1.0 and summary.loc["oracle", "accuracy"] == 1.0
-    assert study.trials.set_index("strategy").loc["oracle", "tau"].eq(1.0).all()
+    # tau from scipy: equal rankings give 1 up to one rounding (two square roots)
+    tau = study.trials.set_index("strategy").loc["oracle", "tau"]
+    np.testing.assert_allclose(tau, 1.0, atol=1e-15)
     assert summary.loc["mtc", "w"] < 1.0
 
 

@@ -143,9 +143,11 @@ def test_duplicates_policy_is_passed_to_the_readers(files, capsys):
 
 def test_unknown_measure_is_a_usage_error(files, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-m", "MAP"])
+        main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-m", "MAPP"])
     assert exc.value.code == 2
-    assert "unknown measure 'MAP'; known measures: AP[@k]" in capsys.readouterr().err
+    assert "unknown measure 'MAPP' (did you mean 'MAP'?); known measures: AP[@k]" in (
+        capsys.readouterr().err
+    )
 
 
 def test_help_is_complete(capsys):

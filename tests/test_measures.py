@@ -301,8 +301,11 @@ def test_names_parse_to_canonical_form(name, canonical):
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("MAP", r"unknown measure 'MAP'; known measures: AP\[@k\], Judged\[@k\], nDCG\[@k\], P@k"),
+        ("MAPP", r"unknown measure 'MAPP' \(did you mean 'MAP'\?\); known measures: AP\[@k\], "),
         ("ndcg@10", "did you mean 'nDCG'"),
+        ("nDGC@10", "did you mean 'nDCG'"),
+        ("recip_rnk", "did you mean 'recip_rank'"),
+        ("XYZQ", r"unknown measure 'XYZQ'; known"),
         ("P", "needs a cutoff"),
         ("Rprec@5", "takes no cutoff"),
         ("P@0", "positive integer"),
@@ -322,12 +325,21 @@ def test_bad_names_get_clear_errors(name, message):
 def test_registry_lists_every_family():
     assert available_measures() == [
         "AP[@k]",
+        "Bpref",
+        "ERR[@k]",
+        "infAP",
         "Judged[@k]",
         "nDCG[@k]",
+        "NumRel",
+        "NumRelRet",
+        "NumRet",
         "P@k",
+        "R[@k]",
         "RBP(p=0.8)[@k]",
         "RBPres(p=0.8)[@k]",
         "Rprec",
+        "RR[@k]",
+        "Success[@k]",
     ]
     assert [str(m) for m in parse_measures(["AP", "RBP", "RBP(p=0.8)", "P@5"])] == [
         "AP",

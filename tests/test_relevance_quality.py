@@ -39,6 +39,14 @@ def test_metrics_match_scikit_learn(scores):
     )
     assert brier(y, p) == pytest.approx(metrics.brier_score_loss(y, p), rel=1e-12)
     assert auc(y, p) == pytest.approx(metrics.roc_auc_score(y, p), rel=1e-12)
+    # scikit-learn computes them now; the definitions are the independent oracle
+    pos, neg = p[y], p[~y]
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    assert auc(y, p) == pytest.approx(wins / (len(pos) * len(neg)), rel=1e-12)
+    clipped = np.clip(p, 1e-15, 1 - 1e-15)
+    nll = [-np.log(q) if label else -np.log(1 - q) for label, q in zip(y, clipped)]
+    assert log_loss(y, p) == pytest.approx(np.mean(nll), rel=1e-12)
+    assert brier(y, p) == pytest.approx(np.mean((p - y) ** 2), rel=1e-12)
     table = calibration_curve(y, p, bins=10)
     observed, predicted = sk_calibration_curve(y, p, n_bins=10, strategy="uniform")
     np.testing.assert_allclose(table["observed"], observed, rtol=1e-12)

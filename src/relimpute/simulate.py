@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._display import short_repr
 from .data import Campaign, TopicData
 from .relevance.base import as_generator
 
@@ -79,6 +80,12 @@ class SimulatedCampaign:
                 "skill": self.skill,
                 "mean_depth": depth.mean(axis=1),
             }
+        )
+
+    def __repr__(self) -> str:
+        c = self.campaign
+        return short_repr(
+            self, f"{c.n_systems} systems", f"{c.n_topics} topics", f"rng={self.params.get('rng')!r}"
         )
 
     def __str__(self) -> str:

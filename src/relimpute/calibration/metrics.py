@@ -146,34 +146,50 @@ def expected_calibration_error(
 
 
 def brier_score(confidence: np.ndarray, correct: np.ndarray) -> float:
-    """Mean ``(P_i − y_i)²`` (equal to the Brier score of the un-oriented predictions)."""
+    """Mean ``(P_i − y_i)²`` (equal to the Brier score of the un-oriented predictions).
+
+    scikit-learn's :func:`~sklearn.metrics.brier_score_loss`.
+    """
+    from sklearn.metrics import brier_score_loss
+
     conf, y = _check(confidence, correct)
-    return float(np.mean((conf - y) ** 2)) if conf.size else float("nan")
+    if not conf.size:
+        return float("nan")
+    return float(brier_score_loss(y, conf, labels=[False, True]))
 
 
 def log_loss(confidence: np.ndarray, correct: np.ndarray, eps: float = 1e-15) -> float:
-    """Mean ``−log`` probability given to the truth; probabilities clipped to [eps, 1 − eps]."""
+    """Mean ``−log`` probability given to the truth; probabilities clipped to [eps, 1 − eps].
+
+    scikit-learn's :func:`~sklearn.metrics.log_loss` of the probabilities
+    given to the truth, clipped here (scikit-learn clips at machine epsilon
+    only, and clipping the truth's side keeps ``−log eps`` exact).
+    """
+    from sklearn.metrics import log_loss as sklearn_log_loss
+
     conf, y = _check(confidence, correct)
     if not conf.size:
         return float("nan")
     prob_truth = np.clip(np.where(y, conf, 1.0 - conf), eps, 1.0 - eps)
-    return float(-np.mean(np.log(prob_truth)))
+    truth = np.ones(len(conf), dtype=bool)
+    return float(sklearn_log_loss(truth, prob_truth, labels=[False, True]))
 
 
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
     """Kendall's tau-b between two score vectors (0 when either has no untied pair).
 
-    Carterette (2007) §4.4 compares the ranking by E[MAP] with the true one.
-    When one side is entirely tied (e.g. every MAP is 0 before any judgment)
-    tau-b is undefined; it is reported as 0, "no information", rather than
-    dropped, so that means over trials are not biased towards easy trials.
+    scipy's :func:`~scipy.stats.kendalltau` (tau-b). Carterette (2007) §4.4
+    compares the ranking by E[MAP] with the true one. When one side is
+    entirely tied (e.g. every MAP is 0 before any judgment) tau-b is
+    undefined; it is reported as 0, "no information", rather than dropped,
+    so that means over trials are not biased towards easy trials.
     """
+    from scipy.stats import kendalltau
+
     a = np.asarray(x, dtype=float)
     b = np.asarray(y, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"x {a.shape} and y {b.shape} must be equal 1-d shapes")
-    i, j = np.triu_indices(len(a), k=1)
-    sa = np.sign(a[i] - a[j])
-    sb = np.sign(b[i] - b[j])
-    denom = np.sqrt(float(np.count_nonzero(sa)) * float(np.count_nonzero(sb)))
-    return float(np.sum(sa * sb) / denom) if denom > 0 else 0.0
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return 0.0
+    return float(kendalltau(a, b).statistic)

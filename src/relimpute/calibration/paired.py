@@ -47,6 +47,18 @@ class PairedTest:
     statistic: float
     pvalue: float
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row with the fields as columns (:func:`paired_frame` stacks many)."""
+        return paired_frame([self])
+
+    def __str__(self) -> str:
+        name = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test"}[self.test]
+        return (
+            f"{self.outcome}: {self.strategy_a} - {self.strategy_b} = "
+            f"{self.mean_difference:+.4g} on average (median {self.median_difference:+.4g}) "
+            f"over {self.n} trials; {name} statistic {self.statistic:.4g}, p = {self.pvalue:.3g}"
+        )
+
 
 def paired_test(a: np.ndarray, b: np.ndarray, test: str) -> tuple[float, float]:
     """Statistic and two-sided p-value of a paired test of ``a`` against ``b``.

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._display import short_repr
 from .metrics import (
     W_CAP,
     bin_labels,
@@ -216,6 +217,15 @@ class CalibrationReport:
         """The raw and capped summaries in one table (column ``confidence``)."""
         return pd.concat(
             [f.assign(confidence=k) for k, f in self.summary.items()], ignore_index=True
+        )
+
+    def __repr__(self) -> str:
+        strategies = list(dict.fromkeys(self.trials["strategy"])) if len(self.trials) else []
+        return short_repr(
+            self,
+            f"strategies={strategies!r}",
+            f"{len(self.trials)} strategy trials",
+            f"cap={self.cap}",
         )
 
     # ---------------------------------------------------------------- text

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._display import short_repr
 from ..data import Campaign
 from ..errors import InputError
 from ..relevance import get_model
@@ -391,6 +392,14 @@ class CalibrationStudy:
     def to_frame(self) -> pd.DataFrame:
         """The pair table (the raw material of every calibration metric)."""
         return self.pairs.copy()
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self,
+            f"{self.n_trials} trials",
+            f"strategies={self.strategies!r}",
+            f"{len(self.pairs)} pairwise predictions",
+        )
 
     def __str__(self) -> str:
         from .report import summary_frame

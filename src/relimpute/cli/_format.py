@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import pandas as pd
@@ -22,21 +23,66 @@ def _json(frame: pd.DataFrame) -> str:
     return json.dumps(records, indent=2, default=float) + "\n"
 
 
+def _cell(value, missing: str) -> str:
+    """A number to 4 decimals, a missing value (NaN) as ``missing``, anything else as text."""
+    if isinstance(value, float):
+        return missing if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
 def _markdown(frame: pd.DataFrame) -> str:
     cols = list(frame.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in frame.itertuples(index=False):
-        cells = [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(_cell(v, "-") for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 
-FORMATTERS = {"table": _table, "tsv": _tsv, "json": _json, "markdown": _markdown}
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
+    "~": r"\textasciitilde{}",
+    "^": r"\^{}",
+    "\\": r"\textbackslash{}",
+}
 
 
-def add_format_argument(parser) -> None:
+def _latex_text(value) -> str:
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(value))
+
+
+def _latex(frame: pd.DataFrame) -> str:
+    """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``): text left, numbers right."""
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    spec = "".join("r" if n else "l" for n in numeric)
+    lines = [
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+        " & ".join(_latex_text(c) for c in frame.columns) + r" \\",
+        "\\midrule",
+    ]
+    for row in frame.itertuples(index=False):
+        cells = [_cell(v, "--") if isinstance(v, float) else _latex_text(v) for v in row]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+FORMATTERS = {
+    "table": _table,
+    "tsv": _tsv,
+    "json": _json,
+    "markdown": _markdown,
+    "latex": _latex,
+}
+
+
+def add_format_argument(parser, extra: tuple[str, ...] = ()) -> None:
+    """``--format/-f`` with the shared formatters, plus ``extra`` ones the command handles itself."""
     parser.add_argument(
-        "--format", "-f", choices=sorted(FORMATTERS), default="table", help="output format (default: table)"
+        "--format",
+        "-f",
+        choices=sorted([*FORMATTERS, *extra]),
+        default="table",
+        help="output format (default: table)",
     )
 
 

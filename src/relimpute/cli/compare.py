@@ -7,7 +7,10 @@ from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "compare"
-HELP = "pairwise confidence P(MAP_a > MAP_b), unjudged documents' relevance estimated by a relevance model"
+HELP = (
+    "pairwise confidence P(MAP_a > MAP_b) (or another measure), unjudged documents' relevance "
+    "estimated by a relevance model"
+)
 DESCRIPTION = """\
 Treat the relevance of every unjudged document as random and print, for
 every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
@@ -36,6 +39,14 @@ predictive: --mc-draws Monte Carlo draws of relevance over those draws, so
 the uncertainty of the model's own parameters widens the answer; otherwise
 (and with --normal) the normal approximation of Carterette 2007. Runs are evaluated at full depth unless
 --depth is given; a topic a run retrieves nothing for scores 0 (trec_eval -c).
+
+-m/--measure compares another measure's mean over topics instead of MAP
+(ir_measures or trec_eval names: -m nDCG@10, -m P_10, -m RR). AP and the
+measures linear in relevance (P@k, RBP(p=0.8), DCG@k, NumRelRet) have exact
+moments for the normal approximation; every other measure goes through Monte
+Carlo draws of relevance (--mc-draws), from the model's posterior draws when
+it has them, else independent Bernoulli(p). The columns keep their names
+(e_delta_map is then the difference of the measure's means).
 """
 EPILOG = """\
 examples:
@@ -45,6 +56,7 @@ examples:
   relimpute compare qrels.txt runs/ --systems bm25base_p runid2 --ratio delta
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
+  relimpute compare qrels.txt runs/ --rel-threshold 2 -m nDCG@10 --systems bm25base_p runid2
 
 --ratio constant is the paper's Var[Q]/E[R]^2; --ratio delta also accounts for
 the randomness of R (delta method), which matters for single-run intervals.
@@ -74,10 +86,34 @@ def _level(text: str) -> float:
     return value
 
 
+def _measure(text: str) -> str:
+    """A measure name the confidence engine takes, canonical where the registry knows it."""
+    import argparse
+
+    from ..confidence import has_closed_form
+    from ..measures import parse_measure
+
+    try:
+        return str(parse_measure(text))
+    except ValueError as exc:
+        if has_closed_form(text):  # DCG[@k]: linear, not a registered measure
+            return text.replace(" ", "")
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
     add_model_argument(parser, None)
+    parser.add_argument(
+        "-m",
+        "--measure",
+        type=_measure,
+        default="AP",
+        metavar="MEASURE",
+        help="the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
+        "e.g. nDCG@10, P@10, RR, Bpref",
+    )
     parser.add_argument(
         "--seed", type=int, default=None, help="seed of the model's randomness (for --model)"
     )
@@ -115,7 +151,8 @@ def add_arguments(parser) -> None:
         type=int,
         default=4000,
         metavar="N",
-        help="Monte Carlo draws when the model has posterior draws (default: %(default)s)",
+        help="Monte Carlo draws, when the model has posterior draws or the measure no exact "
+        "moments (default: %(default)s)",
     )
     parser.add_argument(
         "--normal",
@@ -138,7 +175,7 @@ def estimate_relevance(campaign, args):
 
 
 def run(args) -> int:
-    from ..confidence import ConfidenceEngine
+    from ..confidence import ConfidenceEngine, has_closed_form
     from ..errors import InputError
 
     if args.depth is not None and args.depth < 1:
@@ -157,14 +194,22 @@ def run(args) -> int:
         raise InputError("need at least two runs to compare")
     if args.mc_draws < 2:
         raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
+    if args.normal and not has_closed_form(args.measure):
+        raise InputError(
+            f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
+            f"{args.measure} goes through Monte Carlo: drop --normal"
+        )
     estimate = estimate_relevance(campaign, args)
     engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
-    if estimate.draws is None or args.normal:
-        result = engine.compare(campaign, estimate, systems=systems)
-    else:
-        result = engine.monte_carlo(
-            campaign, estimate, systems=systems, n_draws=args.mc_draws, rng=args.seed
-        )
+    result = engine.confidence(
+        campaign,
+        estimate,
+        systems=systems,
+        measure=args.measure,
+        method="normal" if args.normal else "auto",
+        n_draws=args.mc_draws,
+        rng=args.seed,
+    )
     if args.matrix:
         emit(result.matrix().reset_index(), args.format)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ from ._common import add_campaign_arguments, load_campaign
 from ._format import add_format_argument, emit
 
 COMMAND = "evaluate"
-HELP = "score runs against qrels (AP, P@k, Rprec, nDCG@k, RBP, Judged@k), like trec_eval"
+HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
 _MEASURE_LIST = "\n".join(f"  {syntax:<18} {text}" for syntax, text in describe_measures())
 DESCRIPTION = f"""\
@@ -26,13 +27,23 @@ descending), or by their rank column with --by-rank. Topics are the qrels'
 topics: topics only in a run are dropped, with a note on stderr. A topic a
 run retrieves nothing for is skipped in that run's mean (trec_eval's
 default) or, with -c/--complete, scores 0 and counts (trec_eval -c).
-Unjudged documents count as nonrelevant; --condensed removes them from every
-ranking first (Sakai 2007's condensed lists).
+Unjudged documents count as nonrelevant (Bpref and infAP treat them as
+trec_eval does: see their docs); --condensed removes them from every ranking
+first (Sakai 2007's condensed lists).
 
 Measures (ir_measures names; default: {" ".join(DEFAULT_MEASURES)}):
 {_MEASURE_LIST}
-Binary measures count grade >= --rel-threshold as relevant; a measure can
-override it as ir_measures does, e.g. AP(rel=2) or P(rel=2)@10.
+trec_eval's names work too (map, P_10, ndcg_cut_10, recip_rank, recall_100,
+success_10, bpref, infAP, num_ret, num_rel, num_rel_ret), and ir_measures'
+aliases (MAP, NDCG@10, MRR, Recall@100). Binary measures count grade >=
+--rel-threshold as relevant; a measure can override it as ir_measures does,
+e.g. AP(rel=2) or P(rel=2)@10. The counts (NumRet, NumRel, NumRelRet) are
+summed over topics, as trec_eval's "all" rows; the other measures averaged.
+
+--format trec prints trec_eval's layout (measure, topic, value; with -q the
+per-topic lines, then runid, num_q and the "all" lines, one block per run)
+with trec_eval's measure names, so scripts that read trec_eval output read
+it; --format latex prints a booktabs table for a paper.
 """
 EPILOG = """\
 examples:
@@ -41,6 +52,8 @@ examples:
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --gain exponential
   relimpute evaluate qrels.txt runs/ -q -c --format tsv > per_topic.tsv
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
+  relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
+  relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
 
 exit status: 0 on success, 2 on bad input (the message names file and line).
 """
@@ -92,7 +105,7 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
-    add_format_argument(parser)
+    add_format_argument(parser, extra=("trec",))
 
 
 def run(args) -> int:
@@ -110,17 +123,31 @@ def run(args) -> int:
     summary = _wide(means, ["system"], names).rename(columns={"system": "run"})
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
     summary.insert(1, "num_q", kept.sum(axis=1).astype(int))
-    if not args.per_topic:
-        emit(summary, args.format)
+    if not args.per_topic and args.format != "trec":
+        emit(_counts_as_integers(summary, measures), args.format)
         return 0
     topics = evaluate(campaign, measures, per_topic=True, **options)
     table = _wide(topics, ["system", "query_id"], names).rename(columns={"system": "run"})
+    if args.format == "trec":
+        from ._trec import trec_eval_text
+
+        sys.stdout.write(trec_eval_text(summary, table if args.per_topic else None, measures))
+        return 0
     summary = summary.drop(columns="num_q").assign(query_id="all")[table.columns]
     order = {name: i for i, name in enumerate(campaign.systems)}
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["run"].map(order).to_numpy(), kind="stable")]
-    emit(frame.reset_index(drop=True), args.format)
+    emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
     return 0
+
+
+def _counts_as_integers(frame: pd.DataFrame, measures) -> pd.DataFrame:
+    """Count columns (NumRet, ...) as integers where every value is known."""
+    for measure in measures:
+        column = frame[str(measure)]
+        if measure.aggregate == "sum" and column.notna().all():
+            frame[str(measure)] = column.round().astype(np.int64)
+    return frame
 
 
 def _wide(frame: pd.DataFrame, keys: list[str], names: list[str]) -> pd.DataFrame:

@@ -17,7 +17,11 @@ Campaign level
     per-topic ``e_delta_ap``/``var_delta_ap``);
     ``.monte_carlo(campaign, estimate, systems=None, pairs=None, n_draws=10_000,
     rng=None, measure="AP", use_posterior_draws=True) -> Comparison``
-    (the same from drawn relevance; any measure).
+    (the same from drawn relevance; any measure);
+    ``has_closed_form(measure)`` says which of the two a measure can take, and
+    ``.confidence(campaign, estimate, ..., measure="AP", method="auto")``
+    picks: posterior draws -> Monte Carlo, else exact where the measure has
+    a closed form, else Monte Carlo.
 
 Exact moments cost O(n) per system and topic (prefix sums) and O(n log n)
 per pair and topic (a Fenwick tree for the cross term); per-system parts are
@@ -43,7 +47,7 @@ document) scores 0 with variance 0; a topic a system retrieves nothing for
 scores 0 and counts in MAP (trec_eval ``-c``).
 """
 
-from .engine import ConfidenceEngine
+from .engine import ConfidenceEngine, has_closed_form
 from .linear import LinearMeasure, parse_linear
 from .moments import (
     QMoments,
@@ -68,6 +72,7 @@ __all__ = [
     "counted_documents",
     "delta_q_moments",
     "expected_relevant",
+    "has_closed_form",
     "pair_topic_moments",
     "parse_linear",
     "prob_positive",

@@ -16,9 +16,13 @@ import numpy as np
 
 from ..data import Campaign, TopicData
 from ..relevance.base import RelevanceEstimate
-from .linear import LinearMeasure, linear_moments, parse_linear
+from .linear import LinearMeasure, canonical_name, linear_moments, parse_linear
 from .moments import check_ratio, counted_documents, ratio_moments
 from .results import Comparison, SystemScores, prob_positive
+
+
+#: How :meth:`ConfidenceEngine.confidence` may compute a comparison.
+METHODS = ("auto", "normal", "monte carlo")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +87,10 @@ class ConfidenceEngine:
     ) -> SystemScores:
         """E and Var of ``measure`` per system and topic and of its mean over topics.
 
-        ``measure`` is ``"AP"`` or a linear measure (``P@k``, ``RBP(p=φ)``,
-        ``DCG@k``; see :mod:`relimpute.confidence.linear`); others need
-        :meth:`monte_carlo`.
+        ``measure`` is ``"AP"`` (or ``"MAP"``, ``"map"``) or a linear measure
+        (``P@k``, ``RBP(p=φ)``, ``DCG@k``, ``NumRelRet``; see
+        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells,
+        and the others need :meth:`monte_carlo`.
         """
         return self.compare(campaign, estimate, systems, pairs=[], measure=measure).scores
 
@@ -201,6 +206,39 @@ class ConfidenceEngine:
             max_elements=int(max_elements),
         )
 
+    def confidence(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        measure: str = "AP",
+        method: str = "auto",
+        n_draws: int = 4000,
+        rng: int | np.random.Generator | None = None,
+    ) -> Comparison:
+        """The comparison for any measure, by the best method it allows.
+
+        ``method="auto"``: Monte Carlo over the estimate's posterior draws
+        when it has them (their uncertainty belongs in the answer); else the
+        exact moments of :meth:`compare` when the measure has them
+        (:func:`has_closed_form`); else Monte Carlo with independent
+        Bernoulli(p) relevance. ``"normal"`` forces :meth:`compare` (an error
+        for a measure without exact moments), ``"monte carlo"`` forces
+        :meth:`monte_carlo`. ``n_draws`` and ``rng`` are for Monte Carlo.
+        """
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        exact = method == "normal" or (
+            method == "auto" and estimate.draws is None and has_closed_form(measure)
+        )
+        if exact:
+            return self.compare(campaign, estimate, systems, pairs, measure=measure)
+        return self.monte_carlo(
+            campaign, estimate, systems, pairs, n_draws=n_draws, rng=rng, measure=measure
+        )
+
     # ------------------------------------------------------------------ private
 
     def _view(self, topic: TopicData, rows: np.ndarray) -> _TopicView:
@@ -238,17 +276,23 @@ class ConfidenceEngine:
         return e_ap, var_ap, e_d, var_d
 
 
+def has_closed_form(measure) -> bool:
+    """Whether :meth:`ConfidenceEngine.compare` has exact moments for ``measure``.
+
+    True for AP (any spelling: ``MAP``, ``map``) and the linear measures of
+    :mod:`relimpute.confidence.linear`; the others need Monte Carlo.
+    """
+    return canonical_name(measure) == "AP" or parse_linear(measure) is not None
+
+
 def _exact_measure(measure: str) -> LinearMeasure | None:
     """None for AP, the linear measure otherwise; a clear error for the rest."""
-    if str(measure).replace(" ", "") == "AP":
-        return None
-    linear = parse_linear(measure)
-    if linear is None:
+    if not has_closed_form(measure):
         raise ValueError(
-            f"no closed form for {measure!r}: exact moments cover AP, P@k, RBP(p=φ)[@k] and "
-            "DCG[@k]; use ConfidenceEngine.monte_carlo for other measures"
+            f"no closed form for {measure!r}: exact moments cover AP, P@k, RBP(p=φ)[@k], "
+            "DCG[@k] and NumRelRet; use ConfidenceEngine.monte_carlo for other measures"
         )
-    return linear
+    return parse_linear(measure)
 
 
 def _select(

@@ -9,7 +9,11 @@ two systems ``ΔM = Σ (w_a - w_b) X`` likewise. Supported (binary relevance):
 - ``RBP(p=φ)`` and ``RBP(p=φ)@k``: ``w(r) = (1 - φ) φ^(r-1)`` (Moffat & Zobel
   2008; the lower-bound RBP, not its residual);
 - ``DCG@k`` and ``DCG``: ``w(r) = 1 / log2(r + 1)`` (Järvelin & Kekäläinen 2002,
-  binary gains, unnormalised).
+  binary gains, unnormalised);
+- ``NumRelRet``: ``w(r) = 1`` (trec_eval ``num_rel_ret``).
+
+Names go through :func:`relimpute.measures.parse_measure` first, so
+trec_eval's and ir_measures' spellings (``P_10``, ``num_rel_ret``) work too.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ _PATTERNS = {
     "P": re.compile(r"^P@(?P<k>\d+)$"),
     "RBP": re.compile(r"^RBP(?:\(p=(?P<p>[0-9.eE+-]+)\))?(?:@(?P<k>\d+))?$"),
     "DCG": re.compile(r"^DCG(?:@(?P<k>\d+))?$"),
+    "NumRelRet": re.compile(r"^NumRelRet$"),
 }
 
 
@@ -48,6 +53,8 @@ class LinearMeasure:
         r = np.arange(1, depth + 1, dtype=np.float64)
         if self.family == "P":
             w = np.full(depth, 1.0 / self.cutoff)
+        elif self.family == "NumRelRet":
+            w = np.ones(depth)
         elif self.family == "RBP":
             w = (1.0 - self.persistence) * self.persistence ** (r - 1.0)
         else:
@@ -61,9 +68,19 @@ class LinearMeasure:
         return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
 
+def canonical_name(name) -> str:
+    """A measure's canonical name (``map`` -> ``AP``, ``P_10`` -> ``P@10``); as given if unknown."""
+    from ..measures import parse_measure
+
+    try:
+        return str(parse_measure(name))
+    except ValueError:
+        return str(name).replace(" ", "")
+
+
 def parse_linear(name: str) -> LinearMeasure | None:
     """The :class:`LinearMeasure` named ``name`` (``P@10``, ``RBP(p=0.8)``, ``DCG@10``), or None."""
-    text = str(name).replace(" ", "")
+    text = canonical_name(name)
     for family, pattern in _PATTERNS.items():
         match = pattern.match(text)
         if match:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..data import Campaign
 from ..relevance.base import RelevanceEstimate, as_generator
-from .linear import parse_linear, weight_matrix
+from .linear import canonical_name, parse_linear, weight_matrix
 from .results import Comparison, SystemScores
 
 
@@ -127,7 +127,7 @@ def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray, max_elements: int
 
 def _scorer(measure: str, rel_threshold: int):
     """A function ``(topic, view, relevant, uncertain, drawn) -> (B, S)`` and the measure's name."""
-    name = str(measure).replace(" ", "")
+    name = canonical_name(measure)
     if name == "AP":
         return _score_ap, "AP"
     linear = parse_linear(name)

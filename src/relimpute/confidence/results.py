@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from .._display import short_repr
+
 
 class ConfidenceInterval(NamedTuple):
     """Lower and upper bounds (arrays), as scipy.stats results name them."""
@@ -124,6 +126,15 @@ class SystemScores:
                 "e_ap": self.e_ap.ravel(),
                 "sd_ap": np.sqrt(self.var_ap).ravel(),
             }
+        )
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self,
+            f"measure={self.measure!r}",
+            f"{len(self.systems)} systems",
+            f"{len(self.query_ids)} topics",
+            self._how(),
         )
 
     def __str__(self) -> str:
@@ -234,6 +245,15 @@ class Comparison:
         out[b, a] = 1.0 - self.p_a_better
         names = pd.Index(list(self.systems), name="system")
         return pd.DataFrame(out, index=names, columns=list(self.systems))
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self,
+            f"measure={self.scores.measure!r}",
+            f"{len(self.pairs)} pairs of {len(self.systems)} systems",
+            f"{len(self.scores.query_ids)} topics",
+            self.scores._how(),
+        )
 
     def __str__(self) -> str:
         frame = self.to_frame()

@@ -1,10 +1,14 @@
-"""Measure objects, their registry, and the ir_measures-style name parser.
+"""Measure objects, their registry, and the name parser (ir_measures and trec_eval names).
 
 A measure is named like ir_measures names it: ``Family(param=value,...)@cutoff``
 with both parts optional where the family allows, e.g. ``AP``, ``P@10``,
 ``Rprec``, ``RBP(p=0.8)``, ``nDCG@10``, ``nDCG``, ``Judged@10``. Binary
 measures accept ``rel=N`` to override the campaign's relevance threshold
-(``AP(rel=2)``), as in ir_measures.
+(``AP(rel=2)``), as in ir_measures. ir_measures' other family names are
+accepted too (``MAP``, ``NDCG``, ``MRR``, ``Recall``, ...), and so are
+trec_eval's names (``map``, ``P_10``, ``ndcg_cut_10``, ``recip_rank``,
+``recall_100``, ...): each family declares them. An unknown name gets a
+"did you mean" hint (:mod:`difflib`).
 
 Each measure module defines a :class:`Measure` subclass and calls
 :func:`register` on it at the bottom of its file (habit 1 of the style guide:
@@ -13,6 +17,7 @@ declare, then register).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +29,7 @@ from ._ranked import check_ranking, check_values
 
 GAINS = ("linear", "exponential")
 
+_TREC_EVAL_CUT = re.compile(r"^(?P<stem>[A-Za-z_]+?)_(?P<cutoff>\d+)$")
 _NAME = re.compile(
     r"^(?P<family>[A-Za-z_][A-Za-z0-9_]*)"
     r"(?:\((?P<params>[^()]*)\))?"
@@ -76,6 +82,12 @@ class Measure:
     ``"required"``), ``parameters`` and implement ``_score``. Build instances
     with :func:`parse_measure`; ``str(measure)`` is the canonical name.
 
+    Names: ``aliases`` are other ir_measures family names (``MAP`` for AP);
+    ``trec_eval`` is trec_eval's name of the measure without a cutoff
+    (``map``) and ``trec_eval_cut`` the stem of its cut version (``map_cut``
+    for ``map_cut_10``). ``aggregate`` says how topics combine into a run's
+    score: ``"mean"``, or ``"sum"`` for counts, as trec_eval's ``all`` rows.
+
     Attributes
     ----------
     cutoff
@@ -92,6 +104,10 @@ class Measure:
     description: ClassVar[str] = ""
     cutoff_rule: ClassVar[str] = "none"
     parameters: ClassVar[Mapping[str, Param]] = {}
+    aliases: ClassVar[tuple[str, ...]] = ()
+    trec_eval: ClassVar[str | None] = None
+    trec_eval_cut: ClassVar[str | None] = None
+    aggregate: ClassVar[str] = "mean"
 
     def __post_init__(self) -> None:
         if self.cutoff is None and self.cutoff_rule == "required":
@@ -113,6 +129,19 @@ class Measure:
         shown = [f"{k}={v.default}" for k, v in cls.parameters.items() if v.default is not None]
         text = cls.family + (f"({','.join(shown)})" if shown else "")
         return text + {"none": "", "optional": "[@k]", "required": "@k"}[cls.cutoff_rule]
+
+    def trec_eval_name(self) -> str | None:
+        """trec_eval's name for this measure (``map_cut_10``), or None when it has none.
+
+        A measure with parameters other than its defaults has none: trec_eval
+        sets the relevance level once, with ``-l``, not per measure.
+        """
+        defaults = {k: p.default for k, p in self.parameters.items() if p.default is not None}
+        if dict(self.params) != defaults:
+            return None
+        if self.cutoff is None:
+            return self.trec_eval
+        return None if self.trec_eval_cut is None else f"{self.trec_eval_cut}_{self.cutoff}"
 
     def param(self, name: str) -> float | int | None:
         """The value of a parameter: as given, else its default."""
@@ -188,13 +217,28 @@ class Measure:
 
 
 _REGISTRY: dict[str, type[Measure]] = {}
+_FAMILY_NAMES: dict[str, type[Measure]] = {}  # families and their aliases
+_TREC_EVAL: dict[str, type[Measure]] = {}  # trec_eval names without a cutoff
+_TREC_EVAL_STEMS: dict[str, type[Measure]] = {}  # stems of trec_eval's cut names
 
 
 def register(cls: type[Measure]) -> type[Measure]:
-    """Make a measure family parseable by its ``family`` name (bottom of its module)."""
+    """Make a measure family parseable by all its names (bottom of its module)."""
     if not cls.family:
         raise ValueError(f"{cls.__name__} has no family name")
+    names = [
+        (_FAMILY_NAMES, cls.family),
+        *((_FAMILY_NAMES, alias) for alias in cls.aliases),
+        (_TREC_EVAL, cls.trec_eval),
+        (_TREC_EVAL_STEMS, cls.trec_eval_cut),
+    ]
+    for table, name in names:
+        if name is not None and table.get(name, cls) is not cls:
+            raise ValueError(f"measure name {name!r} is taken by {table[name].__name__}")
     _REGISTRY[cls.family] = cls
+    for table, name in names:
+        if name is not None:
+            table[name] = cls
     return cls
 
 
@@ -210,33 +254,75 @@ def describe_measures() -> list[tuple[str, str]]:
     ]
 
 
+def name_table() -> list[tuple[str, str, str]]:
+    """``(syntax, other ir_measures names, trec_eval names)`` of every family, for docs."""
+    rows = []
+    for family in sorted(_REGISTRY, key=str.lower):
+        cls = _REGISTRY[family]
+        trec = [cls.trec_eval, None if cls.trec_eval_cut is None else f"{cls.trec_eval_cut}_k"]
+        rows.append(
+            (cls.syntax(), ", ".join(cls.aliases), ", ".join(n for n in trec if n is not None))
+        )
+    return rows
+
+
+def _trec_eval_measure(text: str) -> Measure | None:
+    """The measure a trec_eval name (``map``, ``P_10``, ``ndcg_cut_10``) stands for, or None."""
+    if text in _TREC_EVAL:
+        return _TREC_EVAL[text]()
+    match = _TREC_EVAL_CUT.match(text)
+    if match and match["stem"] in _TREC_EVAL_STEMS and int(match["cutoff"]) >= 1:
+        return _TREC_EVAL_STEMS[match["stem"]](cutoff=int(match["cutoff"]))
+    return None
+
+
+def _unknown(family: str) -> ValueError:
+    """The error for an unknown family, with a "did you mean" hint when one is close."""
+    known = [*_FAMILY_NAMES, *_TREC_EVAL, *(f"{stem}_k" for stem in _TREC_EVAL_STEMS)]
+    by_lower: dict[str, str] = {}
+    for name in known:  # family names first: they win over a trec_eval name with their spelling
+        by_lower.setdefault(name.lower(), name)
+    close = by_lower.get(family.lower())
+    if close is None:  # the closest spelling, keeping case if that finds one
+        matches = difflib.get_close_matches(family, known, n=1, cutoff=0.6)
+        matches = matches or [
+            by_lower[m] for m in difflib.get_close_matches(family.lower(), by_lower, n=1)
+        ]
+        close = matches[0] if matches else None
+    hint = "" if close is None else f" (did you mean {close!r}?)"
+    return ValueError(
+        f"unknown measure {family!r}{hint}; known measures: {', '.join(available_measures())} "
+        "(or their trec_eval names: map, P_10, ndcg_cut_10, recip_rank, ...)"
+    )
+
+
 def parse_measure(name: str | Measure) -> Measure:
-    """Parse an ir_measures-style name such as ``"P@10"`` or ``"RBP(p=0.8)"``.
+    """Parse a measure name: ir_measures style (``"P@10"``, ``"RBP(p=0.8)"``,
+    ``"MAP"``) or trec_eval's (``"P_10"``, ``"ndcg_cut_10"``, ``"map"``).
 
     Raises
     ------
     ValueError
-        For malformed names, unknown families (listing the known ones), unknown
-        or out-of-range parameters, and missing or unexpected cutoffs.
+        For malformed names, unknown families (listing the known ones, with a
+        "did you mean" hint), unknown or out-of-range parameters, and missing
+        or unexpected cutoffs.
     """
     if isinstance(name, Measure):
         return name
     text = str(name).strip()
+    trec_eval = _trec_eval_measure(text)
+    if trec_eval is not None:
+        return trec_eval
     match = _NAME.match(text.replace(" ", ""))
     if not match:
         raise ValueError(
             f"cannot parse measure name {text!r}; expected e.g. AP, P@10, RBP(p=0.8), nDCG@10"
         )
     family = match["family"]
-    cls = _REGISTRY.get(family)
+    cls = _FAMILY_NAMES.get(family)
     if cls is None:
-        by_lower = {f.lower(): f for f in _REGISTRY}
-        hint = (
-            f" (did you mean {by_lower[family.lower()]!r}?)" if family.lower() in by_lower else ""
-        )
-        raise ValueError(
-            f"unknown measure {family!r}{hint}; known measures: {', '.join(available_measures())}"
-        )
+        raise _unknown(family)
+    family = cls.family
     cutoff = None
     if match["cutoff"] is not None:
         if not match["cutoff"].isdigit() or int(match["cutoff"]) < 1:

@@ -72,6 +72,9 @@ class AP(Measure):
     description = "average precision (trec_eval map; with @k map_cut_k)"
     cutoff_rule = "optional"
     parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    aliases = ("MAP",)
+    trec_eval = "map"
+    trec_eval_cut = "map_cut"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return average_precision(

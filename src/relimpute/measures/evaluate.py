@@ -59,8 +59,9 @@ def evaluate(
     -------
     pandas.DataFrame
         Tidy: ``system, query_id, measure, value`` per topic, or
-        ``system, measure, value`` (mean over the topics the policy keeps;
-        NaN for a run with no such topic). Systems in campaign order,
+        ``system, measure, value`` (mean over the topics the policy keeps,
+        or their sum for the counts NumRet, NumRel and NumRelRet, as
+        trec_eval's ``all`` rows; NaN for a run with no such topic). Systems in campaign order,
         topics in campaign order, measures in the order given.
     """
     parsed = parse_measures(measures)
@@ -89,6 +90,8 @@ def evaluate(
     counts = keep.sum(axis=1)
     totals = np.where(keep, scores, 0.0).sum(axis=2)
     means = np.divide(totals, counts, out=np.full(totals.shape, np.nan), where=counts > 0)
+    summed = np.array([m.aggregate == "sum" for m in parsed])
+    means[summed] = np.where(counts > 0, totals[summed], np.nan)
     return pd.DataFrame(
         {
             "system": np.repeat(np.asarray(campaign.systems, dtype=object), n_measures),

@@ -75,6 +75,9 @@ class NDCG(Measure):
     family = "nDCG"
     description = "normalised DCG over the grades (linear or exponential gains)"
     cutoff_rule = "optional"
+    aliases = ("NDCG",)
+    trec_eval = "ndcg"
+    trec_eval_cut = "ndcg_cut"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         if judged is not None:

@@ -39,6 +39,8 @@ class P(Measure):
     description = "precision in the top k, divided by k (trec_eval P_k)"
     cutoff_rule = "required"
     parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    aliases = ("Precision",)
+    trec_eval_cut = "P"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return precision_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)

@@ -47,6 +47,8 @@ class Rprec(Measure):
     family = "Rprec"
     description = "precision at rank R = number of relevant (trec_eval Rprec)"
     parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    aliases = ("RPrec",)
+    trec_eval = "Rprec"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return r_precision(ranking, self.relevant(labels, judged, rel_threshold))

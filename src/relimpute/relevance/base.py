@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._display import short_repr
 from ..data import Campaign
 from ..errors import InputError
 
@@ -71,6 +72,43 @@ class RelevanceEstimate:
     @property
     def n_draws(self) -> int:
         return 0 if self.draws is None else int(self.draws[0].shape[0])
+
+    def topic_frame(self) -> pd.DataFrame:
+        """One row per topic: ``query_id, documents, uncertain`` (0 < p < 1) and
+        ``expected_relevant`` (Σ p, judged relevant documents included)."""
+        return pd.DataFrame(
+            {
+                "query_id": list(self.query_ids),
+                "documents": [len(p) for p in self.p],
+                "uncertain": [int(((p > 0) & (p < 1)).sum()) for p in self.p],
+                "expected_relevant": [float(p.sum()) for p in self.p],
+            }
+        )
+
+    def __repr__(self) -> str:
+        draws = f", {self.n_draws} posterior draws" if self.draws is not None else ""
+        return short_repr(
+            self,
+            f"model={self.model!r}",
+            f"{len(self.query_ids)} topics",
+            f"{sum(len(p) for p in self.p)} documents{draws}",
+        )
+
+    def __str__(self) -> str:
+        topics = self.topic_frame()
+        uncertain = [p[(p > 0) & (p < 1)] for p in self.p]
+        values = np.concatenate(uncertain) if uncertain else np.zeros(0)
+        mean_p = f"mean p {values.mean():.4f}" if values.size else "none"
+        head = (
+            f"Probabilities of relevance from {self.model!r}: {len(topics)} topics, "
+            f"{topics['documents'].sum()} documents, {topics['uncertain'].sum()} uncertain "
+            f"(0 < p < 1; {mean_p}); expected relevant per topic "
+            f"{topics['expected_relevant'].mean():.1f}"
+            + (f"; {self.n_draws} posterior draws" if self.draws is not None else "")
+        )
+        shown = topics.head(10).to_string(index=False, float_format=lambda x: f"{x:.2f}")
+        more = f"\n... {len(topics) - 10} more topics" if len(topics) > 10 else ""
+        return f"{head}\n{shown}{more}"
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy ``query_id, doc_id, probability`` table (the probabilistic qrels)."""

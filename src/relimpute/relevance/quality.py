@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
+from .._display import short_repr
 from ..data import Campaign
 from .base import RelevanceModel, as_generator
 
@@ -42,26 +42,32 @@ def _check(y: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def log_loss(y, p, *, eps: float = 1e-15) -> float:
-    """Mean negative Bernoulli log likelihood, ``p`` clipped to [eps, 1 − eps] (nats)."""
+    """Mean negative Bernoulli log likelihood, ``p`` clipped to [eps, 1 − eps] (nats).
+
+    scikit-learn's :func:`~sklearn.metrics.log_loss` of the clipped ``p``.
+    """
+    from sklearn.metrics import log_loss as sklearn_log_loss
+
     y, p = _check(y, p)
-    p = np.clip(p, eps, 1 - eps)
-    return float(-np.mean(np.where(y, np.log(p), np.log1p(-p))))
+    return float(sklearn_log_loss(y, np.clip(p, eps, 1 - eps), labels=[False, True]))
 
 
 def brier(y, p) -> float:
-    """Mean squared error of ``p`` against the 0/1 labels (Brier 1950)."""
+    """Mean squared error of ``p`` against the 0/1 labels (Brier 1950; scikit-learn's)."""
+    from sklearn.metrics import brier_score_loss
+
     y, p = _check(y, p)
-    return float(np.mean((p - y) ** 2))
+    return float(brier_score_loss(y, p, labels=[False, True]))
 
 
 def auc(y, p) -> float:
-    """Area under the ROC curve (Mann–Whitney statistic, ties count ½); NaN if one class."""
+    """Area under the ROC curve (scikit-learn's; ties count ½); NaN with one class only."""
+    from sklearn.metrics import roc_auc_score
+
     y, p = _check(y, p)
-    n_pos, n_neg = int(y.sum()), int((~y).sum())
-    if n_pos == 0 or n_neg == 0:
+    if y.all() or not y.any():
         return float("nan")
-    ranks = rankdata(p)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    return float(roc_auc_score(y, p))
 
 
 def calibration_curve(y, p, *, bins: int = 10) -> pd.DataFrame:
@@ -197,6 +203,15 @@ class PredictiveQuality:
                     "score_unjudged": self.score_unjudged,
                 }
             ]
+        )
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self,
+            f"model={self.model!r}",
+            f"n_test={self.n_test}",
+            f"log_loss={self.log_loss:.4f}",
+            f"auc={self.auc:.3f}",
         )
 
     def __str__(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .._display import short_repr
 from ..data import Campaign
 from ..relevance.base import as_generator
 from .assessors import Assessor
@@ -258,7 +259,17 @@ class SelectionResult:
         return self.judgments.head(budget).reset_index(drop=True)
 
     def to_frame(self) -> pd.DataFrame:
+        """The trace: one row per judgment (columns :data:`TRACE_COLUMNS`)."""
         return self.trace.copy()
+
+    def __repr__(self) -> str:
+        return short_repr(
+            self,
+            f"strategy={self.strategy!r}",
+            f"{self.n_judgments} judgments",
+            f"stopped_because={self.stopped_because!r}",
+            f"confidence {self.initial_confidence:.3f} -> {self.confidence:.3f}",
+        )
 
     def __str__(self) -> str:
         n_rel = int(self.trace["relevant"].sum()) if len(self.trace) else 0

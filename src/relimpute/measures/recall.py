@@ -1,0 +1,65 @@
+"""Recall, R@k (trec_eval ``recall_k``).
+
+R@k = (relevant documents in the top k) / R, with R the number of relevant
+documents of the topic, retrieved or not; a topic with R = 0 scores 0, as in
+trec_eval. Without a cutoff, the share of the relevant documents retrieved
+anywhere in the list. A ratio of two random counts when relevance is
+uncertain, so it goes through Monte Carlo, not the linear closed form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from ._ranked import (
+    as_binary,
+    at_ranks,
+    check_count,
+    check_cutoff,
+    check_ranking,
+    in_draw_chunks,
+    truncate,
+)
+from ._registry import REL, Measure, Param, register
+
+
+@in_draw_chunks
+def recall_at_k(
+    ranking: np.ndarray,
+    relevant: np.ndarray,
+    k: int | None = None,
+    *,
+    n_relevant: np.ndarray | float | None = None,
+) -> np.ndarray:
+    """R@k of every system on one topic: ``(S,)`` or ``(B, S)``.
+
+    ``relevant`` is ``(n,)`` or ``(B, n)`` binary relevance; ``n_relevant``
+    (R, ``()`` or ``(B,)``) defaults to ``relevant.sum(-1)``.
+    """
+    relevant = as_binary(relevant, "relevant")
+    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    if n_relevant is None:
+        n_relevant = relevant.sum(axis=-1)
+    total = check_count(n_relevant, relevant, "n_relevant")[..., None]
+    found = at_ranks(ranking, relevant).sum(axis=-1, dtype=np.float64)
+    return np.divide(found, total, out=np.zeros_like(found), where=total > 0)
+
+
+class R(Measure):
+    """Recall in the top k (or over the whole list)."""
+
+    family = "R"
+    description = "share of the topic's relevant documents in the top k (trec_eval recall_k)"
+    cutoff_rule = "optional"
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    aliases = ("Recall",)
+    trec_eval_cut = "recall"
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return recall_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+
+
+register(R)

@@ -1,0 +1,47 @@
+"""Reciprocal rank, RR and RR@k (trec_eval ``recip_rank``).
+
+RR = 1 / (rank of the first relevant document), 0 when the list holds none
+(Voorhees 1999, the TREC-8 QA track's measure). With a cutoff ``RR@k`` only
+the top k count (ir_measures' ``RR@10``, MS MARCO's MRR@10); trec_eval's
+``recip_rank`` has no cutoff. The mean over topics is MRR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
+from ._registry import REL, Measure, Param, register
+
+
+@in_draw_chunks
+def reciprocal_rank(ranking: np.ndarray, relevant: np.ndarray, k: int | None = None) -> np.ndarray:
+    """RR (or RR@k) of every system on one topic: ``(S,)`` or ``(B, S)``.
+
+    ``relevant`` is ``(n,)`` or ``(B, n)`` binary relevance.
+    """
+    relevant = as_binary(relevant, "relevant")
+    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    hits = at_ranks(ranking, relevant)
+    first = np.argmax(hits, axis=-1)  # 0-based rank of the first hit (0 when there is none)
+    return np.where(hits.any(axis=-1), 1.0 / (first + 1.0), 0.0)
+
+
+class RR(Measure):
+    """Reciprocal rank of the first relevant document."""
+
+    family = "RR"
+    description = "reciprocal rank of the first relevant document (trec_eval recip_rank)"
+    cutoff_rule = "optional"
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    aliases = ("MRR",)
+    trec_eval = "recip_rank"
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return reciprocal_rank(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+
+
+register(RR)

@@ -1,0 +1,38 @@
+"""Success@k (trec_eval ``success_k``): 1 if the top k hold a relevant document, else 0.
+
+Without a cutoff, whether the list holds any relevant document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
+from ._registry import REL, Measure, Param, register
+
+
+@in_draw_chunks
+def success_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Success@k of every system on one topic: ``(S,)`` or ``(B, S)`` of 0.0 / 1.0."""
+    relevant = as_binary(relevant, "relevant")
+    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    return at_ranks(ranking, relevant).any(axis=-1).astype(np.float64)
+
+
+class Success(Measure):
+    """Success@k."""
+
+    family = "Success"
+    description = "1 if a relevant document is in the top k, else 0 (trec_eval success_k)"
+    cutoff_rule = "optional"
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    trec_eval_cut = "success"
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return success_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+
+
+register(Success)

@@ -1,0 +1,108 @@
+"""Measure names people type: trec_eval's and ir_measures', one registry, hints for near misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from relimpute.measures import Measure, name_table, parse_measure, register
+
+ir_measures = pytest.importorskip("ir_measures")
+
+# trec_eval name -> relimpute's canonical name (the issue's list, and a few more)
+TREC_EVAL = {
+    "map": "AP",
+    "P_10": "P@10",
+    "ndcg_cut_10": "nDCG@10",
+    "ndcg": "nDCG",
+    "recip_rank": "RR",
+    "map_cut_100": "AP@100",
+    "Rprec": "Rprec",
+    "bpref": "Bpref",
+    "recall_100": "R@100",
+    "success_10": "Success@10",
+    "num_rel": "NumRel",
+    "num_ret": "NumRet",
+    "num_rel_ret": "NumRelRet",
+    "infAP": "infAP",
+}
+IR_MEASURES = [
+    "AP",
+    "MAP",
+    "nDCG@10",
+    "NDCG@10",
+    "RR",
+    "MRR",
+    "R@100",
+    "Recall@100",
+    "Success@10",
+    "ERR@20",
+    "P(rel=2)@10",
+    "Precision@5",
+    "RPrec",
+    "BPref",
+    "infAP",
+    "NumRet",
+    "NumRel",
+    "AP(rel=2)@10",
+]
+
+
+@pytest.mark.parametrize(("name", "canonical"), TREC_EVAL.items())
+def test_trec_eval_names_round_trip(name, canonical):
+    measure = parse_measure(name)
+    assert str(measure) == canonical
+    assert measure.trec_eval_name() == name
+
+
+@pytest.mark.parametrize("name", IR_MEASURES)
+def test_ir_measures_names_give_ir_measures_canonical_form(name):
+    """The oracle is ir_measures' own parser: same canonical name, aliases resolved."""
+    assert str(parse_measure(name)) == str(ir_measures.parse_measure(name))
+
+
+def test_measures_without_trec_eval_name():
+    for name in ["ERR@20", "RBP(p=0.8)", "Judged@10", "RR@10", "AP(rel=2)", "P(rel=2)@10"]:
+        assert parse_measure(name).trec_eval_name() is None
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("APP", "AP"),
+        ("Map", "MAP"),
+        ("nDGC@10", "nDCG"),
+        ("ndcg_cut", "ndcg_cut_k"),
+        ("recip_rnk", "recip_rank"),
+        ("bperf", "bpref"),
+        ("Sucess@10", "Success"),
+        ("infap", "infAP"),
+    ],
+)
+def test_near_misses_get_a_hint(name, hint):
+    with pytest.raises(ValueError, match=rf"did you mean '{hint}'\?"):
+        parse_measure(name)
+
+
+def test_trec_eval_cut_names_need_a_positive_cutoff():
+    with pytest.raises(ValueError):
+        parse_measure("P_0")
+    with pytest.raises(ValueError, match="takes no cutoff"):
+        parse_measure("Rprec@5")
+
+
+def test_a_name_cannot_be_registered_twice():
+    class Clash(Measure):
+        family = "Clash"
+        aliases = ("MAP",)
+
+    with pytest.raises(ValueError, match="'MAP' is taken by AP"):
+        register(Clash)
+    with pytest.raises(ValueError, match="unknown measure 'Clash'"):
+        parse_measure("Clash")
+
+
+def test_name_table_lists_every_spelling():
+    rows = {syntax: (aliases, trec) for syntax, aliases, trec in name_table()}
+    assert rows["AP[@k]"] == ("MAP", "map, map_cut_k")
+    assert rows["R[@k]"] == ("Recall", "recall_k")
+    assert rows["ERR[@k]"] == ("", "")
