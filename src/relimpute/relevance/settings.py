@@ -22,6 +22,7 @@ import json
 import os
 import pkgutil
 import sysconfig
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,6 +122,13 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
             raise InputError(f"file is for model {settings.model!r}, not {text!r}", str(shipped))
         return settings
     if text in _REGISTRY:
+        if not any(d.is_dir() for d in MODELS_DIRS):
+            warnings.warn(
+                f"the shipped model settings were not found (looked in "
+                f"{', '.join(map(str, MODELS_DIRS)) or 'no folder'}): {text!r} runs with its "
+                "class defaults, not the settings in models/",
+                stacklevel=2,
+            )
         return ModelSettings(model=text, provenance={"how_chosen": "class defaults"})
     raise InputError(
         f"unknown relevance model {text!r}: not a registered name ({', '.join(available_models())}) "
