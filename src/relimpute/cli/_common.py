@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 
@@ -70,3 +71,33 @@ def load_campaign(args, command: str):
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     return campaign
+
+
+def number_between(low: float, high: float, *, open_interval: bool = False):
+    """An argparse ``type``: a float in [low, high] (or (low, high)); NaN is refused."""
+    brackets = "()" if open_interval else "[]"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        inside = low < value < high if open_interval else low <= value <= high
+        if not inside:  # also NaN
+            raise argparse.ArgumentTypeError(
+                f"{text} is not in {brackets[0]}{low:g}, {high:g}{brackets[1]}"
+            )
+        return value
+
+    return parse
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value

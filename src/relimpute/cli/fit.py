@@ -44,9 +44,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from .._files import check_output_path
     from ..io import write_prob_qrels
     from ..relevance import load_settings
 
+    check_output_path(args.output)  # before the fit, not after it
     settings = load_settings(args.model)
     campaign = load_campaign(args, COMMAND)
     estimate = settings.build().fit_predict(campaign, rng=args.seed)
