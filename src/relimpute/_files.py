@@ -21,20 +21,32 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def check_output_path(path: str | os.PathLike) -> Path:
-    """Refuse, before any work is done, an output path that cannot be a file.
+def check_output_path(path: str | os.PathLike, *, directory: bool = False) -> Path:
+    """Refuse, before any work is done, an output path that cannot be written.
 
-    A path that is a directory, or whose parent is missing-and-uncreatable
-    or a file, raises :class:`InputError` naming it.
+    A file path that is a directory, a directory path that is a file, or a
+    path below a file raises :class:`InputError` naming it.
     """
     path = Path(path)
-    if path.is_dir():
+    if not directory and path.is_dir():
         raise InputError("is a directory, not a file to write", str(path))
+    if directory and path.exists() and not path.is_dir():
+        raise InputError("is a file, not a directory to write into", str(path))
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise InputError(f"cannot write below {parent}: it is not a directory", str(path))
             break
+    return path
+
+
+def output_directory(path: str | os.PathLike) -> Path:
+    """Create (if needed) and return a directory to write into, or raise InputError naming it."""
+    path = check_output_path(path, directory=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create directory: {_reason(exc)}", str(path)) from exc
     return path
 
 
