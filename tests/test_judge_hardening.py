@@ -222,3 +222,19 @@ def test_bad_pair_journal_and_docs(graded, monkeypatch, capsys):
     assert code == 2 and f"{latin}, line 2: --docs file is not UTF-8 text" in err
     with pytest.raises(InputError, match="no journal here"):
         Journal.read(graded / "none.jsonl")
+
+
+@pytest.mark.shared_data
+def test_dl19_judgments_read_as_the_collection_reads_them(dl19_dir, tmp_path, monkeypatch, capsys):
+    """On DL 2019 (grades 0-3, relevant from 2) the assessor's '2' is stored as 2, and with the
+    default --rel-threshold 1 a '1' stays a 1: the exported qrels say what was said."""
+    argv = ["judge", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs" / "bm25base_p.gz"),
+            str(dl19_dir / "runs" / "p_bert.gz"), "--journal", str(tmp_path / "j.jsonl"),
+            "--strategy", "depth"]  # fmt: skip
+    code, out, _ = _judge(argv, ["2", "1", "q"], monkeypatch, capsys)
+    assert code == 0 and "grade? [0-3] (relevant from 1)" in out
+    assert [g for _, g in _judged(tmp_path / "j.jsonl")] == [2, 1]
+    out_path = tmp_path / "qrels.txt"
+    assert main(["judge", str(dl19_dir / "qrels.txt"), "--journal", str(tmp_path / "j.jsonl"),
+                 "--export-qrels", str(out_path)]) == 0  # fmt: skip
+    assert read_qrels(out_path).tail(2)["relevance"].tolist() == [2, 1]
