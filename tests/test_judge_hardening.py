@@ -6,6 +6,7 @@ import errno
 import io
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -60,6 +61,9 @@ def test_graded_qrels_store_the_assessors_grade(graded, monkeypatch, capsys):
     assert [g for _, g in _judged(path)] == [3, 1]
     header = read_records(path)[0]
     assert header["scale"] == [0, 3] and header["rel_threshold"] == 2
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask  # the journal follows the umask
     exported = graded / "out.txt"
     assert main(["judge", str(graded / "qrels.txt"), "--journal", str(path),
                  "--export-qrels", str(exported)]) == 0  # fmt: skip
