@@ -229,18 +229,26 @@ class Campaign:
         qrel_bounds = np.searchsorted(qrel_topic[qrel_order], np.arange(len(topic_ids) + 1))
 
         topics = []
+        # Per topic, its documents in docno order and every row's index among them, by
+        # marking codes in one vocabulary-sized table (no sort, no search).
+        present = np.zeros(len(doc_vocab), dtype=bool)
+        local_of = np.empty(len(doc_vocab), dtype=np.int32)
         for t, query_id in enumerate(topic_ids):
             lo, hi = topic_run_bounds[t], topic_run_bounds[t + 1]
             qsel = qrel_order[qrel_bounds[t] : qrel_bounds[t + 1]]
-            docs_here = np.unique(np.concatenate([run_doc[lo:hi], qrel_doc[qsel]]))
-            local = np.searchsorted(docs_here, run_doc[lo:hi]).astype(np.int32)
+            present[run_doc[lo:hi]] = True
+            present[qrel_doc[qsel]] = True
+            docs_here = np.flatnonzero(present)
+            present[docs_here] = False
+            local_of[docs_here] = np.arange(len(docs_here), dtype=np.int32)
+            local = local_of[run_doc[lo:hi]]
             sys_here, pos_here = run_sys[lo:hi], position[lo:hi]
             depth = np.bincount(sys_here, minlength=n_sys).astype(np.int32)
             ranking = np.full((n_sys, int(depth.max(initial=0))), -1, dtype=np.int32)
             ranking[sys_here, pos_here] = local
             grades = np.zeros(len(docs_here), dtype=np.int16)
             judged = np.zeros(len(docs_here), dtype=bool)
-            qlocal = np.searchsorted(docs_here, qrel_doc[qsel])
+            qlocal = local_of[qrel_doc[qsel]]
             labels = q_rel[qsel]
             known = labels != UNJUDGED
             grades[qlocal[known]] = labels[known]
