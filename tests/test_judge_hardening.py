@@ -1,4 +1,4 @@
-"""``relimpute judge`` and its journal: no judgment lost or changed, every bad input a clean error."""
+"""``relimpute judge`` and its journal: no judgment lost or changed, bad input a clean error."""
 
 from __future__ import annotations
 

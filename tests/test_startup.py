@@ -27,7 +27,8 @@ def _modules_after(code: str) -> set[str]:
     [
         "import relimpute",
         "from relimpute.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
-        "from relimpute.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass",
+        "from relimpute.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit:\n    pass",
     ],
 )
 def test_no_heavy_import_at_start_up(code):

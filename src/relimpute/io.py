@@ -508,11 +508,13 @@ def read_runs(
 
 
 def _run_files(directory: Path) -> list[Path]:
-    """The visible files of a run directory, sorted; a broken link or unreadable directory is an error."""
+    """The visible files of a run directory, sorted; a broken link or unreadable directory is
+    an error."""
     try:
         entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
     except OSError as exc:
-        raise InputError(f"cannot list run directory: {exc.strerror or exc}", str(directory)) from exc
+        reason = exc.strerror or exc
+        raise InputError(f"cannot list run directory: {reason}", str(directory)) from exc
     for entry in entries:
         if entry.is_symlink() and not entry.exists():
             raise InputError(

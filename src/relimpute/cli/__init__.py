@@ -52,7 +52,7 @@ def _literals(module_name: str) -> dict[str, str]:
 
 
 def _subcommand_index() -> dict[str, tuple[str, str]]:
-    """``COMMAND -> (module name, HELP)`` of every subcommand module, importing as few as possible."""
+    """``COMMAND -> (module name, HELP)`` of every subcommand module, importing as few as can be."""
     index = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
