@@ -1,4 +1,4 @@
-"""Load-and-convert time for the TREC DL 2019 passage runs (issue 2).
+"""Load-and-convert time for the TREC DL 2019 passage runs (issue 2), or another collection.
 
 Reads the 37 official runs and the qrels (parse + validate), then builds the
 :class:`~relimpute.data.Campaign` arrays, and reports wall and CPU time of each
@@ -163,7 +163,7 @@ def run(data: Path, repeat: int) -> dict:
 
 def markdown(result: dict) -> str:
     rows = [
-        ("parse + validate (37 runs + qrels)", "parse_s", "parse_cpu_s"),
+        (f"parse + validate ({result['runs']} runs + qrels)", "parse_s", "parse_cpu_s"),
         ("build Campaign arrays", "build_s", "build_cpu_s"),
         ("total", "total_s", "total_cpu_s"),
         ("pyarrow parse floor (no validation, no arrays)", "floor_s", "floor_cpu_s"),
@@ -175,9 +175,10 @@ def markdown(result: dict) -> str:
     )
     m = result["machine"]
     one = result["single_process_peak_rss"]
-    return f"""# Load benchmark: TREC DL 2019 passage
+    data_option = "" if Path(result["data"]) == DEFAULT_DATA else f" --data {result['data']}"
+    return f"""# Load benchmark: {Path(result["data"]).name}
 
-`python benchmarks/bench_load.py --repeat {result["repeat"]}` on {result["date"]}
+`python benchmarks/bench_load.py --repeat {result["repeat"]}{data_option}` on {result["date"]}
 ({m["cpus"]} CPUs, 1-min load average {m["load_average_1min"]} at start, Python {m["python"]}).
 
 {result["runs"]} runs + qrels, {result["input_lines"]:,} input lines -> {result["campaign"]}.
@@ -200,7 +201,11 @@ On a shared machine wall time includes waiting for a core; CPU time does not.
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds to time (default 3)")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="DL 2019 folder")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA,
+        help="collection folder (qrels.txt, runs/); default DL 2019, whose results are load.*; "
+        "others write load_<folder>.*",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write load.json/.md")
     args = parser.parse_args(argv)
     if not (args.data / "qrels.txt").is_file():
@@ -208,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     result = run(args.data, args.repeat)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "load.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "load.md").write_text(markdown(result))
+    stem = "load" if args.data == DEFAULT_DATA else f"load_{args.data.name}"
+    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / f"{stem}.md").write_text(markdown(result))
     print(markdown(result))
     return 0
 
