@@ -458,15 +458,28 @@ def _trec_order(group: np.ndarray, order: np.ndarray, doc: np.ndarray, n_docs: i
     the three keys are packed into one int64 when they fit (they do for any
     realistic campaign; otherwise lexsort is used).
     """
+    n = len(order)
     by_order = np.argsort(order, kind="stable")  # fast: runs arrive mostly sorted
     sorted_order = order[by_order]
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[by_order] = np.cumsum(np.r_[0, sorted_order[1:] != sorted_order[:-1]])
+    new_value = np.zeros(n, dtype=np.int64)
+    np.not_equal(sorted_order[1:], sorted_order[:-1], out=new_value[1:], casting="unsafe")
+    del sorted_order
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_order] = np.cumsum(new_value, out=new_value)
+    del by_order, new_value
     n_ranks = int(rank.max(initial=0)) + 1
     n_groups = int(group.max(initial=0)) + 1
     if n_groups * n_ranks * n_docs >= 2**63:
         return np.lexsort((-doc, order, group))
-    key = (group.astype(np.int64) * n_ranks + rank) * n_docs + (n_docs - 1 - doc)
+    # key = (group * n_ranks + rank) * n_docs + (n_docs - 1 - doc), built in place: the
+    # arrays here are as long as the whole campaign, so temporaries set the peak memory
+    key = group.astype(np.int64)
+    key *= n_ranks
+    key += rank
+    del rank
+    key *= n_docs
+    key += n_docs - 1
+    key -= doc
     return np.argsort(key, kind="stable")
 
 
