@@ -218,6 +218,8 @@ def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeS
             array = pa.array(values, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             array = None
+        if array is not None and pa.types.is_dictionary(array.type):  # a categorical column
+            array = array.dictionary_decode()
         if array is None or not (
             pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
         ):
@@ -443,7 +445,8 @@ def read_run(
     Returns
     -------
     DataFrame with ``query_id, doc_id, score`` (plus ``rank`` when
-    ``keep_rank``, and ``run``, the tag, for files). Row order is the file's.
+    ``keep_rank``, and ``run``, the tag, for files, as a categorical: stored once, not per
+    line). Row order is the file's.
     """
     _check_policy(duplicates, ("error", "first", "last"))
     if isinstance(source, (str, os.PathLike)):
@@ -455,7 +458,7 @@ def read_run(
         query, doc = fields[0], fields[1]
         score = _to_float(fields[-2], "score", name, lines)
         rank = _to_int(fields[2], "rank", name, lines) if keep_rank else None
-        tag = fields[-1]
+        tag = fields[-1].dictionary_encode()  # one tag per file: stored once, not per line
     else:
         name = _FRAME
         frame = _normalise_frame(source, RUN_COLUMNS, columns)
@@ -465,7 +468,7 @@ def read_run(
         if keep_rank and "rank" not in frame:
             raise InputError("keep_rank needs a 'rank' column", name)
         rank = _to_int(frame["rank"], "rank", name, lines) if keep_rank else None
-        tag = as_string_array(frame["run"]) if "run" in frame else None
+        tag = as_string_array(frame["run"]).dictionary_encode() if "run" in frame else None
     out: dict[str, object] = {"query_id": query, "doc_id": doc, "score": score}
     if rank is not None:
         out["rank"] = rank
