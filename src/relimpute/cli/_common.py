@@ -92,12 +92,21 @@ def number_between(low: float, high: float, *, open_interval: bool = False):
     return parse
 
 
-def positive_int(text: str) -> int:
-    """An argparse ``type``: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return value
+def integer_at_least(minimum: int):
+    """An argparse ``type``: an integer of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise argparse.ArgumentTypeError(f"{text} is not {kind}")
+        return value
+
+    return parse
+
+
+positive_int = integer_at_least(1)
+seed_int = integer_at_least(0)
