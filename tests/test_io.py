@@ -456,8 +456,9 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
     else:
         monkeypatch.setattr(rio.gzip, "compress", boom)
     new = pd.DataFrame({"query_id": ["9"], "doc_id": ["z"], "relevance": [1]})
-    with pytest.raises(OSError, match="disk on fire"):
+    with pytest.raises(InputError, match="disk on fire") as info:
         write_qrels(new, path)
+    assert info.value.source == str(path)
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qrels.gz", "src.txt"]

@@ -18,7 +18,7 @@ from relimpute.io import read_qrels
 from relimpute.selection import SimulatedAssessor, run_selection
 from relimpute.selection.journal import read_records
 
-PROMPT = "relevant? "
+PROMPT = "grade? "
 
 
 @pytest.fixture
@@ -73,10 +73,12 @@ def judged_records(path):
 def test_keys_invalid_skip_undo_quit_and_resume(files, monkeypatch, capsys):
     tmp, _ = files
     code, out = run_cli(
-        base_args(tmp), ["x", "r", "n", "s", "u", "u", "1", "q"], monkeypatch, capsys
+        base_args(tmp), ["x", "r", "2", "0", "s", "u", "u", "1", "q"], monkeypatch, capsys
     )
     assert code == 0
     assert "'x' is not a key" in out
+    # graded qrels (grades 0-2): 'r' would not say which grade, so it is refused
+    assert "'r' is not a key: answer a grade 0-2" in out
     assert out.count("undone") == 2
     records = read_records(tmp / "j.jsonl")
     assert [r["action"] for r in records] == [
@@ -88,14 +90,14 @@ def test_keys_invalid_skip_undo_quit_and_resume(files, monkeypatch, capsys):
         "undo",
         "judge",
     ]
-    # effective: first judgment (r), then the re-judged second document (1)
+    # effective: first judgment (2), then the re-judged second document (1)
     from relimpute.selection.journal import effective_actions
 
     actions = effective_actions(records)
-    assert [a.relevance for a in actions] == [1, 1]
+    assert [a.relevance for a in actions] == [2, 1]
     assert (
         actions[1].doc_id == records[2]["doc_id"]
-    )  # undo of the 'n' brought the same document back
+    )  # undo of the '0' brought the same document back
     # resume: the same command continues after those two judgments
     code, out = run_cli(base_args(tmp), ["q"], monkeypatch, capsys)
     assert "resumed with 2 action(s)" in out and "[3] topic" in out
@@ -107,7 +109,7 @@ def test_keys_invalid_skip_undo_quit_and_resume(files, monkeypatch, capsys):
 def test_stops_at_alpha_and_exports_qrels(files, monkeypatch, capsys):
     tmp, truth = files
     expected = _oracle_session_order(tmp, truth)
-    keys = ["r" if truth[doc] >= 1 else "n" for doc in expected]
+    keys = [str(truth[doc]) for doc in expected]
     code, out = run_cli(
         [*base_args(tmp), "--docs", tmp / "docs.tsv"], keys + ["q"], monkeypatch, capsys
     )
@@ -131,15 +133,16 @@ def test_stops_at_alpha_and_exports_qrels(files, monkeypatch, capsys):
     assert len(exported) == len(initial) + len(journal)
     new = exported.tail(len(journal))
     assert list(new["doc_id"]) == [r["doc_id"] for r in journal]
+    # the assessor's grades, exactly as given, on the collection's scale
     assert all(
-        (truth[(q, d)] >= 1) == (g >= 1)
-        for q, d, g in zip(new["query_id"], new["doc_id"], new["relevance"])
+        truth[(q, d)] == g for q, d, g in zip(new["query_id"], new["doc_id"], new["relevance"])
     )
+    assert read_records(tmp / "j.jsonl")[0]["scale"] == [0, 2]
 
 
 def test_mismatched_settings_and_bad_docs(files, monkeypatch, capsys):
     tmp, _ = files
-    run_cli(base_args(tmp), ["r", "q"], monkeypatch, capsys)
+    run_cli(base_args(tmp), ["1", "q"], monkeypatch, capsys)
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
     code = main(["judge", *map(str, base_args(tmp)), "--depth", "3"])
     assert code == 2
@@ -164,7 +167,7 @@ def test_jsonl_docs_are_shown(files, monkeypatch, capsys):
 
 def test_cut_short_last_line_is_dropped(files, monkeypatch, capsys):
     tmp, _ = files
-    run_cli(base_args(tmp), ["r", "n", "q"], monkeypatch, capsys)
+    run_cli(base_args(tmp), ["1", "0", "q"], monkeypatch, capsys)
     path = tmp / "j.jsonl"
     with open(path, "a") as out:
         out.write('{"action": "judge", "query_id": "q1", "doc')  # killed mid-write
@@ -202,7 +205,7 @@ def test_sigkill_mid_session_and_resume(files):
             q, d = child.match.group(1), child.match.group(2)
             shown.append((q, d))
             child.expect_exact(PROMPT, timeout=60)
-            child.sendline("r" if truth[(q, d)] >= 1 else "n")
+            child.sendline(str(truth[(q, d)]))
         return shown
 
     child = pexpect.spawn(command[0], command[1:] + argv, env=env, encoding="utf-8")
@@ -224,7 +227,7 @@ def test_sigkill_mid_session_and_resume(files):
         q, d = child.match.group(1), child.match.group(2)
         rest.append((q, d))
         child.expect_exact(PROMPT, timeout=60)
-        child.sendline("r" if truth[(q, d)] >= 1 else "n")
+        child.sendline(str(truth[(q, d)]))
     child.expect(pexpect.EOF, timeout=60)
     assert rest[0] == pending  # resumed exactly where it stopped
     journal = [(r["query_id"], r["doc_id"]) for r in judged_records(tmp / "j.jsonl")]
@@ -246,6 +249,7 @@ def test_journal_replay_and_export_rules(tmp_path):
     journal.undo()
     journal.undo()
     journal.judge("2", "d", 2)
+    journal.close()
     again = Journal.open(tmp_path / "j.jsonl", {"systems": ["A", "B"]}, check=("systems",))
     assert [(a.doc_id, a.relevance) for a in again.actions()] == [("a", 1), ("d", 2)]
     assert effective_actions(again.records) == again.actions()
@@ -264,7 +268,7 @@ def test_journal_replay_and_export_rules(tmp_path):
 def test_rtc_strategy_records_its_model_and_refuses_another_on_resume(files, monkeypatch, capsys):
     tmp, _ = files
     args = base_args(tmp, "rtc.jsonl") + ["--strategy", "rtc", "--model", "uniform"]
-    code, out = run_cli(args, ["n", "q"], monkeypatch, capsys)
+    code, out = run_cli(args, ["0", "q"], monkeypatch, capsys)
     assert code == 0 and "stopped; 1 judgment(s)" in out
     start = read_records(tmp / "rtc.jsonl")[0]
     assert start["strategy"] == "rtc" and start["model"] == "uniform"

@@ -180,48 +180,70 @@ class Campaign:
         qrel_topic = _codes(q_query, topic_pos)
         q_rel = qrels["relevance"].to_numpy(dtype=np.int64)
 
-        query_parts, doc_parts, order_parts, sys_parts = [], [], [], []
-        for code, run in enumerate(runs.values()):
-            query_parts.append(as_string_array(run["query_id"]))
+        # Per run: topic codes, document ids and trec_eval's ordering key. No run-sized
+        # string array is concatenated and codes are int32: loading's peak memory is set here.
+        topic_parts, doc_parts, order_parts, lengths = [], [], [], []
+        for run in runs.values():
+            topic_parts.append(_codes(as_string_array(run["query_id"]), topic_pos))
             doc_parts.append(as_string_array(run["doc_id"]))
             order = run["rank"].to_numpy(dtype=float) if by_rank else -trec_scores(run["score"])
             order_parts.append(order)
-            sys_parts.append(np.full(len(run), code, dtype=np.int32))
-        run_query = pa.concat_arrays(query_parts)
-        run_topic = _codes(run_query, topic_pos)
-        run_sys = np.concatenate(sys_parts)
+            lengths.append(len(run))
+        run_topic = np.concatenate(topic_parts)
+        run_sys = np.repeat(np.arange(len(systems), dtype=np.int32), lengths)
+        run_order = np.concatenate(order_parts)
+        del order_parts
         stray = run_topic < 0
         if stray.any():
-            dropped = sorted(set(run_query.filter(pa.array(stray)).unique().to_pylist()))
+            dropped = sorted(
+                {
+                    q
+                    for run, codes in zip(runs.values(), topic_parts)
+                    if (codes < 0).any()
+                    for q in as_string_array(run["query_id"])
+                    .filter(pa.array(codes < 0))
+                    .unique()
+                    .to_pylist()
+                }
+            )
             n_runs = len(np.unique(run_sys[stray]))
             notes.append(
                 f"{len(dropped)} topic(s) retrieved by {n_runs} run(s) but absent from the "
                 f"qrels were dropped, as trec_eval does ({_listing(dropped)})"
             )
+        del topic_parts
 
         # One code per document id, sorted so that codes order as docnos do
-        # (byte order of UTF-8, which is trec_eval's strcmp order).
-        encoded = pa.concat_arrays(
-            [*doc_parts, as_string_array(qrels["doc_id"])]
-        ).dictionary_encode()
-        vocab_order = pc.sort_indices(encoded.dictionary).to_numpy()
-        doc_rank = np.empty(len(vocab_order), dtype=np.int64)
-        doc_rank[vocab_order] = np.arange(len(vocab_order))
-        doc_codes = doc_rank[encoded.indices.to_numpy()]
-        doc_vocab = encoded.dictionary.take(pa.array(vocab_order)).to_numpy(zero_copy_only=False)
-        n_run_rows = len(run_query)
-        keep = ~stray
-        run_topic, run_sys = run_topic[keep], run_sys[keep]
-        run_order = np.concatenate(order_parts)[keep]
-        run_doc = doc_codes[:n_run_rows][keep]
-        qrel_doc = doc_codes[n_run_rows:]
+        # (byte order of UTF-8, which is trec_eval's strcmp order). One hash table over
+        # the runs' chunks and the qrels gives every chunk the same dictionary.
+        encoded = _encode_shared(
+            pa.chunked_array([*doc_parts, as_string_array(qrels["doc_id"])], type=pa.large_string())
+        )
+        del doc_parts
+        dictionary = encoded.chunk(0).dictionary
+        vocab_order = pc.sort_indices(dictionary).to_numpy()
+        doc_rank = np.empty(len(vocab_order), dtype=np.int32)
+        doc_rank[vocab_order] = np.arange(len(vocab_order), dtype=np.int32)
+        doc_codes = np.concatenate([doc_rank[c.indices.to_numpy()] for c in encoded.chunks])
+        doc_vocab = dictionary.take(pa.array(vocab_order)).to_numpy(zero_copy_only=False)
+        del encoded, dictionary
+        n_run_rows = len(run_topic)
+        run_doc, qrel_doc = doc_codes[:n_run_rows], doc_codes[n_run_rows:]
+        if stray.any():
+            keep = ~stray
+            run_topic, run_sys, run_order, run_doc = (
+                run_topic[keep], run_sys[keep], run_order[keep], run_doc[keep]
+            )
 
         # trec_eval order: per (topic, system), float32 score descending, ties by docno descending.
         perm = _trec_order(run_topic * len(systems) + run_sys, run_order, run_doc, len(doc_vocab))
+        del run_order
         run_topic, run_sys, run_doc = run_topic[perm], run_sys[perm], run_doc[perm]
+        del perm
         group_start = np.r_[True, (run_topic[1:] != run_topic[:-1]) | (run_sys[1:] != run_sys[:-1])]
-        starts = np.flatnonzero(group_start)
-        position = np.arange(len(run_doc)) - np.repeat(starts, np.diff(np.r_[starts, len(run_doc)]))
+        starts = np.flatnonzero(group_start).astype(np.int32)
+        group_sizes = np.diff(np.r_[starts, len(run_doc)])
+        position = np.arange(len(run_doc), dtype=np.int32) - np.repeat(starts, group_sizes)
 
         n_sys = len(systems)
         topic_run_bounds = np.searchsorted(run_topic, np.arange(len(topic_ids) + 1))
@@ -229,18 +251,26 @@ class Campaign:
         qrel_bounds = np.searchsorted(qrel_topic[qrel_order], np.arange(len(topic_ids) + 1))
 
         topics = []
+        # Per topic, its documents in docno order and every row's index among them, by
+        # marking codes in one vocabulary-sized table (no sort, no search).
+        present = np.zeros(len(doc_vocab), dtype=bool)
+        local_of = np.empty(len(doc_vocab), dtype=np.int32)
         for t, query_id in enumerate(topic_ids):
             lo, hi = topic_run_bounds[t], topic_run_bounds[t + 1]
             qsel = qrel_order[qrel_bounds[t] : qrel_bounds[t + 1]]
-            docs_here = np.unique(np.concatenate([run_doc[lo:hi], qrel_doc[qsel]]))
-            local = np.searchsorted(docs_here, run_doc[lo:hi]).astype(np.int32)
+            present[run_doc[lo:hi]] = True
+            present[qrel_doc[qsel]] = True
+            docs_here = np.flatnonzero(present)
+            present[docs_here] = False
+            local_of[docs_here] = np.arange(len(docs_here), dtype=np.int32)
+            local = local_of[run_doc[lo:hi]]
             sys_here, pos_here = run_sys[lo:hi], position[lo:hi]
             depth = np.bincount(sys_here, minlength=n_sys).astype(np.int32)
             ranking = np.full((n_sys, int(depth.max(initial=0))), -1, dtype=np.int32)
             ranking[sys_here, pos_here] = local
             grades = np.zeros(len(docs_here), dtype=np.int16)
             judged = np.zeros(len(docs_here), dtype=bool)
-            qlocal = np.searchsorted(docs_here, qrel_doc[qsel])
+            qlocal = local_of[qrel_doc[qsel]]
             labels = q_rel[qsel]
             known = labels != UNJUDGED
             grades[qlocal[known]] = labels[known]
@@ -428,23 +458,54 @@ def _trec_order(group: np.ndarray, order: np.ndarray, doc: np.ndarray, n_docs: i
     the three keys are packed into one int64 when they fit (they do for any
     realistic campaign; otherwise lexsort is used).
     """
+    n = len(order)
     by_order = np.argsort(order, kind="stable")  # fast: runs arrive mostly sorted
     sorted_order = order[by_order]
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[by_order] = np.cumsum(np.r_[0, sorted_order[1:] != sorted_order[:-1]])
+    new_value = np.zeros(n, dtype=np.int64)
+    np.not_equal(sorted_order[1:], sorted_order[:-1], out=new_value[1:], casting="unsafe")
+    del sorted_order
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_order] = np.cumsum(new_value, out=new_value)
+    del by_order, new_value
     n_ranks = int(rank.max(initial=0)) + 1
     n_groups = int(group.max(initial=0)) + 1
     if n_groups * n_ranks * n_docs >= 2**63:
         return np.lexsort((-doc, order, group))
-    key = (group.astype(np.int64) * n_ranks + rank) * n_docs + (n_docs - 1 - doc)
+    # key = (group * n_ranks + rank) * n_docs + (n_docs - 1 - doc), built in place: the
+    # arrays here are as long as the whole campaign, so temporaries set the peak memory
+    key = group.astype(np.int64)
+    key *= n_ranks
+    key += rank
+    del rank
+    key *= n_docs
+    key += n_docs - 1
+    key -= doc
     return np.argsort(key, kind="stable")
+
+
+def _encode_shared(values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Dictionary-encode chunks with one dictionary for all of them.
+
+    pyarrow's encoder gives every chunk the same dictionary already; that is
+    checked by buffer address (cheap), and only otherwise are the dictionaries
+    unified (costly: it compares and remaps every chunk).
+    """
+    encoded = values.dictionary_encode()
+
+    def identity(dictionary: pa.Array) -> tuple:
+        return len(dictionary), [b.address if b else None for b in dictionary.buffers()]
+
+    first = identity(encoded.chunk(0).dictionary)
+    if all(identity(c.dictionary) == first for c in encoded.chunks):
+        return encoded
+    return encoded.unify_dictionaries()
 
 
 def _codes(ids: pa.Array, position: Mapping[str, int]) -> np.ndarray:
     """Map string ids to integer positions (-1 for ids not in ``position``)."""
     encoded = ids.dictionary_encode()
-    lookup = np.array([position.get(v, -1) for v in encoded.dictionary.to_pylist()], dtype=np.int64)
-    return lookup[encoded.indices.to_numpy()] if len(lookup) else np.zeros(0, dtype=np.int64)
+    lookup = np.array([position.get(v, -1) for v in encoded.dictionary.to_pylist()], dtype=np.int32)
+    return lookup[encoded.indices.to_numpy()] if len(lookup) else np.zeros(0, dtype=np.int32)
 
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:

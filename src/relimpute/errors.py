@@ -11,7 +11,8 @@ class InputError(ValueError):
     problem
         What is wrong, in words a user can act on.
     source
-        The file path (or ``"<DataFrame>"`` for in-memory tables).
+        The file path (or ``"<DataFrame>"`` for in-memory tables); None when the
+        problem is in the command's options, which the message then names.
     line
         The 1-based line number in the file (or row number in a table), if known.
     """
@@ -20,10 +21,8 @@ class InputError(ValueError):
         self.problem = problem
         self.source = source
         self.line = line
-        where = source or "<input>"
-        if line is not None:
-            where = f"{where}, line {line}"
-        super().__init__(f"{where}: {problem}")
+        where = [part for part in (source, None if line is None else f"line {line}") if part]
+        super().__init__(f"{', '.join(where)}: {problem}" if where else problem)
 
 
 class ConvergenceWarning(UserWarning):

@@ -2,8 +2,9 @@
 
 Files may be plain or gzip-compressed (detected by content, not name), with
 LF, CRLF or CR line endings and an optional UTF-8 byte-order mark; fields are
-separated by any run of ASCII blanks (spaces, tabs; a no-break space is part
-of an id, as in trec_eval), and blank lines are skipped. Every
+separated by any run of ASCII whitespace: space, tab, vertical tab and form
+feed (C ``isspace``, as trec_eval reads; a no-break space or other Unicode
+space is part of an id), and blank lines are skipped. Every
 problem is reported as an :class:`~relimpute.errors.InputError` naming the
 file, the line and what is wrong:
 
@@ -49,7 +50,7 @@ import gzip
 import io
 import os
 import re
-import tempfile
+import stat
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -60,6 +61,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from ._files import atomic_write_text
 from .errors import InputError
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -101,6 +103,10 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
     """Bytes of a plain or gzip file, BOM stripped and line endings made LF."""
     source = str(path)
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a pipe, socket or device"
+            raise InputError(f"is {kind}, not a regular file (give a file path)", source)
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", source) from exc
@@ -119,7 +125,13 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
 
 
 def _single_separator(data: bytes) -> str | None:
-    """The separator when a file uses only tabs or only spaces, else None."""
+    """The separator when a file uses only tabs or only spaces, else None.
+
+    A vertical tab or form feed anywhere also gives None, so that the
+    line-by-line path splits on it as on any other whitespace.
+    """
+    if b"\x0b" in data or b"\x0c" in data:
+        return None
     has_tab = b"\t" in data
     if has_tab and b" " in data:
         return None
@@ -141,6 +153,9 @@ def _arrow_read(data: bytes, ncols: int, sep: str) -> pa.Table | None:
             convert_options=pcsv.ConvertOptions(
                 column_types={n: _STRING for n in names}, null_values=[], strings_can_be_null=False
             ),
+            # the system allocator gives the parser's scratch buffers back to the OS; arrow's
+            # default pool keeps them, which raised a campaign load's peak memory by ~40 MB
+            memory_pool=pa.system_memory_pool(),
         )
     except pa.ArrowInvalid:  # wrong column count or not UTF-8: located line by line
         return None
@@ -203,6 +218,8 @@ def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeS
             array = pa.array(values, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             array = None
+        if array is not None and pa.types.is_dictionary(array.type):  # a categorical column
+            array = array.dictionary_decode()
         if array is None or not (
             pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
         ):
@@ -428,7 +445,8 @@ def read_run(
     Returns
     -------
     DataFrame with ``query_id, doc_id, score`` (plus ``rank`` when
-    ``keep_rank``, and ``run``, the tag, for files). Row order is the file's.
+    ``keep_rank``, and ``run``, the tag, for files, as a categorical: stored once, not per
+    line). Row order is the file's.
     """
     _check_policy(duplicates, ("error", "first", "last"))
     if isinstance(source, (str, os.PathLike)):
@@ -440,7 +458,7 @@ def read_run(
         query, doc = fields[0], fields[1]
         score = _to_float(fields[-2], "score", name, lines)
         rank = _to_int(fields[2], "rank", name, lines) if keep_rank else None
-        tag = fields[-1]
+        tag = fields[-1].dictionary_encode()  # one tag per file: stored once, not per line
     else:
         name = _FRAME
         frame = _normalise_frame(source, RUN_COLUMNS, columns)
@@ -450,7 +468,7 @@ def read_run(
         if keep_rank and "rank" not in frame:
             raise InputError("keep_rank needs a 'rank' column", name)
         rank = _to_int(frame["rank"], "rank", name, lines) if keep_rank else None
-        tag = as_string_array(frame["run"]) if "run" in frame else None
+        tag = as_string_array(frame["run"]).dictionary_encode() if "run" in frame else None
     out: dict[str, object] = {"query_id": query, "doc_id": doc, "score": score}
     if rank is not None:
         out["rank"] = rank
@@ -481,9 +499,7 @@ def read_runs(
     paths: list[Path] = []
     for item in map(Path, sources):
         if item.is_dir():
-            paths.extend(
-                sorted(p for p in item.iterdir() if p.is_file() and not p.name.startswith("."))
-            )
+            paths.extend(_run_files(item))
         else:
             paths.append(item)
     if not paths:
@@ -495,6 +511,22 @@ def read_runs(
             raise InputError(f"two run files are both named {name!r}", str(path))
         runs[name] = read_run(path, **kwargs)
     return runs
+
+
+def _run_files(directory: Path) -> list[Path]:
+    """The visible files of a run directory, sorted; a broken link or unreadable directory is
+    an error."""
+    try:
+        entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise InputError(f"cannot list run directory: {reason}", str(directory)) from exc
+    for entry in entries:
+        if entry.is_symlink() and not entry.exists():
+            raise InputError(
+                f"broken symbolic link to {os.readlink(entry)!r} in a run directory", str(entry)
+            )
+    return [p for p in entries if p.is_file()]
 
 
 def run_name(path: str | os.PathLike) -> str:
@@ -589,31 +621,6 @@ def read_prob_qrels(
 
 
 # --------------------------------------------------------------------------- writing
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and an atomic rename.
-
-    A ``.gz`` path is gzip-compressed. If anything fails (encoding,
-    compression, disk, rename) the temporary file is removed and an existing
-    file at ``path`` is left untouched.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            data = text.encode("utf-8")
-            if path.suffix == ".gz":
-                data = gzip.compress(data, mtime=0)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _writable_ids(frame: pd.DataFrame, column: str) -> list[str]:

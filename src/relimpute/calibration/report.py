@@ -323,11 +323,10 @@ class CalibrationReport:
         With ``study`` the raw pair table is written too (``pairs.csv.gz``),
         so that :func:`read_study` can rebuild the study from the folder.
         """
-        from ..io import atomic_write_text
+        from .._files import atomic_write_text, output_directory
         from .plots import reliability_diagram
 
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        out = output_directory(directory)
         written = []
 
         def put(name: str, text: str) -> None:

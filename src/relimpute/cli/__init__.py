@@ -2,15 +2,22 @@
 
 Each subcommand is one module in this package defining ``COMMAND`` (its
 name), ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``.
-Modules are discovered, so a new subcommand is one new file.
+Modules are discovered, so a new subcommand is one new file. Only the module
+of the subcommand given is imported: the list in ``relimpute --help`` is
+read from the modules' source (``COMMAND`` and ``HELP`` as string literals;
+a module whose are not is imported), so start-up does not pay for numpy,
+pandas and the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import pkgutil
 import sys
+from collections.abc import Collection
 
 from ..errors import InputError
 
@@ -23,7 +30,46 @@ def _subcommand_modules():
                 yield module
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _literals(module_name: str) -> dict[str, str]:
+    """The top-level ``NAME = "string"`` assignments of a module, read without importing it."""
+    spec = importlib.util.find_spec(module_name)
+    try:
+        with open(spec.origin, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, TypeError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            found[node.targets[0].id] = node.value.value
+    return found
+
+
+def _subcommand_index() -> dict[str, tuple[str, str]]:
+    """``COMMAND -> (module name, HELP)`` of every subcommand module, importing as few as can be."""
+    index = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        name = f"{__name__}.{info.name}"
+        values = _literals(name)
+        if "COMMAND" not in values or "HELP" not in values:
+            module = importlib.import_module(name)
+            if not hasattr(module, "COMMAND"):
+                continue
+            values = {"COMMAND": module.COMMAND, "HELP": module.HELP}
+        index[values["COMMAND"]] = (name, values["HELP"])
+    return index
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, every subcommand listed; the arguments only of ``commands`` (None: all)."""
     from .. import __version__
 
     parser = argparse.ArgumentParser(
@@ -35,7 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"relimpute {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _subcommand_modules():
+    for command, (module_name, help_text) in _subcommand_index().items():
+        if commands is not None and command not in commands:
+            sub.add_parser(command, help=help_text)
+            continue
+        module = importlib.import_module(module_name)
         p = sub.add_parser(
             module.COMMAND,
             help=module.HELP,
@@ -47,8 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen_command(argv: list[str]) -> list[str]:
+    """The subcommand named in ``argv`` (the first word that is not an option), as a list."""
+    return [word for word in argv if not word.startswith("-")][:1]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_chosen_command(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

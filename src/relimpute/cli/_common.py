@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 
@@ -70,3 +71,42 @@ def load_campaign(args, command: str):
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     return campaign
+
+
+def number_between(low: float, high: float, *, open_interval: bool = False):
+    """An argparse ``type``: a float in [low, high] (or (low, high)); NaN is refused."""
+    brackets = "()" if open_interval else "[]"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        inside = low < value < high if open_interval else low <= value <= high
+        if not inside:  # also NaN
+            raise argparse.ArgumentTypeError(
+                f"{text} is not in {brackets[0]}{low:g}, {high:g}{brackets[1]}"
+            )
+        return value
+
+    return parse
+
+
+def integer_at_least(minimum: int):
+    """An argparse ``type``: an integer of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise argparse.ArgumentTypeError(f"{text} is not {kind}")
+        return value
+
+    return parse
+
+
+positive_int = integer_at_least(1)
+seed_int = integer_at_least(0)

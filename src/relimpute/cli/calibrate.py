@@ -52,11 +52,13 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from .._files import check_output_path
     from ..calibration import CalibrationReport, read_groups, run_study
     from ..calibration.strategies import resolve_strategies
     from ..calibration.trials import trial_specs
     from ..data import Campaign
 
+    check_output_path(args.output, directory=True)  # before the study, not after it
     runs = args.runs[0] if len(args.runs) == 1 else args.runs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # topic-policy notes; kept in campaign.notes

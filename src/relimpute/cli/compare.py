@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..relevance.settings import DEFAULT_MODEL
-from ._common import add_campaign_arguments, add_model_argument, load_campaign
+from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
 from ._format import add_format_argument, emit
 
 COMMAND = "compare"
@@ -115,7 +115,7 @@ def add_arguments(parser) -> None:
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
     parser.add_argument(
-        "--seed", type=int, default=None, help="seed of the model's randomness (for --model)"
+        "--seed", type=seed_int, default=None, help="seed of the model's randomness (for --model)"
     )
     parser.add_argument(
         "--prior",

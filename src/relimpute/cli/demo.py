@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from ._common import positive_int, seed_int
 from ._format import add_format_argument, emit
 
 COMMAND = "demo"
@@ -28,12 +29,12 @@ example:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--seed", type=int, default=2007, help="simulation seed (default 2007)")
-    parser.add_argument("--systems", type=int, default=12, help="number of systems (default 12)")
-    parser.add_argument("--topics", type=int, default=25, help="number of topics (default 25)")
-    parser.add_argument("--depth", type=int, default=100, help="documents per ranking (default 100)")
+    parser.add_argument("--seed", type=seed_int, default=2007, help="simulation seed (default 2007)")
+    parser.add_argument("--systems", type=positive_int, default=12, help="number of systems (default 12)")
+    parser.add_argument("--topics", type=positive_int, default=25, help="number of topics (default 25)")
+    parser.add_argument("--depth", type=positive_int, default=100, help="documents per ranking (default 100)")
     parser.add_argument(
-        "--pool-depth", type=int, default=5, help="judge only the depth-k pool (default 5)"
+        "--pool-depth", type=positive_int, default=5, help="judge only the depth-k pool (default 5)"
     )
     parser.add_argument(
         "--models",

@@ -7,7 +7,7 @@ import sys
 import pandas as pd
 
 from ..relevance.settings import DEFAULT_MODEL
-from ._common import add_campaign_arguments, add_model_argument, load_campaign
+from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
 from ._format import add_format_argument, emit
 
 COMMAND = "fit"
@@ -39,14 +39,16 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--output", "-o", required=True, help="where to write the probabilistic qrels"
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the model's randomness")
+    parser.add_argument("--seed", type=seed_int, default=None, help="seed of the model's randomness")
     add_format_argument(parser)
 
 
 def run(args) -> int:
+    from .._files import check_output_path
     from ..io import write_prob_qrels
     from ..relevance import load_settings
 
+    check_output_path(args.output)  # before the fit, not after it
     settings = load_settings(args.model)
     campaign = load_campaign(args, COMMAND)
     estimate = settings.build().fit_predict(campaign, rng=args.seed)

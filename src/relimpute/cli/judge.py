@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 
 from ..errors import InputError
-from ._common import add_campaign_arguments, add_model_argument, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    add_model_argument,
+    load_campaign,
+    number_between,
+    positive_int,
+)
 
 COMMAND = "judge"
 HELP = "judge documents interactively, chosen by MTC, until the comparison is decided"
@@ -17,23 +24,32 @@ default: the document whose label would most change the comparison;
 Carterette 2007 Algorithm 1), until the comparison of --pair A B (or of every
 pair of the runs given) reaches confidence --alpha.
 
-Keys: r or 1 = relevant, n or 0 = nonrelevant, s = skip, u = undo the last
-judgment or skip, q = quit. Every action is appended to the journal (JSONL)
-and flushed to disk before the next document is shown; run the same command
-again to resume exactly where the session stopped. Write the initial qrels
-plus the session's judgments with --export-qrels OUT.
+Keys: on graded qrels (any grade above 1, or --rel-threshold above 1) the
+assessor types the grade, 0 up to the collection's highest (e.g. 0-3 on TREC
+DL), and the journal stores it as given; on binary qrels r or 1 = relevant,
+n or 0 = nonrelevant. s = skip, u = undo the last judgment or skip, q = quit.
+Every action is appended to the journal (JSONL) and flushed to disk before
+the next document is shown; run the same command again to resume exactly
+where the session stopped. The journal records the scale and
+--rel-threshold, and is locked while a session runs (a second session on it
+stops with an error). Write the initial qrels plus the session's judgments
+with --export-qrels OUT (the qrels must be the ones the session used).
 """
 
-KEYS = {
-    "r": "relevant",
-    "1": "relevant",
-    "n": "nonrelevant",
-    "0": "nonrelevant",
-    "s": "skip",
-    "u": "undo",
-    "q": "quit",
-}
-CHECKED = ("qrels", "runs", "systems", "strategy", "depth", "rel_threshold", "prior", "model")
+CONTROL_KEYS = {"s": "skip", "u": "undo", "q": "quit"}
+BINARY_KEYS = {"r": 1, "1": 1, "n": 0, "0": 0}
+CHECKED = (
+    "qrels",
+    "qrels_sha256",
+    "runs",
+    "systems",
+    "strategy",
+    "depth",
+    "rel_threshold",
+    "scale",
+    "prior",
+    "model",
+)
 
 
 def add_arguments(parser) -> None:
@@ -48,10 +64,17 @@ def add_arguments(parser) -> None:
         "--journal", default="relimpute-judge.jsonl", help="journal file (default: %(default)s)"
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.95, help="stop at this confidence (default: %(default)s)"
+        "--alpha",
+        type=number_between(0, 1, open_interval=True),
+        default=0.95,
+        help="stop at this confidence, in (0, 1) (default: %(default)s)",
     )
-    parser.add_argument("--budget", type=int, help="stop after this many judgments in total")
-    parser.add_argument("--depth", type=int, help="cut runs at this rank (default: full depth)")
+    parser.add_argument(
+        "--budget", type=positive_int, help="stop after this many judgments in total"
+    )
+    parser.add_argument(
+        "--depth", type=positive_int, help="cut runs at this rank (default: full depth)"
+    )
     parser.add_argument(
         "--strategy",
         default="mtc",
@@ -62,7 +85,10 @@ def add_arguments(parser) -> None:
     )
     add_model_argument(parser, "rtc", what="relevance model of --strategy rtc")
     parser.add_argument(
-        "--prior", type=float, default=0.5, help="MTC's probability for unjudged documents"
+        "--prior",
+        type=number_between(0, 1),
+        default=0.5,
+        help="MTC's probability for unjudged documents, in [0, 1] (default: %(default)s)",
     )
     parser.add_argument(
         "--export-qrels",
@@ -72,32 +98,69 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..io import read_qrels, write_qrels
-    from ..selection.journal import Journal, export_qrels, read_records
-
     if args.export_qrels:
-        if not Path(args.journal).is_file():
-            raise InputError("no journal to export", args.journal)
-        journal = Journal(args.journal, {}, read_records(args.journal))
-        frame = export_qrels(read_qrels(args.qrels), journal.judgments())
-        write_qrels(frame, args.export_qrels)
-        print(
-            f"wrote {len(frame)} judgments ({len(journal.judgments())} from the journal) to {args.export_qrels}"
-        )
-        return 0
+        return _export(args)
     if not args.runs:
         raise InputError("give at least one run (or --export-qrels OUT)")
+    if args.pair and args.pair[0] == args.pair[1]:
+        raise InputError(f"--pair needs two different runs, got {args.pair[0]!r} twice")
     return _interactive(args)
 
 
-def _settings(args, systems) -> dict:
+def _export(args) -> int:
+    from .._files import check_output_path
+    from ..io import read_qrels, write_qrels
+    from ..selection.journal import Journal, export_qrels
+
+    check_output_path(args.export_qrels)
+    journal = Journal.read(args.journal)
+    initial = read_qrels(args.qrels)
+    _check_same_qrels(journal, args.qrels)
+    judgments = journal.judgments()
+    frame = export_qrels(initial, judgments)
+    write_qrels(frame, args.export_qrels)
+    print(
+        f"wrote {len(frame)} judgments ({len(judgments)} from the journal) to {args.export_qrels}"
+    )
+    return 0
+
+
+def _check_same_qrels(journal, qrels: str) -> None:
+    """Refuse to export a journal together with qrels other than the ones it was judged on."""
+    recorded = journal.header.get("qrels_sha256")
+    if recorded is not None:
+        same = recorded == _sha256(qrels)
+    else:  # journals written before digests were recorded
+        same = journal.header.get("qrels") == str(Path(qrels).resolve())
+    if not same:
+        raise InputError(
+            f"this journal was judged on the qrels {journal.header.get('qrels')}, "
+            f"and {qrels} is not that file; export with the qrels the session used",
+            str(journal.path),
+        )
+
+
+def _sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def grade_scale(campaign) -> tuple[int, int]:
+    """Grades an assessor may give: 0 up to the collection's highest grade (at least the
+    relevance threshold and 1), so that a judgment reads as the collection's own do."""
+    judged = [int(t.grades[t.judged].max()) for t in campaign.topics if t.judged.any()]
+    return 0, max(1, campaign.rel_threshold, *judged)
+
+
+def _settings(args, systems, scale) -> dict:
     return {
         "qrels": str(Path(args.qrels).resolve()),
+        "qrels_sha256": _sha256(args.qrels),
         "runs": [str(Path(r).resolve()) for r in args.runs],
         "systems": list(systems),
         "strategy": args.strategy,
         "depth": args.depth,
         "rel_threshold": args.rel_threshold,
+        "scale": list(scale),
         "prior": args.prior if args.strategy == "mtc" else None,
         "model": args.model if args.strategy == "rtc" else None,
     }
@@ -119,7 +182,7 @@ def _build(campaign, systems, args):
     )
 
 
-def _replay(session, actions):
+def _replay(session, journal, actions):
     for action in actions:
         try:
             if action.relevance is None:
@@ -127,7 +190,9 @@ def _replay(session, actions):
             else:
                 session.judge(action.query_id, action.doc_id, action.relevance)
         except (KeyError, ValueError) as exc:
-            raise InputError(f"cannot replay this journal line: {exc}", None, action.line) from None
+            raise InputError(
+                f"cannot replay this journal line: {exc}", str(journal.path), action.line
+            ) from None
 
 
 def _interactive(args) -> int:
@@ -139,17 +204,23 @@ def _interactive(args) -> int:
     if missing:
         raise InputError(f"unknown run(s) {missing}; have {list(campaign.systems)}")
     texts = _load_texts(args.docs) if args.docs else {}
-    journal = Journal.open(args.journal, _settings(args, systems), check=CHECKED)
+    scale = grade_scale(campaign)
+    with Journal.open(args.journal, _settings(args, systems, scale), check=CHECKED) as journal:
+        return _session(args, campaign, systems, journal, texts)
+
+
+def _session(args, campaign, systems, journal, texts) -> int:
+    """The judging loop: propose, ask, record in the journal, until a stopping rule holds."""
     actions = journal.actions()
     session = _build(campaign, systems, args)
-    _replay(session, actions)
+    _replay(session, journal, actions)
     out = sys.stdout
     what = f"{systems[0]} vs {systems[1]}" if len(systems) == 2 else f"{len(systems)} runs"
     resumed = f", resumed with {len(actions)} action(s)" if actions else ""
     print(
         f"judging for {what}, {campaign.n_topics} topics; journal {args.journal}{resumed}", file=out
     )
-    relevant_grade = max(1, args.rel_threshold)
+    keys, prompt, hint = _answer_keys(journal.scale, args.rel_threshold)
     while True:
         _status(session, out)
         reason = session.stop_reason()
@@ -164,14 +235,13 @@ def _interactive(args) -> int:
         print(f"\n[{session.n_judged + 1}] topic {query_id}  document {doc_id}", file=out)
         if doc_id in texts:
             print(texts[doc_id], file=out)
-        key = _ask(out)
+        key = _ask(out, keys, prompt, hint)
         if key == "quit":
             print(f"stopped; {session.n_judged} judgment(s) saved in {args.journal}", file=out)
             return 0
-        if key == "relevant" or key == "nonrelevant":
-            grade = relevant_grade if key == "relevant" else 0
-            journal.judge(query_id, doc_id, grade)
-            session.judge(query_id, doc_id, grade)
+        if isinstance(key, int):
+            journal.judge(query_id, doc_id, key)
+            session.judge(query_id, doc_id, key)
         elif key == "skip":
             journal.skip(query_id, doc_id)
             session.skip(query_id, doc_id)
@@ -180,8 +250,30 @@ def _interactive(args) -> int:
         else:
             journal.undo()
             session = _build(campaign, systems, args)
-            _replay(session, journal.actions())
+            _replay(session, journal, journal.actions())
             print("undone", file=out)
+
+
+def _answer_keys(scale: tuple[int, int], rel_threshold: int) -> tuple[dict, str, str]:
+    """Keys, prompt and the reminder shown after a wrong key, for the collection's scale.
+
+    Binary qrels take r/1 and n/0; graded qrels take the grade itself, as
+    TREC assessors give it, so the journal holds what the assessor said.
+    """
+    low, high = scale
+    control = "[s] skip  [u] undo  [q] quit > "
+    if high <= 1:
+        return (
+            {**BINARY_KEYS, **CONTROL_KEYS},
+            "relevant? [r/1] yes  [n/0] no  " + control,
+            "answer r, n, s, u or q",
+        )
+    grades = {str(g): g for g in range(low, high + 1)}
+    return (
+        {**grades, **CONTROL_KEYS},
+        f"grade? [{low}-{high}] (relevant from {rel_threshold})  " + control,
+        f"answer a grade {low}-{high} (these qrels are graded), s, u or q",
+    )
 
 
 _FINISHED = {
@@ -203,38 +295,46 @@ def _status(session, out) -> None:
     )
 
 
-def _ask(out) -> str:
+def _ask(out, keys: dict, prompt: str, hint: str) -> int | str:
     while True:
-        out.write("relevant? [r/1] yes  [n/0] no  [s] skip  [u] undo  [q] quit > ")
+        out.write(prompt)
         out.flush()
         line = sys.stdin.readline()
         if line == "":  # end of input: quit, everything is already saved
             out.write("\n")
             return "quit"
         key = line.strip().lower()
-        if key in KEYS:
-            return KEYS[key]
-        print(f"{key!r} is not a key: answer r, n, s, u or q", file=out)
+        if key in keys:
+            return keys[key]
+        print(f"{key!r} is not a key: {hint}", file=out)
 
 
 def _load_texts(path: str) -> dict[str, str]:
     """``doc_id -> text`` from TSV (``doc_id<TAB>text``) or JSONL (``doc_id``, ``text``)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read --docs file: {exc.strerror or exc}", path) from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError("--docs file is not UTF-8 text", path, line) from None
     texts = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            if line.lstrip().startswith("{"):
-                try:
-                    record = json.loads(line)
-                    texts[str(record["doc_id"])] = str(record["text"])
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    raise InputError(
-                        "expected a JSON object with doc_id and text", path, number
-                    ) from None
-            else:
-                doc_id, sep, text = line.rstrip("\n").partition("\t")
-                if not sep:
-                    raise InputError("expected 'doc_id<TAB>text'", path, number)
-                texts[doc_id] = text
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                record = json.loads(line)
+                texts[str(record["doc_id"])] = str(record["text"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise InputError(
+                    "expected a JSON object with doc_id and text", path, number
+                ) from None
+        else:
+            doc_id, sep, body = line.rstrip("\r").partition("\t")
+            if not sep:
+                raise InputError("expected 'doc_id<TAB>text'", path, number)
+            texts[doc_id] = body
     return texts

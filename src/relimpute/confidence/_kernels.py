@@ -15,10 +15,10 @@ pair; the callers in :mod:`relimpute.confidence.moments` and
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit_cached
 
 
-@njit(cache=True)
+@njit_cached()
 def system_terms(ranking, rank, depth, p, v):
     """Per-system pieces of E[Q], Var[Q] and Cov(Q, R) for one topic.
 
@@ -63,7 +63,7 @@ def system_terms(ranking, rank, depth, p, v):
     return eq, first, second, cov, g
 
 
-@njit(cache=True)
+@njit_cached()
 def _fenwick_add(tree, i, value):
     size = tree.shape[0]
     while i < size:
@@ -71,7 +71,7 @@ def _fenwick_add(tree, i, value):
         i += i & (-i)
 
 
-@njit(cache=True)
+@njit_cached()
 def _fenwick_prefix(tree, i):
     total = 0.0
     while i > 0:
@@ -80,7 +80,7 @@ def _fenwick_prefix(tree, i):
     return total
 
 
-@njit(cache=True)
+@njit_cached()
 def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
     """Cross terms coupling two rankings, for each pair ``(pair_a[q], pair_b[q])``.
 
@@ -144,7 +144,7 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
     return cross_first, cross_second
 
 
-@njit(cache=True)
+@njit_cached()
 def average_precision_draws(ranking, depth, base, uncertain, draws, fixed_relevant):
     """AP of every system for each drawn relevance vector, with the drawn R.
 

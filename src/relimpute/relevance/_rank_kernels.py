@@ -18,10 +18,10 @@ solve the Newton system. Imported lazily by
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit_cached
 
 
-@njit(cache=True)
+@njit_cached()
 def slope(theta, step, m, a, b):
     """Directional derivative ``∇f(θ) · step`` (one division per pair)."""
     n = theta.size
@@ -46,7 +46,7 @@ def slope(theta, step, m, a, b):
     return out
 
 
-@njit(cache=True)
+@njit_cached()
 def gradient_hessian(theta, m, a, b, weights):
     """Gradient of ``f`` and the negative Hessian as ``diag − weights``.
 
@@ -86,7 +86,7 @@ def gradient_hessian(theta, m, a, b, weights):
     return g, diag
 
 
-@njit(cache=True)
+@njit_cached()
 def solve_newton_system(weights, diag, g, rtol, max_iter):
     """Solve ``(diag(diag) − W) x = g`` by preconditioned conjugate gradients.
 
@@ -127,7 +127,7 @@ def solve_newton_system(weights, diag, g, rtol, max_iter):
     return x
 
 
-@njit(cache=True)
+@njit_cached()
 def _precondition(res, diag, block, coarse_inv, n_blocks):
     sums = np.zeros(n_blocks)
     for r in range(res.size):
@@ -139,7 +139,7 @@ def _precondition(res, diag, block, coarse_inv, n_blocks):
     return out
 
 
-@njit(cache=True, fastmath=True)
+@njit_cached(fastmath=True)
 def _matvec(a, x, n):
     """``W @ x`` for the symmetric ``W`` stored in the strict upper triangle of ``a``."""
     out = np.zeros(n)

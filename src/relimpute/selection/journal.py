@@ -11,11 +11,20 @@ actions in order; re-applying them to a fresh
 state the session had, because the loop is deterministic.
 
 A last line cut short by a kill during the write (no newline, not JSON) was
-never acknowledged: :meth:`Journal.open` drops it.
+never acknowledged: :meth:`Journal.open` drops it. A last line that is
+complete JSON and lacks only its newline is kept (the newline is added).
+
+Judgments are stored on the collection's grade scale, recorded in the
+header as ``scale: [0, top]`` with the ``rel_threshold`` that reads them;
+a label outside the scale is refused on writing and on reading. While a
+session has a journal open it holds an advisory lock on it (``flock``), so a
+second session on the same journal stops with an error instead of
+interleaving its judgments.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -26,10 +35,13 @@ from typing import Any
 
 import pandas as pd
 
+from .._files import new_file_mode, write_fully
 from ..errors import InputError
 
 ACTIONS = ("start", "judge", "skip", "undo")
-VERSION = 1
+VERSION = 2
+#: Grades a journal without a recorded ``scale`` may hold (the qrels readers' highest).
+FALLBACK_SCALE = (0, 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +57,9 @@ class Action:
 class Journal:
     """Append-only JSONL journal at ``path``.
 
-    Use :meth:`open`, which creates the file with a header or checks the
-    header of an existing one.
+    Use :meth:`open` to write (it creates the file with a header, or checks
+    the header of an existing one, and locks it; :meth:`close` or a ``with``
+    block releases it) and :meth:`read` to only read.
 
     Attributes
     ----------
@@ -58,54 +71,112 @@ class Journal:
         Every record read or written, in order.
     """
 
-    def __init__(self, path: str | os.PathLike, header: Mapping[str, Any], records: list[dict]):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        header: Mapping[str, Any],
+        records: list[dict],
+        fd: int | None = None,
+    ):
         self.path = Path(path)
         self.header = dict(header)
         self.records = records
+        self._fd = fd
+
+    @property
+    def scale(self) -> tuple[int, int]:
+        """Lowest and highest grade a judgment may have."""
+        low, high = self.header.get("scale") or FALLBACK_SCALE
+        return int(low), int(high)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> Journal:
+        """A journal to read only (no lock, no repair)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no journal here (not a file)", str(path))
+        records = read_records(path)
+        return cls(path, records[0], records)
 
     @classmethod
     def open(
         cls, path: str | os.PathLike, settings: Mapping[str, Any], *, check: tuple[str, ...] = ()
     ) -> Journal:
-        """Open (resume) or create a journal.
+        """Open (resume) or create a journal, and lock it.
 
         ``settings`` go into the header of a new journal; for an existing one
         the keys in ``check`` must equal the header's (else InputError).
+        Another process holding the journal is an InputError too.
         """
         path = Path(path)
-        if path.exists() and path.stat().st_size > 0:
-            records = read_records(path, repair=True)
-            header = records[0]
-            for key in check:
-                if _normal(header.get(key)) != _normal(settings.get(key)):
-                    raise InputError(
-                        f"journal was started with {key}={header.get(key)!r}, not {settings.get(key)!r}; "
-                        "use another --journal for different settings",
-                        str(path),
-                        1,
-                    )
-            return cls(path, header, records)
-        header = {"action": "start", "version": VERSION, **settings}
-        journal = cls(path, header, [])
-        journal.append(header)
-        return journal
+        fd = _open_locked(path)
+        try:
+            if os.fstat(fd).st_size > 0:
+                records = read_records(path, repair=fd)
+                header = records[0]
+                for key in check:
+                    if _normal(header.get(key)) != _normal(settings.get(key)):
+                        raise InputError(
+                            f"journal was started with {key}={header.get(key)!r}, not "
+                            f"{settings.get(key)!r}; use another --journal for different settings",
+                            str(path),
+                            1,
+                        )
+                return cls(path, header, records, fd)
+            header = {"action": "start", "version": VERSION, **settings}
+            journal = cls(path, header, [], fd)
+            journal.append(header)
+            return journal
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def close(self) -> None:
+        """Release the lock (closing the file)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def append(self, record: Mapping[str, Any]) -> dict:
-        """Write one record as a line, flushed and fsynced, and keep it."""
+        """Write one record as a line, fsynced, and keep it.
+
+        A failed write (disk full, ...) is taken back from the file and
+        raised as an InputError: the action was not saved.
+        """
         record = dict(record)
         if record.get("action") not in ACTIONS:
             raise ValueError(f"unknown journal action {record.get('action')!r}")
+        if self._fd is None:
+            raise ValueError(f"journal {self.path} is open for reading only")
         record.setdefault("time", round(time.time(), 3))
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(line)
-            out.flush()
-            os.fsync(out.fileno())
+        size = os.fstat(self._fd).st_size
+        try:
+            write_fully(self._fd, line.encode("utf-8"))
+            os.fsync(self._fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:
+                pass  # the reader drops a cut-short last line anyway
+            raise InputError(
+                f"cannot write the journal ({exc.strerror or exc}); the last action was not saved",
+                str(self.path),
+            ) from exc
+        record["_line"] = (self.records[-1]["_line"] if self.records else 0) + 1
         self.records.append(record)
         return record
 
     def judge(self, query_id: str, doc_id: str, relevance: int) -> dict:
+        low, high = self.scale
+        if not low <= int(relevance) <= high:
+            raise ValueError(f"grade {relevance} is outside the journal's scale [{low}, {high}]")
         return self.append(
             {"action": "judge", "query_id": query_id, "doc_id": doc_id, "relevance": int(relevance)}
         )
@@ -118,7 +189,7 @@ class Journal:
 
     def actions(self) -> list[Action]:
         """The effective judgments and skips, in order (undos applied)."""
-        return effective_actions(self.records)
+        return effective_actions(self.records, str(self.path), self.scale)
 
     def judgments(self) -> pd.DataFrame:
         """The effective judgments as qrels (``query_id, doc_id, relevance``)."""
@@ -130,11 +201,40 @@ class Journal:
         )
 
 
-def read_records(path: str | os.PathLike, *, repair: bool = False) -> list[dict]:
-    """Parse a journal; an incomplete last line is dropped (and, with
-    ``repair``, cut from the file so that appends stay line-aligned)."""
+def _open_locked(path: Path) -> int:
+    """A read-write append descriptor of ``path`` (created if needed) under an exclusive lock."""
+    if path.is_dir():
+        raise InputError("is a directory, not a journal file", str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, new_file_mode())
+    except OSError as exc:
+        raise InputError(f"cannot open the journal: {exc.strerror or exc}", str(path)) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise InputError(
+            "journal is in use by another relimpute judge session; "
+            "quit that one first (or give another --journal)",
+            str(path),
+        ) from None
+    return fd
+
+
+def read_records(path: str | os.PathLike, *, repair: int | None = None) -> list[dict]:
+    """Parse a journal.
+
+    A last line cut short (not JSON) is dropped; a last line that is
+    complete JSON without its newline is kept. With ``repair`` (the journal's
+    open descriptor) the file is mended to match: the cut-short line
+    removed or the newline added, so that appends stay line-aligned.
+    """
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the journal: {exc.strerror or exc}", str(path)) from exc
     lines = data.split(b"\n")
     records = []
     complete = len(data)
@@ -149,37 +249,51 @@ def read_records(path: str | os.PathLike, *, repair: bool = False) -> list[dict]
                 complete = len(data) - len(raw)
                 break
             raise InputError("not a JSON journal line", str(path), number) from None
-        if last:  # valid JSON without its newline: also a cut-short write
-            complete = len(data) - len(raw)
-            break
         if not isinstance(record, dict) or record.get("action") not in ACTIONS:
             raise InputError(f"unknown journal action {record!r}", str(path), number)
         record["_line"] = number
         records.append(record)
     if not records or records[0]["action"] != "start":
         raise InputError("a journal starts with a 'start' record", str(path), 1)
-    if repair and complete < len(data):
-        with open(path, "r+b") as out:
-            out.truncate(complete)
-            out.flush()
-            os.fsync(out.fileno())
+    if repair is not None and complete < len(data):
+        os.ftruncate(repair, complete)
+        os.fsync(repair)
+    elif repair is not None and not data.endswith(b"\n"):
+        write_fully(repair, b"\n")
+        os.fsync(repair)
     return records
 
 
-def effective_actions(records: list[dict]) -> list[Action]:
-    """Replay judge/skip/undo records into the actions still in force."""
+def effective_actions(
+    records: list[dict], source: str | None = None, scale: tuple[int, int] = FALLBACK_SCALE
+) -> list[Action]:
+    """Replay judge/skip/undo records into the actions still in force.
+
+    A judge record without an integer grade within ``scale`` is an
+    InputError naming ``source`` (the journal) and the line.
+    """
     stack: list[Action] = []
+    low, high = scale
     for record in records:
         kind = record["action"]
         line = int(record.get("_line", 0))
         if kind in ("judge", "skip"):
             try:
-                relevance = int(record["relevance"]) if kind == "judge" else None
-                stack.append(
-                    Action(str(record["query_id"]), str(record["doc_id"]), relevance, line)
+                query_id, doc_id = str(record["query_id"]), str(record["doc_id"])
+                relevance = record["relevance"] if kind == "judge" else None
+            except KeyError:
+                raise InputError(f"incomplete {kind} record", source, line) from None
+            if kind == "judge" and (
+                not isinstance(relevance, int)
+                or isinstance(relevance, bool)
+                or not low <= relevance <= high
+            ):
+                raise InputError(
+                    f"grade {relevance!r} is not on the journal's scale {low}..{high}",
+                    source,
+                    line,
                 )
-            except (KeyError, TypeError, ValueError):
-                raise InputError(f"incomplete {kind} record", None, line) from None
+            stack.append(Action(query_id, doc_id, relevance, line))
         elif kind == "undo" and stack:
             stack.pop()
     return stack

@@ -1,0 +1,64 @@
+"""Start-up: ``relimpute --help`` and ``import relimpute`` load no numerical stack."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from relimpute.cli import _literals, _subcommand_modules, build_parser
+
+HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "pymc")
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import relimpute",
+        "from relimpute.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+        "from relimpute.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit:\n    pass",
+    ],
+)
+def test_no_heavy_import_at_start_up(code):
+    loaded = _modules_after(code)
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+
+
+def test_a_subcommand_imports_only_its_own_module():
+    loaded = _modules_after(
+        "from relimpute.cli import main\ntry:\n    main(['judge', '--help'])\nexcept SystemExit:\n"
+        "    pass"
+    )
+    assert "relimpute.cli.judge" in loaded
+    assert not {"relimpute.cli.calibrate", "relimpute.cli.demo", "relimpute.cli.compare"} & loaded
+
+
+def test_lazy_top_level_help_equals_the_full_one():
+    assert build_parser([]).format_help() == build_parser().format_help()
+
+
+def test_command_and_help_are_read_from_the_source():
+    for module in _subcommand_modules():
+        values = _literals(module.__name__)
+        assert (values["COMMAND"], values["HELP"]) == (module.COMMAND, module.HELP)
+
+
+def test_lazy_package_attributes():
+    import relimpute
+
+    assert relimpute.read_qrels is relimpute.io.read_qrels
+    assert "Campaign" in dir(relimpute)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        relimpute.nope  # noqa: B018
