@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures import describe_measures
+from ..measures.significance import CORRECTIONS, TESTS
 from ._common import add_campaign_arguments, load_campaign
 from ._format import add_format_argument, emit
 
@@ -44,6 +45,15 @@ summed over topics, as trec_eval's "all" rows; the other measures averaged.
 per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
 it; --format latex prints a booktabs table for a paper.
+
+--baseline RUN tests every other run against RUN on every measure, over the
+topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
+(--test to choose), p-values adjusted across ALL runs and measures of a test
+(--correction holm: family-wise error; bh: false discovery rate), effect
+size Cohen's d_z = mean/sd of the per-topic differences. These p-values
+carry topic-sampling uncertainty only (would the run still win on other
+topics?), with the qrels as they are; the uncertainty from unjudged
+documents is what `relimpute compare` measures.
 """
 EPILOG = """\
 examples:
@@ -54,6 +64,8 @@ examples:
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
   relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
   relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
+  relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
 
 exit status: 0 on success, 2 on bad input (the message names file and line).
 """
@@ -105,6 +117,40 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
+    tests = parser.add_argument_group("topic-level tests against a baseline (topic sampling)")
+    tests.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="test every other run against this run on every measure, over topics",
+    )
+    tests.add_argument(
+        "--test",
+        dest="tests",
+        action="append",
+        choices=TESTS,
+        help="a paired test; repeat for more (default: all of " + ", ".join(TESTS) + ")",
+    )
+    tests.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="holm",
+        help="multiple-testing correction across all runs and measures, per test "
+        "(default: %(default)s)",
+    )
+    tests.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level of the adjusted p-values (default: %(default)s)",
+    )
+    tests.add_argument(
+        "--permutations",
+        type=int,
+        default=10_000,
+        metavar="B",
+        help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
+    )
+    tests.add_argument("--seed", type=int, default=None, help="seed of the randomization test")
     add_format_argument(parser, extra=("trec",))
 
 
@@ -119,6 +165,8 @@ def run(args) -> int:
         "condensed": args.condensed,
         "gain": args.gain,
     }
+    if args.baseline is not None:
+        return _significance(campaign, measures, options, args)
     means = evaluate(campaign, measures, **options)
     summary = _wide(means, ["system"], names).rename(columns={"system": "run"})
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
@@ -138,6 +186,45 @@ def run(args) -> int:
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["run"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
+    return 0
+
+
+def _significance(campaign, measures, options, args) -> int:
+    """Every run against --baseline: one row per (measure, run, test)."""
+    from ..errors import InputError
+    from ..measures import evaluate
+    from ..measures.significance import compare_to_baseline
+
+    if args.baseline not in campaign.systems:
+        raise InputError(
+            f"--baseline {args.baseline!r} is not a run; the runs are {list(campaign.systems)}"
+        )
+    if campaign.n_systems < 2:
+        raise InputError("--baseline needs at least one other run to test")
+    if args.format == "trec":
+        raise InputError("--format trec has no layout for tests; use table, tsv, json, ...")
+    if not 0 < args.alpha < 1:
+        raise InputError(f"--alpha must lie strictly between 0 and 1, got {args.alpha}")
+    if args.permutations < 1:
+        raise InputError(f"--permutations must be positive, got {args.permutations}")
+    topics = evaluate(campaign, measures, per_topic=True, **options)
+    frame = compare_to_baseline(
+        topics,
+        args.baseline,
+        tests=tuple(dict.fromkeys(args.tests or TESTS)),
+        correction=args.correction,
+        alpha=args.alpha,
+        permutations=args.permutations,
+        rng=args.seed,
+    ).rename(columns={"system": "run"})
+    print(
+        f"relimpute evaluate: p-values carry topic-sampling uncertainty only (the qrels taken as "
+        f"they are; unjudged documents scored as each measure scores them); {args.correction} "
+        f"correction across all {frame['run'].nunique()} runs x {len(measures)} measures of each "
+        f"test. For the uncertainty from unjudged documents use `relimpute compare`.",
+        file=sys.stderr,
+    )
+    emit(frame, args.format)
     return 0
 
 
