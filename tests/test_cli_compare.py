@@ -137,7 +137,7 @@ def test_dl19_matrix(dl19_dir, capsys):
 def test_prior_and_model_are_exclusive(dl19_dir, capsys):
     argv = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2"]
     assert main(argv + ["--model", "rtc", "--prior", "0.5"]) == 2
-    assert "either --model or --prior" in capsys.readouterr().err
+    assert "give one of --model, --prior and --estimate, not --model and --prior" in capsys.readouterr().err
 
 
 def test_model_option_uses_the_fitted_estimate(data, capsys):

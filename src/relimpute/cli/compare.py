@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign
+from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
 
 COMMAND = "compare"
@@ -30,7 +31,11 @@ every retrieved document is judged; where the qrels are nearly complete it
 stays close to trec_eval's MAP, which counts unjudged documents as
 nonrelevant. --model NAME|PATH fits another model (rtc, bayes, a settings
 file); --prior P instead gives every unjudged document probability P (the
-uniform prior of MTC; 0 is the trec_eval convention). E[R] counts every
+uniform prior of MTC; 0 is the trec_eval convention); --estimate FILE reads
+probabilistic qrels that `relimpute fit -o FILE` wrote (no refitting; the
+file holds point probabilities, not the model's posterior draws, so the
+answer is the normal approximation or Bernoulli Monte Carlo with them,
+narrower than the posterior-predictive one of --model). E[R] counts every
 judged relevant document plus the probability of every unjudged document
 any run of the campaign retrieves, so a pair's answer does not depend on
 which other runs are compared. When the model hands over posterior draws of
@@ -53,6 +58,7 @@ examples:
   relimpute compare qrels.txt runs/ --rel-threshold 2
   relimpute compare qrels.txt runs/ --model rtc --rel-threshold 2
   relimpute compare qrels.txt runs/ --prior 0.5
+  relimpute compare qrels.txt runs/ --rel-threshold 2 --estimate estimate.tsv
   relimpute compare qrels.txt runs/ --systems bm25base_p runid2 --ratio delta
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
@@ -125,6 +131,7 @@ def add_arguments(parser) -> None:
         help="instead of a model, give every unjudged document this probability of relevance "
         "(0.5: the uniform prior of MTC; 0: unjudged = nonrelevant)",
     )
+    add_estimate_argument(parser)
     parser.add_argument(
         "--systems",
         nargs="+",
@@ -166,9 +173,12 @@ def add_arguments(parser) -> None:
 
 
 def estimate_relevance(campaign, args):
-    """The relevance estimate the comparison uses: the fitted --model, or the uniform --prior."""
+    """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
+    uniform --prior."""
     from ..relevance import UniformPrior, load_model
 
+    if args.estimate is not None:
+        return load_estimate(args.estimate, campaign)
     if args.prior is not None:
         return UniformPrior(prior=args.prior).fit_predict(campaign)
     return load_model(args.model or DEFAULT_MODEL).fit_predict(campaign, rng=args.seed)
@@ -180,8 +190,10 @@ def run(args) -> int:
 
     if args.depth is not None and args.depth < 1:
         raise InputError(f"--depth must be a positive integer, got {args.depth}")
-    if args.prior is not None and args.model is not None:
-        raise InputError("give either --model or --prior, not both")
+    given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
+                            ("--estimate", args.estimate)) if v is not None]
+    if len(given) > 1:
+        raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
     campaign = load_campaign(args, COMMAND)
     if args.systems:
         unknown = [s for s in args.systems if s not in campaign.systems]

@@ -11,6 +11,7 @@ import pandas as pd
 from ..measures import describe_measures
 from ..measures.significance import CORRECTIONS, TESTS
 from ._common import add_campaign_arguments, load_campaign
+from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
 
 COMMAND = "evaluate"
@@ -46,6 +47,16 @@ per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
 it; --format latex prints a booktabs table for a paper.
 
+--estimate FILE scores against probabilistic qrels (what `relimpute fit -o
+FILE` writes) instead: one row per run with the expected value of each
+measure once every retrieved document is judged, E[m], and its standard
+deviation sd[m] over the unjudged documents' relevance (uncertainty from
+unjudged documents, topics fixed). AP, P@k, RBP and NumRelRet have exact
+moments (E[AP] as Carterette 2007's E[Q]/E[R]); the others are Monte Carlo
+over --mc-draws draws of relevance. As in `relimpute compare`, every qrels
+topic counts (a topic a run retrieves nothing for scores 0, as -c) and R
+counts the unjudged documents of every run.
+
 --baseline RUN tests every other run against RUN on every measure, over the
 topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
 (--test to choose), p-values adjusted across ALL runs and measures of a test
@@ -64,6 +75,7 @@ examples:
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
   relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
   relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
   relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
 
@@ -117,6 +129,15 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
+    expected = parser.add_argument_group("expected measures over probabilistic qrels")
+    add_estimate_argument(expected)
+    expected.add_argument(
+        "--mc-draws",
+        type=int,
+        default=4000,
+        metavar="N",
+        help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
+    )
     tests = parser.add_argument_group("topic-level tests against a baseline (topic sampling)")
     tests.add_argument(
         "--baseline",
@@ -150,7 +171,9 @@ def add_arguments(parser) -> None:
         metavar="B",
         help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
     )
-    tests.add_argument("--seed", type=int, default=None, help="seed of the randomization test")
+    tests.add_argument(
+        "--seed", type=int, default=None, help="seed of the randomization test and Monte Carlo"
+    )
     add_format_argument(parser, extra=("trec",))
 
 
@@ -165,6 +188,8 @@ def run(args) -> int:
         "condensed": args.condensed,
         "gain": args.gain,
     }
+    if args.estimate is not None:
+        return _expected(campaign, measures, args)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
     means = evaluate(campaign, measures, **options)
@@ -186,6 +211,46 @@ def run(args) -> int:
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["run"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
+    return 0
+
+
+def _expected(campaign, measures, args) -> int:
+    """E[m] and sd[m] per run under the probabilistic qrels of --estimate."""
+    from ..confidence import ConfidenceEngine
+    from ..errors import InputError
+    from ._estimate import load_estimate
+
+    for option, given in (
+        ("--baseline", args.baseline),
+        ("-q/--per-topic", args.per_topic),
+        ("--condensed", args.condensed),
+        ("--format trec", args.format == "trec"),
+        ("--gain exponential", args.gain != "linear"),
+    ):
+        if given:
+            raise InputError(f"--estimate cannot be combined with {option}")
+    if args.mc_draws < 2:
+        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
+    estimate = load_estimate(args.estimate, campaign)
+    frame = pd.DataFrame({"run": list(campaign.systems), "num_q": campaign.n_topics})
+    for measure in measures:
+        scores = (
+            ConfidenceEngine()
+            .confidence(
+                campaign, estimate, pairs=[], measure=str(measure), n_draws=args.mc_draws,
+                rng=args.seed,
+            )
+            .scores
+        )
+        scale = campaign.n_topics if measure.aggregate == "sum" else 1
+        frame[f"E[{measure}]"] = scores.e_map * scale
+        frame[f"sd[{measure}]"] = scores.sd_map * scale
+    print(
+        "relimpute evaluate: E[m] is the measure expected once every retrieved document is "
+        "judged; sd[m] is the uncertainty from unjudged documents only (topics fixed).",
+        file=sys.stderr,
+    )
+    emit(frame, args.format)
     return 0
 
 
