@@ -105,7 +105,7 @@ def test_markdown_and_latex_have_no_nan(files, capsys):
     assert out[:4] == [
         r"\begin{tabular}{lrrr}",
         r"\toprule",
-        r"run & num\_q & AP & NumRet \\",
+        r"system & num\_q & AP & NumRet \\",
         r"\midrule",
     ]
     assert out[-3:] == [r"r3 & 0 & -- & -- \\", r"\bottomrule", r"\end{tabular}"]

@@ -79,7 +79,7 @@ def test_cli_fit_then_evaluate_estimate_gives_expected_measures(files, capsys):
     capsys.readouterr()
     argv = ["evaluate", qrels, runs, "--estimate", est, "-m", "P@2", "-m", "NumRelRet", "-f", "tsv"]
     assert main(argv) == 0
-    frame = _tsv(capsys).set_index("run")
+    frame = _tsv(capsys).set_index("system")
     # r1: q1 top 2 = a (rel), b (0) -> 0.5; q2 = x (rel), v (p .25) -> 0.625
     assert frame.loc["r1", "E[P@2]"] == pytest.approx((0.5 + 0.625) / 2, rel=1e-5)  # tsv: 6 digits
     assert frame.loc["r1", "sd[P@2]"] == pytest.approx(np.sqrt(0.1875 / 4) / 2, rel=1e-5)  # tsv: 6 digits
@@ -96,7 +96,7 @@ def test_cli_evaluate_estimate_monte_carlo_measure_matches_the_engine(files, cap
     write_prob_qrels(estimate.to_frame(), est)
     argv = ["evaluate", qrels, runs, "--estimate", est, "-m", "nDCG@3", "--seed", "7", "-f", "tsv"]
     assert main(argv) == 0
-    frame = _tsv(capsys).set_index("run")
+    frame = _tsv(capsys).set_index("system")
     from relimpute.confidence import ConfidenceEngine
 
     oracle = ConfidenceEngine().monte_carlo(

@@ -173,7 +173,7 @@ def test_cli_baseline_prints_tests_and_says_which_uncertainty(files, capsys):
     out, err = capsys.readouterr()
     assert code == 0
     frame = pd.read_csv(StringIO(out), sep="\t")
-    assert set(frame["run"]) == {"good"} and len(frame) == 6  # 2 measures x 3 tests
+    assert set(frame["system"]) == {"good"} and len(frame) == 6  # 2 measures x 3 tests
     p3 = frame[(frame["measure"] == "P@3") & (frame["test"] == "randomization")].iloc[0]
     assert p3["mean_difference"] == pytest.approx(1.0)
     assert p3["pvalue"] == pytest.approx(2 / 2**8)  # exact, two-sided: no flip and all flipped

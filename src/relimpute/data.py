@@ -129,7 +129,7 @@ class Campaign:
         qrels: str | os.PathLike,
         runs: str | os.PathLike | Iterable[str | os.PathLike],
         *,
-        rel_threshold: int = 1,
+        rel_threshold: int | None = None,
         by_rank: bool = False,
         duplicates: str = "error",
     ) -> Campaign:
@@ -137,7 +137,12 @@ class Campaign:
 
         Every file is validated by :mod:`relimpute.io` (errors name the file and
         line); ``duplicates`` is the policy for both runs and qrels.
+        ``rel_threshold=None`` takes the collection's (``relimpute.toml`` beside
+        the qrels, :mod:`relimpute.collection_settings`), else 1.
         """
+        from .collection_settings import resolve_rel_threshold
+
+        rel_threshold, _ = resolve_rel_threshold(qrels, rel_threshold)
         qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
         return cls.from_frames(
             qrels_frame,

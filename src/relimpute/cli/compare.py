@@ -6,6 +6,7 @@ from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "compare"
 HELP = (
@@ -83,15 +84,6 @@ def _probability(text: str) -> float:
     return value
 
 
-def _level(text: str) -> float:
-    import argparse
-
-    value = _probability(text)
-    if value in (0.0, 1.0):
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {value}")
-    return value
-
-
 def _measure(text: str) -> str:
     """A measure name the confidence engine takes, canonical where the registry knows it."""
     import argparse
@@ -136,7 +128,7 @@ def add_arguments(parser) -> None:
         "--systems",
         nargs="+",
         metavar="RUN_NAME",
-        help="compare only these runs (names as in the run files; default: all)",
+        help="compare only these runs, by name (the run file's name; default: all)",
     )
     parser.add_argument(
         "--ratio",
@@ -145,14 +137,10 @@ def add_arguments(parser) -> None:
         help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
     )
     parser.add_argument(
-        "--depth", type=int, default=None, metavar="K", help="truncate every run at rank K"
+        "--depth", type=int, default=None, metavar="K",
+        help="truncate every run at rank K (default: full depth)",
     )
-    parser.add_argument(
-        "--level",
-        type=_level,
-        default=0.95,
-        help="confidence level of the intervals (default: %(default)s)",
-    )
+    add_confidence_argument(parser, "confidence level of the intervals", old=("--level",))
     parser.add_argument(
         "--mc-draws",
         type=int,
@@ -169,6 +157,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
+    add_quiet_argument(parser)
     add_format_argument(parser)
 
 
@@ -225,5 +214,5 @@ def run(args) -> int:
     if args.matrix:
         emit(result.matrix().reset_index(), args.format)
     else:
-        emit(result.to_frame(level=args.level), args.format)
+        emit(result.to_frame(level=args.confidence), args.format)
     return 0

@@ -13,15 +13,16 @@ from ..measures.significance import CORRECTIONS, TESTS
 from ._common import add_campaign_arguments, load_campaign
 from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "evaluate"
 HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
 _MEASURE_LIST = "\n".join(f"  {syntax:<18} {text}" for syntax, text in describe_measures())
 DESCRIPTION = f"""\
-Score every run against the qrels and print one row per run (columns: run,
-num_q = topics averaged over, then one column per measure, in the order
-given). With -q/--per-topic print one row per run and topic, followed by
+Score every run against the qrels and print one row per run (columns:
+system = the run's name, num_q = topics averaged over, then one column per
+measure, in the order given). With -q/--per-topic print one row per run and topic, followed by
 each run's "all" row (the mean), as trec_eval -q does.
 
 Runs are ordered as trec_eval orders them (score descending, ties by docno
@@ -158,11 +159,8 @@ def add_arguments(parser) -> None:
         help="multiple-testing correction across all runs and measures, per test "
         "(default: %(default)s)",
     )
-    tests.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="significance level of the adjusted p-values (default: %(default)s)",
+    add_confidence_argument(
+        tests, "'significant' when the adjusted p-value is below 1 - this (0.95: p < 0.05)"
     )
     tests.add_argument(
         "--permutations",
@@ -174,6 +172,7 @@ def add_arguments(parser) -> None:
     tests.add_argument(
         "--seed", type=int, default=None, help="seed of the randomization test and Monte Carlo"
     )
+    add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
 
@@ -193,14 +192,14 @@ def run(args) -> int:
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
     means = evaluate(campaign, measures, **options)
-    summary = _wide(means, ["system"], names).rename(columns={"system": "run"})
+    summary = _wide(means, ["system"], names)
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
     summary.insert(1, "num_q", kept.sum(axis=1).astype(int))
     if not args.per_topic and args.format != "trec":
         emit(_counts_as_integers(summary, measures), args.format)
         return 0
     topics = evaluate(campaign, measures, per_topic=True, **options)
-    table = _wide(topics, ["system", "query_id"], names).rename(columns={"system": "run"})
+    table = _wide(topics, ["system", "query_id"], names)
     if args.format == "trec":
         from ._trec import trec_eval_text
 
@@ -209,7 +208,7 @@ def run(args) -> int:
     summary = summary.drop(columns="num_q").assign(query_id="all")[table.columns]
     order = {name: i for i, name in enumerate(campaign.systems)}
     frame = pd.concat([table, summary], ignore_index=True)
-    frame = frame.iloc[np.argsort(frame["run"].map(order).to_numpy(), kind="stable")]
+    frame = frame.iloc[np.argsort(frame["system"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
     return 0
 
@@ -232,7 +231,7 @@ def _expected(campaign, measures, args) -> int:
     if args.mc_draws < 2:
         raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
     estimate = load_estimate(args.estimate, campaign)
-    frame = pd.DataFrame({"run": list(campaign.systems), "num_q": campaign.n_topics})
+    frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
     for measure in measures:
         scores = (
             ConfidenceEngine()
@@ -268,8 +267,6 @@ def _significance(campaign, measures, options, args) -> int:
         raise InputError("--baseline needs at least one other run to test")
     if args.format == "trec":
         raise InputError("--format trec has no layout for tests; use table, tsv, json, ...")
-    if not 0 < args.alpha < 1:
-        raise InputError(f"--alpha must lie strictly between 0 and 1, got {args.alpha}")
     if args.permutations < 1:
         raise InputError(f"--permutations must be positive, got {args.permutations}")
     topics = evaluate(campaign, measures, per_topic=True, **options)
@@ -278,14 +275,14 @@ def _significance(campaign, measures, options, args) -> int:
         args.baseline,
         tests=tuple(dict.fromkeys(args.tests or TESTS)),
         correction=args.correction,
-        alpha=args.alpha,
+        alpha=1.0 - args.confidence,
         permutations=args.permutations,
         rng=args.seed,
-    ).rename(columns={"system": "run"})
+    )
     print(
         f"relimpute evaluate: p-values carry topic-sampling uncertainty only (the qrels taken as "
         f"they are; unjudged documents scored as each measure scores them); {args.correction} "
-        f"correction across all {frame['run'].nunique()} runs x {len(measures)} measures of each "
+        f"correction across all {frame['system'].nunique()} runs x {len(measures)} measures of each "
         f"test. For the uncertainty from unjudged documents use `relimpute compare`.",
         file=sys.stderr,
     )

@@ -9,6 +9,7 @@ import pandas as pd
 from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign
 from ._format import add_format_argument, emit
+from ._vocabulary import add_quiet_argument
 
 COMMAND = "fit"
 HELP = "fit a relevance model (fusion by default; rtc, bayes, ...) to partial qrels and runs; write probabilistic qrels"
@@ -44,6 +45,7 @@ def add_arguments(parser) -> None:
         "--output", "-o", required=True, help="where to write the probabilistic qrels"
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the model's randomness")
+    add_quiet_argument(parser)
     add_format_argument(parser)
 
 
