@@ -113,3 +113,17 @@ def test_quiet_option_reaches_the_bars(files, monkeypatch, capsys):
     assert main([*argv, str(est), "-m", "nDCG@2", "--mc-draws", "10", "--quiet"]) == 0
     assert main([*argv, str(est), "-m", "nDCG@2", "--mc-draws", "10"]) == 0
     assert states == [True, False]
+
+
+def test_matrix_numbers_its_columns_in_readable_formats(files, capsys):
+    base = ["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5", "--matrix"]
+    assert main(base) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].split() == ["system", "1", "2"]
+    assert lines[1].split()[:3] == ["1", "r1", "-"] and lines[2].split()[:2] == ["2", "r2"]
+    assert "full names" in err
+    assert main([*base, "-f", "tsv"]) == 0  # full names and digits for scripts
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")
+    assert list(frame.columns) == ["r1", "r2"]
+    assert frame.loc["r1", "r2"] + frame.loc["r2", "r1"] == pytest.approx(1.0)

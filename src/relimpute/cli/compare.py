@@ -20,7 +20,10 @@ its mean (e_delta_map), standard deviation (sd_delta_map), the confidence
 p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
 and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
 1 - p_a_better. With --matrix print instead the S x S table of
-P(row run beats column run).
+P(row run beats column run); in the table, markdown and latex formats the
+columns are numbered as the rows and the values have two decimals, so 37
+runs fit (the table wraps to the terminal); tsv and json keep full names
+and all digits.
 
 Relevance model: judged documents keep their labels (grade >= --rel-threshold
 is relevant). By default the relevance of every unjudged document is
@@ -212,7 +215,36 @@ def run(args) -> int:
         rng=args.seed,
     )
     if args.matrix:
-        emit(result.matrix().reset_index(), args.format)
+        _emit_matrix(result.matrix(), args.format)
     else:
         emit(result.to_frame(level=args.confidence), args.format)
     return 0
+
+
+def _emit_matrix(matrix, fmt: str) -> None:
+    """P(row beats column): numbered columns and two decimals where people read it."""
+    import shutil
+    import sys
+
+    from ._format import FORMATTERS
+
+    if fmt in ("tsv", "json"):
+        emit(matrix.reset_index(), fmt)
+        return
+    numbers = [str(i) for i in range(1, len(matrix) + 1)]
+    cells = matrix.map(lambda p: "-" if p != p else f"{p:.2f}")  # NaN: the diagonal
+    cells.columns = numbers
+    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, matrix.index)]
+    width = max(map(len, labels))
+    cells.insert(0, "system", [label.ljust(width) for label in labels])
+    if fmt == "table":
+        columns = shutil.get_terminal_size((120, 24)).columns
+        text = cells.to_string(index=False, justify="left", line_width=columns)
+    else:
+        text = FORMATTERS[fmt](cells)
+    sys.stdout.write(text.rstrip("\n") + "\n")
+    print(
+        "relimpute compare: columns are numbered as the rows; --format tsv or json prints "
+        "full names and all digits",
+        file=sys.stderr,
+    )
