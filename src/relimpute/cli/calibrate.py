@@ -95,6 +95,7 @@ def run(args) -> int:
         jobs=args.jobs,
         progress=not args.quiet,
     )
+    study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)
     report.write(args.output, study=study)
     print(report.terminal_summary())
