@@ -16,7 +16,7 @@ def add_campaign_arguments(
         "qrels",
         metavar="QRELS",
         nargs=None if qrels_required else "?",
-        help="qrels file (qid iter docno rel), plain or .gz",
+        help="qrels file (qid iter docno rel), plain or .gz, or irds:DATASET_ID (ir_datasets)",
     )
     parser.add_argument(
         "runs",
