@@ -20,12 +20,8 @@ MEASURES = ["AP", "P@2", "nDCG@3", "RR"]
 
 
 @pytest.fixture
-def files(tmp_path):
-    (tmp_path / "qrels.txt").write_text(QRELS)
-    (tmp_path / "runs").mkdir()
-    for name, text in RUNS.items():
-        (tmp_path / "runs" / name).write_text(text)
-    return tmp_path
+def files(write_collection):
+    return write_collection(QRELS, RUNS)
 
 
 @pytest.fixture

@@ -17,12 +17,8 @@ RUNS = {"r1": "1 Q0 a 1 3 r1\n1 Q0 b 2 2 r1\n", "r2": "1 Q0 b 1 3 r2\n1 Q0 c 2 2
 
 
 @pytest.fixture
-def files(tmp_path):
-    (tmp_path / "qrels.txt").write_text(QRELS)
-    (tmp_path / "runs").mkdir()
-    for name, text in RUNS.items():
-        (tmp_path / "runs" / name).write_text(text)
-    return tmp_path
+def files(write_collection):
+    return write_collection(QRELS, RUNS)
 
 
 def _p_at_1(capsys) -> pd.Series:

@@ -44,31 +44,23 @@ def _nested_frame(nested: Mapping, value: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
 
 
+def _as_frame(value, ranx_kind: str, column: str, what: str) -> pd.DataFrame:
+    """A DataFrame as it is; a ranx object or ``{query_id: {doc_id: number}}`` as a frame."""
+    if isinstance(value, pd.DataFrame):
+        return value
+    if _is_ranx(value, ranx_kind):
+        return _nested_frame(value.to_dict(), column)
+    if isinstance(value, Mapping):
+        return _nested_frame(value, column)
+    raise TypeError(
+        f"{what} must be a DataFrame, a {{query_id: {{doc_id: {column}}}}} dict or a "
+        f"ranx.{ranx_kind}, got {type(value).__name__}"
+    )
+
+
 def as_qrels_frame(qrels) -> pd.DataFrame:
     """Qrels as a ``query_id, doc_id, relevance`` frame (a DataFrame passes through)."""
-    if isinstance(qrels, pd.DataFrame):
-        return qrels
-    if _is_ranx(qrels, "Qrels"):
-        return _nested_frame(qrels.to_dict(), "relevance")
-    if isinstance(qrels, Mapping):
-        return _nested_frame(qrels, "relevance")
-    raise TypeError(
-        f"qrels must be a DataFrame, a {{query_id: {{doc_id: relevance}}}} dict or a ranx.Qrels, "
-        f"got {type(qrels).__name__}"
-    )
-
-
-def _run_frame(name: str, run) -> pd.DataFrame:
-    if isinstance(run, pd.DataFrame):
-        return run
-    if _is_ranx(run, "Run"):
-        return _nested_frame(run.to_dict(), "score")
-    if isinstance(run, Mapping):
-        return _nested_frame(run, "score")
-    raise TypeError(
-        f"run {name!r} must be a DataFrame, a {{query_id: {{doc_id: score}}}} dict or a ranx.Run, "
-        f"got {type(run).__name__}"
-    )
+    return _as_frame(qrels, "Qrels", "relevance", "qrels")
 
 
 def as_run_frames(runs) -> dict[str, pd.DataFrame]:
@@ -95,7 +87,7 @@ def as_run_frames(runs) -> dict[str, pd.DataFrame]:
                 f"run {name!r} is not {{query_id: {{doc_id: score}}}}: for one run in "
                 "pytrec_eval form, name it: {'name': run}"
             )
-    return {str(name): _run_frame(str(name), run) for name, run in runs.items()}
+    return {str(n): _as_frame(run, "Run", "score", f"run {n!r}") for n, run in runs.items()}
 
 
 def split_stacked_runs(frame: pd.DataFrame, run_column: str | None = None) -> dict[str, pd.DataFrame]:
