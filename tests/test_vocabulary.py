@@ -123,3 +123,9 @@ def test_matrix_numbers_its_columns_in_readable_formats(files, capsys):
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")
     assert list(frame.columns) == ["r1", "r2"]
     assert frame.loc["r1", "r2"] + frame.loc["r2", "r1"] == pytest.approx(1.0)
+
+
+def test_compare_says_which_uncertainty_it_carries(files, capsys):
+    assert main(["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "relevance of unjudged documents" in err and "evaluate --baseline" in err

@@ -19,7 +19,10 @@ every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
 its mean (e_delta_map), standard deviation (sd_delta_map), the confidence
 p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
 and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
-1 - p_a_better. With --matrix print instead the S x S table of
+1 - p_a_better. This uncertainty is the relevance of unjudged documents,
+with the topics fixed; whether a run would also win on other topics (topic
+sampling) is what `relimpute evaluate --baseline RUN` tests. With --matrix
+print instead the S x S table of
 P(row run beats column run); in the table, markdown and latex formats the
 columns are numbered as the rows and the values have two decimals, so 37
 runs fit (the table wraps to the terminal); tsv and json keep full names
@@ -213,6 +216,13 @@ def run(args) -> int:
         method="normal" if args.normal else "auto",
         n_draws=args.mc_draws,
         rng=args.seed,
+    )
+    import sys
+
+    print(
+        "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
+        "these topics; for topic sampling (other topics) use `relimpute evaluate --baseline RUN`",
+        file=sys.stderr,
     )
     if args.matrix:
         _emit_matrix(result.matrix(), args.format)
