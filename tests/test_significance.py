@@ -184,3 +184,11 @@ def test_cli_baseline_bad_input(files, capsys):
     code = main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--baseline", "x"])
     assert code == 2
     assert "--baseline 'x' is not a run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method, ours", [("holm", holm), ("fdr_bh", benjamini_hochberg)])
+def test_corrections_equal_statsmodels_multipletests(method, ours):
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    for p in _random_pvalue_sets(5):
+        oracle = multitest.multipletests(p, method=method)[1]
+        np.testing.assert_allclose(ours(p), oracle, rtol=1e-12, atol=0)
