@@ -184,6 +184,9 @@ def test_cli_baseline_bad_input(files, capsys):
     code = main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--baseline", "x"])
     assert code == 2
     assert "--baseline 'x' is not a run" in capsys.readouterr().err
+    assert main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--baseline", "bad",
+                 "-q"]) == 2  # fmt: skip
+    assert "drop -q" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("method, ours", [("holm", holm), ("fdr_bh", benjamini_hochberg)])

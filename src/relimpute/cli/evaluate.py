@@ -267,6 +267,8 @@ def _significance(campaign, measures, options, args) -> int:
         raise InputError("--baseline needs at least one other run to test")
     if args.format == "trec":
         raise InputError("--format trec has no layout for tests; use table, tsv, json, ...")
+    if args.per_topic:
+        raise InputError("--baseline prints one row per run, measure and test; drop -q")
     if args.permutations < 1:
         raise InputError(f"--permutations must be positive, got {args.permutations}")
     topics = evaluate(campaign, measures, per_topic=True, **options)
