@@ -38,3 +38,17 @@ def dl19(dl19_dir):
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20070723)
+
+
+@pytest.fixture
+def write_collection(tmp_path):
+    """``write_collection(qrels_text, {name: run_text})``: ``qrels.txt`` and ``runs/`` in tmp_path."""
+
+    def write(qrels: str, runs: dict[str, str]) -> Path:
+        (tmp_path / "qrels.txt").write_text(qrels)
+        (tmp_path / "runs").mkdir(exist_ok=True)
+        for name, text in runs.items():
+            (tmp_path / "runs" / name).write_text(text)
+        return tmp_path
+
+    return write

@@ -29,9 +29,9 @@ def small_dir(dl19, dl19_dir, tmp_path_factory):
 def test_calibrate_writes_report(small_dir, tmp_path, capsys):
     out = tmp_path / "report"
     code = main([
-        "calibrate", "--runs", str(small_dir / "runs"), "--qrels", str(small_dir / "qrels.txt"),
+        "calibrate", str(small_dir / "qrels.txt"), str(small_dir / "runs"), "--rel-threshold", "2",
         "--trials", "2", "--k", "3", "--c", "2", "--strategies", "mtc,ip", "--seed", "4",
-        "--one-per-group", str(small_dir / "groups.tsv"), "--depth", "50", "--no-progress",
+        "--one-per-group", str(small_dir / "groups.tsv"), "--depth", "50", "--quiet",
         "-o", str(out),
     ])
     assert code == 0
@@ -49,10 +49,17 @@ def test_calibrate_writes_report(small_dir, tmp_path, capsys):
 def test_calibrate_rejects_bad_settings(small_dir, tmp_path, capsys):
     base = ["calibrate", "--runs", str(small_dir / "runs"), "--qrels", str(small_dir / "qrels.txt"),
             "-o", str(tmp_path / "x"), "--no-progress"]
-    assert main(base + ["--k", "9"]) == 2
-    assert "exceeds" in capsys.readouterr().err
+    assert main(base + ["--k", "9"]) == 2  # the old spelling still works, with notes
+    err = capsys.readouterr().err
+    assert "exceeds" in err and "--qrels is deprecated; use positional QRELS" in err
+    assert "--no-progress is deprecated; use --quiet" in err
     assert main(base + ["--strategies", "ip"]) == 2
     assert "budget" in capsys.readouterr().err
     assert main(base + ["--strategies", "nope"]) == 2
     assert "unknown strategy" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_calibrate_needs_qrels_and_runs(tmp_path, capsys):
+    assert main(["calibrate", "-o", str(tmp_path / "x")]) == 2
+    assert "relimpute calibrate QRELS RUN..." in capsys.readouterr().err

@@ -8,7 +8,7 @@ from relimpute.cli import main
 
 
 def test_demo_runs_without_data_and_reports_each_model(capsys):
-    code = main(["demo", "--systems", "6", "--topics", "8", "--models", "nonrelevant,uniform", "-f", "json"])
+    code = main(["demo", "--n-systems", "6", "--topics", "8", "--models", "nonrelevant,uniform", "-f", "json"])
     out = capsys.readouterr()
     assert code == 0
     rows = {r["model"]: r for r in json.loads(out.out)}

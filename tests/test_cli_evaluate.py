@@ -50,7 +50,7 @@ def test_summary_table_has_one_row_per_run(files, capsys):
     out, err = capsys.readouterr()
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["run", "num_q", "AP", "P@2"]
+    assert lines[0].split() == ["system", "num_q", "AP", "P@2"]
     # r1: x, a tie -> x first; AP topic 1 = (1/2 + 2/3)/2, topic 2 = 0; r2 skips topic 2
     assert lines[1].split() == ["r1", "2", f"{(1 / 2 + 2 / 3) / 4:.4f}", "0.2500"]
     assert lines[2].split() == ["r2", "1", "1.0000", "1.0000"]
@@ -59,7 +59,7 @@ def test_summary_table_has_one_row_per_run(files, capsys):
 
 def test_complete_and_condensed_change_the_scores(files, capsys):
     main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-m", "AP", "-c", "-f", "tsv"])
-    frame = _tsv(capsys).set_index("run")
+    frame = _tsv(capsys).set_index("system")
     assert frame.loc["r2", "AP"] == 0.5 and frame.loc["r2", "num_q"] == 2
     main(
         [
@@ -73,7 +73,7 @@ def test_complete_and_condensed_change_the_scores(files, capsys):
             "tsv",
         ]
     )
-    frame = _tsv(capsys).set_index("run")
+    frame = _tsv(capsys).set_index("system")
     assert frame.loc["r1", "AP"] == pytest.approx(0.5)  # topic 1: a, c -> AP 1; topic 2: 0
 
 
@@ -81,15 +81,15 @@ def test_per_topic_rows_end_with_each_runs_all_row(files, capsys):
     code = main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-q", "-f", "tsv"])
     frame = _tsv(capsys)
     assert code == 0
-    assert list(frame.columns) == ["run", "query_id", "AP", "P@10", "nDCG@10", "Rprec", "Judged@10"]
-    assert list(zip(frame["run"], frame["query_id"])) == [
+    assert list(frame.columns) == ["system", "query_id", "AP", "P@10", "nDCG@10", "Rprec", "Judged@10"]
+    assert list(zip(frame["system"], frame["query_id"])) == [
         ("r1", "1"),
         ("r1", "2"),
         ("r1", "all"),
         ("r2", "1"),
         ("r2", "all"),
     ]
-    r1 = frame[frame["run"] == "r1"]
+    r1 = frame[frame["system"] == "r1"]
     assert r1["AP"].iloc[2] == pytest.approx(r1["AP"].iloc[:2].mean(), abs=1e-6)  # tsv: 6 digits
 
 
@@ -111,9 +111,9 @@ def test_every_format(files, capsys, fmt):
     assert code == 0
     if fmt == "json":
         rows = json.loads(out)
-        assert [r["run"] for r in rows] == ["r1", "r2"] and rows[1]["AP"] == 1.0
+        assert [r["system"] for r in rows] == ["r1", "r2"] and rows[1]["AP"] == 1.0
     elif fmt == "markdown":
-        assert out.splitlines()[0] == "| run | num_q | AP |"
+        assert out.splitlines()[0] == "| system | num_q | AP |"
         assert "| r2 | 1 | 1.0000 |" in out
     elif fmt == "tsv":
         assert out.splitlines()[2] == "r2\t1\t1"
@@ -196,7 +196,7 @@ def test_dl19_official_map(dl19_dir, capsys):
             "tsv",
         ]
     )
-    frame = _tsv(capsys).set_index("run")
+    frame = _tsv(capsys).set_index("system")
     stats = pd.read_csv(dl19_dir / "run_stats.tsv", sep="\t").set_index("run")
     assert code == 0
     for name in frame.index:

@@ -105,7 +105,7 @@ def test_markdown_and_latex_have_no_nan(files, capsys):
     assert out[:4] == [
         r"\begin{tabular}{lrrr}",
         r"\toprule",
-        r"run & num\_q & AP & NumRet \\",
+        r"system & num\_q & AP & NumRet \\",
         r"\midrule",
     ]
     assert out[-3:] == [r"r3 & 0 & -- & -- \\", r"\bottomrule", r"\end{tabular}"]
@@ -116,7 +116,7 @@ def test_compare_matrix_markdown_has_no_nan(files, capsys):
     argv = ["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5"]
     assert main([*argv, "--matrix", "-f", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert "nan" not in out and "| r1 | - |" in out
+    assert "nan" not in out and "| 1 r1 | - |" in out  # columns numbered as the rows
 
 
 def test_latex_escapes_text():

@@ -9,8 +9,8 @@ STRATEGIES=mtc,rtc,mtc+fusion,fusion-mc
 for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8-adhoc:1; do
   name=${spec%%:*}; rest=${spec#*:}; folder=${rest%%:*}; threshold=${rest#*:}
   D=../shared/data/$folder
-  relimpute calibrate --runs "$D/runs" --qrels "$D/qrels.txt" --rel-threshold "$threshold" \
+  relimpute calibrate "$D/qrels.txt" "$D/runs" --rel-threshold "$threshold" \
     --k 10 --c 2 --one-per-group "$D/groups.tsv" --depth 100 --seed 2007 --jobs 2 \
-    --trials 200 --strategies "$STRATEGIES" --no-progress -o "$OUT/$name"
+    --trials 200 --strategies "$STRATEGIES" --quiet -o "$OUT/$name"
 done
 python "$OUT/cross_collection.py"

@@ -129,7 +129,7 @@ class Campaign:
         qrels: str | os.PathLike,
         runs: str | os.PathLike | Iterable[str | os.PathLike],
         *,
-        rel_threshold: int = 1,
+        rel_threshold: int | None = None,
         by_rank: bool = False,
         duplicates: str = "error",
     ) -> Campaign:
@@ -137,7 +137,17 @@ class Campaign:
 
         Every file is validated by :mod:`relimpute.io` (errors name the file and
         line); ``duplicates`` is the policy for both runs and qrels.
+        ``rel_threshold=None`` takes the collection's (``relimpute.toml`` beside
+        the qrels, :mod:`relimpute.collection_settings`), else 1. ``qrels`` may
+        be ``"irds:<dataset id>"``: the qrels of an ir_datasets dataset
+        (:func:`relimpute.adapters.ir_datasets_qrels`).
         """
+        from .adapters import IR_DATASETS_PREFIX, ir_datasets_qrels
+        from .collection_settings import resolve_rel_threshold
+
+        rel_threshold, _ = resolve_rel_threshold(qrels, rel_threshold)
+        if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
+            qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
         qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
         return cls.from_frames(
             qrels_frame,
@@ -157,15 +167,21 @@ class Campaign:
         by_rank: bool = False,
         validate: bool = True,
     ) -> Campaign:
-        """Align qrels and runs given as ir_measures-style DataFrames.
+        """Align qrels and runs given as ir_measures-style DataFrames (or what people hold).
 
         ``qrels`` has ``query_id, doc_id, relevance``; each run has ``query_id,
-        doc_id, score`` (and ``rank`` when ``by_rank``). With ``validate`` (the
+        doc_id, score`` (and ``rank`` when ``by_rank``). Also accepted
+        (:mod:`relimpute.adapters`): pytrec_eval-style dicts and ranx ``Qrels``
+        / ``Run`` objects, and one stacked run DataFrame with a ``run`` (or
+        ``system``) column. With ``validate`` (the
         default) the frames go through :func:`~relimpute.io.read_qrels` and
         :func:`~relimpute.io.read_run` first (column aliases, numbers,
         duplicates); pass ``validate=False`` only for frames those readers
         returned.
         """
+        from .adapters import as_qrels_frame, as_run_frames
+
+        qrels, runs = as_qrels_frame(qrels), as_run_frames(runs)
         if not runs:
             raise ValueError("a campaign needs at least one run")
         if validate:

@@ -592,21 +592,43 @@ def read_qrels(
     return _table({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
 
 
+def _without_header(data: bytes, names: tuple[str, ...], source: str) -> tuple[bytes, int]:
+    """``data`` without a first line that names the columns, and how many lines were dropped."""
+    first, _, rest = data.partition(b"\n")
+    fields = [f.decode("utf-8", "replace").lower() for f in first.split()]
+    if [COLUMN_ALIASES.get(f, f) for f in fields] != list(names):
+        return data, 0
+    if not rest.strip():
+        raise InputError("no rows after the header line", source)
+    return rest, 1
+
+
 def read_prob_qrels(
     source: str | os.PathLike | pd.DataFrame,
     *,
     duplicates: str = "error",
     columns: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Read probabilistic qrels (``qid docno p`` lines, or a DataFrame).
+    """Read probabilistic qrels (the format :func:`write_prob_qrels` writes, or a DataFrame).
 
+    A file has three fields per line, query id, document id and probability,
+    separated by tabs or spaces, under an optional header line naming them
+    (``query_id doc_id probability``, or aliases such as ``qid docno p``).
     Probabilities must be finite and within [0, 1]; ``duplicates`` as for
     :func:`read_qrels`.
     """
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    name, query, doc, values, lines = _id_value_columns(
-        source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns
-    )
+    if isinstance(source, (str, os.PathLike)):
+        name = str(source)
+        data, skipped = _without_header(_read_bytes(source), PROB_QRELS_COLUMNS, name)
+        (query, doc, values), lines = _parse_fields(
+            data, 3, [0, 1, 2], name, "query_id doc_id probability"
+        )
+        lines = lines + skipped
+    else:
+        name, query, doc, values, lines = _id_value_columns(
+            source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns
+        )
     probability = _to_float(values, "probability", name, lines)
     outside = (probability < 0) | (probability > 1)
     if outside.any():
@@ -686,12 +708,15 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute"
 
 
 def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write probabilistic qrels as ``qid docno p`` lines (p round-trips exactly)."""
+    """Write probabilistic qrels: a ``query_id<TAB>doc_id<TAB>probability`` header, then
+    one tab-separated line per document (p written with ``repr``, so it round-trips exactly)."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
     atomic_write_text(
         path,
-        _lines(
-            "{} {} {!r}\n",
+        "\t".join(PROB_QRELS_COLUMNS)
+        + "\n"
+        + _lines(
+            "{}\t{}\t{!r}\n",
             _writable_ids(frame, "query_id"),
             _writable_ids(frame, "doc_id"),
             _finite(frame, "probability"),

@@ -193,3 +193,23 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return 0.0
     return float(kendalltau(a, b).statistic)
+
+
+def wilson_interval(
+    successes: np.ndarray, n: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion (Wilson 1927), per entry; NaN where n = 0.
+
+    Centre (k + z²/2) / (n + z²), half-width z √(k(n − k)/n + z²/4) / (n + z²),
+    as :meth:`scipy.stats.binomtest(...).proportion_ci(method="wilson")`.
+    """
+    from scipy.stats import norm
+
+    k = np.asarray(successes, dtype=float)
+    size = np.asarray(n, dtype=float)
+    z = norm.ppf(0.5 + level / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (k + z**2 / 2) / (size + z**2)
+        half = z * np.sqrt(k * (size - k) / size + z**2 / 4) / (size + z**2)
+    empty = size == 0
+    return np.where(empty, np.nan, centre - half), np.where(empty, np.nan, centre + half)

@@ -315,6 +315,17 @@ class CalibrationReport:
     def __str__(self) -> str:
         return self.terminal_summary()
 
+    def _title(self) -> str:
+        """Names the study: collection (when known), trials, runs per trial, depth, threshold."""
+        c = self.config
+        depth = f"depth {c['depth']}" if c.get("depth") else "full depth"
+        where = f"{c['collection']}: " if c.get("collection") else ""
+        return (
+            f"{where}reliability of P(A beats B) — {c.get('n_trials', '?')} trials of "
+            f"{c.get('k', '?')} runs ({c.get('c', '?')} initial), {depth}, "
+            f"relevant grade >= {c.get('rel_threshold', '?')}"
+        )
+
     # ---------------------------------------------------------------- files
 
     def write(self, directory: str | os.PathLike, study: CalibrationStudy | None = None) -> list[Path]:
@@ -358,7 +369,9 @@ class CalibrationReport:
         put("report.json", json.dumps(document, indent=2, default=_json_default) + "\n")
         for ext in ("png", "svg"):
             path = out / f"reliability.{ext}"
-            reliability_diagram(self.bins["raw"], path, capped=self.bins["capped"], cap=self.cap)
+            reliability_diagram(
+                self.bins["raw"], path, capped=self.bins["capped"], cap=self.cap, title=self._title()
+            )
             written.append(path)
         return written
 

@@ -444,10 +444,12 @@ def run_study(
     jobs
         Parallel workers (joblib; -1 = all cores). Results do not depend on it.
     progress
-        Show a tqdm progress bar over trials.
+        Show a progress bar over trials (on a terminal; :func:`relimpute.progress.quiet`).
     """
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+
+    from ..progress import progress as progress_bar
+    from ..progress import quiet
 
     if not 0.5 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0.5, 1], got {alpha}")
@@ -462,9 +464,9 @@ def run_study(
     )
     results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
     pairs, trials = [], []
-    for pair_frame, trial_frame in tqdm(
-        results, total=n_trials, desc="calibration trials", disable=not progress
-    ):
+    with quiet(not progress):
+        bar = progress_bar(results, total=n_trials, desc="calibration trials")
+    for pair_frame, trial_frame in bar:
         pairs.append(pair_frame)
         trials.append(trial_frame)
     config = {

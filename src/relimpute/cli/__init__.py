@@ -109,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    from ..progress import quiet
+
     try:
-        return int(args._run(args) or 0)
+        with quiet(getattr(args, "quiet", False)):
+            return int(args._run(args) or 0)
     except InputError as exc:
         print(f"relimpute {args.command}: error: {exc}", file=sys.stderr)
         return 2

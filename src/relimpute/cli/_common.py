@@ -9,10 +9,15 @@ import warnings
 from ..relevance.settings import DEFAULT_MODEL
 
 
-def add_campaign_arguments(parser, *, runs_required: bool = True) -> None:
+def add_campaign_arguments(
+    parser, *, runs_required: bool = True, qrels_required: bool = True
+) -> None:
     """QRELS, RUN..., --rel-threshold, --by-rank and --duplicates."""
     parser.add_argument(
-        "qrels", metavar="QRELS", help="qrels file (qid iter docno rel), plain or .gz"
+        "qrels",
+        metavar="QRELS",
+        nargs=None if qrels_required else "?",
+        help="qrels file (qid iter docno rel), plain or .gz, or irds:DATASET_ID (ir_datasets)",
     )
     parser.add_argument(
         "runs",
@@ -23,9 +28,10 @@ def add_campaign_arguments(parser, *, runs_required: bool = True) -> None:
     parser.add_argument(
         "--rel-threshold",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
-        help="lowest grade counted relevant (default: %(default)s; 2 for TREC DL)",
+        help="lowest grade counted relevant (default: rel_threshold in a relimpute.toml beside "
+        "QRELS, else 1; TREC DL uses 2)",
     )
     parser.add_argument(
         "--by-rank", action="store_true", help="order runs by their rank column instead of score"
@@ -70,6 +76,7 @@ def load_campaign(args, command: str):
         )
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
+    note_rel_threshold(args, command)
     return campaign
 
 
@@ -110,3 +117,12 @@ def integer_at_least(minimum: int):
 
 positive_int = integer_at_least(1)
 seed_int = integer_at_least(0)
+
+
+def note_rel_threshold(args, command: str) -> None:
+    """Say on stderr when the threshold came from the collection's settings file."""
+    from ..collection_settings import resolve_rel_threshold
+
+    threshold, source = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    if source is not None:
+        print(f"relimpute {command}: note: rel_threshold {threshold} from {source}", file=sys.stderr)

@@ -29,20 +29,20 @@ def _value(value: float, count: bool) -> str:
 def trec_eval_text(summary: pd.DataFrame, topics: pd.DataFrame | None, measures) -> str:
     """The trec_eval layout of ``evaluate``'s wide tables.
 
-    ``summary`` has ``run, num_q`` and one column per measure; ``topics``
-    (or None without -q) ``run, query_id`` and the same measure columns.
+    ``summary`` has ``system, num_q`` and one column per measure; ``topics``
+    (or None without -q) ``system, query_id`` and the same measure columns.
     """
     names = [m.trec_eval_name() or str(m) for m in measures]
     counts = [m.aggregate == "sum" for m in measures]
     columns = [str(m) for m in measures]
-    by_run = {} if topics is None else dict(tuple(topics.groupby("run", sort=False)))
+    by_run = {} if topics is None else dict(tuple(topics.groupby("system", sort=False)))
     lines = []
     for row in summary.to_dict("records"):
-        rows = by_run.get(row["run"])
+        rows = by_run.get(row["system"])
         for topic in [] if rows is None else rows.to_dict("records"):
             for name, column, count in zip(names, columns, counts):
                 lines.append(_line(name, topic["query_id"], _value(topic[column], count)))
-        lines.append(_line("runid", "all", row["run"]))
+        lines.append(_line("runid", "all", row["system"]))
         lines.append(_line("num_q", "all", int(row["num_q"])))
         for name, column, count in zip(names, columns, counts):
             lines.append(_line(name, "all", _value(row[column], count)))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
+
+from ._common import add_campaign_arguments, load_campaign
+from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
 COMMAND = "calibrate"
 HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired tests"
@@ -25,29 +27,39 @@ fusion model, confidence by Monte Carlo over its posterior draws), ip
 (incremental pooling, as many judgments as mtc), or any SELECTOR+MODEL pair such
 as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
+QRELS are the full qrels (the oracle and the truth). The old spelling
+--runs RUN... --qrels QRELS still works, with a note.
+
 example:
-  relimpute calibrate --runs DL19/runs --qrels DL19/qrels.txt --trials 200 \\
+  relimpute calibrate DL19/qrels.txt DL19/runs --rel-threshold 2 --trials 200 \\
       --k 10 --c 2 --strategies mtc,rtc,fusion-mc --one-per-group DL19/groups.tsv -o out/
 """
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--runs", required=True, nargs="+", help="run files or a directory of runs")
-    parser.add_argument("--qrels", required=True, help="the full qrels (the oracle and the truth)")
+    add_campaign_arguments(parser, runs_required=False, qrels_required=False)
+    add_deprecated(parser, "--runs", "positional RUN...", "old_runs", nargs="+")
+    add_deprecated(parser, "--qrels", "positional QRELS", "old_qrels")
     parser.add_argument("--trials", type=int, default=100, help="number of trials (default 100)")
     parser.add_argument("--k", type=int, default=10, help="runs per trial (default 10)")
     parser.add_argument("--c", type=int, default=2, help="initial runs per trial (default 2)")
     parser.add_argument(
         "--strategies", default="mtc,rtc,fusion-mc", help="comma-separated strategies (default %(default)s)"
     )
-    parser.add_argument("--alpha", type=float, default=0.95, help="target confidence (default 0.95)")
-    parser.add_argument("--depth", type=int, default=100, help="truncate runs at this rank (default 100; 0 = full)")
-    parser.add_argument("--rel-threshold", type=int, default=2, help="minimum relevant grade (default 2)")
+    add_confidence_argument(parser, "judge each trial until this confidence", old=("--alpha",))
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=100,
+        metavar="K",
+        help="truncate every run at rank K (default 100, the paper's setup; 0 = full depth)",
+    )
     parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
     parser.add_argument("--cap", type=float, default=0.95, help="confidence cap of the capped tables (default 0.95)")
     parser.add_argument("--seed", type=int, default=None, help="study seed (trials are reproducible from it)")
     parser.add_argument("--jobs", type=int, default=1, help="parallel workers (-1 = all cores)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_quiet_argument(parser)
+    add_deprecated(parser, "--no-progress", "--quiet", "quiet", nargs=0)
     parser.add_argument("-o", "--output", required=True, help="output folder for the report")
 
 
@@ -56,19 +68,19 @@ def run(args) -> int:
     from ..calibration import CalibrationReport, read_groups, run_study
     from ..calibration.strategies import resolve_strategies
     from ..calibration.trials import trial_specs
-    from ..data import Campaign
+    from ..errors import InputError
 
+    _old_spelling(args)
+    if args.qrels is None or not args.runs:
+        raise InputError("give the qrels and the runs: relimpute calibrate QRELS RUN... -o OUT")
     check_output_path(args.output, directory=True)  # before the study, not after it
-    runs = args.runs[0] if len(args.runs) == 1 else args.runs
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # topic-policy notes; kept in campaign.notes
-        campaign = Campaign.from_files(args.qrels, runs, rel_threshold=args.rel_threshold)
+    campaign = load_campaign(args, COMMAND)
     groups = read_groups(args.one_per_group) if args.one_per_group else None
     try:  # check the study's settings before any work
         resolve_strategies(args.strategies)
         trial_specs(campaign.systems, max(args.trials, 1), args.k, args.c, args.seed, groups)
-        if args.trials < 1 or not 0.5 < args.alpha <= 1.0:
-            raise ValueError("need --trials >= 1 and 0.5 < --alpha <= 1")
+        if args.trials < 1 or not 0.5 < args.confidence < 1.0:
+            raise ValueError("need --trials >= 1 and 0.5 < --confidence < 1")
     except (KeyError, ValueError) as exc:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
@@ -78,15 +90,26 @@ def run(args) -> int:
         n_trials=args.trials,
         k=args.k,
         c=args.c,
-        alpha=args.alpha,
+        alpha=args.confidence,
         depth=args.depth or None,
         groups=groups,
         seed=args.seed,
         jobs=args.jobs,
-        progress=not args.no_progress,
+        progress=not args.quiet,
     )
+    study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)
     report.write(args.output, study=study)
     print(report.terminal_summary())
     print(f"\nreport written to {Path(args.output) / 'report.md'}")
     return 0
+
+
+def _old_spelling(args) -> None:
+    """Fold the deprecated --qrels/--runs into the positional QRELS RUN..."""
+    old_qrels, old_runs = getattr(args, "old_qrels", None), getattr(args, "old_runs", None)
+    if old_qrels is not None:  # every positional is then a run
+        args.runs = [*([args.qrels] if args.qrels is not None else []), *args.runs]
+        args.qrels = old_qrels
+    if old_runs is not None:
+        args.runs = [*old_runs, *args.runs]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
+from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "compare"
 HELP = (
@@ -17,8 +19,14 @@ every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
 its mean (e_delta_map), standard deviation (sd_delta_map), the confidence
 p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
 and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
-1 - p_a_better. With --matrix print instead the S x S table of
-P(row run beats column run).
+1 - p_a_better. This uncertainty is the relevance of unjudged documents,
+with the topics fixed; whether a run would also win on other topics (topic
+sampling) is what `relimpute evaluate --baseline RUN` tests. With --matrix
+print instead the S x S table of
+P(row run beats column run); in the table, markdown and latex formats the
+columns are numbered as the rows and the values have two decimals, so 37
+runs fit (the table wraps to the terminal); tsv and json keep full names
+and all digits.
 
 Relevance model: judged documents keep their labels (grade >= --rel-threshold
 is relevant). By default the relevance of every unjudged document is
@@ -30,7 +38,11 @@ every retrieved document is judged; where the qrels are nearly complete it
 stays close to trec_eval's MAP, which counts unjudged documents as
 nonrelevant. --model NAME|PATH fits another model (rtc, bayes, a settings
 file); --prior P instead gives every unjudged document probability P (the
-uniform prior of MTC; 0 is the trec_eval convention). E[R] counts every
+uniform prior of MTC; 0 is the trec_eval convention); --estimate FILE reads
+probabilistic qrels that `relimpute fit -o FILE` wrote (no refitting; the
+file holds point probabilities, not the model's posterior draws, so the
+answer is the normal approximation or Bernoulli Monte Carlo with them,
+narrower than the posterior-predictive one of --model). E[R] counts every
 judged relevant document plus the probability of every unjudged document
 any run of the campaign retrieves, so a pair's answer does not depend on
 which other runs are compared. When the model hands over posterior draws of
@@ -53,6 +65,7 @@ examples:
   relimpute compare qrels.txt runs/ --rel-threshold 2
   relimpute compare qrels.txt runs/ --model rtc --rel-threshold 2
   relimpute compare qrels.txt runs/ --prior 0.5
+  relimpute compare qrels.txt runs/ --rel-threshold 2 --estimate estimate.tsv
   relimpute compare qrels.txt runs/ --systems bm25base_p runid2 --ratio delta
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
@@ -74,15 +87,6 @@ def _probability(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {value}")
-    return value
-
-
-def _level(text: str) -> float:
-    import argparse
-
-    value = _probability(text)
-    if value in (0.0, 1.0):
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {value}")
     return value
 
 
@@ -125,11 +129,12 @@ def add_arguments(parser) -> None:
         help="instead of a model, give every unjudged document this probability of relevance "
         "(0.5: the uniform prior of MTC; 0: unjudged = nonrelevant)",
     )
+    add_estimate_argument(parser)
     parser.add_argument(
         "--systems",
         nargs="+",
         metavar="RUN_NAME",
-        help="compare only these runs (names as in the run files; default: all)",
+        help="compare only these runs, by name (the run file's name; default: all)",
     )
     parser.add_argument(
         "--ratio",
@@ -138,14 +143,10 @@ def add_arguments(parser) -> None:
         help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
     )
     parser.add_argument(
-        "--depth", type=int, default=None, metavar="K", help="truncate every run at rank K"
+        "--depth", type=int, default=None, metavar="K",
+        help="truncate every run at rank K (default: full depth)",
     )
-    parser.add_argument(
-        "--level",
-        type=_level,
-        default=0.95,
-        help="confidence level of the intervals (default: %(default)s)",
-    )
+    add_confidence_argument(parser, "confidence level of the intervals", old=("--level",))
     parser.add_argument(
         "--mc-draws",
         type=int,
@@ -162,13 +163,17 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
+    add_quiet_argument(parser)
     add_format_argument(parser)
 
 
 def estimate_relevance(campaign, args):
-    """The relevance estimate the comparison uses: the fitted --model, or the uniform --prior."""
+    """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
+    uniform --prior."""
     from ..relevance import UniformPrior, load_model
 
+    if args.estimate is not None:
+        return load_estimate(args.estimate, campaign)
     if args.prior is not None:
         return UniformPrior(prior=args.prior).fit_predict(campaign)
     return load_model(args.model or DEFAULT_MODEL).fit_predict(campaign, rng=args.seed)
@@ -180,8 +185,10 @@ def run(args) -> int:
 
     if args.depth is not None and args.depth < 1:
         raise InputError(f"--depth must be a positive integer, got {args.depth}")
-    if args.prior is not None and args.model is not None:
-        raise InputError("give either --model or --prior, not both")
+    given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
+                            ("--estimate", args.estimate)) if v is not None]
+    if len(given) > 1:
+        raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
     campaign = load_campaign(args, COMMAND)
     if args.systems:
         unknown = [s for s in args.systems if s not in campaign.systems]
@@ -210,8 +217,44 @@ def run(args) -> int:
         n_draws=args.mc_draws,
         rng=args.seed,
     )
+    import sys
+
+    print(
+        "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
+        "these topics; for topic sampling (other topics) use `relimpute evaluate --baseline RUN`",
+        file=sys.stderr,
+    )
     if args.matrix:
-        emit(result.matrix().reset_index(), args.format)
+        _emit_matrix(result.matrix(), args.format)
     else:
-        emit(result.to_frame(level=args.level), args.format)
+        emit(result.to_frame(level=args.confidence), args.format)
     return 0
+
+
+def _emit_matrix(matrix, fmt: str) -> None:
+    """P(row beats column): numbered columns and two decimals where people read it."""
+    import shutil
+    import sys
+
+    from ._format import FORMATTERS
+
+    if fmt in ("tsv", "json"):
+        emit(matrix.reset_index(), fmt)
+        return
+    numbers = [str(i) for i in range(1, len(matrix) + 1)]
+    cells = matrix.map(lambda p: "-" if p != p else f"{p:.2f}")  # NaN: the diagonal
+    cells.columns = numbers
+    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, matrix.index)]
+    width = max(map(len, labels))
+    cells.insert(0, "system", [label.ljust(width) for label in labels])
+    if fmt == "table":
+        columns = shutil.get_terminal_size((120, 24)).columns
+        text = cells.to_string(index=False, justify="left", line_width=columns)
+    else:
+        text = FORMATTERS[fmt](cells)
+    sys.stdout.write(text.rstrip("\n") + "\n")
+    print(
+        "relimpute compare: columns are numbered as the rows; --format tsv or json prints "
+        "full names and all digits",
+        file=sys.stderr,
+    )

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ._common import positive_int, seed_int
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
 COMMAND = "demo"
 HELP = "run the main job on an embedded simulated collection (no data needed)"
@@ -30,9 +31,13 @@ example:
 
 def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=seed_int, default=2007, help="simulation seed (default 2007)")
-    parser.add_argument("--systems", type=positive_int, default=12, help="number of systems (default 12)")
+    parser.add_argument("--n-systems", type=positive_int, default=12, help="number of runs (default 12)")
+    add_deprecated(parser, "--systems", "--n-systems", "n_systems", type=positive_int)
     parser.add_argument("--topics", type=positive_int, default=25, help="number of topics (default 25)")
-    parser.add_argument("--depth", type=positive_int, default=100, help="documents per ranking (default 100)")
+    parser.add_argument(
+        "--run-length", type=positive_int, default=100, help="documents per ranking (default 100)"
+    )
+    add_deprecated(parser, "--depth", "--run-length", "run_length", type=positive_int)
     parser.add_argument(
         "--pool-depth", type=positive_int, default=5, help="judge only the depth-k pool (default 5)"
     )
@@ -41,9 +46,8 @@ def add_arguments(parser) -> None:
         default="nonrelevant,uniform,rtc,fusion",
         help="comma-separated relevance models or settings files (default %(default)s)",
     )
-    parser.add_argument(
-        "--confident", type=float, default=0.95, help="confidence counted as a confident call"
-    )
+    add_confidence_argument(parser, "confidence counted as a confident call", old=("--confident",))
+    add_quiet_argument(parser)
     add_format_argument(parser)
 
 
@@ -55,7 +59,7 @@ def run(args) -> int:
     from ..simulate import pool_depth, simulate_campaign
 
     sim = simulate_campaign(
-        n_topics=args.topics, n_systems=args.systems, depth=args.depth, rng=args.seed
+        n_topics=args.topics, n_systems=args.n_systems, depth=args.run_length, rng=args.seed
     )
     truth_campaign = sim.campaign
     judged = pool_depth(truth_campaign, args.pool_depth)
@@ -90,15 +94,15 @@ def run(args) -> int:
         e_map = scores.to_frame().set_index("system")["e_map"].reindex(judged.systems).to_numpy()
         p = comparison.to_frame()["p_a_better"].to_numpy()
         confidence, correct = orient(p[decided], true_delta[decided] > 0)
-        sure = confidence >= args.confident
+        sure = confidence >= args.confidence
         rows.append(
             {
                 "model": model.name,
                 "kendall_tau": kendall_tau(e_map, true_map),
                 "W": bookmaker_w(confidence, correct),
                 "accuracy": float(correct.mean()),
-                f"share_conf>={args.confident:g}": float(sure.mean()),
-                f"accuracy_conf>={args.confident:g}": float(correct[sure].mean()) if sure.any() else np.nan,
+                f"share_conf>={args.confidence:g}": float(sure.mean()),
+                f"accuracy_conf>={args.confidence:g}": float(correct[sure].mean()) if sure.any() else np.nan,
                 "seconds": seconds,
             }
         )

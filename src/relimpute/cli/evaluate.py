@@ -9,17 +9,20 @@ import numpy as np
 import pandas as pd
 
 from ..measures import describe_measures
+from ..measures.significance import CORRECTIONS, TESTS
 from ._common import add_campaign_arguments, load_campaign
+from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "evaluate"
 HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
 _MEASURE_LIST = "\n".join(f"  {syntax:<18} {text}" for syntax, text in describe_measures())
 DESCRIPTION = f"""\
-Score every run against the qrels and print one row per run (columns: run,
-num_q = topics averaged over, then one column per measure, in the order
-given). With -q/--per-topic print one row per run and topic, followed by
+Score every run against the qrels and print one row per run (columns:
+system = the run's name, num_q = topics averaged over, then one column per
+measure, in the order given). With -q/--per-topic print one row per run and topic, followed by
 each run's "all" row (the mean), as trec_eval -q does.
 
 Runs are ordered as trec_eval orders them (score descending, ties by docno
@@ -44,6 +47,25 @@ summed over topics, as trec_eval's "all" rows; the other measures averaged.
 per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
 it; --format latex prints a booktabs table for a paper.
+
+--estimate FILE scores against probabilistic qrels (what `relimpute fit -o
+FILE` writes) instead: one row per run with the expected value of each
+measure once every retrieved document is judged, E[m], and its standard
+deviation sd[m] over the unjudged documents' relevance (uncertainty from
+unjudged documents, topics fixed). AP, P@k, RBP and NumRelRet have exact
+moments (E[AP] as Carterette 2007's E[Q]/E[R]); the others are Monte Carlo
+over --mc-draws draws of relevance. As in `relimpute compare`, every qrels
+topic counts (a topic a run retrieves nothing for scores 0, as -c) and R
+counts the unjudged documents of every run.
+
+--baseline RUN tests every other run against RUN on every measure, over the
+topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
+(--test to choose), p-values adjusted across ALL runs and measures of a test
+(--correction holm: family-wise error; bh: false discovery rate), effect
+size Cohen's d_z = mean/sd of the per-topic differences. These p-values
+carry topic-sampling uncertainty only (would the run still win on other
+topics?), with the qrels as they are; the uncertainty from unjudged
+documents is what `relimpute compare` measures.
 """
 EPILOG = """\
 examples:
@@ -54,6 +76,9 @@ examples:
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
   relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
   relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
+  relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
 
 exit status: 0 on success, 2 on bad input (the message names file and line).
 """
@@ -105,6 +130,49 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
+    expected = parser.add_argument_group("expected measures over probabilistic qrels")
+    add_estimate_argument(expected)
+    expected.add_argument(
+        "--mc-draws",
+        type=int,
+        default=4000,
+        metavar="N",
+        help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
+    )
+    tests = parser.add_argument_group("topic-level tests against a baseline (topic sampling)")
+    tests.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="test every other run against this run on every measure, over topics",
+    )
+    tests.add_argument(
+        "--test",
+        dest="tests",
+        action="append",
+        choices=TESTS,
+        help="a paired test; repeat for more (default: all of " + ", ".join(TESTS) + ")",
+    )
+    tests.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="holm",
+        help="multiple-testing correction across all runs and measures, per test "
+        "(default: %(default)s)",
+    )
+    add_confidence_argument(
+        tests, "'significant' when the adjusted p-value is below 1 - this (0.95: p < 0.05)"
+    )
+    tests.add_argument(
+        "--permutations",
+        type=int,
+        default=10_000,
+        metavar="B",
+        help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
+    )
+    tests.add_argument(
+        "--seed", type=int, default=None, help="seed of the randomization test and Monte Carlo"
+    )
+    add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
 
@@ -119,15 +187,19 @@ def run(args) -> int:
         "condensed": args.condensed,
         "gain": args.gain,
     }
+    if args.estimate is not None:
+        return _expected(campaign, measures, args)
+    if args.baseline is not None:
+        return _significance(campaign, measures, options, args)
     means = evaluate(campaign, measures, **options)
-    summary = _wide(means, ["system"], names).rename(columns={"system": "run"})
+    summary = _wide(means, ["system"], names)
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
     summary.insert(1, "num_q", kept.sum(axis=1).astype(int))
     if not args.per_topic and args.format != "trec":
         emit(_counts_as_integers(summary, measures), args.format)
         return 0
     topics = evaluate(campaign, measures, per_topic=True, **options)
-    table = _wide(topics, ["system", "query_id"], names).rename(columns={"system": "run"})
+    table = _wide(topics, ["system", "query_id"], names)
     if args.format == "trec":
         from ._trec import trec_eval_text
 
@@ -136,8 +208,87 @@ def run(args) -> int:
     summary = summary.drop(columns="num_q").assign(query_id="all")[table.columns]
     order = {name: i for i, name in enumerate(campaign.systems)}
     frame = pd.concat([table, summary], ignore_index=True)
-    frame = frame.iloc[np.argsort(frame["run"].map(order).to_numpy(), kind="stable")]
+    frame = frame.iloc[np.argsort(frame["system"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
+    return 0
+
+
+def _expected(campaign, measures, args) -> int:
+    """E[m] and sd[m] per run under the probabilistic qrels of --estimate."""
+    from ..confidence import ConfidenceEngine
+    from ..errors import InputError
+    from ._estimate import load_estimate
+
+    for option, given in (
+        ("--baseline", args.baseline),
+        ("-q/--per-topic", args.per_topic),
+        ("--condensed", args.condensed),
+        ("--format trec", args.format == "trec"),
+        ("--gain exponential", args.gain != "linear"),
+    ):
+        if given:
+            raise InputError(f"--estimate cannot be combined with {option}")
+    if args.mc_draws < 2:
+        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
+    estimate = load_estimate(args.estimate, campaign)
+    frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
+    for measure in measures:
+        scores = (
+            ConfidenceEngine()
+            .confidence(
+                campaign, estimate, pairs=[], measure=str(measure), n_draws=args.mc_draws,
+                rng=args.seed,
+            )
+            .scores
+        )
+        scale = campaign.n_topics if measure.aggregate == "sum" else 1
+        frame[f"E[{measure}]"] = scores.e_map * scale
+        frame[f"sd[{measure}]"] = scores.sd_map * scale
+    print(
+        "relimpute evaluate: E[m] is the measure expected once every retrieved document is "
+        "judged; sd[m] is the uncertainty from unjudged documents only (topics fixed).",
+        file=sys.stderr,
+    )
+    emit(frame, args.format)
+    return 0
+
+
+def _significance(campaign, measures, options, args) -> int:
+    """Every run against --baseline: one row per (measure, run, test)."""
+    from ..errors import InputError
+    from ..measures import evaluate
+    from ..measures.significance import compare_to_baseline
+
+    if args.baseline not in campaign.systems:
+        raise InputError(
+            f"--baseline {args.baseline!r} is not a run; the runs are {list(campaign.systems)}"
+        )
+    if campaign.n_systems < 2:
+        raise InputError("--baseline needs at least one other run to test")
+    if args.format == "trec":
+        raise InputError("--format trec has no layout for tests; use table, tsv, json, ...")
+    if args.per_topic:
+        raise InputError("--baseline prints one row per run, measure and test; drop -q")
+    if args.permutations < 1:
+        raise InputError(f"--permutations must be positive, got {args.permutations}")
+    topics = evaluate(campaign, measures, per_topic=True, **options)
+    frame = compare_to_baseline(
+        topics,
+        args.baseline,
+        tests=tuple(dict.fromkeys(args.tests or TESTS)),
+        correction=args.correction,
+        alpha=1.0 - args.confidence,
+        permutations=args.permutations,
+        rng=args.seed,
+    )
+    print(
+        f"relimpute evaluate: p-values carry topic-sampling uncertainty only (the qrels taken as "
+        f"they are; unjudged documents scored as each measure scores them); {args.correction} "
+        f"correction across all {frame['system'].nunique()} runs x {len(measures)} measures of each "
+        f"test. For the uncertainty from unjudged documents use `relimpute compare`.",
+        file=sys.stderr,
+    )
+    emit(frame, args.format)
     return 0
 
 

@@ -9,14 +9,18 @@ import pandas as pd
 from ..relevance.settings import DEFAULT_MODEL
 from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
 from ._format import add_format_argument, emit
+from ._vocabulary import add_quiet_argument
 
 COMMAND = "fit"
 HELP = "fit a relevance model (fusion by default; rtc, bayes, ...) to partial qrels and runs; write probabilistic qrels"
 DESCRIPTION = """\
 Learn, from the judged documents of QRELS and the rankings of the RUNs, the
 probability that every (topic, document) the runs retrieve is relevant, and
-write it as probabilistic qrels (qid docno p lines; judged documents keep
-their labels 0/1 at --rel-threshold) to --output. The model is a registered
+write it as probabilistic qrels to --output: tab-separated, a header line
+"query_id doc_id probability", then one line per (topic, document) the runs
+retrieved (judged documents keep their labels as 0/1 at --rel-threshold).
+`relimpute evaluate --estimate FILE` and `relimpute compare --estimate FILE`
+read it back (so a slow fit is done once). The model is a registered
 name (its shipped settings in models/<name>.json, else the class defaults)
 or the path of a settings file (JSON: model, params, provenance).
 
@@ -26,6 +30,7 @@ to standard error.
 
 examples:
   relimpute fit qrels.txt runs/ -o estimate.tsv --rel-threshold 2
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP --estimate estimate.tsv
   relimpute fit --model rtc qrels.txt runs/ -o estimate.tsv --rel-threshold 2
   relimpute fit --model models/rtc.json qrels.txt a.run b.run -o est.tsv --format tsv
 
@@ -40,6 +45,7 @@ def add_arguments(parser) -> None:
         "--output", "-o", required=True, help="where to write the probabilistic qrels"
     )
     parser.add_argument("--seed", type=seed_int, default=None, help="seed of the model's randomness")
+    add_quiet_argument(parser)
     add_format_argument(parser)
 
 

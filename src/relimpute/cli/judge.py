@@ -15,6 +15,7 @@ from ._common import (
     number_between,
     positive_int,
 )
+from ._vocabulary import add_confidence_argument
 
 COMMAND = "judge"
 HELP = "judge documents interactively, chosen by MTC, until the comparison is decided"
@@ -22,7 +23,7 @@ DESCRIPTION = """\
 Judge documents one at a time, each chosen by a selection strategy (MTC by
 default: the document whose label would most change the comparison;
 Carterette 2007 Algorithm 1), until the comparison of --pair A B (or of every
-pair of the runs given) reaches confidence --alpha.
+pair of the runs given) reaches confidence --confidence.
 
 Keys: on graded qrels (any grade above 1, or --rel-threshold above 1) the
 assessor types the grade, 0 up to the collection's highest (e.g. 0-3 on TREC
@@ -63,25 +64,16 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--journal", default="relimpute-judge.jsonl", help="journal file (default: %(default)s)"
     )
-    parser.add_argument(
-        "--alpha",
-        type=number_between(0, 1, open_interval=True),
-        default=0.95,
-        help="stop at this confidence, in (0, 1) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--budget", type=positive_int, help="stop after this many judgments in total"
-    )
-    parser.add_argument(
-        "--depth", type=positive_int, help="cut runs at this rank (default: full depth)"
-    )
+    add_confidence_argument(parser, "stop when every pair is this sure", old=("--alpha",))
+    parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in total")
+    parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
     parser.add_argument(
         "--strategy",
         default="mtc",
         choices=("mtc", "rtc", "ip", "depth", "mtf"),
         help="selection strategy (default: %(default)s); rtc is MTC with p re-estimated by "
         "--model every 10 judgments; the pooling orders ip, depth (k = 100) and mtf stop at "
-        "--budget or when their pool is exhausted, not at --alpha",
+        "--budget or when their pool is exhausted, not at --confidence",
     )
     add_model_argument(parser, "rtc", what="relevance model of --strategy rtc")
     parser.add_argument(
@@ -170,7 +162,7 @@ def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
     params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model}}.get(args.strategy, {})
-    alpha = args.alpha if args.strategy in ("mtc", "rtc") else None
+    alpha = args.confidence if args.strategy in ("mtc", "rtc") else None
     return SelectionSession(
         campaign,
         args.strategy,
@@ -199,6 +191,7 @@ def _interactive(args) -> int:
     from ..selection.journal import Journal
 
     campaign = load_campaign(args, COMMAND)
+    args.rel_threshold = campaign.rel_threshold  # resolved: explicit, relimpute.toml, or 1
     systems = tuple(args.pair) if args.pair else campaign.systems
     missing = [s for s in systems if s not in campaign.systems]
     if missing:
@@ -229,7 +222,7 @@ def _session(args, campaign, systems, journal, texts) -> int:
             if proposal is None:
                 reason = "exhausted"
         if reason is not None:
-            print(_FINISHED[reason].format(alpha=args.alpha), file=out)
+            print(_FINISHED[reason].format(alpha=args.confidence), file=out)
             return 0
         query_id, doc_id = proposal
         print(f"\n[{session.n_judged + 1}] topic {query_id}  document {doc_id}", file=out)

@@ -67,10 +67,10 @@ def simulate(
     sums = np.zeros((n_sys, n_topics))
     squares = np.zeros((n_sys, n_topics))
     mean_draws = np.zeros((n_draws, n_sys))
-    from tqdm.auto import tqdm  # shown in a terminal only (disable=None)
+    from ..progress import progress
 
     starts = range(0, n_draws, chunk)
-    for start in tqdm(starts, desc="Monte Carlo", unit="chunk", disable=None, leave=False):
+    for start in progress(starts, desc="Monte Carlo", unit="chunk"):
         size = min(chunk, n_draws - start)
         for t, (topic, view, p, relevant, uncertain) in enumerate(prepared):
             if posterior is None:

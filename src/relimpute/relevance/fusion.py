@@ -380,11 +380,10 @@ class RankFusion(RelevanceModel):
         theta = rng.multivariate_normal(
             self.coef_, self.covariance_, size=int(self.n_draws), method="cholesky"
         )
-        from tqdm.auto import tqdm  # shown in a terminal only (disable=None)
+        from ..progress import progress
 
         out = []
-        bar = tqdm(range(int(self.n_draws)), desc="fusion: posterior draws", disable=None, leave=False)
-        for d in bar:
+        for d in progress(range(int(self.n_draws)), desc="fusion: posterior draws"):
             point = [expit(design @ theta[d] + o) for design, o in zip(designs, offsets)]
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])

@@ -1,0 +1,62 @@
+"""Per-collection settings: a ``relimpute.toml`` beside the qrels.
+
+A collection whose relevant grade is not trec_eval's 1 (TREC DL: grade 2 and
+above) says so once, in a file next to its qrels::
+
+    # relimpute.toml
+    rel_threshold = 2
+
+Every command (and :meth:`Campaign.from_files <relimpute.data.Campaign.from_files>`
+with ``rel_threshold=None``) then uses it; ``--rel-threshold N`` (or an
+explicit ``rel_threshold=N``) overrides it. Without the file the threshold is
+1, trec_eval's. Unknown keys are an error, so a typo does not pass silently.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from .errors import InputError
+
+SETTINGS_FILE = "relimpute.toml"
+DEFAULT_REL_THRESHOLD = 1
+_KEYS = {"rel_threshold": int}
+
+
+def settings_path(qrels: str | os.PathLike) -> Path:
+    """Where the settings of the collection whose qrels are ``qrels`` live."""
+    return Path(qrels).resolve().parent / SETTINGS_FILE
+
+
+def read_collection_settings(qrels: str | os.PathLike) -> dict:
+    """The settings beside ``qrels`` (an empty dict when there is no file)."""
+    path = settings_path(qrels)
+    if not path.is_file():
+        return {}
+    try:
+        settings = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not valid TOML ({exc})", str(path)) from None
+    for key, value in settings.items():
+        if key not in _KEYS:
+            raise InputError(f"unknown setting {key!r} (known: {', '.join(_KEYS)})", str(path))
+        if not isinstance(value, _KEYS[key]) or isinstance(value, bool):
+            raise InputError(f"{key} must be an integer, got {value!r}", str(path))
+    return settings
+
+
+def resolve_rel_threshold(
+    qrels: str | os.PathLike, rel_threshold: int | None
+) -> tuple[int, Path | None]:
+    """``(threshold, source)``: the explicit one, else the collection's, else 1.
+
+    ``source`` is the settings file the threshold came from, or None.
+    """
+    if rel_threshold is not None:
+        return int(rel_threshold), None
+    settings = read_collection_settings(qrels)
+    if "rel_threshold" in settings:
+        return settings["rel_threshold"], settings_path(qrels)
+    return DEFAULT_REL_THRESHOLD, None

@@ -1,0 +1,131 @@
+"""One vocabulary: relimpute.toml thresholds, --confidence, deprecated spellings, --quiet."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from relimpute import Campaign, InputError
+from relimpute.cli import main
+from relimpute.collection_settings import resolve_rel_threshold
+from relimpute.progress import progress, quiet
+
+QRELS = "1 0 a 2\n1 0 b 1\n1 0 c 0\n"
+RUNS = {"r1": "1 Q0 a 1 3 r1\n1 Q0 b 2 2 r1\n", "r2": "1 Q0 b 1 3 r2\n1 Q0 c 2 2 r2\n"}
+
+
+@pytest.fixture
+def files(write_collection):
+    return write_collection(QRELS, RUNS)
+
+
+def _p_at_1(capsys) -> pd.Series:
+    return pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")["P@1"]
+
+
+def test_rel_threshold_from_relimpute_toml_beside_the_qrels(files, capsys):
+    argv = ["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-m", "P@1", "-f", "tsv"]
+    assert main(argv) == 0
+    assert _p_at_1(capsys).tolist() == [1.0, 1.0]  # default 1: b (grade 1) is relevant
+    (files / "relimpute.toml").write_text("# TREC DL\nrel_threshold = 2\n")
+    assert main(argv) == 0
+    err_out = capsys.readouterr()
+    assert pd.read_csv(io.StringIO(err_out.out), sep="\t")["P@1"].tolist() == [1.0, 0.0]
+    assert "rel_threshold 2 from" in err_out.err and "relimpute.toml" in err_out.err
+    assert main([*argv, "--rel-threshold", "1"]) == 0  # the option overrides the file
+    assert _p_at_1(capsys).tolist() == [1.0, 1.0]
+
+
+def test_python_takes_the_collection_threshold_unless_given(files):
+    (files / "relimpute.toml").write_text("rel_threshold = 2\n")
+    assert Campaign.from_files(files / "qrels.txt", files / "runs").rel_threshold == 2
+    explicit = Campaign.from_files(files / "qrels.txt", files / "runs", rel_threshold=1)
+    assert explicit.rel_threshold == 1
+    assert resolve_rel_threshold(files / "elsewhere" / "q.txt", None) == (1, None)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [("rel_treshold = 2\n", "unknown setting 'rel_treshold'"),
+     ("rel_threshold = '2'\n", "must be an integer"),
+     ("rel_threshold = \n", "not valid TOML")],
+)  # fmt: skip
+def test_bad_settings_files_name_the_file(files, capsys, text, problem):
+    (files / "relimpute.toml").write_text(text)
+    with pytest.raises(InputError, match=problem):
+        Campaign.from_files(files / "qrels.txt", files / "runs")
+    assert main(["evaluate", str(files / "qrels.txt"), str(files / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "relimpute.toml" in err and problem in err
+
+
+def test_confidence_is_the_one_name_and_old_spellings_still_work(files, capsys):
+    base = ["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5", "-f", "tsv"]
+    assert main([*base, "--confidence", "0.8"]) == 0
+    new = capsys.readouterr().out
+    assert main([*base, "--level", "0.8"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new
+    assert "--level is deprecated; use --confidence" in old.err
+    with pytest.raises(SystemExit):  # argparse rejects it
+        main([*base, "--confidence", "1.5"])
+    assert "strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_demo_old_spellings_map_to_the_new_options(capsys):
+    argv = ["demo", "--systems", "5", "--depth", "30", "--topics", "4", "--models", "uniform"]
+    assert main([*argv, "--confident", "0.9", "-f", "tsv"]) == 0
+    out, err = capsys.readouterr()
+    assert "--systems is deprecated; use --n-systems" in err
+    assert "--depth is deprecated; use --run-length" in err
+    assert "share_conf>=0.9" in out
+
+
+def test_quiet_switches_progress_bars_off(monkeypatch):
+    import tqdm.auto
+
+    seen = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", lambda it, **kw: seen.append(kw["disable"]) or it)
+    assert list(progress(range(3), desc="x")) == [0, 1, 2]
+    with quiet():
+        progress(range(3), desc="x")
+        with quiet(False):  # an inner block cannot switch them back on
+            progress(range(3), desc="x")
+    progress(range(3), desc="x")
+    assert seen == [None, True, True, None]  # None: tqdm shows it only on a terminal
+
+
+def test_quiet_option_reaches_the_bars(files, monkeypatch, capsys):
+    import relimpute.progress as module
+
+    states = []
+    real = module.progress
+    monkeypatch.setattr(module, "progress", lambda *a, **k: states.append(module._quiet) or real(*a, **k))
+    argv = ["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--estimate"]
+    est = files / "est.tsv"
+    est.write_text("query_id\tdoc_id\tprobability\n1\ta\t1\n1\tb\t1\n1\tc\t0\n")
+    assert main([*argv, str(est), "-m", "nDCG@2", "--mc-draws", "10", "--quiet"]) == 0
+    assert main([*argv, str(est), "-m", "nDCG@2", "--mc-draws", "10"]) == 0
+    assert states == [True, False]
+
+
+def test_matrix_numbers_its_columns_in_readable_formats(files, capsys):
+    base = ["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5", "--matrix"]
+    assert main(base) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].split() == ["system", "1", "2"]
+    assert lines[1].split()[:3] == ["1", "r1", "-"] and lines[2].split()[:2] == ["2", "r2"]
+    assert "full names" in err
+    assert main([*base, "-f", "tsv"]) == 0  # full names and digits for scripts
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")
+    assert list(frame.columns) == ["r1", "r2"]
+    assert frame.loc["r1", "r2"] + frame.loc["r2", "r1"] == pytest.approx(1.0)
+
+
+def test_compare_says_which_uncertainty_it_carries(files, capsys):
+    assert main(["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "relevance of unjudged documents" in err and "evaluate --baseline" in err
