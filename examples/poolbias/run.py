@@ -1,0 +1,59 @@
+"""Leave-one-group-out pool-bias study on one collection and depth (see README.md here).
+
+    nice -n 10 python examples/poolbias/run.py ../shared/data/trec-8-adhoc --depth 10 \
+        --models fusion --stem trec8_d10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+from relimpute.bias import read_groups
+from relimpute.bias.study import run_study, write_study
+from relimpute.data import Campaign
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("collection", help="folder with qrels.txt, runs/ and groups.tsv")
+    parser.add_argument("--depth", type=int, required=True)
+    parser.add_argument("--rel-threshold", type=int, default=1)
+    parser.add_argument("--models", default="", help="comma-separated relevance models (slow)")
+    parser.add_argument("--model-groups", default=None, help="comma-separated groups for the models")
+    parser.add_argument("--n-draws", type=int, default=1000)
+    parser.add_argument("--stem", required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    root = Path(args.collection)
+    groups = read_groups(root / "groups.tsv")
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        campaign = Campaign.from_files(root / "qrels.txt", root / "runs", rel_threshold=args.rel_threshold)
+    campaign = campaign.subset(list(groups.pooled_runs(campaign.systems)))
+    loaded = time.perf_counter() - start
+    study = run_study(
+        campaign,
+        groups,
+        depth=args.depth,
+        models=[m for m in args.models.split(",") if m],
+        model_groups=args.model_groups.split(",") if args.model_groups else None,
+        n_draws=args.n_draws,
+        seed=args.seed,
+    )
+    write_study(study, HERE / "results", args.stem)
+    info = {**study.settings, "collection": str(root), "load_seconds": round(loaded, 1),
+            "corrector_seconds": {k: round(v, 1) for k, v in study.timing.items()},
+            "total_seconds": round(time.perf_counter() - start, 1)}
+    (HERE / "results" / f"{args.stem}_settings.json").write_text(json.dumps(info, indent=2) + "\n")
+    print(study.metrics[study.metrics["filter"] == "all"].to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
