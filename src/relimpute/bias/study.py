@@ -82,9 +82,13 @@ class PoolBiasStudy:
         return self.metrics.to_string(index=False, float_format=lambda x: f"{x:.4f}")
 
 
-def check_study_input(campaign: Campaign, groups: RunGroups, depth: int) -> tuple[str, ...]:
+def check_study_input(
+    campaign: Campaign, groups: RunGroups, depth: int, n_common: int = 0
+) -> tuple[str, ...]:
     """Clear errors before any work; returns the pooled runs."""
     check_depth(depth)
+    if n_common and not 2 <= n_common < campaign.n_topics:
+        raise InputError(f"common topics must be 0 (off) or 2 to {campaign.n_topics - 1}, got {n_common}")
     groups.check_runs(campaign.systems)
     groups.check_pooled_groups(campaign.systems)
     pooled = groups.pooled_runs(campaign.systems)
@@ -120,7 +124,7 @@ def run_study(
     """
     from tqdm.auto import tqdm
 
-    pooled = check_study_input(campaign, groups, depth)
+    pooled = check_study_input(campaign, groups, depth, n_common)
     parsed = parse_measures(measures)
     names = [str(m) for m in parsed]
     full = pooled_campaign(campaign, pooled, depth)
@@ -177,8 +181,6 @@ def run_study(
 def _common_topics(step, parsed, names, unpooled, truth, position, n_common, repeats, rng) -> pd.DataFrame:
     """Webber & Park Algorithm 2 on ``repeats`` random sets of ``n_common`` common topics."""
     n_topics = unpooled.shape[2]
-    if not 2 <= n_common < n_topics:
-        raise InputError(f"need 2 <= common topics < {n_topics}, got {n_common}")
     rows = []
     for repeat in range(repeats):
         common = np.sort(rng.choice(n_topics, size=n_common, replace=False))
