@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from relimpute.bias import (
-    PoolContext,
     common_topic_adjustment,
     get_corrector,
     pooled_campaign,
@@ -227,10 +226,8 @@ def test_model_based_expectation_under_a_uniform_prior(reduced):
 def test_would_be_pool_keeps_only_the_new_runs_top_documents(reduced):
     from relimpute.relevance import UniformPrior
 
-    context = PoolContext.build(reduced, ["A", "B"], 2)
     estimate = UniformPrior(0.5).fit_predict(reduced)
-    rows = reduced.system_index(["N"])
-    restricted = would_be_pool_estimate(context, estimate, rows)
+    restricted = would_be_pool_estimate(reduced, estimate, reduced.system_index(["N"]), 2)
     for topic, p in zip(reduced.topics, restricted.p):
         docs = dict(zip(topic.doc_ids, p))
         if topic.query_id == "1":
@@ -256,3 +253,16 @@ def test_topic_scores_equal_evaluate(reduced):
     frame = evaluate(reduced, measures, missing="zero").pivot(index="system", columns="measure", values="value")
     for m, measure in enumerate(measures):
         assert ours[m] == pytest.approx(frame.loc[list(reduced.systems), str(measure)].to_numpy())
+
+
+def test_compact_keeps_scores_and_judgments(reduced):
+    from relimpute.bias.model import compact
+
+    small, index = compact(reduced.subset(["N"]))
+    measures = parse_measures(["AP", "P@2", "nDCG@3"])
+    before = topic_scores(reduced, measures, reduced.system_index(["N"]))
+    assert topic_scores(small, measures, np.array([0])) == pytest.approx(before)
+    for t_old, t_new, old in zip(reduced.topics, small.topics, index):
+        assert t_new.judged.sum() == t_old.judged.sum()
+        assert list(t_new.doc_ids) == list(t_old.doc_ids[old])
+    assert set(small.topics[0].doc_ids) == {"a", "b", "d", "x"}

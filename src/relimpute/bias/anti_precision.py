@@ -64,19 +64,24 @@ class AntiPrecision(Corrector):
         n_topics = campaign.n_topics
         estimate = np.empty(len(rows))
         adjustment = np.zeros(len(rows))
+        relevant = [t.relevant(campaign.rel_threshold) for t in campaign.topics]
+        key = ("anti-precision-own", n)
+        if key not in context.cache:
+            context.cache[key] = [
+                precision_parts(t.ranking[pooled, :n], r, t.judged, n) for t, r in zip(campaign.topics, relevant)
+            ]
+        own = context.cache[key]
         for j, row in enumerate(rows):
             s = s_bar = 0.0
             d_s = np.zeros(len(pooled))
             d_s_bar = np.zeros(len(pooled))
-            for topic in campaign.topics:
-                relevant = topic.relevant(campaign.rel_threshold)
+            for topic, rel, (own_p, own_pbar) in zip(campaign.topics, relevant, own):
                 judged = topic.judged
-                p, pbar = precision_parts(topic.ranking[row : row + 1, :n], relevant, judged, n)
+                p, pbar = precision_parts(topic.ranking[row : row + 1, :n], rel, judged, n)
                 s += p[0] / n_topics
                 s_bar += pbar[0] / n_topics
-                own_p, own_pbar = precision_parts(topic.ranking[pooled, :n], relevant, judged, n)
                 merged = merged_top(topic.ranking[pooled], topic.ranks(row), n)
-                new_p, new_pbar = precision_parts(merged, relevant, judged, n)
+                new_p, new_pbar = precision_parts(merged, rel, judged, n)
                 d_s += (new_p - own_p) / n_topics
                 d_s_bar += (new_pbar - own_pbar) / n_topics
             k = 1.0 - (s + s_bar)

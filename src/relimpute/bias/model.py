@@ -16,35 +16,77 @@ Any measure works (AP with the drawn R, nDCG with the drawn ideal list).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ..data import Campaign
 from ..relevance.base import RelevanceEstimate
 from .base import Corrector, PoolContext, register
 
 
+def truncated(campaign: Campaign, depth: int | None) -> Campaign:
+    """The campaign with every ranking cut at ``depth`` (None: unchanged)."""
+    if depth is None:
+        return campaign
+    topics = tuple(
+        replace(t, ranking=t.ranking[:, :depth], depth=np.minimum(t.depth, depth)) for t in campaign.topics
+    )
+    return replace(campaign, topics=topics)
+
+
+def compact(campaign: Campaign) -> tuple[Campaign, list[np.ndarray]]:
+    """Keep only the documents that are judged or ranked; also return, per topic, their old indices.
+
+    A TREC-8 topic indexes ~17,000 documents (129 runs × 1,000); a model fit
+    or a Monte Carlo over a few runs needs a fraction of them.
+    """
+    topics, index = [], []
+    for t in campaign.topics:
+        keep = t.judged.copy()
+        keep[t.ranking[t.ranking >= 0]] = True
+        old = np.flatnonzero(keep)
+        new = np.full(t.n_docs + 1, -1, dtype=np.int32)  # position n maps padding -1 to -1
+        new[old] = np.arange(len(old), dtype=np.int32)
+        topics.append(
+            replace(t, doc_ids=t.doc_ids[old], grades=t.grades[old], judged=t.judged[old], ranking=new[t.ranking])
+        )
+        index.append(old)
+    return replace(campaign, topics=tuple(topics)), index
+
+
 def would_be_pool_estimate(
-    context: PoolContext, estimate: RelevanceEstimate, rows: np.ndarray
+    campaign: Campaign, estimate: RelevanceEstimate, rows: np.ndarray, depth: int
 ) -> RelevanceEstimate:
-    """``estimate`` with every unjudged document outside the new runs' top ``depth`` set to 0."""
-    campaign = context.campaign
+    """``estimate`` with every unjudged document outside the top ``depth`` of ``rows`` set to 0."""
     ps, draws = [], []
     for t, topic in enumerate(campaign.topics):
         unknown = np.zeros(topic.n_docs, dtype=bool)
-        for row in rows:
-            unknown |= context.top(row, t)
+        top = topic.ranking[rows, :depth]
+        unknown[top[top >= 0]] = True
         unknown &= ~topic.judged
         fixed = topic.relevant(campaign.rel_threshold).astype(float)
         ps.append(np.where(unknown, estimate.p[t], fixed))
         if estimate.draws is not None:
             draws.append(np.where(unknown[None, :], estimate.draws[t], fixed[None, :]))
     return RelevanceEstimate(
-        query_ids=estimate.query_ids,
-        doc_ids=estimate.doc_ids,
+        query_ids=campaign.query_ids,
+        doc_ids=tuple(t.doc_ids for t in campaign.topics),
         p=tuple(ps),
         draws=tuple(draws) if draws else None,
         model=estimate.model,
         params=estimate.params,
     )
+
+
+def _moved(values: tuple[np.ndarray, ...], source: list[np.ndarray], target: list[np.ndarray], n: list[int]):
+    """Per-topic arrays indexed by ``source`` (old indices) re-indexed by ``target`` (0 elsewhere)."""
+    out = []
+    for v, s, d, size in zip(values, source, target, n):
+        full = np.zeros(v.shape[:-1] + (size,))
+        full[..., s] = v
+        out.append(full[..., d])
+    return tuple(out)
 
 
 class ModelBased(Corrector):
@@ -60,49 +102,62 @@ class ModelBased(Corrector):
         Interval level.
     seed
         Seed of the model fit and the draws.
+    fit_depth
+        The model sees the runs cut at ``max(fit_depth, pool depth)`` (None:
+        full depth); only documents within the pool depth are predicted, and
+        deep ranks cost most of a fit on TREC-style runs of 1,000 documents.
     """
 
     name = "model"
 
-    def __init__(self, model: str = "fusion", n_draws: int = 2000, level: float = 0.95, seed: int = 0):
+    def __init__(
+        self,
+        model: str = "fusion",
+        n_draws: int = 2000,
+        level: float = 0.95,
+        seed: int = 0,
+        fit_depth: int | None = 100,
+    ):
         self.model = model
         self.n_draws = n_draws
         self.level = level
         self.seed = seed
+        self.fit_depth = fit_depth
 
-    def fitted(self, context: PoolContext, rows: np.ndarray) -> RelevanceEstimate:
-        """The model fitted on the pooled runs and ``rows`` (cached on the context)."""
+    def fitted(self, context: PoolContext, rows: np.ndarray) -> tuple[Campaign, RelevanceEstimate]:
+        """The new runs' compact campaign and the restricted estimate on it (cached on the context)."""
         from ..relevance import load_model
 
-        key = ("model", self.model, self.seed, tuple(int(r) for r in rows))
+        key = ("model", self.model, self.seed, self.fit_depth, tuple(int(r) for r in rows))
         if key not in context.cache:
             campaign = context.campaign
-            runs = list(context.pooled) + [campaign.systems[r] for r in rows]
-            estimate = load_model(self.model).fit_predict(campaign.subset(runs), rng=self.seed)
-            context.cache[key] = would_be_pool_estimate(context, estimate, rows)
+            names = [campaign.systems[r] for r in rows]
+            depth = None if self.fit_depth is None else max(self.fit_depth, context.depth)
+            fit_campaign, fit_index = compact(truncated(campaign.subset(list(context.pooled) + names), depth))
+            estimate = load_model(self.model).fit_predict(fit_campaign, rng=self.seed)
+            runs, run_index = compact(campaign.subset(names))
+            sizes = [t.n_docs for t in campaign.topics]
+            moved = RelevanceEstimate(
+                query_ids=runs.query_ids,
+                doc_ids=tuple(t.doc_ids for t in runs.topics),
+                p=_moved(estimate.p, fit_index, run_index, sizes),
+                draws=None if estimate.draws is None else _moved(estimate.draws, fit_index, run_index, sizes),
+                model=estimate.model,
+                params=estimate.params,
+            )
+            restricted = would_be_pool_estimate(runs, moved, np.arange(len(names)), context.depth)
+            context.cache[key] = (runs, restricted)
         return context.cache[key]
 
     def _correct(self, context, rows, measure, reduced):
         from ..confidence import ConfidenceEngine
 
-        estimate = self.fitted(context, rows)
-        names = [context.campaign.systems[r] for r in rows]
+        runs, estimate = self.fitted(context, rows)
         scores = ConfidenceEngine().monte_carlo(
-            context.campaign,
-            estimate,
-            systems=names,
-            pairs=[],
-            n_draws=self.n_draws,
-            rng=self.seed,
-            measure=str(measure),
+            runs, estimate, pairs=[], n_draws=self.n_draws, rng=self.seed, measure=str(measure)
         ).scores
         interval = scores.confidence_interval(self.level)
-        return {
-            "estimate": scores.e_map,
-            "ci_low": interval.low,
-            "ci_high": interval.high,
-            "sd": scores.sd_map,
-        }
+        return {"estimate": scores.e_map, "ci_low": interval.low, "ci_high": interval.high, "sd": scores.sd_map}
 
 
 register(ModelBased)

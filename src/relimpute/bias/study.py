@@ -87,8 +87,6 @@ def check_study_input(
 ) -> tuple[str, ...]:
     """Clear errors before any work; returns the pooled runs."""
     check_depth(depth)
-    if n_common and not 2 <= n_common < campaign.n_topics:
-        raise InputError(f"common topics must be 0 (off) or 2 to {campaign.n_topics - 1}, got {n_common}")
     groups.check_runs(campaign.systems)
     groups.check_pooled_groups(campaign.systems)
     pooled = groups.pooled_runs(campaign.systems)
@@ -97,7 +95,11 @@ def check_study_input(
     rows = campaign.system_index(list(pooled))
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
     if depth > deepest:
-        raise InputError(f"--depth {depth} is larger than the runs (the deepest pooled ranking has {deepest})")
+        raise InputError(f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth")
+    if n_common and not 2 <= n_common < campaign.n_topics:
+        raise InputError(
+            f"must be 0 (off) or 2 to {campaign.n_topics - 1} common topics, got {n_common}", "--common-topics"
+        )
     return pooled
 
 

@@ -60,15 +60,16 @@ def run(args) -> int:
     unknown = [c for c in correctors if c not in available_correctors() or c in ("model", "webber-park-topics")]
     if unknown:
         raise InputError(
-            f"--correctors: unknown {unknown}; choose from reduced, condensed, webber-park, lipani, "
-            "anti-precision (use --model and --common-topics for the others)"
+            f"unknown {unknown}; choose from reduced, condensed, webber-park, lipani, "
+            "anti-precision (use --model and --common-topics for the others)",
+            "--correctors",
         )
     try:
         measures = parse_measures([m for m in args.measures.split(",") if m])
     except ValueError as exc:
-        raise InputError(f"--measures: {exc}") from None
+        raise InputError(str(exc), "--measures") from None
     if args.depth < 1:
-        raise InputError(f"--depth must be a positive integer, got {args.depth}")
+        raise InputError(f"must be a positive integer, got {args.depth}", "--depth")
     campaign = load_campaign(args, COMMAND)
     check_study_input(campaign, groups, args.depth, args.common_topics)
     study = run_study(
