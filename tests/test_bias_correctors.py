@@ -26,20 +26,34 @@ def _campaign(qrels: list[tuple], runs: dict[str, dict[str, list[str]]]) -> Camp
     """Qrels as (topic, doc, grade); runs as {name: {topic: [docs in rank order]}}."""
     frames = {
         name: pd.DataFrame(
-            [(q, d, float(len(docs) - i)) for q, docs in by_topic.items() for i, d in enumerate(docs)],
+            [
+                (q, d, float(len(docs) - i))
+                for q, docs in by_topic.items()
+                for i, d in enumerate(docs)
+            ],
             columns=["query_id", "doc_id", "score"],
         )
         for name, by_topic in runs.items()
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Campaign.from_frames(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), frames)
+        return Campaign.from_frames(
+            pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), frames
+        )
 
 
 # Topic 1: A = a b c, B = b d e, new run N = a x d; depth 2 pool of A, B = {a, b, d};
 # a and d relevant, b not; x (relevant) is only in N's top 2.
 # Topic 2: A = B = p q, N = p z; nothing is unique to one pooled run.
-FULL_QRELS = [("1", "a", 1), ("1", "b", 0), ("1", "d", 1), ("1", "x", 1), ("2", "p", 1), ("2", "q", 0), ("2", "z", 0)]
+FULL_QRELS = [
+    ("1", "a", 1),
+    ("1", "b", 0),
+    ("1", "d", 1),
+    ("1", "x", 1),
+    ("2", "p", 1),
+    ("2", "q", 0),
+    ("2", "z", 0),
+]
 RUNS = {
     "A": {"1": ["a", "b", "c"], "2": ["p", "q", "r"]},
     "B": {"1": ["b", "d", "e"], "2": ["p", "q", "s"]},
@@ -77,7 +91,9 @@ def test_webber_park_with_add_back_by_hand(reduced):
 
 
 def test_webber_park_without_add_back_by_hand(reduced):
-    out = get_corrector("webber-park", add_back=False).correct(reduced, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("webber-park", add_back=False).correct(
+        reduced, ["A", "B"], "N", ["P@2"], depth=2
+    )
     assert _one(out) == pytest.approx([0.75])  # β_A = β_B = 0.25
 
 
@@ -90,14 +106,18 @@ def test_webber_park_equals_rebuilding_every_pool(full, add_back):
     out = get_corrector("webber-park", add_back=add_back).correct(
         context_campaign, pooled, "N", measures, depth=2
     )
-    base = evaluate(context_campaign, measures, missing="zero").set_index(["system", "measure"])["value"]
+    base = evaluate(context_campaign, measures, missing="zero").set_index(["system", "measure"])[
+        "value"
+    ]
     for measure in measures:
         betas = []
         for s in pooled:
             others = [r for r in pooled if r != s] + (["N"] if add_back else [])
             # judged in the pool AND in the rebuilt pool (N's own documents are unjudged in Q)
-            mask = [p & t.judged for p, t in zip(
-                [m for m in _pool_masks(full, others)], context_campaign.topics)]
+            mask = [
+                p & t.judged
+                for p, t in zip([m for m in _pool_masks(full, others)], context_campaign.topics)
+            ]
             left = evaluate(context_campaign.with_judged(mask), [measure], missing="zero")
             betas.append(base[(s, measure)] - left.set_index("system").loc[s, "value"])
         expected = base[("N", measure)] + np.mean(betas)
@@ -118,7 +138,7 @@ def test_lipani_2016_by_hand(reduced):
 
 
 def test_lipani_2016_when_every_delta_is_zero(full):
-    """Only topic 2 (nothing unique to a pooled run): GM over an empty set → no correction, flagged."""
+    """Topic 2 only (nothing unique to a pooled run): GM over an empty set → no correction."""
     topic2 = pooled_campaign(full.subset(topics=["2"]), ["A", "B"], 2)
     out = get_corrector("lipani").correct(topic2, ["A", "B"], "N", ["P@2"], depth=2)
     assert _one(out) == pytest.approx(_one(out, column="reduced"))
@@ -134,7 +154,9 @@ def test_lipani_adjustment_is_a_geometric_mean_over_nonzero_deltas():
 
 
 def test_lipani_only_for_precision(reduced):
-    out = get_corrector("lipani").correct(reduced, ["A", "B"], "N", ["P@2", "AP", "RBP(p=0.8)"], depth=2)
+    out = get_corrector("lipani").correct(
+        reduced, ["A", "B"], "N", ["P@2", "AP", "RBP(p=0.8)"], depth=2
+    )
     assert set(out.table["measure"]) == {"P@2"}
 
 
@@ -145,7 +167,9 @@ def test_merged_run_takes_the_new_runs_ranks():
     # keys: doc0 4 + (1+1)e-4, doc1 2.0001, doc2 3.0001, doc3 1 + 4e-8
     assert merged_top(ranking, new_ranks, 4).tolist() == [[3, 1, 2, 0]]
     # a document at the same rank in both keeps its place before the own-ranked next one
-    assert merged_top(np.array([[5, 6, -1]]), np.array([0, 0, 0, 0, 0, 1, 0]), 3).tolist() == [[5, 6, -1]]
+    assert merged_top(np.array([[5, 6, -1]]), np.array([0, 0, 0, 0, 0, 1, 0]), 3).tolist() == [
+        [5, 6, -1]
+    ]
 
 
 def test_anti_precision_by_hand():
@@ -154,7 +178,8 @@ def test_anti_precision_by_hand():
     runs = {"A": {"1": ["b", "c", "y"]}, "B": {"1": ["c", "d", "a"]}, "N": {"1": ["y", "a", "z"]}}
     campaign = _campaign(qrels, runs)
     out = get_corrector("anti-precision").correct(campaign, ["A", "B"], "N", ["P@2"], depth=2)
-    # N: s = 0.5, s̄ = 0, k = 0.5. A∘N = y b c: δs = 0, δs̄ = -0.5, δk = 0.5; B∘N = c a d: no change.
+    # N: s = 0.5, s̄ = 0, k = 0.5. A∘N = y b c: δs = 0, δs̄ = -0.5, δk = 0.5;
+    # B∘N = c a d: no change.
     # λ = k (Δs s̄ - Δs̄ s) = 0.5 (0 + 0.25 * 0.5) > 0 → a = k · mean δk = 0.5 * 0.25
     assert _one(out, column="adjustment") == pytest.approx([0.125])
     assert _one(out) == pytest.approx([0.625])
@@ -250,7 +275,9 @@ def test_correct_refuses_pooled_runs_and_unknown_runs(reduced):
 def test_topic_scores_equal_evaluate(reduced):
     measures = parse_measures(["P@2", "AP", "nDCG@2", "RBP(p=0.8)"])
     ours = topic_scores(reduced, measures, np.arange(3)).mean(axis=2)
-    frame = evaluate(reduced, measures, missing="zero").pivot(index="system", columns="measure", values="value")
+    frame = evaluate(reduced, measures, missing="zero").pivot(
+        index="system", columns="measure", values="value"
+    )
     for m, measure in enumerate(measures):
         assert ours[m] == pytest.approx(frame.loc[list(reduced.systems), str(measure)].to_numpy())
 

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import SHARED_DATA
+
 from relimpute.bias import (
     depth_pool,
     groups_from_frame,
@@ -28,7 +28,8 @@ DL21 = SHARED_DATA / "trec-dl-2021-passage"
 
 def _small() -> Campaign:
     qrels = pd.DataFrame(
-        [("1", d, g) for d, g in zip("abcdefx", [1, 0, 1, 0, 1, 0, 1])], columns=["query_id", "doc_id", "relevance"]
+        [("1", d, g) for d, g in zip("abcdefx", [1, 0, 1, 0, 1, 0, 1])],
+        columns=["query_id", "doc_id", "relevance"],
     )
     runs = {
         "A1": ["a", "b", "c"],
@@ -37,14 +38,19 @@ def _small() -> Campaign:
         "U1": ["x", "e", "a"],  # unpooled run of group B
     }
     frames = {
-        n: pd.DataFrame({"query_id": "1", "doc_id": docs, "score": [3.0, 2.0, 1.0]}) for n, docs in runs.items()
+        n: pd.DataFrame({"query_id": "1", "doc_id": docs, "score": [3.0, 2.0, 1.0]})
+        for n, docs in runs.items()
     }
     return Campaign.from_frames(qrels, frames)
 
 
 GROUPS = groups_from_frame(
     pd.DataFrame(
-        {"run": ["A1", "A2", "B1", "U1"], "group": ["A", "A", "B", "B"], "pooled": ["yes", "yes", "yes", "no"]}
+        {
+            "run": ["A1", "A2", "B1", "U1"],
+            "group": ["A", "A", "B", "B"],
+            "pooled": ["yes", "yes", "yes", "no"],
+        }
     )
 )
 
@@ -71,7 +77,9 @@ def test_leave_one_group_out_honours_the_pooled_column():
     steps = {s.label: s for s in leave_one_group_out(c, GROUPS, 2)}
     assert steps["A"].left_out == ("A1", "A2") and steps["A"].kept == ("B1",)
     assert steps["B"].left_out == ("B1",)  # U1 is not pooled: neither left out nor contributing
-    judged_without_a = set(steps["A"].campaign.topics[0].doc_ids[steps["A"].campaign.topics[0].judged])
+    judged_without_a = set(
+        steps["A"].campaign.topics[0].doc_ids[steps["A"].campaign.topics[0].judged]
+    )
     assert judged_without_a == {"e", "a"}  # x (only U1's) is never in a pool
 
 
@@ -131,36 +139,51 @@ def test_trec8_official_pool_is_the_depth_100_pool_of_its_71_pooled_runs(trec8):
     assert total["judged_outside"] == 0 and bool(total["exact"])
     # one run fewer, or one rank less, and the pool is no longer the qrels
     assert not pool_reproduction(campaign, pooled, 99).set_index("query_id").loc["all", "exact"]
-    assert not pool_reproduction(campaign, pooled[1:], 100).set_index("query_id").loc["all", "exact"]
+    assert (
+        not pool_reproduction(campaign, pooled[1:], 100).set_index("query_id").loc["all", "exact"]
+    )
 
 
 def test_dl2019_depth_10_pool_is_fully_judged_in_rank_order(dl19_dir):
     groups = read_groups(dl19_dir / "groups.tsv")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        by_rank = Campaign.from_files(dl19_dir / "qrels.txt", dl19_dir / "runs", rel_threshold=2, by_rank=True)
+        by_rank = Campaign.from_files(
+            dl19_dir / "qrels.txt", dl19_dir / "runs", rel_threshold=2, by_rank=True
+        )
         by_score = Campaign.from_files(dl19_dir / "qrels.txt", dl19_dir / "runs", rel_threshold=2)
-    total = pool_reproduction(by_rank, groups.pooled_runs(by_rank.systems), 10).set_index("query_id").loc["all"]
+    total = (
+        pool_reproduction(by_rank, groups.pooled_runs(by_rank.systems), 10)
+        .set_index("query_id")
+        .loc["all"]
+    )
     assert total["pool"] == total["pool_judged"] == 2495
     # in trec_eval order (score, then docno) one run's rank-10 tie brings in one unjudged passage
-    total = pool_reproduction(by_score, groups.pooled_runs(by_score.systems), 10).set_index("query_id").loc["all"]
+    total = (
+        pool_reproduction(by_score, groups.pooled_runs(by_score.systems), 10)
+        .set_index("query_id")
+        .loc["all"]
+    )
     assert (total["pool"], total["pool_judged"]) == (2495, 2494)
 
 
 def test_dl2021_depth_10_pool_is_not_fully_judged():
-    """Measured: 47 of the 7,225 depth-10 (rank-column order) pool passages are unjudged, 27 from p_tct1."""
+    """Measured: 47 of 7,225 depth-10 pool passages (rank-column order) unjudged, 27 from p_tct1."""
     if not (DL21 / "qrels.txt").is_file():
         pytest.skip(f"DL 2021 data not found at {DL21}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        campaign = Campaign.from_files(DL21 / "qrels.txt", DL21 / "runs", rel_threshold=2, by_rank=True)
+        campaign = Campaign.from_files(
+            DL21 / "qrels.txt", DL21 / "runs", rel_threshold=2, by_rank=True
+        )
     pooled = read_groups(DL21 / "groups.tsv").pooled_runs(campaign.systems)
     frame = pool_reproduction(campaign, pooled, 10).set_index("query_id")
     assert (frame.loc["all", "pool"], frame.loc["all", "pool_judged"]) == (7225, 7178)
     assert int((frame.drop("all")["pool_judged"] < frame.drop("all")["pool"]).sum()) == 21
     p_tct1 = campaign.system_index("p_tct1")
     unjudged_from_p_tct1 = sum(
-        int((~t.judged[t.ranking[p_tct1[0], :10][t.ranking[p_tct1[0], :10] >= 0]]).sum()) for t in campaign.topics
+        int((~t.judged[t.ranking[p_tct1[0], :10][t.ranking[p_tct1[0], :10] >= 0]]).sum())
+        for t in campaign.topics
     )
     assert unjudged_from_p_tct1 == 27
     assert np.isclose(frame.loc["all", "pool_judged_share"], 7178 / 7225)

@@ -58,9 +58,13 @@ def test_reduced_and_truth_equal_scores_against_rebuilt_qrels(collection, study)
         if not left:
             continue
         qrels = pooled_campaign(campaign, [r for r in pooled if r not in left], 5)
-        expected = evaluate(qrels, MEASURES, missing="zero").set_index(["system", "measure"])["value"]
+        expected = evaluate(qrels, MEASURES, missing="zero").set_index(["system", "measure"])[
+            "value"
+        ]
         rows = reduced[reduced["group"] == group]
-        for run, measure, value, true in zip(rows["run"], rows["measure"], rows["estimate"], rows["truth"]):
+        for run, measure, value, true in zip(
+            rows["run"], rows["measure"], rows["estimate"], rows["truth"]
+        ):
             assert value == pytest.approx(expected[(run, measure)], abs=1e-12)
             assert true == pytest.approx(truth[(run, measure)], abs=1e-12)
             assert value <= true + 1e-12  # unjudged = nonrelevant can only lose relevant documents
@@ -77,15 +81,24 @@ def test_metrics_follow_their_definitions(study):
         tau = stats.kendalltau(rows["truth"], rows["estimate"]).statistic
         assert metrics.loc[(corrector, measure, "all"), "tau"] == pytest.approx(tau)
     topics = est[(est["corrector"] == "webber-park-topics") & (est["measure"] == "AP")]
-    per_repeat = topics.groupby("repeat").apply(lambda f: np.mean(np.abs(f["estimate"] - f["truth"])))
-    assert metrics.loc[("webber-park-topics", "AP", "all"), "mae"] == pytest.approx(per_repeat.mean())
+    per_repeat = topics.groupby("repeat").apply(
+        lambda f: np.mean(np.abs(f["estimate"] - f["truth"]))
+    )
+    assert metrics.loc[("webber-park-topics", "AP", "all"), "mae"] == pytest.approx(
+        per_repeat.mean()
+    )
     n_pooled = study.settings["pooled_runs"]
     assert metrics.loc[("reduced", "AP", "all"), "n_runs"] == n_pooled
     assert metrics.loc[("reduced", "AP", "top75"), "n_runs"] == n_pooled - n_pooled // 4
     assert metrics.loc[("reduced", "RBP(p=0.8)", "all"), "coverage"] == 1.0  # [RBP, RBP + residual]
     assert set(est.loc[est["corrector"] == "webber-park-topics", "repeat"]) == {0, 1, 2}
     assert set(est.loc[est["corrector"] == "model:uniform", "group"]) == {"g0", "g1"}
-    assert set(metrics.index.get_level_values(0)) >= {"reduced", "condensed", "webber-park", "lipani"}
+    assert set(metrics.index.get_level_values(0)) >= {
+        "reduced",
+        "condensed",
+        "webber-park",
+        "lipani",
+    }
 
 
 def test_rank_errors_by_hand():

@@ -25,13 +25,39 @@ def files(tmp_path_factory):
 
 def _args(files, *extra, groups="groups.tsv"):
     root, qrels, runs, _ = files
-    return ["poolbias", str(qrels), str(runs), "--groups", str(root / groups), "--common-topics", "3", *extra]
+    return [
+        "poolbias",
+        str(qrels),
+        str(runs),
+        "--groups",
+        str(root / groups),
+        "--common-topics",
+        "3",
+        *extra,
+    ]
 
 
 def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(_args(files, "--depth", "5", "--correctors", "reduced,lipani", "--measures", "P@5,AP",
-                      "--common-topics", "3", "--common-repeats", "2", "-o", str(out), "-f", "tsv"))
+    code = main(
+        _args(
+            files,
+            "--depth",
+            "5",
+            "--correctors",
+            "reduced,lipani",
+            "--measures",
+            "P@5,AP",
+            "--common-topics",
+            "3",
+            "--common-repeats",
+            "2",
+            "-o",
+            str(out),
+            "-f",
+            "tsv",
+        )
+    )
     printed, err = capsys.readouterr()
     assert code == 0, err
     metrics = pd.read_csv(out / "metrics.tsv", sep="\t")
@@ -66,7 +92,10 @@ def test_group_with_no_pooled_run(files, capsys):
 def test_depth_larger_than_the_runs(files, capsys):
     code = main(_args(files, "--depth", "31", "-o", str(files[0] / "x")))
     err = capsys.readouterr().err
-    assert code == 2 and "--depth: 31 is larger than the runs (the deepest pooled ranking has 30)" in err
+    assert (
+        code == 2
+        and "--depth: 31 is larger than the runs (the deepest pooled ranking has 30)" in err
+    )
 
 
 @pytest.mark.parametrize(
@@ -74,7 +103,10 @@ def test_depth_larger_than_the_runs(files, capsys):
     [
         (["--correctors", "reduced,magic"], "--correctors: unknown ['magic']"),
         (["--measures", "P@0"], "--measures:"),
-        (["--common-topics", "1"], "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1"),
+        (
+            ["--common-topics", "1"],
+            "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1",
+        ),
     ],
 )
 def test_bad_options(files, capsys, extra, message):

@@ -25,7 +25,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, required=True)
     parser.add_argument("--rel-threshold", type=int, default=1)
     parser.add_argument("--models", default="", help="comma-separated relevance models (slow)")
-    parser.add_argument("--model-groups", default=None, help="comma-separated groups for the models")
+    parser.add_argument(
+        "--model-groups", default=None, help="comma-separated groups for the models"
+    )
     parser.add_argument("--n-draws", type=int, default=1000)
     parser.add_argument("--stem", required=True)
     parser.add_argument("--seed", type=int, default=0)
@@ -35,7 +37,9 @@ def main() -> None:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        campaign = Campaign.from_files(root / "qrels.txt", root / "runs", rel_threshold=args.rel_threshold)
+        campaign = Campaign.from_files(
+            root / "qrels.txt", root / "runs", rel_threshold=args.rel_threshold
+        )
     campaign = campaign.subset(list(groups.pooled_runs(campaign.systems)))
     loaded = time.perf_counter() - start
     study = run_study(
@@ -48,9 +52,13 @@ def main() -> None:
         seed=args.seed,
     )
     write_study(study, HERE / "results", args.stem)
-    info = {**study.settings, "collection": str(root), "load_seconds": round(loaded, 1),
-            "corrector_seconds": {k: round(v, 1) for k, v in study.timing.items()},
-            "total_seconds": round(time.perf_counter() - start, 1)}
+    info = {
+        **study.settings,
+        "collection": str(root),
+        "load_seconds": round(loaded, 1),
+        "corrector_seconds": {k: round(v, 1) for k, v in study.timing.items()},
+        "total_seconds": round(time.perf_counter() - start, 1),
+    }
     (HERE / "results" / f"{args.stem}_settings.json").write_text(json.dumps(info, indent=2) + "\n")
     print(study.metrics[study.metrics["filter"] == "all"].to_string(index=False))
 

@@ -1,4 +1,6 @@
-"""Pool-bias correction: score runs that did not contribute to the pool (Webber & Park 2009; Lipani et al. 2016).
+"""Pool-bias correction for runs that did not contribute to the pool.
+
+Webber & Park (2009), Lipani et al. (2015, 2016) and relimpute's relevance models.
 
 Layers:
 
@@ -17,7 +19,15 @@ study (:mod:`.study`)
     coverage per corrector, measure and depth.
 """
 
-from . import anti_precision, common_topics, condensed, lipani, model, reduced, webber_park  # noqa: F401
+from . import (  # noqa: F401  (register the correctors)
+    anti_precision,
+    common_topics,
+    condensed,
+    lipani,
+    model,
+    reduced,
+    webber_park,
+)
 from .base import (
     STUDY_MEASURES,
     Correction,

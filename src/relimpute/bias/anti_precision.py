@@ -43,7 +43,7 @@ def merged_top(ranking: np.ndarray, new_ranks: np.ndarray, n: int) -> np.ndarray
 
 
 def precision_parts(top: np.ndarray, relevant: np.ndarray, judged: np.ndarray, n: int):
-    """``(P@n, P̄@n)`` per row of a ``(S, ≤n)`` top list (short lists: missing ranks count in ``n``)."""
+    """``(P@n, P̄@n)`` per row of a ``(S, ≤n)`` top list (missing ranks count in ``n``)."""
     valid = top >= 0
     doc = np.maximum(top, 0)
     rel = (valid & relevant[doc]).sum(axis=1) / n
@@ -68,7 +68,8 @@ class AntiPrecision(Corrector):
         key = ("anti-precision-own", n)
         if key not in context.cache:
             context.cache[key] = [
-                precision_parts(t.ranking[pooled, :n], r, t.judged, n) for t, r in zip(campaign.topics, relevant)
+                precision_parts(t.ranking[pooled, :n], r, t.judged, n)
+                for t, r in zip(campaign.topics, relevant)
             ]
         own = context.cache[key]
         for j, row in enumerate(rows):

@@ -90,7 +90,10 @@ class PoolContext:
         unknown = [r for r in pooled if r not in set(campaign.systems)]
         if unknown:
             raise InputError(f"pooled run(s) not in the campaign: {', '.join(unknown[:5])}")
-        deepest = max(int(t.depth[campaign.system_index(list(pooled))].max(initial=0)) for t in campaign.topics)
+        deepest = max(
+            int(t.depth[campaign.system_index(list(pooled))].max(initial=0))
+            for t in campaign.topics
+        )
         if depth > deepest:
             raise InputError(
                 f"pool depth {depth} is larger than the pooled runs (deepest ranking: {deepest})"
@@ -102,7 +105,7 @@ class PoolContext:
         return self.campaign.system_index(list(self.pooled))
 
     def top(self, row: int, t: int) -> np.ndarray:
-        """``(n,)`` bool: the documents system ``row`` ranks within the pool depth on topic ``t``."""
+        """``(n,)`` bool: what system ``row`` ranks within the pool depth on topic ``t``."""
         topic = self.campaign.topics[t]
         mask = np.zeros(topic.n_docs, dtype=bool)
         docs = topic.ranking[row, : self.depth]
@@ -159,7 +162,7 @@ class Corrector:
         *,
         depth: int,
     ) -> Correction:
-        """Correct the scores of ``runs`` (not pooled) against the depth-``depth`` pool of ``pooled``.
+        """Correct ``runs`` (not pooled) scored against the depth-``depth`` pool of ``pooled``.
 
         ``campaign`` holds the runs and the pool's judgments (its qrels).
         Measures the method does not cover are left out of the table.
@@ -184,18 +187,28 @@ class Corrector:
             raise InputError(f"run(s) not in the campaign: {', '.join(unknown[:5])}")
         parsed = [m for m in parse_measures(measures) if self.supports(m)]
         rows = context.campaign.system_index(list(runs))
-        reduced = context.reduced_scores(parsed, rows).mean(axis=2) if parsed else np.zeros((0, len(runs)))
+        reduced = (
+            context.reduced_scores(parsed, rows).mean(axis=2)
+            if parsed
+            else np.zeros((0, len(runs)))
+        )
         parts = []
         for m, measure in enumerate(parsed):
             columns = self._correct(context, rows, measure, reduced[m])
-            frame = pd.DataFrame({"run": list(runs), "measure": str(measure), "reduced": reduced[m]})
+            frame = pd.DataFrame(
+                {"run": list(runs), "measure": str(measure), "reduced": reduced[m]}
+            )
             for key in ("estimate", "ci_low", "ci_high"):
                 frame[key] = np.asarray(columns.pop(key, np.full(len(runs), np.nan)), dtype=float)
             for key, value in columns.items():
                 frame[key] = value
             parts.append(frame)
-        table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-            columns=["run", "measure", "reduced", "estimate", "ci_low", "ci_high"]
+        table = (
+            pd.concat(parts, ignore_index=True)
+            if parts
+            else pd.DataFrame(
+                columns=["run", "measure", "reduced", "estimate", "ci_low", "ci_high"]
+            )
         )
         return Correction(self.name, table)
 

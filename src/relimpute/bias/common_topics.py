@@ -52,7 +52,9 @@ def common_topic_adjustment(
     t = np.asarray(true_common, dtype=float)
     big_n, n = len(unpooled), len(common)
     if n < 2 or n > big_n or len(t) != n:
-        raise ValueError(f"need 2 <= n <= N common topics with one true score each (n={n}, N={big_n})")
+        raise ValueError(
+            f"need 2 <= n <= N common topics with one true score each (n={n}, N={big_n})"
+        )
     u = unpooled[common]
     a = float(np.mean(t - u))
     s2 = float(np.sum((t - (u + a)) ** 2) / (n - 1))
@@ -60,7 +62,9 @@ def common_topic_adjustment(
     estimate = float(np.mean(unpooled + a))
     half = float(norm.ppf(0.5 + level / 2.0)) * np.sqrt(var)
     helps = bool(np.sqrt(s2) * np.sqrt((big_n - n) / (big_n * n)) < abs(a))
-    return TopicAdjustment(estimate, a, var, float(np.sqrt(s2)), helps, estimate - half, estimate + half)
+    return TopicAdjustment(
+        estimate, a, var, float(np.sqrt(s2)), helps, estimate - half, estimate + half
+    )
 
 
 class WebberParkTopics(Corrector):
@@ -87,11 +91,14 @@ class WebberParkTopics(Corrector):
         unknown = [q for q in self.common_topics if q not in position]
         if unknown or len(self.common_topics) < 2:
             raise InputError(
-                f"common topics must be at least 2 of the campaign's topics (unknown: {unknown[:5]})"
+                "common topics must be at least 2 of the campaign's topics "
+                f"(unknown: {unknown[:5]})"
             )
         common = np.array([position[q] for q in self.common_topics])
         true = topic_scores(campaign, [measure], rows)[0]
-        columns = {k: np.empty(len(rows)) for k in ("estimate", "ci_low", "ci_high", "adjustment", "sd")}
+        columns = {
+            k: np.empty(len(rows)) for k in ("estimate", "ci_low", "ci_high", "adjustment", "sd")
+        }
         columns["helps"] = np.zeros(len(rows), dtype=bool)
         for j, row in enumerate(rows):
             # u: the run scored without the documents only it brought (not in the pooled runs' pool)

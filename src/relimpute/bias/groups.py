@@ -46,9 +46,7 @@ class RunGroups:
     def pooled_runs(self, among: Sequence[str] | None = None) -> tuple[str, ...]:
         """The pooled runs, in table order (restricted to ``among`` when given)."""
         keep = None if among is None else set(among)
-        return tuple(
-            r for r, p in zip(self.runs, self.pooled) if p and (keep is None or r in keep)
-        )
+        return tuple(r for r, p in zip(self.runs, self.pooled) if p and (keep is None or r in keep))
 
     def members(self, group: str, *, pooled_only: bool = False) -> tuple[str, ...]:
         return tuple(
@@ -71,7 +69,7 @@ class RunGroups:
             )
 
     def check_pooled_groups(self, runs: Sequence[str]) -> None:
-        """Every group of ``runs`` must have a pooled run among them (else leaving it out is empty)."""
+        """Every group of ``runs`` needs a pooled run among them (else leaving it out is empty)."""
         present = set(runs)
         empty = [
             g
@@ -111,7 +109,8 @@ def groups_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> RunGr
     missing = {"run", "group"} - set(frame.columns)
     if missing:
         raise InputError(
-            f"groups table needs columns run and group (and optionally pooled); missing {sorted(missing)}",
+            "groups table needs columns run and group (and optionally pooled); "
+            f"missing {sorted(missing)}",
             source,
         )
     runs, groups, pooled = [], [], []

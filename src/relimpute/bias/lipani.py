@@ -29,7 +29,10 @@ from .webber_park import leave_one_out_bias
 
 
 def unjudged_share(context: PoolContext, rows: np.ndarray, n: int, judged=None) -> np.ndarray:
-    """``(S, T)``: 1 − (P@n + P̄@n), the share of the top ``n`` not judged (short lists count as unjudged)."""
+    """``(S, T)``: 1 − (P@n + P̄@n), the share of the top ``n`` not judged.
+
+    Ranks a short list does not fill count as unjudged (P@n divides by ``n``).
+    """
     campaign = context.campaign
     out = np.zeros((len(rows), campaign.n_topics))
     for t, topic in enumerate(campaign.topics):
@@ -57,7 +60,9 @@ def leave_one_run_out_precision(context: PoolContext, measure) -> tuple[np.ndarr
                 t.judged & ~(context.top(row, k) & (c == 1))
                 for k, (t, c) in enumerate(zip(campaign.topics, context.counts))
             ]
-            unjudged[i] = unjudged_share(context, rows[i : i + 1], measure.cutoff, judged_without).mean()
+            unjudged[i] = unjudged_share(
+                context, rows[i : i + 1], measure.cutoff, judged_without
+            ).mean()
         context.cache[key] = (delta, unjudged)
     return context.cache[key]
 
@@ -65,7 +70,10 @@ def leave_one_run_out_precision(context: PoolContext, measure) -> tuple[np.ndarr
 def lipani_adjustment(
     k_new: np.ndarray, delta: np.ndarray, k_left: np.ndarray
 ) -> tuple[np.ndarray, bool]:
-    """``a = k̄(r_u) · GM[δP / k̄′]`` over ``δP ≠ 0`` (Eq. 5); 0 and ``True`` when every δP is 0."""
+    """``a = k̄(r_u) · GM[δP / k̄′]`` over ``δP ≠ 0`` (Eq. 5).
+
+    Returns the adjustment and whether every δP was 0 (then the adjustment is 0).
+    """
     informative = delta != 0
     if not informative.any():
         return np.zeros_like(np.asarray(k_new, dtype=float)), True

@@ -30,7 +30,8 @@ def truncated(campaign: Campaign, depth: int | None) -> Campaign:
     if depth is None:
         return campaign
     topics = tuple(
-        replace(t, ranking=t.ranking[:, :depth], depth=np.minimum(t.depth, depth)) for t in campaign.topics
+        replace(t, ranking=t.ranking[:, :depth], depth=np.minimum(t.depth, depth))
+        for t in campaign.topics
     )
     return replace(campaign, topics=topics)
 
@@ -49,7 +50,13 @@ def compact(campaign: Campaign) -> tuple[Campaign, list[np.ndarray]]:
         new = np.full(t.n_docs + 1, -1, dtype=np.int32)  # position n maps padding -1 to -1
         new[old] = np.arange(len(old), dtype=np.int32)
         topics.append(
-            replace(t, doc_ids=t.doc_ids[old], grades=t.grades[old], judged=t.judged[old], ranking=new[t.ranking])
+            replace(
+                t,
+                doc_ids=t.doc_ids[old],
+                grades=t.grades[old],
+                judged=t.judged[old],
+                ranking=new[t.ranking],
+            )
         )
         index.append(old)
     return replace(campaign, topics=tuple(topics)), index
@@ -79,8 +86,10 @@ def would_be_pool_estimate(
     )
 
 
-def _moved(values: tuple[np.ndarray, ...], source: list[np.ndarray], target: list[np.ndarray], n: list[int]):
-    """Per-topic arrays indexed by ``source`` (old indices) re-indexed by ``target`` (0 elsewhere)."""
+def _moved(
+    values: tuple[np.ndarray, ...], source: list[np.ndarray], target: list[np.ndarray], n: list[int]
+):
+    """Per-topic arrays on old indices ``source`` moved to old indices ``target`` (0 elsewhere)."""
     out = []
     for v, s, d, size in zip(values, source, target, n):
         full = np.zeros(v.shape[:-1] + (size,))
@@ -125,7 +134,7 @@ class ModelBased(Corrector):
         self.fit_depth = fit_depth
 
     def fitted(self, context: PoolContext, rows: np.ndarray) -> tuple[Campaign, RelevanceEstimate]:
-        """The new runs' compact campaign and the restricted estimate on it (cached on the context)."""
+        """The new runs' compact campaign and the restricted estimate on it (cached)."""
         from ..relevance import load_model
 
         key = ("model", self.model, self.seed, self.fit_depth, tuple(int(r) for r in rows))
@@ -133,7 +142,9 @@ class ModelBased(Corrector):
             campaign = context.campaign
             names = [campaign.systems[r] for r in rows]
             depth = None if self.fit_depth is None else max(self.fit_depth, context.depth)
-            fit_campaign, fit_index = compact(truncated(campaign.subset(list(context.pooled) + names), depth))
+            fit_campaign, fit_index = compact(
+                truncated(campaign.subset(list(context.pooled) + names), depth)
+            )
             estimate = load_model(self.model).fit_predict(fit_campaign, rng=self.seed)
             runs, run_index = compact(campaign.subset(names))
             sizes = [t.n_docs for t in campaign.topics]
@@ -141,7 +152,9 @@ class ModelBased(Corrector):
                 query_ids=runs.query_ids,
                 doc_ids=tuple(t.doc_ids for t in runs.topics),
                 p=_moved(estimate.p, fit_index, run_index, sizes),
-                draws=None if estimate.draws is None else _moved(estimate.draws, fit_index, run_index, sizes),
+                draws=None
+                if estimate.draws is None
+                else _moved(estimate.draws, fit_index, run_index, sizes),
                 model=estimate.model,
                 params=estimate.params,
             )
@@ -153,11 +166,20 @@ class ModelBased(Corrector):
         from ..confidence import ConfidenceEngine
 
         runs, estimate = self.fitted(context, rows)
-        scores = ConfidenceEngine().monte_carlo(
-            runs, estimate, pairs=[], n_draws=self.n_draws, rng=self.seed, measure=str(measure)
-        ).scores
+        scores = (
+            ConfidenceEngine()
+            .monte_carlo(
+                runs, estimate, pairs=[], n_draws=self.n_draws, rng=self.seed, measure=str(measure)
+            )
+            .scores
+        )
         interval = scores.confidence_interval(self.level)
-        return {"estimate": scores.e_map, "ci_low": interval.low, "ci_high": interval.high, "sd": scores.sd_map}
+        return {
+            "estimate": scores.e_map,
+            "ci_low": interval.low,
+            "ci_high": interval.high,
+            "sd": scores.sd_map,
+        }
 
 
 register(ModelBased)

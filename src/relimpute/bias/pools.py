@@ -82,7 +82,7 @@ def leave_one_run_out(
 def leave_one_group_out(
     campaign: Campaign, groups: RunGroups, depth: int, *, runs: Sequence[str] | None = None
 ) -> Iterator[ReducedPool]:
-    """For each group with a pooled run, the campaign judged on the pool of the other groups' pooled runs.
+    """Per group with a pooled run: the campaign judged on the other groups' pooled runs' pool.
 
     ``left_out`` holds the group's *pooled* runs (those whose full-pool score
     includes their own contribution); unpooled runs never contribute.
@@ -98,9 +98,7 @@ def leave_one_group_out(
         yield ReducedPool(left, kept, pooled_campaign(campaign, kept, depth), group)
 
 
-def pool_reproduction(
-    campaign: Campaign, systems: Sequence[str], depth: int
-) -> pd.DataFrame:
+def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) -> pd.DataFrame:
     """How exactly the depth-``depth`` pool of ``systems`` reproduces the campaign's judgments.
 
     One row per topic and a final ``all`` row: ``pool`` documents in the pool,
@@ -122,7 +120,9 @@ def pool_reproduction(
         )
     frame = pd.DataFrame(rows)
     total = frame[["pool", "judged", "pool_judged", "judged_outside"]].sum()
-    frame = pd.concat([frame, pd.DataFrame([{"query_id": "all", **total.to_dict()}])], ignore_index=True)
+    frame = pd.concat(
+        [frame, pd.DataFrame([{"query_id": "all", **total.to_dict()}])], ignore_index=True
+    )
     frame["pool_judged_share"] = frame["pool_judged"] / frame["pool"].where(frame["pool"] > 0)
     frame["exact"] = (frame["pool_judged"] == frame["pool"]) & (frame["judged_outside"] == 0)
     return frame

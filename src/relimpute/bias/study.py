@@ -90,15 +90,20 @@ def check_study_input(
     groups.check_runs(campaign.systems)
     groups.check_pooled_groups(campaign.systems)
     pooled = groups.pooled_runs(campaign.systems)
-    if len(set(groups.group_of(r) for r in pooled)) < 2:
-        raise InputError("leave-one-group-out needs pooled runs from at least two groups", groups.source)
+    if len({groups.group_of(r) for r in pooled}) < 2:
+        raise InputError(
+            "leave-one-group-out needs pooled runs from at least two groups", groups.source
+        )
     rows = campaign.system_index(list(pooled))
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
     if depth > deepest:
-        raise InputError(f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth")
+        raise InputError(
+            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth"
+        )
     if n_common and not 2 <= n_common < campaign.n_topics:
         raise InputError(
-            f"must be 0 (off) or 2 to {campaign.n_topics - 1} common topics, got {n_common}", "--common-topics"
+            f"must be 0 (off) or 2 to {campaign.n_topics - 1} common topics, got {n_common}",
+            "--common-topics",
         )
     return pooled
 
@@ -138,7 +143,9 @@ def run_study(
     timing: dict[str, float] = {}
     parts = []
     steps = list(leave_one_group_out(full, groups, depth, runs=pooled))
-    for step in tqdm(steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True):
+    for step in tqdm(
+        steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True
+    ):
         subset = step.campaign.subset(list(step.kept) + list(step.left_out))
         context = PoolContext.build(subset, step.kept, depth)
         chosen = [get_corrector(n) for n in correctors]
@@ -155,13 +162,28 @@ def run_study(
             rows = subset.system_index(list(step.left_out))
             unpooled = context.reduced_scores(parsed, rows)
             parts.append(
-                _common_topics(step, parsed, names, unpooled, truth, position, n_common, common_repeats, rng)
+                _common_topics(
+                    step, parsed, names, unpooled, truth, position, n_common, common_repeats, rng
+                )
             )
-            timing["webber-park-topics"] = timing.get("webber-park-topics", 0.0) + time.perf_counter() - start
+            timing["webber-park-topics"] = (
+                timing.get("webber-park-topics", 0.0) + time.perf_counter() - start
+            )
     estimates = pd.concat(parts, ignore_index=True)
     lookup = {(r, m): truth_mean[k, position[r]] for k, m in enumerate(names) for r in pooled}
     estimates["truth"] = [lookup[(r, m)] for r, m in zip(estimates["run"], estimates["measure"])]
-    columns = ["group", "run", "corrector", "measure", "repeat", "reduced", "estimate", "ci_low", "ci_high", "truth"]
+    columns = [
+        "group",
+        "run",
+        "corrector",
+        "measure",
+        "repeat",
+        "reduced",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "truth",
+    ]
     extra = [c for c in estimates.columns if c not in columns]
     estimates = estimates[columns + extra]
     metrics = study_metrics(estimates, truth, pooled, names)
@@ -180,7 +202,9 @@ def run_study(
     return PoolBiasStudy(estimates, metrics, truth, timing, settings)
 
 
-def _common_topics(step, parsed, names, unpooled, truth, position, n_common, repeats, rng) -> pd.DataFrame:
+def _common_topics(
+    step, parsed, names, unpooled, truth, position, n_common, repeats, rng
+) -> pd.DataFrame:
     """Webber & Park Algorithm 2 on ``repeats`` random sets of ``n_common`` common topics."""
     n_topics = unpooled.shape[2]
     rows = []
@@ -188,7 +212,9 @@ def _common_topics(step, parsed, names, unpooled, truth, position, n_common, rep
         common = np.sort(rng.choice(n_topics, size=n_common, replace=False))
         for j, run in enumerate(step.left_out):
             for k, name in enumerate(names):
-                fit = common_topic_adjustment(truth[k, position[run], common], unpooled[k, j], common)
+                fit = common_topic_adjustment(
+                    truth[k, position[run], common], unpooled[k, j], common
+                )
                 rows.append(
                     {
                         "run": run,
@@ -208,7 +234,7 @@ def _common_topics(step, parsed, names, unpooled, truth, position, n_common, rep
 
 
 def paired_p_values(scores: np.ndarray) -> np.ndarray:
-    """``(P, P)`` two-sided paired t-test p-values over topics of ``(P, T)`` scores (1 on the diagonal)."""
+    """``(P, P)`` two-sided paired t-test p-values of ``(P, T)`` scores (1 on the diagonal)."""
     diff = scores[:, None, :] - scores[None, :, :]
     n = scores.shape[1]
     mean = diff.mean(axis=2)
@@ -224,7 +250,7 @@ def paired_p_values(scores: np.ndarray) -> np.ndarray:
 def study_metrics(
     estimates: pd.DataFrame, truth: np.ndarray, pooled: Sequence[str], names: Sequence[str]
 ) -> pd.DataFrame:
-    """MAE, SRE, SRE*, τ-b and interval coverage per corrector, measure and filter (module docstring)."""
+    """MAE, SRE, SRE*, τ-b and coverage per corrector, measure and filter (module docstring)."""
     position = {r: i for i, r in enumerate(pooled)}
     rows = []
     for k, measure in enumerate(names):
@@ -238,7 +264,7 @@ def study_metrics(
             for corrector, by_corrector in sub.groupby("corrector", sort=False):
                 per_repeat = []
                 for _, frame in by_corrector.groupby("repeat"):
-                    frame = frame[frame["run"].map(lambda r: keep[position[r]])]
+                    frame = frame[keep[[position[r] for r in frame["run"]]]]
                     if len(frame) < 2:
                         continue
                     idx = np.array([position[r] for r in frame["run"]])
@@ -262,14 +288,25 @@ def study_metrics(
                             "sre": sre,
                             "sre_star": sre_star,
                             "tau": float(tau),
-                            "coverage": float(np.mean((low[has] <= tru[has]) & (tru[has] <= high[has]))) if has.any() else np.nan,
+                            "coverage": float(
+                                np.mean((low[has] <= tru[has]) & (tru[has] <= high[has]))
+                            )
+                            if has.any()
+                            else np.nan,
                             "width": float(np.mean(high[has] - low[has])) if has.any() else np.nan,
                             "n_runs": len(frame),
                         }
                     )
                 if per_repeat:
                     mean = pd.DataFrame(per_repeat).mean(numeric_only=True)
-                    rows.append({"corrector": corrector, "measure": measure, "filter": filt, **mean.to_dict()})
+                    rows.append(
+                        {
+                            "corrector": corrector,
+                            "measure": measure,
+                            "filter": filt,
+                            **mean.to_dict(),
+                        }
+                    )
     frame = pd.DataFrame(rows)
     frame["n_runs"] = frame["n_runs"].round().astype(int)
     return frame
@@ -301,7 +338,9 @@ def rank_errors(
         old = 1 + int((true > true[i]).sum())
         new = 1 + int((true[others] > est).sum())
         sre += abs(old - new)
-        passed = others & (((new <= position) & (position < old)) | ((old < position) & (position <= new)))
+        passed = others & (
+            ((new <= position) & (position < old)) | ((old < position) & (position <= new))
+        )
         sre_star += int((passed & (p_values[i] < alpha)).sum())
     return sre, sre_star
 
@@ -313,7 +352,11 @@ def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     prefix = f"{stem}_" if stem else ""
-    paths = [out / f"{prefix}estimates.tsv", out / f"{prefix}metrics.tsv", out / f"{prefix}metrics.md"]
+    paths = [
+        out / f"{prefix}estimates.tsv",
+        out / f"{prefix}metrics.tsv",
+        out / f"{prefix}metrics.md",
+    ]
     study.estimates.to_csv(paths[0], sep="\t", index=False, float_format="%.6g")
     study.metrics.to_csv(paths[1], sep="\t", index=False, float_format="%.6g")
     paths[2].write_text(FORMATTERS["markdown"](study.metrics), encoding="utf-8")

@@ -24,7 +24,10 @@ from .base import Corrector, PoolContext, register
 
 
 def unique_relevant(context: PoolContext) -> dict[tuple[int, int], np.ndarray]:
-    """``{(i, t): mask}``: relevant documents only pooled system ``i`` (position in ``pooled``) contributed on topic ``t``."""
+    """``{(i, t): mask}``: relevant documents only pooled system ``i`` contributed on topic ``t``.
+
+    ``i`` is the position in ``context.pooled``; pairs with no such document are absent.
+    """
     key = ("unique_relevant",)
     if key not in context.cache:
         campaign = context.campaign
@@ -39,9 +42,7 @@ def unique_relevant(context: PoolContext) -> dict[tuple[int, int], np.ndarray]:
     return context.cache[key]
 
 
-def leave_one_out_bias(
-    context: PoolContext, measure, add_back: np.ndarray | None
-) -> np.ndarray:
+def leave_one_out_bias(context: PoolContext, measure, add_back: np.ndarray | None) -> np.ndarray:
     """``(|S|,)`` β_s: mean over topics of pooled minus leave-one-out score of each pooled system.
 
     ``add_back`` is per topic the ``(n,)`` documents of the new run(s) that stay

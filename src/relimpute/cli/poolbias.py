@@ -30,20 +30,45 @@ example:
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
-    parser.add_argument("--groups", required=True, metavar="GROUPS.tsv", help="run, group, pooled (yes/no)")
-    parser.add_argument("--depth", type=int, required=True, help="pool depth k (e.g. 10, or the official 100)")
     parser.add_argument(
-        "--measures", default="P@5,P@10,P@20,RBP(p=0.8),AP,nDCG@10", help="comma-separated measures (default %(default)s)"
+        "--groups", required=True, metavar="GROUPS.tsv", help="run, group, pooled (yes/no)"
+    )
+    parser.add_argument(
+        "--depth", type=int, required=True, help="pool depth k (e.g. 10, or the official 100)"
+    )
+    parser.add_argument(
+        "--measures",
+        default="P@5,P@10,P@20,RBP(p=0.8),AP,nDCG@10",
+        help="comma-separated measures (default %(default)s)",
     )
     parser.add_argument(
         "--correctors",
         default="reduced,condensed,webber-park,lipani,anti-precision",
         help="comma-separated correctors (default %(default)s)",
     )
-    parser.add_argument("--model", action="append", default=[], metavar="NAME", help="add a model-based corrector (repeatable)")
-    parser.add_argument("--common-topics", type=int, default=10, metavar="N", help="common topics of Algorithm 2 (0 = off; default 10)")
-    parser.add_argument("--common-repeats", type=int, default=20, help="random common-topic sets per run (default 20)")
-    parser.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws of the model-based corrector")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="add a model-based corrector (repeatable)",
+    )
+    parser.add_argument(
+        "--common-topics",
+        type=int,
+        default=10,
+        metavar="N",
+        help="common topics of Algorithm 2 (0 = off; default 10)",
+    )
+    parser.add_argument(
+        "--common-repeats",
+        type=int,
+        default=20,
+        help="random common-topic sets per run (default 20)",
+    )
+    parser.add_argument(
+        "--draws", type=int, default=1000, help="Monte Carlo draws of the model-based corrector"
+    )
     parser.add_argument("--seed", type=int, default=0)
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
@@ -57,7 +82,11 @@ def run(args) -> int:
 
     groups = read_groups(args.groups)
     correctors = [c.strip() for c in args.correctors.split(",") if c.strip()]
-    unknown = [c for c in correctors if c not in available_correctors() or c in ("model", "webber-park-topics")]
+    unknown = [
+        c
+        for c in correctors
+        if c not in available_correctors() or c in ("model", "webber-park-topics")
+    ]
     if unknown:
         raise InputError(
             f"unknown {unknown}; choose from reduced, condensed, webber-park, lipani, "
