@@ -113,6 +113,14 @@ def test_rank_errors_by_hand():
     assert rank_errors(true, np.arange(4), true, names, p) == (0, 0)
 
 
+def test_coverage_counts_a_degenerate_interval_at_the_value():
+    from relimpute.bias.study import covers
+
+    third = np.array([0.1 + 0.2])  # 0.30000000000000004
+    assert covers(np.array([0.3]), np.array([0.3]), third).all()
+    assert not covers(np.array([0.3]), np.array([0.31]), np.array([0.2999])).any()
+
+
 def test_paired_p_values_equal_scipy(rng):
     scores = rng.uniform(size=(4, 15))
     scores[3] = scores[2]  # identical runs: p = 1

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from relimpute.bias import read_groups
-from relimpute.bias.study import run_study, write_study
+from relimpute.bias.study import PUBLISHED, run_study, write_study
 from relimpute.data import Campaign
 
 HERE = Path(__file__).resolve().parent
@@ -29,6 +29,9 @@ def main() -> None:
         "--model-groups", default=None, help="comma-separated groups for the models"
     )
     parser.add_argument("--n-draws", type=int, default=1000)
+    parser.add_argument(
+        "--models-only", action="store_true", help="skip the published correctors and Algorithm 2"
+    )
     parser.add_argument("--stem", required=True)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -46,6 +49,8 @@ def main() -> None:
         campaign,
         groups,
         depth=args.depth,
+        correctors=() if args.models_only else PUBLISHED,
+        n_common=0 if args.models_only else 10,
         models=[m for m in args.models.split(",") if m],
         model_groups=args.model_groups.split(",") if args.model_groups else None,
         n_draws=args.n_draws,

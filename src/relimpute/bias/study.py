@@ -288,9 +288,7 @@ def study_metrics(
                             "sre": sre,
                             "sre_star": sre_star,
                             "tau": float(tau),
-                            "coverage": float(
-                                np.mean((low[has] <= tru[has]) & (tru[has] <= high[has]))
-                            )
+                            "coverage": float(np.mean(covers(low[has], high[has], tru[has])))
                             if has.any()
                             else np.nan,
                             "width": float(np.mean(high[has] - low[has])) if has.any() else np.nan,
@@ -310,6 +308,12 @@ def study_metrics(
     frame = pd.DataFrame(rows)
     frame["n_runs"] = frame["n_runs"].round().astype(int)
     return frame
+
+
+def covers(low: np.ndarray, high: np.ndarray, value: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """``low ≤ value ≤ high`` up to ``tol``: a degenerate interval (nothing left unjudged) is
+    ``[x, x]`` with ``x`` computed along another path than the full-pool score."""
+    return (low - tol <= value) & (value <= high + tol)
 
 
 def rank_errors(
@@ -357,7 +361,7 @@ def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> 
         out / f"{prefix}metrics.tsv",
         out / f"{prefix}metrics.md",
     ]
-    study.estimates.to_csv(paths[0], sep="\t", index=False, float_format="%.6g")
+    study.estimates.to_csv(paths[0], sep="\t", index=False, float_format="%.10g")
     study.metrics.to_csv(paths[1], sep="\t", index=False, float_format="%.6g")
     paths[2].write_text(FORMATTERS["markdown"](study.metrics), encoding="utf-8")
     return paths
