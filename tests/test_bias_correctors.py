@@ -293,3 +293,25 @@ def test_compact_keeps_scores_and_judgments(reduced):
         assert t_new.judged.sum() == t_old.judged.sum()
         assert list(t_new.doc_ids) == list(t_old.doc_ids[old])
     assert set(small.topics[0].doc_ids) == {"a", "b", "d", "x"}
+
+
+def test_model_based_graded_measure_draws_grades_from_the_judged_ones():
+    """a judged 3, d judged 2, b judged 0; x unjudged with p = 0.5: it is 0, 2 or 3 with 1/2, 1/4, 1/4."""
+    from relimpute.measures import parse_measure
+
+    qrels = [("1", "a", 3), ("1", "b", 0), ("1", "d", 2)]
+    runs = {"A": {"1": ["a", "b"]}, "B": {"1": ["d", "b"]}, "N": {"1": ["x", "a"]}}
+    campaign = _campaign(qrels, runs)
+    out = get_corrector("model", model="uniform", n_draws=20000, seed=2).correct(
+        campaign, ["A", "B"], "N", ["nDCG@2"], depth=2
+    )
+    measure = parse_measure("nDCG@2")
+    topic = campaign.topics[0]
+    x = list(topic.doc_ids).index("x")
+    expected = 0.0
+    for grade, weight in ((0, 0.5), (2, 0.25), (3, 0.25)):
+        labels = topic.grades.astype(int).copy()
+        labels[x] = grade
+        row = topic.ranking[campaign.system_index(["N"])]
+        expected += weight * measure.score(row, labels)[0]
+    assert _one(out, "nDCG@2") == pytest.approx([expected], abs=0.01)

@@ -12,6 +12,12 @@ the interval the 95% percentile interval of its Monte Carlo distribution,
 drawn with the model's joint posterior draws when it has them (parameter
 uncertainty included), from :meth:`relimpute.confidence.ConfidenceEngine.monte_carlo`.
 Any measure works (AP with the drawn R, nDCG with the drawn ideal list).
+
+Graded measures (nDCG) need a grade, not only relevance: a drawn-relevant
+document takes a grade drawn from the topic's judged relevant grades, a
+drawn-nonrelevant one from its judged nonrelevant grades (grade 1 of TREC DL
+is "nonrelevant" at ``rel ≥ 2`` but has a gain). With binary qrels this is
+the engine's draw.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ from dataclasses import replace
 import numpy as np
 
 from ..data import Campaign
-from ..relevance.base import RelevanceEstimate
+from ..relevance.base import RelevanceEstimate, as_generator
 from .base import Corrector, PoolContext, register
+
+#: measure families scored with grades (the others read binary relevance)
+GRADED = ("nDCG",)
 
 
 def truncated(campaign: Campaign, depth: int | None) -> Campaign:
@@ -98,6 +107,48 @@ def _moved(
     return tuple(out)
 
 
+def graded_draws(
+    campaign: Campaign, estimate: RelevanceEstimate, measure, n_draws: int, rng, chunk: int = 256
+) -> np.ndarray:
+    """``(n_draws, S)`` per-draw mean over topics of a graded measure (module docstring).
+
+    Draw ``d`` uses posterior draw ``d mod M`` of the estimate in every topic
+    when it has draws (as the confidence engine does), else Bernoulli(p).
+    """
+    rng = as_generator(rng)
+    threshold = campaign.rel_threshold
+    out = np.zeros((n_draws, campaign.n_systems))
+    for t, topic in enumerate(campaign.topics):
+        p = estimate.p[t]
+        posterior = None if estimate.draws is None else estimate.draws[t]
+        possible = p if posterior is None else posterior.max(axis=0)
+        uncertain = np.flatnonzero(~topic.judged & (possible > 0))
+        base = np.where(topic.judged, topic.grades, 0).astype(np.int64)
+        judged = topic.grades[topic.judged].astype(np.int64)
+        relevant_grades = judged[judged >= threshold]
+        other_grades = judged[judged < threshold]
+        if not len(relevant_grades):
+            relevant_grades = np.array([threshold])
+        if not len(other_grades):
+            other_grades = np.array([0])
+        for lo in range(0, n_draws, chunk):
+            size = min(chunk, n_draws - lo)
+            if posterior is None:
+                prob = p[uncertain][None, :]
+            else:
+                prob = posterior[(lo + np.arange(size)) % posterior.shape[0]][:, uncertain]
+            drawn = rng.random((size, len(uncertain))) < prob
+            labels = np.repeat(base[None, :], size, axis=0)
+            labels[:, uncertain] = np.where(
+                drawn,
+                rng.choice(relevant_grades, size=drawn.shape),
+                rng.choice(other_grades, size=drawn.shape),
+            )
+            scores = measure.score(topic.ranking, labels, rel_threshold=threshold)
+            out[lo : lo + size] += scores / campaign.n_topics
+    return out
+
+
 class ModelBased(Corrector):
     """E[full-pool score] and its 95% interval under a relevance model fitted on the pool.
 
@@ -166,6 +217,15 @@ class ModelBased(Corrector):
         from ..confidence import ConfidenceEngine
 
         runs, estimate = self.fitted(context, rows)
+        if measure.family in GRADED:
+            draws = graded_draws(runs, estimate, measure, self.n_draws, self.seed)
+            tail = (1.0 - self.level) / 2.0
+            return {
+                "estimate": draws.mean(axis=0),
+                "ci_low": np.quantile(draws, tail, axis=0),
+                "ci_high": np.quantile(draws, 1.0 - tail, axis=0),
+                "sd": draws.std(axis=0),
+            }
         scores = (
             ConfidenceEngine()
             .monte_carlo(
