@@ -107,6 +107,7 @@ def test_depth_larger_than_the_runs(files, capsys):
             ["--common-topics", "1"],
             "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1",
         ),
+        (["--model", "magic"], "unknown relevance model 'magic'"),
     ],
 )
 def test_bad_options(files, capsys, extra, message):

@@ -79,6 +79,7 @@ def run(args) -> int:
     from ..bias.study import check_study_input, run_study, write_study
     from ..errors import InputError
     from ..measures import parse_measures
+    from ..relevance import load_settings
 
     groups = read_groups(args.groups)
     correctors = [c.strip() for c in args.correctors.split(",") if c.strip()]
@@ -99,6 +100,8 @@ def run(args) -> int:
         raise InputError(str(exc), "--measures") from None
     if args.depth < 1:
         raise InputError(f"must be a positive integer, got {args.depth}", "--depth")
+    for name in args.model:
+        load_settings(name)  # an unknown model or a bad settings file fails before any work
     campaign = load_campaign(args, COMMAND)
     check_study_input(campaign, groups, args.depth, args.common_topics)
     study = run_study(
