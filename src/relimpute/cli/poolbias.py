@@ -69,7 +69,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--draws", type=int, default=1000, help="Monte Carlo draws of the model-based corrector"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of Algorithm 2's topic draws and the models (default 0)",
+    )
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
 
