@@ -130,3 +130,17 @@ def test_paired_p_values_equal_scipy(rng):
             if i != j and not np.array_equal(scores[i], scores[j]):
                 assert p[i, j] == pytest.approx(stats.ttest_rel(scores[i], scores[j]).pvalue)
     assert p[2, 3] == 1.0 and np.all(np.diag(p) == 1.0)
+
+
+def test_metrics_recomputed_from_saved_estimates(collection, study, tmp_path):
+    from relimpute.bias.study import full_pool_scores, study_metrics, write_study
+
+    campaign, groups = collection
+    pooled, truth = full_pool_scores(campaign, groups, 5, MEASURES)
+    assert truth == pytest.approx(study.truth_topics)
+    write_study(study, tmp_path)
+    saved = pd.read_csv(tmp_path / "estimates.tsv", sep="\t")
+    again = study_metrics(saved, truth, pooled, MEASURES)
+    assert again[["mae", "sre", "sre_star", "coverage"]].to_numpy() == pytest.approx(
+        study.metrics[["mae", "sre", "sre_star", "coverage"]].to_numpy(), nan_ok=True, abs=1e-8
+    )

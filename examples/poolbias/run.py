@@ -12,8 +12,11 @@ import time
 import warnings
 from pathlib import Path
 
+import pandas as pd
+
 from relimpute.bias import read_groups
-from relimpute.bias.study import PUBLISHED, run_study, write_study
+from relimpute.bias.study import PUBLISHED, full_pool_scores, run_study, study_metrics, write_study
+from relimpute.cli._format import FORMATTERS
 from relimpute.data import Campaign
 
 HERE = Path(__file__).resolve().parent
@@ -32,6 +35,11 @@ def main() -> None:
     parser.add_argument(
         "--models-only", action="store_true", help="skip the published correctors and Algorithm 2"
     )
+    parser.add_argument(
+        "--from-estimates",
+        action="store_true",
+        help="recompute the metrics from results/<stem>_estimates.tsv instead of running",
+    )
     parser.add_argument("--stem", required=True)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -45,6 +53,20 @@ def main() -> None:
         )
     campaign = campaign.subset(list(groups.pooled_runs(campaign.systems)))
     loaded = time.perf_counter() - start
+    if args.from_estimates:
+        estimates = pd.read_csv(HERE / "results" / f"{args.stem}_estimates.tsv", sep="\t")
+        measures = list(dict.fromkeys(estimates["measure"]))
+        pooled, truth = full_pool_scores(campaign, groups, args.depth, measures)
+        metrics = study_metrics(estimates, truth, pooled, measures)
+        metrics.to_csv(
+            HERE / "results" / f"{args.stem}_metrics.tsv",
+            sep="\t",
+            index=False,
+            float_format="%.6g",
+        )
+        (HERE / "results" / f"{args.stem}_metrics.md").write_text(FORMATTERS["markdown"](metrics))
+        print(metrics[metrics["filter"] == "all"].to_string(index=False))
+        return
     study = run_study(
         campaign,
         groups,

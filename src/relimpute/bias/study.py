@@ -47,6 +47,8 @@ from .pools import check_depth, leave_one_group_out, pooled_campaign
 #: correctors of the study without a relevance model (the fast ones)
 PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
 FILTERS = ("all", "top75")
+#: scores within this of each other are tied in the rank errors
+TIE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,6 +204,15 @@ def run_study(
     return PoolBiasStudy(estimates, metrics, truth, timing, settings)
 
 
+def full_pool_scores(
+    campaign: Campaign, groups: RunGroups, depth: int, measures: Iterable[str] = STUDY_MEASURES
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """The pooled runs and their ``(M, P, T)`` per-topic scores against the full depth-k pool."""
+    pooled = check_study_input(campaign, groups, depth)
+    full = pooled_campaign(campaign, pooled, depth)
+    return pooled, topic_scores(full, parse_measures(measures), full.system_index(list(pooled)))
+
+
 def _common_topics(
     step, parsed, names, unpooled, truth, position, n_common, repeats, rng
 ) -> pd.DataFrame:
@@ -330,8 +341,12 @@ def rank_errors(
     of true scores above it; its new rank 1 + the number of the *other* runs'
     true scores above its estimate; SRE* counts the runs whose position (true
     order, ties by name descending) lies between the two and whose paired
-    test against the moved run has p < ``alpha``.
+    test against the moved run has p < ``alpha``. Scores equal to ``TIE``
+    count as tied (means computed along different paths differ in the last bits,
+    and P@k and its corrections are often exactly equal).
     """
+    true = np.round(np.asarray(true, dtype=float) / TIE) * TIE
+    estimate = np.round(np.asarray(estimate, dtype=float) / TIE) * TIE
     order = sorted(range(len(true)), key=lambda i: names[i], reverse=True)
     order = sorted(order, key=lambda i: -true[i])
     position = np.empty(len(true), dtype=int)
