@@ -77,6 +77,10 @@ class WebberParkTopics(Corrector):
         campaign's judgments there include the new run's documents.
     level
         Level of the normal interval.
+
+    The table's ``reduced`` column scores the run against the judgments as
+    given (full on the common topics); ``estimate`` is μ̂_a (Eq. 2), ``sd``
+    the square root of Eq. 3 and ``helps`` the Eq. 6 check.
     """
 
     name = "webber-park-topics"
