@@ -1,0 +1,128 @@
+"""Depth-k pools from any subset of runs, and the reduced pools of leave-one-out studies.
+
+A depth-k pool of a set of runs is, per topic, every document some run of the
+set ranks within the top k (trec_eval order). Its *qrels* are the campaign's
+judgments restricted to it: scoring against them is scoring as if only those
+runs had been pooled. Leaving a run (or a group's runs) out of the pool marks
+the documents only it contributed as unjudged (Webber & Park 2009 §2.2;
+Lipani et al. 2016 §4.1). Only runs flagged ``pooled`` contribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data import Campaign
+from .groups import RunGroups
+
+
+def _rows(campaign: Campaign, systems: Sequence[str] | np.ndarray) -> np.ndarray:
+    if len(systems) and not isinstance(systems[0], str):
+        return np.asarray(systems, dtype=int)
+    return campaign.system_index(list(systems)) if len(systems) else np.zeros(0, dtype=int)
+
+
+def pool_counts(
+    campaign: Campaign, systems: Sequence[str] | np.ndarray, depth: int
+) -> list[np.ndarray]:
+    """Per topic, ``(n,)`` int32: how many of ``systems`` rank each document within ``depth``."""
+    check_depth(depth)
+    rows = _rows(campaign, systems)
+    out = []
+    for topic in campaign.topics:
+        top = topic.ranking[rows, :depth]
+        out.append(np.bincount(top[top >= 0], minlength=topic.n_docs).astype(np.int32))
+    return out
+
+
+def depth_pool(
+    campaign: Campaign, systems: Sequence[str] | np.ndarray, depth: int
+) -> list[np.ndarray]:
+    """Per topic, ``(n,)`` bool: the depth-``depth`` pool of ``systems``."""
+    return [c > 0 for c in pool_counts(campaign, systems, depth)]
+
+
+def pooled_campaign(
+    campaign: Campaign, systems: Sequence[str] | np.ndarray, depth: int
+) -> Campaign:
+    """The campaign judged only within the depth-``depth`` pool of ``systems``."""
+    pool = depth_pool(campaign, systems, depth)
+    return campaign.with_judged([p & t.judged for p, t in zip(pool, campaign.topics)])
+
+
+def check_depth(depth: int) -> int:
+    if int(depth) != depth or depth < 1:
+        raise ValueError(f"pool depth must be a positive integer, got {depth!r}")
+    return int(depth)
+
+
+@dataclass(frozen=True, slots=True)
+class ReducedPool:
+    """One leave-out step: the runs left out and the campaign judged on the others' pool."""
+
+    left_out: tuple[str, ...]
+    kept: tuple[str, ...]
+    campaign: Campaign
+    label: str
+
+
+def leave_one_run_out(
+    campaign: Campaign, pooled: Sequence[str], depth: int
+) -> Iterator[ReducedPool]:
+    """For each pooled run, the campaign judged on the depth-``depth`` pool of the others."""
+    for run in pooled:
+        kept = tuple(r for r in pooled if r != run)
+        yield ReducedPool((run,), kept, pooled_campaign(campaign, kept, depth), run)
+
+
+def leave_one_group_out(
+    campaign: Campaign, groups: RunGroups, depth: int, *, runs: Sequence[str] | None = None
+) -> Iterator[ReducedPool]:
+    """Per group with a pooled run: the campaign judged on the other groups' pooled runs' pool.
+
+    ``left_out`` holds the group's *pooled* runs (those whose full-pool score
+    includes their own contribution); unpooled runs never contribute.
+    """
+    runs = tuple(campaign.systems if runs is None else runs)
+    groups.check_runs(runs)
+    pooled = groups.pooled_runs(runs)
+    for group in groups.group_names():
+        left = tuple(r for r in groups.members(group, pooled_only=True) if r in runs)
+        if not left:
+            continue
+        kept = tuple(r for r in pooled if r not in left)
+        yield ReducedPool(left, kept, pooled_campaign(campaign, kept, depth), group)
+
+
+def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) -> pd.DataFrame:
+    """How exactly the depth-``depth`` pool of ``systems`` reproduces the campaign's judgments.
+
+    One row per topic and a final ``all`` row: ``pool`` documents in the pool,
+    ``judged`` judged documents, ``pool_judged`` pool documents judged,
+    ``judged_outside`` judged documents outside the pool, and the shares
+    ``pool_judged_share`` (1 = the pool is fully judged) and
+    ``exact`` (pool and judgments are the same set).
+    """
+    rows = []
+    for topic, pool in zip(campaign.topics, depth_pool(campaign, systems, depth)):
+        rows.append(
+            {
+                "query_id": topic.query_id,
+                "pool": int(pool.sum()),
+                "judged": int(topic.judged.sum()),
+                "pool_judged": int((pool & topic.judged).sum()),
+                "judged_outside": int((topic.judged & ~pool).sum()),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    total = frame[["pool", "judged", "pool_judged", "judged_outside"]].sum()
+    frame = pd.concat(
+        [frame, pd.DataFrame([{"query_id": "all", **total.to_dict()}])], ignore_index=True
+    )
+    frame["pool_judged_share"] = frame["pool_judged"] / frame["pool"].where(frame["pool"] > 0)
+    frame["exact"] = (frame["pool_judged"] == frame["pool"]) & (frame["judged_outside"] == 0)
+    return frame

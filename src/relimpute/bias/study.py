@@ -1,0 +1,382 @@
+"""The leave-one-group-out pool-bias study (Lipani et al. 2016 §4.1; Webber & Park 2009 §3).
+
+For each group with a pooled run, its pooled runs are taken out of the pool
+(the pool of the other groups' pooled runs at the same depth becomes the
+qrels), scored against that reduced pool, corrected, and compared with their
+full-pool score (the pool of every pooled run at that depth). Per corrector
+and measure, over the tested runs (all pooled runs, or without the bottom 25%
+by full-pool score):
+
+MAE
+    mean |full-pool − corrected|.
+SRE
+    system rank error: Σ over tested runs of |rank of its full-pool score −
+    rank of its corrected score among the others' full-pool scores|.
+SRE*
+    the runs passed over in that move, counted only when the paired t-test
+    of the full-pool per-topic scores of the two runs has p < 0.05.
+τ
+    Kendall's τ-b between full-pool and corrected scores.
+coverage
+    share of 95% intervals that hold the full-pool score (correctors with one).
+
+The definitions follow the authors' PoolBiasEstimators (``ScoresError``).
+Webber & Park's Algorithm 2 is run with ``n_common`` common topics drawn
+``common_repeats`` times per run; its metrics are averaged over the draws.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..data import Campaign
+from ..errors import InputError
+from ..measures import parse_measures
+from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
+from .common_topics import common_topic_adjustment
+from .groups import RunGroups
+from .pools import check_depth, leave_one_group_out, pooled_campaign
+
+#: correctors of the study without a relevance model (the fast ones)
+PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
+FILTERS = ("all", "top75")
+#: scores within this of each other are tied in the rank errors
+TIE = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class PoolBiasStudy:
+    """Results of :func:`run_study`.
+
+    Attributes
+    ----------
+    estimates
+        One row per (group, run, corrector, measure, repeat): ``reduced``,
+        ``estimate``, ``ci_low``, ``ci_high`` and ``truth`` (full-pool score).
+    metrics
+        One row per (corrector, measure, filter): ``mae, sre, sre_star, tau,
+        coverage, width, n_runs``.
+    truth_topics
+        ``(M, P, T)`` full-pool per-topic scores of the pooled runs.
+    timing
+        Seconds spent per corrector.
+    settings
+        What was run (depth, measures, correctors, seed, ...).
+    """
+
+    estimates: pd.DataFrame
+    metrics: pd.DataFrame
+    truth_topics: np.ndarray = field(repr=False)
+    timing: dict
+    settings: dict
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.metrics.copy()
+
+    def __str__(self) -> str:
+        return self.metrics.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+
+
+def check_study_input(
+    campaign: Campaign, groups: RunGroups, depth: int, n_common: int = 0
+) -> tuple[str, ...]:
+    """Clear errors before any work; returns the pooled runs."""
+    check_depth(depth)
+    groups.check_runs(campaign.systems)
+    groups.check_pooled_groups(campaign.systems)
+    pooled = groups.pooled_runs(campaign.systems)
+    if len({groups.group_of(r) for r in pooled}) < 2:
+        raise InputError(
+            "leave-one-group-out needs pooled runs from at least two groups", groups.source
+        )
+    rows = campaign.system_index(list(pooled))
+    deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
+    if depth > deepest:
+        raise InputError(
+            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth"
+        )
+    if n_common and not 2 <= n_common < campaign.n_topics:
+        raise InputError(
+            f"must be 0 (off) or 2 to {campaign.n_topics - 1} common topics, got {n_common}",
+            "--common-topics",
+        )
+    return pooled
+
+
+def run_study(
+    campaign: Campaign,
+    groups: RunGroups,
+    *,
+    depth: int,
+    measures: str | Iterable[str] = STUDY_MEASURES,
+    correctors: Sequence[str] = PUBLISHED,
+    models: Sequence[str] = (),
+    model_groups: Sequence[str] | None = None,
+    n_common: int = 10,
+    common_repeats: int = 20,
+    n_draws: int = 2000,
+    seed: int = 0,
+    progress: bool = True,
+) -> PoolBiasStudy:
+    """Run the study (module docstring) at one pool depth.
+
+    ``models`` adds a model-based corrector per relevance model name (slow:
+    one fit per group); ``model_groups`` restricts those to some groups.
+    ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
+    """
+    from tqdm.auto import tqdm
+
+    pooled = check_study_input(campaign, groups, depth, n_common)
+    parsed = parse_measures(measures)
+    names = [str(m) for m in parsed]
+    full = pooled_campaign(campaign, pooled, depth)
+    pooled_rows = full.system_index(list(pooled))
+    truth = topic_scores(full, parsed, pooled_rows)  # (M, P, T)
+    truth_mean = truth.mean(axis=2)
+    position = {r: i for i, r in enumerate(pooled)}
+    rng = np.random.default_rng(seed)
+    timing: dict[str, float] = {}
+    parts = []
+    steps = list(leave_one_group_out(full, groups, depth, runs=pooled))
+    for step in tqdm(
+        steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True
+    ):
+        subset = step.campaign.subset(list(step.kept) + list(step.left_out))
+        context = PoolContext.build(subset, step.kept, depth)
+        chosen = [get_corrector(n) for n in correctors]
+        if model_groups is None or step.label in model_groups:
+            chosen += [get_corrector("model", model=m, n_draws=n_draws, seed=seed) for m in models]
+        for corrector in chosen:
+            label = corrector.name if corrector.name != "model" else f"model:{corrector.model}"
+            start = time.perf_counter()
+            table = corrector.correct_context(context, step.left_out, parsed).table
+            timing[label] = timing.get(label, 0.0) + time.perf_counter() - start
+            parts.append(table.assign(group=step.label, corrector=label, repeat=0))
+        if n_common:
+            start = time.perf_counter()
+            rows = subset.system_index(list(step.left_out))
+            unpooled = context.reduced_scores(parsed, rows)
+            parts.append(
+                _common_topics(
+                    step, parsed, names, unpooled, truth, position, n_common, common_repeats, rng
+                )
+            )
+            timing["webber-park-topics"] = (
+                timing.get("webber-park-topics", 0.0) + time.perf_counter() - start
+            )
+    estimates = pd.concat(parts, ignore_index=True)
+    lookup = {(r, m): truth_mean[k, position[r]] for k, m in enumerate(names) for r in pooled}
+    estimates["truth"] = [lookup[(r, m)] for r, m in zip(estimates["run"], estimates["measure"])]
+    columns = [
+        "group",
+        "run",
+        "corrector",
+        "measure",
+        "repeat",
+        "reduced",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "truth",
+    ]
+    extra = [c for c in estimates.columns if c not in columns]
+    estimates = estimates[columns + extra]
+    metrics = study_metrics(estimates, truth, pooled, names)
+    settings = {
+        "depth": depth,
+        "measures": names,
+        "correctors": list(correctors) + [f"model:{m}" for m in models],
+        "n_common": n_common,
+        "common_repeats": common_repeats,
+        "n_draws": n_draws,
+        "seed": seed,
+        "pooled_runs": len(pooled),
+        "groups": len(steps),
+        "model_groups": None if model_groups is None else list(model_groups),
+    }
+    return PoolBiasStudy(estimates, metrics, truth, timing, settings)
+
+
+def full_pool_scores(
+    campaign: Campaign, groups: RunGroups, depth: int, measures: Iterable[str] = STUDY_MEASURES
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """The pooled runs and their ``(M, P, T)`` per-topic scores against the full depth-k pool."""
+    pooled = check_study_input(campaign, groups, depth)
+    full = pooled_campaign(campaign, pooled, depth)
+    return pooled, topic_scores(full, parse_measures(measures), full.system_index(list(pooled)))
+
+
+def _common_topics(
+    step, parsed, names, unpooled, truth, position, n_common, repeats, rng
+) -> pd.DataFrame:
+    """Webber & Park Algorithm 2 on ``repeats`` random sets of ``n_common`` common topics."""
+    n_topics = unpooled.shape[2]
+    rows = []
+    for repeat in range(repeats):
+        common = np.sort(rng.choice(n_topics, size=n_common, replace=False))
+        for j, run in enumerate(step.left_out):
+            for k, name in enumerate(names):
+                fit = common_topic_adjustment(
+                    truth[k, position[run], common], unpooled[k, j], common
+                )
+                rows.append(
+                    {
+                        "run": run,
+                        "measure": name,
+                        "reduced": unpooled[k, j].mean(),
+                        "estimate": fit.estimate,
+                        "ci_low": fit.ci_low,
+                        "ci_high": fit.ci_high,
+                        "adjustment": fit.adjustment,
+                        "helps": fit.helps,
+                        "group": step.label,
+                        "corrector": "webber-park-topics",
+                        "repeat": repeat,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def paired_p_values(scores: np.ndarray) -> np.ndarray:
+    """``(P, P)`` two-sided paired t-test p-values of ``(P, T)`` scores (1 on the diagonal)."""
+    diff = scores[:, None, :] - scores[None, :, :]
+    n = scores.shape[1]
+    mean = diff.mean(axis=2)
+    sd = diff.std(axis=2, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / np.sqrt(n))
+    p = 2.0 * stats.t.sf(np.abs(t), df=n - 1)
+    p = np.where(sd > 0, p, np.where(mean == 0, 1.0, 0.0))
+    np.fill_diagonal(p, 1.0)
+    return p
+
+
+def study_metrics(
+    estimates: pd.DataFrame, truth: np.ndarray, pooled: Sequence[str], names: Sequence[str]
+) -> pd.DataFrame:
+    """MAE, SRE, SRE*, τ-b and coverage per corrector, measure and filter (module docstring)."""
+    position = {r: i for i, r in enumerate(pooled)}
+    rows = []
+    for k, measure in enumerate(names):
+        true_all = truth[k].mean(axis=1)
+        p_all = paired_p_values(truth[k])
+        cut = np.sort(true_all)[len(true_all) // 4]
+        for filt in FILTERS:
+            keep = np.ones(len(pooled), dtype=bool) if filt == "all" else true_all >= cut
+            kept_idx = np.flatnonzero(keep)
+            sub = estimates[estimates["measure"] == measure]
+            for corrector, by_corrector in sub.groupby("corrector", sort=False):
+                per_repeat = []
+                for _, frame in by_corrector.groupby("repeat"):
+                    frame = frame[keep[[position[r] for r in frame["run"]]]]
+                    if len(frame) < 2:
+                        continue
+                    idx = np.array([position[r] for r in frame["run"]])
+                    est = frame["estimate"].to_numpy()
+                    tru = true_all[idx]
+                    local = {p: i for i, p in enumerate(kept_idx)}
+                    sre, sre_star = rank_errors(
+                        true_all[kept_idx],
+                        np.array([local[i] for i in idx]),
+                        est,
+                        [pooled[i] for i in kept_idx],
+                        p_all[np.ix_(kept_idx, kept_idx)],
+                    )
+                    tau = stats.kendalltau(tru, est).statistic
+                    low, high = frame["ci_low"].to_numpy(), frame["ci_high"].to_numpy()
+                    has = np.isfinite(low) & np.isfinite(high)
+                    per_repeat.append(
+                        {
+                            "mae": float(np.mean(np.abs(tru - est))),
+                            "bias": float(np.mean(est - tru)),
+                            "sre": sre,
+                            "sre_star": sre_star,
+                            "tau": float(tau),
+                            "coverage": float(np.mean(covers(low[has], high[has], tru[has])))
+                            if has.any()
+                            else np.nan,
+                            "width": float(np.mean(high[has] - low[has])) if has.any() else np.nan,
+                            "n_runs": len(frame),
+                        }
+                    )
+                if per_repeat:
+                    mean = pd.DataFrame(per_repeat).mean(numeric_only=True)
+                    rows.append(
+                        {
+                            "corrector": corrector,
+                            "measure": measure,
+                            "filter": filt,
+                            **mean.to_dict(),
+                        }
+                    )
+    frame = pd.DataFrame(rows)
+    frame["n_runs"] = frame["n_runs"].round().astype(int)
+    return frame
+
+
+def covers(low: np.ndarray, high: np.ndarray, value: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """``low ≤ value ≤ high`` up to ``tol``: a degenerate interval (nothing left unjudged) is
+    ``[x, x]`` with ``x`` computed along another path than the full-pool score."""
+    return (low - tol <= value) & (value <= high + tol)
+
+
+def rank_errors(
+    true: np.ndarray,
+    moved: np.ndarray,
+    estimate: np.ndarray,
+    names: Sequence[str],
+    p_values: np.ndarray,
+    alpha: float = 0.05,
+) -> tuple[int, int]:
+    """``(SRE, SRE*)`` of runs ``moved`` placed at ``estimate`` among the others' true scores.
+
+    As PoolBiasEstimators' ``ScoresError``: a run's true rank is 1 + the number
+    of true scores above it; its new rank 1 + the number of the *other* runs'
+    true scores above its estimate; SRE* counts the runs whose position (true
+    order, ties by name descending) lies between the two and whose paired
+    test against the moved run has p < ``alpha``. Scores equal to ``TIE``
+    count as tied (means computed along different paths differ in the last bits,
+    and P@k and its corrections are often exactly equal).
+    """
+    true = np.round(np.asarray(true, dtype=float) / TIE) * TIE
+    estimate = np.round(np.asarray(estimate, dtype=float) / TIE) * TIE
+    order = sorted(range(len(true)), key=lambda i: names[i], reverse=True)
+    order = sorted(order, key=lambda i: -true[i])
+    position = np.empty(len(true), dtype=int)
+    position[order] = np.arange(1, len(true) + 1)
+    sre = sre_star = 0
+    for i, est in zip(moved, estimate):
+        others = np.arange(len(true)) != i
+        old = 1 + int((true > true[i]).sum())
+        new = 1 + int((true[others] > est).sum())
+        sre += abs(old - new)
+        passed = others & (
+            ((new <= position) & (position < old)) | ((old < position) & (position <= new))
+        )
+        sre_star += int((passed & (p_values[i] < alpha)).sum())
+    return sre, sre_star
+
+
+def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> list[Path]:
+    """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``)."""
+    from ..cli._format import FORMATTERS
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    prefix = f"{stem}_" if stem else ""
+    paths = [
+        out / f"{prefix}estimates.tsv",
+        out / f"{prefix}metrics.tsv",
+        out / f"{prefix}metrics.md",
+    ]
+    study.estimates.to_csv(paths[0], sep="\t", index=False, float_format="%.10g")
+    study.metrics.to_csv(paths[1], sep="\t", index=False, float_format="%.6g")
+    paths[2].write_text(FORMATTERS["markdown"](study.metrics), encoding="utf-8")
+    return paths

@@ -1,0 +1,115 @@
+"""``relimpute poolbias``: a small study end to end, and clear errors on bad input."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from relimpute.bias import pooled_campaign
+from relimpute.cli import main
+from relimpute.simulate import simulate_campaign
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("poolbias")
+    sim = simulate_campaign(n_topics=8, n_systems=8, n_docs=200, depth=30, n_families=4, rng=3)
+    campaign = pooled_campaign(sim.campaign, list(sim.campaign.systems), 15)
+    qrels, runs = campaign.to_files(root)
+    groups = pd.DataFrame(
+        {"run": list(campaign.systems), "group": [f"g{f}" for f in sim.family], "pooled": "yes"}
+    )
+    groups.to_csv(root / "groups.tsv", sep="\t", index=False)
+    return root, qrels, runs, groups
+
+
+def _args(files, *extra, groups="groups.tsv"):
+    root, qrels, runs, _ = files
+    return [
+        "poolbias",
+        str(qrels),
+        str(runs),
+        "--groups",
+        str(root / groups),
+        "--common-topics",
+        "3",
+        *extra,
+    ]
+
+
+def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(
+        _args(
+            files,
+            "--depth",
+            "5",
+            "--correctors",
+            "reduced,lipani",
+            "--measures",
+            "P@5,AP",
+            "--common-topics",
+            "3",
+            "--common-repeats",
+            "2",
+            "-o",
+            str(out),
+            "-f",
+            "tsv",
+        )
+    )
+    printed, err = capsys.readouterr()
+    assert code == 0, err
+    metrics = pd.read_csv(out / "metrics.tsv", sep="\t")
+    assert set(metrics["corrector"]) == {"reduced", "lipani", "webber-park-topics"}
+    assert set(metrics["filter"]) == {"all", "top75"}
+    assert {"mae", "sre", "sre_star", "tau", "coverage"} <= set(metrics.columns)
+    assert (out / "estimates.tsv").is_file() and (out / "metrics.md").is_file()
+    assert printed.splitlines()[0].split("\t")[:3] == ["corrector", "measure", "filter"]
+    assert "wrote" in err
+
+
+def test_run_missing_from_groups(files, capsys):
+    root, _, _, groups = files
+    groups.iloc[1:].to_csv(root / "short.tsv", sep="\t", index=False)
+    code = main(_args(files, "--depth", "5", "-o", str(root / "x"), groups="short.tsv"))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "short.tsv: 1 run(s) missing from the groups table" in err and groups["run"][0] in err
+
+
+def test_group_with_no_pooled_run(files, capsys):
+    root, _, _, groups = files
+    flagged = groups.copy()
+    first = flagged["group"][0]
+    flagged.loc[flagged["group"] == first, "pooled"] = "no"
+    flagged.to_csv(root / "unpooled.tsv", sep="\t", index=False)
+    code = main(_args(files, "--depth", "5", "-o", str(root / "x"), groups="unpooled.tsv"))
+    err = capsys.readouterr().err
+    assert code == 2 and f"group(s) with no pooled run among the given runs: {first}" in err
+
+
+def test_depth_larger_than_the_runs(files, capsys):
+    code = main(_args(files, "--depth", "31", "-o", str(files[0] / "x")))
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and "--depth: 31 is larger than the runs (the deepest pooled ranking has 30)" in err
+    )
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--correctors", "reduced,magic"], "--correctors: unknown ['magic']"),
+        (["--measures", "P@0"], "--measures:"),
+        (
+            ["--common-topics", "1"],
+            "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1",
+        ),
+        (["--model", "magic"], "unknown relevance model 'magic'"),
+    ],
+)
+def test_bad_options(files, capsys, extra, message):
+    code = main(_args(files, "--depth", "5", "-o", str(files[0] / "x"), *extra))
+    assert code == 2 and message in capsys.readouterr().err
