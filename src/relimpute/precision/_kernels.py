@@ -93,10 +93,15 @@ def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     n_sys = ranking.shape[0]
     n_docs = relevant.size
     rel_docs = np.nonzero(relevant)[0]
+    read = relevant.copy()  # only documents some list reads (and the relevant) need a count
+    for s in range(n_sys):
+        for i in range(stop[s]):
+            read[ranking[s, i]] = True
+    needed = np.nonzero(read)[0]
     out = np.empty((n_sys, n_resamples))
     for b in prange(n_resamples):
-        counts = np.empty(n_docs, dtype=np.int64)
-        for d in range(n_docs):
+        counts = np.zeros(n_docs, dtype=np.int64)
+        for d in needed:
             counts[d] = _count(seed, b, d, n_docs, cdf)
         n_relevant = 0
         for d in rel_docs:
