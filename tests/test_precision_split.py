@@ -34,6 +34,8 @@ def test_md5_halves():
     half = in_half_a(docs)
     assert half[0] == (hashlib.md5(b"FT000000").digest()[-1] % 2 == 0)
     assert abs(half.mean() - 0.5) < 4 * 0.5 / np.sqrt(4000)
+    other = in_half_a(docs, salt="split-2")
+    assert abs((half == other).mean() - 0.5) < 4 * 0.5 / np.sqrt(4000)  # an independent split
 
 
 def test_restricted_half_scores_like_trec_eval_on_filtered_files():
@@ -70,6 +72,8 @@ def test_split_validation_on_independent_halves_lands_near_the_prediction():
     means = result.mean_table()
     assert set(means["measure"]) == {"MAP", "L-MAP"} and (means["n"] == 3).all()
     assert "predicted 83.4% inside" in str(result)
+    ratio = result.variance_ratio().set_index("measure")
+    assert 0.75 < ratio.loc["AP", "variance_ratio"] < 1.35  # bootstrap SEs right on average
 
 
 def test_split_validation_needs_relevant_documents_in_both_halves():

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..data import Campaign
 from ..relevance.base import as_generator
+from ._nanstats import nan_sd
 from .intervals import DEFAULT_EPSILON, ap_intervals, other_sample_coverage
 from .means import mean_intervals
 from .resample import CorpusBootstrap, corpus_bootstrap
@@ -30,10 +31,13 @@ CORRECTED_METHODS = ("normal", "logit")
 POSITIONS = ("below", "in", "above")
 
 
-def in_half_a(doc_ids: Sequence[str]) -> np.ndarray:
-    """``(n,)`` bool: the document falls in half A (lowest bit of MD5(docno) is 0)."""
+def in_half_a(doc_ids: Sequence[str], salt: str = "") -> np.ndarray:
+    """``(n,)`` bool: the document falls in half A (lowest bit of MD5(salt + docno) is 0).
+
+    The empty salt is the paper's split; other salts give other random splits.
+    """
     return np.array(
-        [hashlib.md5(str(d).encode()).digest()[-1] % 2 == 0 for d in doc_ids], dtype=bool
+        [hashlib.md5(f"{salt}{d}".encode()).digest()[-1] % 2 == 0 for d in doc_ids], dtype=bool
     )
 
 
@@ -62,9 +66,9 @@ def restrict_to_documents(campaign: Campaign, keep: Sequence[np.ndarray]) -> Cam
     return replace(campaign, topics=tuple(topics))
 
 
-def split_halves(campaign: Campaign) -> tuple[Campaign, Campaign]:
+def split_halves(campaign: Campaign, salt: str = "") -> tuple[Campaign, Campaign]:
     """The campaign restricted to half A and to half B of the documents."""
-    masks = [in_half_a(t.doc_ids) for t in campaign.topics]
+    masks = [in_half_a(t.doc_ids, salt) for t in campaign.topics]
     return (
         restrict_to_documents(campaign, masks),
         restrict_to_documents(campaign, [~m for m in masks]),
@@ -79,10 +83,14 @@ class SplitValidation:
     ----------
     lists
         One row per direction, interval method, system and topic: ``r_from``
-        (R on the interval's half), ``ap_from``, ``low``, ``high``, ``ap_other``
-        and ``position`` (below / in / above).
+        (R on the interval's half), ``ap_from``, ``sd_from`` (bootstrap),
+        ``low``, ``high``, ``ap_other``, ``sd_other`` and ``position``
+        (below / in / above).
     means
-        The same per system for MAP and L-MAP (bootstrap and parametric).
+        The same per system for MAP and L-MAP (bootstrap and parametric),
+        with ``standard_error_other``.
+    salt
+        The split's salt ("" is the paper's MD5 split).
     level, predicted
         Nominal level and the model's predicted in-interval share.
     n_resamples
@@ -94,6 +102,7 @@ class SplitValidation:
     level: float
     predicted: float
     n_resamples: int
+    salt: str = ""
 
     def ap_table(self, min_relevant: int = 0) -> pd.DataFrame:
         """Shares below / in / above per direction and method (Tables 1-2), lists with R > min."""
@@ -103,6 +112,32 @@ class SplitValidation:
     def mean_table(self) -> pd.DataFrame:
         """Shares below / in / above for MAP and L-MAP (Tables 3-4)."""
         return _shares(self.means, ["measure", "method"])
+
+    def variance_ratio(self) -> pd.DataFrame:
+        """Observed over predicted variance of the halves' difference, per measure.
+
+        ``mean((x_other − x_from)²) / mean(sd_from² + sd_other²)`` over one
+        direction's lists (AP) or systems (MAP, L-MAP); 1 when the bootstrap
+        standard errors are right on average.
+        """
+        lists = self.lists[(self.lists["method"] == "normal") & (self.lists["direction"] == "B w.r.t. A")]
+        rows = [("AP", "bootstrap", lists["ap_other"] - lists["ap_from"], lists["sd_from"], lists["sd_other"])]
+        means = self.means[self.means["direction"] == "B w.r.t. A"]
+        for (measure, method), group in means.groupby(["measure", "method"]):
+            rows.append(
+                (measure, method, group["value_other"] - group["value_from"], group["standard_error"], group["standard_error_other"])
+            )
+        return pd.DataFrame(
+            [
+                {
+                    "measure": measure,
+                    "method": method,
+                    "variance_ratio": float(np.mean(diff**2) / np.mean(sd_a**2 + sd_b**2)),
+                    "mean_difference": float(np.mean(diff)),
+                }
+                for measure, method, diff, sd_a, sd_b in rows
+            ]
+        )
 
     def to_frame(self) -> pd.DataFrame:
         return self.lists
@@ -141,14 +176,15 @@ def split_validation(
     near: float = DEFAULT_NEAR,
     rng: int | np.random.Generator | None = None,
     progress: bool | None = None,
+    salt: str = "",
 ) -> SplitValidation:
-    """Run the split-corpus validation on ``campaign``.
+    """Run the split-corpus validation on ``campaign`` (``salt`` picks the split).
 
     Lists count when the run retrieves something for the topic and both
     halves have relevant documents (AP defined on both).
     """
     generator = as_generator(rng)
-    halves = split_halves(campaign)
+    halves = split_halves(campaign, salt)
     boots = [
         corpus_bootstrap(half, n_resamples, rng=generator, progress=progress) for half in halves
     ]
@@ -169,18 +205,20 @@ def split_validation(
         level=float(level),
         predicted=other_sample_coverage(level),
         n_resamples=int(n_resamples),
+        salt=salt,
     )
 
 
 def _list_rows(direction, source: CorpusBootstrap, other, usable, depth, level, epsilon, near):
     rows = []
+    s, t = np.nonzero(usable)
+    sd_from, sd_other = nan_sd(source.replicates)[s, t], nan_sd(other.replicates)[s, t]
     for method in AP_METHODS:
         intervals = ap_intervals(source, method, level=level, epsilon=epsilon)
         variants = [intervals]
         if method in CORRECTED_METHODS:
             variants.append(small_r_corrected(intervals, source, depth, near=near))
         for iv in variants:
-            s, t = np.nonzero(usable)
             low, high = iv.low[s, t], iv.high[s, t]
             value = other.observed[s, t]
             rows.append(
@@ -192,9 +230,11 @@ def _list_rows(direction, source: CorpusBootstrap, other, usable, depth, level, 
                         "query_id": np.asarray(source.query_ids)[t],
                         "r_from": source.n_relevant[t],
                         "ap_from": source.observed[s, t],
+                        "sd_from": sd_from,
                         "low": low,
                         "high": high,
                         "ap_other": value,
+                        "sd_other": sd_other,
                         "position": _position(value, low, high),
                     }
                 )
@@ -213,6 +253,7 @@ def _mean_rows(direction, source: CorpusBootstrap, other, usable, level, epsilon
             frame = here.to_frame().rename(columns={"estimate": "value_from"})
             frame.insert(0, "direction", direction)
             frame["value_other"] = there.estimate
+            frame["standard_error_other"] = there.standard_error
             frame["position"] = _position(there.estimate, here.low, here.high)
             rows.append(frame)
     return rows
