@@ -36,9 +36,36 @@ def timed(fn):
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
+def all_intervals(boot) -> None:
+    for method in ("normal", "logit", "percentile", "bca"):
+        ap_intervals(boot, method)
+    mean_intervals(boot, "MAP", "parametric")
+    mean_intervals(boot, "L-MAP", "bootstrap")
+
+
+def bench_collection(name: str, campaign: Campaign, resamples: int) -> dict:
+    """Time the bootstrap and the intervals of one collection."""
+    corpus_bootstrap(campaign.subset(topics=campaign.query_ids[:1]), 10, rng=0)  # load the kernel
+    boot, wall, cpu = timed(lambda: corpus_bootstrap(campaign, resamples, rng=1))
+    _, intervals_wall, _ = timed(lambda: all_intervals(boot))
+    lists = campaign.n_systems * campaign.n_topics
+    return {
+        "collection": name,
+        "runs": campaign.n_systems,
+        "topics": campaign.n_topics,
+        "lists": lists,
+        "resamples": resamples,
+        "bootstrap_wall_s": round(wall, 2),
+        "bootstrap_cpu_s": round(cpu, 2),
+        "intervals_wall_s": round(intervals_wall, 2),
+        "target_s": TARGETS[name],
+        "ns_per_list_resample": round(1e9 * wall / (lists * resamples), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap corpora per topic")
     args = parser.parse_args()
     rows = []
     for name, threshold in COLLECTIONS.items():
@@ -47,43 +74,29 @@ def main() -> None:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            campaign = Campaign.from_files(DATA / name / "qrels.txt", DATA / name / "runs", rel_threshold=threshold)
-        corpus_bootstrap(campaign.subset(topics=campaign.query_ids[:1]), 10, rng=0)  # load the kernel
-        boot, wall, cpu = timed(lambda: corpus_bootstrap(campaign, args.resamples, rng=1))
-
-        def intervals():
-            for method in ("normal", "logit", "percentile", "bca"):
-                ap_intervals(boot, method)
-            mean_intervals(boot, "MAP", "parametric")
-            mean_intervals(boot, "L-MAP", "bootstrap")
-
-        _, iv_wall, iv_cpu = timed(intervals)
-        lists = campaign.n_systems * campaign.n_topics
-        rows.append(
-            {
-                "collection": name,
-                "runs": campaign.n_systems,
-                "topics": campaign.n_topics,
-                "lists": lists,
-                "resamples": args.resamples,
-                "bootstrap_wall_s": round(wall, 2),
-                "bootstrap_cpu_s": round(cpu, 2),
-                "intervals_wall_s": round(iv_wall, 2),
-                "target_s": TARGETS[name],
-                "ns_per_list_resample": round(1e9 * wall / (lists * args.resamples), 1),
-            }
-        )
+            campaign = Campaign.from_files(
+                DATA / name / "qrels.txt", DATA / name / "runs", rel_threshold=threshold
+            )
+        rows.append(bench_collection(name, campaign, args.resamples))
         print(rows[-1])
+    if not rows:
+        return
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    meta = {"machine": platform.machine(), "python": platform.python_version(), "numba_threads": numba.get_num_threads()}
+    meta = {
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "numba_threads": numba.get_num_threads(),
+    }
     (out / "bootstrap.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    header = list(rows[0]) if rows else []
+    header = list(rows[0])
     lines = [
         "# Corpus bootstrap speed",
         "",
-        f"`python benchmarks/bench_bootstrap.py` on {meta['machine']}, {meta['numba_threads']} numba threads "
-        "(shared machine: wall includes waiting for a core).",
+        (
+            f"`python benchmarks/bench_bootstrap.py` on {meta['machine']}, "
+            f"{meta['numba_threads']} numba threads (shared machine: wall includes waiting)."
+        ),
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

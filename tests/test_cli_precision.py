@@ -23,7 +23,9 @@ def files(tmp_path_factory):
         for k in range(4):
             score = rng.normal(size=300) + (0.5 + 0.5 * k) * rel
             top = np.argsort(-score)[:50]
-            runs[f"sys{k}"].append(pd.DataFrame({"query_id": qid, "doc_id": docs[top], "score": -np.arange(50.0)}))
+            runs[f"sys{k}"].append(
+                pd.DataFrame({"query_id": qid, "doc_id": docs[top], "score": -np.arange(50.0)})
+            )
         qrels.append(pd.DataFrame({"query_id": qid, "doc_id": docs, "relevance": rel.astype(int)}))
     campaign = Campaign.from_frames(pd.concat(qrels), {k: pd.concat(v) for k, v in runs.items()})
     root = tmp_path_factory.mktemp("precision")
@@ -41,10 +43,30 @@ def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
     frame = _json(capsys)
     assert set(frame["measure"]) == {"MAP", "L-MAP"} and len(frame) == 8
     assert (frame["low"] < frame["estimate"]).all() and (frame["estimate"] < frame["high"]).all()
-    assert main(["bootstrap", qrels, runs, "-B", "200", "--per-topic", "--method", "bca", "--small-r", "-f", "json"]) == 0
+    assert (
+        main(
+            [
+                "bootstrap",
+                qrels,
+                runs,
+                "-B",
+                "200",
+                "--per-topic",
+                "--method",
+                "bca",
+                "--small-r",
+                "-f",
+                "json",
+            ]
+        )
+        == 0
+    )
     frame = _json(capsys)
     assert len(frame) == 32 and (frame["method"] == "bca+small-R").all()
-    assert main(["bootstrap", qrels, runs, "-B", "200", "--compare", "sys3", "sys0", "-f", "json"]) == 0
+    assert (
+        main(["bootstrap", qrels, runs, "-B", "200", "--compare", "sys3", "sys0", "-f", "json"])
+        == 0
+    )
     frame = _json(capsys)
     assert list(frame["query_id"].iloc[-3:]) == ["mean", "fixed-effects", "random-effects"]
     assert frame["difference"].iloc[-3] > 0  # sys3 scores relevance best

@@ -44,12 +44,18 @@ def _ap(relevance: list[int], n_relevant: int) -> float:
 def _campaign(lists: dict[str, list[str]], relevant: set[str], extra_relevant=()) -> Campaign:
     """One topic; ``extra_relevant`` are relevant documents no run retrieves."""
     runs = {
-        name: pd.DataFrame({"query_id": "q", "doc_id": docs, "score": -np.arange(len(docs), dtype=float)})
+        name: pd.DataFrame(
+            {"query_id": "q", "doc_id": docs, "score": -np.arange(len(docs), dtype=float)}
+        )
         for name, docs in lists.items()
     }
     docs = sorted({d for v in lists.values() for d in v} | set(extra_relevant))
     qrels = pd.DataFrame(
-        {"query_id": "q", "doc_id": docs, "relevance": [int(d in relevant or d in extra_relevant) for d in docs]}
+        {
+            "query_id": "q",
+            "doc_id": docs,
+            "relevance": [int(d in relevant or d in extra_relevant) for d in docs],
+        }
     )
     return Campaign.from_frames(qrels, runs)
 
@@ -76,11 +82,15 @@ def test_replicates_equal_explicit_replication():
     index = {d: i for i, d in enumerate(topic.doc_ids)}
     for s, name in enumerate(campaign.systems):
         for b in range(300):
-            replicated = [int(rel[index[d]]) for d in lists[name] for _ in range(counts[b, index[d]])]
+            replicated = [
+                int(rel[index[d]]) for d in lists[name] for _ in range(counts[b, index[d]])
+            ]
             r_star = int(counts[b, rel].sum())
             expected = _ap(replicated, r_star)
             got = boot.replicates[s, 0, b]
-            assert (np.isnan(expected) and np.isnan(got)) or got == pytest.approx(expected, abs=1e-12)
+            assert (np.isnan(expected) and np.isnan(got)) or got == pytest.approx(
+                expected, abs=1e-12
+            )
     assert boot.observed[0, 0] == pytest.approx(_ap([1, 0, 1, 0, 0], 5))
     assert boot.n_relevant[0] == 5
 
@@ -111,7 +121,9 @@ def test_jackknife_influence_matches_brute_force_deletion():
 def test_bca_bounds_equal_scipy():
     rng = np.random.default_rng(11)
     data = rng.exponential(size=40)
-    res = stats.bootstrap((data,), np.mean, method="BCa", n_resamples=999, confidence_level=0.9, rng=5)
+    res = stats.bootstrap(
+        (data,), np.mean, method="BCa", n_resamples=999, confidence_level=0.9, rng=5
+    )
     jack = np.array([np.delete(data, i).mean() for i in range(data.size)])
     u = jack.mean() - jack
     accel = np.sum(u**3) / (6 * np.sum(u**2) ** 1.5)
@@ -135,7 +147,12 @@ def test_interval_methods_by_hand():
     assert (lo.low[0, 0], lo.high[0, 0]) == pytest.approx(tuple(expected))
     pct = ap_intervals(boot, "percentile", level=0.9)
     assert (pct.low[0, 0], pct.high[0, 0]) == pytest.approx(tuple(np.quantile(reps, [0.05, 0.95])))
-    assert set(ap_intervals(boot, "bca").to_frame().columns) >= {"system", "query_id", "low", "high"}
+    assert set(ap_intervals(boot, "bca").to_frame().columns) >= {
+        "system",
+        "query_id",
+        "low",
+        "high",
+    }
     with pytest.raises(ValueError, match="unknown interval method"):
         ap_intervals(boot, "student")
 
@@ -156,8 +173,20 @@ def _population_campaign(n_corpora: int, seed: int, size=6000, prevalence=0.02, 
         top = np.argsort(-score)[:depth]
         qid = f"c{c:03d}"
         docs = [f"{qid}-{i}" for i in range(size)]
-        qrels.append(pd.DataFrame({"query_id": qid, "doc_id": [docs[i] for i in np.nonzero(rel)[0]], "relevance": 1}))
-        rows.append(pd.DataFrame({"query_id": qid, "doc_id": [docs[i] for i in top], "score": -np.arange(depth, dtype=float)}))
+        qrels.append(
+            pd.DataFrame(
+                {"query_id": qid, "doc_id": [docs[i] for i in np.nonzero(rel)[0]], "relevance": 1}
+            )
+        )
+        rows.append(
+            pd.DataFrame(
+                {
+                    "query_id": qid,
+                    "doc_id": [docs[i] for i in top],
+                    "score": -np.arange(depth, dtype=float),
+                }
+            )
+        )
         aps.append(_ap(list(rel[top]), int(rel.sum())))
     campaign = Campaign.from_frames(pd.concat(qrels), {"sys": pd.concat(rows)})
     return campaign, np.array(aps)
@@ -184,7 +213,9 @@ def test_small_r_limits():
     for _ in range(20000):
         ranks = np.sort(rng.choice(n, size=m, replace=False) + 1)
         sims.append(np.sum(np.arange(1, m + 1) / ranks) / r)
-    assert expected_ap_random_ranks(r, m, n) == pytest.approx(np.mean(sims), abs=4 * np.std(sims) / 140)
+    assert expected_ap_random_ranks(r, m, n) == pytest.approx(
+        np.mean(sims), abs=4 * np.std(sims) / 140
+    )
     u = unseen_share(r, 0.05)
     mix = [stats.binom.pmf(k, r, u) * expected_ap_random_ranks(r, k, n) for k in range(r + 1)]
     assert silver_bullet_upper(r, n, 0.05) == pytest.approx(sum(mix))

@@ -28,9 +28,17 @@ def _campaign(n_topics=12, n_systems=6, size=400, depth=30, judged_depth=10, see
             score = rng.normal(size=size) + (0.5 + 0.4 * k) * rel
             top = np.argsort(-score)[:depth]
             pool |= set(top[:judged_depth].tolist())
-            runs[f"s{k}"].append(pd.DataFrame({"query_id": qid, "doc_id": docs[top], "score": -np.arange(depth, dtype=float)}))
+            runs[f"s{k}"].append(
+                pd.DataFrame(
+                    {"query_id": qid, "doc_id": docs[top], "score": -np.arange(depth, dtype=float)}
+                )
+            )
         judged = sorted(pool)
-        qrels.append(pd.DataFrame({"query_id": qid, "doc_id": docs[judged], "relevance": rel[judged].astype(int)}))
+        qrels.append(
+            pd.DataFrame(
+                {"query_id": qid, "doc_id": docs[judged], "relevance": rel[judged].astype(int)}
+            )
+        )
     return Campaign.from_frames(pd.concat(qrels), {k: pd.concat(v) for k, v in runs.items()})
 
 
@@ -50,13 +58,13 @@ def test_paired_t_pvalues_match_scipy():
 
 def test_full_pool_on_every_topic_reproduces_the_gold_standard():
     campaign = _campaign()
-    curves = power_curves(campaign, depths=(1, 3, 10), topic_counts=(4, 12), repetitions=5, rng=2).curves
+    curves = power_curves(
+        campaign, depths=(1, 3, 10), topic_counts=(4, 12), repetitions=5, rng=2
+    ).curves
     full = curves[(curves.depth == 10) & (curves.n_topics == 12) & (curves.measure == "MAP")]
     assert (full["bias"] == 0).all()
     assert full["tau"].tolist() == pytest.approx([1.0, 1.0])
-    gold = np.stack(
-        [average_precision(t.ranking, t.relevant(1)) for t in campaign.topics], axis=1
-    )
+    gold = np.stack([average_precision(t.ranking, t.relevant(1)) for t in campaign.topics], axis=1)
     _, p = paired_t_pvalues(gold, all_pairs(6))
     assert full["power"].iloc[0] == pytest.approx(np.mean(p < 0.05))
     # efforts: the depth-k pool is the union of every run's top k
@@ -64,7 +72,9 @@ def test_full_pool_on_every_topic_reproduces_the_gold_standard():
         expected = sum(len(set(t.ranking[:, :k].ravel())) for t in campaign.topics)
         row = curves[(curves.depth == k) & (curves.n_topics == 12) & (curves.strategy == "depth")]
         assert row["effort"].iloc[0] == expected
-    assert curves.groupby(["strategy", "measure", "n_topics"])["effort"].is_monotonic_increasing.all()
+    assert curves.groupby(["strategy", "measure", "n_topics"])[
+        "effort"
+    ].is_monotonic_increasing.all()
 
 
 def test_mtf_judges_exactly_the_deepest_pool_starting_with_the_first_run():

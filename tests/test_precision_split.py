@@ -25,7 +25,9 @@ def _population(n_topics=30, n_systems=3, size=3000, prevalence=0.03, depth=200,
         for k in range(n_systems):
             score = rng.normal(size=size) + (1.0 + 0.5 * k) * rel
             top = np.argsort(-score)[:depth]
-            runs[f"s{k}"].append(pd.DataFrame({"query_id": qid, "doc_id": docs[top], "score": score[top]}))
+            runs[f"s{k}"].append(
+                pd.DataFrame({"query_id": qid, "doc_id": docs[top], "score": score[top]})
+            )
     return Campaign.from_frames(pd.concat(qrels), {k: pd.concat(v) for k, v in runs.items()})
 
 

@@ -30,16 +30,23 @@ from relimpute.precision.power_plots import plot_power_curves
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1].parent / "shared" / "data"
 STUDIES = {
-    "trec-8-adhoc": dict(
-        rel_threshold=1, depths=(1, 2, 5, 10, 20, 50, 100), topic_counts=(10, 20, 30, 40, 50)
-    ),
-    "trec-dl-2019-passage": dict(
-        rel_threshold=2, depths=(1, 2, 3, 5, 7, 10), topic_counts=(10, 20, 30, 43)
-    ),
+    "trec-8-adhoc": {
+        "rel_threshold": 1,
+        "depths": (1, 2, 5, 10, 20, 50, 100),
+        "topic_counts": (10, 20, 30, 40, 50),
+    },
+    "trec-dl-2019-passage": {
+        "rel_threshold": 2,
+        "depths": (1, 2, 3, 5, 7, 10),
+        "topic_counts": (10, 20, 30, 43),
+    },
 }
 REPETITIONS = 20
 SEED = 2007
-BUDGETS = {"trec-8-adhoc": (2000, 5000, 10000, 20000), "trec-dl-2019-passage": (300, 600, 1200, 2400)}
+BUDGETS = {
+    "trec-8-adhoc": (2000, 5000, 10000, 20000),
+    "trec-dl-2019-passage": (300, 600, 1200, 2400),
+}
 
 
 def run(name: str) -> None:
@@ -64,14 +71,26 @@ def run(name: str) -> None:
     out.mkdir(exist_ok=True)
     result.curves.to_csv(out / f"power_{name}.tsv", sep="\t", index=False, float_format="%.4g")
     plot_power_curves(
-        result.curves, out / f"power_{name}.png", title=f"{name}: {len(pooled)} pooled runs, {campaign.n_systems} evaluated"
+        result.curves,
+        out / f"power_{name}.png",
+        title=f"{name}: {len(pooled)} pooled runs, {campaign.n_systems} evaluated",
     )
     markdown = FORMATTERS["markdown"]
     plans = []
     for budget in BUDGETS[name]:
         best = result.plan(budget).head(1)
         plans.append(best.assign(budget=budget))
-    columns = ["budget", "strategy", "measure", "depth", "n_topics", "effort", "power", "bias", "tau"]
+    columns = [
+        "budget",
+        "strategy",
+        "measure",
+        "depth",
+        "n_topics",
+        "effort",
+        "power",
+        "bias",
+        "tau",
+    ]
     text = (
         f"# {name}: the most powerful design within a budget (MAP, bias < 0.05)\n\n"
         f"{markdown(pd.concat(plans)[columns])}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -61,11 +62,19 @@ def add_arguments(parser) -> None:
         help="widen intervals of AP near 0 or 1 to the silver-bullet / lead-balloon limits",
     )
     parser.add_argument(
-        "--scale", choices=("logit", "ap"), default="logit", help="scale of --compare differences (default: %(default)s)"
+        "--scale",
+        choices=("logit", "ap"),
+        default="logit",
+        help="scale of --compare differences (default: %(default)s)",
     )
-    parser.add_argument("--level", type=float, default=0.95, help="confidence level (default: %(default)s)")
     parser.add_argument(
-        "--epsilon", type=float, default=1e-3, help="nudging of AP = 0 and 1 before logit (default: %(default)s)"
+        "--level", type=float, default=0.95, help="confidence level (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=1e-3,
+        help="nudging of AP = 0 and 1 before logit (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the resamples")
     add_format_argument(parser)
@@ -96,9 +105,10 @@ def run(args) -> int:
         unknown = [name for name in args.compare if name not in campaign.systems]
         if unknown:
             raise InputError(
-                f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}", source="--compare"
+                f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}",
+                source="--compare",
             )
-    options = dict(level=args.level, epsilon=args.epsilon)
+    options = {"level": args.level, "epsilon": args.epsilon}
     if args.split:
         result = split_validation(campaign, args.resamples, rng=args.seed, **options)
         print(f"relimpute bootstrap: {result}", file=sys.stderr)
@@ -110,23 +120,13 @@ def run(args) -> int:
     boot = corpus_bootstrap(campaign, args.resamples, rng=args.seed)
     if args.compare:
         diff = paired_difference(boot, *args.compare, scale=args.scale, **options)
-        low, high = diff.mean_interval
-        summary = [
-            {"query_id": "mean", "difference": diff.mean_difference, "standard_error": diff.mean_standard_error, "low": low, "high": high}
-        ]
-        for model in ("fixed", "random"):
-            meta = diff.meta(model)
-            summary.append(
-                {"query_id": f"{model}-effects", "difference": meta.effect, "standard_error": meta.standard_error, "low": meta.low, "high": meta.high, "p_value": meta.p_value}
-            )
-        frame = pd.concat([diff.to_frame(), pd.DataFrame(summary)], ignore_index=True)
-        frame[["system_a", "system_b", "scale"]] = [diff.system_a, diff.system_b, diff.scale]
+        frame = pd.concat([diff.to_frame(), diff.summary_frame()], ignore_index=True)
         emit(frame, args.format)
         return 0
     if args.per_topic:
         intervals = ap_intervals(boot, args.method, **options)
         if args.small_r:
-            depth = pd.DataFrame([t.depth for t in campaign.topics]).to_numpy().T
+            depth = np.stack([t.depth for t in campaign.topics], axis=1)
             intervals = small_r_corrected(intervals, boot, depth)
         emit(intervals.to_frame(), args.format)
         return 0

@@ -23,17 +23,33 @@ exit status: 0 on success, 2 on bad input (a budget below one topic's pool,
 a file that is not a curves table).
 """
 
-COLUMNS = {"strategy", "measure", "depth", "n_topics", "effort", "effort_per_topic", "power", "bias"}
+COLUMNS = {
+    "strategy",
+    "measure",
+    "depth",
+    "n_topics",
+    "effort",
+    "effort_per_topic",
+    "power",
+    "bias",
+}
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`")
+    parser.add_argument(
+        "curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`"
+    )
     parser.add_argument("--budget", type=float, required=True, help="total judgments available")
     parser.add_argument("--measure", default="MAP", help="MAP or P@k (default: %(default)s)")
     parser.add_argument(
-        "--max-bias", type=float, default=0.05, help="largest acceptable bias (default: %(default)s)"
+        "--max-bias",
+        type=float,
+        default=0.05,
+        help="largest acceptable bias (default: %(default)s)",
     )
-    parser.add_argument("--top", type=int, default=10, help="show this many designs (default: %(default)s)")
+    parser.add_argument(
+        "--top", type=int, default=10, help="show this many designs (default: %(default)s)"
+    )
     add_format_argument(parser)
 
 
@@ -46,11 +62,14 @@ def run(args) -> int:
         raise InputError(f"cannot read the curves ({exc})", args.curves) from exc
     missing = COLUMNS - set(curves.columns)
     if missing:
-        raise InputError(f"not a curves table from `relimpute power`: missing {sorted(missing)}", args.curves)
+        raise InputError(
+            f"not a curves table from `relimpute power`: missing {sorted(missing)}", args.curves
+        )
     plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
     if plan.empty:
         raise InputError(
-            f"no design fits {args.budget:g} judgments with bias below {args.max_bias}", source="--budget"
+            f"no design fits {args.budget:g} judgments with bias below {args.max_bias}",
+            source="--budget",
         )
     emit(plan.head(args.top), args.format)
     return 0

@@ -44,18 +44,33 @@ def _int_list(text: str) -> list[int]:
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
-    parser.add_argument("--depths", default="1,2,5,10,20,50,100", help="pool depths (default: %(default)s)")
-    parser.add_argument("--topics", default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)")
-    parser.add_argument("--strategies", default="depth,mtf", help="depth, mtf (default: %(default)s)")
+    parser.add_argument(
+        "--depths", default="1,2,5,10,20,50,100", help="pool depths (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--topics", default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)"
+    )
+    parser.add_argument(
+        "--strategies", default="depth,mtf", help="depth, mtf (default: %(default)s)"
+    )
     parser.add_argument("--measures", default="MAP,P@k", help="MAP, P@k (default: %(default)s)")
     parser.add_argument(
         "--pooled-from",
         metavar="GROUPS.tsv",
         help="pool only the runs marked pooled=yes in this TSV (columns run, pooled); default all",
     )
-    parser.add_argument("--repetitions", type=int, default=20, help="random topic subsets per size (default: %(default)s)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: %(default)s)")
-    parser.add_argument("--budget", type=float, default=None, help="plan: total judgments available")
+    parser.add_argument(
+        "--repetitions",
+        type=int,
+        default=20,
+        help="random topic subsets per size (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=None, help="plan: total judgments available"
+    )
     parser.add_argument("--output", "-o", metavar="FILE.tsv", help="also write the curves as TSV")
     parser.add_argument("--plot", metavar="FILE.png", help="draw power and bias against judgments")
     parser.add_argument("--seed", type=int, default=None, help="seed of the topic subsets")
@@ -69,7 +84,9 @@ def _pooled_runs(path: str, systems) -> list[str]:
         raise InputError(f"cannot read the groups table ({exc})", path) from exc
     if not {"run", "pooled"} <= set(table.columns):
         raise InputError("the groups table needs columns run and pooled", path)
-    pooled = [r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}]
+    pooled = [
+        r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}
+    ]
     unknown = sorted(set(pooled) - set(systems))
     if unknown:
         raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)

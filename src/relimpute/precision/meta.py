@@ -51,7 +51,9 @@ class MetaAnalysis:
         )
 
 
-def meta_analysis(effects, standard_errors, model: str = "random", *, level: float = 0.95) -> MetaAnalysis:
+def meta_analysis(
+    effects, standard_errors, model: str = "random", *, level: float = 0.95
+) -> MetaAnalysis:
     """Combine per-topic ``effects`` with their ``standard_errors`` (1-d arrays)."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose from {MODELS}")

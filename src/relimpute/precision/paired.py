@@ -66,6 +66,36 @@ class PairedDifference:
             }
         )
 
+    def summary_frame(self) -> pd.DataFrame:
+        """Rows for the mean over topics and the fixed- and random-effects combinations."""
+        low, high = self.mean_interval
+        rows = [
+            {
+                "query_id": "mean",
+                "difference": self.mean_difference,
+                "standard_error": self.mean_standard_error,
+                "low": low,
+                "high": high,
+            }
+        ]
+        for model in ("fixed", "random"):
+            meta = self.meta(model)
+            rows.append(
+                {
+                    "query_id": f"{model}-effects",
+                    "difference": meta.effect,
+                    "standard_error": meta.standard_error,
+                    "low": meta.low,
+                    "high": meta.high,
+                    "p_value": meta.p_value,
+                }
+            )
+        frame = pd.DataFrame(rows)
+        frame.insert(0, "scale", self.scale)
+        frame.insert(0, "system_b", self.system_b)
+        frame.insert(0, "system_a", self.system_a)
+        return frame
+
     def __str__(self) -> str:
         low, high = self.mean_interval
         return (

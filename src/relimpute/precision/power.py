@@ -52,7 +52,9 @@ class PowerCurves:
     def to_frame(self) -> pd.DataFrame:
         return self.curves
 
-    def plan(self, budget: float, *, measure: str = "MAP", max_bias: float | None = None) -> pd.DataFrame:
+    def plan(
+        self, budget: float, *, measure: str = "MAP", max_bias: float | None = None
+    ) -> pd.DataFrame:
         """The designs within ``budget`` judgments with bias below ``max_bias`` (default α),
         most powerful first."""
         return plan_design(self.curves, budget, measure=measure, max_bias=max_bias or self.alpha)
@@ -70,7 +72,9 @@ def plan_design(
     """Rows of ``curves`` for ``measure`` with effort ≤ budget and bias < max_bias, by power."""
     rows = curves[curves["measure"] == measure]
     if rows.empty:
-        raise InputError(f"no curves for measure {measure!r}; have {sorted(set(curves['measure']))}")
+        raise InputError(
+            f"no curves for measure {measure!r}; have {sorted(set(curves['measure']))}"
+        )
     smallest = rows["effort_per_topic"].min()
     if budget < smallest:
         raise InputError(
@@ -144,7 +148,9 @@ def power_curves(
     """
     depths = sorted({int(k) for k in depths})
     if not depths or depths[0] < 1:
-        raise InputError(f"pool depths must be positive integers, got {list(depths)}", source="--depths")
+        raise InputError(
+            f"pool depths must be positive integers, got {list(depths)}", source="--depths"
+        )
     n_avail = campaign.n_topics
     if topic_counts is None:
         topic_counts = sorted({max(2, round(n_avail * f)) for f in (0.25, 0.5, 0.75, 1.0)})
@@ -155,14 +161,19 @@ def power_curves(
             f"got {topic_counts}",
             source="--topics",
         )
-    for name, given, allowed in (("strategy", strategies, STRATEGIES), ("measure", measures, MEASURES)):
+    for name, given, allowed in (
+        ("strategy", strategies, STRATEGIES),
+        ("measure", measures, MEASURES),
+    ):
         unknown = set(given) - set(allowed)
         if unknown:
             raise InputError(f"unknown {name} {sorted(unknown)}; choose from {list(allowed)}")
     if not 0 < alpha < 1:
         raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="--alpha")
     pooled = list(pool_systems) if pool_systems is not None else list(campaign.systems)
-    evaluated = campaign.system_index(list(systems) if systems is not None else list(campaign.systems))
+    evaluated = campaign.system_index(
+        list(systems) if systems is not None else list(campaign.systems)
+    )
     if len(evaluated) < 2:
         raise InputError("power needs at least two evaluated systems")
     generator = as_generator(rng)
@@ -171,7 +182,9 @@ def power_curves(
     relevant = campaign.relevant()
     gold_scores = np.stack(
         [
-            average_precision(t.ranking[evaluated], r) if t.ranking.shape[1] else np.zeros(len(evaluated))
+            average_precision(t.ranking[evaluated], r)
+            if t.ranking.shape[1]
+            else np.zeros(len(evaluated))
             for t, r in zip(campaign.topics, relevant)
         ],
         axis=1,
@@ -186,7 +199,10 @@ def power_curves(
         orders["mtf"] = mtf_orders(campaign, pooled, max_depth)
     pool_sizes = {k: np.array([int(((b > 0) & (b <= k)).sum()) for b in best]) for k in depths}
     subsets = {
-        n: [np.sort(generator.choice(n_avail, size=n, replace=False)) for _ in range(repetitions if n < n_avail else 1)]
+        n: [
+            np.sort(generator.choice(n_avail, size=n, replace=False))
+            for _ in range(repetitions if n < n_avail else 1)
+        ]
         for n in topic_counts
     }
 
@@ -195,12 +211,18 @@ def power_curves(
     jobs = [(s, m, k) for s in strategies for m in measures for k in depths]
     rows = []
     for strategy, measure, k in tqdm(
-        jobs, desc="power", unit="design", disable=None if progress is None else not progress, leave=False
+        jobs,
+        desc="power",
+        unit="design",
+        disable=None if progress is None else not progress,
+        leave=False,
     ):
         pools = [order[:size] for order, size in zip(orders[strategy], pool_sizes[k])]
         scores = _per_topic_scores(campaign, pools, evaluated, measure, k)
         for n, draws in subsets.items():
-            found = [_assess(scores[:, topics], pairs, gold_sign, gold_map, alpha) for topics in draws]
+            found = [
+                _assess(scores[:, topics], pairs, gold_sign, gold_map, alpha) for topics in draws
+            ]
             power, bias, tau = np.array(found).T
             efforts = [pool_sizes[k][topics].sum() for topics in draws]
             rows.append(

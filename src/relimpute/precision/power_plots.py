@@ -7,7 +7,9 @@ import os
 import pandas as pd
 
 
-def plot_power_curves(curves: pd.DataFrame, path: str | os.PathLike, *, alpha: float = 0.05, title: str = "") -> None:
+def plot_power_curves(
+    curves: pd.DataFrame, path: str | os.PathLike, *, alpha: float = 0.05, title: str = ""
+) -> None:
     """One column per strategy × measure: power (top) and bias (bottom) against judgments,
     one line per number of topics, one point per pool depth."""
     import matplotlib
@@ -17,7 +19,9 @@ def plot_power_curves(curves: pd.DataFrame, path: str | os.PathLike, *, alpha: f
 
     panels = curves[["strategy", "measure"]].drop_duplicates().itertuples(index=False)
     panels = list(panels)
-    fig, axes = plt.subplots(2, len(panels), figsize=(4 * len(panels), 6.5), squeeze=False, sharey="row")
+    fig, axes = plt.subplots(
+        2, len(panels), figsize=(4 * len(panels), 6.5), squeeze=False, sharey="row"
+    )
     for col, (strategy, measure) in enumerate(panels):
         rows = curves[(curves.strategy == strategy) & (curves.measure == measure)]
         for n, group in rows.groupby("n_topics"):

@@ -23,8 +23,8 @@ import pandas as pd
 from ..data import Campaign
 from ..measures.ap import average_precision
 from ..relevance.base import as_generator
-from ._nanstats import nan_mean, nan_sd
 from ._kernels import POISSON1_CDF, bootstrap_ap, jackknife_influence
+from ._nanstats import nan_mean, nan_sd
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -144,9 +144,7 @@ def corpus_bootstrap(
             ranking, stop, relevant, np.uint64(seeds[t]), n_resamples, POISSON1_CDF
         )
         for s in range(n_sys):
-            acceleration[s, t] = _acceleration(
-                ranking[s], int(stop[s]), relevant, n_relevant[t]
-            )
+            acceleration[s, t] = _acceleration(ranking[s], int(stop[s]), relevant, n_relevant[t])
     return CorpusBootstrap(
         systems=campaign.systems,
         query_ids=campaign.query_ids,

@@ -50,9 +50,7 @@ def expected_ap_random_ranks(n_relevant: int, n_placed: int, depth: int) -> floa
     m = min(m, n)
     ranks = np.arange(1, n + 1, dtype=float)[None, :]
     j = np.arange(1, m + 1, dtype=float)[:, None]
-    log_p = (
-        _log_choose(ranks - 1, j - 1) + _log_choose(n - ranks, m - j) - _log_choose(n, m)
-    )
+    log_p = _log_choose(ranks - 1, j - 1) + _log_choose(n - ranks, m - j) - _log_choose(n, m)
     total = np.sum(np.exp(log_p) * j / ranks)
     return float(total / n_relevant)
 

@@ -120,12 +120,28 @@ class SplitValidation:
         direction's lists (AP) or systems (MAP, L-MAP); 1 when the bootstrap
         standard errors are right on average.
         """
-        lists = self.lists[(self.lists["method"] == "normal") & (self.lists["direction"] == "B w.r.t. A")]
-        rows = [("AP", "bootstrap", lists["ap_other"] - lists["ap_from"], lists["sd_from"], lists["sd_other"])]
+        lists = self.lists[
+            (self.lists["method"] == "normal") & (self.lists["direction"] == "B w.r.t. A")
+        ]
+        rows = [
+            (
+                "AP",
+                "bootstrap",
+                lists["ap_other"] - lists["ap_from"],
+                lists["sd_from"],
+                lists["sd_other"],
+            )
+        ]
         means = self.means[self.means["direction"] == "B w.r.t. A"]
         for (measure, method), group in means.groupby(["measure", "method"]):
             rows.append(
-                (measure, method, group["value_other"] - group["value_from"], group["standard_error"], group["standard_error_other"])
+                (
+                    measure,
+                    method,
+                    group["value_other"] - group["value_from"],
+                    group["standard_error"],
+                    group["standard_error_other"],
+                )
             )
         return pd.DataFrame(
             [
@@ -249,7 +265,9 @@ def _mean_rows(direction, source: CorpusBootstrap, other, usable, level, epsilon
             here = mean_intervals(
                 source, measure, method, level=level, epsilon=epsilon, include=usable
             )
-            there = mean_intervals(other, measure, method, level=level, epsilon=epsilon, include=usable)
+            there = mean_intervals(
+                other, measure, method, level=level, epsilon=epsilon, include=usable
+            )
             frame = here.to_frame().rename(columns={"estimate": "value_from"})
             frame.insert(0, "direction", direction)
             frame["value_other"] = there.estimate
