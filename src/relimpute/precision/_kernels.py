@@ -100,7 +100,7 @@ def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     needed = np.nonzero(read)[0]
     out = np.empty((n_sys, n_resamples))
     for b in prange(n_resamples):
-        counts = np.zeros(n_docs, dtype=np.int64)
+        counts = np.zeros(n_docs, dtype=np.uint8)  # small: stays in cache while lists are read
         for d in needed:
             counts[d] = _count(seed, b, d, n_docs, cdf)
         n_relevant = 0

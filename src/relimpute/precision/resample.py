@@ -135,7 +135,7 @@ def corpus_bootstrap(
     )
     for t, topic in topics:
         relevant = topic.relevant(campaign.rel_threshold)
-        ranking = np.ascontiguousarray(topic.ranking, dtype=np.int64)
+        ranking = np.ascontiguousarray(topic.ranking, dtype=np.int32)
         stop = _stop_positions(ranking, topic.depth, relevant)
         n_relevant[t] = int(relevant.sum())
         if ranking.shape[1]:
