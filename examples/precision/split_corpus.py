@@ -2,8 +2,8 @@
 
 Run from the repository root (a few minutes per collection on 2 busy cores):
 
-    PYTHONPATH=src python examples/precision/split_corpus.py            # both collections
-    PYTHONPATH=src python examples/precision/split_corpus.py trec-8-adhoc
+    PYTHONPATH=src python examples/precision/split_corpus.py --splits 20 trec-dl-2019-passage
+    PYTHONPATH=src python examples/precision/split_corpus.py --splits 10 trec-8-adhoc
 
 The paper's split (MD5 of the docno) gives the AP tables; MAP and L-MAP are
 also checked over further random splits (MD5 of salt + docno), because one
@@ -17,7 +17,7 @@ L-MAP, the paper's split and the average over splits), ``split_<c>_variance.md``
 
 from __future__ import annotations
 
-import sys
+import argparse
 import warnings
 from pathlib import Path
 
@@ -31,11 +31,10 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1].parent / "shared" / "data"
 COLLECTIONS = {"trec-8-adhoc": 1, "trec-dl-2019-passage": 2}  # name: rel threshold
 N_RESAMPLES = 2000
-N_SPLITS = 5  # the paper's split and four salted ones
 SEED = 20060806
 
 
-def run(name: str) -> None:
+def run(name: str, n_splits: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         campaign = Campaign.from_files(
@@ -43,7 +42,7 @@ def run(name: str) -> None:
         )
     results = [
         split_validation(campaign, N_RESAMPLES, rng=SEED + i, salt="" if i == 0 else f"split-{i}")
-        for i in range(N_SPLITS)
+        for i in range(n_splits)
     ]
     paper_split = results[0]
     out = HERE / "results"
@@ -63,7 +62,7 @@ def run(name: str) -> None:
     means = (
         f"# {name}: MAP and L-MAP intervals\n\nThe paper's split:\n\n"
         f"{markdown(paper_split.mean_table())}\n"
-        f"Over {N_SPLITS} random splits (mean, min, max of the shares):\n\n"
+        f"Over {n_splits} random splits (mean, min, max of the shares):\n\n"
         f"{markdown(over_splits.reset_index())}"
     )
     variance = pd.concat([r.variance_ratio().assign(split=i) for i, r in enumerate(results)])
@@ -83,5 +82,9 @@ def run(name: str) -> None:
 
 
 if __name__ == "__main__":
-    for collection in sys.argv[1:] or list(COLLECTIONS):
-        run(collection)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("collections", nargs="*", default=list(COLLECTIONS), help="collections")
+    parser.add_argument("--splits", type=int, default=5, help="the paper's split + salted ones")
+    args = parser.parse_args()
+    for collection in args.collections:
+        run(collection, args.splits)
