@@ -84,3 +84,14 @@ def test_split_validation_needs_relevant_documents_in_both_halves():
     campaign = Campaign.from_frames(qrels, {"r": run})
     with pytest.raises(ValueError, match="both halves"):
         split_validation(campaign, 20, rng=0)
+
+
+@pytest.mark.slow
+def test_dl19_split_corpus_lands_near_the_paper(dl19):
+    """The study of examples/precision on DL 2019 (one split, fewer resamples)."""
+    result = split_validation(dl19, 1000, rng=20060806)
+    inside = result.ap_table().groupby("method")["in"].mean()
+    assert 0.80 < inside["logit+small-R"] < 0.87  # 83.3% with 2,000 resamples
+    assert inside["logit"] < inside["logit+small-R"]  # the small-R correction matters
+    ratio = result.variance_ratio().set_index("measure").loc["AP", "variance_ratio"]
+    assert 0.8 < ratio < 1.5
