@@ -71,7 +71,9 @@ def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
     assert list(frame["query_id"].iloc[-3:]) == ["mean", "fixed-effects", "random-effects"]
     assert frame["difference"].iloc[-3] > 0  # sys3 scores relevance best
     assert main(["bootstrap", qrels, runs, "-B", "100", "--split", "-f", "json"]) == 0
-    frame = _json(capsys)
+    captured = capsys.readouterr()
+    frame = pd.DataFrame(json.loads(captured.out))
+    assert "AP (bootstrap): observed / predicted variance" in captured.err
     assert {"AP", "MAP", "L-MAP"} == set(frame["measure"])
     assert np.allclose(frame[["below", "in", "above"]].sum(axis=1), 1.0)
 

@@ -112,6 +112,12 @@ def run(args) -> int:
     if args.split:
         result = split_validation(campaign, args.resamples, rng=args.seed, **options)
         print(f"relimpute bootstrap: {result}", file=sys.stderr)
+        for row in result.variance_ratio().itertuples(index=False):
+            print(
+                f"relimpute bootstrap: {row.measure} ({row.method}): observed / predicted "
+                f"variance of the halves' difference {row.variance_ratio:.2f}",
+                file=sys.stderr,
+            )
         frame = pd.concat(
             [result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True
         )
