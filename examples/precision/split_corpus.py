@@ -76,7 +76,11 @@ def run(name: str, n_splits: int) -> None:
     (out / f"split_{name}_means.md").write_text(means)
     (out / f"split_{name}_variance.md").write_text(variance_text)
     paper_split.lists.to_csv(
-        out / f"split_{name}_lists.tsv.gz", sep="\t", index=False, float_format="%.6g"
+        out / f"split_{name}_lists.tsv.gz",
+        sep="\t",
+        index=False,
+        float_format="%.6g",
+        compression={"method": "gzip", "mtime": 0},  # same bytes for the same numbers
     )
     print(ap, means, variance_text, sep="\n")
 
