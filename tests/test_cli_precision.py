@@ -33,6 +33,13 @@ def files(tmp_path_factory):
     return str(qrels_path), str(runs_dir), root
 
 
+def test_cli_lists_every_interval_method():
+    from relimpute.cli.bootstrap import INTERVAL_METHODS
+    from relimpute.precision import METHODS
+
+    assert sorted(METHODS) == list(INTERVAL_METHODS)
+
+
 def _json(capsys):
     return pd.DataFrame(json.loads(capsys.readouterr().out))
 

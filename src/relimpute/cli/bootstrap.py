@@ -35,11 +35,11 @@ examples:
 
 exit status: 0 on success, 2 on bad input (the message names file, line or option).
 """
+# relimpute.precision.intervals.METHODS, named here so `relimpute --help` need not load numba
+INTERVAL_METHODS = ("bca", "logit", "normal", "percentile")
 
 
 def add_arguments(parser) -> None:
-    from ..precision.intervals import METHODS
-
     add_campaign_arguments(parser)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--per-topic", action="store_true", help="AP intervals per system and topic")
@@ -52,7 +52,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--method",
-        choices=sorted(METHODS),
+        choices=INTERVAL_METHODS,
         default="logit",
         help="AP interval for --per-topic (default: %(default)s)",
     )

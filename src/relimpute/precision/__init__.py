@@ -7,7 +7,12 @@
 - :mod:`.paired` — the difference of two systems on shared resamples.
 - :mod:`.meta` — fixed- and random-effects meta-analysis over topics.
 - :mod:`.split` — the split-corpus validation (MD5 halves of the documents).
-- :mod:`.power` — power and bias of pooling strategies against judging effort.
+- :mod:`.pools` — judging orders of depth-k and move-to-front pools.
+- :mod:`.power` — power and bias of pooling strategies against judging effort; planning.
+- :mod:`.power_plots` — the power / bias figures (matplotlib, imported on use).
+
+Not here: one interval for ΔMAP combining topic sampling with judgment
+uncertainty (issue 14's last part).
 """
 
 from .intervals import METHODS, APIntervals, ap_intervals, logit, other_sample_coverage
