@@ -1,0 +1,144 @@
+"""``relimpute bootstrap``: corpus-bootstrap intervals for AP, MAP and differences."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ._common import add_campaign_arguments, load_campaign
+from ._format import add_format_argument, emit
+
+COMMAND = "bootstrap"
+HELP = "confidence intervals under corpus variation (Cormack & Lynam 2006): AP, MAP, L-MAP, A - B"
+DESCRIPTION = """\
+Resample the corpus (every retrieved document replicated Poisson(1) times in
+place, R re-drawn) and report how much each score would move on a materially
+similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
+
+  default       per system: MAP (parametric, logit variances weighted by
+                AP - AP^2) and L-MAP (bootstrap) with their intervals
+  --per-topic   per system and topic: AP and its interval (--method)
+  --compare A B A minus B on shared resamples, per topic and the mean, plus the
+                fixed- and random-effects meta-analysis over topics (--scale)
+  --split       the paper's validation: split the documents in two by MD5 of
+                the docno, intervals on one half, the other half's value
+                below / in / above (the model predicts 83.5% in for 95%)
+
+examples:
+  relimpute bootstrap qrels.txt runs/ --rel-threshold 2
+  relimpute bootstrap qrels.txt runs/ --per-topic --method bca --small-r
+  relimpute bootstrap qrels.txt runs/ --compare runA runB --scale logit
+  relimpute bootstrap qrels.txt runs/ --split --resamples 2000 --format markdown
+
+exit status: 0 on success, 2 on bad input (the message names file, line or option).
+"""
+# relimpute.precision.intervals.METHODS, named here so `relimpute --help` need not load numba
+INTERVAL_METHODS = ("bca", "logit", "normal", "percentile")
+
+
+def add_arguments(parser) -> None:
+    add_campaign_arguments(parser)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--per-topic", action="store_true", help="AP intervals per system and topic")
+    mode.add_argument(
+        "--compare", nargs=2, metavar=("A", "B"), help="the difference of run A minus run B"
+    )
+    mode.add_argument("--split", action="store_true", help="the split-corpus validation table")
+    parser.add_argument(
+        "--resamples", "-B", type=int, default=2000, help="bootstrap corpora (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--method",
+        choices=INTERVAL_METHODS,
+        default="logit",
+        help="AP interval for --per-topic (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--small-r",
+        action="store_true",
+        help="widen intervals of AP near 0 or 1 to the silver-bullet / lead-balloon limits",
+    )
+    parser.add_argument(
+        "--scale",
+        choices=("logit", "ap"),
+        default="logit",
+        help="scale of --compare differences (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--level", type=float, default=0.95, help="confidence level (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=1e-3,
+        help="nudging of AP = 0 and 1 before logit (default: %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed of the resamples")
+    add_format_argument(parser)
+
+
+def _check(args) -> None:
+    if args.resamples < 2:
+        raise InputError(f"need at least 2 resamples, got {args.resamples}", source="--resamples")
+    if not 0.0 < args.level < 1.0:
+        raise InputError(f"the level must lie in (0, 1), got {args.level}", source="--level")
+    if not 0.0 < args.epsilon < 0.5:
+        raise InputError(f"epsilon must lie in (0, 0.5), got {args.epsilon}", source="--epsilon")
+
+
+def run(args) -> int:
+    from ..precision import (
+        ap_intervals,
+        corpus_bootstrap,
+        mean_intervals,
+        paired_difference,
+        small_r_corrected,
+    )
+    from ..precision.split import split_validation
+
+    _check(args)
+    campaign = load_campaign(args, COMMAND)
+    if args.compare:
+        unknown = [name for name in args.compare if name not in campaign.systems]
+        if unknown:
+            raise InputError(
+                f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}",
+                source="--compare",
+            )
+    options = {"level": args.level, "epsilon": args.epsilon}
+    if args.split:
+        result = split_validation(campaign, args.resamples, rng=args.seed, **options)
+        print(f"relimpute bootstrap: {result}", file=sys.stderr)
+        for row in result.variance_ratio().itertuples(index=False):
+            print(
+                f"relimpute bootstrap: {row.measure} ({row.method}): observed / predicted "
+                f"variance of the halves' difference {row.variance_ratio:.2f}",
+                file=sys.stderr,
+            )
+        frame = pd.concat(
+            [result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True
+        )
+        emit(frame[["measure", "method", "direction", "below", "in", "above", "n"]], args.format)
+        return 0
+    boot = corpus_bootstrap(campaign, args.resamples, rng=args.seed)
+    if args.compare:
+        diff = paired_difference(boot, *args.compare, scale=args.scale, **options)
+        frame = pd.concat([diff.to_frame(), diff.summary_frame()], ignore_index=True)
+        emit(frame, args.format)
+        return 0
+    if args.per_topic:
+        intervals = ap_intervals(boot, args.method, **options)
+        if args.small_r:
+            depth = np.stack([t.depth for t in campaign.topics], axis=1)
+            intervals = small_r_corrected(intervals, boot, depth)
+        emit(intervals.to_frame(), args.format)
+        return 0
+    frames = [
+        mean_intervals(boot, "MAP", "parametric", **options).to_frame(),
+        mean_intervals(boot, "L-MAP", "bootstrap", **options).to_frame(),
+    ]
+    emit(pd.concat(frames, ignore_index=True), args.format)
+    return 0

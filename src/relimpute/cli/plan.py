@@ -1,0 +1,75 @@
+"""``relimpute plan``: which pool depth and number of topics to buy with a judging budget."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import InputError
+from ._format import add_format_argument, emit
+
+COMMAND = "plan"
+HELP = "given a judging budget, the depth and number of topics with most power at bias below alpha"
+DESCRIPTION = """\
+Read power curves written by `relimpute power --output curves.tsv` and list
+the designs (strategy, depth, number of topics) whose judging effort fits
+--budget and whose bias stays below --max-bias, most powerful first
+(Cormack & Lynam 2007: many shallow topics usually beat few deep ones).
+
+example:
+  relimpute power qrels.txt runs/ --depths 1,2,5,10,20 --topics 10,20,40 -o curves.tsv
+  relimpute plan curves.tsv --budget 5000 --measure MAP
+
+exit status: 0 on success, 2 on bad input (a budget below one topic's pool,
+a file that is not a curves table).
+"""
+
+COLUMNS = {
+    "strategy",
+    "measure",
+    "depth",
+    "n_topics",
+    "effort",
+    "effort_per_topic",
+    "power",
+    "bias",
+}
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`"
+    )
+    parser.add_argument("--budget", type=float, required=True, help="total judgments available")
+    parser.add_argument("--measure", default="MAP", help="MAP or P@k (default: %(default)s)")
+    parser.add_argument(
+        "--max-bias",
+        type=float,
+        default=0.05,
+        help="largest acceptable bias (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--top", type=int, default=10, help="show this many designs (default: %(default)s)"
+    )
+    add_format_argument(parser)
+
+
+def run(args) -> int:
+    from ..precision.power import plan_design
+
+    try:
+        curves = pd.read_csv(args.curves, sep="\t")
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the curves ({exc})", args.curves) from exc
+    missing = COLUMNS - set(curves.columns)
+    if missing:
+        raise InputError(
+            f"not a curves table from `relimpute power`: missing {sorted(missing)}", args.curves
+        )
+    plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
+    if plan.empty:
+        raise InputError(
+            f"no design fits {args.budget:g} judgments with bias below {args.max_bias}",
+            source="--budget",
+        )
+    emit(plan.head(args.top), args.format)
+    return 0

@@ -1,0 +1,126 @@
+"""``relimpute power``: power and bias of pooling strategies against judging effort."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError
+from ._common import add_campaign_arguments, load_campaign
+from ._format import add_format_argument, emit
+
+COMMAND = "power"
+HELP = "power and bias of depth-k and move-to-front pools vs judgments; plan a judging budget"
+DESCRIPTION = """\
+Treat the judgments of QRELS as the gold standard and replay cheaper designs
+(Cormack & Lynam 2007): pools of depth k (or move-to-front with the same
+number of judgments per topic) on n random topics. For every pair of runs a
+paired t-test over the n topics: power = share with p < alpha, bias = share
+of those whose sign disagrees with the gold MAP; Kendall tau beside them.
+
+Prints the curves (one row per strategy, measure, depth and number of
+topics). With --budget, prints instead the designs that fit the budget with
+bias below alpha, most powerful first (the planning answer).
+
+examples:
+  relimpute power qrels.txt runs/ --pooled-from groups.tsv --depths 1,2,5,10,20,50,100 \\
+      --topics 10,25,50 --output curves.tsv --plot curves.png
+  relimpute power qrels.txt runs/ --rel-threshold 2 --depths 1,2,5,10 --budget 2000
+
+exit status: 0 on success, 2 on bad input (too few topics, a budget below one
+topic's pool, unknown runs: the message names the option).
+Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
+"""
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def add_arguments(parser) -> None:
+    add_campaign_arguments(parser)
+    parser.add_argument(
+        "--depths", default="1,2,5,10,20,50,100", help="pool depths (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--topics", default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)"
+    )
+    parser.add_argument(
+        "--strategies", default="depth,mtf", help="depth, mtf (default: %(default)s)"
+    )
+    parser.add_argument("--measures", default="MAP,P@k", help="MAP, P@k (default: %(default)s)")
+    parser.add_argument(
+        "--pooled-from",
+        metavar="GROUPS.tsv",
+        help="pool only the runs marked pooled=yes in this TSV (columns run, pooled); default all",
+    )
+    parser.add_argument(
+        "--repetitions",
+        type=int,
+        default=20,
+        help="random topic subsets per size (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=None, help="plan: total judgments available"
+    )
+    parser.add_argument("--output", "-o", metavar="FILE.tsv", help="also write the curves as TSV")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw power and bias against judgments")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the topic subsets")
+    add_format_argument(parser)
+
+
+def _pooled_runs(path: str, systems) -> list[str]:
+    try:
+        table = pd.read_csv(path, sep="\t", dtype=str)
+    except (OSError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read the groups table ({exc})", path) from exc
+    if not {"run", "pooled"} <= set(table.columns):
+        raise InputError("the groups table needs columns run and pooled", path)
+    pooled = [
+        r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}
+    ]
+    unknown = sorted(set(pooled) - set(systems))
+    if unknown:
+        raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)
+    if not pooled:
+        raise InputError("no run is marked pooled", path)
+    return pooled
+
+
+def run(args) -> int:
+    from ..precision.power import power_curves
+
+    campaign = load_campaign(args, COMMAND)
+    pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
+    result = power_curves(
+        campaign,
+        depths=_int_list(args.depths),
+        topic_counts=_int_list(args.topics) if args.topics else None,
+        strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
+        measures=[m.strip() for m in args.measures.split(",") if m.strip()],
+        pool_systems=pooled,
+        repetitions=args.repetitions,
+        alpha=args.alpha,
+        rng=args.seed,
+    )
+    print(f"relimpute power: {result}", file=sys.stderr)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        result.curves.to_csv(args.output, sep="\t", index=False, float_format="%.6g")
+    if args.plot:
+        from ..precision.power_plots import plot_power_curves
+
+        plot_power_curves(result.curves, args.plot, alpha=args.alpha)
+    if args.budget is not None:
+        emit(result.plan(args.budget), args.format)
+    else:
+        emit(result.curves, args.format)
+    return 0

@@ -1,0 +1,121 @@
+"""`relimpute bootstrap`, `relimpute power` and `relimpute plan` end to end on small files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relimpute.cli import main
+from relimpute.data import Campaign
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    qrels, runs = [], {f"sys{k}": [] for k in range(4)}
+    for t in range(8):
+        qid = f"q{t}"
+        rel = rng.random(300) < 0.1
+        docs = np.array([f"{qid}-d{i}" for i in range(300)])
+        for k in range(4):
+            score = rng.normal(size=300) + (0.5 + 0.5 * k) * rel
+            top = np.argsort(-score)[:50]
+            runs[f"sys{k}"].append(
+                pd.DataFrame({"query_id": qid, "doc_id": docs[top], "score": -np.arange(50.0)})
+            )
+        qrels.append(pd.DataFrame({"query_id": qid, "doc_id": docs, "relevance": rel.astype(int)}))
+    campaign = Campaign.from_frames(pd.concat(qrels), {k: pd.concat(v) for k, v in runs.items()})
+    root = tmp_path_factory.mktemp("precision")
+    qrels_path, runs_dir = campaign.to_files(root)
+    return str(qrels_path), str(runs_dir), root
+
+
+def test_cli_lists_every_interval_method():
+    from relimpute.cli.bootstrap import INTERVAL_METHODS
+    from relimpute.precision import METHODS
+
+    assert sorted(METHODS) == list(INTERVAL_METHODS)
+
+
+def _json(capsys):
+    return pd.DataFrame(json.loads(capsys.readouterr().out))
+
+
+def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
+    qrels, runs, _ = files
+    assert main(["bootstrap", qrels, runs, "-B", "200", "--seed", "1", "-f", "json"]) == 0
+    frame = _json(capsys)
+    assert set(frame["measure"]) == {"MAP", "L-MAP"} and len(frame) == 8
+    assert (frame["low"] < frame["estimate"]).all() and (frame["estimate"] < frame["high"]).all()
+    assert (
+        main(
+            [
+                "bootstrap",
+                qrels,
+                runs,
+                "-B",
+                "200",
+                "--per-topic",
+                "--method",
+                "bca",
+                "--small-r",
+                "-f",
+                "json",
+            ]
+        )
+        == 0
+    )
+    frame = _json(capsys)
+    assert len(frame) == 32 and (frame["method"] == "bca+small-R").all()
+    assert (
+        main(["bootstrap", qrels, runs, "-B", "200", "--compare", "sys3", "sys0", "-f", "json"])
+        == 0
+    )
+    frame = _json(capsys)
+    assert list(frame["query_id"].iloc[-3:]) == ["mean", "fixed-effects", "random-effects"]
+    assert frame["difference"].iloc[-3] > 0  # sys3 scores relevance best
+    assert main(["bootstrap", qrels, runs, "-B", "100", "--split", "-f", "json"]) == 0
+    captured = capsys.readouterr()
+    frame = pd.DataFrame(json.loads(captured.out))
+    assert "AP (bootstrap): observed / predicted variance" in captured.err
+    assert {"AP", "MAP", "L-MAP"} == set(frame["measure"])
+    assert np.allclose(frame[["below", "in", "above"]].sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--compare", "sys0", "nope"], "--compare: unknown run(s) ['nope']"),
+        (["-B", "1"], "--resamples: need at least 2"),
+        (["--level", "1.5"], "--level: the level must lie in (0, 1)"),
+    ],
+)
+def test_bootstrap_bad_input(files, capsys, argv, message):
+    qrels, runs, _ = files
+    assert main(["bootstrap", qrels, runs, *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_power_then_plan(files, capsys, tmp_path):
+    qrels, runs, _ = files
+    curves = tmp_path / "curves.tsv"
+    plot = tmp_path / "curves.png"
+    argv = ["power", qrels, runs, "--depths", "1,3,10", "--topics", "4,8", "--repetitions", "3"]
+    assert main([*argv, "--seed", "2", "-o", str(curves), "--plot", str(plot), "-f", "json"]) == 0
+    frame = _json(capsys)
+    assert len(frame) == 2 * 2 * 3 * 2 and plot.stat().st_size > 0
+    assert pd.read_csv(curves, sep="\t").shape[0] == len(frame)
+    assert main(["plan", str(curves), "--budget", "400", "--max-bias", "1", "-f", "json"]) == 0
+    plan = _json(capsys)
+    assert (plan["effort"] <= 400).all() and plan["power"].is_monotonic_decreasing
+    assert main(["plan", str(curves), "--budget", "1"]) == 2
+    assert "smaller than one topic's pool" in capsys.readouterr().err
+    assert main([*argv[:3], "--topics", "20"]) == 2
+    assert "between 2 and 8 topics" in capsys.readouterr().err
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("run\tgroup\tpooled\nsys0\tg\tyes\nghost\tg\tyes\n")
+    assert main([*argv, "--pooled-from", str(groups)]) == 2
+    assert "ghost" in capsys.readouterr().err
