@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -63,3 +64,30 @@ def test_calibrate_rejects_bad_settings(small_dir, tmp_path, capsys):
 def test_calibrate_needs_qrels_and_runs(tmp_path, capsys):
     assert main(["calibrate", "-o", str(tmp_path / "x")]) == 2
     assert "relimpute calibrate QRELS RUN..." in capsys.readouterr().err
+
+
+def test_calibrate_models_folder_replaces_the_shipped_settings(small_dir, tmp_path, capsys):
+    """--models DIR: a model with DIR/NAME.json takes those settings (the report names the
+    file) and its answers change; models without a file there keep the shipped settings."""
+    folder = tmp_path / "held_out"
+    folder.mkdir()
+    body = {"model": "fusion", "params": {"weight_mean": [3.0, 0.0, 0.0], "weight_sd": 0.1}}
+    (folder / "fusion.json").write_text(json.dumps(body))
+    base = [
+        "calibrate", str(small_dir / "qrels.txt"), str(small_dir / "runs"), "--rel-threshold", "2",
+        "--trials", "2", "--k", "4", "--c", "2", "--strategies", "mtc,mtc+fusion", "--seed", "4",
+        "--depth", "50", "--quiet",
+    ]
+    assert main(base + ["-o", str(tmp_path / "shipped")]) == 0
+    assert main(base + ["--models", str(folder), "-o", str(tmp_path / "held")]) == 0
+    specs = json.loads((tmp_path / "held" / "report.json").read_text())["config"]["strategy_specs"]
+    assert specs["mtc+fusion"]["model"] == str(folder / "fusion.json")
+    assert specs["mtc"]["model"] == "uniform"
+    shipped = pd.read_csv(tmp_path / "shipped" / "pairs.csv.gz")
+    held = pd.read_csv(tmp_path / "held" / "pairs.csv.gz")
+    fusion = held["strategy"] == "mtc+fusion"
+    assert not np.allclose(shipped.loc[fusion, "p_a_better"], held.loc[fusion, "p_a_better"])
+    np.testing.assert_array_equal(shipped.loc[~fusion, "p_a_better"], held.loc[~fusion, "p_a_better"])
+    capsys.readouterr()
+    assert main(base + ["--models", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")]) == 2
+    assert "no such settings folder" in capsys.readouterr().err

@@ -27,7 +27,7 @@ from relimpute.simulate import simulate_campaign
 PRIORS = dict(intercept_sd=1.5, mean_prior=(-2.0, 3.0), weight_sd=2.0)
 
 
-def _negative_log_posterior(theta, z, y, topic, n_topics):
+def _negative_log_posterior(theta, z, y, topic, n_topics, w_mean=np.zeros(3)):
     k = z.shape[1]
     w, mu, alpha = theta[:k], theta[k], theta[k + 1 :]
     eta = alpha[topic] + z @ w
@@ -35,26 +35,30 @@ def _negative_log_posterior(theta, z, y, topic, n_topics):
     prior = (
         ((alpha - mu) ** 2).sum() / (2 * PRIORS["intercept_sd"] ** 2)
         + (mu - PRIORS["mean_prior"][0]) ** 2 / (2 * PRIORS["mean_prior"][1] ** 2)
-        + (w**2).sum() / (2 * PRIORS["weight_sd"] ** 2)
+        + ((w - w_mean) ** 2).sum() / (2 * PRIORS["weight_sd"] ** 2)
     )
     return -(ll - prior)
 
 
-def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng):
+@pytest.mark.parametrize("weight_mean", [(0.0, 0.0, 0.0), (0.8, -0.4, 1.5)])
+def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng, weight_mean):
     """The Newton fit and the prior of RankFusion against BFGS on the log posterior written
-    out by hand, and the Laplace covariance against a finite-difference Hessian."""
+    out by hand, and the Laplace covariance against a finite-difference Hessian. The prior
+    mean of w is given per raw feature unit: on standardised features it is mean · scale."""
     n, n_topics = 400, 4
     z = rng.normal(size=(n, 3))
     topic = rng.integers(n_topics, size=n)
     eta = np.array([-1.0, 0.0, 0.5, -2.0])[topic] + z @ np.array([1.0, -0.5, 0.2])
     y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
-    model = RankFusion(**PRIORS)
+    model = RankFusion(**PRIORS, weight_mean=weight_mean)
     model.systems_ = ()
+    model.feature_scale_ = np.array([0.5, 2.0, 1.25])
+    w_mean = np.asarray(weight_mean) * model.feature_scale_
     prec, shift = model._prior(n_topics)
     design = np.column_stack([z, np.zeros(n), np.eye(n_topics)[topic]])
     start = np.r_[np.zeros(3), np.full(n_topics + 1, -2.0)]
     theta, cov = _fit_logistic(design, y, prec, shift, start)
-    f = lambda t: _negative_log_posterior(t, z, y, topic, n_topics)  # noqa: E731
+    f = lambda t: _negative_log_posterior(t, z, y, topic, n_topics, w_mean)  # noqa: E731
     reference = minimize(f, np.zeros(len(theta)), method="BFGS", options={"gtol": 1e-9}).x
     np.testing.assert_allclose(theta, reference, atol=1e-4)
     # Laplace covariance = inverse of the numerical Hessian of the negative log posterior
@@ -217,3 +221,24 @@ def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
     assert checked > 100  # the decay was exercised
     with pytest.raises(ValueError, match="beyond_decay"):
         RankFusion(beyond_decay=-0.1).fit(shallow)
+
+
+def test_weight_prior_decides_the_consensus_direction_when_nothing_is_judged():
+    """With no judged document the posterior of w is its prior: the mode is weight_mean
+    (features unstandardised), so documents the runs agree on rank above the rest; with a
+    zero mean the model has no preference and every unjudged document gets one probability."""
+    sim = simulate_campaign(n_topics=4, n_systems=6, depth=30, rng=2)
+    empty = sim.campaign.with_judged([np.zeros_like(t.judged) for t in sim.campaign.topics])
+    mean = (0.5, 0.3, -0.2)
+    model = RankFusion(weight_mean=mean).fit(empty, rng=0)
+    np.testing.assert_allclose(model.coef_[:3], mean, atol=1e-8)
+    np.testing.assert_allclose(model.feature_scale_, 1.0)
+    estimate = model.predict(empty)
+    for topic, p in zip(empty.topics, estimate.p):
+        top = topic.ranking[:, 0][topic.ranking[:, 0] >= 0]
+        assert p[top].mean() > p.mean()
+    flat = RankFusion().fit_predict(empty, rng=0)
+    for p in flat.p:
+        np.testing.assert_allclose(p, p[0], rtol=1e-9)
+    with pytest.raises(ValueError, match="weight_mean"):
+        RankFusion(weight_mean=(1.0, 2.0)).fit(empty)

@@ -4,6 +4,7 @@ Run from the repository root::
 
     python examples/calibration/choose_setting.py --param run_effect_sd --grid 0,1,2,3,4 --trials 60
     python examples/calibration/choose_setting.py --param beyond_decay --grid 0,0.3,0.6,1 --trials 40
+    python examples/calibration/choose_setting.py --param weight_sd --grid 2,1,0.5 --trials 40 --held-out
 
 For every development collection and every value of the grid, a reusability
 study (Carterette 2007 §4.3: k = 10 runs one per group, c = 2, α = 0.95, depth
@@ -46,9 +47,13 @@ SHIPPED = dict(load_settings("fusion").params)
 SHOWN = ["w", "w_low", "w_high", "log_loss", "ece", "accuracy_conf_95", "share_conf_95", "mean_tau"]
 
 
-def grid_study(name: str, param: str, values: list[float], fixed: dict, trials: int) -> pd.DataFrame:
-    """Summary rows of one paired study per value of ``param`` on collection ``name``."""
+def grid_study(
+    name: str, param: str, values: list[float], fixed: dict, trials: int, held_out: bool = False
+) -> pd.DataFrame:
+    """Summary rows of one paired study per value of ``param`` on collection ``name``; the
+    other settings are the shipped ones, or with ``held_out`` those of ``held_out/<name>/``."""
     folder, threshold = COLLECTIONS[name]
+    base = dict(load_settings(HERE / "held_out" / name / "fusion.json").params) if held_out else SHIPPED
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         campaign = Campaign.from_files(
@@ -59,7 +64,7 @@ def grid_study(name: str, param: str, values: list[float], fixed: dict, trials: 
             f"fusion-mc {param}={value:g}",
             selector="mtc",
             model="fusion",
-            model_params={**SHIPPED, "n_draws": 200, **fixed, param: value},
+            model_params={**base, "n_draws": 200, **fixed, param: value},
             monte_carlo_draws=4000,
         )
         for value in values
@@ -101,13 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fixed", default="", help="other settings, e.g. run_effect_sd=3,beyond_decay=0")
     parser.add_argument("--trials", type=int, default=60)
     parser.add_argument("--collections", default="dl19,dl21,trec8")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="other settings from held_out/<collection>/fusion.json (held_out.py), not models/",
+    )
     args = parser.parse_args(argv)
     values = [float(x) for x in args.grid.split(",")]
     fixed = {k: float(v) for k, v in (kv.split("=") for kv in args.fixed.split(",") if kv)}
     started = time.time()
     parts = []
     for name in args.collections.split(","):
-        parts.append(grid_study(name, args.param, values, fixed, args.trials))
+        parts.append(grid_study(name, args.param, values, fixed, args.trials, args.held_out))
         print(parts[-1][["collection", args.param, *SHOWN]].round(3).to_string(index=False))
     grid = pd.concat(parts, ignore_index=True)
     grid.to_csv(HERE / f"{args.param}_grid.csv", index=False)
@@ -117,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# fusion's {args.param}, chosen leave-one-collection-out",
         "",
         f"`{command}` ({time.time() - started:.0f} s). Strategy fusion-mc (MTC judgments, Monte Carlo"
-        " over the Laplace draws) with the settings of models/fusion.json otherwise"
+        " over the Laplace draws) with the settings of "
+        f"{'held_out/<collection>/fusion.json' if args.held_out else 'models/fusion.json'} otherwise"
         f"{' and ' + args.fixed if args.fixed else ''}, k = 10 one per group, c = 2, α = 0.95,"
         " depth 100, seed 2007.",
         "",

@@ -1,6 +1,8 @@
 #!/bin/sh
 # The reusability study of Carterette (2007, §4.3-4.4) on the three development collections,
-# with the committed code and models. Run from the repository root; data in ../shared/data.
+# with the committed code. Run from the repository root; data in ../shared/data.
+# Each collection is scored with fusion's settings chosen without it (held_out/NAME/fusion.json,
+# written by held_out.py); the other models use the shipped models/.
 # Seed 2007 everywhere: trial t is the same run set and initial pair for every strategy.
 # About 25 minutes per collection on 2 cores (RTC's selection loop takes most of it).
 set -e
@@ -11,6 +13,6 @@ for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8
   D=../shared/data/$folder
   relimpute calibrate "$D/qrels.txt" "$D/runs" --rel-threshold "$threshold" \
     --k 10 --c 2 --one-per-group "$D/groups.tsv" --depth 100 --seed 2007 --jobs 2 \
-    --trials 200 --strategies "$STRATEGIES" --quiet -o "$OUT/$name"
+    --trials 200 --strategies "$STRATEGIES" --models "$OUT/held_out/$name" --quiet -o "$OUT/$name"
 done
 python "$OUT/cross_collection.py"

@@ -35,8 +35,10 @@ registration.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..relevance import ExpertAggregation, RelevanceModel, get_model
@@ -118,6 +120,20 @@ def _settings(name: str):
     from ..relevance import load_settings
 
     return load_settings(name)
+
+
+def with_settings_from(strategies: Sequence[Strategy], folder: str | os.PathLike) -> tuple[Strategy, ...]:
+    """The strategies with every model named ``NAME`` that has a ``folder/NAME.json``
+    taking its settings from that file instead of ``models/`` (held-out settings: a
+    study scored on a collection uses settings chosen without it)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"no such settings folder: {folder}")
+    out = []
+    for s in strategies:
+        path = folder / f"{s.model}.json" if isinstance(s.model, str) else None
+        out.append(replace(s, model=str(path)) if path is not None and path.is_file() else s)
+    return tuple(out)
 
 
 _STRATEGIES: dict[str, Strategy] = {}

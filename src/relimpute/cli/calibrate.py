@@ -58,6 +58,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--cap", type=float, default=0.95, help="confidence cap of the capped tables (default 0.95)")
     parser.add_argument("--seed", type=int, default=None, help="study seed (trials are reproducible from it)")
     parser.add_argument("--jobs", type=int, default=1, help="parallel workers (-1 = all cores)")
+    parser.add_argument(
+        "--models",
+        metavar="DIR",
+        help="take a named model's settings from DIR/NAME.json where that file exists, instead of "
+        "the shipped models/ (e.g. settings chosen without the collection under study)",
+    )
     add_quiet_argument(parser)
     add_deprecated(parser, "--no-progress", "--quiet", "quiet", nargs=0)
     parser.add_argument("-o", "--output", required=True, help="output folder for the report")
@@ -66,7 +72,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from .._files import check_output_path
     from ..calibration import CalibrationReport, read_groups, run_study
-    from ..calibration.strategies import resolve_strategies
+    from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..calibration.trials import trial_specs
     from ..errors import InputError
 
@@ -77,7 +83,9 @@ def run(args) -> int:
     campaign = load_campaign(args, COMMAND)
     groups = read_groups(args.one_per_group) if args.one_per_group else None
     try:  # check the study's settings before any work
-        resolve_strategies(args.strategies)
+        strategies = resolve_strategies(args.strategies)
+        if args.models:
+            strategies = with_settings_from(strategies, args.models)
         trial_specs(campaign.systems, max(args.trials, 1), args.k, args.c, args.seed, groups)
         if args.trials < 1 or not 0.5 < args.confidence < 1.0:
             raise ValueError("need --trials >= 1 and 0.5 < --confidence < 1")
@@ -86,7 +94,7 @@ def run(args) -> int:
         return 2
     study = run_study(
         campaign,
-        args.strategies,
+        strategies,
         n_trials=args.trials,
         k=args.k,
         c=args.c,

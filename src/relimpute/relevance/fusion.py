@@ -21,8 +21,9 @@ anything for ``t``, three features summarise the runs' evidence::
 
 with the topic intercepts partially pooled and an optional effect ``u_j``
 per run (``run_effect_sd`` = σ_u; 0 leaves it out): how much better or
-worse than the consensus the documents a run ranks high are. Weakly
-informative Gaussian priors on ``w`` and ``μ``; fitted by penalised maximum
+worse than the consensus the documents a run ranks high are. Gaussian
+priors on ``w`` (centred on weights learned across collections,
+``weight_mean``) and ``μ``; fitted by penalised maximum
 likelihood (Newton on one sparse design) with a Laplace approximation for
 the posterior of ``θ = (w, μ, α, u)``. A run with few judged documents
 keeps the prior's spread of ``u_j``, and the posterior draws carry that to
@@ -177,6 +178,12 @@ class RankFusion(RelevanceModel):
     weight_sd
         Standard deviation of the Gaussian prior on each weight (features
         are standardised on the fit set).
+    weight_mean
+        Mean of the Gaussian prior on the weights ``w``, per unit of the *raw*
+        features (so it carries across campaigns whatever the fit set; zero:
+        no preference for or against the consensus). Learned across collections
+        (``models/fusion.json`` says which); it decides the direction of the
+        consensus when few documents are judged.
     capture_bins
         Number of groups (quantiles of the predicted log-odds of the documents
         outside the fit set) of the capture adjustment.
@@ -224,6 +231,7 @@ class RankFusion(RelevanceModel):
         intercept_sd: float = 1.5,
         mean_prior: tuple[float, float] = (-2.0, 3.0),
         weight_sd: float = 2.0,
+        weight_mean: tuple[float, float, float] = (0.0, 0.0, 0.0),
         capture_bins: int = 20,
         capture_floor: float = 0.1,
         run_effect_sd: float = 0.0,
@@ -234,6 +242,7 @@ class RankFusion(RelevanceModel):
         self.intercept_sd = intercept_sd
         self.mean_prior = mean_prior
         self.weight_sd = weight_sd
+        self.weight_mean = weight_mean
         self.capture_bins = capture_bins
         self.capture_floor = capture_floor
         self.run_effect_sd = run_effect_sd
@@ -245,6 +254,8 @@ class RankFusion(RelevanceModel):
             raise ValueError(f"rrf_offset must be >= 0, got {self.rrf_offset}")
         if not (self.intercept_sd > 0 and self.weight_sd > 0 and self.mean_prior[1] > 0):
             raise ValueError("prior standard deviations must be > 0")
+        if len(self.weight_mean) != N_FEATURES or not np.all(np.isfinite(self.weight_mean)):
+            raise ValueError(f"weight_mean must be {N_FEATURES} finite numbers, got {self.weight_mean}")
         if int(self.capture_bins) != self.capture_bins or self.capture_bins < 1:
             raise ValueError(f"capture_bins must be a positive integer, got {self.capture_bins}")
         if not 0.0 <= self.capture_floor <= 1.0:
@@ -332,6 +343,8 @@ class RankFusion(RelevanceModel):
         if len(u):
             prec[u, u] = 1.0 / self.run_effect_sd**2
         shift = np.zeros(n_par)
+        # the prior mean of w is given per raw unit; w acts on standardised features
+        shift[:k] = np.asarray(self.weight_mean, float) * self.feature_scale_ / self.weight_sd**2
         shift[k] = self.mean_prior[0] / self.mean_prior[1] ** 2
         return prec, shift
 
