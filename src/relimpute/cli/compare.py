@@ -32,11 +32,13 @@ Relevance model: judged documents keep their labels (grade >= --rel-threshold
 is relevant). By default the relevance of every unjudged document is
 estimated by the 'fusion' model, fitted to these qrels: it assumes a document
 is as likely relevant as the runs' consensus ranks it, learned from the
-documents judged by pool depth, and counts the relevant documents that
-judging beyond the pool already found. E[MAP] is then the MAP expected once
-every retrieved document is judged; where the qrels are nearly complete it
-stays close to trec_eval's MAP, which counts unjudged documents as
-nonrelevant. --model NAME|PATH fits another model (rtc, bayes, a settings
+documents judged by pool depth (starting from how the consensus predicted
+relevance on three TREC collections), fading faster below the pool, and
+counts the relevant documents that judging beyond the pool already found.
+E[MAP] is then the MAP expected once every retrieved document is judged;
+where the qrels are nearly complete it ranks the runs as trec_eval's MAP
+does, which counts unjudged documents as nonrelevant (its values can be
+lower: it also expects relevant documents below the pool). --model NAME|PATH fits another model (rtc, bayes, a settings
 file); --prior P instead gives every unjudged document probability P (the
 uniform prior of MTC; 0 is the trec_eval convention); --estimate FILE reads
 probabilistic qrels that `relimpute fit -o FILE` wrote (no refitting; the
