@@ -157,7 +157,10 @@ def test_nuts_converges_and_recovers_parameters(fitted, sim):
     alpha_mean = post["alpha"].mean(("chain", "draw")).to_numpy()
     assert np.corrcoef(delta_mean, TRUTH["delta"])[0, 1] > 0.8
     assert np.corrcoef(alpha_mean, alpha)[0, 1] > 0.5
-    assert abs(float(post["mu_alpha"].mean()) - TRUTH["mu_alpha"]) < 0.6
+    # the population mean of the topic intercepts: its posterior is wide (one draw of topics),
+    # so ask for the truth inside the central 99% interval, not within a fixed distance
+    lo, hi = np.quantile(post["mu_alpha"].to_numpy().ravel(), [0.005, 0.995])
+    assert lo <= TRUTH["mu_alpha"] <= hi, (lo, hi)
 
 
 def test_predictions_are_probabilities_and_judged_keep_labels(estimate, sim):

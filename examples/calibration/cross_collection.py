@@ -9,6 +9,7 @@ confidence bin below its lower edge, Kendall tau and judgments, and the issue's 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -26,6 +27,16 @@ def worst_bin_shortfall(bins: pd.DataFrame) -> pd.Series:
     return short.groupby(bins["strategy"]).max()
 
 
+def fitted_on(spec: dict, collection: str) -> str:
+    """Which collections the strategy's model settings were chosen on."""
+    model = spec.get("model", "")
+    if model.endswith(".json"):  # held-out settings: chosen without this collection
+        return "+".join(c for c in COLLECTIONS if c != collection)
+    if model == "rtc":
+        return "dl19 (models/rtc.json)"
+    return "nothing (no learned setting)"
+
+
 def main() -> int:
     rows = []
     for name in COLLECTIONS:
@@ -34,12 +45,14 @@ def main() -> int:
             print(f"no study in {folder}; run run.sh first", file=sys.stderr)
             continue
         summary = pd.read_csv(folder / "summary.csv").set_index("strategy")
+        specs = json.loads((folder / "report.json").read_text())["config"]["strategy_specs"]
         shortfall = worst_bin_shortfall(pd.read_csv(folder / "table2_bins.csv"))
         for strategy, row in summary.iterrows():
             rows.append(
                 {
                     "collection": name,
                     "strategy": strategy,
+                    "settings fitted on": fitted_on(specs.get(strategy, {}), name),
                     "trials": int(row["trials"]),
                     "W": row["w"],
                     "W 95% CI": f"({row['w_low']:.2f}, {row['w_high']:.2f})",
@@ -57,7 +70,9 @@ def main() -> int:
     (HERE / "cross_collection.md").write_text(
         "# Calibration across the development collections\n\n"
         "Targets (issue 'Calibrated confidence'): W >= -0.5, accuracy >= 93% among pairs stated at "
-        ">= 0.95, no confidence bin more than 5 points below its lower edge.\n\n"
+        ">= 0.95, no confidence bin more than 5 points below its lower edge. 'settings fitted on': "
+        "the collections the strategy's learned settings were chosen on (fusion: "
+        "held_out/<collection>/fusion.json, chosen without the collection scored).\n\n"
         + FORMATTERS["markdown"](table.round(3))
     )
     print(table.round(3).to_string(index=False))
