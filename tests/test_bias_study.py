@@ -144,3 +144,10 @@ def test_metrics_recomputed_from_saved_estimates(collection, study, tmp_path):
     assert again[["mae", "sre", "sre_star", "coverage"]].to_numpy() == pytest.approx(
         study.metrics[["mae", "sre", "sre_star", "coverage"]].to_numpy(), nan_ok=True, abs=1e-8
     )
+
+
+def test_model_label_names_a_settings_file_by_its_model():
+    from relimpute.bias.study import model_label
+
+    assert model_label("fusion") == "model:fusion"
+    assert model_label("examples/calibration/held_out/trec8/fusion.json") == "model:fusion"

@@ -1,5 +1,8 @@
 """Leave-one-group-out pool-bias study on one collection and depth (see README.md here).
 
+A model with settings chosen without the collection (``examples/calibration/held_out/``)
+runs with those; the study's ``<stem>_settings.json`` records which file.
+
     nice -n 10 python examples/poolbias/run.py ../shared/data/trec-8-adhoc --depth 10 \
         --models fusion --stem trec8_d10
 """
@@ -20,6 +23,15 @@ from relimpute.cli._format import FORMATTERS
 from relimpute.data import Campaign
 
 HERE = Path(__file__).resolve().parent
+#: per development collection, relevance-model settings chosen without it
+HELD_OUT = HERE.parent / "calibration" / "held_out"
+SHORT_NAMES = {"trec-8-adhoc": "trec8", "trec-dl-2019-passage": "dl19", "trec-dl-2021-passage": "dl21"}
+
+
+def held_out_settings(model: str, collection: Path) -> str:
+    """The settings file of ``model`` chosen without this collection, if there is one."""
+    path = HELD_OUT / SHORT_NAMES.get(collection.resolve().name, "") / f"{model}.json"
+    return str(path) if path.is_file() else model
 
 
 def main() -> None:
@@ -73,7 +85,7 @@ def main() -> None:
         depth=args.depth,
         correctors=() if args.models_only else PUBLISHED,
         n_common=0 if args.models_only else 10,
-        models=[m for m in args.models.split(",") if m],
+        models=[held_out_settings(m, root) for m in args.models.split(",") if m],
         model_groups=args.model_groups.split(",") if args.model_groups else None,
         n_draws=args.n_draws,
         seed=args.seed,

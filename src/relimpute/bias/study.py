@@ -110,6 +110,14 @@ def check_study_input(
     return pooled
 
 
+def model_label(model: str) -> str:
+    """The corrector label of a model-based correction: ``model:NAME`` for a registered
+    name, and for a settings file ``model:`` and the file's stem (``held_out/x/fusion.json``
+    → ``model:fusion``; the study's settings record the file)."""
+    text = str(model)
+    return f"model:{Path(text).stem if text.endswith('.json') else text}"
+
+
 def run_study(
     campaign: Campaign,
     groups: RunGroups,
@@ -154,7 +162,7 @@ def run_study(
         if model_groups is None or step.label in model_groups:
             chosen += [get_corrector("model", model=m, n_draws=n_draws, seed=seed) for m in models]
         for corrector in chosen:
-            label = corrector.name if corrector.name != "model" else f"model:{corrector.model}"
+            label = corrector.name if corrector.name != "model" else model_label(corrector.model)
             start = time.perf_counter()
             table = corrector.correct_context(context, step.left_out, parsed).table
             timing[label] = timing.get(label, 0.0) + time.perf_counter() - start
@@ -192,7 +200,8 @@ def run_study(
     settings = {
         "depth": depth,
         "measures": names,
-        "correctors": list(correctors) + [f"model:{m}" for m in models],
+        "correctors": list(correctors) + [model_label(m) for m in models],
+        "model_settings": {model_label(m): str(m) for m in models},
         "n_common": n_common,
         "common_repeats": common_repeats,
         "n_draws": n_draws,
