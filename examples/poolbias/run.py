@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import warnings
 from pathlib import Path
@@ -31,7 +32,7 @@ SHORT_NAMES = {"trec-8-adhoc": "trec8", "trec-dl-2019-passage": "dl19", "trec-dl
 def held_out_settings(model: str, collection: Path) -> str:
     """The settings file of ``model`` chosen without this collection, if there is one."""
     path = HELD_OUT / SHORT_NAMES.get(collection.resolve().name, "") / f"{model}.json"
-    return str(path) if path.is_file() else model
+    return os.path.relpath(path) if path.is_file() else model
 
 
 def main() -> None:
