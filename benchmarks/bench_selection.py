@@ -41,7 +41,7 @@ REFERENCE = {"median": 69, "mean": 296, "zero_share": 0.36, "trials": 1000}
 
 def time_loop(hidden, oracle, systems, n):
     start = time.perf_counter()
-    session = SelectionSession(hidden, "mtc", systems, alpha=None)
+    session = SelectionSession(hidden, "mtc", systems, confidence=None)
     setup = time.perf_counter() - start
     start = time.perf_counter()
     for _ in range(n):

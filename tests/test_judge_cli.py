@@ -182,7 +182,7 @@ def _oracle_session_order(tmp, truth):
         warnings.simplefilter("ignore")
         campaign = Campaign.from_files(tmp / "qrels.txt", [tmp / "runs" / "A", tmp / "runs" / "B"])
     frame = read_qrels(tmp / "truth.txt")
-    result = run_selection(campaign, "mtc", SimulatedAssessor(frame), ("A", "B"), alpha=0.95)
+    result = run_selection(campaign, "mtc", SimulatedAssessor(frame), ("A", "B"), confidence=0.95)
     return list(zip(result.judgments["query_id"], result.judgments["doc_id"]))
 
 

@@ -161,7 +161,7 @@ def test_incremental_updates_equal_full_recompute(dl19):
     hidden = campaign.with_judged([np.zeros(t.n_docs, bool) for t in campaign.topics])
     oracle = SimulatedAssessor(dl19)
     systems = ("bm25base_p", "idst_bert_p1", "runid3", "TUA1-1")
-    session = SelectionSession(hidden, "mtc", systems, alpha=None)
+    session = SelectionSession(hidden, "mtc", systems, confidence=None)
     for _ in range(150):
         q, d = session.propose()
         session.judge(q, d, oracle.judge(q, d))
@@ -224,7 +224,7 @@ def pool_order(strategy, **params):
     truth = make_campaign(POOL_RUNS, POOL_QRELS)
     hidden = truth.with_judged([np.zeros(t.n_docs, bool) for t in truth.topics])
     result = run_selection(
-        hidden, strategy, SimulatedAssessor(truth), ("A", "B"), alpha=None, **params
+        hidden, strategy, SimulatedAssessor(truth), ("A", "B"), confidence=None, **params
     )
     return [
         f"{q}:{d}" for q, d in zip(result.judgments["query_id"], result.judgments["doc_id"])
@@ -300,13 +300,13 @@ def test_strategy_contract(small, name):
     truth, hidden = small
     oracle = SimulatedAssessor(truth)
     params = {"model": "uniform"} if name == "rtc" else {}  # the expert model has its own tests
-    result = run_selection(hidden, name, oracle, ("s0", "s1", "s2"), alpha=None, **params)
+    result = run_selection(hidden, name, oracle, ("s0", "s1", "s2"), confidence=None, **params)
     retrieved = sum(int((t.retrieved() & ~t.judged).sum()) for t in hidden.topics)
     # every candidate judged exactly once, then exhausted
     assert result.stopped_because == "exhausted"
     assert result.n_judgments == retrieved
     assert not result.judgments.duplicated(["query_id", "doc_id"]).any()
-    again = run_selection(hidden, name, oracle, ("s0", "s1", "s2"), alpha=None, **params)
+    again = run_selection(hidden, name, oracle, ("s0", "s1", "s2"), confidence=None, **params)
     pd.testing.assert_frame_equal(result.judgments, again.judgments)
     after = result.campaign_after
     assert sum(int(t.judged.sum()) for t in after.topics) == retrieved
@@ -324,28 +324,28 @@ def test_registry():
 def test_budget_and_stop_reasons(small):
     truth, hidden = small
     oracle = SimulatedAssessor(truth)
-    result = run_selection(hidden, "mtc", oracle, ("s0", "s1"), alpha=None, budget=4)
+    result = run_selection(hidden, "mtc", oracle, ("s0", "s1"), confidence=None, budget=4)
     assert result.n_judgments == 4 and result.stopped_because == "budget"
     assert list(result.trace["judgment"]) == [1, 2, 3, 4]
     assert (result.trace["weight"] >= 0).all()
     zero = run_selection(hidden, "mtc", oracle, ("s0", "s1"), budget=0)
     assert zero.n_judgments == 0 and zero.stopped_because == "budget"
     # a comparison already decided with all judgments known stops at once
-    decided = run_selection(truth, "mtc", oracle, ("s0", "s1"), alpha=0.5)
+    decided = run_selection(truth, "mtc", oracle, ("s0", "s1"), confidence=0.5)
     assert decided.n_judgments == 0 and decided.stopped_because == "confidence"
     assert "0 judgments" in str(decided)
-    rule = StoppingRule(alpha=0.9, budget=3)
+    rule = StoppingRule(confidence=0.9, budget=3)
     assert rule.reason(np.array([0.95, 0.91]), 0, False) == "confidence"
     assert rule.reason(np.array([0.95, 0.5]), 3, False) == "budget"
     assert rule.reason(np.array([0.95, 0.5]), 1, True) == "exhausted"
     assert rule.reason(np.array([0.95, 0.5]), 1, False) is None
     with pytest.raises(ValueError):
-        StoppingRule(alpha=0.2)
+        StoppingRule(confidence=0.2)
 
 
 def test_confidence_stop_and_trace(small):
     truth, hidden = small
-    result = run_selection(hidden, "mtc", SimulatedAssessor(truth), ("s0", "s1"), alpha=0.9)
+    result = run_selection(hidden, "mtc", SimulatedAssessor(truth), ("s0", "s1"), confidence=0.9)
     if result.stopped_because == "confidence":
         assert result.trace["confidence"].iloc[-1] >= 0.9
         assert (result.trace["confidence"].iloc[:-1] < 0.9).all()
@@ -358,7 +358,7 @@ def test_confidence_stop_and_trace(small):
 
 def test_run_set_weights_sum_over_undecided_pairs(small):
     _, hidden = small
-    session = SelectionSession(hidden, "mtc", ("s0", "s1", "s2"), alpha=None)
+    session = SelectionSession(hidden, "mtc", ("s0", "s1", "s2"), confidence=None)
     state, mtc = session.state, session.strategy
     # per pair numerators |c_ii + Σ c_ij p_j| from single-pair loops (their E[R] differs: undo it)
     singles = []
@@ -408,7 +408,7 @@ def test_rtc_refits_every_interval(small):
         "rtc",
         oracle,
         ("s0", "s1"),
-        alpha=None,
+        confidence=None,
         budget=7,
         model="uniform",
         interval=3,
@@ -425,7 +425,7 @@ def test_rtc_refits_every_interval(small):
         session.judge(q, d, oracle.judge(q, d))
     assert session.strategy.n_fits_ == 1 + 7 // 3
     # with a uniform model RTC is MTC at that prior
-    mtc = run_selection(hidden, MTC(prior=0.3), oracle, ("s0", "s1"), alpha=None, budget=7)
+    mtc = run_selection(hidden, MTC(prior=0.3), oracle, ("s0", "s1"), confidence=None, budget=7)
     pd.testing.assert_frame_equal(result.judgments, mtc.judgments)
 
 
@@ -470,7 +470,21 @@ def test_empty_runs_and_fully_judged_topics(name):
         truth = make_campaign(runs, qrels)
     hidden = truth.with_judged([t.doc_ids == "e" for t in truth.topics])
     params = {"model": "uniform"} if name == "rtc" else {}
-    result = run_selection(hidden, name, SimulatedAssessor(truth), ("A", "B"), alpha=None, **params)
+    result = run_selection(hidden, name, SimulatedAssessor(truth), ("A", "B"), confidence=None, **params)
     assert result.stopped_because == "exhausted"
     assert sorted(result.judgments["doc_id"]) == ["a", "b", "c", "d"]
     assert np.isfinite(result.pairs[["e_delta_map", "sd_delta_map", "p_a_better"]].to_numpy()).all()
+
+
+def test_alpha_is_the_deprecated_name_of_the_stopping_confidence(small):
+    """``alpha=`` still works where ``confidence=`` replaced it, with a FutureWarning,
+    and gives the same judgments."""
+    truth, hidden = small
+    oracle = SimulatedAssessor(truth)
+    new = run_selection(hidden, "mtc", oracle, ("s0", "s1"), confidence=0.9)
+    with pytest.warns(FutureWarning, match="confidence="):
+        old = run_selection(hidden, "mtc", oracle, ("s0", "s1"), alpha=0.9)
+    assert old.n_judgments == new.n_judgments and old.stopped_because == new.stopped_because
+    with pytest.warns(FutureWarning, match="SelectionSession"):
+        session = SelectionSession(hidden, "mtc", ("s0", "s1"), alpha=None)
+    assert session.stopping.confidence is None

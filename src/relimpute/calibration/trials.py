@@ -44,6 +44,7 @@ from .._display import short_repr
 from ..data import Campaign
 from ..errors import InputError
 from ..relevance import get_model
+from ..selection.stopping import _NOT_GIVEN, stopping_confidence
 from .metrics import kendall_tau
 from .strategies import Strategy, resolve_strategies
 
@@ -235,7 +236,7 @@ def _gather_judgments(
     assessor,
     strategy: Strategy,
     initial: tuple[str, ...],
-    alpha: float | None,
+    confidence: float | None,
     budget: int | None,
     rng: np.random.Generator,
 ):
@@ -247,7 +248,7 @@ def _gather_judgments(
         strategy.selector,
         assessor,
         systems=initial,
-        alpha=alpha,
+        confidence=confidence,
         budget=budget,
         rng=rng,
         **strategy.selector_kwargs(),
@@ -275,7 +276,7 @@ def run_trial(
     spec: TrialSpec,
     strategies: Sequence[Strategy],
     *,
-    alpha: float = 0.95,
+    confidence: float = 0.95,
     similarity: np.ndarray | None = None,
     truth: pd.Series | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -311,7 +312,7 @@ def run_trial(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = _gather_judgments(
-                hidden, assessor, strategy, spec.initial, None if budget is not None else alpha, budget, rng
+                hidden, assessor, strategy, spec.initial, None if budget is not None else confidence, budget, rng
             )
             after = _with_labels(full, result.campaign_after)
             spent[strategy.name] = result.n_judgments
@@ -418,12 +419,13 @@ def run_study(
     n_trials: int = 100,
     k: int = 10,
     c: int = 2,
-    alpha: float = 0.95,
+    confidence: float = 0.95,
     depth: int | None = 100,
     groups: Mapping[str, str] | None = None,
     seed: int | None = None,
     jobs: int = 1,
     progress: bool = True,
+    alpha=_NOT_GIVEN,
 ) -> CalibrationStudy:
     """Run ``n_trials`` trials of the reusability study for every strategy (paired).
 
@@ -433,8 +435,9 @@ def run_study(
         Runs with their full judgments (the oracle and the truth).
     strategies
         Names (comma-separated or a list) or :class:`Strategy` objects.
-    n_trials, k, c, alpha
-        Carterette (2007) §4.3: trials, runs per trial, initial runs, target confidence.
+    n_trials, k, c, confidence
+        Carterette (2007) §4.3: trials, runs per trial, initial runs, target
+        confidence (the paper's α; ``alpha=`` is its deprecated name here).
     depth
         Truncate runs at this depth (Carterette: 100); None keeps full depth.
     groups
@@ -451,15 +454,16 @@ def run_study(
     from ..progress import progress as progress_bar
     from ..progress import quiet
 
-    if not 0.5 < alpha <= 1.0:
-        raise ValueError(f"alpha must lie in (0.5, 1], got {alpha}")
+    confidence = stopping_confidence(confidence, alpha, "run_study")
+    if not 0.5 < confidence <= 1.0:
+        raise ValueError(f"confidence must lie in (0.5, 1], got {confidence}")
     chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
     base = truncate_campaign(campaign, depth)
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
     truth = true_map(base)
     similarity = run_similarity(base)
     tasks = (
-        delayed(run_trial)(base, spec, chosen, alpha=alpha, similarity=similarity, truth=truth)
+        delayed(run_trial)(base, spec, chosen, confidence=confidence, similarity=similarity, truth=truth)
         for spec in specs
     )
     results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
@@ -473,7 +477,7 @@ def run_study(
         "n_trials": n_trials,
         "k": k,
         "c": c,
-        "alpha": alpha,
+        "alpha": confidence,  # the key of the paper's α, kept so older reports still read
         "depth": depth,
         "seed": seed,
         "one_per_group": groups is not None,

@@ -13,7 +13,7 @@ HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired te
 DESCRIPTION = """\
 Run the reusability study of Carterette (2007, §4.3-4.4). Each trial draws k runs
 (optionally one per group) and c initial ones, judges for the initial pair with a
-selection strategy and an oracle from the full qrels until confidence alpha,
+selection strategy and an oracle from the full qrels until --confidence,
 fits the strategy's relevance model on those judgments alone, and predicts
 P(MAP_a > MAP_b) for every pair of the k runs. The report (markdown, CSV, JSON,
 reliability diagram) compares confidence with accuracy: Table 2 per strategy, W,
@@ -98,7 +98,7 @@ def run(args) -> int:
         n_trials=args.trials,
         k=args.k,
         c=args.c,
-        alpha=args.confidence,
+        confidence=args.confidence,
         depth=args.depth or None,
         groups=groups,
         seed=args.seed,

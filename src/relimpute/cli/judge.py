@@ -162,12 +162,12 @@ def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
     params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model}}.get(args.strategy, {})
-    alpha = args.confidence if args.strategy in ("mtc", "rtc") else None
+    stop_at = args.confidence if args.strategy in ("mtc", "rtc") else None
     return SelectionSession(
         campaign,
         args.strategy,
         systems,
-        alpha=alpha,
+        confidence=stop_at,
         budget=args.budget,
         depth=args.depth,
         **params,
@@ -279,7 +279,7 @@ _FINISHED = {
 def _status(session, out) -> None:
     pairs = session.pairs_frame()
     worst = pairs.loc[pairs["confidence"].idxmin()]
-    undecided = int((pairs["confidence"] < (session.stopping.alpha or 1.0)).sum())
+    undecided = int((pairs["confidence"] < (session.stopping.confidence or 1.0)).sum())
     print(
         f"judged {session.n_judged}; confidence {worst['confidence']:.3f} "
         f"(P({worst['system_a']} better than {worst['system_b']}) = {worst['p_a_better']:.3f}, "

@@ -19,7 +19,7 @@ from ..data import Campaign
 from ..relevance.base import as_generator
 from .assessors import Assessor
 from .base import SelectionState, SelectionStrategy, get_strategy, truncate
-from .stopping import PairConfidence, StoppingRule
+from .stopping import _NOT_GIVEN, PairConfidence, StoppingRule, stopping_confidence
 
 TRACE_COLUMNS = [
     "judgment",
@@ -53,8 +53,9 @@ class SelectionSession:
     systems
         The compared systems: two for a pair, more for a run set (weights
         and stopping over every pair); None = every system of the campaign.
-    alpha, budget
-        The :class:`StoppingRule` (``alpha=None``: no confidence stop).
+    confidence, budget
+        The :class:`StoppingRule` (``confidence=None``: no confidence stop;
+        ``alpha=`` is the deprecated name of ``confidence``).
     depth
         Cut every ranking at this rank first (None = full depth).
     rng
@@ -78,14 +79,16 @@ class SelectionSession:
         strategy: str | SelectionStrategy = "mtc",
         systems: Sequence[str] | None = None,
         *,
-        alpha: float | None = 0.95,
+        confidence: float | None = 0.95,
         budget: int | None = None,
         depth: int | None = None,
         rng: int | np.random.Generator | None = None,
+        alpha=_NOT_GIVEN,
         **strategy_params,
     ):
         self.original = campaign
-        self.stopping = StoppingRule(alpha=alpha, budget=budget)
+        confidence = stopping_confidence(confidence, alpha, "SelectionSession")
+        self.stopping = StoppingRule(confidence=confidence, budget=budget)
         systems = campaign.systems if systems is None else tuple(systems)
         self.state = SelectionState(truncate(campaign, depth), systems)
         self.strategy = get_strategy(strategy, **strategy_params)
@@ -295,10 +298,11 @@ def run_selection(
     assessor: Assessor | Callable[[str, str], int],
     systems: Sequence[str] | None = None,
     *,
-    alpha: float | None = 0.95,
+    confidence: float | None = 0.95,
     budget: int | None = None,
     depth: int | None = None,
     rng: int | np.random.Generator | None = None,
+    alpha=_NOT_GIVEN,
     **strategy_params,
 ) -> SelectionResult:
     """Judge documents chosen by ``strategy`` until a stopping rule fires.
@@ -320,7 +324,7 @@ def run_selection(
         campaign,
         strategy,
         systems,
-        alpha=alpha,
+        confidence=stopping_confidence(confidence, alpha, "run_selection"),
         budget=budget,
         depth=depth,
         rng=rng,

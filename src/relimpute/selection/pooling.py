@@ -4,7 +4,7 @@ These strategies do not look at probabilities of relevance; unjudged
 documents are taken as nonrelevant (``prior=0``, the trec_eval convention
 and Carterette 2007 §4.3's treatment of IP), so the loop's confidence is
 that of the judged-only evaluation (variance 0). Run them to a budget
-(``alpha=None``); the judging order is the trace, and the pool at any budget
+(``confidence=None``); the judging order is the trace, and the pool at any budget
 ``b`` is its first ``b`` judgments.
 
 Orders, exactly (``K`` compared systems in the order given, topics in the

@@ -12,6 +12,8 @@ confidence engine with the paper's ratio ``Var[ΔQ] / E[R]²``.
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -102,34 +104,51 @@ class PairConfidence:
 
 @dataclass(frozen=True, slots=True)
 class StoppingRule:
-    """Stop at confidence ``alpha`` for every pair, after ``budget`` new judgments,
-    or when nothing is left to judge (checked in that order).
+    """Stop at ``confidence`` (Carterette 2007's α) for every pair, after ``budget`` new
+    judgments, or when nothing is left to judge (checked in that order).
 
-    ``alpha=None`` never stops on confidence (pooling to a budget);
+    ``confidence=None`` never stops on confidence (pooling to a budget);
     ``budget=None`` has no budget.
     """
 
-    alpha: float | None = 0.95
+    confidence: float | None = 0.95
     budget: int | None = None
 
     def __post_init__(self) -> None:
-        if self.alpha is not None and not 0.5 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0.5, 1], got {self.alpha}")
+        if self.confidence is not None and not 0.5 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence must lie in [0.5, 1], got {self.confidence}")
         if self.budget is not None and self.budget < 0:
             raise ValueError(f"budget must be >= 0, got {self.budget}")
 
     def decided(self, confidence: np.ndarray) -> np.ndarray:
-        """``(P,)`` bool: pairs whose ``max(P, 1 − P)`` reached alpha."""
-        if self.alpha is None:
+        """``(P,)`` bool: pairs whose ``max(P, 1 − P)`` reached the stopping confidence."""
+        if self.confidence is None:
             return np.zeros(len(confidence), dtype=bool)
-        return np.asarray(confidence) >= self.alpha
+        return np.asarray(confidence) >= self.confidence
 
     def reason(self, confidence: np.ndarray, n_judged: int, exhausted: bool) -> str | None:
         """Why to stop now (one of :data:`STOP_REASONS`), or None to go on."""
-        if self.alpha is not None and self.decided(confidence).all():
+        if self.confidence is not None and self.decided(confidence).all():
             return "confidence"
         if self.budget is not None and n_judged >= self.budget:
             return "budget"
         if exhausted:
             return "exhausted"
         return None
+
+
+#: marks a keyword the caller did not give
+_NOT_GIVEN = object()
+
+
+def stopping_confidence(confidence: float | None, alpha, where: str) -> float | None:
+    """``confidence``, or the deprecated ``alpha`` keyword it replaced (with a warning)."""
+    if alpha is _NOT_GIVEN:
+        return confidence
+    warnings.warn(
+        f"{where}(alpha=...) is deprecated; use confidence=... (the same number, as the CLI's "
+        "--confidence)",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return alpha
