@@ -4,7 +4,7 @@ Run from the repository root::
 
     python examples/calibration/choose_setting.py --param run_effect_sd --grid 0,1,2,3,4 --trials 60
     python examples/calibration/choose_setting.py --param beyond_decay --grid 0,0.3,0.6,1 --trials 40
-    python examples/calibration/choose_setting.py --param weight_sd --grid 2,1,0.5 --trials 40 --held-out
+    python examples/calibration/choose_setting.py --param weight_sd --grid 2,1,0.5,0.25 --trials 40 --held-out
 
 For every development collection and every value of the grid, a reusability
 study (Carterette 2007 §4.3: k = 10 runs one per group, c = 2, α = 0.95, depth
