@@ -42,6 +42,7 @@ from relimpute import Campaign
 from relimpute.confidence import ConfidenceEngine
 from relimpute.measures import evaluate
 from relimpute.relevance import load_model
+from relimpute.relevance.settings import settings_in
 from relimpute.relevance.quality import calibration_curve, log_loss
 from relimpute.simulate import pool_depth
 
@@ -101,8 +102,7 @@ def calibration(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
 def settings_for(name: str, model: str) -> str:
     """The settings a model is scored with on collection ``name``: the held-out file
     (chosen without ``name``) where there is one, else the shipped settings."""
-    path = HELD_OUT / name / f"{model}.json"
-    return str(path) if path.is_file() else model
+    return settings_in(HELD_OUT / name, model)
 
 
 def documents(

@@ -25,17 +25,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from choose_setting import COLLECTIONS, DATA, SHIPPED  # the script beside this one
 from relimpute import Campaign
 from relimpute.relevance.fusion import FEATURE_NAMES, RankFusion
-from relimpute.relevance.settings import load_settings
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[2] / "shared" / "data"
-COLLECTIONS = {
-    "dl19": ("trec-dl-2019-passage", 2),
-    "dl21": ("trec-dl-2021-passage", 2),
-    "trec8": ("trec-8-adhoc", 1),
-}
 #: the value chosen for each collection on the other two (see the *_choice.md files)
 LOCO_CHOICES = {
     "run_effect_sd": {"dl19": 3.0, "dl21": 4.0, "trec8": 3.0},
@@ -49,7 +43,6 @@ FIT_PRIOR = {"weight_mean": (0.0, 0.0, 0.0), "weight_sd": 2.0}
 
 def fitted_weights() -> pd.DataFrame:
     """Posterior-mode weights per raw feature unit, one row per collection."""
-    shipped = load_settings("fusion")
     rows = []
     for name, (folder, threshold) in COLLECTIONS.items():
         with warnings.catch_warnings():
@@ -58,7 +51,7 @@ def fitted_weights() -> pd.DataFrame:
                 DATA / folder / "qrels.txt", DATA / folder / "runs", rel_threshold=threshold
             )
         # a weakly informative N(0, 2²) prior on the weights, whatever models/ ships
-        model = RankFusion(**{**shipped.params, **FIT_PRIOR, "n_draws": 0})
+        model = RankFusion(**{**SHIPPED, **FIT_PRIOR, "n_draws": 0})
         model.fit(campaign, rng=0)
         raw = model.coef_[: len(FEATURE_NAMES)] / model.feature_scale_
         rows.append({"collection": name, **dict(zip(FEATURE_NAMES, raw)), "n_fit": model.n_fit_})
@@ -66,9 +59,8 @@ def fitted_weights() -> pd.DataFrame:
 
 
 def held_out_settings(weights: pd.DataFrame, name: str) -> dict:
-    shipped = load_settings("fusion")
     others = weights[weights["collection"] != name]
-    params = dict(shipped.params)
+    params = dict(SHIPPED)
     params["weight_mean"] = [round(float(v), 3) for v in others[list(FEATURE_NAMES)].mean()]
     for param, choice in LOCO_CHOICES.items():
         params[param] = choice[name]

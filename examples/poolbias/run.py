@@ -22,6 +22,7 @@ from relimpute.bias import read_groups
 from relimpute.bias.study import PUBLISHED, full_pool_scores, run_study, study_metrics, write_study
 from relimpute.cli._format import FORMATTERS
 from relimpute.data import Campaign
+from relimpute.relevance.settings import settings_in
 
 HERE = Path(__file__).resolve().parent
 #: per development collection, relevance-model settings chosen without it
@@ -31,8 +32,9 @@ SHORT_NAMES = {"trec-8-adhoc": "trec8", "trec-dl-2019-passage": "dl19", "trec-dl
 
 def held_out_settings(model: str, collection: Path) -> str:
     """The settings file of ``model`` chosen without this collection, if there is one."""
-    path = HELD_OUT / SHORT_NAMES.get(collection.resolve().name, "") / f"{model}.json"
-    return os.path.relpath(path) if path.is_file() else model
+    folder = HELD_OUT / SHORT_NAMES.get(collection.resolve().name, "-")
+    found = settings_in(folder, model)
+    return os.path.relpath(found) if found != model else model
 
 
 def main() -> None:

@@ -129,11 +129,12 @@ def with_settings_from(strategies: Sequence[Strategy], folder: str | os.PathLike
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"no such settings folder: {folder}")
-    out = []
-    for s in strategies:
-        path = folder / f"{s.model}.json" if isinstance(s.model, str) else None
-        out.append(replace(s, model=str(path)) if path is not None and path.is_file() else s)
-    return tuple(out)
+    from ..relevance.settings import settings_in
+
+    return tuple(
+        replace(s, model=settings_in(folder, s.model)) if isinstance(s.model, str) else s
+        for s in strategies
+    )
 
 
 _STRATEGIES: dict[str, Strategy] = {}

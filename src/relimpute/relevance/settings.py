@@ -136,6 +136,14 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     )
 
 
+def settings_in(folder: str | os.PathLike, name: str) -> str:
+    """``folder/NAME.json`` when that file exists, else ``name`` (the shipped settings):
+    what :func:`load_settings` should read when a folder of settings (for example those
+    chosen without the collection under study) overrides ``models/``."""
+    path = Path(folder) / f"{name}.json"
+    return str(path) if path.is_file() else name
+
+
 #: the model behind every default answer (``relimpute compare``/``fit``, :func:`load_model`)
 DEFAULT_MODEL = "fusion"
 
