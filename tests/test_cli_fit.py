@@ -153,3 +153,12 @@ def test_installed_settings_are_found(tmp_path, monkeypatch):
     # without the shipped settings the defaults change: said, never silent
     with pytest.warns(UserWarning, match="shipped model settings were not found"):
         assert load_settings("uniform").source == "<class defaults>"
+
+
+def test_settings_in_prefers_a_folder_file_over_the_shipped_name(tmp_path):
+    from relimpute.relevance.settings import settings_in
+
+    assert settings_in(tmp_path, "fusion") == "fusion"
+    (tmp_path / "fusion.json").write_text('{"model": "fusion", "params": {}}')
+    assert settings_in(tmp_path, "fusion") == str(tmp_path / "fusion.json")
+    assert settings_in(tmp_path, "rtc") == "rtc"
