@@ -213,19 +213,27 @@ def test_negative_labels_and_unjudged_documents_as_trec_eval():
     assert ours[("mixed", "2", "NumRel")] == 0 and ours[("mixed", "2", "Bpref")] == 0
 
 
-def test_label_minus_one_reads_as_outside_the_pool():
-    """The campaign reads -1 as 'no judgment' (relimpute's convention), so infAP sees it
-    outside the pool: equal to trec_eval with those lines removed; the rest unaffected."""
+def test_label_minus_one_is_pooled_but_unjudged_as_trec_eval(tmp_path):
+    """A -1 line is a pooled-but-unjudged document: unjudged for every measure, in the
+    pool for infAP, as trec_eval reads it; and it survives a round trip through files."""
     minus_one = [(q, d, -1 if rel == -2 else rel) for q, d, rel in SYNTHETIC_QRELS]
     campaign = _synthetic(minus_one)
     qrels = {}
     for q, d, rel in minus_one:
-        if rel != -1:
-            qrels.setdefault(q, {})[d] = rel
-    _assert_equal(campaign, _reference(campaign, qrels, 1))
-    with_pool = _synthetic(SYNTHETIC_QRELS)
-    infap = evaluate(with_pool, ["infAP"], per_topic=True)["value"].to_numpy()
-    assert not np.allclose(infap, evaluate(campaign, ["infAP"], per_topic=True)["value"])
+        qrels.setdefault(q, {})[d] = rel
+    ours = _assert_equal(campaign, _reference(campaign, qrels, 1))
+    # the pooled documents raise infAP's precision estimate above that of a pool without them
+    without = _synthetic([line for line in minus_one if line[2] != -1])
+    theirs = evaluate(without, ["infAP"], per_topic=True).set_index(["system", "query_id"])
+    assert ours[("unjudged_first", "1", "infAP")] != theirs.loc[("unjudged_first", "1"), "value"]
+    assert not campaign.topics[0].judged[list(campaign.topics[0].doc_ids).index("d")]
+    qrels_path, runs_dir = campaign.to_files(tmp_path)
+    again = Campaign.from_files(qrels_path, runs_dir, rel_threshold=1)
+    def scores(c):
+        table = evaluate(c, ["infAP", "Bpref", "AP"], per_topic=True)
+        return table.set_index(["system", "query_id", "measure"])["value"].sort_index()
+
+    pd.testing.assert_series_equal(scores(again), scores(campaign))
 
 
 @pytest.mark.parametrize("name", [*TREC_EVAL, "ERR@5", "RR@3"])

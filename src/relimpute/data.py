@@ -56,7 +56,8 @@ class TopicData:
     doc_ids
         ``(n,)`` document ids: the union of every run's and the qrels' documents.
     grades
-        ``(n,)`` int16 graded labels; meaningful where ``judged`` (0 elsewhere).
+        ``(n,)`` int16 graded labels where ``judged``; elsewhere ``-1`` for a
+        document the qrels list as pooled but unjudged (label ``-1``), else 0.
     judged
         ``(n,)`` bool, True where the document has a label.
     ranking
@@ -289,7 +290,7 @@ class Campaign:
             qlocal = local_of[qrel_doc[qsel]]
             labels = q_rel[qsel]
             known = labels != UNJUDGED
-            grades[qlocal[known]] = labels[known]
+            grades[qlocal] = labels
             judged[qlocal[known]] = True
             topics.append(
                 TopicData(
@@ -384,7 +385,11 @@ class Campaign:
             if (mask & ~t.judged).any():
                 raise ValueError(f"topic {t.query_id}: cannot mark unjudged documents as judged")
             topics.append(
-                replace(t, judged=mask, grades=np.where(mask, t.grades, 0).astype(np.int16))
+                replace(
+                    t,
+                    judged=mask,
+                    grades=np.where(mask | (t.grades == UNJUDGED), t.grades, 0).astype(np.int16),
+                )
             )
         return replace(self, topics=tuple(topics))
 
@@ -427,9 +432,9 @@ class Campaign:
         """Write the campaign as TREC files: ``qrels.txt`` and ``runs/<system>.txt``.
 
         The exact inverse of :meth:`from_files`: topics, document index,
-        rankings, judgments and system names come back. Every unjudged
-        document of the index is written to the qrels with label ``-1``
-        (pooled but unjudged), and scores are minus the rank. ``compress``
+        rankings, judgments and system names come back. The pooled-but-unjudged
+        documents, and every unjudged document no run retrieves (to keep the
+        index), are written to the qrels with label ``-1``; scores are minus the rank. ``compress``
         writes ``.gz`` files. Returns the qrels path and the runs directory,
         which must not already hold files.
         """
@@ -449,7 +454,7 @@ class Campaign:
                     "doc_id": t.doc_ids,
                     "relevance": np.where(t.judged, t.grades, UNJUDGED),
                 }
-            )
+            )[t.judged | (t.grades == UNJUDGED) | ~t.retrieved()]
             for t in self.topics
         ]
         write_qrels(pd.concat(labels, ignore_index=True), qrels_path)

@@ -10,10 +10,10 @@ relevant count (0 when R = 0). ε = 1e-5 as in trec_eval. Documents outside
 the pool (no qrels line) count as nonrelevant; a document with a negative
 qrels label is in the pool but unjudged (trec_eval ``form_res_rels.c``).
 
-relimpute's :class:`~relimpute.data.Campaign` reads the label ``-1`` as "no
-judgment" and does not keep pool membership, so there a ``-1`` document counts
-as outside the pool; other negative labels keep trec_eval's meaning. With
-complete pools (no negative labels, as on TREC-8 and DL 2019) the two agree.
+relimpute's :class:`~relimpute.data.Campaign` keeps a ``-1`` document unjudged
+with grade ``-1``, so infAP counts it in the pool as trec_eval does. A judgment
+hidden by :meth:`~relimpute.data.Campaign.with_judged` (simulation) counts as
+outside the pool.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class InfAP(Measure):
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         relevant, nonrelevant = judged_classes(self, labels, judged, rel_threshold)
-        in_pool = labels < 0 if judged is None else judged & (labels < 0)
+        in_pool = labels < 0  # judged negative grades and pooled-but-unjudged (-1) alike
         return inferred_ap(ranking, relevant, nonrelevant, in_pool)
 
 
