@@ -19,7 +19,7 @@ from scipy.special import expit
 from relimpute.data import Campaign
 from relimpute.errors import ConvergenceWarning
 from relimpute.relevance import get_model
-from relimpute.relevance.hierarchical import BayesianHierarchy, JudgedDesign
+from relimpute.relevance.hierarchical import BayesianHierarchy, JudgedDesign, _AdviProgram
 
 N_TOPICS, N_SYSTEMS, N_DOCS, DEPTH = 14, 6, 100, 60
 TRUTH = {
@@ -315,6 +315,24 @@ def test_advi_is_deterministic_and_close_to_nuts(sim, estimate):
     unjudged = np.concatenate([~t.judged for t in campaign.topics])
     gap = np.abs(np.concatenate(pa.p) - np.concatenate(estimate.p))[unjudged]
     assert gap.mean() < 0.03 and gap.max() < 0.15, (gap.mean(), gap.max())
+
+
+def test_advi_refit_on_other_judgments_equals_a_fresh_compile(sim):
+    """The compiled ADVI step is reused across fits of the same shape; each fit restores
+    the variational and optimiser state, so its draws do not depend on what ran before."""
+    params = {"method": "advi", "draws": 100, "chains": 1, "n_draws": 50, **PARTIAL}
+    other = simulate(seed=8, judged_fraction=0.3)  # same shape, other (and fewer) judgments
+    _AdviProgram._cache.clear()
+    fresh = BayesianHierarchy(**params).fit(sim.campaign, rng=5)
+    between = BayesianHierarchy(**params).fit(other.campaign, rng=6)
+    again = BayesianHierarchy(**params).fit(sim.campaign, rng=5)
+    assert len(_AdviProgram._cache) == 1  # one compilation served the three fits
+    np.testing.assert_array_equal(
+        np.concatenate(fresh.predict(sim.campaign).p), np.concatenate(again.predict(sim.campaign).p)
+    )
+    assert between.diagnostics_.n_judged < fresh.diagnostics_.n_judged
+    assert not np.allclose(between.posterior_draws().alpha, fresh.posterior_draws().alpha)
+    assert list(again.idata_.posterior["system"].to_numpy()) == list(sim.campaign.systems)
 
 
 def test_shared_delta_gives_every_system_and_an_unseen_one_the_same_delta(sim):
