@@ -176,6 +176,7 @@ def judged_at_100(campaign: Campaign) -> np.ndarray:
 def systems(campaign: Campaign, pooled: list[str], model: str) -> tuple[pd.DataFrame, dict]:
     """Protocol 2 for one model on the official qrels: per-run table and summary row."""
     estimate = load_model(model).fit_predict(campaign, rng=0)
+    extra = unjudged_mass(campaign, estimate.p)
     comparison = ConfidenceEngine().compare(campaign, estimate, systems=pooled)
     official = evaluate(campaign, ["AP"], missing="zero").set_index("system")["value"]
     judged = pd.Series(judged_at_100(campaign), index=campaign.systems)
@@ -200,8 +201,40 @@ def systems(campaign: Campaign, pooled: list[str], model: str) -> tuple[pd.DataF
         emap_ratio_median=well.median(),
         emap_ratio_max=well.max(),
         within_10pct=int((well - 1).abs().le(0.1).sum()),
-    )
+    ) | extra
     return runs, row
+
+
+def unjudged_mass(campaign: Campaign, p: list[np.ndarray]) -> dict[str, float]:
+    """E[R] over the judged R (all topics), and the expected relevant among the unjudged
+    documents as a share of R: those some run ranks in its top 100 and those only below."""
+    judged_relevant = sum(int(rel.sum()) for rel in campaign.relevant())
+    top, below = 0.0, 0.0
+    for topic, prob in zip(campaign.topics, p):
+        ranked_top = np.zeros(topic.n_docs, dtype=bool)
+        head = topic.ranking[:, :100]
+        ranked_top[head[head >= 0]] = True
+        top += float(prob[~topic.judged & ranked_top].sum())
+        below += float(prob[~topic.judged & ~ranked_top].sum())
+    r = max(judged_relevant, 1)
+    return dict(er_ratio=1 + (top + below) / r, extra_top100=top / r, extra_below100=below / r)
+
+
+def deep_band(campaign: Campaign, pooled: list[str], model: str, official_pool: int) -> dict:
+    """Fitted on the pool half as deep as the official one, the expected against the true
+    relevant documents between the two depths: the deepest extrapolation the qrels can check."""
+    k = official_pool // 2
+    frame, row, _ = documents(campaign, pooled, model, k, official_pool)
+    band = frame["heldout_relevant"]
+    return dict(
+        k=k,
+        band_judged=int(frame["heldout"].sum()),
+        band_relevant=int(band.sum()),
+        band_expected=float(frame["heldout_p"].sum()),
+        band_ratio=float(frame["heldout_p"].sum() / max(band.sum(), 1)),
+        band_ratio_median=float((frame["heldout_p"] / band.where(band > 0)).median()),
+        band_ece=row["ece"],
+    )
 
 
 def verdict(ok: bool) -> str:
@@ -274,7 +307,12 @@ P1_COLUMNS = [
 P2_COLUMNS = [
     "collection", "model", "runs", "tau", "clear_pairs", "confident_wrong", "well_judged",
     "emap_ratio_min", "emap_ratio_median", "emap_ratio_max", "within_10pct",
+    "er_ratio", "extra_top100", "extra_below100",
     "tau_target", "wrong_target", "emap_target",
+]
+BAND_COLUMNS = [
+    "collection", "model", "k", "band_judged", "band_relevant", "band_expected", "band_ratio",
+    "band_ratio_median", "band_ece",
 ]
 NOTES = """\
 Settings: on each collection, fusion runs with the settings chosen without that collection
@@ -297,14 +335,23 @@ Protocol 2 (systems): model fitted on the official qrels; pooled runs only. tau 
 of E[MAP] vs MAP; clear_pairs = pairs with |official dMAP| > 0.05, confident_wrong = those
 with P(a better) >= 0.9 for the wrong sign; well_judged = runs with >= 90% of their top-100
 judged, emap_ratio = E[MAP]/MAP over them, within_10pct = how many within +-10%. Targets:
-tau >= 0.9, no confident-wrong pair, every well-judged run within +-10%.
+tau >= 0.9, no confident-wrong pair, every well-judged run within +-10%. er_ratio = E[R] / judged R
+over all topics; extra_top100 / extra_below100 = expected relevant among the unjudged documents
+that some run ranks in its top 100 / that every run ranks below 100 (or no run retrieves), as a
+share of the judged R: E[MAP] < MAP where these are large.
+
+Deepest band (TREC-8): fitted on the depth-50 pool of the pooled runs, the expected (sum of p)
+against the true relevant documents among the held-out judgments, i.e. the documents the
+pooled runs rank 51-100: the one step below a pool that these qrels can check, the step the
+official-qrels fit takes below depth 100 (band_ratio over all topics, band_ratio_median per topic).
 """
 
 
 def run_collection(
     name: str, models: list[str], out: Path, curves: dict, bar: tqdm
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Both protocols on one collection: write its CSVs, return its summary rows.
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Both protocols on one collection: write its CSVs, return its summary rows
+    (documents, systems, and the deepest band where the qrels are a pool).
 
     The held-out (y, p) of the depth-5 pool go to ``curves[name][model]`` for
     the collections of the reliability diagram.
@@ -326,6 +373,14 @@ def run_collection(
             p1_rows.append(row | document_targets(row))
             doc_frames.append(frame.assign(model=model, k=k))
             bar.update()
+    band_rows = []
+    if COLLECTIONS[name].qrels_are_pool:
+        for model in models:
+            bar.set_description(f"{name} {model} deepest band")
+            band = deep_band(campaign, pooled, settings_for(name, model),
+                             COLLECTIONS[name].official_pool)
+            band_rows.append(dict(collection=name, model=model) | band)
+            bar.update()
     for model in models:
         bar.set_description(f"{name} {model} official qrels")
         runs, row = systems(campaign, pooled, settings_for(name, model))
@@ -343,7 +398,11 @@ def run_collection(
     runs[["model"] + [c for c in runs.columns if c != "model"]].to_csv(
         out / f"{name}_systems.csv", index=False
     )
-    return pd.DataFrame(p1_rows, columns=P1_COLUMNS), pd.DataFrame(p2_rows, columns=P2_COLUMNS)
+    return (
+        pd.DataFrame(p1_rows, columns=P1_COLUMNS),
+        pd.DataFrame(p2_rows, columns=P2_COLUMNS),
+        pd.DataFrame(band_rows, columns=BAND_COLUMNS),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,14 +428,16 @@ def main(argv: list[str] | None = None) -> int:
                           *(sys.argv[1:] if argv is None else argv)])
     started = time.perf_counter()
 
-    p1_parts, p2_parts, curves = [], [], {}
-    with tqdm(total=len(names) * len(models) * (len(DEPTHS) + 1), unit="cell") as bar:
+    p1_parts, p2_parts, band_parts, curves = [], [], [], {}
+    cells = sum(len(DEPTHS) + 1 + COLLECTIONS[n].qrels_are_pool for n in names) * len(models)
+    with tqdm(total=cells, unit="cell") as bar:
         for name in names:
-            p1, p2 = run_collection(name, models, args.out, curves, bar)
+            p1, p2, band = run_collection(name, models, args.out, curves, bar)
             tqdm.write(f"\n{name}, protocol 1 (documents)\n{markdown(p1)}")
             tqdm.write(f"\n{name}, protocol 2 (systems)\n{markdown(p2)}\n")
             p1_parts.append(p1)
             p2_parts.append(p2)
+            band_parts.append(band)
     if curves:
         plot_calibration(curves, args.out / "calibration.png")
 
@@ -395,6 +456,10 @@ def main(argv: list[str] | None = None) -> int:
         "## Protocol 2: systems (official qrels)",
         "",
         markdown(pd.concat(p2_parts, ignore_index=True)),
+        "",
+        "## Deepest band: from half the official pool depth to the official depth",
+        "",
+        markdown(pd.concat(band_parts, ignore_index=True)),
         "",
     ]
     (args.out / "summary.md").write_text("\n".join(report), encoding="utf-8")
