@@ -21,7 +21,11 @@ p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
 and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
 1 - p_a_better. This uncertainty is the relevance of unjudged documents,
 with the topics fixed; whether a run would also win on other topics (topic
-sampling) is what `relimpute evaluate --baseline RUN` tests. With --matrix
+sampling) is what `relimpute evaluate --baseline RUN` tests; --topics
+combines the two: a bootstrap over topics with a relevance draw inside every
+resample (--mc-draws resamples), whose interval and p_a_better cover other
+topics of the same kind as well as the unjudged documents, printed with the
+standard deviation each source alone gives (sd_topics, sd_judgments). With --matrix
 print instead the S x S table of
 P(row run beats column run); in the table, markdown and latex formats the
 columns are numbered as the rows and the values have two decimals, so 37
@@ -72,6 +76,7 @@ examples:
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
   relimpute compare qrels.txt runs/ --rel-threshold 2 -m nDCG@10 --systems bm25base_p runid2
+  relimpute compare qrels.txt runs/ --rel-threshold 2 --topics --systems p_bert bm25base_p
 
 --ratio constant is the paper's Var[Q]/E[R]^2; --ratio delta also accounts for
 the randomness of R (delta method), which matters for single-run intervals.
@@ -163,6 +168,12 @@ def add_arguments(parser) -> None:
         help="use the normal approximation with the point estimate even when the model has draws",
     )
     parser.add_argument(
+        "--topics",
+        action="store_true",
+        help="add topic sampling: bootstrap the topics with a relevance draw inside each "
+        "resample, so the answer also covers other topics (Monte Carlo)",
+    )
+    parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
     add_quiet_argument(parser)
@@ -208,24 +219,41 @@ def run(args) -> int:
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
             f"{args.measure} goes through Monte Carlo: drop --normal"
         )
+    if args.topics and args.normal:
+        raise InputError("--topics resamples topics by Monte Carlo: drop --normal")
     estimate = estimate_relevance(campaign, args)
     engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
-    result = engine.confidence(
-        campaign,
-        estimate,
-        systems=systems,
-        measure=args.measure,
-        method="normal" if args.normal else "auto",
-        n_draws=args.mc_draws,
-        rng=args.seed,
-    )
+    if args.topics:
+        result = engine.topic_bootstrap(
+            campaign,
+            estimate,
+            systems=systems,
+            measure=args.measure,
+            n_draws=args.mc_draws,
+            rng=args.seed,
+        )
+        note = (
+            "relimpute compare: the uncertainty here is topic sampling and the relevance of "
+            "unjudged documents together (sd_topics, sd_judgments: each source alone)"
+        )
+    else:
+        result = engine.confidence(
+            campaign,
+            estimate,
+            systems=systems,
+            measure=args.measure,
+            method="normal" if args.normal else "auto",
+            n_draws=args.mc_draws,
+            rng=args.seed,
+        )
+        note = (
+            "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
+            "these topics; add --topics for topic sampling too, or test topics alone with "
+            "`relimpute evaluate --baseline RUN`"
+        )
     import sys
 
-    print(
-        "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
-        "these topics; for topic sampling (other topics) use `relimpute evaluate --baseline RUN`",
-        file=sys.stderr,
-    )
+    print(note, file=sys.stderr)
     if args.matrix:
         _emit_matrix(result.matrix(), args.format)
     else:

@@ -18,6 +18,8 @@ Campaign level
     ``.monte_carlo(campaign, estimate, systems=None, pairs=None, n_draws=10_000,
     rng=None, measure="AP", use_posterior_draws=True) -> Comparison``
     (the same from drawn relevance; any measure);
+    ``.topic_bootstrap(campaign, estimate, ...) -> TopicBootstrap`` adds topic
+    sampling (a topic resample per draw; :mod:`.topic_bootstrap`);
     ``has_closed_form(measure)`` says which of the two a measure can take, and
     ``.confidence(campaign, estimate, ..., measure="AP", method="auto")``
     picks: posterior draws -> Monte Carlo, else exact where the measure has

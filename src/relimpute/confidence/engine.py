@@ -206,6 +206,51 @@ class ConfidenceEngine:
             max_elements=int(max_elements),
         )
 
+    def topic_bootstrap(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        n_draws: int = 4000,
+        rng: int | np.random.Generator | None = None,
+        measure: str = "AP",
+        use_posterior_draws: bool = True,
+        max_elements: int = 1 << 22,
+    ):
+        """ΔMAP with topic sampling and unjudged documents together: one topic resample per
+        Monte Carlo draw; see :mod:`relimpute.confidence.topic_bootstrap`.
+
+        Returns a :class:`~relimpute.confidence.topic_bootstrap.TopicBootstrap`
+        (percentile intervals and P(ΔMAP > 0) over the replicates, and the
+        standard deviation each source alone would give).
+        """
+        from ..relevance.base import as_generator
+        from .montecarlo import simulate
+        from .topic_bootstrap import resample_topics
+
+        rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
+        if int(n_draws) != n_draws or n_draws < 2:
+            raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
+        generator = as_generator(rng)
+        views = [self._view(topic, rows) for topic in campaign.topics]
+        topic_draws = np.empty((int(n_draws), len(rows), campaign.n_topics), dtype=np.float64)
+        fixed_topics = simulate(
+            campaign,
+            estimate,
+            views,
+            names,
+            pair_idx,
+            n_draws=int(n_draws),
+            rng=generator,
+            measure=measure,
+            use_posterior_draws=use_posterior_draws,
+            max_elements=int(max_elements),
+            topic_draws=topic_draws,
+        )
+        return resample_topics(fixed_topics, topic_draws, generator, int(max_elements))
+
     def confidence(
         self,
         campaign: Campaign,

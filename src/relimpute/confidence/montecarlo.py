@@ -40,8 +40,13 @@ def simulate(
     measure: str,
     use_posterior_draws: bool,
     max_elements: int,
+    topic_draws: np.ndarray | None = None,
 ) -> Comparison:
-    """Monte Carlo :class:`Comparison` (with its :class:`SystemScores`); see the module docstring."""
+    """Monte Carlo :class:`Comparison` (with its :class:`SystemScores`); see the module docstring.
+
+    ``topic_draws``, a ``(n_draws, S, T)`` array when given, receives every draw's
+    score per system and topic (for :mod:`relimpute.confidence.topic_bootstrap`).
+    """
     rng = as_generator(rng)
     scorer, label = _scorer(measure, campaign.rel_threshold)
     posterior = estimate.draws if use_posterior_draws and estimate.draws is not None else None
@@ -84,6 +89,8 @@ def simulate(
             sums[:, t] += scores.sum(axis=0)
             squares[:, t] += (scores**2).sum(axis=0)
             mean_draws[start : start + size] += scores / n_topics
+            if topic_draws is not None:
+                topic_draws[start : start + size, :, t] = scores
 
     e_topic = sums / n_draws
     var_topic = np.maximum(squares / n_draws - e_topic**2, 0.0)

@@ -75,6 +75,10 @@ class SystemScores:
         ``"monte carlo"``; ``ratio`` the AP ratio treatment (None when unused).
     draws
         ``(B, S)`` per-draw mean over topics (Monte Carlo only), else None.
+    sources
+        The uncertainty the distributions carry: ``"unjudged documents"`` (topics
+        fixed), or ``"topics + unjudged documents"`` (topic bootstrap with a
+        relevance draw inside, :mod:`relimpute.confidence.topic_bootstrap`).
     """
 
     systems: tuple[str, ...]
@@ -87,6 +91,7 @@ class SystemScores:
     method: str = "normal"
     ratio: str | None = "constant"
     draws: np.ndarray | None = None
+    sources: str = "unjudged documents"
 
     @property
     def sd_map(self) -> np.ndarray:
@@ -148,8 +153,10 @@ class SystemScores:
 
     def _how(self) -> str:
         if self.method == "monte carlo":
-            return f"Monte Carlo, {0 if self.draws is None else len(self.draws)} draws"
-        return "exact moments" + (f", {self.ratio} ratio" if self.ratio else "")
+            how = f"Monte Carlo, {0 if self.draws is None else len(self.draws)} draws"
+        else:
+            how = "exact moments" + (f", {self.ratio} ratio" if self.ratio else "")
+        return f"{how}; uncertainty: {self.sources}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
