@@ -187,24 +187,11 @@ class ConfidenceEngine:
         topics); otherwise independent Bernoulli(p). ``max_elements`` bounds
         the size of one chunk of draws (memory).
         """
-        from .montecarlo import simulate
-
-        rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
-        if int(n_draws) != n_draws or n_draws < 2:
-            raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
-        views = [self._view(topic, rows) for topic in campaign.topics]
-        return simulate(
-            campaign,
-            estimate,
-            views,
-            names,
-            pair_idx,
-            n_draws=int(n_draws),
-            rng=rng,
-            measure=measure,
-            use_posterior_draws=use_posterior_draws,
-            max_elements=int(max_elements),
+        comparison, _ = self._simulate(
+            campaign, estimate, systems, pairs, n_draws, rng, measure, use_posterior_draws,
+            max_elements, keep_topic_draws=False,
         )
+        return comparison
 
     def topic_bootstrap(
         self,
@@ -227,29 +214,42 @@ class ConfidenceEngine:
         standard deviation each source alone would give).
         """
         from ..relevance.base import as_generator
-        from .montecarlo import simulate
         from .topic_bootstrap import resample_topics
+
+        generator = as_generator(rng)
+        fixed_topics, topic_draws = self._simulate(
+            campaign, estimate, systems, pairs, n_draws, generator, measure, use_posterior_draws,
+            max_elements, keep_topic_draws=True,
+        )
+        return resample_topics(fixed_topics, topic_draws, generator, int(max_elements))
+
+    def _simulate(
+        self, campaign, estimate, systems, pairs, n_draws, rng, measure, use_posterior_draws,
+        max_elements, *, keep_topic_draws: bool,
+    ) -> tuple[Comparison, np.ndarray | None]:
+        """Monte Carlo comparison and, when asked, every draw's ``(D, S, T)`` topic scores."""
+        from .montecarlo import simulate
 
         rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
         if int(n_draws) != n_draws or n_draws < 2:
             raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
-        generator = as_generator(rng)
         views = [self._view(topic, rows) for topic in campaign.topics]
-        topic_draws = np.empty((int(n_draws), len(rows), campaign.n_topics), dtype=np.float64)
-        fixed_topics = simulate(
+        shape = (int(n_draws), len(rows), campaign.n_topics)
+        topic_draws = np.empty(shape) if keep_topic_draws else None
+        comparison = simulate(
             campaign,
             estimate,
             views,
             names,
             pair_idx,
             n_draws=int(n_draws),
-            rng=generator,
+            rng=rng,
             measure=measure,
             use_posterior_draws=use_posterior_draws,
             max_elements=int(max_elements),
             topic_draws=topic_draws,
         )
-        return resample_topics(fixed_topics, topic_draws, generator, int(max_elements))
+        return comparison, topic_draws
 
     def confidence(
         self,
