@@ -36,7 +36,7 @@ from .io import (
     as_string_array,
     read_qrels,
     read_run,
-    read_runs,
+    run_files,
     trec_scores,
     write_qrels,
     write_run,
@@ -150,13 +150,14 @@ class Campaign:
         if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
             qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
         qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
-        return cls.from_frames(
-            qrels_frame,
-            read_runs(runs, duplicates=duplicates, keep_rank=by_rank),
-            rel_threshold=rel_threshold,
-            by_rank=by_rank,
-            validate=False,
+        if isinstance(runs, Mapping):
+            return cls.from_frames(qrels_frame, runs, rel_threshold=rel_threshold, by_rank=by_rank)
+        # one run file in memory at a time: each is reduced to its arrays, then dropped
+        stream = (
+            (name, read_run(path, duplicates=duplicates, keep_rank=by_rank))
+            for name, path in run_files(runs)
         )
+        return cls._build(qrels_frame, stream, rel_threshold=rel_threshold, by_rank=by_rank)
 
     @classmethod
     def from_frames(
@@ -188,7 +189,18 @@ class Campaign:
         if validate:
             qrels = read_qrels(qrels)
             runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}
-        systems = tuple(str(name) for name in runs)
+        return cls._build(qrels, runs.items(), rel_threshold=rel_threshold, by_rank=by_rank)
+
+    @classmethod
+    def _build(
+        cls,
+        qrels: pd.DataFrame,
+        runs: Iterable[tuple[str, pd.DataFrame]],
+        *,
+        rel_threshold: int,
+        by_rank: bool,
+    ) -> Campaign:
+        """The campaign of validated frames; ``runs`` is consumed once, a run at a time."""
         notes: list[str] = []
 
         q_query = as_string_array(qrels["query_id"])
@@ -200,29 +212,29 @@ class Campaign:
         # Per run: topic codes, document ids and trec_eval's ordering key. No run-sized
         # string array is concatenated and codes are int32: loading's peak memory is set here.
         topic_parts, doc_parts, order_parts, lengths = [], [], [], []
-        for run in runs.values():
-            topic_parts.append(_codes(as_string_array(run["query_id"]), topic_pos))
+        names, dropped = [], set()
+        for name, run in runs:
+            names.append(str(name))
+            query = as_string_array(run["query_id"])
+            codes = _codes(query, topic_pos)
+            if (codes < 0).any():
+                dropped.update(query.filter(pa.array(codes < 0)).unique().to_pylist())
+            topic_parts.append(codes)
             doc_parts.append(as_string_array(run["doc_id"]))
             order = run["rank"].to_numpy(dtype=float) if by_rank else -trec_scores(run["score"])
             order_parts.append(order)
             lengths.append(len(run))
+            del run, query
+        if not names:
+            raise ValueError("a campaign needs at least one run")
+        systems = tuple(names)
         run_topic = np.concatenate(topic_parts)
         run_sys = np.repeat(np.arange(len(systems), dtype=np.int32), lengths)
         run_order = np.concatenate(order_parts)
         del order_parts
         stray = run_topic < 0
         if stray.any():
-            dropped = sorted(
-                {
-                    q
-                    for run, codes in zip(runs.values(), topic_parts)
-                    if (codes < 0).any()
-                    for q in as_string_array(run["query_id"])
-                    .filter(pa.array(codes < 0))
-                    .unique()
-                    .to_pylist()
-                }
-            )
+            dropped = sorted(dropped)
             n_runs = len(np.unique(run_sys[stray]))
             notes.append(
                 f"{len(dropped)} topic(s) retrieved by {n_runs} run(s) but absent from the "

@@ -493,6 +493,12 @@ def read_runs(
     """
     if isinstance(sources, Mapping):
         return {str(k): read_run(v, **kwargs) for k, v in sources.items()}
+    return {name: read_run(path, **kwargs) for name, path in run_files(sources)}
+
+
+def run_files(sources: str | os.PathLike | Iterable[str | os.PathLike]) -> list[tuple[str, Path]]:
+    """``(run name, path)`` of every run file among ``sources`` (files and directories), in
+    :func:`read_runs`'s order; two files with one name are an error."""
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     sources = list(sources)
@@ -504,13 +510,13 @@ def read_runs(
             paths.append(item)
     if not paths:
         raise InputError("no run files found", ", ".join(map(str, sources)) or "<none>")
-    runs: dict[str, pd.DataFrame] = {}
+    named: dict[str, Path] = {}
     for path in paths:
         name = run_name(path)
-        if name in runs:
+        if name in named:
             raise InputError(f"two run files are both named {name!r}", str(path))
-        runs[name] = read_run(path, **kwargs)
-    return runs
+        named[name] = path
+    return list(named.items())
 
 
 def _run_files(directory: Path) -> list[Path]:
