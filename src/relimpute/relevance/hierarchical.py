@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 import time
 import warnings
 import zlib
@@ -391,6 +392,7 @@ class _AdviProgram:
         from pytensor.tensor.random.type import RandomType
 
         self.model = model
+        self.lock = threading.Lock()  # one fit at a time: the program's state is shared
         with model:
             self.inference = pm.ADVI()
             self.step = self.inference.objective.step_function(
@@ -418,17 +420,18 @@ class _AdviProgram:
         """Draws as InferenceData (coordinates of this campaign) and the loss (−ELBO) history."""
         from pymc.pytensorf import reseed_rngs
 
-        for name, value in design_data(design).items():
-            self.model.set_data(name, value)
-        for variable, value in self.initial:
-            variable.set_value(value.copy())
-        reseed_rngs(self.rngs, seed)
-        loss = np.empty(steps)
-        for i in range(steps):
-            loss[i] = self.step()
-            if not np.isfinite(loss[i]):
-                raise FloatingPointError(f"ADVI's loss became {loss[i]} at step {i}")
-        idata = self.inference.approx.sample(draws, random_seed=seed + 1)
+        with self.lock:
+            for name, value in design_data(design).items():
+                self.model.set_data(name, value)
+            for variable, value in self.initial:
+                variable.set_value(value.copy())
+            reseed_rngs(self.rngs, seed)
+            loss = np.empty(steps)
+            for i in range(steps):
+                loss[i] = self.step()
+                if not np.isfinite(loss[i]):
+                    raise FloatingPointError(f"ADVI's loss became {loss[i]} at step {i}")
+            idata = self.inference.approx.sample(draws, random_seed=seed + 1)
         idata.posterior = idata.posterior.assign_coords(topic=list(topics), system=list(systems))
         return idata, loss
 
