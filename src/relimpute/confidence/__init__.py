@@ -63,6 +63,7 @@ from .moments import (
     topic_moments,
 )
 from .results import Comparison, ConfidenceInterval, SystemScores, prob_positive
+from .topic_bootstrap import TopicBootstrap
 
 __all__ = [
     "Comparison",
@@ -71,6 +72,7 @@ __all__ = [
     "LinearMeasure",
     "QMoments",
     "SystemScores",
+    "TopicBootstrap",
     "counted_documents",
     "delta_q_moments",
     "expected_relevant",
