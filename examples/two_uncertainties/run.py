@@ -6,7 +6,8 @@ minute on 2 cores). Every DL 2019 run is compared with the baseline bm25base_p o
 - topic level (``evaluate --baseline``): the randomization test over the 43 topics,
   Holm-adjusted across all runs, the judgments taken as they are;
 - judgment level (``compare``): P(run beats the baseline) from the default fusion
-  model, Monte Carlo over its posterior draws, the topics held fixed.
+  model, Monte Carlo over its posterior draws, the topics held fixed;
+- both (``compare --topics``): the same with a topic resample in every draw.
 
 Both with only the depth-10 pool judged (unjudged = nonrelevant for the topic-level
 test), and checked against the official qrels' answer (the sign of ΔAP there).
@@ -51,6 +52,9 @@ def main() -> int:
     judged = ConfidenceEngine().confidence(
         pooled, estimate, pairs=[(s, BASELINE) for s in others], rng=0
     )
+    both_sources = ConfidenceEngine().topic_bootstrap(
+        pooled, estimate, pairs=[(s, BASELINE) for s in others], rng=0
+    )
     table = pd.DataFrame(
         {
             "system": others,
@@ -58,6 +62,7 @@ def main() -> int:
             "p_topics_holm": topic.loc[others, "pvalue_adjusted"].to_numpy(),
             "e_delta_ap_model": judged.e_delta_map,
             "p_beats_baseline": judged.p_a_better,
+            "p_beats_baseline_topics": both_sources.comparison.p_a_better,
             "delta_ap_official": (official[others] - official[BASELINE]).to_numpy(),
         }
     )
@@ -77,6 +82,13 @@ def main() -> int:
         f"judgment level: {confident.sum()} confident (P >= 0.95 either way); direction right "
         f"for {(model_says == truth)[confident].sum()} of them, "
         f"{(model_says == truth).sum()} of {len(table)} overall"
+    )
+    combined = table["p_beats_baseline_topics"]
+    combined_confident = (combined >= 0.95) | (combined <= 0.05)
+    print(
+        f"both sources (--topics): {combined_confident.sum()} confident; direction right for "
+        f"{((combined > 0.5) == truth)[combined_confident].sum()} of them; "
+        f"{(combined_confident & significant).sum()} of the {significant.sum()} significant"
     )
     both = significant & confident
     print(f"significant and confident: {both.sum()}; confident only: {(confident & ~significant).sum()}; "
