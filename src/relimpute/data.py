@@ -184,8 +184,6 @@ class Campaign:
         from .adapters import as_qrels_frame, as_run_frames
 
         qrels, runs = as_qrels_frame(qrels), as_run_frames(runs)
-        if not runs:
-            raise ValueError("a campaign needs at least one run")
         if validate:
             qrels = read_qrels(qrels)
             runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}

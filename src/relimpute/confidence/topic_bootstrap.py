@@ -14,10 +14,11 @@ across topics, from the model's posterior draws when it has them), so
 
 (law of total variance; ``σ_d²`` the spread of ΔAP over topics on draw d,
 ``ΔMAP_d`` its mean): the topic-sampling term plus the judgment term of the
-engine. The result is a :class:`~relimpute.confidence.Comparison` whose draws
-are the replicates: its intervals are percentile intervals and
-``p_a_better`` the share of replicates with ΔMAP* > 0 (ties ½); its
-``sources`` say which uncertainty it carries.
+engine. The result is a :class:`TopicBootstrap`: a
+:class:`~relimpute.confidence.Comparison` whose draws are the replicates (its
+intervals are percentile intervals, ``p_a_better`` the share of replicates
+with ΔMAP* > 0, ties ½, and ``scores.sources`` says which uncertainty it
+carries), with the standard deviation each source alone gives.
 """
 
 from __future__ import annotations
@@ -92,8 +93,7 @@ def resample_topics(
     means = np.einsum("dt,dst->ds", counts.astype(np.float64), topic_draws) / n_topics
     _, var, p_a_better = _pair_summaries(means, comparison.pairs, max_elements)
     a, b = comparison.pairs[:, 0], comparison.pairs[:, 1]
-    expected = topic_draws.mean(axis=0, dtype=np.float64)  # (S, T)
-    e_delta_ap = expected[a] - expected[b]
+    e_delta_ap = comparison.scores.e_ap[a] - comparison.scores.e_ap[b]  # per-topic E[ΔAP]
     combined = replace(
         comparison,
         var_delta_map=var,
