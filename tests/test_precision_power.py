@@ -10,7 +10,7 @@ from scipy import stats
 from relimpute.data import Campaign
 from relimpute.errors import InputError
 from relimpute.measures.ap import average_precision
-from relimpute.precision.pools import best_ranks, mtf_orders
+from relimpute.precision.pools import best_ranks, replayed_orders
 from relimpute.precision.power import paired_t_pvalues, plan_design, power_curves
 from relimpute.selection.base import all_pairs
 
@@ -79,12 +79,31 @@ def test_full_pool_on_every_topic_reproduces_the_gold_standard():
 
 def test_mtf_judges_exactly_the_deepest_pool_starting_with_the_first_run():
     campaign = _campaign(n_topics=3)
-    orders = mtf_orders(campaign, list(campaign.systems), 10)
+    orders = replayed_orders(campaign, list(campaign.systems), 10, "mtf")
     best = best_ranks(campaign, range(campaign.n_systems))
     for topic, order, b in zip(campaign.topics, orders, best):
         assert len(order) == len(set(order.tolist()))
         assert set(order.tolist()) == set(np.flatnonzero((b > 0) & (b <= 10)).tolist())
         assert order[0] == topic.ranking[0, 0]
+
+
+def test_mtc_orders_every_pool_document_once_and_matches_depth_when_all_are_judged():
+    campaign = _campaign(n_topics=4)
+    orders = replayed_orders(campaign, list(campaign.systems), 5, "mtc")
+    best = best_ranks(campaign, range(campaign.n_systems))
+    for order, b in zip(orders, best):
+        assert sorted(order.tolist()) == np.flatnonzero((b > 0) & (b <= 5)).tolist()
+    curves = power_curves(
+        campaign, depths=(1, 5), topic_counts=(4,), strategies=("depth", "mtc"), rng=0
+    ).curves.set_index(["strategy", "measure", "depth"])
+    # matched effort at every depth; at the deepest both pools are the whole depth-5 pool
+    assert (curves.loc["mtc", "effort"] == curves.loc["depth", "effort"]).all()
+    deepest = curves.xs(5, level="depth")
+    assert deepest.loc["mtc", ["power", "tau"]].equals(deepest.loc["depth", ["power", "tau"]])
+    # MTC judges the documents that separate the runs first: not the depth-1 pool
+    shallow = [o[: int(((b > 0) & (b <= 1)).sum())] for o, b in zip(orders, best)]
+    top = [set(np.flatnonzero(b == 1).tolist()) for b in best]
+    assert any(set(s.tolist()) != t for s, t in zip(shallow, top))
 
 
 def test_bad_designs_are_input_errors():

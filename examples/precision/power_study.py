@@ -41,6 +41,8 @@ STUDIES = {
         "topic_counts": (10, 20, 30, 43),
     },
 }
+#: MTC replays its choice over the whole depth-100 pool of TREC-8 (86,830 judgments, ~11 min)
+STRATEGIES = ("depth", "mtf", "mtc")
 REPETITIONS = 20
 SEED = 2007
 BUDGETS = {
@@ -63,6 +65,7 @@ def run(name: str) -> None:
         depths=study["depths"],
         topic_counts=study["topic_counts"],
         pool_systems=pooled,
+        strategies=STRATEGIES,
         repetitions=REPETITIONS,
         rng=SEED,
         progress=None,

@@ -51,7 +51,9 @@ def add_arguments(parser) -> None:
         "--topics", default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)"
     )
     parser.add_argument(
-        "--strategies", default="depth,mtf", help="depth, mtf (default: %(default)s)"
+        "--strategies",
+        default="depth,mtf",
+        help="depth, mtf, mtc (default: %(default)s; mtc is slower, ~130 judgments/s on TREC-8)",
     )
     parser.add_argument("--measures", default="MAP,P@k", help="MAP, P@k (default: %(default)s)")
     parser.add_argument(

@@ -10,9 +10,9 @@ run a paired t-test over the n topics.
   (MAP over all topics with the campaign's full judgments);
 - Kendall τ between the systems' scores and the gold MAP, beside them.
 
-Depth-k pools are the union of the pooled runs' top k; move-to-front is
-given the same number of judgments as the depth-k pool, topic by topic
-(matched effort). Random topic subsets are repeated and the results averaged.
+Depth-k pools are the union of the pooled runs' top k; move-to-front and
+MTC are given the same number of judgments as the depth-k pool, topic by
+topic (matched effort; :mod:`.pools`). Random topic subsets are repeated and the results averaged.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..measures.ap import average_precision
 from ..relevance.base import as_generator
 from ..selection.base import all_pairs
-from .pools import STRATEGIES, best_ranks, depth_order, mtf_orders
+from .pools import DEFAULT_STRATEGIES, STRATEGIES, best_ranks, depth_order, replayed_orders
 
 MEASURES = ("MAP", "P@k")
 DEFAULT_DEPTHS = (1, 2, 5, 10, 20, 50, 100)
@@ -122,7 +122,7 @@ def power_curves(
     *,
     depths: Sequence[int] = DEFAULT_DEPTHS,
     topic_counts: Sequence[int] | None = None,
-    strategies: Sequence[str] = STRATEGIES,
+    strategies: Sequence[str] = DEFAULT_STRATEGIES,
     measures: Sequence[str] = MEASURES,
     pool_systems: Sequence[str] | None = None,
     systems: Sequence[str] | None = None,
@@ -195,8 +195,9 @@ def power_curves(
     best = best_ranks(campaign, campaign.system_index(pooled))
     max_depth = depths[-1]
     orders = {"depth": [depth_order(b, max_depth) for b in best]}
-    if "mtf" in strategies:
-        orders["mtf"] = mtf_orders(campaign, pooled, max_depth)
+    for replayed in ("mtf", "mtc"):
+        if replayed in strategies:
+            orders[replayed] = replayed_orders(campaign, pooled, max_depth, replayed)
     pool_sizes = {k: np.array([int(((b > 0) & (b <= k)).sum()) for b in best]) for k in depths}
     subsets = {
         n: [
