@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import warnings
 
 import numpy as np
@@ -315,3 +316,70 @@ def test_model_based_graded_measure_draws_grades_from_the_judged_ones():
         row = topic.ranking[campaign.system_index(["N"])]
         expected += weight * measure.score(row, labels)[0]
     assert _one(out, "nDCG@2") == pytest.approx([expected], abs=0.01)
+
+
+def _shared_shift_moments(p: float, sd: float, n_docs: int) -> tuple[float, float]:
+    """Oracle: mean and variance of the number of relevant among ``n_docs`` documents of
+    marginal probability ``p`` whose log-odds share one shift δ ~ N(0, sd²) (plus the
+    offset c that keeps the marginal at p), by numerical integration over δ."""
+    from scipy.integrate import quad
+    from scipy.optimize import brentq
+    from scipy.special import expit, logit
+    from scipy.stats import norm
+
+    def mean_q(c, power=1):
+        density = norm(0, sd).pdf
+        return quad(lambda d: expit(logit(p) + c + d) ** power * density(d), -12 * sd, 12 * sd)[0]
+
+    c = brentq(lambda c: mean_q(c) - p, -20, 20)
+    e_q, e_q2 = mean_q(c), mean_q(c, 2)
+    variance = n_docs * (e_q - e_q2) + n_docs**2 * (e_q2 - e_q**2)
+    return n_docs * e_q, variance
+
+
+@pytest.mark.parametrize("prior", [0.5, 0.2])
+def test_between_group_shift_matches_integration_over_the_shared_shift(reduced, prior, tmp_path):
+    """N's unknown documents x and z (P@2 = (2 + X + Z) / 4) share one log-odds shift:
+    the mean stays at the prior's, the sd is the integral's (stratified δ, 4% tolerance)."""
+    from relimpute.bias.model import ModelBased
+
+    model = tmp_path / "uniform.json"
+    model.write_text(json.dumps({"model": "uniform", "params": {"prior": prior}}))
+    sds = {}
+    for group_sd in (0.0, 2.0):
+        out = ModelBased(model=str(model), n_draws=40000, seed=3, group_sd=group_sd).correct(
+            reduced, ["A", "B"], "N", ["P@2"], depth=2
+        )
+        if group_sd:
+            mean, variance = _shared_shift_moments(prior, group_sd, 2)
+        else:
+            mean, variance = 2 * prior, 2 * prior * (1 - prior)
+        assert _one(out)[0] == pytest.approx((2 + mean) / 4, abs=0.005)
+        sds[group_sd] = _one(out, column="sd")[0]
+        assert sds[group_sd] == pytest.approx(np.sqrt(variance) / 4, rel=0.04)
+    assert sds[2.0] > 1.1 * sds[0.0]
+
+
+def test_between_group_shift_keeps_each_documents_mean_and_no_spread_is_the_identity():
+    from relimpute.bias.model import group_shifted
+    from relimpute.relevance.base import RelevanceEstimate
+
+    rng = np.random.default_rng(0)
+    draws = rng.beta(0.5, 3, size=(50, 6))
+    estimate = RelevanceEstimate(("1",), (np.arange(6).astype(str),), (draws.mean(axis=0),), (draws,))
+    unknown = [np.array([True, True, True, False, False, True])]
+    assert group_shifted(estimate, unknown, 0.0, 0) is estimate
+    shifted = group_shifted(estimate, unknown, 1.5, 0).draws[0]
+    assert shifted.mean(axis=0) == pytest.approx(draws.mean(axis=0), abs=1e-9)
+    assert np.array_equal(shifted[:, 3:5], draws[:, 3:5])  # known documents untouched
+    # one shift per draw: the unknown documents now move together
+    assert np.corrcoef(shifted[:, 0], shifted[:, 1])[0, 1] > 0.5 > np.corrcoef(draws[:, 0], draws[:, 1])[0, 1]
+
+
+def test_model_based_refuses_a_negative_or_missing_spread():
+    from relimpute.bias.model import ModelBased
+
+    for bad in (-0.1, float("nan")):
+        with pytest.raises(ValueError, match="group_sd"):
+            ModelBased(group_sd=bad)
+

@@ -69,6 +69,24 @@ def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
     assert "wrote" in err
 
 
+def test_model_rows_per_between_group_spread(files, tmp_path, capsys):
+    """One model fit per group serves every spread; a wider spread, a wider interval."""
+    out = tmp_path / "spread"
+    args = ["--depth", "5", "--correctors", "reduced", "--measures", "P@5", "--common-topics", "0"]
+    args += ["--model", "uniform", "--group-sd", "0", "--group-sd", "2", "--draws", "400"]
+    code = main(_args(files, *args, "-o", str(out)))
+    assert code == 0, capsys.readouterr().err
+    estimates = pd.read_csv(out / "estimates.tsv", sep="\t")
+    labels = ["model:uniform[group_sd=0]", "model:uniform[group_sd=2]"]
+    assert set(estimates["corrector"]) == {"reduced", *labels}
+    width = {
+        label: (sub["ci_high"] - sub["ci_low"]).mean()
+        for label, sub in estimates.groupby("corrector")
+        if label in labels
+    }
+    assert width[labels[1]] > width[labels[0]]
+
+
 def test_run_missing_from_groups(files, capsys):
     root, _, _, groups = files
     groups.iloc[1:].to_csv(root / "short.tsv", sep="\t", index=False)
@@ -108,6 +126,8 @@ def test_depth_larger_than_the_runs(files, capsys):
             "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1",
         ),
         (["--model", "magic"], "unknown relevance model 'magic'"),
+        (["--group-sd", "-1"], "--group-sd: must be a finite number >= 0, got -1.0"),
+        (["--group-sd", "nan"], "--group-sd: must be a finite number >= 0, got nan"),
     ],
 )
 def test_bad_options(files, capsys, extra, message):

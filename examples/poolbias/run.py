@@ -48,6 +48,11 @@ def main() -> None:
     )
     parser.add_argument("--n-draws", type=int, default=1000)
     parser.add_argument(
+        "--group-sds",
+        default=None,
+        help="comma-separated between-group spreads to run each model with (one fit shared)",
+    )
+    parser.add_argument(
         "--models-only", action="store_true", help="skip the published correctors and Algorithm 2"
     )
     parser.add_argument(
@@ -90,6 +95,7 @@ def main() -> None:
         n_common=0 if args.models_only else 10,
         models=[held_out_settings(m, root) for m in args.models.split(",") if m],
         model_groups=args.model_groups.split(",") if args.model_groups else None,
+        group_sds=[float(g) for g in args.group_sds.split(",")] if args.group_sds else None,
         n_draws=args.n_draws,
         seed=args.seed,
     )

@@ -110,12 +110,14 @@ def check_study_input(
     return pooled
 
 
-def model_label(model: str) -> str:
+def model_label(model: str, group_sd: float | None = None) -> str:
     """The corrector label of a model-based correction: ``model:NAME`` for a registered
     name, and for a settings file ``model:`` and the file's stem (``held_out/x/fusion.json``
-    → ``model:fusion``; the study's settings record the file)."""
+    → ``model:fusion``; the study's settings record the file); a ``group_sd`` other than
+    the default adds ``[group_sd=…]``."""
     text = str(model)
-    return f"model:{Path(text).stem if text.endswith('.json') else text}"
+    label = f"model:{Path(text).stem if text.endswith('.json') else text}"
+    return label if group_sd is None else f"{label}[group_sd={group_sd:g}]"
 
 
 def run_study(
@@ -127,6 +129,7 @@ def run_study(
     correctors: Sequence[str] = PUBLISHED,
     models: Sequence[str] = (),
     model_groups: Sequence[str] | None = None,
+    group_sds: Sequence[float] | None = None,
     n_common: int = 10,
     common_repeats: int = 20,
     n_draws: int = 2000,
@@ -136,7 +139,9 @@ def run_study(
     """Run the study (module docstring) at one pool depth.
 
     ``models`` adds a model-based corrector per relevance model name (slow:
-    one fit per group); ``model_groups`` restricts those to some groups.
+    one fit per group); ``model_groups`` restricts those to some groups;
+    ``group_sds`` runs each of them with several between-group spreads (one
+    fit shared; None: the default spread only).
     ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
     """
     from tqdm.auto import tqdm
@@ -160,9 +165,15 @@ def run_study(
         context = PoolContext.build(subset, step.kept, depth)
         chosen = [get_corrector(n) for n in correctors]
         if model_groups is None or step.label in model_groups:
-            chosen += [get_corrector("model", model=m, n_draws=n_draws, seed=seed) for m in models]
+            chosen += [
+                get_corrector("model", model=m, n_draws=n_draws, seed=seed, **spread)
+                for m in models
+                for spread in ([{}] if group_sds is None else [{"group_sd": g} for g in group_sds])
+            ]
         for corrector in chosen:
-            label = corrector.name if corrector.name != "model" else model_label(corrector.model)
+            label = corrector.name
+            if label == "model":
+                label = model_label(corrector.model, None if group_sds is None else corrector.group_sd)
             start = time.perf_counter()
             table = corrector.correct_context(context, step.left_out, parsed).table
             timing[label] = timing.get(label, 0.0) + time.perf_counter() - start
@@ -200,7 +211,12 @@ def run_study(
     settings = {
         "depth": depth,
         "measures": names,
-        "correctors": list(correctors) + [model_label(m) for m in models],
+        "correctors": list(correctors)
+        + [
+            model_label(m, g)
+            for m in models
+            for g in ([None] if group_sds is None else group_sds)
+        ],
         "model_settings": {model_label(m): str(m) for m in models},
         "n_common": n_common,
         "common_repeats": common_repeats,
@@ -209,6 +225,7 @@ def run_study(
         "pooled_runs": len(pooled),
         "groups": len(steps),
         "model_groups": None if model_groups is None else list(model_groups),
+        "group_sds": None if group_sds is None else list(group_sds),
     }
     return PoolBiasStudy(estimates, metrics, truth, timing, settings)
 

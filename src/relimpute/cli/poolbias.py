@@ -54,6 +54,15 @@ def add_arguments(parser) -> None:
         help="add a model-based corrector (repeatable)",
     )
     parser.add_argument(
+        "--group-sd",
+        type=float,
+        action="append",
+        default=None,
+        metavar="SD",
+        help="between-group spread of the model-based correction's log-odds (repeatable: "
+        "one row per spread, the fit shared; default: the shipped value)",
+    )
+    parser.add_argument(
         "--common-topics",
         type=int,
         default=10,
@@ -105,6 +114,9 @@ def run(args) -> int:
         raise InputError(str(exc), "--measures") from None
     if args.depth < 1:
         raise InputError(f"must be a positive integer, got {args.depth}", "--depth")
+    for sd in args.group_sd or ():
+        if not (sd >= 0 and sd < float("inf")):
+            raise InputError(f"must be a finite number >= 0, got {sd}", "--group-sd")
     for name in args.model:
         load_settings(name)  # an unknown model or a bad settings file fails before any work
     campaign = load_campaign(args, COMMAND)
@@ -116,6 +128,7 @@ def run(args) -> int:
         measures=measures,
         correctors=correctors,
         models=args.model,
+        group_sds=args.group_sd,
         n_common=args.common_topics,
         common_repeats=args.common_repeats,
         n_draws=args.draws,
