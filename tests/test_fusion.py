@@ -223,6 +223,52 @@ def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
         RankFusion(beyond_decay=-0.1).fit(shallow)
 
 
+def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
+    """Same Laplace draws with and without the spreads: the log-odds of draw d differ by
+    -(γ_d - γ) log(b / k_t) (γ_d stratified N(γ, s²)) plus Σ_j v_j / log2(1 + r_ij) over
+    the runs ranking the document below k_t (v_j ~ N(0, σ_v²), one per run and draw,
+    shared by every topic); documents within the pool are untouched."""
+    from scipy.special import logit
+
+    sim = simulate_campaign(n_topics=6, n_systems=8, depth=60, rng=5)
+    shallow = depth_k_pool(sim.campaign, 5)
+    common = dict(capture_floor=1.0, beyond_decay=0.6, n_draws=400)
+    plain = RankFusion(**common).fit_predict(shallow, rng=0)
+    spread_gamma = RankFusion(**common, beyond_decay_sd=0.1).fit_predict(shallow, rng=0)
+    spread_runs = RankFusion(**common, beyond_run_sd=2.0).fit_predict(shallow, rng=0)
+    gammas, effects = [], []
+    draws = zip(shallow.topics, plain.draws, spread_gamma.draws, spread_runs.draws)
+    for topic, d0, d1, d2 in draws:
+        ev = topic_evidence(topic, rrf_offset=3.0)
+        unjudged = ~topic.judged
+        excess = np.maximum(ev.features[:, 2] - np.log(max(ev.horizon, 1)), 0.0)
+        inside = unjudged & (excess == 0)
+        np.testing.assert_array_equal(d1[:, inside], d0[:, inside])
+        np.testing.assert_array_equal(d2[:, inside], d0[:, inside])
+        below = unjudged & (excess > 0)
+        gap = logit(d0[:, below]) - logit(d1[:, below])  # (γ_d - γ) · excess
+        gammas.append(gap / excess[below])
+        effects.append((ev, logit(d2[:, below]) - logit(d0[:, below]), np.flatnonzero(below)))
+    gamma_d = np.concatenate(gammas, axis=1)
+    assert np.abs(gamma_d - gamma_d[:, :1]).max() < 1e-9  # one γ_d per draw
+    assert gamma_d[:, 0].mean() == pytest.approx(0.0, abs=1e-3)
+    assert gamma_d[:, 0].std() == pytest.approx(0.1, rel=0.02)
+    per_run = {}
+    for ev, gap, below in effects:
+        # a document only one run retrieves, below the pool: the gap is v_j times its vote
+        for column, doc in enumerate(below):
+            if ev.votes.indptr[doc + 1] - ev.votes.indptr[doc] == 1:
+                run = int(ev.votes.indices[ev.votes.indptr[doc]])
+                per_run.setdefault(run, []).append(gap[:, column] / ev.votes[doc, run])
+    assert len(per_run) >= 4
+    for run, values in per_run.items():
+        values = np.array(values)
+        assert np.abs(values - values[:1]).max() < 1e-9  # v_j shared by topics
+        assert values[0].std() == pytest.approx(2.0, rel=0.2)
+    with pytest.raises(ValueError, match="beyond_run_sd"):
+        RankFusion(beyond_run_sd=float("nan")).fit(shallow)
+
+
 def test_weight_prior_decides_the_consensus_direction_when_nothing_is_judged():
     """With no judged document the posterior of w is its prior: the mode is weight_mean
     (features unstandardised), so documents the runs agree on rank above the rest; with a

@@ -42,6 +42,7 @@ and reference) and ``results/split_topics_pairs.tsv.gz`` (every pair of every sp
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
@@ -149,6 +150,21 @@ def summarise(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def with_params(settings: str, overrides: list[str], out: Path, name: str) -> str:
+    """``settings`` with ``KEY=VALUE`` parameter overrides, written next to the results."""
+    if not overrides:
+        return settings
+    body = json.loads(Path(settings).read_text(encoding="utf-8"))
+    for item in overrides:
+        key, _, value = item.partition("=")
+        body["params"][key] = json.loads(value)
+    body["provenance"]["how_chosen"] += f" Overridden for a sensitivity study: {overrides}."
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"fusion_{name}.json"
+    path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("collections", nargs="+", choices=sorted(COLLECTIONS))
@@ -157,6 +173,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="halve the topics, or the documents (MD5 of a salted docno)")
     parser.add_argument("--seed", type=int, default=2006)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a parameter of the held-out fusion settings (a sensitivity study)",
+    )
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"data not found at {DATA}; nothing to do", file=sys.stderr)
@@ -173,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         groups_frame = pd.read_csv(DATA / folder / "groups.tsv", sep="\t", dtype=str)
         pooled = groups_frame.loc[groups_frame["pooled"] == "yes", "run"].tolist()
         groups = dict(zip(groups_frame["run"], groups_frame["group"]))
-        model = settings_in(HELD_OUT / name, "fusion")
+        model = with_params(settings_in(HELD_OUT / name, "fusion"), args.param, args.out, name)
         gen = np.random.default_rng([args.seed, len(name)])
         for split in tqdm(range(args.splits), desc=name, unit="split"):
             with warnings.catch_warnings():

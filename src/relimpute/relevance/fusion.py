@@ -64,6 +64,15 @@ e.g. judgments chosen by MTC elsewhere) is fitted on all its judged documents.
 Judged documents keep their labels. With ``n_draws > 0`` the estimate
 carries joint posterior draws of ``p`` (Laplace draws of the parameters,
 each adjusted the same way) for the confidence engine's Monte Carlo path.
+
+What the judgments cannot tell. Below the pool two things are assumed, not
+learned: the decay γ, and that a run's effect ``u_j`` (learned from its judged,
+top-ranked documents) holds for its deeper ones. The draws can carry both as
+uncertainty shared by every topic: ``beyond_decay_sd`` draws γ per posterior
+draw from ``N(γ, beyond_decay_sd²)`` (stratified, cut at 0), and
+``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``, weighted
+by the run's vote, to the documents it ranks below the pool depth. Both are
+priors with nothing to update them; 0 (default) leaves them out.
 """
 
 from __future__ import annotations
@@ -74,6 +83,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, log_expit, logit
+from scipy.stats import norm
 
 from ..data import Campaign, TopicData
 from ._newton import newton_maximise
@@ -204,6 +214,10 @@ class RankFusion(RelevanceModel):
         ``γ ≥ 0``: extra decay of the log-odds, ``γ log(b / k_t)``, for documents
         whose best rank ``b`` lies below the topic's pool depth ``k_t`` (module
         docstring). 0: the fitted curve is extrapolated as it is.
+    beyond_decay_sd, beyond_run_sd
+        Spread of γ over the posterior draws, and of the per-run effects below
+        the pool (module docstring, "What the judgments cannot tell"); only the
+        draws carry them.
 
     Attributes
     ----------
@@ -237,6 +251,8 @@ class RankFusion(RelevanceModel):
         run_effect_sd: float = 0.0,
         n_draws: int = 0,
         beyond_decay: float = 0.0,
+        beyond_decay_sd: float = 0.0,
+        beyond_run_sd: float = 0.0,
     ):
         self.rrf_offset = rrf_offset
         self.intercept_sd = intercept_sd
@@ -248,6 +264,8 @@ class RankFusion(RelevanceModel):
         self.run_effect_sd = run_effect_sd
         self.n_draws = n_draws
         self.beyond_decay = beyond_decay
+        self.beyond_decay_sd = beyond_decay_sd
+        self.beyond_run_sd = beyond_run_sd
 
     def _validate(self) -> None:
         if not self.rrf_offset >= 0:
@@ -262,8 +280,10 @@ class RankFusion(RelevanceModel):
             raise ValueError(f"capture_floor must lie in [0, 1], got {self.capture_floor}")
         if not self.run_effect_sd >= 0:
             raise ValueError(f"run_effect_sd must be >= 0, got {self.run_effect_sd}")
-        if not self.beyond_decay >= 0:
-            raise ValueError(f"beyond_decay must be >= 0, got {self.beyond_decay}")
+        for name in ("beyond_decay", "beyond_decay_sd", "beyond_run_sd"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
         if int(self.n_draws) != self.n_draws or self.n_draws < 0:
             raise ValueError(f"n_draws must be a non-negative integer, got {self.n_draws}")
 
@@ -359,7 +379,7 @@ class RankFusion(RelevanceModel):
         point = [expit(d @ self.coef_ + o) for d, o in zip(designs, offsets)]
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = self._draws(campaign, designs, offsets, outside, relevant) if self.n_draws else None
+        draws = self._draws(campaign, evidence, designs, outside, relevant) if self.n_draws else None
         params = {
             "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
             "mu": float(self.coef_[N_FEATURES]),
@@ -381,26 +401,42 @@ class RankFusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _beyond_offset(self, ev: TopicEvidence) -> np.ndarray:
+    def _beyond_offset(self, ev: TopicEvidence, decay: float | None = None) -> np.ndarray:
         """Log-odds offset ``−γ log(max(b / k_t, 1))`` of documents whose best rank ``b``
-        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
+        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay`` unless given)."""
         log_best = ev.features[:, 2]  # a document no run retrieves: just below the deepest rank
-        return -self.beyond_decay * np.maximum(log_best - np.log(max(ev.horizon, 1)), 0.0)
+        decay = self.beyond_decay if decay is None else decay
+        return -decay * np.maximum(log_best - np.log(max(ev.horizon, 1)), 0.0)
 
-    def _draws(self, campaign, designs, offsets, outside, relevant):
-        """Laplace draws of ``θ``, each turned into p and capture-adjusted."""
+    def _draws(self, campaign, evidence, designs, outside, relevant):
+        """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
+        docstring), turned into p and capture-adjusted."""
         rng = np.random.default_rng(self.draw_seed_)
-        theta = rng.multivariate_normal(
-            self.coef_, self.covariance_, size=int(self.n_draws), method="cholesky"
-        )
+        n = int(self.n_draws)
+        theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
+        strata = norm.ppf((rng.permutation(n) + 0.5) / n)
+        decays = np.maximum(self.beyond_decay + self.beyond_decay_sd * strata, 0.0)
+        run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
+        below = [_votes_below(ev) for ev in evidence]
         from ..progress import progress
 
         out = []
-        for d in progress(range(int(self.n_draws)), desc="fusion: posterior draws"):
-            point = [expit(design @ theta[d] + o) for design, o in zip(designs, offsets)]
+        for d in progress(range(n), desc="fusion: posterior draws"):
+            point = [
+                expit(design @ theta[d] + self._beyond_offset(ev, decays[d]) + low @ run_effects[d])
+                for design, ev, low in zip(designs, evidence, below)
+            ]
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])
         return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
+
+
+def _votes_below(ev: TopicEvidence) -> sp.csr_matrix:
+    """The runs' votes ``1 / log2(1 + r)`` on the documents they rank below the pool depth."""
+    below = ev.votes.copy()
+    below.data[below.data >= 1.0 / np.log2(1.0 + max(ev.horizon, 1))] = 0.0
+    below.eliminate_zeros()
+    return below
 
 
 def capture_factors(point, bins, outside, judged, relevant, n_bins: int, floor: float) -> np.ndarray:
