@@ -25,9 +25,20 @@ def half_judged(dl19):
     return campaign.with_judged([t.judged & (gen.random(t.n_docs) < 0.5) for t in campaign.topics])
 
 
+def _combined_moments(mu, v):
+    """Oracle: judgment variance of the mean, mean(v)/T, and the topic term
+    (Var_t(μ) + mean(v)(1 − 1/T)) / T that the t scale c² = T/χ²_{T−1} multiplies."""
+    n_topics = mu.shape[1]
+    judgments = v.mean(axis=1) / n_topics
+    topics = (mu.var(axis=1) + v.mean(axis=1) * (1 - 1 / n_topics)) / n_topics
+    return judgments, topics
+
+
 def test_variance_is_topic_spread_plus_judgment_noise(half_judged):
-    """Var[ΔMAP*] = Var_t(μ_t)/T + 2·mean_t(v_t)/T − mean_t(v_t)/T², with μ_t, v_t the exact
-    per-topic mean and variance of ΔP@10 (independent Bernoulli relevance, linear measure)."""
+    """Var[ΔMAP*] = mean(v)/T + T/(T−3) · (Var_t(μ) + mean(v)(1 − 1/T)) / T, with μ_t, v_t the
+    exact per-topic mean and variance of ΔP@10 (independent Bernoulli relevance, linear
+    measure) and T/(T−3) = E[T/χ²_{T−1}], the t scale of the topic term."""
+    from scipy.integrate import quad
     estimate = UniformPrior(0.3).fit_predict(half_judged)
     engine = ConfidenceEngine(depth=10)
     exact = engine.compare(half_judged, estimate, measure="P@10")
@@ -35,22 +46,33 @@ def test_variance_is_topic_spread_plus_judgment_noise(half_judged):
     boot = engine.topic_bootstrap(half_judged, estimate, measure="P@10", n_draws=n_draws, rng=7)
     mu, v = exact.e_delta_ap, exact.var_delta_ap
     n_topics = mu.shape[1]
-    want = mu.var(axis=1) / n_topics + 2 * v.mean(axis=1) / n_topics - v.mean(axis=1) / n_topics**2
-    # relative standard error of a variance from D draws is about sqrt(2 / D) = 1%
+    judgments, topics = _combined_moments(mu, v)
+    want = judgments + n_topics / (n_topics - 3) * topics
+    # relative standard error of a variance from D draws is about sqrt(2 / D) = 1%, more
+    # with the t scale's heavier tails
     np.testing.assert_allclose(boot.comparison.var_delta_map / want, 1.0, atol=0.06)
     np.testing.assert_allclose(boot.comparison.e_delta_map, mu.mean(axis=1), atol=2e-3)
     np.testing.assert_allclose(boot.sd_judgments, np.sqrt(exact.var_delta_map), rtol=0.05)
-    np.testing.assert_allclose(boot.sd_topics, mu.std(axis=1) / np.sqrt(n_topics), rtol=0.05)
+    # sd_topics is taken from the Monte Carlo per-topic means: within 1% of the exact ones
+    np.testing.assert_allclose(boot.sd_topics, mu.std(axis=1, ddof=1) / np.sqrt(n_topics), rtol=0.01)
     assert np.all(boot.sd_judgments > 0.1 * boot.sd_topics)  # both sources matter here
-    # P(Δ > 0) is the normal answer with the combined variance, up to Monte Carlo error
-    normal = stats.norm.sf(0, loc=mu.mean(axis=1), scale=np.sqrt(want))
-    assert np.all(np.abs(boot.comparison.p_a_better - normal) < 0.03)
+    # P(Δ > 0): a normal with the judgment variance plus c² times the topic term, c² = T/χ²
+    chi2 = stats.chi2(n_topics - 1)
+    for k in range(len(want)):
+        def integrand(x):
+            sd = np.sqrt(judgments[k] + n_topics / x * topics[k])
+            return stats.norm.sf(0, loc=mu[k].mean(), scale=sd) * chi2.pdf(x)
+
+        oracle = quad(integrand, 0, np.inf)[0]
+        assert abs(boot.comparison.p_a_better[k] - oracle) < 0.03
     assert boot.comparison.scores.sources == "topics + unjudged documents"
 
 
-def test_complete_judgments_give_the_plain_topic_bootstrap(dl19):
-    """With every top-10 document judged, nothing is drawn: the answer is the percentile
-    bootstrap of the per-topic ΔP@10 (scipy's, up to resampling error)."""
+def test_complete_judgments_give_the_paired_t_test(dl19):
+    """With every top-10 document judged, nothing is drawn: the interval is the paired
+    t-interval of the per-topic ΔP@10 and P(A beats B) one minus the one-sided t-test
+    p-value, up to the bootstrap's shape and resampling error; the plain percentile
+    bootstrap (scipy's) is narrower."""
     campaign = dl19.subset(SYSTEMS[:2])
     estimate = UniformPrior(0.5).fit_predict(campaign)
     boot = ConfidenceEngine(depth=10).topic_bootstrap(
@@ -58,14 +80,28 @@ def test_complete_judgments_give_the_plain_topic_bootstrap(dl19):
     )
     assert boot.sd_judgments[0] == 0.0
     delta = boot.comparison.e_delta_ap[0]
-    reference = stats.bootstrap(
+    n_topics = len(delta)
+    t_interval = stats.ttest_1samp(delta, 0.0).confidence_interval(0.95)
+    ci = boot.comparison.confidence_interval(0.95)
+    width = t_interval.high - t_interval.low
+    assert abs(ci.low[0] - t_interval.low) < 0.05 * width
+    assert abs(ci.high[0] - t_interval.high) < 0.05 * width
+    one_sided = stats.ttest_1samp(delta, 0.0, alternative="greater").pvalue
+    assert boot.comparison.p_a_better[0] == pytest.approx(1 - one_sided, abs=0.01)
+    assert boot.comparison.var_delta_map[0] == pytest.approx(
+        delta.var() / (n_topics - 3), rel=0.05
+    )
+    plain = stats.bootstrap(
         (delta,), np.mean, n_resamples=20_000, method="percentile", random_state=5
     ).confidence_interval
-    ci = boot.comparison.confidence_interval(0.95)
-    width = reference.high - reference.low
-    assert abs(ci.low[0] - reference.low) < 0.05 * width
-    assert abs(ci.high[0] - reference.high) < 0.05 * width
-    assert boot.comparison.var_delta_map[0] == pytest.approx(delta.var() / len(delta), rel=0.05)
+    assert plain.high - plain.low < 0.985 * width  # t_{42} / 1.96 · √(43/42) = 1.04
+
+
+def test_topic_sampling_needs_two_topics(dl19):
+    campaign = dl19.subset(SYSTEMS[:2], topics=[dl19.query_ids[0]])
+    estimate = UniformPrior(0.5).fit_predict(campaign)
+    with pytest.raises(ValueError, match="at least 2 topics"):
+        ConfidenceEngine().topic_bootstrap(campaign, estimate, n_draws=100, rng=0)
 
 
 def test_posterior_draws_are_shared_across_topics(dl19):

@@ -20,7 +20,11 @@ of runs three 95% intervals are computed:
   ``relimpute compare`` says), E ± 1.96 sd;
 - ``topics``: topic sampling alone, E ± 1.96 sd_topics;
 - ``combined``: ``relimpute compare --topics`` (percentile interval of a
-  topic bootstrap with a relevance draw in every resample).
+  topic bootstrap with a relevance draw in every resample, its topic spread
+  widened to the t distribution's);
+- ``complete``: the same interval from half A's official judgments instead of
+  its shallow pool (unjudged = nonrelevant, as trec_eval): the reference any
+  judgment model can at best reach, since it carries the same topic sampling.
 
 Each is checked against half B, which it never saw, in two ways: its official
 ΔMAP (trec_eval, depth 100), and E[ΔMAP] from the same model fitted on half B's
@@ -102,6 +106,15 @@ def one_split(
         camp_b, load_model(model).fit_predict(camp_b, rng=seed), n_draws=N_DRAWS, rng=seed
     )
     trec = evaluate(camp_b, ["AP"], missing="zero").set_index("system")["value"]
+    camp_a_official = truncate(source_a.subset(chosen), DEPTH)
+    complete = ConfidenceEngine().topic_bootstrap(
+        camp_a_official,
+        load_model("nonrelevant").fit_predict(camp_a_official),
+        n_draws=N_DRAWS,
+        rng=seed,
+    )
+    complete_ci = complete.comparison.confidence_interval(LEVEL)
+    assert complete.to_frame()["system_a"].tolist() == boot.to_frame()["system_a"].tolist()
 
     frame = boot.to_frame(LEVEL)
     centre, sd = frame["e_delta_map"].to_numpy(), frame["sd_delta_map"].to_numpy()
@@ -120,6 +133,7 @@ def one_split(
         "judgments": (centre - Z * frame["sd_judgments"], centre + Z * frame["sd_judgments"]),
         "topics": (centre - Z * frame["sd_topics"], centre + Z * frame["sd_topics"]),
         "combined": (frame["ci_low"], frame["ci_high"]),
+        "complete": (complete_ci.low, complete_ci.high),
     }
     for name, (low, high) in intervals.items():
         out[f"{name}_width"] = np.asarray(high) - np.asarray(low)
@@ -133,7 +147,7 @@ def summarise(pairs: pd.DataFrame) -> pd.DataFrame:
     """Coverage of each interval against each truth, mean width and the predicted rate."""
     rows = []
     for (collection, k), group in pairs.groupby(["collection", "k"], sort=False):
-        for name in ("judgments", "topics", "combined"):
+        for name in ("judgments", "topics", "combined", "complete"):
             rows.append(
                 {
                     "collection": collection,

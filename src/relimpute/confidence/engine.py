@@ -210,7 +210,8 @@ class ConfidenceEngine:
         Monte Carlo draw; see :mod:`relimpute.confidence.topic_bootstrap`.
 
         Returns a :class:`~relimpute.confidence.topic_bootstrap.TopicBootstrap`
-        (percentile intervals and P(ΔMAP > 0) over the replicates, and the
+        (percentile intervals and P(ΔMAP > 0) over the replicates, their topic
+        spread widened to the t distribution's for small topic sets, and the
         standard deviation each source alone would give).
         """
         from ..relevance.base import as_generator
