@@ -2,9 +2,12 @@
 
 Reads the studies run with ``--group-sds`` (``results/<stem>_estimates.tsv``), scores each
 spread by the interval score of its 95% intervals (Gneiting & Raftery 2007, §6.2: width plus
-40 times the distance by which the full-pool score falls outside), relative to no spread, and
-picks for each collection the spread with the lowest mean relative score on the *other*
-collections; the shipped default (``relimpute.bias.model.GROUP_SD``) is the one chosen on all.
+40 times the distance by which the full-pool score falls outside; a proper score, lowest in
+expectation for the true 2.5% and 97.5% quantiles, where coverage alone would reward any
+wide interval), relative to no spread, and picks for each collection the spread with the
+lowest mean relative score on the *other* collections (averaged over measures, then
+studies, then collections); the shipped default (``relimpute.bias.model.GROUP_SD``) is the
+one chosen on all.
 
     python examples/poolbias/choose_group_sd.py trec8_d10 trec8_d100 dl19_d10 dl21_d10
 """
@@ -97,7 +100,7 @@ def main(stems: list[str]) -> None:
             table[(table["collection"] == c) & (table["group_sd"] == chosen[c])]
             for c in collections
         ]
-    )[["study", "measure", "group_sd", "coverage", "width", "mae"]]
+    )[["study", "measure", "group_sd", "coverage", "width", "relative_score", "mae"]]
     text = [
         "# Between-group spread of the model-based corrector, chosen leave-one-collection-out",
         "",

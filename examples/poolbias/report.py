@@ -1,10 +1,15 @@
-"""Plot MAE and SRE* per corrector and measure from the study's metrics tables.
+"""The aim table (model-based against the best published corrector) and the TREC-8 plot.
 
-python examples/poolbias/plot.py trec8_d10 trec8_d100
+    python examples/poolbias/report.py trec8_d10 trec8_d100 dl19_d10 dl21_d10
+
+Studies run with several between-group spreads (``--group-sds``) are read at the spread
+chosen without their collection (``results/group_sd_choice.json``, written by
+``choose_group_sd.py``), relabelled ``model:<name>``.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -22,11 +27,24 @@ HERE = Path(__file__).resolve().parent / "results"
 RIVAL = {"P": "lipani"}
 
 
+def read_metrics(stem: str) -> pd.DataFrame:
+    """A study's metrics with each model at its held-out spread, labelled ``model:<name>``."""
+    metrics = pd.read_csv(HERE / f"{stem}_metrics.tsv", sep="\t")
+    found = metrics["corrector"].str.extract(r"^(model:[^\[]+)\[group_sd=([0-9.eE+-]+)\]$")
+    if found[0].isna().all():
+        return metrics
+    chosen = json.loads((HERE / "group_sd_choice.json").read_text())[stem.split("_d")[0]]
+    keep = found[0].isna() | (found[1].astype(float) == chosen)
+    metrics = metrics[keep].copy()
+    metrics["corrector"] = found[0][keep].fillna(metrics["corrector"])
+    return metrics
+
+
 def aim_table(stems: list[str]) -> pd.DataFrame:
     """Per collection/depth, measure and filter: model-based against the published rival."""
     rows = []
     for stem in stems:
-        metrics = pd.read_csv(HERE / f"{stem}_metrics.tsv", sep="\t")
+        metrics = read_metrics(stem)
         for (measure, filt), sub in metrics.groupby(["measure", "filter"], sort=False):
             sub = sub.set_index("corrector")
             rival = RIVAL.get(measure.split("@")[0].split("(")[0], "webber-park")
@@ -62,7 +80,7 @@ def main(stems: list[str]) -> None:
     stems = [s for s in stems if s.startswith("trec8")]
     fig, axes = plt.subplots(len(stems), 2, figsize=(13, 3.6 * len(stems)), squeeze=False)
     for row, stem in enumerate(stems):
-        metrics = pd.read_csv(HERE / f"{stem}_metrics.tsv", sep="\t")
+        metrics = read_metrics(stem)
         metrics = metrics[metrics["filter"] == "all"]
         measures = list(dict.fromkeys(metrics["measure"]))
         correctors = list(dict.fromkeys(metrics["corrector"]))
