@@ -1,5 +1,7 @@
 """The campaign data model: trec_eval ordering, alignment, subsets, judgments."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -160,12 +162,14 @@ def test_by_rank_orders_by_the_rank_column(tmp_path):
 
 
 @pytest.mark.parametrize("n_docs_arg", [None, 2**62])  # packed int64 key, and the lexsort fallback
-def test_trec_order_matches_lexsort(rng, n_docs_arg):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])  # dense rank; monotone float32 bits
+def test_trec_order_matches_lexsort(rng, n_docs_arg, dtype):
     from relimpute.data import _trec_order
 
     n = 5000
     group = rng.integers(0, 30, n)
-    order = rng.integers(-20, 20, n) / 4.0  # many ties
+    order = (rng.integers(-20, 20, n) / 4.0).astype(dtype)  # many ties
+    order[rng.integers(0, n, 40)] = rng.choice([0.0, -0.0, np.inf, -np.inf, 1e-45, -3e38], 40)
     doc = rng.integers(0, 800, n)
     expected = np.lexsort((-doc, order, group))
     got = _trec_order(group, order, doc, n_docs_arg or 800)
@@ -224,3 +228,98 @@ def test_to_files_round_trip_and_empty_systems(tmp_path):
         nothing = Campaign.from_frames(q, runs)
     with pytest.raises(ValueError, match=r"systems \['r'\] retrieve nothing"):
         nothing.to_files(tmp_path / "x")
+
+
+# -------------------------------------------------------------------------- duplicates in run files
+
+
+def _collection(tmp_path, runs):
+    (tmp_path / "runs").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n2 0 b 1\n")
+    for name, text in runs.items():
+        (tmp_path / "runs" / name).write_text(text)
+    return tmp_path / "qrels.txt", tmp_path / "runs"
+
+
+def _load_error(qrels, runs, **kwargs):
+    from relimpute.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # topics the qrels lack
+            Campaign.from_files(qrels, runs, **kwargs)
+    return info.value
+
+
+@pytest.mark.parametrize("topic", ["1", "7"])  # a qrels topic; one the qrels lack (dropped)
+@pytest.mark.parametrize("sep", [" ", "\t", " \t"])  # the fast path; line by line
+def test_duplicate_in_a_run_file_is_the_readers_error(tmp_path, topic, sep):
+    from relimpute.io import read_run
+
+    lines = ["1 Q0 a 1 2.0 t", f"{topic} Q0 c 1 1.5 t", "2 Q0 b 1 1.0 t", f"{topic} Q0 c 2 0.5 t"]
+    text = "".join(sep.join(line.split()) + "\n" for line in lines)
+    qrels, runs = _collection(tmp_path, {"a.txt": "1 Q0 a 1 1.0 t\n", "b.txt": text})
+    for by_rank in (False, True):
+        err = _load_error(qrels, runs, by_rank=by_rank)
+        with pytest.raises(type(err)) as expected:
+            read_run(runs / "b.txt", keep_rank=by_rank)
+        assert str(err) == str(expected.value) and err.line == 4
+        assert f"topic '{topic}', document 'c' also on line 2" in err.problem
+
+
+def test_an_earlier_runs_duplicate_comes_before_a_later_runs_error(tmp_path):
+    dup, bad = "1 Q0 a 1 1.0 t\n1 Q0 a 2 0.5 t\n", "1 Q0 a 1 x t\n"
+    qrels, runs = _collection(tmp_path, {"a.txt": dup, "b.txt": bad})
+    err = _load_error(qrels, runs)
+    assert err.source.endswith("a.txt") and "duplicate document in run" in err.problem
+    qrels, runs = _collection(tmp_path / "reversed", {"a.txt": bad, "b.txt": dup})
+    err = _load_error(qrels, runs)
+    assert err.source.endswith("a.txt") and err.problem == "score 'x' is not a number"
+    # policies other than "error" keep one line and read on to the bad file
+    qrels, runs = _collection(tmp_path, {"a.txt": dup, "b.txt": bad})
+    assert _load_error(qrels, runs, duplicates="first").source.endswith("b.txt")
+
+
+@pytest.mark.parametrize("duplicates", ["first", "last"])
+def test_duplicate_policies_keep_the_readers_lines(tmp_path, duplicates):
+    from relimpute.io import read_qrels, read_run
+
+    text = "1 Q0 a 1 1.0 t\n1 Q0 c 2 0.9 t\n2 Q0 b 1 0.5 t\n1 Q0 a 3 0.1 t\n"
+    qrels, runs = _collection(tmp_path, {"r.txt": text})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = Campaign.from_files(qrels, runs, duplicates=duplicates)
+        frames = {"r": read_run(runs / "r.txt", duplicates=duplicates)}
+        expected = Campaign.from_frames(read_qrels(qrels), frames)
+    ranked = [list(t.doc_ids[t.ranking[0, : t.depth[0]]]) for t in got.topics]
+    assert ranked == ([["a", "c"], ["b"]] if duplicates == "first" else [["c", "a"], ["b"]])
+    for a, b in zip(got.topics, expected.topics):
+        np.testing.assert_array_equal(a.ranking, b.ranking)
+
+
+def test_runs_listing_topics_in_pieces_load_as_grouped_ones(tmp_path, rng):
+    lines = [f"{q} Q0 d{i} {i} {s} t" for i, (q, s) in enumerate(zip([1, 2] * 20, rng.random(40)))]
+    qrels, runs = _collection(tmp_path, {"mixed.txt": "\n".join(lines) + "\n"})
+    (runs / "sorted.txt").write_text("\n".join(sorted(lines, key=lambda x: x[0])) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = Campaign.from_files(qrels, runs)
+    for t in c.topics:
+        assert t.depth.tolist() == [20, 20]
+        np.testing.assert_array_equal(t.ranking[0], t.ranking[1])
+
+
+def test_repeating_systems_in_several_passes(rng, monkeypatch):
+    from relimpute import data
+
+    system = np.sort(rng.integers(0, 40, 3000))
+    doc = rng.integers(0, 20_000, 3000)
+    seen, expected = set(), set()
+    for pair in zip(system.tolist(), doc.tolist()):
+        if pair in seen:
+            expected.add(pair[0])
+        seen.add(pair)
+    assert 0 < len(expected) < 40
+    assert sorted(data._repeating_systems(system, doc, 20_000)) == sorted(expected)
+    monkeypatch.setattr(data, "_PAIR_CELLS", 50_000)  # two systems a pass
+    assert sorted(data._repeating_systems(system, doc, 20_000)) == sorted(expected)

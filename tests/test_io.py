@@ -258,6 +258,27 @@ def test_fast_and_line_by_line_paths_agree(tmp_path, rng, monkeypatch):
     assert tabbed["score"].tolist() == s.tolist() and tabbed["doc_id"].tolist() == d.tolist()
 
 
+def test_a_file_parsed_in_several_blocks_reads_the_same(tmp_path, monkeypatch):
+    path = _write(tmp_path, "".join(f"{i % 3} Q0 d{i} {i} {i / 7} tag\n" for i in range(300)))
+    whole = read_run(path)
+    monkeypatch.setattr(rio, "_BLOCK_LIMIT", 200)  # files over the limit: a chunk per block
+    table = rio._arrow_read(path.read_bytes(), 6, " ")
+    assert table.column(2).num_chunks > 1
+    assert rio._one_array(table.column(2)).to_pylist() == whole["doc_id"].tolist()
+    pd.testing.assert_frame_equal(read_run(path), whole)
+
+
+def test_run_columns_are_checked_but_for_duplicates(tmp_path):
+    path = _write(tmp_path, RUN + "1 Q0 d2 3 0.5 tag\n")
+    columns, lines = rio.read_run_columns(path, keep_rank=True)
+    assert columns["doc_id"].to_pylist() == ["d1", "d2", "d1", "d2"]
+    assert columns["score"].tolist() == [3.5, 2.0, 1.0, 0.5] and columns["rank"].tolist()[-1] == 3
+    assert columns["run"].to_pylist() == ["tag"] * 4 and lines.tolist() == [1, 2, 3, 4]
+    assert "duplicate" in _error(read_run, path).problem
+    bad = _write(tmp_path, RUN + "1 Q0 d2 3 x tag\n", "bad.txt")
+    assert _error(rio.read_run_columns, bad).problem == "score 'x' is not a number"
+
+
 def test_only_ascii_whitespace_separates_fields(tmp_path):
     # a no-break space inside a docno is part of it (trec_eval splits on ASCII blanks only),
     # on the fast path (tabs only) and on the line-by-line path (mixed blanks) alike

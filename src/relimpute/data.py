@@ -6,8 +6,8 @@ each run's ranking as a row of document indices (trec_eval order: score
 descending compared at trec_eval's float32 precision, ties by docno
 descending in byte order; padded with ``-1``), and the judgments as a mask
 plus graded labels (qrels label ``-1`` = pooled but unjudged). Reading and
-building the 37 DL 2019 runs (1.4 M lines) takes under 2 s of CPU
-(``benchmarks/bench_load.py``).
+building the 37 DL 2019 runs (1.4 M lines) takes about 0.5 s of CPU, 1.5x a
+bare pyarrow parse of the same files (``benchmarks/bench_load.py``).
 
 Topic policy (as trec_eval): the topics are those of the qrels, ordered by
 query id. Topics that runs retrieve for but the qrels do not judge are
@@ -32,10 +32,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .errors import InputError
 from .io import (
     as_string_array,
     read_qrels,
     read_run,
+    read_run_columns,
     run_files,
     trec_scores,
     write_qrels,
@@ -43,6 +45,7 @@ from .io import (
 )
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
+_PAIR_CELLS = 1 << 24  # (system, document) cells one pass of _repeating_systems marks
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -152,12 +155,22 @@ class Campaign:
         qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
         if isinstance(runs, Mapping):
             return cls.from_frames(qrels_frame, runs, rel_threshold=rel_threshold, by_rank=by_rank)
-        # one run file in memory at a time: each is reduced to its arrays, then dropped
-        stream = (
-            (name, read_run(path, duplicates=duplicates, keep_rank=by_rank))
-            for name, path in run_files(runs)
-        )
-        return cls._build(qrels_frame, stream, rel_threshold=rel_threshold, by_rank=by_rank)
+        files = run_files(runs)
+        judged = _Judgments.of(qrels_frame)
+        parts: list[_RunRows] = []
+        # One run file in memory at a time: each is reduced to its rows, then dropped. A
+        # document listed twice in a topic is found by _align (it codes documents per topic
+        # anyway) and reported by reading that file again, so errors come in the order of
+        # reading run by run: a run's duplicate before a later run's error.
+        for _, path in files:
+            try:
+                parts.append(_file_rows(path, judged, by_rank=by_rank, duplicates=duplicates))
+            except InputError:
+                _raise_first_duplicate(files, _align(judged, parts)[1], by_rank)
+                raise
+        topics, repeating = _align(judged, parts)
+        _raise_first_duplicate(files, repeating, by_rank)
+        return cls._assemble([name for name, _ in files], judged, parts, topics, rel_threshold)
 
     @classmethod
     def from_frames(
@@ -187,132 +200,32 @@ class Campaign:
         if validate:
             qrels = read_qrels(qrels)
             runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}
-        return cls._build(qrels, runs.items(), rel_threshold=rel_threshold, by_rank=by_rank)
+        judged = _Judgments.of(qrels)
+        parts = [_frame_rows(run, judged, by_rank=by_rank) for run in runs.values()]
+        topics, _ = _align(judged, parts)  # validated frames list no document twice in a topic
+        return cls._assemble([str(name) for name in runs], judged, parts, topics, rel_threshold)
 
     @classmethod
-    def _build(
+    def _assemble(
         cls,
-        qrels: pd.DataFrame,
-        runs: Iterable[tuple[str, pd.DataFrame]],
-        *,
+        names: list[str],
+        judged: _Judgments,
+        parts: list[_RunRows],
+        topics: list[TopicData],
         rel_threshold: int,
-        by_rank: bool,
     ) -> Campaign:
-        """The campaign of validated frames; ``runs`` is consumed once, a run at a time."""
-        notes: list[str] = []
-
-        q_query = as_string_array(qrels["query_id"])
-        topic_ids = np.array(sorted(set(pc.unique(q_query).to_pylist())), dtype=object)
-        topic_pos = {q: i for i, q in enumerate(topic_ids)}
-        qrel_topic = _codes(q_query, topic_pos)
-        q_rel = qrels["relevance"].to_numpy(dtype=np.int64)
-
-        # Per run: topic codes, document ids and trec_eval's ordering key. No run-sized
-        # string array is concatenated and codes are int32: loading's peak memory is set here.
-        topic_parts, doc_parts, order_parts, lengths = [], [], [], []
-        names, dropped = [], set()
-        for name, run in runs:
-            names.append(str(name))
-            query = as_string_array(run["query_id"])
-            codes = _codes(query, topic_pos)
-            if (codes < 0).any():
-                dropped.update(query.filter(pa.array(codes < 0)).unique().to_pylist())
-            topic_parts.append(codes)
-            doc_parts.append(as_string_array(run["doc_id"]))
-            order = run["rank"].to_numpy(dtype=float) if by_rank else -trec_scores(run["score"])
-            order_parts.append(order)
-            lengths.append(len(run))
-            del run, query
+        """The campaign of aligned topics, with notes (issued as warnings) on what was dropped."""
         if not names:
             raise ValueError("a campaign needs at least one run")
-        systems = tuple(names)
-        run_topic = np.concatenate(topic_parts)
-        run_sys = np.repeat(np.arange(len(systems), dtype=np.int32), lengths)
-        run_order = np.concatenate(order_parts)
-        del order_parts
-        stray = run_topic < 0
-        if stray.any():
-            dropped = sorted(dropped)
-            n_runs = len(np.unique(run_sys[stray]))
+        notes: list[str] = []
+        dropped = judged.extra_topics()
+        if dropped:
+            n_runs = sum(bool((part.topics >= len(judged.topic_ids)).any()) for part in parts)
             notes.append(
                 f"{len(dropped)} topic(s) retrieved by {n_runs} run(s) but absent from the "
-                f"qrels were dropped, as trec_eval does ({_listing(dropped)})"
+                f"qrels were dropped, as trec_eval does ({_listing(sorted(dropped))})"
             )
-        del topic_parts
-
-        # One code per document id, sorted so that codes order as docnos do
-        # (byte order of UTF-8, which is trec_eval's strcmp order). One hash table over
-        # the runs' chunks and the qrels gives every chunk the same dictionary.
-        encoded = _encode_shared(
-            pa.chunked_array([*doc_parts, as_string_array(qrels["doc_id"])], type=pa.large_string())
-        )
-        del doc_parts
-        dictionary = encoded.chunk(0).dictionary
-        vocab_order = pc.sort_indices(dictionary).to_numpy()
-        doc_rank = np.empty(len(vocab_order), dtype=np.int32)
-        doc_rank[vocab_order] = np.arange(len(vocab_order), dtype=np.int32)
-        doc_codes = np.concatenate([doc_rank[c.indices.to_numpy()] for c in encoded.chunks])
-        doc_vocab = dictionary.take(pa.array(vocab_order)).to_numpy(zero_copy_only=False)
-        del encoded, dictionary
-        n_run_rows = len(run_topic)
-        run_doc, qrel_doc = doc_codes[:n_run_rows], doc_codes[n_run_rows:]
-        if stray.any():
-            keep = ~stray
-            run_topic, run_sys, run_order, run_doc = (
-                run_topic[keep], run_sys[keep], run_order[keep], run_doc[keep]
-            )
-
-        # trec_eval order: per (topic, system), float32 score descending, ties by docno descending.
-        perm = _trec_order(run_topic * len(systems) + run_sys, run_order, run_doc, len(doc_vocab))
-        del run_order
-        run_topic, run_sys, run_doc = run_topic[perm], run_sys[perm], run_doc[perm]
-        del perm
-        group_start = np.r_[True, (run_topic[1:] != run_topic[:-1]) | (run_sys[1:] != run_sys[:-1])]
-        starts = np.flatnonzero(group_start).astype(np.int32)
-        group_sizes = np.diff(np.r_[starts, len(run_doc)])
-        position = np.arange(len(run_doc), dtype=np.int32) - np.repeat(starts, group_sizes)
-
-        n_sys = len(systems)
-        topic_run_bounds = np.searchsorted(run_topic, np.arange(len(topic_ids) + 1))
-        qrel_order = np.argsort(qrel_topic, kind="stable")
-        qrel_bounds = np.searchsorted(qrel_topic[qrel_order], np.arange(len(topic_ids) + 1))
-
-        topics = []
-        # Per topic, its documents in docno order and every row's index among them, by
-        # marking codes in one vocabulary-sized table (no sort, no search).
-        present = np.zeros(len(doc_vocab), dtype=bool)
-        local_of = np.empty(len(doc_vocab), dtype=np.int32)
-        for t, query_id in enumerate(topic_ids):
-            lo, hi = topic_run_bounds[t], topic_run_bounds[t + 1]
-            qsel = qrel_order[qrel_bounds[t] : qrel_bounds[t + 1]]
-            present[run_doc[lo:hi]] = True
-            present[qrel_doc[qsel]] = True
-            docs_here = np.flatnonzero(present)
-            present[docs_here] = False
-            local_of[docs_here] = np.arange(len(docs_here), dtype=np.int32)
-            local = local_of[run_doc[lo:hi]]
-            sys_here, pos_here = run_sys[lo:hi], position[lo:hi]
-            depth = np.bincount(sys_here, minlength=n_sys).astype(np.int32)
-            ranking = np.full((n_sys, int(depth.max(initial=0))), -1, dtype=np.int32)
-            ranking[sys_here, pos_here] = local
-            grades = np.zeros(len(docs_here), dtype=np.int16)
-            judged = np.zeros(len(docs_here), dtype=bool)
-            qlocal = local_of[qrel_doc[qsel]]
-            labels = q_rel[qsel]
-            known = labels != UNJUDGED
-            grades[qlocal] = labels
-            judged[qlocal[known]] = True
-            topics.append(
-                TopicData(
-                    query_id=str(query_id),
-                    doc_ids=np.asarray(doc_vocab[docs_here], dtype=object),
-                    grades=grades,
-                    judged=judged,
-                    ranking=ranking,
-                    depth=depth,
-                )
-            )
-        for s, name in enumerate(systems):
+        for s, name in enumerate(names):
             missing = [tp.query_id for tp in topics if tp.depth[s] == 0]
             if missing:
                 notes.append(
@@ -322,7 +235,10 @@ class Campaign:
         for note in notes:
             warnings.warn(note, stacklevel=2)
         return cls(
-            systems=systems, topics=tuple(topics), rel_threshold=rel_threshold, notes=tuple(notes)
+            systems=tuple(names),
+            topics=tuple(topics),
+            rel_threshold=rel_threshold,
+            notes=tuple(notes),
         )
 
     # ------------------------------------------------------------------ views
@@ -481,29 +397,204 @@ class Campaign:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Judgments:
+    """The qrels as the build reads them: topics coded, rows grouped by topic.
+
+    ``codes`` gives each topic id a code: the qrels topics in query-id order
+    (``0 .. len(topic_ids) - 1``), then the topics that only runs retrieve, in
+    the order they are met (they are dropped, but a duplicate in them is still
+    an error).
+    """
+
+    topic_ids: list[str]
+    codes: dict[str, int]
+    doc: pa.Array  # document ids, grouped by topic
+    labels: np.ndarray  # int64, in the same order
+    bounds: np.ndarray  # topic t's rows: bounds[t] to bounds[t + 1]
+
+    @classmethod
+    def of(cls, qrels: pd.DataFrame) -> _Judgments:
+        query = as_string_array(qrels["query_id"])
+        topic_ids = sorted(set(pc.unique(query).to_pylist()))
+        codes = {q: i for i, q in enumerate(topic_ids)}
+        topic = _codes(query, codes)
+        by_topic = np.argsort(topic, kind="stable")
+        return cls(
+            topic_ids=topic_ids,
+            codes=codes,
+            doc=as_string_array(qrels["doc_id"]).take(pa.array(by_topic)),
+            labels=qrels["relevance"].to_numpy(dtype=np.int64)[by_topic],
+            bounds=np.searchsorted(topic[by_topic], np.arange(len(topic_ids) + 1)),
+        )
+
+    def extra_topics(self) -> list[str]:
+        """The topics runs retrieve that the qrels do not judge."""
+        return list(self.codes)[len(self.topic_ids) :]
+
+
+@dataclass(frozen=True, slots=True)
+class _RunRows:
+    """One run reduced to what the build needs, its rows grouped by topic."""
+
+    doc: pa.Array  # document ids
+    order: np.ndarray  # trec_eval's ranking key: ascending = ranked first
+    topics: np.ndarray  # the topic code of each group of rows
+    bounds: np.ndarray  # group i's rows: bounds[i] to bounds[i + 1]
+
+    @classmethod
+    def of(cls, query: pa.Array, doc: pa.Array, order: np.ndarray, judged: _Judgments) -> _RunRows:
+        """The rows of a run; runs list a topic's lines together, and are grouped if not."""
+        starts = _group_starts(query)
+        if len(pc.unique(query.take(starts))) < len(starts):  # a topic in two places
+            by_topic = np.argsort(_codes(query, judged.codes), kind="stable")
+            query, doc, order = query.take(by_topic), doc.take(by_topic), order[by_topic]
+            starts = _group_starts(query)
+        topics = _codes(query.take(starts), judged.codes)
+        return cls(doc=doc, order=order, topics=topics, bounds=np.r_[starts, len(query)])
+
+
+def _group_starts(ids: pa.Array) -> np.ndarray:
+    """Index of the first row of every stretch of equal ids (no hashing: neighbours compared)."""
+    if not len(ids):
+        return np.zeros(0, dtype=np.int64)
+    changed = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
+    return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1]
+
+
+def _score_order(score: np.ndarray | pd.Series) -> np.ndarray:
+    """trec_eval's ranking key of scores: minus the score at its float32 precision, as float32."""
+    return -trec_scores(score).astype(np.float32)
+
+
+def _frame_rows(run: pd.DataFrame, judged: _Judgments, *, by_rank: bool) -> _RunRows:
+    """The rows of a run frame (as :func:`~relimpute.io.read_run` returns them)."""
+    order = run["rank"].to_numpy(dtype=float) if by_rank else _score_order(run["score"])
+    query, doc = as_string_array(run["query_id"]), as_string_array(run["doc_id"])
+    return _RunRows.of(query, doc, order, judged)
+
+
+def _file_rows(path: Path, judged: _Judgments, *, by_rank: bool, duplicates: str) -> _RunRows:
+    """The rows of a run file, checked as :func:`~relimpute.io.read_run` checks them, except
+    that under ``duplicates="error"`` a document twice in a topic is left to :func:`_align`."""
+    if duplicates != "error":  # keeping one line of each duplicate: the full reader
+        run = read_run(path, duplicates=duplicates, keep_rank=by_rank)
+        return _frame_rows(run, judged, by_rank=by_rank)
+    columns, _ = read_run_columns(path, keep_rank=by_rank)
+    order = columns["rank"].astype(float) if by_rank else _score_order(columns["score"])
+    return _RunRows.of(columns["query_id"], columns["doc_id"], order, judged)
+
+
+def _raise_first_duplicate(
+    files: list[tuple[str, Path]], repeating: set[int], by_rank: bool
+) -> None:
+    """Raise the duplicate error of the first of the ``repeating`` runs (its file read again
+    by :func:`~relimpute.io.read_run`, which names the lines)."""
+    if repeating:
+        read_run(files[min(repeating)][1], keep_rank=by_rank)
+
+
+def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[TopicData], set[int]]:
+    """Every qrels topic's documents, judgments and rankings; and the runs that list a
+    document twice in a topic (any topic, dropped ones included).
+
+    Documents are coded per topic: one small hash table over the topic's rows of every
+    run and of the qrels, its dictionary sorted so that codes order as docnos do (byte
+    order of UTF-8, trec_eval's strcmp order).
+    """
+    n_judged, n_runs = len(judged.topic_ids), len(runs)
+    # files parse to 32-bit-offset strings; DataFrames and big files give large ones
+    wide = any(pa.types.is_large_string(run.doc.type) for run in runs)
+    doc_type = pa.large_string() if wide else pa.string()
+    first = np.zeros((len(judged.codes), n_runs), dtype=np.int64)
+    end = np.zeros_like(first)
+    for s, run in enumerate(runs):
+        first[run.topics, s], end[run.topics, s] = run.bounds[:-1], run.bounds[1:]
+    topics: list[TopicData] = []
+    repeating: set[int] = set()
+    for t in range(len(judged.codes)):
+        systems = np.flatnonzero(end[t] > first[t])
+        counts = end[t, systems] - first[t, systems]
+        docs = [runs[s].doc.slice(first[t, s], n) for s, n in zip(systems, counts)]
+        labelled = slice(judged.bounds[t], judged.bounds[t + 1]) if t < n_judged else slice(0, 0)
+        docs.append(judged.doc[labelled])
+        encoded = _encode_shared(
+            pa.chunked_array([d if d.type == doc_type else d.cast(doc_type) for d in docs])
+        )
+        dictionary = encoded.chunk(0).dictionary
+        by_docno = pc.sort_indices(dictionary).to_numpy()
+        code_of = np.empty(len(by_docno), dtype=np.int32)
+        code_of[by_docno] = np.arange(len(by_docno), dtype=np.int32)
+        doc_codes = code_of[np.concatenate([c.indices.to_numpy() for c in encoded.chunks])]
+        n_rows = int(counts.sum())
+        run_doc, judged_doc = doc_codes[:n_rows], doc_codes[n_rows:]
+        system = np.repeat(systems, counts)
+        repeating.update(_repeating_systems(system, run_doc, len(by_docno)))
+        if t >= n_judged:
+            continue
+        orders = [runs[s].order[first[t, s] : end[t, s]] for s in systems]
+        order = np.concatenate(orders) if orders else np.zeros(0, dtype=np.float32)
+        ranked = run_doc[_trec_order(system, order, run_doc, len(by_docno))]
+        depth = np.zeros(n_runs, dtype=np.int32)
+        depth[systems] = counts
+        ranking = np.full((n_runs, int(depth.max(initial=0))), -1, dtype=np.int32)
+        position = np.arange(n_rows) - np.repeat(np.cumsum(counts) - counts, counts)
+        ranking[system, position] = ranked
+        labels = judged.labels[labelled]
+        grades = np.zeros(len(by_docno), dtype=np.int16)
+        grades[judged_doc] = labels
+        known = np.zeros(len(by_docno), dtype=bool)
+        known[judged_doc[labels != UNJUDGED]] = True
+        topics.append(
+            TopicData(
+                query_id=str(judged.topic_ids[t]),
+                doc_ids=dictionary.take(pa.array(by_docno)).to_numpy(zero_copy_only=False),
+                grades=grades,
+                judged=known,
+                ranking=ranking,
+                depth=depth,
+            )
+        )
+    return topics, repeating
+
+
+def _repeating_systems(system: np.ndarray, doc: np.ndarray, n_docs: int) -> list[int]:
+    """The systems that list a document twice, given rows ordered by system.
+
+    Marks the rows' (system, document) cells in a table of as many systems at
+    a time as fit in ``_PAIR_CELLS``: fewer cells marked than rows means a pair
+    repeats. Linear time, no sort.
+    """
+    found: list[int] = []
+    if not len(system):
+        return found
+    per_pass = max(1, _PAIR_CELLS // max(n_docs, 1))
+    for lowest in range(int(system[0]), int(system[-1]) + 1, per_pass):
+        lo, hi = np.searchsorted(system, [lowest, lowest + per_pass])
+        cells = (system[lo:hi] - lowest) * n_docs + doc[lo:hi]
+        marked = np.zeros(min(per_pass, int(system[-1]) + 1 - lowest) * n_docs, dtype=bool)
+        marked[cells] = True
+        if np.count_nonzero(marked) < hi - lo:
+            pairs, counts = np.unique(cells, return_counts=True)
+            found.extend((np.unique(pairs[counts > 1] // n_docs) + lowest).tolist())
+    return found
+
+
 def _trec_order(group: np.ndarray, order: np.ndarray, doc: np.ndarray, n_docs: int) -> np.ndarray:
     """Permutation sorting rows by group, then ``order`` ascending, then ``doc`` descending.
 
     Equivalent to ``np.lexsort((-doc, order, group))`` but a single integer
-    sort: ``order`` (e.g. minus the score) is replaced by its dense rank and
-    the three keys are packed into one int64 when they fit (they do for any
-    realistic campaign; otherwise lexsort is used).
+    sort: ``order`` is replaced by integers that sort the same (for float32, its
+    bits made monotone; otherwise its dense rank) and the three keys are packed
+    into one int64 when they fit (they do for any realistic campaign; otherwise
+    lexsort is used).
     """
-    n = len(order)
-    by_order = np.argsort(order, kind="stable")  # fast: runs arrive mostly sorted
-    sorted_order = order[by_order]
-    new_value = np.zeros(n, dtype=np.int64)
-    np.not_equal(sorted_order[1:], sorted_order[:-1], out=new_value[1:], casting="unsafe")
-    del sorted_order
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_order] = np.cumsum(new_value, out=new_value)
-    del by_order, new_value
+    rank = _monotone_bits(order) if order.dtype == np.float32 else _dense_rank(order)
     n_ranks = int(rank.max(initial=0)) + 1
     n_groups = int(group.max(initial=0)) + 1
     if n_groups * n_ranks * n_docs >= 2**63:
         return np.lexsort((-doc, order, group))
-    # key = (group * n_ranks + rank) * n_docs + (n_docs - 1 - doc), built in place: the
-    # arrays here are as long as the whole campaign, so temporaries set the peak memory
+    # key = (group * n_ranks + rank) * n_docs + (n_docs - 1 - doc), built in place
     key = group.astype(np.int64)
     key *= n_ranks
     key += rank
@@ -512,6 +603,25 @@ def _trec_order(group: np.ndarray, order: np.ndarray, doc: np.ndarray, n_docs: i
     key += n_docs - 1
     key -= doc
     return np.argsort(key, kind="stable")
+
+
+def _monotone_bits(values: np.ndarray) -> np.ndarray:
+    """Non-negative int64 that sort as the float32 ``values`` (-0.0 and 0.0 alike)."""
+    bits = (values + np.float32(0)).view(np.uint32)  # + 0 makes -0.0 into 0.0
+    keys = np.where(bits >> 31 == 1, ~bits, bits | np.uint32(1 << 31)).astype(np.int64)
+    return keys - keys.min() if len(keys) else keys
+
+
+def _dense_rank(values: np.ndarray) -> np.ndarray:
+    """int64 rank of every value among the distinct values (equal values, equal rank)."""
+    n = len(values)
+    by_value = np.argsort(values, kind="stable")
+    sorted_values = values[by_value]
+    new_value = np.zeros(n, dtype=np.int64)
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=new_value[1:], casting="unsafe")
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_value] = np.cumsum(new_value, out=new_value)
+    return rank
 
 
 def _encode_shared(values: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -532,11 +642,11 @@ def _encode_shared(values: pa.ChunkedArray) -> pa.ChunkedArray:
     return encoded.unify_dictionaries()
 
 
-def _codes(ids: pa.Array, position: Mapping[str, int]) -> np.ndarray:
-    """Map string ids to integer positions (-1 for ids not in ``position``)."""
+def _codes(ids: pa.Array, position: dict[str, int]) -> np.ndarray:
+    """int32 codes of string ids from ``position``, which gets a new code for an unknown id."""
     encoded = ids.dictionary_encode()
-    lookup = np.array([position.get(v, -1) for v in encoded.dictionary.to_pylist()], dtype=np.int32)
-    return lookup[encoded.indices.to_numpy()] if len(lookup) else np.zeros(0, dtype=np.int32)
+    known = [position.setdefault(v, len(position)) for v in encoded.dictionary.to_pylist()]
+    return np.array(known, dtype=np.int32)[encoded.indices.to_numpy()]
 
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:
