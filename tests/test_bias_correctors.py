@@ -366,14 +366,16 @@ def test_between_group_shift_keeps_each_documents_mean_and_no_spread_is_the_iden
 
     rng = np.random.default_rng(0)
     draws = rng.beta(0.5, 3, size=(50, 6))
-    estimate = RelevanceEstimate(("1",), (np.arange(6).astype(str),), (draws.mean(axis=0),), (draws,))
+    ids = (np.arange(6).astype(str),)
+    estimate = RelevanceEstimate(("1",), ids, (draws.mean(axis=0),), (draws,))
     unknown = [np.array([True, True, True, False, False, True])]
     assert group_shifted(estimate, unknown, 0.0, 0) is estimate
     shifted = group_shifted(estimate, unknown, 1.5, 0).draws[0]
     assert shifted.mean(axis=0) == pytest.approx(draws.mean(axis=0), abs=1e-9)
     assert np.array_equal(shifted[:, 3:5], draws[:, 3:5])  # known documents untouched
     # one shift per draw: the unknown documents now move together
-    assert np.corrcoef(shifted[:, 0], shifted[:, 1])[0, 1] > 0.5 > np.corrcoef(draws[:, 0], draws[:, 1])[0, 1]
+    before = np.corrcoef(draws[:, 0], draws[:, 1])[0, 1]
+    assert np.corrcoef(shifted[:, 0], shifted[:, 1])[0, 1] > 0.5 > before
 
 
 def test_model_based_refuses_a_negative_or_missing_spread():

@@ -54,7 +54,8 @@ def test_variance_is_topic_spread_plus_judgment_noise(half_judged):
     np.testing.assert_allclose(boot.comparison.e_delta_map, mu.mean(axis=1), atol=2e-3)
     np.testing.assert_allclose(boot.sd_judgments, np.sqrt(exact.var_delta_map), rtol=0.05)
     # sd_topics is taken from the Monte Carlo per-topic means: within 1% of the exact ones
-    np.testing.assert_allclose(boot.sd_topics, mu.std(axis=1, ddof=1) / np.sqrt(n_topics), rtol=0.01)
+    standard_error = mu.std(axis=1, ddof=1) / np.sqrt(n_topics)
+    np.testing.assert_allclose(boot.sd_topics, standard_error, rtol=0.01)
     assert np.all(boot.sd_judgments > 0.1 * boot.sd_topics)  # both sources matter here
     # P(Δ > 0): a normal with the judgment variance plus c² times the topic term, c² = T/χ²
     chi2 = stats.chi2(n_topics - 1)

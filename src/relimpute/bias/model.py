@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-
 from scipy.special import expit, logit
 from scipy.stats import norm
 
@@ -111,7 +110,8 @@ def would_be_pool_estimate(
 ) -> RelevanceEstimate:
     """``estimate`` with every unjudged document outside the top ``depth`` of ``rows`` set to 0."""
     ps, draws = [], []
-    for t, (topic, unknown) in enumerate(zip(campaign.topics, would_be_pooled(campaign, rows, depth))):
+    masks = would_be_pooled(campaign, rows, depth)
+    for t, (topic, unknown) in enumerate(zip(campaign.topics, masks)):
         fixed = topic.relevant(campaign.rel_threshold).astype(float)
         ps.append(np.where(unknown, estimate.p[t], fixed))
         if estimate.draws is not None:
@@ -268,13 +268,16 @@ class ModelBased(Corrector):
         """The new runs' compact campaign and the restricted estimate on it, with the
         between-group term (cached; the fit is shared by every ``group_sd``)."""
         campaign, estimate = self._restricted(context, rows)
-        key = ("model-shifted", self.model, self.seed, self.fit_depth, self.group_sd, tuple(int(r) for r in rows))
+        fit = (self.model, self.seed, self.fit_depth, tuple(int(r) for r in rows))
+        key = ("model-shifted", *fit, self.group_sd)
         if key not in context.cache:
             unknown = would_be_pooled(campaign, np.arange(len(rows)), context.depth)
             context.cache[key] = group_shifted(estimate, unknown, self.group_sd, self.seed)
         return campaign, context.cache[key]
 
-    def _restricted(self, context: PoolContext, rows: np.ndarray) -> tuple[Campaign, RelevanceEstimate]:
+    def _restricted(
+        self, context: PoolContext, rows: np.ndarray
+    ) -> tuple[Campaign, RelevanceEstimate]:
         """The new runs' compact campaign and the model's estimate restricted to their
         would-be-pooled documents (cached)."""
         from ..relevance import load_model

@@ -173,7 +173,8 @@ def run_study(
         for corrector in chosen:
             label = corrector.name
             if label == "model":
-                label = model_label(corrector.model, None if group_sds is None else corrector.group_sd)
+                spread = None if group_sds is None else corrector.group_sd
+                label = model_label(corrector.model, spread)
             start = time.perf_counter()
             table = corrector.correct_context(context, step.left_out, parsed).table
             timing[label] = timing.get(label, 0.0) + time.perf_counter() - start
