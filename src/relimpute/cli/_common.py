@@ -6,8 +6,6 @@ import argparse
 import sys
 import warnings
 
-from ..relevance.settings import DEFAULT_MODEL
-
 
 def add_campaign_arguments(
     parser, *, runs_required: bool = True, qrels_required: bool = True
@@ -51,6 +49,8 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
     ``default=None`` leaves ``args.model`` None when the option is not given (the
     command then uses the default model, and can tell whether one was named).
     """
+    from ..relevance.settings import DEFAULT_MODEL  # the relevance models: not for evaluate
+
     parser.add_argument(
         "--model",
         "-M",

@@ -195,15 +195,20 @@ def run(args) -> int:
     summary = _wide(means, ["system"], names)
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
     summary.insert(1, "num_q", kept.sum(axis=1).astype(int))
-    if not args.per_topic and args.format != "trec":
-        emit(_counts_as_integers(summary, measures), args.format)
+    if not args.per_topic:
+        if args.format == "trec":
+            from ._trec import trec_eval_text
+
+            sys.stdout.write(trec_eval_text(summary, None, measures))
+        else:
+            emit(_counts_as_integers(summary, measures), args.format)
         return 0
     topics = evaluate(campaign, measures, per_topic=True, **options)
     table = _wide(topics, ["system", "query_id"], names)
     if args.format == "trec":
         from ._trec import trec_eval_text
 
-        sys.stdout.write(trec_eval_text(summary, table if args.per_topic else None, measures))
+        sys.stdout.write(trec_eval_text(summary, table, measures))
         return 0
     summary = summary.drop(columns="num_q").assign(query_id="all")[table.columns]
     order = {name: i for i, name in enumerate(campaign.systems)}

@@ -33,8 +33,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..calibration.paired import paired_test
-
 TESTS = ("t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bh", "none")
 #: Comparisons of randomization means closer than this (relative) count as ties.
@@ -160,6 +158,8 @@ def compare_to_baseline(
         raise ValueError(f"baseline {baseline!r} is not among the runs {systems}")
     if len(systems) < 2:
         raise ValueError("need at least one run besides the baseline")
+    from ..calibration.paired import paired_test  # scipy.stats: not on evaluate's plain path
+
     generator = np.random.default_rng(rng)
     rows = []
     for measure, scores in per_topic.groupby("measure", sort=False):
