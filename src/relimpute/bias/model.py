@@ -36,8 +36,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import expit, logit
-from scipy.stats import norm
+from scipy.special import expit, logit, ndtri
 
 from ..data import Campaign
 from ..relevance.base import RelevanceEstimate, as_generator
@@ -143,7 +142,7 @@ def group_shifted(
     base = estimate.draws or tuple(np.broadcast_to(p, (SHIFT_DRAWS, len(p))) for p in estimate.p)
     n = base[0].shape[0]
     order = as_generator(seed).permutation(n)
-    shift = group_sd * norm.ppf((order + 0.5) / n)[:, None]
+    shift = group_sd * ndtri((order + 0.5) / n)[:, None]  # the normal's quantiles
     draws = []
     for d, u in zip(base, unknown):
         moved = np.array(d, dtype=float)

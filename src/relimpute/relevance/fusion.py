@@ -82,8 +82,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log_expit, logit
-from scipy.stats import norm
+from scipy.special import expit, log_expit, logit, ndtri
 
 from ..data import Campaign, TopicData
 from ._newton import newton_maximise
@@ -414,7 +413,7 @@ class RankFusion(RelevanceModel):
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
         theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
-        strata = norm.ppf((rng.permutation(n) + 0.5) / n)
+        strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         decays = np.maximum(self.beyond_decay + self.beyond_decay_sd * strata, 0.0)
         run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
         below = [_votes_below(ev) for ev in evidence]
