@@ -323,3 +323,61 @@ def test_repeating_systems_in_several_passes(rng, monkeypatch):
     assert sorted(data._repeating_systems(system, doc, 20_000)) == sorted(expected)
     monkeypatch.setattr(data, "_PAIR_CELLS", 50_000)  # two systems a pass
     assert sorted(data._repeating_systems(system, doc, 20_000)) == sorted(expected)
+
+
+@pytest.mark.parametrize("by_rank", [False, True])
+def test_documents_coded_in_batches_build_the_same_campaign(tmp_path, rng, monkeypatch, by_rank):
+    """Run files' document ids are coded per topic in batches as they are read: any batching
+    gives trec_eval's rankings over documents in docno order (ties by docno, shuffled lines,
+    documents shared by topics, a topic the qrels lack), as the frames give them."""
+    from relimpute import data
+    from relimpute.io import read_qrels, read_runs
+
+    docs = [f"d{i}" for i in range(60)] + ["D1", "d1\u00e9", "e"]
+    judged = {(q, d): int(rng.integers(-1, 3)) for q in "123" for d in rng.choice(docs, 9, False)}
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in judged.items()))
+    expected = {}
+    for r in range(7):
+        lines = []
+        for q in "1234":
+            picked = rng.choice(docs, int(rng.integers(1, 25)), replace=False)
+            scores = rng.integers(0, 4, len(picked)) / 2  # many ties
+            ranks = rng.integers(1, 6, len(picked))
+            lines += [f"{q} Q0 {d} {k} {s} t" for d, k, s in zip(picked, ranks, scores)]
+            keys = ranks if by_rank else -scores
+            by_docno = sorted(zip(keys, picked), key=lambda x: x[1].encode(), reverse=True)
+            expected[f"r{r}", q] = [d for _, d in sorted(by_docno, key=lambda x: x[0])]
+        order = rng.permutation(len(lines)) if r % 2 else np.arange(len(lines))
+        (tmp_path / "runs" / f"r{r}").write_text("\n".join(lines[i] for i in order) + "\n")
+
+    def load():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return Campaign.from_files(tmp_path / "qrels.txt", tmp_path / "runs", by_rank=by_rank)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frames = Campaign.from_frames(
+            read_qrels(tmp_path / "qrels.txt"),
+            read_runs(tmp_path / "runs", keep_rank=by_rank),
+            by_rank=by_rank,
+        )
+    flushes = []
+    one_batch = load()
+    monkeypatch.setattr(data, "_BATCH_ROWS", 1)  # a batch about every run
+    flush = data._DocIds._flush
+    monkeypatch.setattr(data._DocIds, "_flush", lambda self: flushes.append(1) or flush(self))
+    for got in (one_batch, frames, load()):
+        assert got.systems == tuple(f"r{r}" for r in range(7))
+        assert [t.query_id for t in got.topics] == ["1", "2", "3"] and "4" in got.notes[0]
+        for t in got.topics:
+            doc_ids = t.doc_ids.tolist()
+            assert doc_ids == sorted(doc_ids, key=str.encode)
+            for s, name in enumerate(got.systems):
+                assert t.doc_ids[t.ranking[s, : t.depth[s]]].tolist() == expected[name, t.query_id]
+            labels = {d: judged.get((t.query_id, d), 0) for d in doc_ids}
+            assert t.grades.tolist() == list(labels.values())
+            known = [(t.query_id, d) in judged and g >= 0 for d, g in labels.items()]
+            assert t.judged.tolist() == known
+    assert len(flushes) > 5
