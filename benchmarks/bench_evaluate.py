@@ -28,7 +28,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -38,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _run_info import machine, utc_now
 from bench_load import DEFAULT_DATA, rel_threshold
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,13 +163,8 @@ def run(data: Path, trec_eval: str, rounds: int) -> dict:
         "cpu_s_all": cpu,
         "trec_eval_cpu_over_relimpute_median": ratios,
         "agreement": check,
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "load_average_1min": round(os.getloadavg()[0], 2),
-        },
-        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "machine": machine(),
+        "date": utc_now(),
     }
 
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import sys
 import time
 import warnings
 from pathlib import Path
+
+from _run_info import machine, utc_now
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
@@ -161,13 +162,8 @@ def run(data: Path, repeat: int) -> dict:
         "peak_rss_mb": round(_peak_rss_mb(), 1),
         "single_process_peak_rss": single_load_peaks(data, threshold),
         "rss_before_mb": round(rss_before, 1),
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "load_average_1min": round(os.getloadavg()[0], 2),
-        },
-        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "machine": machine(),
+        "date": utc_now(),
     }
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
+
+from _run_info import machine, utc_now
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 SIZE = {"n_topics": 50, "n_systems": 100, "n_docs": 2000, "depth": 1000}
@@ -57,12 +57,8 @@ def run(repeat: int) -> dict:
             }
             for name, times in steps.items()
         },
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_1min": round(os.getloadavg()[0], 2),
-        },
-        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "machine": machine(),
+        "date": utc_now(),
     }
 
 

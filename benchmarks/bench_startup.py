@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from _run_info import machine, utc_now
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -53,13 +53,8 @@ def run(rounds: int) -> dict:
         "cpu_s_median": {name: statistics.median(v) for name, v in times.items()},
         "cpu_s_all": times,
         "target_help_cpu_s": TARGET_HELP_CPU_S,
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "load_average_1min": round(os.getloadavg()[0], 2),
-        },
-        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "machine": machine(),
+        "date": utc_now(),
     }
 
 
