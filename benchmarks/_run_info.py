@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
+from pathlib import Path
 
 
 def machine() -> dict:
@@ -20,3 +22,25 @@ def machine() -> dict:
 def utc_now() -> str:
     """The current time, as the results files print it."""
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+
+
+def add_collection_arguments(parser, default_data: Path, results: Path, stem: str) -> None:
+    """``--data`` (a collection folder; the default's results are ``<stem>.*``) and ``--out``."""
+    parser.add_argument(
+        "--data", type=Path, default=default_data,
+        help=f"collection folder (qrels.txt, runs/); default DL 2019, whose results are "
+        f"{stem}.*; others write {stem}_<folder>.*",
+    )  # fmt: skip
+    parser.add_argument("--out", type=Path, default=results, help=f"where to write {stem}.*")
+
+
+def write_results(
+    result: dict, markdown: str, out: Path, data: Path, default_data: Path, stem: str
+) -> None:
+    """``<stem>.json`` and ``<stem>.md`` (``<stem>_<folder>.*`` for another collection); prints
+    the markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    name = stem if data == default_data else f"{stem}_{data.name}"
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"{name}.md").write_text(markdown)
+    print(markdown)

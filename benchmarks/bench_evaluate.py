@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
 import resource
 import shutil
@@ -37,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _run_info import machine, utc_now
+from _run_info import add_collection_arguments, machine, utc_now, write_results
 from bench_load import DEFAULT_DATA, rel_threshold
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,12 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trec-eval", metavar="PATH", help="trec_eval binary (default: "
                         "trec_eval on PATH)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA,
-        help="collection folder (qrels.txt, runs/); default DL 2019, whose results are "
-        "evaluate.*; others write evaluate_<folder>.*",
-    )  # fmt: skip
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write evaluate.*")
+    add_collection_arguments(parser, DEFAULT_DATA, RESULTS, "evaluate")
     args = parser.parse_args(argv)
     if not (args.data / "qrels.txt").is_file():
         print(f"skipped: data not found at {args.data}")
@@ -243,11 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     result = run(args.data, trec_eval, args.rounds)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "evaluate" if args.data == DEFAULT_DATA else f"evaluate_{args.data.name}"
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / f"{stem}.md").write_text(markdown(result))
-    print(markdown(result))
+    write_results(result, markdown(result), args.out, args.data, DEFAULT_DATA, "evaluate")
     return 0
 
 

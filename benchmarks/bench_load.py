@@ -15,7 +15,6 @@ their official one). Writes ``benchmarks/results/load.json`` and ``load.md``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -24,7 +23,7 @@ import time
 import warnings
 from pathlib import Path
 
-from _run_info import machine, utc_now
+from _run_info import add_collection_arguments, machine, utc_now, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
@@ -208,22 +207,13 @@ On a shared machine wall time includes waiting for a core; CPU time does not.
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds to time (default 3)")
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA,
-        help="collection folder (qrels.txt, runs/); default DL 2019, whose results are load.*; "
-        "others write load_<folder>.*",
-    )  # fmt: skip
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write load.json/.md")
+    add_collection_arguments(parser, DEFAULT_DATA, RESULTS, "load")
     args = parser.parse_args(argv)
     if not (args.data / "qrels.txt").is_file():
         print(f"skipped: DL 2019 data not found at {args.data}")
         return 0
     result = run(args.data, args.repeat)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "load" if args.data == DEFAULT_DATA else f"load_{args.data.name}"
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / f"{stem}.md").write_text(markdown(result))
-    print(markdown(result))
+    write_results(result, markdown(result), args.out, args.data, DEFAULT_DATA, "load")
     return 0
 
 
