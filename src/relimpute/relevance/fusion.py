@@ -400,12 +400,10 @@ class RankFusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _beyond_offset(self, ev: TopicEvidence, decay: float | None = None) -> np.ndarray:
+    def _beyond_offset(self, ev: TopicEvidence) -> np.ndarray:
         """Log-odds offset ``−γ log(max(b / k_t, 1))`` of documents whose best rank ``b``
-        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay`` unless given)."""
-        log_best = ev.features[:, 2]  # a document no run retrieves: just below the deepest rank
-        decay = self.beyond_decay if decay is None else decay
-        return -decay * np.maximum(log_best - np.log(max(ev.horizon, 1)), 0.0)
+        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
+        return -self.beyond_decay * _log_depth_ratio(ev)
 
     def _draws(self, campaign, evidence, designs, outside, relevant):
         """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
@@ -415,19 +413,27 @@ class RankFusion(RelevanceModel):
         theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         decays = np.maximum(self.beyond_decay + self.beyond_decay_sd * strata, 0.0)
-        run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
-        below = [_votes_below(ev) for ev in evidence]
+        ratios = [_log_depth_ratio(ev) for ev in evidence]
+        if self.beyond_run_sd > 0:
+            run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
+            below = [_votes_below(ev) for ev in evidence]
         from ..progress import progress
 
         out = []
         for d in progress(range(n), desc="fusion: posterior draws"):
-            point = [
-                expit(design @ theta[d] + self._beyond_offset(ev, decays[d]) + low @ run_effects[d])
-                for design, ev, low in zip(designs, evidence, below)
-            ]
+            eta = [design @ theta[d] - decays[d] * r for design, r in zip(designs, ratios)]
+            if self.beyond_run_sd > 0:
+                eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
+            point = [expit(e) for e in eta]
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])
         return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
+
+
+def _log_depth_ratio(ev: TopicEvidence) -> np.ndarray:
+    """``log(max(b / k_t, 1))`` per document: how far below the pool depth its best rank lies
+    (a document no run retrieves: just below the deepest rank)."""
+    return np.maximum(ev.features[:, 2] - np.log(max(ev.horizon, 1)), 0.0)
 
 
 def _votes_below(ev: TopicEvidence) -> sp.csr_matrix:
