@@ -151,9 +151,12 @@ def documents(
     return frame, row, (y, p)
 
 
-def ratio_summary(ratio: pd.Series) -> dict[str, float]:
-    """Median, 10th/90th percentiles and share in [0.5, 2] of the per-topic E[R]/R."""
+def ratio_summary(frame: pd.DataFrame) -> dict[str, float]:
+    """Median, 10th/90th percentiles and share in [0.5, 2] of the per-topic E[R]/R, and
+    the expected over the true relevant documents below the pool, summed over topics."""
+    ratio = frame["ratio"]
     return dict(
+        below_ratio=frame["heldout_p"].sum() / max(frame["heldout_relevant"].sum(), 1),
         ratio_median=ratio.median(),
         ratio_p10=ratio.quantile(0.1),
         ratio_p90=ratio.quantile(0.9),
@@ -301,7 +304,7 @@ def plot_calibration(curves: dict[str, dict[str, tuple]], path: Path) -> None:
 P1_COLUMNS = [
     "collection", "model", "k", "n", "base_rate", "mean_p", "ece", "ll", "ll_const",
     "n_ret", "ece_ret", "ll_ret", "llc_ret", "n_none", "ece_none", "ll_none", "llc_none",
-    "n_pool", "ece_pool", "ll_pool", "llc_pool", "unjudged_p", "R", "ratio_median", "ratio_p10", "ratio_p90", "ratio_in_half_2",
+    "n_pool", "ece_pool", "ll_pool", "llc_pool", "unjudged_p", "R", "below_ratio", "ratio_median", "ratio_p10", "ratio_p90", "ratio_in_half_2",
     "ratio_target", "calib_target",
 ]
 P2_COLUMNS = [
@@ -327,7 +330,9 @@ rate; _ret / _none = held-out documents retrieved by at least one run / by none,
 in the official pool of the pooled runs (DL: depth 10, TREC-8: depth 100), i.e. judged because
 of their rank rather than picked by active learning (llc = best constant of that subset). unjudged_p = mean over topics of the sum of p over documents not in
 the official qrels; R = mean true relevant per topic. ratio = (pool relevant + sum of p over
-held-out) / true R per topic, TREC-8 only (its qrels are the depth-100 pool). Targets:
+held-out) / true R per topic, TREC-8 only (its qrels are the depth-100 pool); below_ratio = sum
+of p over the held-out documents / the relevant among them, over all topics (the pool's own
+relevant documents left out: the extrapolation below the pool alone). Targets:
 ratio median in [0.8, 1.25] and >= 80% of topics in [0.5, 2]; ECE <= 0.03 and ll < ll_const
 (set by the issue for DL 2019 and TREC-8 at k = 5 only).
 
@@ -369,7 +374,7 @@ def run_collection(
                 curves.setdefault(name, {})[model] = heldout
             row = dict(collection=name, model=model, k=k) | row
             if COLLECTIONS[name].qrels_are_pool:
-                row |= ratio_summary(frame["ratio"])
+                row |= ratio_summary(frame)
             p1_rows.append(row | document_targets(row))
             doc_frames.append(frame.assign(model=model, k=k))
             bar.update()
