@@ -51,7 +51,10 @@ answer is the normal approximation or Bernoulli Monte Carlo with them,
 narrower than the posterior-predictive one of --model). E[R] counts every
 judged relevant document plus the probability of every unjudged document
 any run of the campaign retrieves, so a pair's answer does not depend on
-which other runs are compared. When the model hands over posterior draws of
+which other runs are compared. Give it every run you have (those that built
+the pool too) and choose pairs with --systems: shown only 10 of TREC-8's 71
+pooled runs, the model cannot see a third of the relevant documents the
+others found (examples/precision, section 4). When the model hands over posterior draws of
 its probabilities (the default model does), the confidence is posterior
 predictive: --mc-draws Monte Carlo draws of relevance over those draws, so
 the uncertainty of the model's own parameters widens the answer; otherwise
