@@ -1,6 +1,6 @@
 """Split-topic validation of the combined topic + judgment interval for ΔMAP.
 
-Run from the repository root (about 25 minutes each for both collections on 2 cores):
+Run from the repository root (about 25 minutes per command on 2 cores):
 
     python examples/precision/split_topics.py --splits 100 trec8 dl19
     python examples/precision/split_topics.py --split corpus --splits 50 trec8 dl19
@@ -136,7 +136,8 @@ def one_split(
         rng=seed,
     )
     complete_ci = complete.comparison.confidence_interval(LEVEL)
-    assert complete.to_frame()["system_a"].tolist() == boot.to_frame()["system_a"].tolist()
+    pairs_a = boot.to_frame()["system_a"].tolist()
+    assert complete.to_frame()["system_a"].tolist() == pairs_a == model_b.to_frame()["system_a"].tolist()
 
     frame = boot.to_frame(LEVEL)
     centre, sd = frame["e_delta_map"].to_numpy(), frame["sd_delta_map"].to_numpy()
