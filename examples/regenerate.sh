@@ -13,7 +13,7 @@
 # precision section 4, poolbias, two_uncertainties, the top-level README) and run
 # ../shared/hooks/before-stop.
 set -e
-export PYTHONPATH=${PYTHONPATH:-$PWD/src}
+export PYTHONPATH=${PYTHONPATH:-$PWD/src}  # this tree's code, whatever is installed
 D=../shared/data
 G=0,0.25,0.5,0.75,1,1.5,2
 LOG=${LOG:-/tmp/relimpute-regenerate}
