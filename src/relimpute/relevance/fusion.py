@@ -78,7 +78,10 @@ uncertainty shared by every topic: ``beyond_decay_sd`` draws γ per posterior
 draw from ``N(γ, beyond_decay_sd²)`` (stratified, cut at 0), and
 ``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``, weighted
 by the run's vote, to the documents it ranks below the pool depth. Both are
-priors with nothing to update them; 0 (default) leaves them out.
+priors with nothing to update them. The class leaves them out (0); the shipped
+settings (``models/fusion.json``) use 1 and 0.25, chosen leave-one-collection-out
+by the log loss of the reusability studies' stated confidences
+(``examples/calibration/beyond_run_sd_choice.md``, ``beyond_decay_sd_choice.md``).
 """
 
 from __future__ import annotations
