@@ -40,6 +40,11 @@ with the spread of the per-topic values, relevance noise included, sd² − sd_j
 (see relimpute.confidence.topic_bootstrap), so the rate is
 2Φ(1.96·sd / √(2·sd² − sd_judgments²)) − 1.
 
+Half A's own official ΔMAP checks the judgment-only part on its own: the model's
+error against it, in units of ``sd_judgments``, should have E[z²] = 1
+(:func:`judgment_error`), and with the measured E[z²] in place of 1 the prediction
+for half B should match what the combined interval covers.
+
 Writes ``results/split_topics.md`` (coverage and width per collection, interval
 and reference) and ``results/split_topics_pairs.tsv.gz`` (every pair of every split);
 ``split_corpus_dmap.*`` for ``--split corpus``.
@@ -136,6 +141,7 @@ def one_split(
         rng=seed,
     )
     complete_ci = complete.comparison.confidence_interval(LEVEL)
+    own = evaluate(camp_a_official, ["AP"], missing="zero").set_index("system")["value"]
     pairs_a = boot.to_frame()["system_a"].tolist()
     assert complete.to_frame()["system_a"].tolist() == pairs_a == model_b.to_frame()["system_a"].tolist()
 
@@ -148,6 +154,9 @@ def one_split(
             "system_b": frame["system_b"],
             "e_delta_map": centre,
             "official_b": trec[frame["system_a"]].to_numpy() - trec[frame["system_b"]].to_numpy(),
+            "official_a": own[frame["system_a"]].to_numpy() - own[frame["system_b"]].to_numpy(),
+            "sd_judgments": judged,
+            "sd_combined": sd,
             "model_b": model_b.e_delta_map,
             "predicted": 2 * stats.norm.cdf(Z * sd / np.sqrt(2 * sd**2 - judged**2)) - 1,
         }
@@ -212,6 +221,34 @@ def coverage_gaps(pairs: pd.DataFrame, n_boot: int = 4000, seed: int = 0) -> pd.
                     "95% interval (bootstrap over splits)": f"({low:+.3f}, {high:+.3f})",
                 }
             )
+    return pd.DataFrame(rows)
+
+
+def judgment_error(pairs: pd.DataFrame, split: str) -> pd.DataFrame:
+    """How well the judgment-only sd describes the model's error on half A's own topics.
+
+    ``z = (E[ΔMAP] − ΔMAP_A) / sd_judgments`` against half A's official ΔMAP; E[z²] = 1 when
+    the unjudged documents' uncertainty is stated right. For a topic split, the combined
+    interval's prediction redone with the judgment variance scaled by the measured E[z²]:
+    half B's error is then ``2·sd² − sd_j² + (E[z²] − 1)·sd_j²``.
+    """
+    rows = []
+    for (collection, k), group in pairs.groupby(["collection", "k"], sort=False):
+        z = (group["e_delta_map"] - group["official_a"]) / group["sd_judgments"]
+        ratio = float(np.mean(z**2))
+        sd, judged = group["sd_combined"], group["sd_judgments"]
+        corrected = 2 * stats.norm.cdf(Z * sd / np.sqrt(2 * sd**2 + (ratio - 2) * judged**2)) - 1
+        rows.append(
+            {
+                "collection": collection,
+                "judged pool": f"depth {k}",
+                "E[z^2] (1 = stated right)": ratio,
+                "judgments interval covers half A's official dMAP": float(np.mean(np.abs(z) <= Z)),
+                "slope of E[dMAP] on half A's dMAP": float(np.polyfit(group["official_a"], group["e_delta_map"], 1)[0]),
+                "combined covers half B": group["combined_covers_official_b"].mean(),
+                "predicted with measured E[z^2]": corrected.mean() if split == "topics" else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -315,6 +352,10 @@ def write_tables(pairs: pd.DataFrame, split: str, path: Path, ran: str) -> None:
             "Coverage gaps of the combined interval (official dMAP of half B):",
             "",
             FORMATTERS["markdown"](coverage_gaps(pairs)),
+            "",
+            "The judgment-only uncertainty on half A's own topics (`judgment_error`):",
+            "",
+            FORMATTERS["markdown"](judgment_error(pairs, split)),
             "",
         ]
     )
