@@ -201,7 +201,9 @@ def wilson_interval(
     """Wilson score interval of a binomial proportion (Wilson 1927), per entry; NaN where n = 0.
 
     Centre (k + z²/2) / (n + z²), half-width z √(k(n − k)/n + z²/4) / (n + z²),
-    as :meth:`scipy.stats.binomtest(...).proportion_ci(method="wilson")`.
+    as :meth:`scipy.stats.binomtest(...).proportion_ci(method="wilson")`. The interval
+    always holds k/n and lies in [0, 1]; the bounds are moved there where rounding would
+    leave them out (k = n gives 1 − 1e-16 for some n).
     """
     from scipy.stats import norm
 
@@ -211,5 +213,8 @@ def wilson_interval(
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = (k + z**2 / 2) / (size + z**2)
         half = z * np.sqrt(k * (size - k) / size + z**2 / 4) / (size + z**2)
+        share = k / size
     empty = size == 0
-    return np.where(empty, np.nan, centre - half), np.where(empty, np.nan, centre + half)
+    low = np.clip(np.minimum(centre - half, share), 0.0, 1.0)
+    high = np.clip(np.maximum(centre + half, share), 0.0, 1.0)
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
