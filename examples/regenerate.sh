@@ -5,7 +5,7 @@
 # two lanes run side by side, each study writing its own results/ as its README says.
 #
 # Not rerun here (they do not use the fusion settings): the choice studies
-# (examples/calibration/choose_setting.py, which pick the settings), the power study
+# (examples/calibration/choose_setting.py and choose_below_pool.py, which pick the settings), the power study
 # (examples/precision/power_study.py: pools scored as trec_eval scores them), the
 # corpus-bootstrap split (examples/precision/split_corpus.py), the Bayesian pool-bias row
 # (examples/poolbias/bayes_advi.json) and the Webber & Park tables.
