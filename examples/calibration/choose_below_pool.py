@@ -35,6 +35,7 @@ Writes ``below_pool_<param>_grid.csv`` and ``below_pool_<param>_choice.md`` besi
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -46,6 +47,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from relimpute import Campaign
+from relimpute.calibration.trials import draw_trial
 from relimpute.cli._format import FORMATTERS
 from relimpute.confidence import ConfidenceEngine
 from relimpute.measures import evaluate
@@ -77,15 +79,11 @@ def load_collection(name: str) -> tuple[Campaign, list[str], dict[str, str]]:
 
 
 def draw_split(official: Campaign, pooled: list[str], groups: dict, gen) -> tuple[list[str], Campaign]:
-    """10 pooled runs, one per group, and half of the topics."""
-    by_group: dict[str, list[str]] = {}
-    for run in pooled:
-        by_group.setdefault(groups[run], []).append(run)
-    chosen = sorted(gen.choice(runs) for runs in by_group.values())
-    chosen = sorted(gen.choice(chosen, size=min(N_RUNS, len(chosen)), replace=False))
+    """10 pooled runs, one per group (as a reusability trial draws them), and half of the topics."""
+    chosen, _ = draw_trial(pooled, N_RUNS, 2, gen, groups)
     topics = np.array(official.query_ids)
     half = sorted(gen.choice(topics, size=len(topics) // 2, replace=False))
-    return list(chosen), official.subset(topics=half)
+    return sorted(chosen), official.subset(topics=half)
 
 
 def score_split(half: Campaign, chosen: list[str], settings: Path, pool: int, seed: int) -> tuple[pd.DataFrame, float, float]:
@@ -128,7 +126,7 @@ def grid_study(name: str, param: str, values: list[float], fixed: dict, splits: 
     base = json.loads((HERE / "held_out" / name / "fusion.json").read_text(encoding="utf-8"))
     settings = {}
     for value in values:
-        body = json.loads(json.dumps(base))
+        body = copy.deepcopy(base)
         body["params"].update(fixed, **{param: value})
         path = out / f"below_pool_{name}_{param}_{value}.json"
         path.write_text(json.dumps(body), encoding="utf-8")
