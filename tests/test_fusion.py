@@ -15,6 +15,7 @@ from relimpute.data import Campaign
 from relimpute.measures import evaluate
 from relimpute.relevance import DEFAULT_MODEL, RankFusion, load_model
 from relimpute.relevance.fusion import (
+    SPREAD_RATIO,
     _fit_logistic,
     capture_factors,
     judged_prefixes,
@@ -225,7 +226,7 @@ def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
 
 def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
     """Same Laplace draws with and without the spreads: the log-odds of draw d differ by
-    -(γ_d - γ) log(b / k_t) (γ_d stratified N(γ, s²)) plus Σ_j v_j / log2(1 + r_ij) over
+    -(γ_d - γ) min(log(b / k_t), log 10) (γ_d stratified N(γ, s²), negative draws kept) plus Σ_j v_j / log2(1 + r_ij) over
     the runs ranking the document below k_t (v_j ~ N(0, σ_v²), one per run and draw,
     shared by every topic); documents within the pool are untouched."""
     from scipy.special import logit
@@ -234,7 +235,7 @@ def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
     shallow = depth_k_pool(sim.campaign, 5)
     common = dict(capture_floor=1.0, beyond_decay=0.6, n_draws=400)
     plain = RankFusion(**common).fit_predict(shallow, rng=0)
-    spread_gamma = RankFusion(**common, beyond_decay_sd=0.1).fit_predict(shallow, rng=0)
+    spread_gamma = RankFusion(**common, beyond_decay_sd=1.0).fit_predict(shallow, rng=0)
     spread_runs = RankFusion(**common, beyond_run_sd=2.0).fit_predict(shallow, rng=0)
     gammas, effects = [], []
     draws = zip(shallow.topics, plain.draws, spread_gamma.draws, spread_runs.draws)
@@ -246,13 +247,14 @@ def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
         np.testing.assert_array_equal(d1[:, inside], d0[:, inside])
         np.testing.assert_array_equal(d2[:, inside], d0[:, inside])
         below = unjudged & (excess > 0)
-        gap = logit(d0[:, below]) - logit(d1[:, below])  # (γ_d - γ) · excess
-        gammas.append(gap / excess[below])
+        gap = logit(d0[:, below]) - logit(d1[:, below])  # (γ_d - γ) · min(excess, log 10)
+        gammas.append(gap / np.minimum(excess[below], np.log(SPREAD_RATIO)))
         effects.append((ev, logit(d2[:, below]) - logit(d0[:, below]), np.flatnonzero(below)))
     gamma_d = np.concatenate(gammas, axis=1)
     assert np.abs(gamma_d - gamma_d[:, :1]).max() < 1e-9  # one γ_d per draw
     assert gamma_d[:, 0].mean() == pytest.approx(0.0, abs=1e-3)
-    assert gamma_d[:, 0].std() == pytest.approx(0.1, rel=0.02)
+    assert gamma_d[:, 0].std() == pytest.approx(1.0, rel=0.02)
+    assert (gamma_d[:, 0] < -0.6).mean() == pytest.approx(0.274, abs=0.01)  # γ_d < 0: not cut at 0
     per_run = {}
     for ev, gap, below in effects:
         # a document only one run retrieves, below the pool: the gap is v_j times its vote

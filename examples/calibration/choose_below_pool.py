@@ -119,10 +119,12 @@ def summarise(pairs: pd.DataFrame) -> dict:
     }
 
 
-def grid_study(name: str, param: str, values: list[float], fixed: dict, splits: int, seed: int, out: Path) -> pd.DataFrame:
-    """One row per value of ``param`` on collection ``name``, every value on the same splits."""
+def grid_study(name: str, param: str, values: list[float], fixed: dict, splits: int, seed: int, out: Path,
+               pool: int | None = None) -> pd.DataFrame:
+    """One row per value of ``param`` on collection ``name``, every value on the same splits
+    (judged to depth ``pool``, by default the regime's)."""
     official, pooled, groups = load_collection(name)
-    pool = REGIMES[name][3]
+    pool = pool or REGIMES[name][3]
     base = json.loads((HERE / "held_out" / name / "fusion.json").read_text(encoding="utf-8"))
     settings = {}
     for value in values:
@@ -177,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--criterion", choices=("e_z2", "log_loss"), default="e_z2")
     parser.add_argument("--collections", default="dl19,dl21,trec8")
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--pool", type=int, help="judged pool depth for every collection (default: REGIMES)")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"data not found at {DATA}; nothing to do", file=sys.stderr)
@@ -186,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
     grid = pd.concat(
-        [grid_study(name, args.param, values, fixed, args.splits, args.seed, args.out)
+        [grid_study(name, args.param, values, fixed, args.splits, args.seed, args.out, args.pool)
          for name in args.collections.split(",")],
         ignore_index=True,
     )
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         f"`{command}` ({time.perf_counter() - started:.0f} s)",
         "",
         "Regimes (cut rank, judged pool): " + "; ".join(
-            f"{n} ({REGIMES[n][2]}, depth {REGIMES[n][3]})" for n in args.collections.split(",")),
+            f"{n} ({REGIMES[n][2]}, depth {args.pool or REGIMES[n][3]})" for n in args.collections.split(",")),
         "",
         f"## Chosen leave-one-collection-out (criterion: {args.criterion})",
         "",

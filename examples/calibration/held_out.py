@@ -36,7 +36,7 @@ LOCO_CHOICES = {
     "beyond_decay": {"dl19": 0.6, "dl21": 0.3, "trec8": 0.6},
     "weight_sd": {"dl19": 0.25, "dl21": 0.5, "trec8": 0.25},
     "beyond_run_sd": {"dl19": 1.0, "dl21": 1.0, "trec8": 1.0},
-    "beyond_decay_sd": {"dl19": 0.25, "dl21": 0.25, "trec8": 0.25},
+    "beyond_decay_sd": {"dl19": 1.25, "dl21": 2.0, "trec8": 1.25},  # choose_below_pool.py
 }
 
 #: the prior on the weights when fitting them on a collection's official qrels

@@ -74,14 +74,25 @@ each adjusted the same way) for the confidence engine's Monte Carlo path.
 What the judgments cannot tell. Below the pool two things are assumed, not
 learned: the decay γ, and that a run's effect ``u_j`` (learned from its judged,
 top-ranked documents) holds for its deeper ones. The draws can carry both as
-uncertainty shared by every topic: ``beyond_decay_sd`` draws γ per posterior
-draw from ``N(γ, beyond_decay_sd²)`` (stratified, cut at 0), and
-``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``, weighted
-by the run's vote, to the documents it ranks below the pool depth. Both are
-priors with nothing to update them. The class leaves them out (0); the shipped
-settings (``models/fusion.json``) use 1 and 0.25, chosen leave-one-collection-out
-by the log loss of the reusability studies' stated confidences
-(``examples/calibration/beyond_run_sd_choice.md``, ``beyond_decay_sd_choice.md``).
+uncertainty shared by every topic. ``beyond_decay_sd`` draws, per posterior
+draw, how far γ_d lies from γ (stratified ``N(0, beyond_decay_sd²)``, negative
+draws kept: below TREC-8's depth-10 pools relevance fades *slower* than the
+in-pool curve says) and lowers the log-odds by ``(γ_d − γ) log(b / k_t)`` down
+to ``SPREAD_RATIO`` = 10 times the pool depth, by ``(γ_d − γ) log 10`` below
+that. The spread stops growing there because judged against complete judgments
+the error did: on TREC-8 cut at rank 100 the spread that fits a depth-3 pool is
+no wider than the one that fits depth 10, and without the stop the reusability
+studies, whose MTC pools are 1–3 deep, lost confidence with no gain in accuracy
+(development numbers, TREC-8 only; ``examples/calibration/README.md``, "Below
+the pool"). ``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``,
+weighted by the run's vote, to the documents it ranks below the pool depth.
+Both are priors with nothing to update them. The class leaves them out (0);
+the shipped settings (``models/fusion.json``) use ``beyond_run_sd`` = 1, chosen
+leave-one-collection-out by the log loss of the reusability studies' stated
+confidences (``examples/calibration/beyond_run_sd_choice.md``), and
+``beyond_decay_sd`` = 1.25, chosen leave-one-collection-out against complete
+judgments below shallow pools, where the reusability studies cannot look
+(``examples/calibration/below_pool_beyond_decay_sd_choice.md``).
 """
 
 from __future__ import annotations
@@ -99,6 +110,9 @@ from .base import RelevanceModel, register
 
 N_FEATURES = 3
 FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
+#: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
+#: depth and holds below it (module docstring, "What the judgments cannot tell")
+SPREAD_RATIO = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,8 +435,9 @@ class RankFusion(RelevanceModel):
         n = int(self.n_draws)
         theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
-        decays = np.maximum(self.beyond_decay + self.beyond_decay_sd * strata, 0.0)
+        spreads = self.beyond_decay_sd * strata
         ratios = [_log_depth_ratio(ev) for ev in evidence]
+        capped = [np.minimum(r, np.log(SPREAD_RATIO)) for r in ratios]
         if self.beyond_run_sd > 0:
             run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
             below = [_votes_below(ev) for ev in evidence]
@@ -430,7 +445,8 @@ class RankFusion(RelevanceModel):
 
         out = []
         for d in progress(range(n), desc="fusion: posterior draws"):
-            eta = [design @ theta[d] - decays[d] * r for design, r in zip(designs, ratios)]
+            eta = [design @ theta[d] - self.beyond_decay * r - spreads[d] * c
+                   for design, r, c in zip(designs, ratios, capped)]
             if self.beyond_run_sd > 0:
                 eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
             point = [expit(e) for e in eta]
