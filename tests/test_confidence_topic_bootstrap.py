@@ -131,10 +131,12 @@ def test_cli_topics_flag(dl19_dir, capsys):
     captured = capsys.readouterr()
     frame = pd.read_csv(io.StringIO(captured.out), sep="\t")
     assert "topic sampling" in captured.err
-    # Topic sampling adds a spread the unjudged documents alone do not have (on DL 2019 with
-    # the shipped settings about 2.3 times the judgment-only sd for this pair).
-    assert frame.loc[0, "sd_delta_map"] > 1.5 * frame.loc[0, "sd_judgments"]
-    assert frame.loc[0, "sd_delta_map"] >= 0.95 * frame.loc[0, "sd_topics"]
+    # Topic sampling adds a spread the unjudged documents alone do not have, and the two add
+    # as variances (on DL 2019 with the shipped settings sd 0.044 from topics 0.021 and
+    # judgments 0.039 for this pair).
+    sd, topics, judgments = frame.loc[0, ["sd_delta_map", "sd_topics", "sd_judgments"]]
+    assert sd > judgments and sd >= 0.95 * topics
+    assert sd == pytest.approx(np.hypot(topics, judgments), rel=0.15)
     assert frame.loc[0, "ci_low"] < 0.166 < frame.loc[0, "ci_high"]  # official ΔMAP 0.166
     assert main([*args, "--topics", "--normal"]) == 2
 
