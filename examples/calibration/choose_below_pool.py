@@ -4,6 +4,7 @@ Run from the repository root (each ~10–30 minutes on 2 cores)::
 
     python examples/calibration/choose_below_pool.py --param beyond_run_sd --grid 1,2,3,4
     python examples/calibration/choose_below_pool.py --param beyond_decay --grid 0,0.3,0.6
+    python examples/calibration/choose_below_pool.py --param beyond_decay_sd --grid 1,1.25 --collections trec8 --pool 3
 
 The reusability studies (``choose_setting.py``) score the stated confidence against the
 official qrels at depth 100. On the DL collections those qrels are themselves a shallow
@@ -11,8 +12,8 @@ pool: below it nothing is judged, so the studies cannot see whether the model is
 about documents below a pool. Here every collection is cut where its official judgments
 are complete for the pooled runs (``REGIMES``: TREC-8 ad hoc at rank 100, its depth-100
 pool; DL 2019 and DL 2021 at rank 10, their depth-10 pools) and only a shallow pool of
-that is judged (TREC-8 depth 10, DL depth 2), so every document the model predicts below
-the pool has a true label.
+that is judged (TREC-8 depth 10, DL depth 2; ``--pool K`` judges depth K on every
+collection instead), so every document the model predicts below the pool has a true label.
 
 Per split (paired across the grid's values): 10 pooled runs, one per group, half the
 topics at random; the fusion model with the settings chosen without the collection
