@@ -120,12 +120,17 @@ def summarise(pairs: pd.DataFrame) -> dict:
     }
 
 
+def judged_depth(name: str, pool: int | None) -> int:
+    """The depth judged on collection ``name``: ``pool`` if given, else its regime's."""
+    return pool or REGIMES[name][3]
+
+
 def grid_study(name: str, param: str, values: list[float], fixed: dict, splits: int, seed: int, out: Path,
                pool: int | None = None) -> pd.DataFrame:
     """One row per value of ``param`` on collection ``name``, every value on the same splits
     (judged to depth ``pool``, by default the regime's)."""
     official, pooled, groups = load_collection(name)
-    pool = pool or REGIMES[name][3]
+    pool = judged_depth(name, pool)
     base = json.loads((HERE / "held_out" / name / "fusion.json").read_text(encoding="utf-8"))
     settings = {}
     for value in values:
@@ -205,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         f"`{command}` ({time.perf_counter() - started:.0f} s)",
         "",
         "Regimes (cut rank, judged pool): " + "; ".join(
-            f"{n} ({REGIMES[n][2]}, depth {args.pool or REGIMES[n][3]})" for n in args.collections.split(",")),
+            f"{n} ({REGIMES[n][2]}, depth {judged_depth(n, args.pool)})" for n in args.collections.split(",")),
         "",
         f"## Chosen leave-one-collection-out (criterion: {args.criterion})",
         "",

@@ -436,8 +436,8 @@ class RankFusion(RelevanceModel):
         theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         spreads = self.beyond_decay_sd * strata
-        ratios = [_log_depth_ratio(ev) for ev in evidence]
-        capped = [np.minimum(r, np.log(SPREAD_RATIO)) for r in ratios]
+        offsets = [self._beyond_offset(ev) for ev in evidence]  # γ's, as in the point estimate
+        capped = [np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence]
         if self.beyond_run_sd > 0:
             run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
             below = [_votes_below(ev) for ev in evidence]
@@ -445,8 +445,7 @@ class RankFusion(RelevanceModel):
 
         out = []
         for d in progress(range(n), desc="fusion: posterior draws"):
-            eta = [design @ theta[d] - self.beyond_decay * r - spreads[d] * c
-                   for design, r, c in zip(designs, ratios, capped)]
+            eta = [design @ theta[d] + o - spreads[d] * c for design, o, c in zip(designs, offsets, capped)]
             if self.beyond_run_sd > 0:
                 eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
             point = [expit(e) for e in eta]
