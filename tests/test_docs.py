@@ -117,3 +117,23 @@ def test_study_pages_are_the_example_readmes(site):
         assert f'href="{name}/' in studies or f'href="../studies/{name}/' in studies or (
             f"studies/{name}/" in studies
         )
+
+
+def test_code_cites_only_documents_that_ship():
+    """Docstrings and comments cite ``docs/...md`` pages that exist, never the unshipped notes."""
+    cited: dict[str, list[str]] = {}
+    stale = []
+    for folder in ("src", "tests", "benchmarks", "models"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in (".py", ".md", ".json") or path == Path(__file__):
+                continue
+            text = path.read_text(encoding="utf-8")
+            where = str(path.relative_to(ROOT))
+            for page in re.findall(r"docs/[\w./-]+?\.md", text):
+                cited.setdefault(page, []).append(where)
+            if re.search(r"math\.md|shared/docs|style\.md|style guide", text):
+                stale.append(where)
+    assert stale == []
+    assert cited, "no docstring cites a docs page"
+    missing = {page: files for page, files in cited.items() if not (ROOT / page).is_file()}
+    assert missing == {}
