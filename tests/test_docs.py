@@ -137,3 +137,12 @@ def test_code_cites_only_documents_that_ship():
     assert cited, "no docstring cites a docs page"
     missing = {page: files for page, files in cited.items() if not (ROOT / page).is_file()}
     assert missing == {}
+
+
+def test_readme_links_point_at_files_that_exist():
+    """The README is the front page of the site: every relative link it makes resolves."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", text)
+    assert any(t.startswith("docs/") for t in targets)
+    missing = [t for t in targets if "://" not in t and not (ROOT / t).exists()]
+    assert missing == []
