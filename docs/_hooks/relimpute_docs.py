@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 IMAGES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
 HELP_COLUMNS = "100"
+# Sphinx roles left in docstrings (:func:`name`), as mkdocstrings renders them
+SPHINX_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const):<code>~?")
 # [text](target) and ![alt](target), with an optional "title"
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)(\s+\"[^\"]*\")?\)")
 
@@ -221,3 +223,10 @@ def on_page_markdown(markdown, page, config, files):
     if uri.startswith("studies/") and uri.endswith("/README.md"):
         return study_links(EXAMPLES / uri.removeprefix("studies/"), markdown)
     return markdown
+
+
+def on_page_content(html, page, config, files):
+    """Docstrings written for Sphinx: show ``:func:`name``` as the code name alone."""
+    if page.file.src_uri.startswith("api/"):
+        return SPHINX_ROLE.sub("<code>", html)
+    return html
