@@ -17,10 +17,10 @@ depth first (Carterette: 100) and that truncation applies to the truth too.
 Step 2 sees only the initial systems: the others "do not exist yet", so the
 selection loop's E[R] counts the documents the initial runs retrieve (R
 depends on the run set: docs/math/average-precision.md). Step 4 then counts
-those of all k runs. On DL 2019 (depth 100, rel ≥ 2, one run per group) this
-reading makes 35% of trials stop before the first judgment, as the
-independent reference measurement does (36%, docs/math/reference-points.md);
-counting the documents of all k runs already during step 2 would give 21%.
+those of all k runs. This reading reproduces the share of trials that stop
+before the first judgment in the independent reference measurement
+(docs/math/reference-points.md, which gives the numbers); counting the
+documents of all k runs already during step 2 does not.
 Every strategy sees the same trials (paired comparisons), and trials are
 reproducible: trial ``t`` of a study with seed ``s`` gets its own seed from
 ``SeedSequence(s).spawn``, and each strategy's randomness within a trial is
