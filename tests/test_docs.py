@@ -1,6 +1,6 @@
 """The documentation site builds with warnings as errors, and its generated pages say what the code does.
 
-``mkdocs build --strict`` runs once per session into a temporary folder (a few seconds of CPU):
+``mkdocs build --strict`` runs once, in one test, into a temporary folder (a few seconds of CPU):
 a broken link, a page missing from the nav, a docstring mkdocstrings cannot render or a study
 README linking to a file that is gone fails here, not on the published site.
 """
@@ -26,10 +26,8 @@ else:
     pytest.importorskip("mkdocs", reason='the docs extra is not installed (pip install -e ".[docs]")')
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> tuple[Path, str]:
-    """The built site's folder and mkdocs' log."""
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: Path) -> str:
+    """``mkdocs build --strict`` into ``out``; mkdocs' log."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -41,17 +39,11 @@ def site(tmp_path_factory) -> tuple[Path, str]:
     )
     log = done.stdout + done.stderr
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{log}"
-    return out, log
+    return log
 
 
 def _page(site_dir: Path, uri: str) -> str:
     return (site_dir / uri / "index.html").read_text(encoding="utf-8")
-
-
-def test_site_builds_without_warnings(site):
-    _, log = site
-    warnings = [line for line in log.splitlines() if re.match(r"\s*(WARNING|ERROR)\b", line)]
-    assert warnings == []
 
 
 def _commands() -> list[str]:
@@ -73,50 +65,61 @@ def _help(argv: list[str]) -> str:
     return out.getvalue()
 
 
-def test_cli_reference_is_what_help_prints(site, monkeypatch):
+def check_cli_reference(site_dir: Path, commands: list[str]) -> None:
     """Every subcommand has a section holding exactly its ``--help``, at the hook's width."""
     import html
 
-    monkeypatch.setenv("COLUMNS", "100")
-    text = html.unescape(re.sub(r"<[^>]+>", "", _page(site[0], "cli/reference")))
-    commands = _commands()
+    text = html.unescape(re.sub(r"<[^>]+>", "", _page(site_dir, "cli/reference")))
     assert {"compare", "evaluate", "judge", "calibrate", "fit"} <= set(commands)
     for command in commands:
         expected = _help([command, "--help"])
         assert expected.strip() in text, f"relimpute {command} --help is not on the reference page"
 
 
-def test_vocabulary_lists_every_option_of_every_command(site):
-    page = _page(site[0], "cli/vocabulary")
+def check_vocabulary(site_dir: Path, commands: list[str]) -> None:
+    page = _page(site_dir, "cli/vocabulary")
     table = page[page.index("<table") :]
     for option in ("--rel-threshold", "--confidence", "--systems", "--depth", "--quiet"):
         assert f"<code>{option}</code>" in table
-    for command in _commands():
+    for command in commands:
         assert f"<code>{command}</code>" in table
 
 
-def test_math_is_marked_for_mathjax(site):
-    page = _page(site[0], "math/average-precision")
+def check_math(site_dir: Path) -> None:
+    page = _page(site_dir, "math/average-precision")
     assert page.count('class="arithmatex"') > 10
     assert "javascripts/mathjax.js" in page
 
 
-def test_api_reference_renders_the_docstrings(site):
-    page = _page(site[0], "api/data")
+def check_api(site_dir: Path) -> None:
+    page = _page(site_dir, "api/data")
     assert 'id="relimpute.data.Campaign"' in page
     assert 'id="relimpute.data.Campaign.from_files"' in page
+    assert ":func:<code>" not in _page(site_dir, "api/measures")  # Sphinx roles cleaned
 
 
-def test_study_pages_are_the_example_readmes(site):
+def check_studies(site_dir: Path) -> None:
     readmes = sorted((ROOT / "examples").glob("*/README.md"))
     assert readmes
-    studies = _page(site[0], "studies")
+    studies = _page(site_dir, "studies")
     for readme in readmes:
         name = readme.parent.name
-        assert (site[0] / "studies" / name / "index.html").is_file()
-        assert f'href="{name}/' in studies or f'href="../studies/{name}/' in studies or (
-            f"studies/{name}/" in studies
-        )
+        assert (site_dir / "studies" / name / "index.html").is_file()
+        assert f'href="{name}/' in studies or f"studies/{name}/" in studies
+
+
+def test_site_builds_strict_and_its_generated_pages_hold(tmp_path, monkeypatch):
+    """One build (a few seconds of CPU), then every generated page checked against the code."""
+    log = build_site(tmp_path)
+    warnings = [line for line in log.splitlines() if re.match(r"\s*(WARNING|ERROR)\b", line)]
+    assert warnings == []
+    monkeypatch.setenv("COLUMNS", "100")
+    commands = _commands()
+    check_cli_reference(tmp_path, commands)
+    check_vocabulary(tmp_path, commands)
+    check_math(tmp_path)
+    check_api(tmp_path)
+    check_studies(tmp_path)
 
 
 def test_code_cites_only_documents_that_ship():
