@@ -62,9 +62,11 @@ def cli_reference() -> str:
     with _help_width():
         parts = [
             "# Command-line reference\n",
-            "Generated from the argparse parsers when the site is built: each section is exactly "
-            "what `relimpute COMMAND --help` prints. The option spellings side by side are in "
-            "[the vocabulary table](vocabulary.md).\n",
+            (
+                "Generated from the argparse parsers when the site is built: each section is "
+                "exactly what `relimpute COMMAND --help` prints. The option spellings side by "
+                "side are in [the vocabulary table](vocabulary.md).\n"
+            ),
             "## relimpute\n",
             f"```text\n{parser.format_help()}```\n",
         ]
@@ -119,12 +121,17 @@ def vocabulary() -> str:
         spellings[spelling] = spellings.get(spelling, 0) + 1
     lines = [
         "# CLI vocabulary\n",
-        "Generated from the argparse parsers when the site is built: one row per option spelling "
-        "and meaning (its help text), with every subcommand that uses it. A spelling that appears "
-        "on several rows means different things, or is described differently, in different "
-        "commands; options marked *deprecated* are old spellings that still work with a note.\n",
-        f"{len(rows)} rows, {len(spellings)} spellings, "
-        f"{sum(1 for n in spellings.values() if n > 1)} of them on more than one row.\n",
+        (
+            "Generated from the argparse parsers when the site is built: one row per option "
+            "spelling and meaning (its help text), with every subcommand that uses it. A "
+            "spelling that appears on several rows means different things, or is described "
+            "differently, in different commands; options marked *deprecated* are old spellings "
+            "that still work with a note.\n"
+        ),
+        (
+            f"{len(rows)} rows, {len(spellings)} spellings, "
+            f"{sum(1 for n in spellings.values() if n > 1)} of them on more than one row.\n"
+        ),
         "| option | takes | meaning | commands |",
         "|---|---|---|---|",
     ]
@@ -143,7 +150,7 @@ def _studies() -> list[Path]:
 
 def _resolve(readme: Path, target: str) -> Path | None:
     """The file a relative link of ``readme`` points at (None for URLs and anchors)."""
-    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith(("#", "/")):
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith(("#", "/")):
         return None
     path = target.split("#", 1)[0]
     if not path:
@@ -153,9 +160,11 @@ def _resolve(readme: Path, target: str) -> Path | None:
 
 def _kept(path: Path) -> bool:
     """A link target that the site carries: a study README, or a figure under examples/."""
-    inside = EXAMPLES.resolve() in path.parents and path.is_file()
-    return inside and (path.name == "README.md" and path.parent.parent == EXAMPLES.resolve()
-                       or path.suffix.lower() in IMAGES)
+    examples = EXAMPLES.resolve()
+    if examples not in path.parents or not path.is_file():
+        return False
+    study_readme = path.name == "README.md" and path.parent.parent == examples
+    return study_readme or path.suffix.lower() in IMAGES
 
 
 def _site_uri(path: Path) -> str:
@@ -166,7 +175,7 @@ def study_links(readme: Path, markdown: str) -> str:
     """Keep links to other studies and figures; a link to any other file becomes its path."""
 
     def replace(match: re.Match) -> str:
-        bang, text, target, _title = match.groups()
+        _bang, text, target, _title = match.groups()
         path = _resolve(readme, target)
         if path is None or _kept(path):
             return match.group(0)
@@ -209,7 +218,8 @@ def on_files(files, config):
 
 def unlisted_studies(markdown: str) -> str:
     """A list of the studies that ``studies.md`` does not link yet (a new examples/ folder)."""
-    missing = [r.parent.name for r in _studies() if f"studies/{r.parent.name}/README.md" not in markdown]
+    names = [readme.parent.name for readme in _studies()]
+    missing = [name for name in names if f"studies/{name}/README.md" not in markdown]
     if not missing:
         return markdown
     items = "\n".join(f"- [{name}](studies/{name}/README.md)" for name in missing)
