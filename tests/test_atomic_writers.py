@@ -25,17 +25,24 @@ from relimpute.simulate import simulate_campaign
 SRC = str(Path(_files.__file__).resolve().parents[1])
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    """A small synthetic campaign on disk: qrels, runs/, groups.tsv (every run pooled)."""
-    root = tmp_path_factory.mktemp("writers")
-    sim = simulate_campaign(n_topics=6, n_systems=6, n_docs=120, depth=20, n_families=3, rng=5)
+def synthetic_files(root: Path, **simulate) -> tuple[Path, str, str]:
+    """A synthetic campaign on disk: ``qrels``, ``runs/`` and ``groups.tsv`` (families as
+    groups, every run pooled); returns the folder, the qrels and the runs."""
+    sim = simulate_campaign(**simulate)
     qrels, runs = sim.campaign.to_files(root)
     groups = pd.DataFrame(
         {"run": list(sim.campaign.systems), "group": [f"g{f}" for f in sim.family], "pooled": "yes"}
     )
     groups.to_csv(root / "groups.tsv", sep="\t", index=False)
     return root, str(qrels), str(runs)
+
+
+SIZE = dict(n_topics=6, n_systems=6, n_docs=120, depth=20, n_families=3, rng=5)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return synthetic_files(tmp_path_factory.mktemp("writers"), **SIZE)
 
 
 def _commands(data, out: Path) -> dict[str, list[str]]:

@@ -18,21 +18,17 @@ from relimpute import _files
 from relimpute._study_folder import StudyFolder, frame_from_json, frame_to_json
 from relimpute.cli import main
 from relimpute.errors import InputError
-from relimpute.simulate import simulate_campaign
+from test_atomic_writers import synthetic_files
 
 SRC = str(Path(_files.__file__).resolve().parents[1])
 
 
+SIZE = dict(n_topics=10, n_systems=10, n_docs=150, depth=25, n_families=5, rng=7)
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("resume")
-    sim = simulate_campaign(n_topics=10, n_systems=10, n_docs=150, depth=25, n_families=5, rng=7)
-    qrels, runs = sim.campaign.to_files(root)
-    groups = pd.DataFrame(
-        {"run": list(sim.campaign.systems), "group": [f"g{f}" for f in sim.family], "pooled": "yes"}
-    )
-    groups.to_csv(root / "groups.tsv", sep="\t", index=False)
-    return root, str(qrels), str(runs)
+    return synthetic_files(tmp_path_factory.mktemp("resume"), **SIZE)
 
 
 def _calibrate(data, out) -> list[str]:
