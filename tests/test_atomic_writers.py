@@ -216,7 +216,7 @@ def _disk_full(monkeypatch) -> None:
 @pytest.mark.parametrize(
     "command, target",
     [("power", "curves.tsv"), ("power", "curves.svg"), ("poolbias", "bias/estimates.tsv"),
-     ("fit", "est.tsv")],
+     ("fit", "est.tsv"), ("calibrate", "cal/report.md"), ("calibrate", "cal/manifest.json")],
 )  # fmt: skip
 def test_a_full_disk_is_a_clean_error_naming_the_file(data, tmp_path, monkeypatch, capsys, command, target):
     argv = _commands(data, tmp_path)[command]

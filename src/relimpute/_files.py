@@ -172,7 +172,10 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8; a ``.gz`` path is gzip-compressed."""
     data = text.encode("utf-8")
     if Path(path).suffix == ".gz":
-        data = gzip.compress(data, mtime=0)
+        try:
+            data = gzip.compress(data, mtime=0)
+        except OSError as exc:
+            raise InputError(f"cannot write file: {_reason(exc)}", os.fspath(path)) from exc
     return atomic_write_bytes(path, data)
 
 

@@ -27,6 +27,11 @@ fusion model, confidence by Monte Carlo over its posterior draws), ip
 (incremental pooling, as many judgments as mtc), or any SELECTOR+MODEL pair such
 as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
+The output folder carries manifest.json naming the study (arguments, seed,
+data) and keeps each finished trial in OUT/.resume/: a killed study goes on
+with the same command and --resume, and writes the report an uninterrupted
+run writes (without --seed, the seed drawn is recorded and reused).
+
 QRELS are the full qrels (the oracle and the truth). The old spelling
 --runs RUN... --qrels QRELS still works, with a note.
 

@@ -16,7 +16,9 @@ the scores with each corrector, and compare with their full-pool scores
 (Lipani et al. 2016 §4; Webber & Park 2009 §3). Reports MAE, system rank error
 (SRE), SRE* (only swaps significant by a paired t-test, p < 0.05), Kendall's
 tau-b and, for correctors with intervals, their coverage; with and without the
-bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT.
+bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT,
+with manifest.json naming the study; each finished group is kept in
+OUT/.resume/, so a killed study goes on with the same command and --resume.
 
 correctors: reduced, condensed, webber-park (Algorithm 1), lipani (2016, P@n),
 anti-precision (Lipani 2015, P@n); webber-park-topics (Algorithm 2) runs with

@@ -72,7 +72,11 @@ def add_arguments(parser) -> None:
         "--budget", type=float, default=None, help="plan: total judgments available"
     )
     parser.add_argument("--output", "-o", metavar="FILE.tsv", help="also write the curves as TSV")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw power and bias against judgments")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw power and bias against judgments (the suffix names the format: .png, .svg, .pdf)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the topic subsets")
     add_format_argument(parser)
 
