@@ -89,7 +89,9 @@ def test_calibrate_killed_then_resumed_writes_the_uninterrupted_report(data, tmp
     assert manifest["state"] == "running" and manifest["study"]["seed"] == 11
     assert not (out / "report.md").exists()
     assert main([*_calibrate(data, out), "--resume"]) == 0
-    assert main(_calibrate(data, again)) == 0
+    assert f"resuming the study in {out}: {done} finished parts kept" in capsys.readouterr().err
+    assert main([*_calibrate(data, again), "--resume"]) == 0  # nothing there: from the start
+    assert "nothing to resume" in capsys.readouterr().err
     _same_report(out, again, {"trials.csv": ["seconds"]})
     assert json.loads((out / "manifest.json").read_text())["state"] == "complete"
     trials = pd.read_csv(out / "trials.csv")

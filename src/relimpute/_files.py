@@ -193,7 +193,8 @@ def check_figure_path(path: str | os.PathLike) -> Path:
     path = check_output_path(path)
     if path.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
         raise InputError(
-            f"a figure needs a suffix naming its format: {', '.join('.' + f for f in FIGURE_FORMATS)}",
+            "a figure needs a suffix naming its format: "
+            + ", ".join("." + f for f in FIGURE_FORMATS),
             str(path),
         )
     return path

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -133,9 +134,11 @@ class StudyFolder:
         try:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read the study's manifest ({exc})", str(self.manifest)) from None
+            problem = f"cannot read the study's manifest ({exc})"
+            raise InputError(problem, str(self.manifest)) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise InputError("not a relimpute study manifest (or another release's)", str(self.manifest))
+            problem = "not a relimpute study manifest (or another release's); give another -o"
+            raise InputError(problem, str(self.manifest))
         return data
 
     def _write_manifest(self, state: str, files: Iterable[str]) -> None:
@@ -172,6 +175,19 @@ class StudyFolder:
     def save(self, key: str, payload: Any) -> None:
         """Save a finished part (JSON-able; numpy scalars allowed) atomically."""
         atomic_write_text(self._part(key), json.dumps(payload, default=_json_default))
+
+
+def open_study(command: str, path, study: Mapping[str, Any], resume: bool) -> StudyFolder:
+    """A command's :class:`StudyFolder`, saying on standard error what ``--resume`` found."""
+    folder = StudyFolder(path, study, resume=resume)
+    if resume and folder.resumed:
+        kept = len(list(folder.parts.glob("*.json")))
+        print(f"relimpute {command}: resuming the study in {path}: {kept} finished parts kept",
+              file=sys.stderr)  # fmt: skip
+    elif resume:
+        print(f"relimpute {command}: nothing to resume in {path}: the study starts afresh",
+              file=sys.stderr)  # fmt: skip
+    return folder
 
 
 def _check_same(old: Mapping[str, Any], new: Mapping[str, Any], where: Path) -> None:

@@ -163,9 +163,8 @@ def run_study(
     timing: dict[str, float] = {}
     parts = []
     steps = list(leave_one_group_out(full, groups, depth, runs=pooled))
-    for number, step in enumerate(
-        tqdm(steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True)
-    ):
+    bar = tqdm(steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True)
+    for number, step in enumerate(bar):
         key = f"group-{number}"
         saved = None if checkpoint is None else checkpoint.load(key)
         if saved is not None and saved.get("group") == str(step.label):

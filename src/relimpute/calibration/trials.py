@@ -517,7 +517,7 @@ def _trial_part(spec: TrialSpec, pairs: pd.DataFrame, trials: pd.DataFrame) -> d
     return {"seed": spec.seed, "pairs": frame_to_json(pairs), "trials": frame_to_json(trials)}
 
 
-def _finished_trials(checkpoint, specs: Sequence[TrialSpec]) -> dict[int, tuple[pd.DataFrame, pd.DataFrame]]:
+def _finished_trials(checkpoint, specs: Sequence[TrialSpec]) -> dict[int, tuple[pd.DataFrame, ...]]:
     """The trials ``checkpoint`` already holds, when saved with the same trial seed."""
     from .._study_folder import frame_from_json
 

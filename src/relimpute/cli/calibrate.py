@@ -84,7 +84,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from .._files import check_output_path
-    from .._study_folder import StudyFolder
+    from .._study_folder import open_study
     from ..calibration import CalibrationReport, read_groups, run_study
     from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..calibration.trials import trial_specs
@@ -106,9 +106,8 @@ def run(args) -> int:
     except (KeyError, ValueError) as exc:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    folder = StudyFolder(args.output, _identity(args, campaign, strategies, groups), resume=args.resume)
-    if args.resume and not folder.resumed:
-        print(f"relimpute calibrate: nothing to resume in {args.output}: the study starts afresh", file=sys.stderr)
+    identity = _identity(args, campaign, strategies, groups)
+    folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(
         campaign,
         strategies,

@@ -100,7 +100,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from .._files import check_output_path
-    from .._study_folder import StudyFolder
+    from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
     from ..bias.study import check_study_input, run_study, write_study
     from ..errors import InputError
@@ -133,9 +133,8 @@ def run(args) -> int:
     models = {name: load_settings(name) for name in args.model}  # fails before any work
     campaign = load_campaign(args, COMMAND)
     check_study_input(campaign, groups, args.depth, args.common_topics)
-    folder = StudyFolder(args.output, _identity(args, campaign, measures, models), resume=args.resume)
-    if args.resume and not folder.resumed:
-        print(f"relimpute poolbias: nothing to resume in {args.output}: the study starts afresh", file=sys.stderr)
+    identity = _identity(args, campaign, measures, models)
+    folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(
         campaign,
         groups,

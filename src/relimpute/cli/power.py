@@ -75,7 +75,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--plot",
         metavar="FILE.png",
-        help="draw power and bias against judgments (the suffix names the format: .png, .svg, .pdf)",
+        help="draw power and bias against judgments (the suffix names the format: "
+        ".png, .svg or .pdf)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the topic subsets")
     add_format_argument(parser)
