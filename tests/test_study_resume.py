@@ -172,3 +172,17 @@ def test_saved_frames_come_back_exactly():
     back = frame_from_json(json.loads(json.dumps(frame_to_json(frame))))
     pd.testing.assert_frame_equal(back, frame)
     assert back["x"].iloc[0] == 0.1 + 0.2
+
+
+def test_a_study_removes_the_temporaries_a_killed_run_left_in_its_folder(tmp_path):
+    """For files that were never finished too (their target does not exist)."""
+    study = {"command": "x", "seed": 1, "arguments": {}}
+    StudyFolder(tmp_path, study)
+    dead = ".rlp-0123abcd-999999999-k3j_x9aa.tmp"  # pid above any kernel's pid_max
+    alive = f".rlp-0123abcd-{os.getpid()}-k3j_x9aa.tmp"
+    for folder in (tmp_path, tmp_path / ".resume"):
+        for name in (dead, alive):
+            (folder / name).write_text("part")
+    StudyFolder(tmp_path, study, resume=True)
+    for folder in (tmp_path, tmp_path / ".resume"):
+        assert sorted(p.name for p in folder.glob("*.tmp")) == [alive]
