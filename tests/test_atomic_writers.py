@@ -206,13 +206,6 @@ def test_figures_are_the_same_bytes_twice(tmp_path):
         assert (tmp_path / f"a.{kind}").read_bytes() == (tmp_path / f"b.{kind}").read_bytes()
 
 
-def _disk_full(monkeypatch) -> None:
-    def write(fd, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(_files.os, "write", write)
-
-
 @pytest.mark.parametrize(
     "command, target",
     [("power", "curves.tsv"), ("power", "curves.svg"), ("poolbias", "bias/estimates.tsv"),

@@ -126,8 +126,10 @@ def test_a_resumed_study_without_seed_takes_the_folders_seed(tmp_path):
     seed = first.study["seed"]
     assert isinstance(seed, int)
     first.save("trial-0", {"x": 1.5})
+    first.close()  # as a killed run's lock goes with its process
     again = StudyFolder(tmp_path, study, resume=True)
     assert again.study["seed"] == seed and again.load("trial-0") == {"x": 1.5}
+    again.close()
     with pytest.raises(InputError, match=f"seed: {seed} there, 5 now"):
         StudyFolder(tmp_path, {**study, "seed": 5}, resume=True)
     fresh = StudyFolder(tmp_path, study)  # not resumed: a new seed, the old parts gone
@@ -186,3 +188,16 @@ def test_a_study_removes_the_temporaries_a_killed_run_left_in_its_folder(tmp_pat
     StudyFolder(tmp_path, study, resume=True)
     for folder in (tmp_path, tmp_path / ".resume"):
         assert sorted(p.name for p in folder.glob("*.tmp")) == [alive]
+
+
+def test_a_second_run_on_a_busy_study_folder_is_refused(tmp_path):
+    study = {"command": "x", "seed": 1, "arguments": {}}
+    first = StudyFolder(tmp_path, study)
+    with pytest.raises(InputError, match="another relimpute run is writing a study"):
+        StudyFolder(tmp_path, study, resume=True)
+    first.save("trial-0", {})
+    first.close()
+    fresh = StudyFolder(tmp_path, study)  # the first one's parts: dropped, and counted
+    assert fresh.discarded == 1
+    fresh.finish([])
+    assert StudyFolder(tmp_path, study, resume=True).resumed

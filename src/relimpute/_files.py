@@ -8,6 +8,7 @@ replaced file keeps its own.
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import io
@@ -69,6 +70,17 @@ def write_fully(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def lock_exclusive(fd: int, busy: str, source: str) -> int:
+    """Lock ``fd`` for this process without waiting and return it; if another process
+    holds the lock, close ``fd`` and raise :class:`InputError` (``busy``, ``source``)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise InputError(busy, source) from None
+    return fd
 
 
 def new_file_mode() -> int:

@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._files import atomic_write_text, output_directory, remove_stale_temporaries
+from ._files import (
+    atomic_write_text,
+    lock_exclusive,
+    output_directory,
+    remove_stale_temporaries,
+)
 from .errors import InputError
 
 MANIFEST = "manifest.json"
@@ -104,6 +109,14 @@ class StudyFolder:
         prefix: str = "",
     ):
         self.path = output_directory(path)
+        self._lock = _lock(self.path)
+        try:
+            self._open(study, resume, prefix)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, study: Mapping[str, Any], resume: bool, prefix: str) -> None:
         self.study = _normal(dict(study))
         self.manifest = self.path / f"{prefix}{MANIFEST}"
         self.parts = self.path / f".{prefix}resume"
@@ -120,6 +133,8 @@ class StudyFolder:
         if self.study.get("seed", 0) is None:  # drawn here and recorded, so a resume can reuse it
             self.study["seed"] = int(np.random.SeedSequence().entropy)
         self._write_manifest("running", [])
+        #: finished parts of a killed run that a fresh start (no ``resume``) threw away
+        self.discarded = 0 if self.resumed else len(list(self.parts.glob("*.json")))
         if not self.resumed:
             shutil.rmtree(self.parts, ignore_errors=True)
         self.parts.mkdir(exist_ok=True)
@@ -156,6 +171,17 @@ class StudyFolder:
             candidate = self.path / name
             if candidate.parent == self.path and candidate.is_file():
                 candidate.unlink()
+        self.close()
+
+    def close(self) -> None:
+        """Let another run write a study into the folder (:meth:`finish` does it too)."""
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_lock", None) is not None:
+            self.close()
 
     # ---------------------------------------------------------------- finished parts
 
@@ -177,6 +203,12 @@ class StudyFolder:
         atomic_write_text(self._part(key), json.dumps(payload, default=_json_default))
 
 
+def _lock(folder: Path) -> int:
+    """An exclusive lock on ``folder``, held while a study writes into it."""
+    busy = "another relimpute run is writing a study into this folder; let it end first (or give another -o)"
+    return lock_exclusive(os.open(folder, os.O_RDONLY), busy, str(folder))
+
+
 def open_study(command: str, path, study: Mapping[str, Any], resume: bool) -> StudyFolder:
     """A command's :class:`StudyFolder`, saying on standard error what ``--resume`` found."""
     folder = StudyFolder(path, study, resume=resume)
@@ -186,6 +218,10 @@ def open_study(command: str, path, study: Mapping[str, Any], resume: bool) -> St
               file=sys.stderr)  # fmt: skip
     elif resume:
         print(f"relimpute {command}: nothing to resume in {path}: the study starts afresh",
+              file=sys.stderr)  # fmt: skip
+    elif folder.discarded:
+        print(f"relimpute {command}: started afresh in {path}: the {folder.discarded} finished "
+              "parts a killed run left there were dropped (--resume keeps them)",
               file=sys.stderr)  # fmt: skip
     return folder
 
