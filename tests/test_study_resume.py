@@ -199,5 +199,7 @@ def test_a_second_run_on_a_busy_study_folder_is_refused(tmp_path):
     first.close()
     fresh = StudyFolder(tmp_path, study)  # the first one's parts: dropped, and counted
     assert fresh.discarded == 1
+    fresh.save("trial-0", {})
     fresh.finish([])
+    assert StudyFolder(tmp_path, study).discarded == 0  # a finished study's parts: not a loss
     assert StudyFolder(tmp_path, study, resume=True).resumed

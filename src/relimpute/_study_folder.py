@@ -134,7 +134,8 @@ class StudyFolder:
             self.study["seed"] = int(np.random.SeedSequence().entropy)
         self._write_manifest("running", [])
         #: finished parts of a killed run that a fresh start (no ``resume``) threw away
-        self.discarded = 0 if self.resumed else len(list(self.parts.glob("*.json")))
+        killed = old is not None and old.get("state") == "running" and not self.resumed
+        self.discarded = len(list(self.parts.glob("*.json"))) if killed else 0
         if not self.resumed:
             shutil.rmtree(self.parts, ignore_errors=True)
         self.parts.mkdir(exist_ok=True)
