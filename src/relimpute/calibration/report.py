@@ -491,6 +491,10 @@ def read_study(directory: str | os.PathLike) -> CalibrationStudy:
     from .trials import CalibrationStudy
 
     folder = Path(directory)
+    manifest = folder / "manifest.json"
+    state = json.loads(manifest.read_text(encoding="utf-8")).get("state") if manifest.is_file() else None
+    if state not in (None, "complete"):
+        raise InputError("the study in this folder did not finish (go on with --resume)", str(folder))
     needed = [folder / "pairs.csv.gz", folder / "trials.csv", folder / "report.json"]
     missing = [p.name for p in needed if not p.is_file()]
     if missing:

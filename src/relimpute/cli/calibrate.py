@@ -27,6 +27,11 @@ fusion model, confidence by Monte Carlo over its posterior draws), ip
 (incremental pooling, as many judgments as mtc), or any SELECTOR+MODEL pair such
 as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
+The output folder carries manifest.json naming the study (arguments, seed,
+data) and keeps each finished trial in OUT/.resume/: a killed study goes on
+with the same command and --resume, and writes the report an uninterrupted
+run writes (without --seed, the seed drawn is recorded and reused).
+
 QRELS are the full qrels (the oracle and the truth). The old spelling
 --runs RUN... --qrels QRELS still works, with a note.
 
@@ -67,10 +72,19 @@ def add_arguments(parser) -> None:
     add_quiet_argument(parser)
     add_deprecated(parser, "--no-progress", "--quiet", "quiet", nargs=0)
     parser.add_argument("-o", "--output", required=True, help="output folder for the report")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the study a killed run left in --output: the trials it finished are "
+        "kept (each is saved there as it ends), the others run, and the report is the one an "
+        "uninterrupted run writes; refused if the folder holds another study (other runs, "
+        "qrels or options); without --seed the folder's seed is used",
+    )
 
 
 def run(args) -> int:
     from .._files import check_output_path
+    from .._study_folder import open_study
     from ..calibration import CalibrationReport, read_groups, run_study
     from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..calibration.trials import trial_specs
@@ -92,6 +106,8 @@ def run(args) -> int:
     except (KeyError, ValueError) as exc:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
+    identity = _identity(args, campaign, strategies, groups)
+    folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(
         campaign,
         strategies,
@@ -101,16 +117,42 @@ def run(args) -> int:
         confidence=args.confidence,
         depth=args.depth or None,
         groups=groups,
-        seed=args.seed,
+        seed=folder.study["seed"],
         jobs=args.jobs,
         progress=not args.quiet,
+        checkpoint=folder,
     )
     study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)
-    report.write(args.output, study=study)
+    folder.finish(report.write(args.output, study=study))
     print(report.terminal_summary())
     print(f"\nreport written to {Path(args.output) / 'report.md'}")
     return 0
+
+
+def _identity(args, campaign, strategies, groups) -> dict:
+    """What names this study in its folder's manifest (what its trials depend on)."""
+    from .._study_folder import study_identity
+    from ..relevance import load_settings
+
+    def model(s):
+        if not isinstance(s.model, str):
+            return repr(s.model)
+        settings = load_settings(s.model)
+        return {"model": settings.model, "params": settings.params}
+
+    specs = [
+        {"name": s.name, "selector": s.selector, "selector_params": s.selector_kwargs(),
+         "model": model(s), "model_params": dict(s.model_params), "budget_from": s.budget_from,
+         "monte_carlo_draws": s.monte_carlo_draws}
+        for s in strategies
+    ]  # fmt: skip
+    arguments = {
+        "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
+        "depth": args.depth, "cap": args.cap, "strategies": specs,
+        "one_per_group": None if groups is None else dict(sorted(groups.items())),
+    }  # fmt: skip
+    return study_identity(COMMAND, args.seed, arguments, campaign)
 
 
 def _old_spelling(args) -> None:

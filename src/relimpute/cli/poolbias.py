@@ -16,7 +16,9 @@ the scores with each corrector, and compare with their full-pool scores
 (Lipani et al. 2016 §4; Webber & Park 2009 §3). Reports MAE, system rank error
 (SRE), SRE* (only swaps significant by a paired t-test, p < 0.05), Kendall's
 tau-b and, for correctors with intervals, their coverage; with and without the
-bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT.
+bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT,
+with manifest.json naming the study; each finished group is kept in
+OUT/.resume/, so a killed study goes on with the same command and --resume.
 
 correctors: reduced, condensed, webber-park (Algorithm 1), lipani (2016, P@n),
 anti-precision (Lipani 2015, P@n); webber-park-topics (Algorithm 2) runs with
@@ -86,15 +88,26 @@ def add_arguments(parser) -> None:
     )
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the study a killed run left in OUT: the groups it finished are kept "
+        "(each is saved there as it ends), the others run, and the tables are the ones an "
+        "uninterrupted run writes; refused if OUT holds another study (other runs, qrels, "
+        "groups or options)",
+    )
 
 
 def run(args) -> int:
+    from .._files import check_output_path
+    from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
     from ..bias.study import check_study_input, run_study, write_study
     from ..errors import InputError
     from ..measures import parse_measures
     from ..relevance import load_settings
 
+    check_output_path(args.output, directory=True)  # before the study, not after it
     groups = read_groups(args.groups)
     correctors = [c.strip() for c in args.correctors.split(",") if c.strip()]
     unknown = [
@@ -117,10 +130,11 @@ def run(args) -> int:
     for sd in args.group_sd or ():
         if not (sd >= 0 and sd < float("inf")):
             raise InputError(f"must be a finite number >= 0, got {sd}", "--group-sd")
-    for name in args.model:
-        load_settings(name)  # an unknown model or a bad settings file fails before any work
+    models = {name: load_settings(name) for name in args.model}  # fails before any work
     campaign = load_campaign(args, COMMAND)
     check_study_input(campaign, groups, args.depth, args.common_topics)
+    identity = _identity(args, campaign, measures, models)
+    folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(
         campaign,
         groups,
@@ -133,8 +147,27 @@ def run(args) -> int:
         common_repeats=args.common_repeats,
         n_draws=args.draws,
         seed=args.seed,
+        checkpoint=folder,
     )
     paths = write_study(study, args.output)
+    folder.finish(paths)
     emit(study.metrics, args.format)
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
+
+
+def _identity(args, campaign, measures, models) -> dict:
+    """What names this study in its folder's manifest (what its tables depend on)."""
+    import hashlib
+    from pathlib import Path
+
+    from .._study_folder import study_identity
+
+    arguments = {
+        "depth": args.depth, "measures": [str(m) for m in measures], "correctors": args.correctors,
+        "models": {name: {"model": s.model, "params": s.params} for name, s in models.items()},
+        "group_sd": args.group_sd, "common_topics": args.common_topics,
+        "common_repeats": args.common_repeats, "draws": args.draws,
+        "groups": hashlib.sha256(Path(args.groups).read_bytes()).hexdigest(),
+    }  # fmt: skip
+    return study_identity(COMMAND, args.seed, arguments, campaign)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
 import pandas as pd
 
 from ..errors import InputError
@@ -74,7 +72,12 @@ def add_arguments(parser) -> None:
         "--budget", type=float, default=None, help="plan: total judgments available"
     )
     parser.add_argument("--output", "-o", metavar="FILE.tsv", help="also write the curves as TSV")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw power and bias against judgments")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw power and bias against judgments (the suffix names the format: "
+        ".png, .svg or .pdf)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the topic subsets")
     add_format_argument(parser)
 
@@ -98,8 +101,13 @@ def _pooled_runs(path: str, systems) -> list[str]:
 
 
 def run(args) -> int:
+    from .._files import check_figure_path, check_output_path, write_table
     from ..precision.power import power_curves
 
+    if args.output:  # before the study, not after it
+        check_output_path(args.output)
+    if args.plot:
+        check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
     result = power_curves(
@@ -115,8 +123,7 @@ def run(args) -> int:
     )
     print(f"relimpute power: {result}", file=sys.stderr)
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        result.curves.to_csv(args.output, sep="\t", index=False, float_format="%.6g")
+        write_table(result.curves, args.output, sep="\t", index=False, float_format="%.6g")
     if args.plot:
         from ..precision.power_plots import plot_power_curves
 

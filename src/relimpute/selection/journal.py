@@ -24,7 +24,6 @@ interleaving its judgments.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -35,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._files import new_file_mode, write_fully
+from .._files import lock_exclusive, new_file_mode, write_fully
 from ..errors import InputError
 
 ACTIONS = ("start", "judge", "skip", "undo")
@@ -210,16 +209,8 @@ def _open_locked(path: Path) -> int:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, new_file_mode())
     except OSError as exc:
         raise InputError(f"cannot open the journal: {exc.strerror or exc}", str(path)) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise InputError(
-            "journal is in use by another relimpute judge session; "
-            "quit that one first (or give another --journal)",
-            str(path),
-        ) from None
-    return fd
+    busy = "journal is in use by another relimpute judge session; quit that one first (or give another --journal)"
+    return lock_exclusive(fd, busy, str(path))
 
 
 def read_records(path: str | os.PathLike, *, repair: int | None = None) -> list[dict]:
