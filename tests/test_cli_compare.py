@@ -176,4 +176,5 @@ def test_default_confidence_is_monte_carlo_over_the_models_draws(dl19_dir, capsy
         frames.append(pd.read_json(io.StringIO(capsys.readouterr().out)))
     pd.testing.assert_frame_equal(frames[0], frames[1])
     assert frames[0]["sd_delta_map"].iloc[0] != pytest.approx(frames[2]["sd_delta_map"].iloc[0])
-    assert main(argv + ["--mc-draws", "1"]) == 2
+    with pytest.raises(SystemExit, match="2"):  # refused when parsed, before any work
+        main(argv + ["--mc-draws", "1"])

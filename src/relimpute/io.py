@@ -50,7 +50,6 @@ import gzip
 import io
 import os
 import re
-import stat
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -61,7 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ._files import atomic_write_text
+from ._files import atomic_write_text, read_input
 from .errors import InputError
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -103,14 +102,7 @@ _FRAME = "<DataFrame>"
 def _read_bytes(path: str | os.PathLike) -> bytes:
     """Bytes of a plain or gzip file, BOM stripped and line endings made LF."""
     source = str(path)
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "a pipe, socket or device"
-            raise InputError(f"is {kind}, not a regular file (give a file path)", source)
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", source) from exc
+    raw = read_input(path)
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -186,26 +178,27 @@ def _one_array(column: pa.ChunkedArray) -> pa.Array:
 
 
 def _parse_fields(
-    data: bytes, ncols: int, keep: list[int], source: str, layout: str
+    data: bytes, ncols: int, keep: list[int], source: str, layout: str, first_line: int = 1
 ) -> tuple[list[pa.Array], np.ndarray]:
     """Split a whitespace-separated file into string columns.
 
     Returns the columns listed in ``keep`` and the 1-based line number of
-    every row. A line with the wrong number of fields, or text that is not
+    every row (``data`` starting at line ``first_line`` of the file: 2 below
+    a header). A line with the wrong number of fields, or text that is not
     UTF-8, raises an :class:`InputError` naming the line.
     """
     sep = _single_separator(data)
     table = None if sep is None else _arrow_read(data, ncols, sep)
     if table is not None:
         columns = [_one_array(table.column(i)) for i in keep]
-        return columns, np.arange(1, table.num_rows + 1)
+        return columns, np.arange(first_line, table.num_rows + first_line)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + first_line
         raise InputError(f"not UTF-8 text (byte {exc.start})", source, line) from exc
     rows, lines = [], []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    for number, line in enumerate(data.split(b"\n"), start=first_line):
         fields = line.split()  # ASCII whitespace only, as trec_eval
         if not fields:
             continue
@@ -659,9 +652,8 @@ def read_prob_qrels(
         name = str(source)
         data, skipped = _without_header(_read_bytes(source), PROB_QRELS_COLUMNS, name)
         (query, doc, values), lines = _parse_fields(
-            data, 3, [0, 1, 2], name, "query_id doc_id probability"
+            data, 3, [0, 1, 2], name, "query_id doc_id probability", first_line=1 + skipped
         )
-        lines = lines + skipped
     else:
         name, query, doc, values, lines = _id_value_columns(
             source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns

@@ -96,11 +96,10 @@ class RunGroups:
 
 def read_groups(path: str | os.PathLike) -> RunGroups:
     """Read a groups table (module docstring); errors name the file and line."""
+    from .._files import read_input_table
+
     source = os.fspath(path)
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read groups table ({exc})", source) from None
+    frame = read_input_table(path, "groups table", dtype=str, keep_default_na=False)
     return groups_from_frame(frame, source)
 
 

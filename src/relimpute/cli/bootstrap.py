@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    integer_at_least,
+    load_campaign,
+    number_between,
+    seed_int,
+)
 from ._format import add_format_argument, emit
 
 COMMAND = "bootstrap"
@@ -48,7 +54,7 @@ def add_arguments(parser) -> None:
     )
     mode.add_argument("--split", action="store_true", help="the split-corpus validation table")
     parser.add_argument(
-        "--resamples", "-B", type=int, default=2000, help="bootstrap corpora (default: %(default)s)"
+        "--resamples", "-B", type=integer_at_least(2), default=2000, help="bootstrap corpora (default: %(default)s)"
     )
     parser.add_argument(
         "--method",
@@ -68,25 +74,16 @@ def add_arguments(parser) -> None:
         help="scale of --compare differences (default: %(default)s)",
     )
     parser.add_argument(
-        "--level", type=float, default=0.95, help="confidence level (default: %(default)s)"
+        "--level", type=number_between(0, 1, open_interval=True), default=0.95, help="confidence level (default: %(default)s)"
     )
     parser.add_argument(
         "--epsilon",
-        type=float,
+        type=number_between(0, 0.5, open_interval=True),
         default=1e-3,
         help="nudging of AP = 0 and 1 before logit (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the resamples")
+    parser.add_argument("--seed", type=seed_int, default=None, help="seed of the resamples")
     add_format_argument(parser)
-
-
-def _check(args) -> None:
-    if args.resamples < 2:
-        raise InputError(f"need at least 2 resamples, got {args.resamples}", source="--resamples")
-    if not 0.0 < args.level < 1.0:
-        raise InputError(f"the level must lie in (0, 1), got {args.level}", source="--level")
-    if not 0.0 < args.epsilon < 0.5:
-        raise InputError(f"epsilon must lie in (0, 0.5), got {args.epsilon}", source="--epsilon")
 
 
 def run(args) -> int:
@@ -99,7 +96,6 @@ def run(args) -> int:
     )
     from ..precision.split import split_validation
 
-    _check(args)
     campaign = load_campaign(args, COMMAND)
     if args.compare:
         unknown = [name for name in args.compare if name not in campaign.systems]

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from ..relevance.settings import DEFAULT_MODEL
-from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
+from ._common import (
+    add_campaign_arguments,
+    add_model_argument,
+    integer_at_least,
+    load_campaign,
+    measure_hint,
+    positive_int,
+    seed_int,
+)
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
@@ -112,7 +120,7 @@ def _measure(text: str) -> str:
     except ValueError as exc:
         if has_closed_form(text):  # DCG[@k]: linear, not a registered measure
             return text.replace(" ", "")
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
 
 
 def add_arguments(parser) -> None:
@@ -153,13 +161,13 @@ def add_arguments(parser) -> None:
         help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
     )
     parser.add_argument(
-        "--depth", type=int, default=None, metavar="K",
+        "--depth", type=positive_int, default=None, metavar="K",
         help="truncate every run at rank K (default: full depth)",
     )
     add_confidence_argument(parser, "confidence level of the intervals", old=("--level",))
     parser.add_argument(
         "--mc-draws",
-        type=int,
+        type=integer_at_least(2),
         default=4000,
         metavar="N",
         help="Monte Carlo draws, when the model has posterior draws or the measure no exact "
@@ -199,8 +207,6 @@ def run(args) -> int:
     from ..confidence import ConfidenceEngine, has_closed_form
     from ..errors import InputError
 
-    if args.depth is not None and args.depth < 1:
-        raise InputError(f"--depth must be a positive integer, got {args.depth}")
     given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
                             ("--estimate", args.estimate)) if v is not None]
     if len(given) > 1:
@@ -215,8 +221,6 @@ def run(args) -> int:
     systems = args.systems or list(campaign.systems)
     if len(systems) < 2:
         raise InputError("need at least two runs to compare")
-    if args.mc_draws < 2:
-        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
     if args.normal and not has_closed_form(args.measure):
         raise InputError(
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "

@@ -10,7 +10,14 @@ import pandas as pd
 
 from ..measures import describe_measures
 from ..measures.significance import CORRECTIONS, TESTS
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    integer_at_least,
+    load_campaign,
+    measure_hint,
+    positive_int,
+    seed_int,
+)
 from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
@@ -90,7 +97,7 @@ def _measure(text: str):
     try:
         return parse_measure(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
 
 
 def add_arguments(parser) -> None:
@@ -134,7 +141,7 @@ def add_arguments(parser) -> None:
     add_estimate_argument(expected)
     expected.add_argument(
         "--mc-draws",
-        type=int,
+        type=integer_at_least(2),
         default=4000,
         metavar="N",
         help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
@@ -164,13 +171,13 @@ def add_arguments(parser) -> None:
     )
     tests.add_argument(
         "--permutations",
-        type=int,
+        type=positive_int,
         default=10_000,
         metavar="B",
         help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
     )
     tests.add_argument(
-        "--seed", type=int, default=None, help="seed of the randomization test and Monte Carlo"
+        "--seed", type=seed_int, default=None, help="seed of the randomization test and Monte Carlo"
     )
     add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
@@ -233,8 +240,6 @@ def _expected(campaign, measures, args) -> int:
     ):
         if given:
             raise InputError(f"--estimate cannot be combined with {option}")
-    if args.mc_draws < 2:
-        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
     estimate = load_estimate(args.estimate, campaign)
     frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
     for measure in measures:
@@ -274,8 +279,6 @@ def _significance(campaign, measures, options, args) -> int:
         raise InputError("--format trec has no layout for tests; use table, tsv, json, ...")
     if args.per_topic:
         raise InputError("--baseline prints one row per run, measure and test; drop -q")
-    if args.permutations < 1:
-        raise InputError(f"--permutations must be positive, got {args.permutations}")
     topics = evaluate(campaign, measures, per_topic=True, **options)
     frame = compare_to_baseline(
         topics,

@@ -7,7 +7,13 @@ import sys
 import pandas as pd
 
 from ..relevance.settings import DEFAULT_MODEL
-from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
+from ._common import (
+    add_campaign_arguments,
+    add_model_argument,
+    load_campaign,
+    output_file,
+    seed_int,
+)
 from ._format import add_format_argument, emit
 from ._vocabulary import add_quiet_argument
 
@@ -42,7 +48,11 @@ def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
     add_model_argument(parser, DEFAULT_MODEL)
     parser.add_argument(
-        "--output", "-o", required=True, help="where to write the probabilistic qrels"
+        "--output",
+        "-o",
+        type=output_file(),
+        required=True,
+        help="where to write the probabilistic qrels (a file)",
     )
     parser.add_argument("--seed", type=seed_int, default=None, help="seed of the model's randomness")
     add_quiet_argument(parser)

@@ -13,6 +13,7 @@ from ._common import (
     add_model_argument,
     load_campaign,
     number_between,
+    output_file,
     positive_int,
 )
 from ._vocabulary import add_confidence_argument
@@ -84,6 +85,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--export-qrels",
+        type=output_file(),
         metavar="OUT",
         help="write initial qrels + journal judgments to OUT and exit",
     )
@@ -133,7 +135,9 @@ def _check_same_qrels(journal, qrels: str) -> None:
 
 
 def _sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    from .._files import read_input
+
+    return hashlib.sha256(read_input(path, "qrels file")).hexdigest()
 
 
 def grade_scale(campaign) -> tuple[int, int]:
@@ -304,10 +308,9 @@ def _ask(out, keys: dict, prompt: str, hint: str) -> int | str:
 
 def _load_texts(path: str) -> dict[str, str]:
     """``doc_id -> text`` from TSV (``doc_id<TAB>text``) or JSONL (``doc_id``, ``text``)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read --docs file: {exc.strerror or exc}", path) from exc
+    from .._files import read_input
+
+    data = read_input(path, "--docs file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

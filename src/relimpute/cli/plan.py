@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pandas as pd
 
 from ..errors import InputError
+from ._common import finite_at_least, positive_int
 from ._format import add_format_argument, emit
 
 COMMAND = "plan"
@@ -39,32 +39,31 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`"
     )
-    parser.add_argument("--budget", type=float, required=True, help="total judgments available")
+    parser.add_argument("--budget", type=finite_at_least(0), required=True, help="total judgments available")
     parser.add_argument("--measure", default="MAP", help="MAP or P@k (default: %(default)s)")
     parser.add_argument(
         "--max-bias",
-        type=float,
+        type=finite_at_least(0),
         default=0.05,
         help="largest acceptable bias (default: %(default)s)",
     )
     parser.add_argument(
-        "--top", type=int, default=10, help="show this many designs (default: %(default)s)"
+        "--top", type=positive_int, default=10, help="show this many designs (default: %(default)s)"
     )
     add_format_argument(parser)
 
 
 def run(args) -> int:
-    from ..precision.power import plan_design
+    from .._files import read_input_table
 
-    try:
-        curves = pd.read_csv(args.curves, sep="\t")
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the curves ({exc})", args.curves) from exc
+    curves = read_input_table(args.curves, "curves table")  # before the slow imports below
     missing = COLUMNS - set(curves.columns)
     if missing:
         raise InputError(
             f"not a curves table from `relimpute power`: missing {sorted(missing)}", args.curves
         )
+    from ..precision.power import plan_design
+
     plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
     if plan.empty:
         raise InputError(
