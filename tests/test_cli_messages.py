@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -301,3 +302,54 @@ def test_agreeing_duplicate_judgments_export_once(collection, capsys):
     assert code == 0, err
     exported = read_qrels(out)  # evaluate reads what judge exports
     assert exported[exported["doc_id"] == "d9"]["relevance"].tolist() == [1]
+
+
+# --------------------------------------------------------------------------- irds: qrels
+
+
+def test_irds_download_failure_is_a_message(collection, capsys, monkeypatch):
+    ir_datasets = pytest.importorskip("ir_datasets")
+
+    class Offline:
+        def has_qrels(self):
+            return True
+
+        def qrels_iter(self):
+            raise ConnectionError("Max retries exceeded with url: https://example.org/qrels")
+
+    monkeypatch.setattr(ir_datasets, "load", lambda dataset_id: Offline())
+    for argv in (["evaluate", "irds:msmarco-passage/trec-dl-2019", collection / "runs"],
+                 ["judge", "irds:msmarco-passage/trec-dl-2019", collection / "runs",
+                  "--journal", collection / "j.jsonl"]):  # fmt: skip
+        code, err = _run(argv, capsys)
+        assert code == 2, err
+        assert "irds:msmarco-passage/trec-dl-2019: ir_datasets could not provide the qrels " \
+               "(ConnectionError: Max retries exceeded" in err  # fmt: skip
+    assert not (collection / "j.jsonl").exists()
+
+
+# --------------------------------------------------------------------------- standard output
+
+
+def _cli(argv, **kwargs):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    code = "import sys\nfrom relimpute.cli import main\nsys.exit(main())"
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, argv)], env=env,
+                            stderr=subprocess.PIPE, **kwargs)  # fmt: skip
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_a_full_disk(collection):
+    with open("/dev/full", "w") as full:
+        done = _cli(["evaluate", collection / "qrels.txt", collection / "runs"], stdout=full)
+        err = done.communicate(timeout=120)[1].decode()
+    assert done.returncode == 2, err
+    assert err == "relimpute evaluate: error: cannot write the output: No space left on device\n"
+
+
+def test_stdout_to_a_closed_pipe_stops_quietly(collection):
+    done = _cli(["evaluate", collection / "qrels.txt", collection / "runs", "-q"],
+                stdout=subprocess.PIPE)  # fmt: skip
+    done.stdout.close()  # as `| head -0` does
+    err = done.communicate(timeout=120)[1].decode()
+    assert done.returncode == 128 + signal.SIGPIPE and "Traceback" not in err, err

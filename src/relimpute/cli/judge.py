@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
-from pathlib import Path
 
 from ..errors import InputError
 from ._common import (
@@ -38,6 +38,7 @@ stops with an error). Write the initial qrels plus the session's judgments
 with --export-qrels OUT (the qrels must be the ones the session used).
 """
 
+IR_DATASETS_PREFIX = "irds:"  # relimpute.adapters' (that module loads pandas)
 CONTROL_KEYS = {"s": "skip", "u": "undo", "q": "quit"}
 BINARY_KEYS = {"r": 1, "1": 1, "n": 0, "0": 0}
 CHECKED = (
@@ -124,8 +125,8 @@ def _check_same_qrels(journal, qrels: str) -> None:
     recorded = journal.header.get("qrels_sha256")
     if recorded is not None:
         same = recorded == _sha256(qrels)
-    else:  # journals written before digests were recorded
-        same = journal.header.get("qrels") == str(Path(qrels).resolve())
+    else:  # journals written before digests were recorded, and irds: qrels
+        same = journal.header.get("qrels") == _qrels_name(qrels)
     if not same:
         raise InputError(
             f"this journal was judged on the qrels {journal.header.get('qrels')}, "
@@ -134,10 +135,18 @@ def _check_same_qrels(journal, qrels: str) -> None:
         )
 
 
-def _sha256(path: str) -> str:
+def _sha256(path: str) -> str | None:
+    """The digest of a qrels file (None for ``irds:`` qrels, which are no file)."""
     from .._files import read_input
 
+    if path.startswith(IR_DATASETS_PREFIX):
+        return None
     return hashlib.sha256(read_input(path, "qrels file")).hexdigest()
+
+
+def _qrels_name(qrels: str) -> str:
+    """How a journal names its qrels: the real path of a file, or the ``irds:`` id as given."""
+    return qrels if qrels.startswith(IR_DATASETS_PREFIX) else os.path.realpath(qrels)
 
 
 def grade_scale(campaign) -> tuple[int, int]:
@@ -149,9 +158,9 @@ def grade_scale(campaign) -> tuple[int, int]:
 
 def _settings(args, systems, scale) -> dict:
     return {
-        "qrels": str(Path(args.qrels).resolve()),
+        "qrels": _qrels_name(args.qrels),
         "qrels_sha256": _sha256(args.qrels),
-        "runs": [str(Path(r).resolve()) for r in args.runs],
+        "runs": [os.path.realpath(r) for r in args.runs],
         "systems": list(systems),
         "strategy": args.strategy,
         "depth": args.depth,
