@@ -68,15 +68,19 @@ class RunGroups:
                 f"{len(missing)} run(s) missing from the groups table: {shown}", self.source
             )
 
-    def check_pooled_groups(self, runs: Sequence[str]) -> None:
-        """Every group of ``runs`` needs a pooled run among them (else leaving it out is empty)."""
+    def unpooled_groups(self, runs: Sequence[str]) -> list[str]:
+        """The groups with runs among ``runs`` but no pooled run among them."""
         present = set(runs)
-        empty = [
+        return [
             g
             for g in self.group_names()
             if any(r in present for r in self.members(g))
             and not any(r in present for r in self.members(g, pooled_only=True))
         ]
+
+    def check_pooled_groups(self, runs: Sequence[str]) -> None:
+        """Every group of ``runs`` needs a pooled run among them (else leaving it out is empty)."""
+        empty = self.unpooled_groups(runs)
         if empty:
             raise InputError(
                 f"group(s) with no pooled run among the given runs: {', '.join(empty)} "

@@ -121,7 +121,7 @@ def run(args) -> int:
         raise InputError(str(exc), "--measures") from None
     for name in args.model:
         load_settings(name)  # an unknown model or a bad settings file fails before any work
-    campaign = load_campaign(args, COMMAND)
+    campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
     check_study_input(campaign, groups, args.depth, args.common_topics)
     study = run_study(
         campaign,
@@ -140,3 +140,23 @@ def run(args) -> int:
     emit(study.metrics, args.format)
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
+
+
+def _without_unpooled_groups(campaign, groups):
+    """The campaign without the runs of groups that put no run in the pool, said on stderr.
+
+    Their runs were never in the pool, so leaving their group out changes nothing: a
+    collection's full set of runs and its groups.tsv is the natural call.
+    """
+    groups.check_runs(campaign.systems)
+    dropped = groups.unpooled_groups(campaign.systems)
+    if not dropped:
+        return campaign
+    kept = [r for r in campaign.systems if groups.group_of(r) not in set(dropped)]
+    shown = ", ".join(dropped[:10]) + (", ..." if len(dropped) > 10 else "")
+    print(
+        f"relimpute poolbias: note: left {len(dropped)} group(s) with no pooled run out of the "
+        f"study ({len(campaign.systems) - len(kept)} run(s) never in the pool): {shown}",
+        file=sys.stderr,
+    )
+    return campaign.subset(kept) if kept else campaign
