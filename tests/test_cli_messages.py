@@ -353,3 +353,14 @@ def test_stdout_to_a_closed_pipe_stops_quietly(collection):
     done.stdout.close()  # as `| head -0` does
     err = done.communicate(timeout=120)[1].decode()
     assert done.returncode == 128 + signal.SIGPIPE and "Traceback" not in err, err
+
+
+# --------------------------------------------------------------------------- polish
+
+
+@pytest.mark.parametrize("command", ["demo", "evaluate", "compare", "calibrate", "judge"])
+def test_help_shows_no_sphinx_markup(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    shown = capsys.readouterr().out
+    assert not any(mark in shown for mark in (":mod:", ":func:", ":class:", ":meth:", "``"))

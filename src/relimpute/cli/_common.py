@@ -46,14 +46,17 @@ def add_campaign_arguments(
     )
 
 
+#: relimpute.relevance.settings.DEFAULT_MODEL, named here so that --help need not load the
+#: relevance models (scipy); tests/test_startup.py checks that the two agree
+DEFAULT_MODEL = "fusion"
+
+
 def add_model_argument(parser, default: str | None, what: str = "relevance model") -> None:
     """--model NAME|PATH: a registered model (shipped settings) or a settings file.
 
     ``default=None`` leaves ``args.model`` None when the option is not given (the
     command then uses the default model, and can tell whether one was named).
     """
-    from ..relevance.settings import DEFAULT_MODEL  # the relevance models: not for evaluate
-
     parser.add_argument(
         "--model",
         "-M",

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-import pandas as pd
-
 from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
@@ -87,6 +84,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    import numpy as np
+    import pandas as pd
+
     from ..precision import (
         ap_intervals,
         corpus_bootstrap,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..relevance.settings import DEFAULT_MODEL
 from ._common import (
+    DEFAULT_MODEL,
     add_campaign_arguments,
     add_model_argument,
     integer_at_least,

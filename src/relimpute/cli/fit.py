@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import sys
 
-import pandas as pd
-
-from ..relevance.settings import DEFAULT_MODEL
 from ._common import (
+    DEFAULT_MODEL,
     add_campaign_arguments,
     add_model_argument,
     load_campaign,
@@ -60,6 +58,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    import pandas as pd
+
     from .._files import check_output_path
     from ..io import write_prob_qrels
     from ..relevance import load_settings
