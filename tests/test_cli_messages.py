@@ -364,3 +364,113 @@ def test_help_shows_no_sphinx_markup(command, capsys):
         main([command, "--help"])
     shown = capsys.readouterr().out
     assert not any(mark in shown for mark in (":mod:", ":func:", ":class:", ":meth:", "``"))
+
+
+def test_python_dash_m_relimpute(collection):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "relimpute", "evaluate", collection / "qrels.txt",
+                           collection / "runs", "-m", "AP"], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:3] == ["system", "num_q", "AP"]
+
+
+def test_unknown_run_names_get_the_closest(collection, capsys):
+    (collection / "runs" / "bm25base_p").write_text(RUNS["a"].replace(" a\n", " x\n"))
+    argv = ["compare", collection / "qrels.txt", collection / "runs", "--prior", "0.5"]
+    code, err = _run([*argv, "--systems", "bm25base", "a"], capsys)
+    assert code == 2 and "--systems: unknown run(s) bm25base (bm25base: did you mean " \
+                         "bm25base_p?)" in err  # fmt: skip
+    code, err = _run(["evaluate", *argv[1:3], "--baseline", "bm25base"], capsys)
+    assert code == 2 and "--baseline: unknown run(s) bm25base (bm25base: did you mean" in err
+
+
+def test_run_folder_with_a_readme(collection, capsys):
+    (collection / "runs" / "README.md").write_text("# Runs of the track\n\nOne file per run.\n")
+    (collection / "runs" / "stats.tsv").write_text("run\tdocs\na\t5\n")
+    code, err = _run(["evaluate", collection / "qrels.txt", collection / "runs", "-m", "AP",
+                      "-f", "tsv"], capsys)  # fmt: skip
+    assert code == 0, err  # the README used to stop the whole folder ("expected 6 columns")
+    assert "note: 2 file(s) in the run directories are not runs and were skipped" in err
+    assert "README.md" in err
+    named = collection / "runs" / "README.md"  # named on the command line: read as a run
+    code, err = _run(["evaluate", collection / "qrels.txt", named], capsys)
+    assert code == 2 and "expected 6 columns" in err
+
+
+def test_default_seed_makes_compare_reproducible(write_collection, capsys):
+    docs = [f"u{i}" for i in range(20)]  # unjudged: their relevance is drawn
+    runs = {name: "".join(f"{q} Q0 {d} {r + 1} {30 - r} {name}\n" for q in "12"
+                          for r, d in enumerate(["d1", "d3", *order]))
+            for name, order in {"a": docs, "b": docs[::-1]}.items()}  # fmt: skip
+    folder = write_collection(QRELS, runs)
+    argv = ["compare", folder / "qrels.txt", folder / "runs", "--model", "uniform",
+            "-m", "nDCG@10", "--mc-draws", "50", "-f", "tsv"]  # fmt: skip
+    outputs = []
+    for _ in range(2):  # compare had no default seed: two identical calls, two answers
+        assert main([str(a) for a in argv]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert main([str(a) for a in argv] + ["--seed", "3"]) == 0
+    assert capsys.readouterr().out != outputs[0]  # the seed is used: another gives other draws
+
+
+def test_bootstrap_compare_p_values(collection, capsys):
+    import io as _io
+
+    import pandas as pd
+    from scipy.stats import norm
+
+    code = main(["bootstrap", str(collection / "qrels.txt"), str(collection / "runs"),
+                 "--compare", "a", "b", "-B", "200", "-f", "tsv"])  # fmt: skip
+    assert code == 0
+    frame = pd.read_csv(_io.StringIO(capsys.readouterr().out), sep="\t")
+    spread = frame[frame["standard_error"] > 0]
+    assert len(spread) >= 3 and spread["p_value"].notna().all()  # was NaN but for meta rows
+    oracle = 2 * norm.sf(spread["difference"].abs() / spread["standard_error"])
+    assert spread["p_value"].to_numpy() == pytest.approx(oracle, rel=1e-3, abs=1e-5)
+
+
+# --------------------------------------------------------------------------- uncalibrated models
+
+
+def _study(root: Path, collection: str, rows: dict[str, tuple[float, float]]) -> None:
+    folder = root / "examples" / "calibration" / collection
+    folder.mkdir(parents=True)
+    lines = ["strategy,trials,w,w_low,w_high"]
+    lines += [f"{s},200,{w},{low},{w + 1}" for s, (w, low) in rows.items()]
+    (folder / "summary.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_calibration_warning_reads_the_study_summaries(tmp_path):
+    from relimpute.cli._calibration_check import calibration_warning
+
+    _study(tmp_path, "dl19", {"rtc": (-5.5, -6.0), "mtc": (-0.2, -0.4), "fusion-mc": (0.3, 0.1)})
+    _study(tmp_path, "trec8", {"rtc": (-1.0, -2.0), "mtc": (0.1, -0.7), "fusion-mc": (0.2, 0.0)})
+    assert calibration_warning("rtc", tmp_path) == (
+        "warning: model 'rtc' failed the shipped calibration study (W -5.50 on dl19, -1.00 on "
+        "trec8; calibrated is W >= -0.5): its confidence is over-stated; the default model passes"
+    )
+    assert "W +0.10 on trec8;" in calibration_warning("uniform", tmp_path)  # its lower bound
+    assert calibration_warning("fusion", tmp_path) is None
+    assert calibration_warning("bayes", tmp_path) is None  # no study ran it: nothing to say
+
+
+@pytest.mark.parametrize("extra, model", [(["--model", "rtc"], "rtc"),
+                                          (["--prior", "0.5"], "uniform")])  # fmt: skip
+def test_compare_with_an_uncalibrated_model_says_so(collection, capsys, extra, model):
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1] / "examples" / "calibration"
+    strategy = {"rtc": "rtc", "uniform": "mtc"}[model]
+    measured = [pd.read_csv(p).set_index("strategy").loc[strategy, "w"]
+                for p in sorted(root.glob("*/summary.csv"))]  # fmt: skip
+    if not measured:
+        pytest.skip("the calibration studies are not in this checkout")
+    code, err = _run(["compare", collection / "qrels.txt", collection / "runs", *extra], capsys)
+    assert code == 0
+    line = next(x for x in err.splitlines() if "failed the shipped calibration study" in x)
+    assert f"model {model!r}" in line and all(f"{w:+.2f}" in line for w in measured)
+    code, err = _run(["compare", collection / "qrels.txt", collection / "runs", "--prior", "0"],
+                     capsys)  # fmt: skip
+    assert "calibration study" not in err

@@ -88,7 +88,7 @@ def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--compare", "sys0", "nope"], "--compare: unknown run(s) ['nope']"),
+        (["--compare", "sys0", "nope"], "--compare: unknown run(s) nope"),
         (["-B", "1"], "argument --resamples/-B: 1 is not an integer >= 2"),
         (["--level", "1.5"], "argument --level: 1.5 is not in (0, 1)"),
         (["--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),

@@ -50,6 +50,7 @@ import gzip
 import io
 import os
 import re
+import warnings
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -520,18 +521,39 @@ def read_runs(
     return {name: read_run(path, **kwargs) for name, path in run_files(sources)}
 
 
-def run_files(sources: str | os.PathLike | Iterable[str | os.PathLike]) -> list[tuple[str, Path]]:
+#: Files in a run directory that are not runs (skipped, with a note): a README, a licence,
+#: notes and tables by their suffix. A run file named on the command line is always read.
+NOT_RUN_FILES = re.compile(
+    r"^(readme|license|licence|notice|changelog|changes|authors)([._-].*)?$"
+    r"|\.(md|markdown|rst|html?|pdf|json|jsonl|ya?ml|toml|ini|cfg|tsv|csv|py|sh|ipynb)$",
+    re.IGNORECASE,
+)
+
+
+def run_files(
+    sources: str | os.PathLike | Iterable[str | os.PathLike], skipped: list[Path] | None = None
+) -> list[tuple[str, Path]]:
     """``(run name, path)`` of every run file among ``sources`` (files and directories), in
-    :func:`read_runs`'s order; two files with one name are an error."""
+    :func:`read_runs`'s order; two files with one name are an error.
+
+    Files of a directory that :data:`NOT_RUN_FILES` matches (``README.md``, ``notes.json``,
+    ...) are left out: appended to ``skipped`` when a list is given, else named in a warning.
+    """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     sources = list(sources)
     paths: list[Path] = []
+    left_out: list[Path] = []
     for item in map(Path, sources):
         if item.is_dir():
-            paths.extend(_run_files(item))
+            for path in _run_files(item):
+                (left_out if NOT_RUN_FILES.search(path.name) else paths).append(path)
         else:
             paths.append(item)
+    if skipped is not None:
+        skipped.extend(left_out)
+    elif left_out:
+        warnings.warn(skipped_note(left_out), stacklevel=2)
     if not paths:
         raise InputError("no run files found", ", ".join(map(str, sources)) or "<none>")
     named: dict[str, Path] = {}
@@ -541,6 +563,12 @@ def run_files(sources: str | os.PathLike | Iterable[str | os.PathLike]) -> list[
             raise InputError(f"two run files are both named {name!r}", str(path))
         named[name] = path
     return list(named.items())
+
+
+def skipped_note(paths: list[Path]) -> str:
+    """The note naming the files of run directories that were not read as runs."""
+    names = ", ".join(str(p) for p in paths[:5]) + (", ..." if len(paths) > 5 else "")
+    return f"{len(paths)} file(s) in the run directories are not runs and were skipped ({names})"
 
 
 def _run_files(directory: Path) -> list[Path]:

@@ -51,6 +51,27 @@ def add_campaign_arguments(
 DEFAULT_MODEL = "fusion"
 
 
+def check_run_names(names, systems, option: str) -> None:
+    """Raise InputError naming ``option`` when a name in ``names`` is not a run of ``systems``,
+    with the closest run names (``bm25base``: did you mean bm25base_p?) and the runs."""
+    import difflib
+
+    from ..errors import InputError
+
+    unknown = [n for n in names if n not in systems]
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = [s for s in systems if s.startswith(name)]
+        close += difflib.get_close_matches(name, systems, n=3, cutoff=0.6)
+        if close:
+            hints.append(f"{name}: did you mean {' or '.join(dict.fromkeys(close[:3]))}?")
+    shown = ", ".join(systems[:10]) + (f", ... ({len(systems)} runs)" if len(systems) > 10 else "")
+    hint = f" ({'; '.join(hints)})" if hints else ""
+    raise InputError(f"unknown run(s) {', '.join(unknown)}{hint}; the runs are {shown}", option)
+
+
 def add_model_argument(parser, default: str | None, what: str = "relevance model") -> None:
     """--model NAME|PATH: a registered model (shipped settings) or a settings file.
 
@@ -163,6 +184,20 @@ def integer_at_least(minimum: int):
 
 positive_int = integer_at_least(1)
 seed_int = integer_at_least(0)
+#: The seed of every command's randomness unless --seed is given: the same call gives the
+#: same answer (another seed shows the Monte Carlo error).
+DEFAULT_SEED = 2007
+
+
+def add_seed_argument(parser, what: str) -> None:
+    """``--seed N`` (an integer >= 0, default :data:`DEFAULT_SEED`)."""
+    parser.add_argument(
+        "--seed",
+        type=seed_int,
+        default=DEFAULT_SEED,
+        help=f"seed of {what} (default: %(default)s, so the same call gives the same answer; "
+        "another seed shows the Monte Carlo error)",
+    )
 
 
 def jobs_int(text: str) -> int:

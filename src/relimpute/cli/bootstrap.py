@@ -7,10 +7,11 @@ import sys
 from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
+    add_seed_argument,
+    check_run_names,
     integer_at_least,
     load_campaign,
     number_between,
-    seed_int,
 )
 from ._format import add_format_argument, emit
 
@@ -25,7 +26,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 AP - AP^2) and L-MAP (bootstrap) with their intervals
   --per-topic   per system and topic: AP and its interval (--method)
   --compare A B A minus B on shared resamples, per topic and the mean, plus the
-                fixed- and random-effects meta-analysis over topics (--scale)
+                fixed- and random-effects meta-analysis over topics (--scale);
+                p_value: two-sided, of no difference, normal with that standard error
   --split       the paper's validation: split the documents in two by MD5 of
                 the docno, intervals on one half, the other half's value
                 below / in / above (the model predicts 83.5% in for 95%)
@@ -79,7 +81,7 @@ def add_arguments(parser) -> None:
         default=1e-3,
         help="nudging of AP = 0 and 1 before logit (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=seed_int, default=None, help="seed of the resamples")
+    add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
 
 
@@ -98,12 +100,7 @@ def run(args) -> int:
 
     campaign = load_campaign(args, COMMAND)
     if args.compare:
-        unknown = [name for name in args.compare if name not in campaign.systems]
-        if unknown:
-            raise InputError(
-                f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}",
-                source="--compare",
-            )
+        check_run_names(args.compare, campaign.systems, "--compare")
     options = {"level": args.level, "epsilon": args.epsilon}
     if args.split:
         result = split_validation(campaign, args.resamples, rng=args.seed, **options)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from ._common import (
     add_campaign_arguments,
+    add_seed_argument,
     integer_at_least,
     jobs_int,
     load_campaign,
     number_between,
     positive_int,
-    seed_int,
 )
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
@@ -64,7 +64,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
-    parser.add_argument("--seed", type=seed_int, default=None, help="study seed (trials are reproducible from it)")
+    add_seed_argument(parser, "the study (trials are reproducible from it)")
     parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
     parser.add_argument(
         "--models",

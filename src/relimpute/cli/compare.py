@@ -6,11 +6,12 @@ from ._common import (
     DEFAULT_MODEL,
     add_campaign_arguments,
     add_model_argument,
+    add_seed_argument,
+    check_run_names,
     integer_at_least,
     load_campaign,
     measure_hint,
     positive_int,
-    seed_int,
 )
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
@@ -136,9 +137,7 @@ def add_arguments(parser) -> None:
         help="the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
-    parser.add_argument(
-        "--seed", type=seed_int, default=None, help="seed of the model's randomness (for --model)"
-    )
+    add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
     parser.add_argument(
         "--prior",
         type=_probability,
@@ -213,9 +212,7 @@ def run(args) -> int:
         raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
     campaign = load_campaign(args, COMMAND)
     if args.systems:
-        unknown = [s for s in args.systems if s not in campaign.systems]
-        if unknown:
-            raise InputError(f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}")
+        check_run_names(args.systems, campaign.systems, "--systems")
         if len(set(args.systems)) != len(args.systems):
             raise InputError("--systems lists a run twice")
     systems = args.systems or list(campaign.systems)
@@ -228,6 +225,9 @@ def run(args) -> int:
         )
     if args.topics and args.normal:
         raise InputError("--topics resamples topics by Monte Carlo: drop --normal")
+    from ._calibration_check import warn_if_uncalibrated
+
+    warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
     estimate = estimate_relevance(campaign, args)
     engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
     if args.topics:

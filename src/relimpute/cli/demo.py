@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import positive_int, seed_int
+from ._common import add_seed_argument, positive_int
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
@@ -35,7 +35,7 @@ example:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--seed", type=seed_int, default=2007, help="simulation seed (default 2007)")
+    add_seed_argument(parser, "the simulation and the models")
     parser.add_argument("--n-systems", type=positive_int, default=12, help="number of runs (default 12)")
     add_deprecated(parser, "--systems", "--n-systems", "n_systems", type=positive_int)
     parser.add_argument("--topics", type=positive_int, default=25, help="number of topics (default 25)")

@@ -7,11 +7,12 @@ import sys
 
 from ._common import (
     add_campaign_arguments,
+    add_seed_argument,
+    check_run_names,
     integer_at_least,
     load_campaign,
     measure_hint,
     positive_int,
-    seed_int,
 )
 from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
@@ -191,9 +192,7 @@ def add_arguments(parser) -> None:
         metavar="B",
         help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
     )
-    tests.add_argument(
-        "--seed", type=seed_int, default=None, help="seed of the randomization test and Monte Carlo"
-    )
+    add_seed_argument(tests, "the randomization test and Monte Carlo")
     add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
@@ -289,10 +288,7 @@ def _significance(campaign, measures, options, args) -> int:
     from ..measures import evaluate
     from ..measures.significance import compare_to_baseline
 
-    if args.baseline not in campaign.systems:
-        raise InputError(
-            f"--baseline {args.baseline!r} is not a run; the runs are {list(campaign.systems)}"
-        )
+    check_run_names([args.baseline], campaign.systems, "--baseline")
     if campaign.n_systems < 2:
         raise InputError("--baseline needs at least one other run to test")
     if args.format == "trec":

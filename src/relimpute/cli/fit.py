@@ -8,9 +8,9 @@ from ._common import (
     DEFAULT_MODEL,
     add_campaign_arguments,
     add_model_argument,
+    add_seed_argument,
     load_campaign,
     output_file,
-    seed_int,
 )
 from ._format import add_format_argument, emit
 from ._vocabulary import add_quiet_argument
@@ -52,7 +52,7 @@ def add_arguments(parser) -> None:
         required=True,
         help="where to write the probabilistic qrels (a file)",
     )
-    parser.add_argument("--seed", type=seed_int, default=None, help="seed of the model's randomness")
+    add_seed_argument(parser, "the model's randomness")
     add_quiet_argument(parser)
     add_format_argument(parser)
 
@@ -65,7 +65,10 @@ def run(args) -> int:
     from ..relevance import load_settings
 
     check_output_path(args.output)  # before the fit, not after it
+    from ._calibration_check import warn_if_uncalibrated
+
     settings = load_settings(args.model)
+    warn_if_uncalibrated(args.model, COMMAND)
     campaign = load_campaign(args, COMMAND)
     estimate = settings.build().fit_predict(campaign, rng=args.seed)
     write_prob_qrels(estimate.to_frame(), args.output)

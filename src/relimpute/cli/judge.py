@@ -11,6 +11,7 @@ from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_model_argument,
+    check_run_names,
     load_campaign,
     number_between,
     output_file,
@@ -206,10 +207,12 @@ def _interactive(args) -> int:
     campaign = load_campaign(args, COMMAND)
     args.rel_threshold = campaign.rel_threshold  # resolved: explicit, relimpute.toml, or 1
     systems = tuple(args.pair) if args.pair else campaign.systems
-    missing = [s for s in systems if s not in campaign.systems]
-    if missing:
-        raise InputError(f"unknown run(s) {missing}; have {list(campaign.systems)}")
+    check_run_names(systems, campaign.systems, "--pair")
     texts = _load_texts(args.docs) if args.docs else {}
+    if args.strategy == "rtc":
+        from ._calibration_check import warn_if_uncalibrated
+
+        warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
     with Journal.open(args.journal, _settings(args, systems, scale), check=CHECKED) as journal:
         return _session(args, campaign, systems, journal, texts)

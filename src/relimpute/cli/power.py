@@ -8,13 +8,13 @@ from pathlib import Path
 from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
+    add_seed_argument,
     finite_at_least,
     load_campaign,
     number_between,
     output_file,
     positive_int,
     positive_int_list,
-    seed_int,
 )
 from ._format import add_format_argument, emit
 
@@ -85,7 +85,7 @@ def add_arguments(parser) -> None:
         metavar="FILE.png",
         help="draw power and bias against judgments (.png, .pdf or .svg)",
     )
-    parser.add_argument("--seed", type=seed_int, default=None, help="seed of the topic subsets")
+    add_seed_argument(parser, "the topic subsets")
     add_format_argument(parser)
 
 
