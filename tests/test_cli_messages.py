@@ -474,3 +474,37 @@ def test_compare_with_an_uncalibrated_model_says_so(collection, capsys, extra, m
     code, err = _run(["compare", collection / "qrels.txt", collection / "runs", "--prior", "0"],
                      capsys)  # fmt: skip
     assert "calibration study" not in err
+
+
+# --------------------------------------------------------------------------- found by the fuzz
+
+
+@pytest.mark.parametrize(
+    "command, text, message",
+    [
+        ("power", "run\tpooled\na\tyes\nb\tno\n", "1 run(s) marked pooled: the pool needs at "
+                                                  "least two"),  # fmt: skip
+        ("power", "run\tpooled\na\tyes\na\tyes\nb\tyes\n", "line 3: run 'a' listed twice"),
+        ("power", "run\tpooled\na\tyes\tx\nb\tyes\n",
+         "line 2: groups table: expected 2 tab-separated fields (as the header line), found 3"),
+        ("poolbias", "run\tgroup\tpooled\na\tg1\tyes\tno\nb\tg2\tyes\n",  # pandas shifted it
+         "line 2: groups table: expected 3 tab-separated fields"),  # fmt: skip
+        ("plan", "\tstrategy\tmeasure\tdepth\tn_topics\teffort\teffort_per_topic\tpower\tbias\n"
+                 "depth\tMAP\t1\t2\t4\t2\t0.5\t0.0\n", "line 2: curves table: expected 9 tab-separated"),
+        ("plan", "strategy\tmeasure\tdepth\tn_topics\teffort\teffort_per_topic\tpower\tbias\n"
+                 "\ndepth\tMAP\t1\t2\tmany\t2\t0.5\t0.0\n", "line 3: effort 'many' is not a "
+                                                           "finite number"),  # fmt: skip
+    ],
+)
+def test_tables_with_wrong_rows(collection, capsys, command, text, message):
+    table = collection / "t.tsv"
+    table.write_text(text)
+    runs = [collection / "qrels.txt", collection / "runs"]
+    argv = {
+        "power": ["power", *runs, "--pooled-from", table, "--depths", "1", "--topics", "2"],
+        "poolbias": ["poolbias", *runs, "--groups", table, "--depth", "1", "-o", collection / "o"],
+        "plan": ["plan", table, "--budget", "10"],
+    }[command]
+    code, err = _run(argv, capsys)
+    where = f"{table}, " if message.startswith("line") else f"{table}: "
+    assert code == 2 and where + message in err, err

@@ -89,10 +89,14 @@ def read_input(path: str | os.PathLike, what: str = "file") -> bytes:
 def read_input_table(path: str | os.PathLike, what: str = "table", **options):
     """A tab-separated table (header line first) read with pandas through :func:`read_input`.
 
-    An empty file, text that is not UTF-8 or a row pandas cannot split raise
-    InputError naming the file (and the line, where pandas gives it); a header
-    without rows comes back as an empty frame, for the caller to judge.
+    Fields are split at every tab (no quoting), and every line must have as
+    many as the header line: pandas would otherwise shift a longer row's
+    values into the wrong columns without a word. An empty file, text that is
+    not UTF-8 or a row of the wrong length raise InputError naming the file
+    and the line; a header without rows comes back as an empty frame, for the
+    caller to judge. ``frame.attrs["lines"]`` holds the file line of every row.
     """
+    import csv
     import io
 
     import pandas as pd
@@ -106,13 +110,32 @@ def read_input_table(path: str | os.PathLike, what: str = "table", **options):
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"{what} is not UTF-8 text (byte {exc.start})", source, line) from None
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    width, rows = None, []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line:  # pandas skips empty lines (a line of blanks is a row)
+            continue
+        fields = line.count(b"\t") + 1
+        if width is None:
+            width = fields
+            continue
+        rows.append(number)
+        if fields != width:
+            raise InputError(
+                f"{what}: expected {width} tab-separated fields (as the header line), found "
+                f"{fields}",
+                source,
+                number,
+            )
     try:
-        return pd.read_csv(io.BytesIO(data), sep="\t", **options)
+        frame = pd.read_csv(io.BytesIO(data), sep="\t", quoting=csv.QUOTE_NONE, **options)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         found = re.search(r"line (\d+)", str(exc))
         line = int(found.group(1)) if found else None
         problem = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read {what}: {problem}", source, line) from None
+    frame.attrs["lines"] = rows  # the file line of every row, for messages
+    return frame
 
 
 def check_output_path(path: str | os.PathLike, *, directory: bool = False) -> Path:

@@ -62,9 +62,15 @@ def run(args) -> int:
         raise InputError(
             f"not a curves table from `relimpute power`: missing {sorted(missing)}", args.curves
         )
+    _numbers(curves, args.curves)
     from ..precision.power import plan_design
 
-    plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
+    try:
+        plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
+    except InputError as exc:  # about the file's content unless it names an option
+        if exc.source is not None:
+            raise
+        raise InputError(exc.problem, args.curves) from None
     if plan.empty:
         raise InputError(
             f"no design fits {args.budget:g} judgments with bias below {args.max_bias}",
@@ -72,3 +78,23 @@ def run(args) -> int:
         )
     emit(plan.head(args.top), args.format)
     return 0
+
+
+def _numbers(curves, path: str) -> None:
+    """The numeric columns of the curves as floats, in place, or InputError naming the file
+    line of the first value that is not a finite number (power and bias may be missing:
+    `relimpute power` leaves them empty where no pair was significant)."""
+    import numpy as np
+    import pandas as pd
+
+    for column in sorted(COLUMNS - {"strategy", "measure"}):
+        values = pd.to_numeric(curves[column], errors="coerce").astype(float)
+        missing_allowed = column in ("power", "bias")
+        given = curves[column].notna().to_numpy()
+        wrong = ~np.isfinite(values.to_numpy()) & (given if missing_allowed else True)
+        bad = np.flatnonzero(wrong)
+        if len(bad):
+            line = curves.attrs["lines"][bad[0]]
+            shown = curves[column].iloc[bad[0]]
+            raise InputError(f"{column} {shown!r} is not a finite number", path, line)
+        curves[column] = values

@@ -95,14 +95,21 @@ def _pooled_runs(path: str, systems) -> list[str]:
     table = read_input_table(path, "groups table", dtype=str)
     if not {"run", "pooled"} <= set(table.columns):
         raise InputError("the groups table needs columns run and pooled", path)
+    seen: set[str] = set()
+    for run, line in zip(table["run"], table.attrs["lines"]):
+        if run in seen:
+            raise InputError(f"run {run!r} listed twice", path, line)
+        seen.add(run)
     pooled = [
         r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}
     ]
     unknown = sorted(set(pooled) - set(systems))
     if unknown:
         raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)
-    if not pooled:
-        raise InputError("no run is marked pooled", path)
+    if len(pooled) < 2:
+        raise InputError(
+            f"{len(pooled) or 'no'} run(s) marked pooled: the pool needs at least two", path
+        )
     return pooled
 
 
