@@ -513,8 +513,9 @@ def read_runs(
 
     Run names are the file names without ``.gz``/``.txt``/``.run``/``.trec``
     (the tag column is kept as ``run`` but not used as the name, so two files
-    with one tag stay apart). Hidden files in directories are skipped.
-    Keyword arguments go to :func:`read_run`.
+    with one tag stay apart). Hidden files in directories are skipped, and
+    so are files that are not runs (:data:`NOT_RUN_FILES`: a README, ``*.md``,
+    ``*.json``, ..., named in a warning). Keyword arguments go to :func:`read_run`.
     """
     if isinstance(sources, Mapping):
         return {str(k): read_run(v, **kwargs) for k, v in sources.items()}

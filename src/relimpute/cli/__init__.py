@@ -140,8 +140,11 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
-def _drop_stdout() -> None:
-    """Point file descriptor 1 at /dev/null, so the interpreter's last flush cannot fail again."""
+def _drop_stdout(stream) -> None:
+    """Point the process's standard output at /dev/null when ``stream`` is it, so that the
+    interpreter's last flush cannot fail again (a stream of the caller's is left alone)."""
+    if stream is not sys.__stdout__:
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.__stdout__.fileno())
@@ -170,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except _OutputFailed as failed:
         error = failed.args[0]
-        _drop_stdout()
+        _drop_stdout(stdout)
         if error.errno == errno.EPIPE:  # the reader left (`| head`): stop quietly, as Unix tools
             return 128 + signal.SIGPIPE
         reason = error.strerror or error
