@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from typing import TYPE_CHECKING
@@ -22,6 +21,8 @@ def _tsv(frame: pd.DataFrame) -> str:
 def _json(frame: pd.DataFrame) -> str:
     # NaN is not JSON: missing values become null.
     records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    import json
+
     return json.dumps(records, indent=2, default=float) + "\n"
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 
@@ -138,6 +136,8 @@ def _check_same_qrels(journal, qrels: str) -> None:
 
 def _sha256(path: str) -> str | None:
     """The digest of a qrels file (None for ``irds:`` qrels, which are no file)."""
+    import hashlib
+
     from .._files import read_input
 
     if path.startswith(IR_DATASETS_PREFIX):
@@ -320,6 +320,8 @@ def _ask(out, keys: dict, prompt: str, hint: str) -> int | str:
 
 def _load_texts(path: str) -> dict[str, str]:
     """``doc_id -> text`` from TSV (``doc_id<TAB>text``) or JSONL (``doc_id``, ``text``)."""
+    import json
+
     from .._files import read_input
 
     data = read_input(path, "--docs file")
