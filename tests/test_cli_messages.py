@@ -381,6 +381,9 @@ def test_unknown_run_names_get_the_closest(collection, capsys):
     code, err = _run([*argv, "--systems", "bm25base", "a"], capsys)
     assert code == 2 and "--systems: unknown run(s) bm25base (bm25base: did you mean " \
                          "bm25base_p?)" in err  # fmt: skip
+    (collection / "runs" / "bm25base_ax_p").write_text(RUNS["b"])  # the closest comes first
+    code, err = _run([*argv, "--systems", "bm25base", "a"], capsys)
+    assert "(bm25base: did you mean bm25base_p or bm25base_ax_p?)" in err
     code, err = _run(["evaluate", *argv[1:3], "--baseline", "bm25base"], capsys)
     assert code == 2 and "--baseline: unknown run(s) bm25base (bm25base: did you mean" in err
 

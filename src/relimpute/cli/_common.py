@@ -63,8 +63,8 @@ def check_run_names(names, systems, option: str) -> None:
         return
     hints = []
     for name in unknown:
-        close = [s for s in systems if s.startswith(name)]
-        close += difflib.get_close_matches(name, systems, n=3, cutoff=0.6)
+        close = difflib.get_close_matches(name, systems, n=3, cutoff=0.6)  # closest first
+        close += sorted((s for s in systems if s.startswith(name)), key=len)
         if close:
             hints.append(f"{name}: did you mean {' or '.join(dict.fromkeys(close[:3]))}?")
     shown = ", ".join(systems[:10]) + (f", ... ({len(systems)} runs)" if len(systems) > 10 else "")
