@@ -1,6 +1,14 @@
-"""Writing files so that a failure never leaves a damaged or half-written one.
+"""Reading input files safely, and writing files so that a failure never leaves a damaged
+or half-written one.
 
-Every failure (no such directory, a directory in the way, permission, disk
+:func:`read_input` is the one way every reader opens a user's file: a FIFO,
+socket, device or directory is refused at once (never waited on), a missing
+file, a symbolic-link loop or a permission problem becomes an
+:class:`~relimpute.errors.InputError` naming the path (with a hint when the
+name differs from an existing file only by ``.gz``). :func:`read_input_table`
+reads a TSV/CSV table through it.
+
+For writing, every failure (no such directory, a directory in the way, permission, disk
 full) becomes an :class:`~relimpute.errors.InputError` naming the path.
 New files get the permissions the user's umask gives (like ``open``), a
 replaced file keeps its own.
@@ -8,6 +16,7 @@ replaced file keeps its own.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import gzip
 import hashlib
@@ -23,6 +32,112 @@ from .errors import InputError
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words (None: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def _missing_hint(path: str) -> str:
+    """`` (did you mean X?)`` when ``path`` without or with ``.gz`` exists, else ``""``."""
+    other = path[:-3] if path.endswith(".gz") else path + ".gz"
+    return f" (did you mean {other}?)" if other != path and os.path.isfile(other) else ""
+
+
+def refuse_special_file(fd: int | str, source: str, what: str = "file") -> None:
+    """Raise InputError naming ``source`` unless ``fd`` (an open descriptor, or a path that
+    exists) is a regular file; OSError of ``os.stat`` goes to the caller."""
+    kind = _kind(os.fstat(fd).st_mode if isinstance(fd, int) else os.stat(fd).st_mode)
+    if kind is not None:
+        raise InputError(f"is {kind}, not a regular file (give the path of a {what})", source)
+
+
+def read_input(path: str | os.PathLike, what: str = "file") -> bytes:
+    """All the bytes of the regular file ``path``; anything else raises InputError naming it.
+
+    A FIFO, socket, device or directory is refused before it is opened for
+    reading (a FIFO would block), and checked again on the opened descriptor,
+    which is opened non-blocking so a path swapped for a FIFO cannot hang.
+    ``what`` names the file in messages (``"--docs file"``, ``"groups table"``).
+    """
+    source = os.fspath(path)
+    try:
+        refuse_special_file(source, source, what)  # a socket cannot even be opened
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            refuse_special_file(fd, source, what)
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                return handle.read()
+        finally:
+            os.close(fd)
+    except FileNotFoundError as exc:
+        hint = _missing_hint(source)
+        raise InputError(f"cannot read {what}: {_reason(exc)}{hint}", source) from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"cannot read {what}: a loop of symbolic links", source) from exc
+        raise InputError(f"cannot read {what}: {_reason(exc)}", source) from exc
+
+
+def read_input_table(path: str | os.PathLike, what: str = "table", **options):
+    """A tab-separated table (header line first) read with pandas through :func:`read_input`.
+
+    Fields are split at every tab (no quoting), and every line must have as
+    many as the header line: pandas would otherwise shift a longer row's
+    values into the wrong columns without a word. An empty file, text that is
+    not UTF-8 or a row of the wrong length raise InputError naming the file
+    and the line; a header without rows comes back as an empty frame, for the
+    caller to judge. ``frame.attrs["lines"]`` holds the file line of every row.
+    """
+    import csv
+
+    import pandas as pd
+
+    source = os.fspath(path)
+    data = read_input(source, what)
+    if not data.strip():
+        raise InputError(f"{what} is empty", source)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{what} is not UTF-8 text (byte {exc.start})", source, line) from None
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    width, rows = None, []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line:  # pandas skips empty lines (a line of blanks is a row)
+            continue
+        fields = line.count(b"\t") + 1
+        if width is None:
+            width = fields
+            continue
+        rows.append(number)
+        if fields != width:
+            raise InputError(
+                f"{what}: expected {width} tab-separated fields (as the header line), found "
+                f"{fields}",
+                source,
+                number,
+            )
+    try:
+        frame = pd.read_csv(io.BytesIO(data), sep="\t", quoting=csv.QUOTE_NONE, **options)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else None
+        problem = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read {what}: {problem}", source, line) from None
+    frame.attrs["lines"] = rows  # the file line of every row, for messages
+    return frame
 
 
 #: how a file name may be long (bytes) on the usual file systems

@@ -237,7 +237,7 @@ class CalibrationReport:
         lines = [
             (
                 f"relimpute calibrate: {cfg.get('n_trials')} trials, k={cfg.get('k')}, "
-                f"c={cfg.get('c')}, alpha={cfg.get('alpha')}, depth={cfg.get('depth')}, "
+                f"c={cfg.get('c')}, confidence={cfg.get('alpha')}, depth={cfg.get('depth')}, "
                 f"rel>={cfg.get('rel_threshold')}"
             ),
             "",
@@ -276,7 +276,7 @@ class CalibrationReport:
             (
                 f"{cfg.get('n_trials')} trials; k = {cfg.get('k')} runs per trial"
                 f"{' (one per group)' if cfg.get('one_per_group') else ''}, c = {cfg.get('c')} "
-                f"initial; judged to α = {cfg.get('alpha')}; runs truncated at depth "
+                f"initial; judged to confidence {cfg.get('alpha')} (the paper's α); runs truncated at depth "
                 f"{cfg.get('depth')}; relevant = grade ≥ {cfg.get('rel_threshold')}; "
                 f"seed {cfg.get('seed')}."
             ),

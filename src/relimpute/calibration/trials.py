@@ -109,10 +109,9 @@ def run_similarity(campaign: Campaign) -> np.ndarray:
 
 def read_groups(path: str | os.PathLike) -> dict[str, str]:
     """Run → group from a TSV with a header holding ``run`` and ``group`` columns."""
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=str)
-    except (OSError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read groups table ({exc})", str(path)) from exc
+    from .._files import read_input_table
+
+    frame = read_input_table(path, "groups table", dtype=str)
     missing = {"run", "group"} - set(frame.columns)
     if missing:
         raise InputError(f"groups table needs columns run and group; missing {sorted(missing)}", str(path))

@@ -5,7 +5,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    add_seed_argument,
+    integer_at_least,
+    jobs_int,
+    load_campaign,
+    number_between,
+    positive_int,
+)
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
 COMMAND = "calibrate"
@@ -45,24 +53,24 @@ def add_arguments(parser) -> None:
     add_campaign_arguments(parser, runs_required=False, qrels_required=False)
     add_deprecated(parser, "--runs", "positional RUN...", "old_runs", nargs="+")
     add_deprecated(parser, "--qrels", "positional QRELS", "old_qrels")
-    parser.add_argument("--trials", type=int, default=100, help="number of trials (default 100)")
-    parser.add_argument("--k", type=int, default=10, help="runs per trial (default 10)")
-    parser.add_argument("--c", type=int, default=2, help="initial runs per trial (default 2)")
+    parser.add_argument("--trials", type=positive_int, default=100, help="number of trials (default 100)")
+    parser.add_argument("--k", type=integer_at_least(2), default=10, help="runs per trial (default 10)")
+    parser.add_argument("--c", type=positive_int, default=2, help="initial runs per trial (default 2)")
     parser.add_argument(
         "--strategies", default="mtc,rtc,fusion-mc", help="comma-separated strategies (default %(default)s)"
     )
     add_confidence_argument(parser, "judge each trial until this confidence", old=("--alpha",))
     parser.add_argument(
         "--depth",
-        type=int,
+        type=integer_at_least(0),
         default=100,
         metavar="K",
         help="truncate every run at rank K (default 100, the paper's setup; 0 = full depth)",
     )
     parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
-    parser.add_argument("--cap", type=float, default=0.95, help="confidence cap of the capped tables (default 0.95)")
-    parser.add_argument("--seed", type=int, default=None, help="study seed (trials are reproducible from it)")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel workers (-1 = all cores)")
+    parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
+    add_seed_argument(parser, "the study (trials are reproducible from it)")
+    parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
     parser.add_argument(
         "--models",
         metavar="DIR",

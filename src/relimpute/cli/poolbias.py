@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    finite_at_least,
+    integer_at_least,
+    load_campaign,
+    positive_int,
+    seed_int,
+)
 from ._format import add_format_argument, emit
 
 COMMAND = "poolbias"
@@ -36,7 +43,7 @@ def add_arguments(parser) -> None:
         "--groups", required=True, metavar="GROUPS.tsv", help="run, group, pooled (yes/no)"
     )
     parser.add_argument(
-        "--depth", type=int, required=True, help="pool depth k (e.g. 10, or the official 100)"
+        "--depth", type=positive_int, required=True, help="pool depth k (e.g. 10, or the official 100)"
     )
     parser.add_argument(
         "--measures",
@@ -57,7 +64,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--group-sd",
-        type=float,
+        type=finite_at_least(0),
         action="append",
         default=None,
         metavar="SD",
@@ -66,23 +73,23 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--common-topics",
-        type=int,
+        type=integer_at_least(0),
         default=10,
         metavar="N",
         help="common topics of Algorithm 2 (0 = off; default 10)",
     )
     parser.add_argument(
         "--common-repeats",
-        type=int,
+        type=positive_int,
         default=20,
         help="random common-topic sets per run (default 20)",
     )
     parser.add_argument(
-        "--draws", type=int, default=1000, help="Monte Carlo draws of the model-based corrector"
+        "--draws", type=integer_at_least(2), default=1000, help="Monte Carlo draws of the model-based corrector"
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=0,
         help="seed of Algorithm 2's topic draws and the models (default 0)",
     )
@@ -125,13 +132,9 @@ def run(args) -> int:
         measures = parse_measures([m for m in args.measures.split(",") if m])
     except ValueError as exc:
         raise InputError(str(exc), "--measures") from None
-    if args.depth < 1:
-        raise InputError(f"must be a positive integer, got {args.depth}", "--depth")
-    for sd in args.group_sd or ():
-        if not (sd >= 0 and sd < float("inf")):
-            raise InputError(f"must be a finite number >= 0, got {sd}", "--group-sd")
-    models = {name: load_settings(name) for name in args.model}  # fails before any work
-    campaign = load_campaign(args, COMMAND)
+    # an unknown model or a bad settings file fails before any work
+    models = {name: load_settings(name) for name in args.model}
+    campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
     check_study_input(campaign, groups, args.depth, args.common_topics)
     identity = _identity(args, campaign, measures, models)
     folder = open_study(COMMAND, args.output, identity, args.resume)
@@ -171,3 +174,23 @@ def _identity(args, campaign, measures, models) -> dict:
         "groups": hashlib.sha256(Path(args.groups).read_bytes()).hexdigest(),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)
+
+
+def _without_unpooled_groups(campaign, groups):
+    """The campaign without the runs of groups that put no run in the pool, said on stderr.
+
+    Their runs were never in the pool, so leaving their group out changes nothing: a
+    collection's full set of runs and its groups.tsv is the natural call.
+    """
+    groups.check_runs(campaign.systems)
+    dropped = groups.unpooled_groups(campaign.systems)
+    if not dropped:
+        return campaign
+    kept = [r for r in campaign.systems if groups.group_of(r) not in set(dropped)]
+    shown = ", ".join(dropped[:10]) + (", ..." if len(dropped) > 10 else "")
+    print(
+        f"relimpute poolbias: note: left {len(dropped)} group(s) with no pooled run out of the "
+        f"study ({len(campaign.systems) - len(kept)} run(s) never in the pool): {shown}",
+        file=sys.stderr,
+    )
+    return campaign.subset(kept) if kept else campaign
