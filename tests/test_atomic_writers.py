@@ -241,12 +241,12 @@ def _no_study(*args, **kwargs):
 @pytest.mark.parametrize(
     "command, option, value, message",
     [
-        ("power", "-o", "adir/", "is a directory, not a file to write"),
-        ("power", "--plot", "adir", "a figure needs a suffix naming its format"),
+        ("power", "-o", "adir/", "names a folder; give a file name"),  # refused when parsed
+        ("power", "--plot", "adir", "give a file name ending in .png"),
         ("power", "--plot", "groups.tsv/x.png", "it is not a directory"),
         ("poolbias", "-o", "groups.tsv", "is a file, not a directory to write into"),
         ("calibrate", "-o", "groups.tsv", "is a file, not a directory to write into"),
-        ("fit", "-o", "newdir/", "is a directory, not a file to write"),
+        ("fit", "-o", "newdir/", "names a folder; give a file name"),
     ],
 )
 def test_bad_output_paths_are_refused_before_any_work(data, monkeypatch, capsys, command, option, value, message):
