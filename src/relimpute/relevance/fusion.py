@@ -86,13 +86,18 @@ studies, whose MTC pools are 1–3 deep, lost confidence with no gain in accurac
 (development numbers, TREC-8 only; ``examples/calibration/README.md``, "Below
 the pool"). ``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``,
 weighted by the run's vote, to the documents it ranks below the pool depth.
-Both are priors with nothing to update them. The class leaves them out (0);
-the shipped settings (``models/fusion.json``) use ``beyond_run_sd`` = 1, chosen
+Both are priors with nothing to update them. The shipped settings (the class
+defaults, ``models/fusion.json``) use ``beyond_run_sd`` = 1, chosen
 leave-one-collection-out by the log loss of the reusability studies' stated
 confidences (``examples/calibration/beyond_run_sd_choice.md``), and
 ``beyond_decay_sd`` = 1.25, chosen leave-one-collection-out against complete
 judgments below shallow pools, where the reusability studies cannot look
 (``examples/calibration/below_pool_beyond_decay_sd_choice.md``).
+
+Defaults. ``RankFusion()`` is the shipped, calibrated configuration (the values of
+``models/fusion.json``, which ``load_model("fusion")`` reads; a test keeps the two
+equal). :meth:`RankFusion.plug_in` is the uncalibrated plug-in variant: flat weight
+prior, no run effects, no decay below the pool, the point estimate only.
 """
 
 from __future__ import annotations
@@ -110,6 +115,18 @@ from .base import RelevanceModel, register
 
 N_FEATURES = 3
 FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
+#: the plug-in variant (:meth:`RankFusion.plug_in`): what the class defaults were before they
+#: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
+#: (issue 24), kept for studies that fit the weights themselves or test one part of the model
+PLUG_IN: dict[str, Any] = {
+    "weight_sd": 2.0,
+    "weight_mean": (0.0, 0.0, 0.0),
+    "run_effect_sd": 0.0,
+    "n_draws": 0,
+    "beyond_decay": 0.0,
+    "beyond_decay_sd": 0.0,
+    "beyond_run_sd": 0.0,
+}
 #: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
 #: depth and holds below it (module docstring, "What the judgments cannot tell")
 SPREAD_RATIO = 10.0
@@ -193,11 +210,16 @@ def judged_prefixes(topic: TopicData) -> np.ndarray:
     valid = topic.ranking >= 0
     unjudged = valid & ~topic.judged[np.maximum(topic.ranking, 0)]
     unjudged |= ~valid  # the end of the run stops the prefix too
+    if not unjudged.shape[1]:  # no run retrieves anything for this topic
+        return np.zeros(len(unjudged), dtype=np.int64)
     return np.where(unjudged.any(axis=1), np.argmax(unjudged, axis=1), topic.ranking.shape[1])
 
 
 class RankFusion(RelevanceModel):
     """Pool-aware logistic model on the runs' fused evidence; module docstring for the model.
+
+    The defaults are the shipped settings (``models/fusion.json``, where each is said
+    how it was chosen); :meth:`plug_in` builds the uncalibrated plug-in variant.
 
     Parameters
     ----------
@@ -228,7 +250,7 @@ class RankFusion(RelevanceModel):
         ``1 / log2(1 + r_ij)``: how much better or worse than the consensus a
         run's documents are. Learned from the run's judged documents; a run
         with few keeps the prior's spread, which the posterior draws carry to
-        the confidence. 0 (default): no run effects.
+        the confidence. 0: no run effects.
     n_draws
         Joint posterior draws of ``p`` handed to the confidence engine
         (0: none, the point estimate only).
@@ -261,20 +283,26 @@ class RankFusion(RelevanceModel):
     name = "fusion"
     contract_params: ClassVar[dict[str, Any]] = {"n_draws": 8}
 
+    @classmethod
+    def plug_in(cls, **params: Any) -> RankFusion:
+        """The uncalibrated plug-in variant (:data:`PLUG_IN`: a flat N(0, 2²) weight prior,
+        no run effects, no decay below the pool, no posterior draws), ``params`` on top."""
+        return cls(**{**PLUG_IN, **params})
+
     def __init__(
         self,
         rrf_offset: float = 3.0,
         intercept_sd: float = 1.5,
         mean_prior: tuple[float, float] = (-2.0, 3.0),
-        weight_sd: float = 2.0,
-        weight_mean: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        weight_sd: float = 0.25,
+        weight_mean: tuple[float, float, float] = (0.834, 0.097, 0.299),
         capture_bins: int = 20,
         capture_floor: float = 0.1,
-        run_effect_sd: float = 0.0,
-        n_draws: int = 0,
-        beyond_decay: float = 0.0,
-        beyond_decay_sd: float = 0.0,
-        beyond_run_sd: float = 0.0,
+        run_effect_sd: float = 3.0,
+        n_draws: int = 100,
+        beyond_decay: float = 0.6,
+        beyond_decay_sd: float = 1.25,
+        beyond_run_sd: float = 1.0,
     ):
         self.rrf_offset = rrf_offset
         self.intercept_sd = intercept_sd
@@ -316,7 +344,10 @@ class RankFusion(RelevanceModel):
 
     def _fit_mask(self, topic: TopicData, ev: TopicEvidence) -> np.ndarray:
         """The judged documents the model learns from: those within the pool horizon
-        (all judged documents when the judging follows no run's ranks)."""
+        (all judged documents when the judging follows no run's ranks; none in a topic
+        no run retrieves for, whose documents carry no evidence of the runs)."""
+        if not _retrieved_any(topic):
+            return np.zeros(topic.n_docs, dtype=bool)
         if not ev.within.any():
             return topic.judged.copy()
         return topic.judged & ev.within
@@ -395,10 +426,14 @@ class RankFusion(RelevanceModel):
     def _predict(self, campaign: Campaign):
         evidence = self._evidence(campaign)
         designs = self._designs(campaign, evidence)
-        outside = [~self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
+        # outside the fit set, for the capture adjustment (a topic no run retrieves: no part in it)
+        outside = [
+            ~self._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
+        ]
         relevant = campaign.relevant()
         offsets = [self._beyond_offset(ev) for ev in evidence]
         point = [expit(d @ self.coef_ + o) for d, o in zip(designs, offsets)]
+        point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
         draws = self._draws(campaign, evidence, designs, outside, relevant) if self.n_draws else None
@@ -448,10 +483,22 @@ class RankFusion(RelevanceModel):
             eta = [design @ theta[d] + o - spreads[d] * c for design, o, c in zip(designs, offsets, capped)]
             if self.beyond_run_sd > 0:
                 eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
-            point = [expit(e) for e in eta]
+            point = _only_judged_where_unretrieved(campaign, [expit(e) for e in eta])
             bins, factor = self._capture(campaign, point, outside, relevant)
             out.append([pt * factor[b] for pt, b in zip(point, bins)])
         return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
+
+
+def _retrieved_any(topic: TopicData) -> bool:
+    """Whether some run retrieves anything for the topic."""
+    return bool(topic.ranking.shape[1]) and bool((topic.depth > 0).any())
+
+
+def _only_judged_where_unretrieved(campaign: Campaign, point: list[np.ndarray]) -> list[np.ndarray]:
+    """p = 0 for the unjudged documents of a topic no run retrieves for: such a topic
+    contributes its judged documents only (no measure counts the others, and the runs
+    say nothing about them)."""
+    return [pt if _retrieved_any(t) else np.zeros_like(pt) for t, pt in zip(campaign.topics, point)]
 
 
 def _log_depth_ratio(ev: TopicEvidence) -> np.ndarray:
