@@ -111,7 +111,7 @@ from scipy.special import expit, log_expit, logit, ndtri
 
 from ..data import Campaign, TopicData
 from ._newton import newton_maximise
-from .base import RelevanceModel, register
+from .base import LazyDraws, RelevanceModel, register
 
 N_FEATURES = 3
 FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
@@ -463,30 +463,108 @@ class RankFusion(RelevanceModel):
         lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
         return -self.beyond_decay * _log_depth_ratio(ev)
 
-    def _draws(self, campaign, evidence, designs, outside, relevant):
+    def _draws(self, campaign, evidence, designs, outside, relevant) -> LazyDraws:
         """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
-        docstring), turned into p and capture-adjusted."""
+        docstring), turned into p and capture-adjusted; each topic's computed when read."""
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
         theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
-        spreads = self.beyond_decay_sd * strata
-        offsets = [self._beyond_offset(ev) for ev in evidence]  # γ's, as in the point estimate
-        capped = [np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence]
+        run_effects = below = None
         if self.beyond_run_sd > 0:
             run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
             below = [_votes_below(ev) for ev in evidence]
-        from ..progress import progress
+        draws = _PosteriorDraws(
+            theta=theta,
+            spreads=self.beyond_decay_sd * strata,
+            run_effects=run_effects,
+            designs=designs,
+            offsets=[self._beyond_offset(ev) for ev in evidence],  # γ's, as in the point estimate
+            capped=[np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence],
+            below=below,
+            retrieved=[_retrieved_any(t) for t in campaign.topics],
+            outside=outside,
+            judged=[t.judged for t in campaign.topics],
+            relevant=relevant,
+            n_bins=int(self.capture_bins),
+            floor=self.capture_floor,
+        )
+        return LazyDraws(campaign.n_topics, n, draws)
 
-        out = []
-        for d in progress(range(n), desc="fusion: posterior draws"):
-            eta = [design @ theta[d] + o - spreads[d] * c for design, o, c in zip(designs, offsets, capped)]
-            if self.beyond_run_sd > 0:
-                eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
-            point = _only_judged_where_unretrieved(campaign, [expit(e) for e in eta])
-            bins, factor = self._capture(campaign, point, outside, relevant)
-            out.append([pt * factor[b] for pt, b in zip(point, bins)])
-        return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
+
+class _PosteriorDraws:
+    """Topic ``t``'s ``(n_draws, n)`` posterior draws of ``p``, computed when called.
+
+    Draw ``d``'s log-odds are ``design · θ_d + offset − (γ_d − γ) · capped (+ the runs'
+    effects below the pool)``; its capture adjustment couples the topics (the groups are
+    quantiles over every topic's documents), so the groups' edges and factors of every
+    draw are found first, in one pass over the campaign, and each topic's draws are then
+    computed alone (:mod:`._fusion_kernels`; the same numbers as the point estimate's
+    numpy code would give, up to rounding in the group edges).
+    """
+
+    def __init__(self, *, designs, offsets, capped, below, retrieved, outside, judged, relevant,
+                 theta, spreads, run_effects, n_bins, floor):  # fmt: skip
+        self.parts = (designs, below)  # stacked when first needed (never, if nothing reads)
+        sizes = [d.shape[0] for d in designs]
+        self.bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.theta_t = np.ascontiguousarray(theta.T)
+        effects = np.zeros((len(theta), 0)) if run_effects is None else run_effects
+        self.effects_t = np.ascontiguousarray(effects.T, dtype=float)
+        self.spreads = np.asarray(spreads, dtype=float)
+        self.offsets = np.concatenate(offsets) if offsets else np.zeros(0)
+        self.capped = np.concatenate(capped) if capped else np.zeros(0)
+        self.retrieved = retrieved
+        self.alive = np.repeat(np.asarray(retrieved, dtype=bool), sizes)
+        outside_rows = [np.flatnonzero(o) + lo for o, lo in zip(outside, self.bounds)]
+        self.rows = np.concatenate(outside_rows or [np.zeros(0)]).astype(np.int64)
+        self.starts = np.concatenate([[0], np.cumsum([len(r) for r in outside_rows])]).astype(np.int64)
+        self.judged = np.concatenate([j[o] for j, o in zip(judged, outside)] or [np.zeros(0, bool)])
+        self.relevant = np.concatenate([r[o] for r, o in zip(relevant, outside)] or [np.zeros(0, bool)])
+        self.n_bins = n_bins
+        self.floor = float(floor)
+        self.capture_: tuple[np.ndarray, np.ndarray] | None = None
+        self.design = self.low = None
+
+    def _stack(self) -> None:
+        """One CSR design (and one of the runs' votes below the pool) over every topic."""
+        if self.design is not None:
+            return
+        designs, below = self.parts
+        n_rows, n_cols = int(self.bounds[-1]), self.theta_t.shape[0]
+        stacked = sp.vstack(designs, format="csr") if designs else sp.csr_matrix((n_rows, n_cols))
+        low = sp.vstack(below, format="csr") if below else sp.csr_matrix((n_rows, 0))
+        self.parts = None
+        self.design = (stacked.indptr, stacked.indices, stacked.data)
+        self.low = (low.indptr, low.indices, low.data.astype(float))
+
+    def _common(self):
+        self._stack()
+        return (*self.design, self.theta_t, self.offsets, self.spreads, self.capped, *self.low,
+                self.effects_t)  # fmt: skip
+
+    def _capture(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_draws, n_bins − 1)`` group edges and ``(n_draws, n_bins)`` factors."""
+        if self.capture_ is None:
+            from ._fusion_kernels import capture_draws
+
+            q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
+            # a few draws at a time over every document: two buffers of at most ~2^22 values
+            chunk = max(1, min(len(self.spreads), (1 << 22) // max(len(self.rows), 1)))
+            self.capture_ = capture_draws(
+                *self._common(), self.alive, self.rows, self.starts, self.judged, self.relevant,
+                q, self.floor, chunk,
+            )  # fmt: skip
+        return self.capture_
+
+    def __call__(self, t: int) -> np.ndarray:
+        from ._fusion_kernels import topic_draws
+
+        edges, factors = self._capture()
+        return topic_draws(
+            *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
+            edges, factors,
+        ).T  # fmt: skip
 
 
 def _retrieved_any(topic: TopicData) -> bool:
@@ -530,6 +608,11 @@ def capture_factors(point, bins, outside, judged, relevant, n_bins: int, floor: 
         expected += np.bincount(b[o], weights=pt[o], minlength=n_bins)
         found += np.bincount(b[o & j], weights=r[o & j].astype(float), minlength=n_bins)
         unjudged += np.bincount(b[o & ~j], weights=pt[o & ~j], minlength=n_bins)
+    return _factors(expected, found, unjudged, floor)
+
+
+def _factors(expected, found, unjudged, floor: float) -> np.ndarray:
+    """``min(1, max(E_b − F_b, floor · U_b) / U_b)``, 1 where ``U_b = 0``."""
     with np.errstate(invalid="ignore", divide="ignore"):
         factor = np.maximum(expected - found, floor * unjudged) / unjudged
     return np.where(unjudged > 0, np.minimum(factor, 1.0), 1.0)
