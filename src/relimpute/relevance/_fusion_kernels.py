@@ -109,7 +109,7 @@ def _quantiles(x, q):
 @njit_cached()
 def _log_odds(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
-    row, d0, d1, eta,
+    row, d0, d1, eta, extra,
 ):  # fmt: skip
     """Draws ``d0..d1``'s log-odds of document ``row`` into ``eta``: ``design · θ_d + offset −
     spread_d · capped`` plus the runs' effects below the pool, each sum in the order of
@@ -122,7 +122,7 @@ def _log_odds(
         eta[k] = eta[k] + offsets[row]
         eta[k] = eta[k] - spreads[d0 + k] * capped[row]
     if effects_t.shape[0]:
-        extra = np.zeros(n)
+        extra[:n] = 0.0
         _row_times(b_ptr, b_idx, b_val, effects_t, row, d0, n, extra)
         for k in range(n):
             eta[k] = eta[k] + extra[k]
@@ -156,26 +156,29 @@ def capture_draws(
     n_out = rows.size
     edges = np.empty((n_draws, n_bins - 1 if n_out else 0))
     factors = np.empty((n_draws, n_bins))
-    point = np.empty((chunk, n_out))
-    keys = np.empty((chunk, n_out))
+    logits = np.empty((chunk, n_out))
+    keys = np.empty(n_out)
+    point = np.empty(n_out)
     eta = np.empty(chunk)
+    extra = np.empty(chunk)
     for d0 in range(0, n_draws, chunk):
         d1 = min(d0 + chunk, n_draws)
         for i in range(n_out):
-            row = rows[i]
             _log_odds(
                 indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-                effects_t, row, d0, d1, eta,
+                effects_t, rows[i], d0, d1, eta, extra,
             )  # fmt: skip
-            for k in range(d1 - d0):
-                point[k, i] = 1.0 / (1.0 + np.exp(-eta[k])) if alive[row] else 0.0
-                keys[k, i] = _key(eta[k]) if alive[row] else LOW
+            logits[: d1 - d0, i] = eta[: d1 - d0]
         for k in range(d1 - d0):
             d = d0 + k
+            for i in range(n_out):
+                alive_i = alive[rows[i]]
+                point[i] = 1.0 / (1.0 + np.exp(-logits[k, i])) if alive_i else 0.0
+                keys[i] = _key(logits[k, i]) if alive_i else LOW
             if n_out:
-                edges[d] = _quantiles(keys[k], q)
+                edges[d] = _quantiles(keys, q)
             expected, found, unjudged = capture_sums(
-                keys[k], point[k], judged, relevant, starts, edges[d], n_bins
+                keys, point, judged, relevant, starts, edges[d], n_bins
             )
             for b in range(n_bins):
                 if unjudged[b] > 0:
@@ -198,10 +201,11 @@ def topic_draws(
     if not alive:
         return out
     eta = np.empty(n_draws)
+    extra = np.empty(n_draws)
     for row in range(lo, hi):
         _log_odds(
             indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-            effects_t, row, 0, n_draws, eta,
+            effects_t, row, 0, n_draws, eta, extra,
         )  # fmt: skip
         for d in range(n_draws):
             p = 1.0 / (1.0 + np.exp(-eta[d]))

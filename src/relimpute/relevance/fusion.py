@@ -69,7 +69,9 @@ fitted on all its judged documents.
 
 Judged documents keep their labels. With ``n_draws > 0`` the estimate
 carries joint posterior draws of ``p`` (Laplace draws of the parameters,
-each adjusted the same way) for the confidence engine's Monte Carlo path.
+each adjusted the same way) for the confidence engine's Monte Carlo path,
+computed topic by topic when read (a campaign of millions of documents never
+holds them all).
 
 What the judgments cannot tell. Below the pool two things are assumed, not
 learned: the decay γ, and that a run's effect ``u_j`` (learned from its judged,
@@ -549,8 +551,8 @@ class _PosteriorDraws:
             from ._fusion_kernels import capture_draws
 
             q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
-            # a few draws at a time over every document: two buffers of at most ~2^22 values
-            chunk = max(1, min(len(self.spreads), (1 << 22) // max(len(self.rows), 1)))
+            # a few draws at a time over every document: a buffer of at most ~2^23 values
+            chunk = max(1, min(len(self.spreads), (1 << 23) // max(len(self.rows), 1)))
             self.capture_ = capture_draws(
                 *self._common(), self.alive, self.rows, self.starts, self.judged, self.relevant,
                 q, self.floor, chunk,
