@@ -181,3 +181,147 @@ def average_precision_draws(ranking, depth, base, uncertain, draws, fixed_releva
                     total += hits * inverse_rank[k]
             out[b, s] = total * scale
     return out
+
+
+@njit_cached()
+def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, seed):
+    """AP of every system for ``n_draws`` drawn relevance vectors of one topic, with the drawn R.
+
+    ``fixed (n,)`` uint8 marks the judged relevant documents; the ``uncertain (m,)``
+    documents are drawn independently, Bernoulli with draw ``b``'s probabilities
+    ``probs[b mod M] (M, m)``. Same distribution as drawing every document with a
+    uniform (:func:`average_precision_draws`), at the cost of the relevant ones:
+
+    - sampling by thinning: the documents go in blocks (``starts``: the first of each, then
+      ``m``; blocks of similar probabilities make it fast, any blocks are exact); in a block
+      whose largest probability in the draw is ``q`` a geometric(q) skip proposes
+      documents, each kept with probability ``p / q``;
+    - AP from the relevant ranks: with ``F`` the judged relevant documents, a system's
+      ``AP · R = Σ_F (hits before + 1) / r`` plus, per drawn document retrieved at rank
+      ``r`` (the ``i``-th drawn one in rank order), ``(F above r + i + 1) / r`` and
+      ``Σ_{F below r} 1 / r_F`` (the hit it adds to every judged one below it); the sums
+      over ``F`` are prefix tables of the system's ranking, built once.
+
+    ``np.random`` inside numba is seeded with ``seed`` (its own stream). Returns ``(B, S)``.
+    """
+    np.random.seed(seed)
+    n_sys, width = ranking.shape
+    n_docs = fixed.size
+    m = uncertain.size
+    n_post = probs.shape[0]
+    out = np.zeros((n_draws, n_sys))
+    # per system: the rank of each document, the judged relevant ones above and their 1/r below
+    pos = np.zeros((n_sys, n_docs), dtype=np.int32)
+    above = np.zeros((n_sys, width + 2), dtype=np.int32)
+    below = np.zeros((n_sys, width + 2))
+    base = np.zeros(n_sys)
+    n_fixed = 0
+    for i in range(n_docs):
+        n_fixed += fixed[i]
+    for s in range(n_sys):
+        hits = 0
+        for k in range(depth[s]):
+            d = ranking[s, k]
+            pos[s, d] = k + 1
+            above[s, k + 2] = above[s, k + 1]
+            if fixed[d]:
+                hits += 1
+                base[s] += hits / (k + 1.0)
+                above[s, k + 2] += 1
+        for k in range(depth[s] - 1, -1, -1):  # below[s, r]: Σ 1/r_F over F ranked below r
+            below[s, k] = below[s, k + 1] + (fixed[ranking[s, k]] / (k + 1.0))
+    # each posterior draw's bound on the probabilities of each block
+    n_blocks = starts.size - 1
+    bound = np.zeros((n_post, n_blocks))
+    for r in range(n_post):
+        for blk in range(n_blocks):
+            for j in range(starts[blk], starts[blk + 1]):
+                if probs[r, j] > bound[r, blk]:
+                    bound[r, blk] = probs[r, j]
+    # a drawn document at rank r, i-th drawn in rank order, adds fixed_part[r] + i / r
+    inverse = np.zeros(width + 2)
+    for k in range(1, width + 2):
+        inverse[k] = 1.0 / k
+    fixed_part = below + above * inverse
+    # who retrieves each uncertain document, at which rank (CSR by document)
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    for j in range(m):
+        n_ret = 0
+        for s in range(n_sys):
+            if pos[s, uncertain[j]] > 0:
+                n_ret += 1
+        ptr[j + 1] = ptr[j] + n_ret
+    who = np.empty(ptr[m], dtype=np.int64)
+    at = np.empty(ptr[m], dtype=np.int64)
+    for j in range(m):
+        e = ptr[j]
+        for s in range(n_sys):
+            if pos[s, uncertain[j]] > 0:
+                who[e] = s
+                at[e] = pos[s, uncertain[j]]
+                e += 1
+    drawn = np.empty(m, dtype=np.int64)
+    n_words = width // 64 + 1
+    bits = np.zeros((n_sys, n_words), dtype=np.uint64)
+    first = np.full(n_sys, n_words)
+    last = np.full(n_sys, -1)
+    one = np.uint64(1)
+    for b in range(n_draws):
+        r = b % n_post
+        k = 0
+        for blk in range(n_blocks):
+            q = bound[r, blk]
+            if q <= 0.0:
+                continue
+            lo = starts[blk]
+            hi = starts[blk + 1]
+            if q > 0.25:
+                for j in range(lo, hi):
+                    if np.random.random() < probs[r, j]:
+                        drawn[k] = j
+                        k += 1
+                continue
+            step = np.log1p(-q)
+            j = lo - 1
+            while True:
+                j += 1 + int(np.floor(np.log(1.0 - np.random.random()) / step))
+                if j >= hi:
+                    break
+                if np.random.random() * q < probs[r, j]:
+                    drawn[k] = j
+                    k += 1
+        n_rel = n_fixed + k
+        if n_rel == 0:
+            continue
+        # each system's drawn ranks as set bits of its bitmap, read back in rank order
+        for i in range(k):
+            j = drawn[i]
+            for e in range(ptr[j], ptr[j + 1]):
+                s = who[e]
+                w = at[e] >> 6
+                bits[s, w] |= one << np.uint64(at[e] & 63)
+                first[s] = min(first[s], w)
+                last[s] = max(last[s], w)
+        for s in range(n_sys):
+            total = base[s]
+            i = 0
+            for w in range(first[s], last[s] + 1):
+                word = bits[s, w]
+                while word != 0:
+                    low = word & (~word + one)
+                    rank = (w << 6) + _DEBRUIJN[(low * _DEBRUIJN_MAGIC) >> np.uint64(58)]
+                    i += 1
+                    total += fixed_part[s, rank] + i * inverse[rank]
+                    word ^= low
+                bits[s, w] = 0
+            first[s] = n_words
+            last[s] = -1
+            out[b, s] = total / n_rel
+    return out
+
+
+#: trailing-zero count of a power of two ``x < 2^64``: ``_DEBRUIJN[(x * magic) >> 58]``
+_DEBRUIJN_MAGIC = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN = np.zeros(64, dtype=np.int64)
+for _k in range(64):
+    _DEBRUIJN[((1 << _k) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _k

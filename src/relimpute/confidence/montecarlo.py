@@ -2,15 +2,23 @@
 
 Each draw is a full relevance vector for every topic: the documents whose
 relevance counts (judged ones, and unjudged ones retrieved by any run of the campaign)
-keep their judged label or are drawn Bernoulli(p). With posterior draws of p
+keep their judged label or are drawn Bernoulli(p), independently. With posterior draws of p
 (``estimate.draws``), draw ``d`` uses posterior draw ``d mod M`` in every
 topic, so parameter uncertainty is shared across topics as the model says.
 Every system of the run set is scored on the same draw (paired comparisons),
 AP with the drawn R exactly (AP = 0 when R = 0). Draws are processed in
 chunks of bounded size.
 
-Measures: ``"AP"`` uses a numba kernel (the hot path; it equals
-:func:`relimpute.measures.average_precision`, tested); linear measures
+Topics are processed one at a time, all draws of a topic before the next (a
+model's posterior draws may be computed per topic when read, see
+:class:`~relimpute.relevance.base.LazyDraws`).
+
+Measures: ``"AP"`` uses a numba kernel (the hot path,
+:func:`~relimpute.confidence._kernels.ap_monte_carlo`) that draws only the
+relevant documents (thinning) and scores AP from their ranks, so its cost
+follows the expected number of relevant documents, not the run depth; it
+equals the dense kernel's AP draw for draw and
+:func:`relimpute.measures.average_precision` (tested); linear measures
 (:mod:`relimpute.confidence.linear`) are a sparse product; any other
 :mod:`relimpute.measures` name (``nDCG@10``, ``Rprec``, ...) is scored by its
 kernel with labels ``grade`` for judged documents and ``rel_threshold`` for
@@ -57,40 +65,36 @@ def simulate(
     )
     chunk = int(max(1, min(n_draws, max_elements // max(per_draw, 1))))
 
-    prepared = []
-    for t, (topic, view) in enumerate(zip(campaign.topics, views)):
-        p = np.asarray(estimate.p[t], dtype=np.float64)
-        relevant = topic.relevant(campaign.rel_threshold)
-        if posterior is not None and posterior[t].shape[1:] != p.shape:
-            raise ValueError(
-                f"topic {topic.query_id}: posterior draws have shape {posterior[t].shape}"
-            )
-        possible = p if posterior is None else posterior[t].max(axis=0)
-        uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
-        prepared.append((topic, view, p, relevant, uncertain))
-
     sums = np.zeros((n_sys, n_topics))
     squares = np.zeros((n_sys, n_topics))
     mean_draws = np.zeros((n_draws, n_sys))
     from ..progress import progress
 
-    starts = range(0, n_draws, chunk)
-    for start in progress(starts, desc="Monte Carlo", unit="chunk"):
-        size = min(chunk, n_draws - start)
-        for t, (topic, view, p, relevant, uncertain) in enumerate(prepared):
-            if posterior is None:
+    # topic by topic (a model's posterior draws may be computed per topic when read), all the
+    # draws of one topic before the next: each draw's mean over topics adds them in order
+    for t in progress(range(n_topics), desc="Monte Carlo", unit="topic"):
+        topic, view = campaign.topics[t], views[t]
+        p = np.asarray(estimate.p[t], dtype=np.float64)
+        relevant = topic.relevant(campaign.rel_threshold)
+        post = None if posterior is None else posterior[t]
+        if post is not None and post.shape[1:] != p.shape:
+            raise ValueError(f"topic {topic.query_id}: posterior draws have shape {post.shape}")
+        possible = p if post is None else post.max(axis=0)
+        uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
+        if scorer is _score_ap:
+            scores = _ap_draws(view, relevant, uncertain, p, post, n_draws, rng)
+            _accumulate(t, scores, 0, sums, squares, mean_draws, topic_draws, n_topics)
+            continue
+        for start in range(0, n_draws, chunk):
+            size = min(chunk, n_draws - start)
+            if post is None:
                 prob = p[uncertain][None, :]
             else:
-                index = (start + np.arange(size)) % posterior[t].shape[0]
-                prob = posterior[t][index][:, uncertain]
+                prob = post[(start + np.arange(size)) % post.shape[0]][:, uncertain]
             # float32 uniforms: half the cost; p is resolved to 2^-24
             drawn = rng.random((size, len(uncertain)), dtype=np.float32) < prob
             scores = scorer(topic, view, relevant, uncertain, drawn)
-            sums[:, t] += scores.sum(axis=0)
-            squares[:, t] += (scores**2).sum(axis=0)
-            mean_draws[start : start + size] += scores / n_topics
-            if topic_draws is not None:
-                topic_draws[start : start + size, :, t] = scores
+            _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topics)
 
     e_topic = sums / n_draws
     var_topic = np.maximum(squares / n_draws - e_topic**2, 0.0)
@@ -114,6 +118,48 @@ def simulate(
         p_a_better=p_better,
         scores=scores,
     )
+
+
+def _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topics) -> None:
+    """Add topic ``t``'s ``scores (B, S)`` of draws ``start..start + B``."""
+    sums[:, t] += scores.sum(axis=0)
+    squares[:, t] += (scores**2).sum(axis=0)
+    mean_draws[start : start + len(scores)] += scores / n_topics
+    if topic_draws is not None:
+        topic_draws[start : start + len(scores), :, t] = scores
+
+
+def _ap_draws(view, relevant, uncertain, p, post, n_draws, rng) -> np.ndarray:
+    """``(n_draws, S)`` AP per draw by :func:`~relimpute.confidence._kernels.ap_monte_carlo`
+    (draws only the relevant documents: its cost follows Σ p, not the documents)."""
+    from . import _kernels  # numba: imported when first needed
+
+    order = uncertain[np.argsort(-p[uncertain], kind="stable")]  # most probable first
+    probs = p[order][None, :] if post is None else post[:, order]
+    return _kernels.ap_monte_carlo(
+        view.ranking,
+        view.depth,
+        relevant.view(np.uint8),
+        order.astype(np.int64),
+        np.ascontiguousarray(probs, dtype=np.float64),
+        _halving_blocks(p[order]),
+        n_draws,
+        int(rng.integers(2**32)),
+    )
+
+
+def _halving_blocks(p: np.ndarray, size: int = 128) -> np.ndarray:
+    """Starts of the blocks of ``p`` (sorted decreasing) within a factor 2 of their first
+    value and of at most ``size`` documents, then ``len(p)``; the zeros form the last blocks."""
+    if not len(p):
+        return np.zeros(1, dtype=np.int64)
+    with np.errstate(divide="ignore"):
+        level = np.floor(np.log2(p[0] / p)) if p[0] > 0 else np.zeros(len(p))
+    level = np.where(np.isfinite(level), level, np.inf)
+    starts = np.flatnonzero(np.r_[True, level[1:] != level[:-1]])
+    ends = np.r_[starts[1:], len(p)]
+    starts = np.concatenate([np.arange(a, e, size) for a, e in zip(starts, ends)])
+    return np.r_[starts, len(p)].astype(np.int64)
 
 
 def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray, max_elements: int):

@@ -69,7 +69,9 @@ fitted on all its judged documents.
 
 Judged documents keep their labels. With ``n_draws > 0`` the estimate
 carries joint posterior draws of ``p`` (Laplace draws of the parameters,
-each adjusted the same way) for the confidence engine's Monte Carlo path.
+each adjusted the same way) for the confidence engine's Monte Carlo path,
+computed topic by topic when read (a campaign of millions of documents never
+holds them all).
 
 What the judgments cannot tell. Below the pool two things are assumed, not
 learned: the decay γ, and that a run's effect ``u_j`` (learned from its judged,
@@ -86,13 +88,18 @@ studies, whose MTC pools are 1–3 deep, lost confidence with no gain in accurac
 (development numbers, TREC-8 only; ``examples/calibration/README.md``, "Below
 the pool"). ``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``,
 weighted by the run's vote, to the documents it ranks below the pool depth.
-Both are priors with nothing to update them. The class leaves them out (0);
-the shipped settings (``models/fusion.json``) use ``beyond_run_sd`` = 1, chosen
+Both are priors with nothing to update them. The shipped settings (the class
+defaults, ``models/fusion.json``) use ``beyond_run_sd`` = 1, chosen
 leave-one-collection-out by the log loss of the reusability studies' stated
 confidences (``examples/calibration/beyond_run_sd_choice.md``), and
 ``beyond_decay_sd`` = 1.25, chosen leave-one-collection-out against complete
 judgments below shallow pools, where the reusability studies cannot look
 (``examples/calibration/below_pool_beyond_decay_sd_choice.md``).
+
+Defaults. ``RankFusion()`` is the shipped, calibrated configuration (the values of
+``models/fusion.json``, which ``load_model("fusion")`` reads; a test keeps the two
+equal). :meth:`RankFusion.plug_in` is the uncalibrated plug-in variant: flat weight
+prior, no run effects, no decay below the pool, the point estimate only.
 """
 
 from __future__ import annotations
@@ -106,10 +113,22 @@ from scipy.special import expit, log_expit, logit, ndtri
 
 from ..data import Campaign, TopicData
 from ._newton import newton_maximise
-from .base import RelevanceModel, register
+from .base import LazyDraws, RelevanceModel, register
 
 N_FEATURES = 3
 FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
+#: the plug-in variant (:meth:`RankFusion.plug_in`): what the class defaults were before they
+#: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
+#: (issue 24), kept for studies that fit the weights themselves or test one part of the model
+PLUG_IN: dict[str, Any] = {
+    "weight_sd": 2.0,
+    "weight_mean": (0.0, 0.0, 0.0),
+    "run_effect_sd": 0.0,
+    "n_draws": 0,
+    "beyond_decay": 0.0,
+    "beyond_decay_sd": 0.0,
+    "beyond_run_sd": 0.0,
+}
 #: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
 #: depth and holds below it (module docstring, "What the judgments cannot tell")
 SPREAD_RATIO = 10.0
@@ -193,11 +212,16 @@ def judged_prefixes(topic: TopicData) -> np.ndarray:
     valid = topic.ranking >= 0
     unjudged = valid & ~topic.judged[np.maximum(topic.ranking, 0)]
     unjudged |= ~valid  # the end of the run stops the prefix too
+    if not unjudged.shape[1]:  # no run retrieves anything for this topic
+        return np.zeros(len(unjudged), dtype=np.int64)
     return np.where(unjudged.any(axis=1), np.argmax(unjudged, axis=1), topic.ranking.shape[1])
 
 
 class RankFusion(RelevanceModel):
     """Pool-aware logistic model on the runs' fused evidence; module docstring for the model.
+
+    The defaults are the shipped settings (``models/fusion.json``, where each is said
+    how it was chosen); :meth:`plug_in` builds the uncalibrated plug-in variant.
 
     Parameters
     ----------
@@ -228,7 +252,7 @@ class RankFusion(RelevanceModel):
         ``1 / log2(1 + r_ij)``: how much better or worse than the consensus a
         run's documents are. Learned from the run's judged documents; a run
         with few keeps the prior's spread, which the posterior draws carry to
-        the confidence. 0 (default): no run effects.
+        the confidence. 0: no run effects.
     n_draws
         Joint posterior draws of ``p`` handed to the confidence engine
         (0: none, the point estimate only).
@@ -261,20 +285,26 @@ class RankFusion(RelevanceModel):
     name = "fusion"
     contract_params: ClassVar[dict[str, Any]] = {"n_draws": 8}
 
+    @classmethod
+    def plug_in(cls, **params: Any) -> RankFusion:
+        """The uncalibrated plug-in variant (:data:`PLUG_IN`: a flat N(0, 2²) weight prior,
+        no run effects, no decay below the pool, no posterior draws), ``params`` on top."""
+        return cls(**{**PLUG_IN, **params})
+
     def __init__(
         self,
         rrf_offset: float = 3.0,
         intercept_sd: float = 1.5,
         mean_prior: tuple[float, float] = (-2.0, 3.0),
-        weight_sd: float = 2.0,
-        weight_mean: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        weight_sd: float = 0.25,
+        weight_mean: tuple[float, float, float] = (0.834, 0.097, 0.299),
         capture_bins: int = 20,
         capture_floor: float = 0.1,
-        run_effect_sd: float = 0.0,
-        n_draws: int = 0,
-        beyond_decay: float = 0.0,
-        beyond_decay_sd: float = 0.0,
-        beyond_run_sd: float = 0.0,
+        run_effect_sd: float = 3.0,
+        n_draws: int = 100,
+        beyond_decay: float = 0.6,
+        beyond_decay_sd: float = 1.25,
+        beyond_run_sd: float = 1.0,
     ):
         self.rrf_offset = rrf_offset
         self.intercept_sd = intercept_sd
@@ -316,7 +346,10 @@ class RankFusion(RelevanceModel):
 
     def _fit_mask(self, topic: TopicData, ev: TopicEvidence) -> np.ndarray:
         """The judged documents the model learns from: those within the pool horizon
-        (all judged documents when the judging follows no run's ranks)."""
+        (all judged documents when the judging follows no run's ranks; none in a topic
+        no run retrieves for, whose documents carry no evidence of the runs)."""
+        if not _retrieved_any(topic):
+            return np.zeros(topic.n_docs, dtype=bool)
         if not ev.within.any():
             return topic.judged.copy()
         return topic.judged & ev.within
@@ -395,10 +428,14 @@ class RankFusion(RelevanceModel):
     def _predict(self, campaign: Campaign):
         evidence = self._evidence(campaign)
         designs = self._designs(campaign, evidence)
-        outside = [~self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
+        # outside the fit set, for the capture adjustment (a topic no run retrieves: no part in it)
+        outside = [
+            ~self._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
+        ]
         relevant = campaign.relevant()
         offsets = [self._beyond_offset(ev) for ev in evidence]
         point = [expit(d @ self.coef_ + o) for d, o in zip(designs, offsets)]
+        point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
         draws = self._draws(campaign, evidence, designs, outside, relevant) if self.n_draws else None
@@ -428,30 +465,120 @@ class RankFusion(RelevanceModel):
         lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
         return -self.beyond_decay * _log_depth_ratio(ev)
 
-    def _draws(self, campaign, evidence, designs, outside, relevant):
+    def _draws(self, campaign, evidence, designs, outside, relevant) -> LazyDraws:
         """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
-        docstring), turned into p and capture-adjusted."""
+        docstring), turned into p and capture-adjusted; each topic's computed when read."""
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
         theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
-        spreads = self.beyond_decay_sd * strata
-        offsets = [self._beyond_offset(ev) for ev in evidence]  # γ's, as in the point estimate
-        capped = [np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence]
+        run_effects = below = None
         if self.beyond_run_sd > 0:
             run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
             below = [_votes_below(ev) for ev in evidence]
-        from ..progress import progress
+        draws = _PosteriorDraws(
+            theta=theta,
+            spreads=self.beyond_decay_sd * strata,
+            run_effects=run_effects,
+            designs=designs,
+            offsets=[self._beyond_offset(ev) for ev in evidence],  # γ's, as in the point estimate
+            capped=[np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence],
+            below=below,
+            retrieved=[_retrieved_any(t) for t in campaign.topics],
+            outside=outside,
+            judged=[t.judged for t in campaign.topics],
+            relevant=relevant,
+            n_bins=int(self.capture_bins),
+            floor=self.capture_floor,
+        )
+        return LazyDraws(campaign.n_topics, n, draws)
 
-        out = []
-        for d in progress(range(n), desc="fusion: posterior draws"):
-            eta = [design @ theta[d] + o - spreads[d] * c for design, o, c in zip(designs, offsets, capped)]
-            if self.beyond_run_sd > 0:
-                eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
-            point = [expit(e) for e in eta]
-            bins, factor = self._capture(campaign, point, outside, relevant)
-            out.append([pt * factor[b] for pt, b in zip(point, bins)])
-        return [np.stack([out[d][t] for d in range(len(out))]) for t in range(campaign.n_topics)]
+
+class _PosteriorDraws:
+    """Topic ``t``'s ``(n_draws, n)`` posterior draws of ``p``, computed when called.
+
+    Draw ``d``'s log-odds are ``design · θ_d + offset − (γ_d − γ) · capped (+ the runs'
+    effects below the pool)``; its capture adjustment couples the topics (the groups are
+    quantiles over every topic's documents), so the groups' edges and factors of every
+    draw are found first, in one pass over the campaign, and each topic's draws are then
+    computed alone (:mod:`._fusion_kernels`; the same numbers as the point estimate's
+    numpy code would give, up to rounding in the group edges).
+    """
+
+    def __init__(self, *, designs, offsets, capped, below, retrieved, outside, judged, relevant,
+                 theta, spreads, run_effects, n_bins, floor):  # fmt: skip
+        self.parts = (designs, below)  # stacked when first needed (never, if nothing reads)
+        sizes = [d.shape[0] for d in designs]
+        self.bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.theta_t = np.ascontiguousarray(theta.T)
+        effects = np.zeros((len(theta), 0)) if run_effects is None else run_effects
+        self.effects_t = np.ascontiguousarray(effects.T, dtype=float)
+        self.spreads = np.asarray(spreads, dtype=float)
+        self.offsets = np.concatenate(offsets) if offsets else np.zeros(0)
+        self.capped = np.concatenate(capped) if capped else np.zeros(0)
+        self.retrieved = retrieved
+        self.alive = np.repeat(np.asarray(retrieved, dtype=bool), sizes)
+        outside_rows = [np.flatnonzero(o) + lo for o, lo in zip(outside, self.bounds)]
+        self.rows = np.concatenate(outside_rows or [np.zeros(0)]).astype(np.int64)
+        self.starts = np.concatenate([[0], np.cumsum([len(r) for r in outside_rows])]).astype(np.int64)
+        self.judged = np.concatenate([j[o] for j, o in zip(judged, outside)] or [np.zeros(0, bool)])
+        self.relevant = np.concatenate([r[o] for r, o in zip(relevant, outside)] or [np.zeros(0, bool)])
+        self.n_bins = n_bins
+        self.floor = float(floor)
+        self.capture_: tuple[np.ndarray, np.ndarray] | None = None
+        self.design = self.low = None
+
+    def _stack(self) -> None:
+        """One CSR design (and one of the runs' votes below the pool) over every topic."""
+        if self.design is not None:
+            return
+        designs, below = self.parts
+        n_rows, n_cols = int(self.bounds[-1]), self.theta_t.shape[0]
+        stacked = sp.vstack(designs, format="csr") if designs else sp.csr_matrix((n_rows, n_cols))
+        low = sp.vstack(below, format="csr") if below else sp.csr_matrix((n_rows, 0))
+        self.parts = None
+        self.design = (stacked.indptr, stacked.indices, stacked.data)
+        self.low = (low.indptr, low.indices, low.data.astype(float))
+
+    def _common(self):
+        self._stack()
+        return (*self.design, self.theta_t, self.offsets, self.spreads, self.capped, *self.low,
+                self.effects_t)  # fmt: skip
+
+    def _capture(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_draws, n_bins − 1)`` group edges and ``(n_draws, n_bins)`` factors."""
+        if self.capture_ is None:
+            from ._fusion_kernels import capture_draws
+
+            q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
+            # a few draws at a time over every document: a buffer of at most ~2^23 values
+            chunk = max(1, min(len(self.spreads), (1 << 23) // max(len(self.rows), 1)))
+            self.capture_ = capture_draws(
+                *self._common(), self.alive, self.rows, self.starts, self.judged, self.relevant,
+                q, self.floor, chunk,
+            )  # fmt: skip
+        return self.capture_
+
+    def __call__(self, t: int) -> np.ndarray:
+        from ._fusion_kernels import topic_draws
+
+        edges, factors = self._capture()
+        return topic_draws(
+            *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
+            edges, factors,
+        ).T  # fmt: skip
+
+
+def _retrieved_any(topic: TopicData) -> bool:
+    """Whether some run retrieves anything for the topic."""
+    return bool(topic.ranking.shape[1]) and bool((topic.depth > 0).any())
+
+
+def _only_judged_where_unretrieved(campaign: Campaign, point: list[np.ndarray]) -> list[np.ndarray]:
+    """p = 0 for the unjudged documents of a topic no run retrieves for: such a topic
+    contributes its judged documents only (no measure counts the others, and the runs
+    say nothing about them)."""
+    return [pt if _retrieved_any(t) else np.zeros_like(pt) for t, pt in zip(campaign.topics, point)]
 
 
 def _log_depth_ratio(ev: TopicEvidence) -> np.ndarray:
@@ -483,6 +610,11 @@ def capture_factors(point, bins, outside, judged, relevant, n_bins: int, floor: 
         expected += np.bincount(b[o], weights=pt[o], minlength=n_bins)
         found += np.bincount(b[o & j], weights=r[o & j].astype(float), minlength=n_bins)
         unjudged += np.bincount(b[o & ~j], weights=pt[o & ~j], minlength=n_bins)
+    return _factors(expected, found, unjudged, floor)
+
+
+def _factors(expected, found, unjudged, floor: float) -> np.ndarray:
+    """``min(1, max(E_b − F_b, floor · U_b) / U_b)``, 1 where ``U_b = 0``."""
     with np.errstate(invalid="ignore", divide="ignore"):
         factor = np.maximum(expected - found, floor * unjudged) / unjudged
     return np.where(unjudged > 0, np.minimum(factor, 1.0), 1.0)

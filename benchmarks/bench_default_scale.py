@@ -1,0 +1,205 @@
+"""The default model at scale (issue 26, item 5): ``relimpute compare`` and ``fit`` as a user
+runs them, one process each, on a run of 2 million lines and on DL 2019.
+
+Writes a synthetic campaign to a temporary folder: 43 topics; one run retrieving all
+46,512 documents of every topic (2,000,016 lines), two runs of depth 1000; qrels: the
+depth-10 pool of the three runs plus 60 documents drawn from the big run's ranks 11-300
+(as active learning adds beyond a pool), about 88 judged per topic. Then times, in a
+child process each, default ``relimpute compare`` (``--seed 1``) and ``relimpute fit -o``
+on it, and default ``relimpute compare --rel-threshold 2`` over DL 2019's 37 runs (when
+``../shared/data`` has it): wall seconds, CPU seconds (user + system, from the child's
+rusage) and peak resident memory (its ``ru_maxrss``). ``--src`` measures another source
+tree (for example the code before a change) under ``--label``; every label measured is
+kept in ``benchmarks/results/default_scale.json`` and shown side by side in
+``default_scale.md``, with the largest difference between the labels' DL 2019 answers.
+
+    python benchmarks/bench_default_scale.py [--label after] [--src src] [--cases ...]
+
+Targets: 2M-line run: compare <= 30 s and <= 1 GB, fit <= 20 s and <= 1 GB; DL 2019
+compare <= 6 s CPU. On a shared machine wall time includes waiting for a core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _run_info import machine, utc_now
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
+CLI = "import sys; from relimpute.cli import main; sys.exit(main())"
+TARGETS = {
+    "big compare": {"wall_s": 30.0, "peak_mb": 1024.0},
+    "big fit": {"wall_s": 20.0, "peak_mb": 1024.0},
+    "dl19 compare": {"cpu_s": 6.0},
+}
+
+
+def write_campaign(root: Path, n_topics: int = 43, n_docs: int = 46_512, depth: int = 1000) -> None:
+    """The synthetic campaign of the module docstring (deterministic)."""
+    rng = np.random.default_rng(2026)
+    (root / "runs").mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list] = {"big": [], "small_a": [], "small_b": []}
+    qrels = []
+    for t in range(n_topics):
+        query = str(1000 + t)
+        merit = rng.normal(size=n_docs)
+        relevant = merit > np.quantile(merit, 1 - 60 / n_docs)
+        for name, noise, k in (("big", 1.0, n_docs), ("small_a", 0.8, depth), ("small_b", 1.2, depth)):
+            order = np.argsort(-(merit + noise * rng.normal(size=n_docs)), kind="stable")[:k]
+            runs[name].append((query, order))
+        pool = np.unique(np.concatenate([order[:10] for _, order in (r[-1] for r in runs.values())]))
+        extra = rng.choice(runs["big"][-1][1][10:300], size=60, replace=False)
+        for d in np.unique(np.concatenate([pool, extra])):
+            qrels.append(f"{query} 0 D{d} {int(relevant[d])}\n")
+    (root / "qrels.txt").write_text("".join(qrels))
+    for name, parts in runs.items():
+        with open(root / "runs" / name, "w") as out:
+            for query, order in parts:
+                score = np.linspace(100.0, 1.0, len(order))
+                out.write("".join(
+                    f"{query} Q0 D{d} {i + 1} {s:.4f} {name}\n"
+                    for i, (d, s) in enumerate(zip(order, score))
+                ))  # fmt: skip
+
+
+def measure(args: list[str], src: Path) -> dict:
+    """Wall, CPU and peak memory of ``relimpute ARGS`` in a child process; its stdout."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        raise RuntimeError(f"relimpute {' '.join(args)} exited with status {status}")
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "stdout": out,
+    }
+
+
+def run(cases: list[str], src: Path) -> dict:
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="relimpute-scale-") as tmp:
+        big = Path(tmp)
+        if any(c.startswith("big") for c in cases):
+            write_campaign(big)
+        commands = {
+            "big compare": ["compare", str(big / "qrels.txt"), str(big / "runs"), "--seed", "1",
+                            "-f", "tsv"],
+            "big fit": ["fit", str(big / "qrels.txt"), str(big / "runs"), "-o", str(big / "p.tsv"),
+                        "-f", "tsv"],
+            "dl19 compare": ["compare", str(DL19 / "qrels.txt"), str(DL19 / "runs"),
+                             "--rel-threshold", "2", "--seed", "1", "-f", "tsv"],
+        }  # fmt: skip
+        for case in cases:
+            if case.startswith("dl19") and not (DL19 / "qrels.txt").is_file():
+                print(f"skipped: {case} ({DL19} not found)")
+                continue
+            found[case] = measure(commands[case], src)
+            print(f"{case}: {found[case]['wall_s']} s wall, {found[case]['cpu_s']} s CPU, "
+                  f"{found[case]['peak_mb']} MB", flush=True)  # fmt: skip
+    return found
+
+
+def _answer(stdout: str):
+    import pandas as pd
+
+    frame = pd.read_csv(io.StringIO(stdout), sep="\t")
+    return frame.set_index(["system_a", "system_b"]).sort_index()
+
+
+def markdown(results: dict) -> str:
+    labels = list(results["labels"])
+    rows = []
+    for case, target in TARGETS.items():
+        for label in labels:
+            got = results["labels"][label]["cases"].get(case)
+            if got is None:
+                continue
+            met = all(got[k] <= v for k, v in target.items())
+            goal = ", ".join(f"{k} <= {v:g}" for k, v in target.items())
+            rows.append(
+                f"| {case} | {label} | {got['wall_s']:.1f} | {got['cpu_s']:.1f} | "
+                f"{got['peak_mb']:.0f} | {goal} | {'met' if met else 'missed'} |"
+            )
+    lines = [
+        "# The default model at scale",
+        "",
+        "`python benchmarks/bench_default_scale.py --label LABEL [--src SRC]` (module docstring: "
+        "the synthetic 2M-line campaign, the commands). One child process per command; CPU = "
+        "user + system. The machine is shared: wall time includes waiting for a core, and CPU "
+        "time grows when the cores are busy (load average at the start of each label below).",
+        "",
+        "| command | code | wall (s) | CPU (s) | peak (MB) | target | |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+        *rows,
+        "",
+    ]
+    for label in labels:
+        info = results["labels"][label]
+        lines.append(
+            f"- {label}: {info['date']}, source `{info['src']}`, 1-min load average "
+            f"{info['machine']['load_average_1min']} at start. {info.get('note', '')}".rstrip()
+        )
+    answers = {
+        label: _answer(info["cases"]["dl19 compare"]["stdout"])
+        for label, info in results["labels"].items()
+        if "dl19 compare" in info["cases"]
+    }
+    if len(answers) > 1:
+        first, *others = answers
+        lines += ["", f"DL 2019 answers against `{first}` (same seed; draws are random):", ""]
+        for label in others:
+            a, b = answers[first], answers[label]
+            dp = (a["p_a_better"] - b["p_a_better"]).abs()
+            de = (a["e_delta_map"] - b["e_delta_map"]).abs() / a["sd_delta_map"]
+            lines.append(
+                f"- `{label}`: {len(a)} pairs; largest |ΔP(A beats B)| {dp.max():.3f} "
+                f"(median {dp.median():.4f}); largest |ΔE[dMAP]| {de.max():.3f} sd "
+                f"(median {de.median():.4f} sd)."
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="after", help="name of this measurement")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="source tree to measure")
+    parser.add_argument("--note", default="", help="a sentence shown with the label")
+    parser.add_argument("--cases", nargs="+", default=list(TARGETS), choices=list(TARGETS))
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write default_scale.*")
+    args = parser.parse_args(argv)
+    path = args.out / "default_scale.json"
+    results = json.loads(path.read_text()) if path.is_file() else {"labels": {}}
+    info = {"src": str(args.src), "machine": machine(), "date": utc_now(), "note": args.note}
+    info["cases"] = run(args.cases, args.src.resolve())
+    old = results["labels"].get(args.label, {}).get("cases", {})
+    info["cases"] = {**old, **info["cases"]}
+    results["labels"][args.label] = info
+    args.out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "default_scale.md").write_text(markdown(results))
+    print(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

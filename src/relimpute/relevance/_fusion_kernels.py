@@ -1,0 +1,265 @@
+"""numba kernels of the fusion model's capture adjustment over posterior draws.
+
+Per draw the capture adjustment (:mod:`relimpute.relevance.fusion`, module
+docstring) cuts the log-odds of every document outside the fit set at their
+quantiles and sums, per group, the expected relevant count ``E_b``, the relevant
+documents found ``F_b`` and the unjudged documents' expected count ``U_b``. Done
+with numpy that is a sort-like quantile, a search and three weighted counts over
+every document of the campaign for every draw; these kernels do the same in two
+linear passes, with the same floating-point results as
+``np.quantile(..., method="linear")``, ``np.searchsorted(..., side="right")`` and
+``np.bincount`` (tested). Imported lazily (numba compiles on first use).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import njit_cached
+
+_HISTOGRAM_BINS = 4096
+
+
+@njit_cached()
+def order_statistics(x, ks):
+    """``x``'s ``ks``-th smallest values (``ks`` sorted, 0-based), exactly, in O(n).
+
+    A histogram of the values over their range finds the bucket holding each
+    rank; only the values of those buckets are sorted. Bucketing is monotone in
+    the value, so the ranks are exact whatever the rounding.
+    """
+    n = x.size
+    out = np.empty(ks.size)
+    lo = x.min()
+    hi = x.max()
+    if not hi > lo:
+        out[:] = lo
+        return out
+    n_buckets = _HISTOGRAM_BINS
+    scale = n_buckets / (hi - lo)
+    counts = np.zeros(n_buckets + 1, dtype=np.int64)
+    for i in range(n):
+        b = min(int((x[i] - lo) * scale), n_buckets - 1)
+        counts[b + 1] += 1
+    for b in range(n_buckets):
+        counts[b + 1] += counts[b]  # counts[b]: values in buckets before b
+    wanted = np.zeros(n_buckets, dtype=np.bool_)
+    bucket_of = np.empty(ks.size, dtype=np.int64)
+    b = 0
+    for j in range(ks.size):
+        while counts[b + 1] <= ks[j]:
+            b += 1
+        bucket_of[j] = b
+        wanted[b] = True
+    # gather the wanted buckets' values, bucket by bucket, and sort each
+    start = np.zeros(n_buckets + 1, dtype=np.int64)
+    for b in range(n_buckets):
+        start[b + 1] = start[b] + (counts[b + 1] - counts[b] if wanted[b] else 0)
+    values = np.empty(start[n_buckets])
+    fill = start[:n_buckets].copy()
+    for i in range(n):
+        b = min(int((x[i] - lo) * scale), n_buckets - 1)
+        if wanted[b]:
+            values[fill[b]] = x[i]
+            fill[b] += 1
+    for b in range(n_buckets):
+        if wanted[b]:
+            values[start[b] : start[b + 1]] = np.sort(values[start[b] : start[b + 1]])
+    for j in range(ks.size):
+        b = bucket_of[j]
+        out[j] = values[start[b] + ks[j] - counts[b]]
+    return out
+
+
+def quantiles(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``np.quantile(x, q)`` (linear method, ``x`` non-empty, no NaN), bit for bit."""
+    return _quantiles(np.ascontiguousarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64))
+
+
+@njit_cached()
+def _quantiles(x, q):
+    """numpy's linear-method quantile (``virtual = (n − 1) q``, its ``_lerp``) on exact order
+    statistics."""
+    n = x.size
+    lower = np.empty(q.size, dtype=np.int64)
+    upper = np.empty(q.size, dtype=np.int64)
+    gamma = np.empty(q.size)
+    for j in range(q.size):
+        virtual = (n - 1) * q[j]
+        previous = np.floor(virtual)
+        following = previous + 1.0
+        if virtual >= n - 1:
+            previous = following = -1.0
+        if virtual < 0:
+            previous = following = 0.0
+        gamma[j] = virtual - previous
+        lower[j] = int(previous) % n
+        upper[j] = int(following) % n
+    ks = np.unique(np.concatenate((lower, upper)))
+    stats = order_statistics(x, ks)
+    out = np.empty(q.size)
+    for j in range(q.size):
+        a = stats[np.searchsorted(ks, lower[j])]
+        b = stats[np.searchsorted(ks, upper[j])]
+        diff = b - a
+        out[j] = b - diff * (1 - gamma[j]) if gamma[j] >= 0.5 else a + diff * gamma[j]
+    return out
+
+
+@njit_cached()
+def _log_odds(
+    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
+    row, d0, d1, eta, extra,
+):  # fmt: skip
+    """Draws ``d0..d1``'s log-odds of document ``row`` into ``eta``: ``design · θ_d + offset −
+    spread_d · capped`` plus the runs' effects below the pool, each sum in the order of
+    scipy's sparse products (so the numbers equal the numpy code's). ``theta_t`` and
+    ``effects_t`` are transposed: one document's row is read once for every draw."""
+    n = d1 - d0
+    eta[:n] = 0.0
+    _row_times(indptr, indices, data, theta_t, row, d0, n, eta)
+    for k in range(n):
+        eta[k] = eta[k] + offsets[row]
+        eta[k] = eta[k] - spreads[d0 + k] * capped[row]
+    if effects_t.shape[0]:
+        extra[:n] = 0.0
+        _row_times(b_ptr, b_idx, b_val, effects_t, row, d0, n, extra)
+        for k in range(n):
+            eta[k] = eta[k] + extra[k]
+
+
+@njit_cached()
+def _row_times(indptr, indices, data, table_t, row, d0, n, acc):
+    """``acc[k] += Σ_e data[e] · table_t[indices[e], d0 + k]`` over the CSR row, in order."""
+    for e in range(indptr[row], indptr[row + 1]):
+        value = data[e]
+        column = table_t[indices[e]]
+        for k in range(n):
+            acc[k] += value * column[d0 + k]
+
+
+@njit_cached()
+def capture_draws(
+    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
+    alive, rows, starts, judged, relevant, q, floor, chunk,
+):  # fmt: skip
+    """Per draw, the capture adjustment's group edges and factors (module docstring).
+
+    ``rows`` are the documents outside the fit set (rows of the stacked design), topic by
+    topic (``starts``); ``alive[row]`` is False in a topic no run retrieves (p = 0). A
+    document's group is found from its log-odds clipped as ``logit(clip(p, 1e-300,
+    1 − 1e-16))`` clips them. ``chunk`` draws at a time. Returns ``(n_draws, n_bins − 1)``
+    edges (none without documents outside the fit set) and ``(n_draws, n_bins)`` factors.
+    """
+    n_draws = theta_t.shape[1]
+    n_bins = q.size + 1
+    n_out = rows.size
+    edges = np.empty((n_draws, n_bins - 1 if n_out else 0))
+    factors = np.empty((n_draws, n_bins))
+    logits = np.empty((chunk, n_out))
+    keys = np.empty(n_out)
+    point = np.empty(n_out)
+    eta = np.empty(chunk)
+    extra = np.empty(chunk)
+    for d0 in range(0, n_draws, chunk):
+        d1 = min(d0 + chunk, n_draws)
+        for i in range(n_out):
+            _log_odds(
+                indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+                effects_t, rows[i], d0, d1, eta, extra,
+            )  # fmt: skip
+            logits[: d1 - d0, i] = eta[: d1 - d0]
+        for k in range(d1 - d0):
+            d = d0 + k
+            for i in range(n_out):
+                alive_i = alive[rows[i]]
+                point[i] = 1.0 / (1.0 + np.exp(-logits[k, i])) if alive_i else 0.0
+                keys[i] = _key(logits[k, i]) if alive_i else LOW
+            if n_out:
+                edges[d] = _quantiles(keys, q)
+            expected, found, unjudged = capture_sums(
+                keys, point, judged, relevant, starts, edges[d], n_bins
+            )
+            for b in range(n_bins):
+                if unjudged[b] > 0:
+                    ratio = max(expected[b] - found[b], floor * unjudged[b]) / unjudged[b]
+                    factors[d, b] = min(ratio, 1.0)
+                else:
+                    factors[d, b] = 1.0
+    return edges, factors
+
+
+@njit_cached()
+def topic_draws(
+    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
+    alive, lo, hi, edges, factors,
+):  # fmt: skip
+    """``(hi − lo, n_draws)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
+    topic) of the stacked design (transposed: a document's draws in a row)."""
+    n_draws = theta_t.shape[1]
+    out = np.zeros((hi - lo, n_draws))
+    if not alive:
+        return out
+    eta = np.empty(n_draws)
+    extra = np.empty(n_draws)
+    for row in range(lo, hi):
+        _log_odds(
+            indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+            effects_t, row, 0, n_draws, eta, extra,
+        )  # fmt: skip
+        for d in range(n_draws):
+            p = 1.0 / (1.0 + np.exp(-eta[d]))
+            out[row - lo, d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
+    return out
+
+
+#: ``logit(1e-300)`` and ``logit(1 − 1e-16)``: the log-odds the capture groups clip to
+LOW = -690.7755278982137
+HIGH = 36.7368005696771
+
+
+@njit_cached(inline="always")
+def _key(eta):
+    return min(max(eta, LOW), HIGH)
+
+
+@njit_cached()
+def capture_sums(logits, point, judged, relevant, starts, edges, n_bins):
+    """Per group, ``E_b``, ``F_b`` and ``U_b`` over the documents outside the fit set.
+
+    The arrays hold those documents of every topic one after the other (topic
+    ``t`` at ``starts[t]:starts[t + 1]``); a document's group is
+    ``searchsorted(edges, logit, side="right")``. Sums run per topic in document
+    order and are added topic by topic, as ``np.bincount`` per topic would.
+    """
+    expected = np.zeros(n_bins)
+    found = np.zeros(n_bins)
+    unjudged = np.zeros(n_bins)
+    e_t = np.zeros(n_bins)
+    f_t = np.zeros(n_bins)
+    u_t = np.zeros(n_bins)
+    for t in range(starts.size - 1):
+        e_t[:] = 0.0
+        f_t[:] = 0.0
+        u_t[:] = 0.0
+        for i in range(starts[t], starts[t + 1]):
+            b = _bin(edges, logits[i])
+            e_t[b] += point[i]
+            if judged[i]:
+                f_t[b] += 1.0 if relevant[i] else 0.0
+            else:
+                u_t[b] += point[i]
+        for b in range(n_bins):
+            expected[b] += e_t[b]
+            found[b] += f_t[b]
+            unjudged[b] += u_t[b]
+    return expected, found, unjudged
+
+
+@njit_cached(inline="always")
+def _bin(edges, value):
+    """``np.searchsorted(edges, value, side="right")`` (edges sorted: a count, no branches)."""
+    b = 0
+    for e in range(edges.size):
+        b += edges[e] <= value
+    return b

@@ -1,0 +1,202 @@
+"""The default answer at scale (issue 26, item 5), checked against the code it replaced.
+
+- the fusion model's posterior draws, now computed topic by topic when read
+  (:class:`~relimpute.relevance.base.LazyDraws`), equal, bit for bit, the draws of the
+  former one-pass-per-draw numpy code (kept below as the oracle);
+- the exact quantiles of its capture adjustment equal ``np.quantile``;
+- the Monte Carlo AP kernel that draws only the relevant documents gives the AP of the
+  dense kernel for every drawn vector, draws each document with its probability, and
+  gives the same E[MAP], sd and P(A beats B) as the former dense Monte Carlo within
+  Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import expit, ndtri
+
+from relimpute.confidence import ConfidenceEngine
+from relimpute.confidence import _kernels
+from relimpute.confidence.montecarlo import _halving_blocks
+from relimpute.relevance import RankFusion, load_model
+from relimpute.relevance._fusion_kernels import quantiles
+from relimpute.relevance.base import LazyDraws
+from relimpute.relevance.fusion import (
+    SPREAD_RATIO,
+    _log_depth_ratio,
+    _only_judged_where_unretrieved,
+    _retrieved_any,
+    _votes_below,
+)
+from relimpute.simulate import pool_depth, simulate_campaign
+
+
+def _former_draws(model, campaign):
+    """The posterior draws as computed before they became lazy (oracle)."""
+    evidence = model._evidence(campaign)
+    designs = model._designs(campaign, evidence)
+    outside = [
+        ~model._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
+    ]
+    relevant = campaign.relevant()
+    rng = np.random.default_rng(model.draw_seed_)
+    n = int(model.n_draws)
+    theta = rng.multivariate_normal(model.coef_, model.covariance_, size=n, method="cholesky")
+    spreads = model.beyond_decay_sd * ndtri((rng.permutation(n) + 0.5) / n)
+    offsets = [model._beyond_offset(ev) for ev in evidence]
+    capped = [np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence]
+    if model.beyond_run_sd > 0:
+        run_effects = rng.normal(0.0, model.beyond_run_sd, size=(n, campaign.n_systems))
+        below = [_votes_below(ev) for ev in evidence]
+    out = []
+    for d in range(n):
+        eta = [g @ theta[d] + o - spreads[d] * c for g, o, c in zip(designs, offsets, capped)]
+        if model.beyond_run_sd > 0:
+            eta = [e + low @ run_effects[d] for e, low in zip(eta, below)]
+        point = _only_judged_where_unretrieved(campaign, [expit(e) for e in eta])
+        bins, factor = model._capture(campaign, point, outside, relevant)
+        out.append([pt * factor[b] for pt, b in zip(point, bins)])
+    return [
+        np.where(t.judged[None, :], r[None, :].astype(float), np.clip(np.stack(d), 0, 1))
+        for t, r, d in zip(campaign.topics, relevant, zip(*out))
+    ]
+
+
+@pytest.fixture(scope="module")
+def shallow():
+    """A depth-5 pool plus judgments beyond it (as active learning adds): the capture
+    adjustment is at work."""
+    sim = simulate_campaign(n_topics=8, n_systems=7, n_docs=300, depth=60, rng=21)
+    pooled = pool_depth(sim.campaign, 5)
+    rng = np.random.default_rng(5)
+    masks = []
+    for full, topic in zip(sim.campaign.topics, pooled.topics):
+        deep = topic.ranking[:, 10:40].ravel()
+        extra = rng.choice(deep[deep >= 0], size=12, replace=False)
+        mask = topic.judged.copy()
+        mask[extra] = full.judged[extra]
+        masks.append(mask)
+    return sim.campaign.with_judged(masks)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        lambda: load_model("fusion"),
+        lambda: RankFusion.plug_in(n_draws=40, run_effect_sd=2.0, beyond_decay=0.4,
+                                   beyond_decay_sd=1.0, beyond_run_sd=0.5),  # fmt: skip
+    ],
+)
+def test_lazy_draws_equal_the_former_draws_bit_for_bit(shallow, model):
+    fitted = model().fit(shallow, rng=4)
+    estimate = fitted.predict(shallow)
+    assert isinstance(estimate.draws, LazyDraws) and estimate.n_draws == fitted.n_draws
+    assert estimate.params["capture_factor_min"] < 1  # the adjustment is exercised
+    former = _former_draws(fitted, shallow)
+    for t in range(shallow.n_topics):
+        np.testing.assert_array_equal(estimate.draws[t], former[t])
+    # negative and sliced indexing, and a pickled estimate reads the same draws
+    np.testing.assert_array_equal(estimate.draws[-1], former[-1])
+    assert len(estimate.draws[1:3]) == 2
+    clone = pickle.loads(pickle.dumps(estimate))
+    np.testing.assert_array_equal(clone.draws[2], former[2])
+    with pytest.raises(IndexError):
+        estimate.draws[shallow.n_topics]
+
+
+def test_quantiles_equal_numpys_bit_for_bit():
+    rng = np.random.default_rng(0)
+    q = np.linspace(0, 1, 21)[1:-1]
+    for n in (1, 2, 3, 19, 20, 21, 1000, 54321):
+        for x in (
+            rng.normal(size=n),
+            rng.integers(0, 4, size=n).astype(float),  # ties
+            np.r_[np.full(n, -690.7755278982137), rng.normal(size=3) * 40],
+        ):
+            np.testing.assert_array_equal(quantiles(x, q), np.quantile(x, q))
+
+
+def _random_topic(rng, n_docs=400, n_sys=6, width=120):
+    ranking = np.full((n_sys, width), -1, np.int32)
+    depth = np.zeros(n_sys, np.int32)
+    for s in range(n_sys):
+        d = int(rng.integers(0, width + 1)) if s else width
+        depth[s] = d
+        ranking[s, :d] = rng.permutation(n_docs)[:d]
+    fixed = rng.random(n_docs) < 0.08
+    return ranking, depth, fixed
+
+
+def test_ap_kernel_scores_every_drawn_vector_as_the_dense_kernel():
+    """Probabilities 0 or 1: the drawn vector is known, and AP must equal the dense one."""
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        ranking, depth, fixed = _random_topic(rng)
+        uncertain = np.flatnonzero(~fixed)
+        drawn = (rng.random((4, len(uncertain))) < 0.1).astype(float)
+        starts = np.array([0, len(uncertain) // 3, len(uncertain)])
+        ap = _kernels.ap_monte_carlo(
+            ranking, depth, fixed.view(np.uint8), uncertain, drawn, starts, 4, 1
+        )
+        dense = _kernels.average_precision_draws(
+            ranking, depth, fixed.astype(float), uncertain, drawn.astype(np.uint8),
+            int(fixed.sum()),
+        )  # fmt: skip
+        np.testing.assert_allclose(ap, dense, rtol=1e-12, atol=1e-15)
+
+
+def test_ap_kernel_draws_each_document_with_its_probability():
+    """One system per document, retrieving only it: AP > 0 iff the document was drawn."""
+    rng = np.random.default_rng(4)
+    p = np.r_[rng.random(40) * 0.01, rng.random(40), 1.0, 1.0, rng.random(60) * 0.3, 1e-4]
+    order = np.argsort(-p, kind="stable")
+    n = len(p)
+    ranking = np.arange(n, dtype=np.int32)[:, None]
+    b = 40_000
+    ap = _kernels.ap_monte_carlo(
+        ranking, np.ones(n, np.int32), np.zeros(n, np.uint8), order.astype(np.int64),
+        p[order][None, :], _halving_blocks(p[order], size=16), b, 11,
+    )  # fmt: skip
+    freq = (ap > 0).mean(axis=0)
+    sd = np.sqrt(p * (1 - p) / b)
+    assert np.all(np.abs(freq - p) <= 5 * sd + 1e-12)
+    # independence: two documents with p = 1/2-ish are drawn together as often as chance says
+    i, j = np.argsort(np.abs(p - 0.5))[:2]
+    both = ((ap[:, i] > 0) & (ap[:, j] > 0)).mean()
+    assert abs(both - p[i] * p[j]) <= 5 * np.sqrt(p[i] * p[j] / b)
+
+
+def _former_monte_carlo(campaign, estimate, n_draws, rng):
+    """Per-draw MAP of every system by the former dense path (uniforms for every document)."""
+    rng = np.random.default_rng(rng)
+    out = np.zeros((n_draws, campaign.n_systems))
+    for t, topic in enumerate(campaign.topics):
+        post = estimate.draws[t]
+        relevant = topic.relevant(campaign.rel_threshold)
+        uncertain = np.flatnonzero(topic.retrieved() & ~topic.judged & (post.max(axis=0) > 0))
+        prob = post[np.arange(n_draws) % len(post)][:, uncertain]
+        drawn = rng.random(prob.shape) < prob
+        out += _kernels.average_precision_draws(
+            topic.ranking, topic.depth, relevant.astype(float), uncertain,
+            drawn.view(np.uint8), int(relevant.sum()),
+        ) / campaign.n_topics  # fmt: skip
+    return out
+
+
+def test_monte_carlo_agrees_with_the_former_dense_path(shallow):
+    estimate = load_model("fusion").fit_predict(shallow, rng=2)
+    n = 6000
+    result = ConfidenceEngine().monte_carlo(shallow, estimate, n_draws=n, rng=9)
+    former = _former_monte_carlo(shallow, estimate, n, 9)
+    sd = former.std(axis=0)
+    assert np.all(np.abs(result.scores.e_map - former.mean(axis=0)) <= 5 * sd / np.sqrt(n) * 1.5)
+    np.testing.assert_allclose(np.sqrt(result.scores.var_map), sd, rtol=0.1)
+    frame = result.to_frame()
+    index = {s: i for i, s in enumerate(shallow.systems)}
+    delta = former[:, [index[a] for a in frame.system_a]] - former[:, [index[b] for b in frame.system_b]]
+    p_former = (delta > 0).mean(axis=0) + 0.5 * (delta == 0).mean(axis=0)
+    tolerance = 5 * np.sqrt(np.maximum(p_former * (1 - p_former), 1e-4) * 2 / n)
+    assert np.all(np.abs(frame.p_a_better.to_numpy() - p_former) <= tolerance)
