@@ -107,6 +107,29 @@ def test_aggregation_recovers_known_weights(rng):
     assert b_none == 0.0 and np.isfinite(w0).all()
 
 
+def test_beta_density_on_the_weights_is_a_box_constrained_fit(rng):
+    """``prior="beta_weight"``: Beta(α, β) on λ itself (the literal reading of §3.1).
+
+    Oracle: the log posterior on a fine grid over [0, 1]²; every weight stays in [0, 1],
+    and with no intercept and q ≥ 0 every p is then at least ½.
+    """
+    q = rng.random((400, 2))
+    y = rng.random(400) < expit(q @ np.array([3.0, -2.0]) - 0.5)  # unconstrained optimum outside
+    for alpha, beta in [(1.0, 1.0), (2.0, 3.0)]:
+        w, b0 = fit_aggregation(q, y, prior="beta_weight", alpha=alpha, beta=beta)
+        grid = np.linspace(1e-4, 1 - 1e-4, 401)
+        l1, l2 = np.meshgrid(grid, grid, indexing="ij")
+        z = q[:, :1, None] * l1.ravel() + q[:, 1:, None] * l2.ravel()
+        z = z[:, 0, :]
+        ll = (y[:, None] * np.log(expit(z)) + (~y)[:, None] * np.log(expit(-z))).sum(axis=0)
+        lam = np.stack([l1.ravel(), l2.ravel()])
+        ll += ((alpha - 1) * np.log(lam) + (beta - 1) * np.log1p(-lam)).sum(axis=0)
+        best = lam[:, np.argmax(ll)]
+        assert b0 == 0.0 and ((w >= 0) & (w <= 1)).all()
+        np.testing.assert_allclose(w, best, atol=5e-3)  # grid step 2.5e-3
+        assert (expit(q @ w) >= 0.5).all()
+
+
 def test_aggregation_without_data_is_the_prior_mode():
     w, b0 = fit_aggregation(np.zeros((0, 4)), np.zeros(0), intercept=True)
     np.testing.assert_allclose(w, 0.0, atol=1e-9)

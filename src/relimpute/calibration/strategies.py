@@ -195,7 +195,8 @@ register_strategy(
         "rtc-paper",
         selector="rtc",
         model=ExpertAggregation(),
-        selector_params={"model": "rtc", "model_params": {}},
+        # every parameter given: the loop refits the paper's model, not models/rtc.json
+        selector_params={"model": "rtc", "model_params": ExpertAggregation().get_params()},
     )
 )
 register_strategy(
