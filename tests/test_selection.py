@@ -488,3 +488,38 @@ def test_alpha_is_the_deprecated_name_of_the_stopping_confidence(small):
     with pytest.warns(FutureWarning, match="SelectionSession"):
         session = SelectionSession(hidden, "mtc", ("s0", "s1"), alpha=None)
     assert session.stopping.confidence is None
+
+
+def test_rtc_stop_on_prior_chooses_with_the_model_and_stops_on_half():
+    """``RTC(stop_on="prior")``: MTC's confidence (½ for unjudged), the model's choices.
+
+    Oracles: the tracker equals a fresh PairConfidence over a state whose unjudged
+    documents are ½; the incrementally updated sums equal ``system_sums`` over the
+    model's probabilities (judged documents at their labels) recomputed from scratch.
+    """
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=4, n_systems=3, n_docs=150, depth=20, rng=5).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    rtc = RTC(model="uniform", model_params={"prior": 0.2}, interval=7, stop_on="prior")
+    session = SelectionSession(hidden.subset(list(pair)), rtc, pair, confidence=None)
+    oracle = SimulatedAssessor(full)
+    for _ in range(17):  # two refits and a few judgments after the second
+        q, d = session.propose()
+        session.judge(q, d, oracle.judge(q, d))
+    state = session.state
+    for p, judged in zip(state.p, state.judged):
+        assert (p[~judged] == 0.5).all()
+    for t in range(state.n_topics):
+        p = state.p[t].copy()
+        p[~state.judged[t]] = 0.2  # the model's estimate
+        np.testing.assert_allclose(rtc.choice_p_[t], p, rtol=0, atol=1e-12)
+        topic = state.campaign.topics[t]
+        fresh = np.stack([system_sums(topic.ranking[s], int(topic.depth[s]), p) for s in state.compared])
+        np.testing.assert_allclose(rtc.g_[t], fresh, rtol=0, atol=1e-12)
+    tracker = PairConfidence(state)
+    np.testing.assert_allclose(session.tracker.e_q, tracker.e_q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(session.tracker.var_q, tracker.var_q, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="stop_on"):
+        SelectionSession(hidden.subset(list(pair)), RTC(stop_on="never"), pair)

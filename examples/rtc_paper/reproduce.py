@@ -46,7 +46,12 @@ READINGS: dict[str, dict] = {
     "platt-independent": {"calibration_shrinkage": 0.0},
     # stage 3: the Beta(1, 1) density on each weight itself, which confines it to [0, 1]
     "weights-in-unit-interval": {"calibration_shrinkage": 0.0, "weight_prior": "beta_weight"},
+    # the loop: the model chooses what to judge, the stopping confidence keeps p = 1/2 (MTC's)
+    "stop-on-prior": {},
 }
+
+#: readings that change the selection loop rather than the model
+LOOP = {"stop-on-prior": {"stop_on": "prior"}}
 
 
 def reading_strategy(name: str, overrides: dict) -> Strategy:
@@ -56,7 +61,7 @@ def reading_strategy(name: str, overrides: dict) -> Strategy:
         name=f"rtc[{name}]",
         selector="rtc",
         model=ExpertAggregation(**params),
-        selector_params={"model": "rtc", "model_params": params},
+        selector_params={"model": "rtc", "model_params": params, **LOOP.get(name, {})},
     )
 
 

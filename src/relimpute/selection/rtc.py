@@ -6,6 +6,13 @@ probabilities of relevance of unjudged documents come from a relevance model
 judgments so far every ``interval`` judgments (10 in the paper). Between
 refits a judgment only sets its own document's probability and the MTC sums
 are updated incrementally; a refit recomputes them for every topic.
+
+The paper's Algorithm 1 stops on ``P(ΔMAP < 0)`` computed from the current
+probabilities, so the model's estimates drive the stopping confidence as well
+as the choice of documents (``stop_on="model"``). ``stop_on="prior"`` keeps
+½ for every unjudged document in the stopping confidence (MTC's) and uses
+the model only to choose what to judge: the reading under which the paper's
+RTC needs about as many judgments as MTC (examples/rtc_paper/).
 """
 
 from __future__ import annotations
@@ -31,6 +38,10 @@ class RTC(MTC):
         Refit the model every this many new judgments.
     model_params
         Hyper-parameters overriding the model's settings.
+    stop_on
+        ``"model"``: the stopping confidence uses the model's probabilities
+        (Algorithm 1 read literally). ``"prior"``: it uses ½ for unjudged
+        documents, and the model only ranks the candidates.
 
     Attributes
     ----------
@@ -41,15 +52,27 @@ class RTC(MTC):
     name = "rtc"
 
     def __init__(
-        self, model: str = "rtc", interval: int = 10, model_params: Mapping[str, Any] | None = None
+        self,
+        model: str = "rtc",
+        interval: int = 10,
+        model_params: Mapping[str, Any] | None = None,
+        stop_on: str = "model",
     ):
         self.model = model
         self.interval = interval
         self.model_params = model_params
+        self.stop_on = stop_on
 
     def _initial_p(self, state: SelectionState) -> None:
         if int(self.interval) < 1:
             raise ValueError(f"interval must be a positive integer, got {self.interval}")
+        if self.stop_on not in ("model", "prior"):
+            raise ValueError(f"stop_on must be 'model' or 'prior', got {self.stop_on!r}")
+        # the probabilities that choose documents (state.p, unless stop_on="prior")
+        self.choice_p_ = state.p if self.stop_on == "model" else [p.copy() for p in state.p]
+        if self.stop_on == "prior":
+            for p, judged in zip(state.p, state.judged):
+                p[~judged] = 0.5
         settings = load_settings(self.model)
         self.model_params_ = {**settings.params, **dict(self.model_params or {})}
         self.model_name_ = settings.model
@@ -60,17 +83,24 @@ class RTC(MTC):
     def _refit(self, state: SelectionState) -> None:
         model = get_model(self.model_name_, **self.model_params_)
         estimate = model.fit_predict(state.current_campaign(), rng=self.rng_)
-        for p, judged, fitted in zip(state.p, state.judged, estimate.p):
+        for p, judged, fitted in zip(self.choice_p_, state.judged, estimate.p):
             p[~judged] = fitted[~judged]
         self.n_fits_ += 1
 
+    def _choice_probabilities(self, state: SelectionState):
+        return self.choice_p_
+
     def _observe(self, state, topic, doc, p_before):
+        if self.choice_p_ is not state.p:  # the choosing probabilities learn the label too
+            p_before = float(self.choice_p_[topic][doc])
+            self.choice_p_[topic][doc] = state.p[topic][doc]
         self.n_seen_ += 1
         if self.n_seen_ % int(self.interval):
             return super()._observe(state, topic, doc, p_before)
         self._refit(state)
         self._recompute_all(state)
-        return list(range(state.n_topics))
+        # the stopping probabilities moved beyond this document only if they are the model's
+        return list(range(state.n_topics)) if self.choice_p_ is state.p else None
 
 
 register(RTC)
