@@ -24,6 +24,11 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     The MTC judgments generalised by the default rank-fusion model, with the
     confidence from Monte Carlo over its Laplace posterior draws (``mtc+fusion``
     is the same model's plug-in confidence).
+``posterior``
+    Judged by the RTC loop on the default model (refitted every 10
+    judgments) until its posterior predictive confidence reaches α
+    (:class:`relimpute.selection.PosteriorSelection`), then generalised and
+    scored as ``fusion-mc``.
 ``ip``
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
@@ -111,8 +116,14 @@ class Strategy:
         default = get_selector(self.selector)
         if hasattr(default, "model_params") and "model_params" not in kwargs:
             settings = _settings(kwargs.get("model", default.model))
+            own = _settings(self.model) if isinstance(self.model, str) else None
+            if "model" not in kwargs and own is not None and own.model == settings.model:
+                # the strategy's own model (held-out settings included) and its parameters
+                settings = own
+                kwargs["model_params"] = {**settings.params, **self.model_params}
+            else:
+                kwargs["model_params"] = dict(settings.params)
             kwargs["model"] = settings.model
-            kwargs["model_params"] = dict(settings.params)
         return kwargs
 
 
@@ -213,6 +224,15 @@ register_strategy(
     )
 )
 register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
+register_strategy(
+    Strategy(
+        "posterior",
+        selector="posterior",
+        model="fusion",
+        model_params={"n_draws": 200},
+        monte_carlo_draws=4000,
+    )
+)
 register_strategy(
     Strategy(
         "fusion-mc",
