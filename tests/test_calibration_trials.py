@@ -279,7 +279,9 @@ def test_rtc_paper_loop_refits_the_papers_model():
     from relimpute.simulate import simulate_campaign
 
     strategy = get_strategy("rtc-paper")
-    paper = ExpertAggregation().get_params()
+    from relimpute.relevance.expert import PAPER_PARAMS
+
+    paper = ExpertAggregation(**PAPER_PARAMS).get_params()
     assert strategy.make_model().get_params() == paper
     sim = simulate_campaign(n_topics=4, n_systems=3, n_docs=150, depth=20, rng=5)
     full = sim.campaign

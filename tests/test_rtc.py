@@ -10,7 +10,22 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from relimpute.relevance import ExpertAggregation, get_model
-from relimpute.relevance.expert import fit_aggregation, fit_platt, rank_probabilities
+from relimpute.relevance.expert import PAPER_PARAMS, fit_aggregation, fit_platt, rank_probabilities
+
+
+def paper(**over):
+    """The paper's model (PAPER_PARAMS) with some parameters changed."""
+    return {**PAPER_PARAMS, **over}
+
+
+def test_class_defaults_are_the_shipped_settings():
+    """One science per name: ``ExpertAggregation()`` is ``load_model("rtc")``
+    (models/rtc.json), and the paper's reading differs from it only by name."""
+    from relimpute.relevance import load_settings
+
+    assert ExpertAggregation().get_params() == load_settings("rtc").params
+    assert set(PAPER_PARAMS) == set(ExpertAggregation().get_params())
+    assert PAPER_PARAMS != ExpertAggregation().get_params()
 
 
 def _oracle_theta(depth: int, a: float, b: float) -> np.ndarray:
@@ -172,7 +187,7 @@ def dl19_small(dl19):
 
 
 def test_rtc_on_dl19_ranks_by_expert_agreement(dl19_small):
-    model = get_model("rtc", max_rank=20).fit(dl19_small, rng=0)
+    model = get_model("rtc", **paper(max_rank=20)).fit(dl19_small, rng=0)
     est = model.predict(dl19_small)
     # 37 experts, each calibrated; stage 3 uses every judged document
     assert model.calibration_.shape == (37, 2)
@@ -196,10 +211,10 @@ def test_rtc_on_dl19_ranks_by_expert_agreement(dl19_small):
 
 
 def test_options_change_the_fit_as_documented(dl19_small):
-    base = get_model("rtc", max_rank=20).fit(dl19_small)
-    with_intercept = get_model("rtc", max_rank=20, intercept=True).fit(dl19_small)
+    base = get_model("rtc", **paper(max_rank=20)).fit(dl19_small)
+    with_intercept = get_model("rtc", **paper(max_rank=20, intercept=True)).fit(dl19_small)
     assert base.intercept_ == 0.0 and with_intercept.intercept_ < 0
-    calibrated = get_model("rtc", max_rank=20, unretrieved="calibrated").fit(dl19_small)
+    calibrated = get_model("rtc", **paper(max_rank=20, unretrieved="calibrated")).fit(dl19_small)
     p = calibrated.predict(dl19_small).p[0]
     t0 = dl19_small.topics[0]
     # the evidence of not retrieving moves the predictions
@@ -209,7 +224,7 @@ def test_options_change_the_fit_as_documented(dl19_small):
 
 def test_no_judgments_at_all_gives_one_half(dl19_small):
     nothing = dl19_small.with_judged([np.zeros(t.n_docs, dtype=bool) for t in dl19_small.topics])
-    model = get_model("rtc", max_rank=20).fit(nothing)
+    model = get_model("rtc", **paper(max_rank=20)).fit(nothing)
     assert model.n_judged_ == 0
     np.testing.assert_allclose(model.calibration_, 0.0, atol=1e-6)
     for p in model.predict(nothing).p:
@@ -217,7 +232,7 @@ def test_no_judgments_at_all_gives_one_half(dl19_small):
 
 
 def test_unknown_systems_give_no_opinion(dl19_small):
-    model = get_model("rtc", max_rank=20).fit(dl19_small.subset(dl19_small.systems[:20]))
+    model = get_model("rtc", **paper(max_rank=20)).fit(dl19_small.subset(dl19_small.systems[:20]))
     est = model.predict(dl19_small)  # 17 systems the fit never saw
     only = dl19_small.subset(dl19_small.systems[:20])
     for a, b in zip(est.p[:3], model.predict(only).p[:3]):
@@ -227,7 +242,7 @@ def test_unknown_systems_give_no_opinion(dl19_small):
 def test_unretrieved_documents_give_no_opinion():
     # hand-made: q*(∞) = 0, so an expert that does not retrieve a document adds nothing
     campaign, doc_ids = _hand_made()
-    model = get_model("rtc", intercept=True).fit(campaign)
+    model = get_model("rtc", **paper(intercept=True)).fit(campaign)
     p = dict(zip(doc_ids, model.predict(campaign).p[0]))
     q = rank_probabilities(4, 2, 2)
     (a_a, b_a), (a_b, b_b) = model.calibration_
@@ -281,7 +296,7 @@ def test_log_rank_feature_and_logit_aggregation_by_hand(feature, unretrieved):
 def test_log_rank_calibration_decays_with_rank(dl19_small):
     # Platt on log rank learns that deeper is less likely relevant: B > 0 pooled
     # and for most experts (33 of 37 with the depth-2 pool judged)
-    model = get_model("rtc", max_rank=20, platt_feature="log_rank").fit(dl19_small)
+    model = get_model("rtc", **paper(max_rank=20, platt_feature="log_rank")).fit(dl19_small)
     assert model.feature_depth_ == 20
     assert model.pooled_calibration_[1] > 0
     assert np.mean(model.calibration_[:, 1] > 0) > 0.75

@@ -10,8 +10,9 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
 ``rtc``
     The RTC loop (MTC re-estimating p with the expert model every 10
     judgments); the expert model generalises (§3, §4.3 step 4). Both use the
-    shipped settings ``models/rtc.json``; ``rtc-paper`` uses the paper's
-    model exactly (the class defaults).
+    shipped settings ``models/rtc.json`` (the class defaults); ``rtc-paper``
+    judges and generalises with the paper's model
+    (:data:`relimpute.relevance.expert.PAPER_PARAMS`).
 ``bayes``
     The MTC judgments generalised by the Bayesian hierarchy. It judges
     exactly what ``mtc`` judges, so the paired comparison with ``mtc``
@@ -47,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..relevance import ExpertAggregation, RelevanceModel, get_model
+from ..relevance.expert import PAPER_PARAMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +207,9 @@ register_strategy(
     Strategy(
         "rtc-paper",
         selector="rtc",
-        model=ExpertAggregation(),
+        model=ExpertAggregation(**PAPER_PARAMS),
         # every parameter given: the loop refits the paper's model, not models/rtc.json
-        selector_params={"model": "rtc", "model_params": ExpertAggregation().get_params()},
+        selector_params={"model": "rtc", "model_params": dict(PAPER_PARAMS)},
     )
 )
 register_strategy(
