@@ -1,17 +1,17 @@
 #!/bin/sh
 # Rerun every study whose numbers depend on the default relevance model's settings
-# (models/fusion.json and examples/calibration/held_out/), after changing them.
-# Run from the repository root; data in ../shared/data. About 90 minutes on 2 cores:
-# two lanes run side by side, each study writing its own results/ as its README says.
+# (models/fusion.json and examples/calibration/held_out/), e.g. after changing them.
+# Run from the repository root; data in ../shared/data (examples/README.md). About 90 minutes
+# on 2 cores: two lanes run side by side, each study writing its summary tables (committed)
+# and its per-trial files (not committed, see .gitignore) where its README says.
 #
-# Not rerun here (they do not use the fusion settings): the choice studies
-# (examples/calibration/choose_setting.py and choose_below_pool.py, which pick the settings), the power study
-# (examples/precision/power_study.py: pools scored as trec_eval scores them), the
-# corpus-bootstrap split (examples/precision/split_corpus.py), the Bayesian pool-bias row
-# (examples/poolbias/bayes_advi.json) and the Webber & Park tables.
-# Afterwards: update the numbers in each README the studies feed (calibration, believability,
-# precision section 4, poolbias, two_uncertainties, the top-level README) and run
-# ../shared/hooks/before-stop.
+# Not rerun here (they do not use the fusion settings; each README gives the command):
+# the choices of the settings themselves (examples/calibration/choose_setting.py and
+# choose_below_pool.py; models/provenance/), the power study
+# (examples/precision/power_study.py), the corpus-bootstrap split
+# (examples/precision/split_corpus.py), the Bayesian pool-bias row
+# (examples/poolbias/bayes_advi.json), the Webber & Park tables and the reference check.
+# Afterwards `git diff examples/` shows which summary tables moved; the READMEs quote them.
 set -e
 export PYTHONPATH=${PYTHONPATH:-$PWD/src}  # this tree's code, whatever is installed
 D=../shared/data

@@ -297,7 +297,7 @@ def plot_calibration(curves: dict[str, dict[str, tuple]], path: Path) -> None:
                title=f"{name}: held-out judgments, depth-5 pool")
         ax.legend(loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 

@@ -30,7 +30,8 @@ on the complete judgments of the same topics. Per collection and value:
 
 For each collection the value chosen *for* it is the one whose mean ``|log e_z2|`` over
 the *other two* collections is smallest (``--criterion log_loss`` uses the log loss).
-Writes ``below_pool_<param>_grid.csv`` and ``below_pool_<param>_choice.md`` beside this file.
+Writes ``below_pool_<param>_grid.csv`` and ``below_pool_<param>_choice.md`` into ``choices/``
+(``--out``; not committed, condensed in ``models/provenance/``).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--criterion", choices=("e_z2", "log_loss"), default="e_z2")
     parser.add_argument("--collections", default="dl19,dl21,trec8")
-    parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--out", type=Path, default=HERE / "choices")
     parser.add_argument("--pool", type=int, help="judged pool depth for every collection (default: REGIMES)")
     args = parser.parse_args(argv)
     if not DATA.is_dir():

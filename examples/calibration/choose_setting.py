@@ -14,8 +14,9 @@ strategy: MTC's judgments, the fusion model with the shipped settings except
 Laplace draws. For each collection, the value chosen *for* it is the one with
 the lowest log loss of the stated confidences over the *other two*
 collections (a proper score: W rewards under-confidence). Writes
-``<param>_grid.csv`` (one row per collection and value) and
-``<param>_choice.md`` beside this file. The data is read from ``../shared/data``.
+``choices/<param>_grid.csv`` (one row per collection and value) and
+``choices/<param>_choice.md`` (not committed; condensed in ``models/provenance/``).
+The data is read from ``../shared/data``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from relimpute.cli._format import FORMATTERS
 from relimpute.relevance.settings import load_settings
 
 HERE = Path(__file__).resolve().parent
+OUT = HERE / "choices"  # regenerated, not committed
 DATA = HERE.parents[2] / "shared" / "data"
 COLLECTIONS = {
     "dl19": ("trec-dl-2019-passage", 2),
@@ -120,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(grid_study(name, args.param, values, fixed, args.trials, args.held_out))
         print(parts[-1][["collection", args.param, *SHOWN]].round(3).to_string(index=False))
     grid = pd.concat(parts, ignore_index=True)
-    grid.to_csv(HERE / f"{args.param}_grid.csv", index=False)
+    OUT.mkdir(exist_ok=True)
+    grid.to_csv(OUT / f"{args.param}_grid.csv", index=False)
     choice = loco_choice(grid, args.param)
     command = " ".join(["python examples/calibration/choose_setting.py", *(argv or sys.argv[1:])])
     text = [
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         FORMATTERS["markdown"](grid[["collection", args.param, *SHOWN]].round(3)),
         "",
     ]
-    (HERE / f"{args.param}_choice.md").write_text("\n".join(text))
+    (OUT / f"{args.param}_choice.md").write_text("\n".join(text))
     print(choice.round(3).to_string(index=False))
     return 0
 

@@ -6,12 +6,14 @@ Run from the repository root (data in ``../shared/data``)::
 
 1. The prior mean of fusion's feature weights (``weight_mean``, per raw feature unit):
    the model with the shipped settings (but a weakly informative N(0, 2²) prior on the
-   weights) is fitted on each development collection's official qrels and its posterior-mode weights are put back on the raw features
-   (``weights_by_collection.csv``). ``models/fusion.json`` ships their mean over the three.
+   weights) is fitted on each development collection's official qrels and its
+   posterior-mode weights are put back on the raw features
+   (``choices/weights_by_collection.csv``, not committed; condensed in
+   ``models/provenance/weight_mean.md``). ``models/fusion.json`` ships their mean.
 2. For each collection ``C``, ``held_out/C/fusion.json``: the shipped settings with every
    setting chosen from data replaced by the one chosen *without* ``C``: ``weight_mean``
    the mean of the other two collections' weights, ``run_effect_sd``, ``beyond_decay``
-   and ``weight_sd`` their leave-one-collection-out choices (``*_choice.md``).
+   and ``weight_sd`` their leave-one-collection-out choices (``models/provenance/``).
    ``run.sh`` scores each collection with its own folder (``relimpute calibrate --models``),
    so the studies' numbers are held-out numbers.
 """
@@ -30,7 +32,7 @@ from relimpute import Campaign
 from relimpute.relevance.fusion import FEATURE_NAMES, RankFusion
 
 HERE = Path(__file__).resolve().parent
-#: the value chosen for each collection on the other two (see the *_choice.md files)
+#: the value chosen for each collection on the other two (models/provenance/<setting>.md)
 LOCO_CHOICES = {
     "run_effect_sd": {"dl19": 3.0, "dl21": 4.0, "trec8": 3.0},
     "beyond_decay": {"dl19": 0.6, "dl21": 0.3, "trec8": 0.6},
@@ -82,7 +84,8 @@ def held_out_settings(weights: pd.DataFrame, name: str) -> dict:
 
 def main() -> int:
     weights = fitted_weights()
-    weights.to_csv(HERE / "weights_by_collection.csv", index=False)
+    (HERE / "choices").mkdir(exist_ok=True)
+    weights.to_csv(HERE / "choices" / "weights_by_collection.csv", index=False)
     print(weights.round(3).to_string(index=False))
     print("mean over the three:", weights[list(FEATURE_NAMES)].mean().round(3).tolist())
     for name in COLLECTIONS:

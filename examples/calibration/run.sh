@@ -1,6 +1,6 @@
 #!/bin/sh
-# The reusability study of Carterette (2007, §4.3-4.4) on the three development collections,
-# with the committed code. Run from the repository root; data in ../shared/data.
+# The reusability study of Carterette (2007, §4.3-4.4) on the three development collections.
+# Run from the repository root; data in ../shared/data (examples/README.md).
 # Each collection is scored with fusion's settings chosen without it (held_out/NAME/fusion.json,
 # written by held_out.py); the other models use the shipped models/.
 # Seed 2007 everywhere: trial t is the same run set and initial pair for every strategy.
@@ -16,3 +16,4 @@ for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8
     --trials 200 --strategies "$STRATEGIES" --models "$OUT/held_out/$name" --quiet -o "$OUT/$name"
 done
 python "$OUT/cross_collection.py"
+python "$OUT/details.py"

@@ -95,7 +95,7 @@ def main(stems: list[str]) -> None:
             ax.set_title(f"{stem}: {label}")
         axes[row, 0].legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(HERE / "poolbias_trec8.png", dpi=110)
+    fig.savefig(HERE / "poolbias_trec8.png", dpi=100)
 
 
 if __name__ == "__main__":
