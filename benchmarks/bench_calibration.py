@@ -4,7 +4,7 @@ Run ``python benchmarks/bench_calibration.py [--trials N] [--strategies S] [--jo
 writes ``benchmarks/results/NAME.md`` and ``.json`` with the wall time, the
 time per trial and strategy (selection, fit and confidence together), and the
 study's headline numbers (so the benchmark doubles as a check against
-``../shared/docs/reference-points.md``). Targets: 200 trials of the default
+docs/math/reference-points.md). Targets: 200 trials of the default
 strategy (``fusion-mc``) under 20 minutes; a ``bayes`` trial under 2 s after
 each worker's first (which compiles the model).
 """

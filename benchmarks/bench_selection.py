@@ -10,7 +10,7 @@ Run ``python benchmarks/bench_selection.py [--trials N]`` (a few minutes on
    the systems retrieving the judged document (O(depth) each) and
    recomputes the moments of the touched pairs on that one topic. The loop
    is timed after its set-up, which is reported separately.
-2. The reference protocol of ``../shared/docs/reference-points.md`` (runs
+2. The reference protocol of docs/math/reference-points.md (runs
    cut at 100, 10 runs one per group, the first two the initial pair, MTC
    with p = ½, stop at 0.95; a budget cap of 3,000) for ``--trials`` trials:
    median / mean judgments and the share stopping at 0 judgments, beside
@@ -146,7 +146,8 @@ def main() -> None:
         )
     lines += [
         "",
-        f"## Reference protocol, {args.trials} trials (reference-points.md: {REFERENCE['trials']} trials)",
+        f"## Reference protocol, {args.trials} trials "
+        f"(docs/math/reference-points.md: {REFERENCE['trials']} trials)",
         "",
         "| measure | relimpute | reference |",
         "|---|---|---|",

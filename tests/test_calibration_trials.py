@@ -222,7 +222,8 @@ def test_end_to_end_oracle_model_is_always_right(dl19_cut):
     from relimpute.calibration.report import summary_frame
 
     # The engine counts in R only documents it knows of (judged, or retrieved by the
-    # run set; math.md §1), so keep only judgments some of the five runs retrieve:
+    # run set; docs/math/average-precision.md), so keep only judgments some of the
+    # five runs retrieve:
     # then E[R] is the true R and a model that knows the labels knows MAP exactly.
     five = dl19_cut.subset(["TUA1-1", "bm25base_p", "idst_bert_p1", "p_bert", "runid2"])
     five = five.with_judged([t.judged & t.retrieved() for t in five.topics])

@@ -1,4 +1,4 @@
-"""The contract every registered relevance model honours (style.md habit 8).
+"""The contract every registered relevance model honours (docs/contributing.md, habit 8).
 
 One small campaign holds every edge case at once: a topic with no
 judgments (t2), a run that retrieves nothing for a topic (C on t2), and

@@ -1,4 +1,4 @@
-"""The RTC expert-aggregation model, stage by stage (Carterette 2007 §3; math.md §3)."""
+"""The RTC expert-aggregation model, stage by stage (Carterette 2007 §3; docs/math/rtc.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The selection study on DL 2019 (Carterette 2007 §4.3 protocol), slow: medians per strategy.
 
-Protocol (docs/reference-points.md): runs cut at rank 100, rel >= 2; per trial
+Protocol (docs/math/reference-points.md): runs cut at rank 100, rel >= 2; per trial
 10 of the 12 groups, one run each, the first two drawn are the initial pair;
 every judgment hidden; an oracle from the official qrels; stop at
 max(P, 1 − P) >= 0.95 (budget cap 2,000). MTC uses p = ½; IP judges in rank
@@ -50,7 +50,8 @@ def test_dl19_median_judgments_mtc_ip(dl19, dl19_dir):
         f"\nDL19, 40 trials: MTC median {np.median(mtc):.0f} mean {mtc.mean():.0f} "
         f"zero {np.mean(mtc == 0):.0%}; IP median {np.median(ip):.0f} mean {ip.mean():.0f}"
     )
-    # reference-points.md: MTC median 69, mean 296, 36% of trials stop at 0 (1,000 trials)
+    # docs/math/reference-points.md: MTC median 69, mean 296, 36% of trials stop at 0
+    # (1,000 trials)
     assert 20 <= np.median(mtc) <= 200
     assert 0.15 <= np.mean(mtc == 0) <= 0.6
     assert np.median(ip) >= np.median(mtc)

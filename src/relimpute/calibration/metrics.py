@@ -2,7 +2,7 @@
 
 A prediction is ``p_a_better = P(MAP_a > MAP_b)`` for a pair of systems; the
 truth is the sign of ``ΔMAP = MAP_a − MAP_b`` under the full judgments.
-Following Carterette (2007, §4.4; math.md §5) every prediction is *oriented*
+Following Carterette (2007, §4.4; docs/math/bookmaker.md) every prediction is *oriented*
 towards the side it favours: the confidence is ``P_i = max(p, 1 − p) ≥ ½``
 and ``y_i = 1`` when the favoured side is the true winner. A prediction of
 exactly ½ favours ``a`` (the choice does not change W, the bins or the
@@ -80,7 +80,7 @@ def cap_confidence(confidence: np.ndarray, cap: float | None) -> np.ndarray:
 def bookmaker_terms(confidence: np.ndarray, correct: np.ndarray, cap: float = W_CAP) -> np.ndarray:
     """Per-pair winnings ``W_i = y_i − (1 − y_i) P_i / (1 − P_i)`` with ``−W_i ≤ cap``.
 
-    Carterette (2007), §4.4 (math.md §5). A wrong prediction made with
+    Carterette (2007), §4.4 (docs/math/bookmaker.md). A wrong prediction made with
     certainty (``P_i = 1``) loses exactly ``cap``.
     """
     conf, y = _check(confidence, correct)

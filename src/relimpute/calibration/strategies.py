@@ -76,7 +76,7 @@ class Strategy:
         normal approximation (Carterette 2007 Eq. 1). A positive number: from
         that many Monte Carlo draws, which use the model's joint posterior
         draws of p when it hands them over, so parameter uncertainty widens
-        ΔMAP (math.md §2).
+        ΔMAP (docs/math/map-difference.md).
     """
 
     name: str

@@ -1,6 +1,6 @@
 """The reusability study of Carterette (2007, §4.3): trials, their protocol, a parallel runner.
 
-One trial (math.md §5; Carterette 2007 §4.3):
+One trial (Carterette 2007 §4.3; docs/math/reference-points.md):
 
 1. draw k runs (uniformly, or one per group: k of the groups uniformly, then
    one run uniformly within each), and c of them as the initial systems;
@@ -15,12 +15,12 @@ The truth is the sign of ΔMAP under the full qrels. Runs are truncated at a
 depth first (Carterette: 100) and that truncation applies to the truth too.
 
 Step 2 sees only the initial systems: the others "do not exist yet", so the
-selection loop's E[R] counts the documents the initial runs retrieve (math.md
-§1: R depends on the run set). Step 4 then counts those of all k runs. On DL
-2019 (depth 100, rel ≥ 2, one run per group) this reading makes 35% of
-trials stop before the first judgment, as the independent reference
-measurement does (36%, ``../shared/docs/reference-points.md``); counting the
-documents of all k runs already during step 2 would give 21%.
+selection loop's E[R] counts the documents the initial runs retrieve (R
+depends on the run set: docs/math/average-precision.md). Step 4 then counts
+those of all k runs. This reading reproduces the share of trials that stop
+before the first judgment in the independent reference measurement
+(docs/math/reference-points.md, which gives the numbers); counting the
+documents of all k runs already during step 2 does not.
 Every strategy sees the same trials (paired comparisons), and trials are
 reproducible: trial ``t`` of a study with seed ``s`` gets its own seed from
 ``SeedSequence(s).spawn``, and each strategy's randomness within a trial is
@@ -56,7 +56,8 @@ def truncate_campaign(campaign: Campaign, depth: int | None) -> Campaign:
 
     A topic keeps the documents some run retrieves within ``depth`` and every
     judged document (judged relevant ones count in R even when no run
-    retrieves them, math.md §1). ``depth=None`` returns the campaign unchanged.
+    retrieves them, docs/math/average-precision.md). ``depth=None`` returns
+    the campaign unchanged.
     """
     if depth is None:
         return campaign

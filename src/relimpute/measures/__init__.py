@@ -1,6 +1,6 @@
 """Evaluation measures: pure-numpy kernels with a leading draw axis, and ``evaluate``.
 
-Layers (style guide, habit 4):
+Layers (docs/contributing.md, habit 4):
 
 kernels
     :func:`average_precision`, :func:`precision_at_k`, :func:`r_precision`,

@@ -11,7 +11,7 @@ trec_eval's names (``map``, ``P_10``, ``ndcg_cut_10``, ``recip_rank``,
 "did you mean" hint (:mod:`difflib`).
 
 Each measure module defines a :class:`Measure` subclass and calls
-:func:`register` on it at the bottom of its file (habit 1 of the style guide:
+:func:`register` on it at the bottom of its file (habit 1 of docs/contributing.md:
 declare, then register).
 """
 

@@ -1,6 +1,6 @@
 """RTC: relevance by aggregating the systems as experts (Carterette 2007 §3).
 
-Three successive logistic models (Carterette 2007 §3.3; math.md §3):
+Three successive logistic models (Carterette 2007 §3.3; docs/math/rtc.md):
 
 1. **ranks → probabilities**, per topic, unsupervised (§3.2): a relevance
    coefficient ``θ_r`` per rank maximising the pairwise-preference likelihood

@@ -81,7 +81,7 @@ class SelectionState:
     counted
         Per topic, ``(n,)`` bool: the documents that count towards ``R``
         (judged, or retrieved by a compared system: the run set being
-        evaluated while judging; math.md §1).
+        evaluated while judging; docs/math/average-precision.md).
     """
 
     def __init__(self, campaign: Campaign, systems: Sequence[str]):

@@ -41,7 +41,7 @@ class PairConfidence:
         ``(P, T)`` moments of ΔQ per pair and topic.
     expected_r
         ``(T,)`` ``E[R_t]`` over judged documents and unjudged ones a
-        compared system retrieves (math.md §1).
+        compared system retrieves (docs/math/average-precision.md).
     """
 
     def __init__(self, state: SelectionState):
