@@ -123,7 +123,7 @@ def test_bad_settings_files_name_the_file(tmp_path, body, message):
     with pytest.raises(InputError, match=message) as info:
         load_settings(path)
     assert str(path) in str(info.value)
-    with pytest.raises(InputError, match="no such model settings file"):
+    with pytest.raises(InputError, match="cannot read model settings file: No such file"):
         load_settings(tmp_path / "missing.json")
 
 

@@ -96,15 +96,25 @@ def test_run_missing_from_groups(files, capsys):
     assert "short.tsv: 1 run(s) missing from the groups table" in err and groups["run"][0] in err
 
 
-def test_group_with_no_pooled_run(files, capsys):
+def test_group_with_no_pooled_run_is_left_out(files, capsys, tmp_path):
+    # all of a collection's runs with its groups.tsv: a group that put no run in the pool
+    # used to stop the study; its runs were never in the pool, so it is left out, with a note
     root, _, _, groups = files
     flagged = groups.copy()
     first = flagged["group"][0]
     flagged.loc[flagged["group"] == first, "pooled"] = "no"
     flagged.to_csv(root / "unpooled.tsv", sep="\t", index=False)
-    code = main(_args(files, "--depth", "5", "-o", str(root / "x"), groups="unpooled.tsv"))
+    out = tmp_path / "x"
+    quick = ["--correctors", "reduced", "--measures", "P@5", "--common-topics", "0"]
+    code = main(_args(files, "--depth", "5", *quick, "-o", str(out), groups="unpooled.tsv"))
     err = capsys.readouterr().err
-    assert code == 2 and f"group(s) with no pooled run among the given runs: {first}" in err
+    assert code == 0, err
+    n_runs = int((flagged["group"] == first).sum())
+    assert f"left 1 group(s) with no pooled run out of the study ({n_runs} run(s) never in " \
+           f"the pool): {first}" in err  # fmt: skip
+    estimates = pd.read_csv(out / "estimates.tsv", sep="\t")
+    assert first not in set(estimates["group"])
+    assert set(estimates["group"]) == set(groups["group"]) - {first}
 
 
 def test_depth_larger_than_the_runs(files, capsys):
@@ -126,10 +136,13 @@ def test_depth_larger_than_the_runs(files, capsys):
             "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1",
         ),
         (["--model", "magic"], "unknown relevance model 'magic'"),
-        (["--group-sd", "-1"], "--group-sd: must be a finite number >= 0, got -1.0"),
-        (["--group-sd", "nan"], "--group-sd: must be a finite number >= 0, got nan"),
+        (["--group-sd", "-1"], "argument --group-sd: -1 is not a finite number >= 0"),
+        (["--group-sd", "nan"], "argument --group-sd: nan is not a finite number >= 0"),
     ],
 )
 def test_bad_options(files, capsys, extra, message):
-    code = main(_args(files, "--depth", "5", "-o", str(files[0] / "x"), *extra))
+    try:  # values are checked when parsed (SystemExit), settings before the study (exit 2)
+        code = main(_args(files, "--depth", "5", "-o", str(files[0] / "x"), *extra))
+    except SystemExit as exit:
+        code = exit.code
     assert code == 2 and message in capsys.readouterr().err

@@ -88,14 +88,19 @@ def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--compare", "sys0", "nope"], "--compare: unknown run(s) ['nope']"),
-        (["-B", "1"], "--resamples: need at least 2"),
-        (["--level", "1.5"], "--level: the level must lie in (0, 1)"),
+        (["--compare", "sys0", "nope"], "--compare: unknown run(s) nope"),
+        (["-B", "1"], "argument --resamples/-B: 1 is not an integer >= 2"),
+        (["--level", "1.5"], "argument --level: 1.5 is not in (0, 1)"),
+        (["--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
     ],
 )
 def test_bootstrap_bad_input(files, capsys, argv, message):
     qrels, runs, _ = files
-    assert main(["bootstrap", qrels, runs, *argv]) == 2
+    try:  # option values stop in argparse (SystemExit 2), the rest in the command (exit 2)
+        code = main(["bootstrap", qrels, runs, *argv])
+    except SystemExit as exit:
+        code = exit.code
+    assert code == 2
     assert message in capsys.readouterr().err
 
 

@@ -74,7 +74,9 @@ def test_no_cache_when_the_fallback_dir_is_not_private(read_only):
     assert not list(cache.rglob("*.nbi"))
 
 
-def test_compare_runs_on_a_read_only_install(tmp_path):
+def _read_only_cli(tmp_path, *argv):
+    """Run the CLI on two small runs in a fresh interpreter that sees a read-only install;
+    return ``(completed process, the fallback cache folder)``."""
     (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n2 0 a 0\n2 0 c 1\n")
     for name, docs in {"A": "a b c d", "B": "d c b a"}.items():
         (tmp_path / name).write_text(
@@ -85,13 +87,32 @@ def test_compare_runs_on_a_read_only_install(tmp_path):
     fallback.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(TMPDIR=str(fallback), PYTHONPATH=os.pathsep.join(sys.path))
+    files = [str(tmp_path / n) for n in ("qrels", "A", "B")]
     code = READ_ONLY_PRELUDE + (
-        "import sys\nfrom relimpute.cli import main\n"
-        f"sys.exit(main(['compare', '--prior', '0.5', '--normal', {str(tmp_path / 'qrels')!r}, "
-        f"{str(tmp_path / 'A')!r}, {str(tmp_path / 'B')!r}]))"
+        f"import sys\nfrom relimpute.cli import main\nsys.exit(main({[*argv, *files]!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=600)  # fmt: skip
+    return done, fallback
+
+
+def test_compare_runs_on_a_read_only_install(tmp_path):
+    done, fallback = _read_only_cli(tmp_path, "compare", "--prior", "0.5", "--normal")
     assert done.returncode == 0, done.stderr
     assert "no locator" not in done.stderr and "p_a_better" in done.stdout
     assert list(Path(fallback).rglob("*.nbi"))
+
+
+def test_every_cached_kernel_goes_through_njit_cached():
+    # precision/_kernels.py used njit(cache=True): bootstrap, power and plan crashed on a
+    # read-only install ("no locator available") while compare ran
+    package = Path(_jit.__file__).parent
+    plain = [str(p.relative_to(package)) for p in package.rglob("*.py")
+             if p.name != "_jit.py" and "cache=True" in p.read_text()]  # fmt: skip
+    assert plain == []
+
+
+def test_bootstrap_runs_on_a_read_only_install(tmp_path):
+    done, fallback = _read_only_cli(tmp_path, "bootstrap", "-B", "20")
+    assert done.returncode == 0, done.stderr
+    assert "L-MAP" in done.stdout and list(Path(fallback).rglob("*bootstrap_ap*.nbi"))

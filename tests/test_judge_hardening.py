@@ -224,7 +224,7 @@ def test_bad_pair_journal_and_docs(graded, monkeypatch, capsys):
     latin.write_bytes(b"q1a\tok\nq1b\tcaf\xe9\n")
     code, _, err = _judge(_args(graded, "--docs", latin), ["q"], monkeypatch, capsys)
     assert code == 2 and f"{latin}, line 2: --docs file is not UTF-8 text" in err
-    with pytest.raises(InputError, match="no journal here"):
+    with pytest.raises(InputError, match="cannot read journal: No such file"):
         Journal.read(graded / "none.jsonl")
 
 

@@ -156,13 +156,13 @@ def test_fifo_as_qrels_is_an_error_not_a_hang(tmp_path, capsys):
     old = signal.signal(signal.SIGALRM, lambda *a: pytest.fail("reading a FIFO hung"))
     signal.alarm(20)
     try:
-        with pytest.raises(InputError, match="is a pipe, socket or device, not a regular file"):
+        with pytest.raises(InputError, match="is a named pipe \\(FIFO\\), not a regular file"):
             read_qrels(fifo)
         assert main(["evaluate", str(fifo), str(tmp_path / "A")]) == 2
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
-    assert f"{fifo}: is a pipe" in capsys.readouterr().err
+    assert f"{fifo}: is a named pipe" in capsys.readouterr().err
 
 
 def test_broken_symlink_in_a_run_directory_is_reported(tmp_path):

@@ -183,7 +183,7 @@ def test_cli_baseline_prints_tests_and_says_which_uncertainty(files, capsys):
 def test_cli_baseline_bad_input(files, capsys):
     code = main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--baseline", "x"])
     assert code == 2
-    assert "--baseline 'x' is not a run" in capsys.readouterr().err
+    assert "--baseline: unknown run(s) x; the runs are bad, good" in capsys.readouterr().err
     assert main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--baseline", "bad",
                  "-q"]) == 2  # fmt: skip
     assert "drop -q" in capsys.readouterr().err

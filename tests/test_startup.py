@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from relimpute.cli import _literals, _subcommand_modules, build_parser
+from relimpute.cli import _literals, _subcommand_index, _subcommand_modules, build_parser
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "pymc")
 
@@ -75,3 +75,31 @@ def test_evaluate_loads_no_statistics_or_relevance_models(tmp_path):
     assert "relimpute.cli.evaluate" in loaded
     assert not {m for m in loaded if m.split(".")[0] in ("scipy", "sklearn", "pymc", "numba")}
     assert not {m for m in loaded if m.startswith("relimpute.relevance")}
+
+
+HELP_HEAVY = ("pandas", "pyarrow", "scipy", "numba", "pymc", "matplotlib", "sklearn")
+
+
+@pytest.mark.parametrize("command", sorted(_subcommand_index()))
+def test_subcommand_help_loads_no_heavy_module(command):
+    """``relimpute COMMAND --help`` (issue 26: <= 0.1 s CPU, measured in
+    benchmarks/bench_startup.py) imports none of the numerical stack but numpy."""
+    loaded = _modules_after(
+        f"from relimpute.cli import main\ntry:\n    main([{command!r}, '--help'])\n"
+        "except SystemExit:\n    pass"
+    )
+    assert f"relimpute.cli.{_subcommand_index()[command][0].rsplit('.', 1)[1]}" in loaded
+    assert not {m for m in loaded if m.split(".")[0] in HELP_HEAVY}
+    assert not {m for m in loaded if m.startswith(("relimpute.relevance", "relimpute.measures"))}
+
+
+def test_constants_written_out_for_help_match_their_sources():
+    from relimpute.cli import _common, evaluate
+    from relimpute.measures import describe_measures
+    from relimpute.measures.significance import CORRECTIONS, TESTS
+    from relimpute.relevance.settings import DEFAULT_MODEL
+
+    assert _common.DEFAULT_MODEL == DEFAULT_MODEL
+    assert (evaluate.TESTS, evaluate.CORRECTIONS) == (TESTS, CORRECTIONS)
+    listing = "".join(f"  {syntax:<18} {text}\n" for syntax, text in describe_measures())
+    assert evaluate._MEASURE_LIST == listing

@@ -119,11 +119,20 @@ def ir_datasets_qrels(dataset_id: str) -> pd.DataFrame:
         raise InputError(
             "reading qrels by dataset id needs ir_datasets: pip install 'relimpute[ir_datasets]'"
         ) from None
+    source = IR_DATASETS_PREFIX + dataset_id
     try:
         dataset = ir_datasets.load(dataset_id)
     except KeyError:
         raise InputError(f"ir_datasets has no dataset {dataset_id!r}") from None
     if not dataset.has_qrels():
         raise InputError(f"ir_datasets dataset {dataset_id!r} has no qrels")
-    rows = [(q.query_id, q.doc_id, q.relevance) for q in dataset.qrels_iter()]
+    try:
+        rows = [(q.query_id, q.doc_id, q.relevance) for q in dataset.qrels_iter()]
+    except Exception as exc:  # noqa: BLE001 - a download fails in any library's exception
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"ir_datasets could not provide the qrels ({type(exc).__name__}: {reason}); check the "
+            "network, or download them once and give the qrels file",
+            source,
+        ) from exc
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])

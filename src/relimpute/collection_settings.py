@@ -25,18 +25,29 @@ DEFAULT_REL_THRESHOLD = 1
 _KEYS = {"rel_threshold": int}
 
 
-def settings_path(qrels: str | os.PathLike) -> Path:
-    """Where the settings of the collection whose qrels are ``qrels`` live."""
-    return Path(qrels).resolve().parent / SETTINGS_FILE
+def settings_path(qrels: str | os.PathLike) -> Path | None:
+    """Where the settings of the collection whose qrels are ``qrels`` live (None for
+    ``irds:`` qrels, which have no folder)."""
+    if isinstance(qrels, str) and qrels.startswith("irds:"):
+        return None
+    # realpath, not Path.resolve: a link loop is the qrels reader's to report, not a RuntimeError
+    return Path(os.path.realpath(qrels)).parent / SETTINGS_FILE
 
 
 def read_collection_settings(qrels: str | os.PathLike) -> dict:
-    """The settings beside ``qrels`` (an empty dict when there is no file)."""
+    """The settings beside ``qrels`` (an empty dict when there is no file).
+
+    A file that is there but cannot be read (permissions, a directory, a link
+    loop) or is not TOML is an InputError naming it.
+    """
+    from ._files import read_input
+
     path = settings_path(qrels)
-    if not path.is_file():
+    if path is None or not os.path.lexists(path):
         return {}
+    data = read_input(path, "settings file")
     try:
-        settings = tomllib.loads(path.read_text(encoding="utf-8"))
+        settings = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid TOML ({exc})", str(path)) from None
     for key, value in settings.items():

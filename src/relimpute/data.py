@@ -39,6 +39,7 @@ from .io import (
     read_run,
     read_run_columns,
     run_files,
+    skipped_note,
     trec_scores,
     write_qrels,
     write_run,
@@ -156,7 +157,8 @@ class Campaign:
         qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
         if isinstance(runs, Mapping):
             return cls.from_frames(qrels_frame, runs, rel_threshold=rel_threshold, by_rank=by_rank)
-        files = run_files(runs)
+        skipped: list[Path] = []
+        files = run_files(runs, skipped)
         judged = _Judgments.of(qrels_frame)
         parts: list[_RunRows] = []
         # One run file in memory at a time: each is reduced to its rows, then dropped. A
@@ -171,7 +173,10 @@ class Campaign:
                 raise
         topics, repeating = _align(judged, parts)
         _raise_first_duplicate(files, repeating, by_rank)
-        return cls._assemble([name for name, _ in files], judged, parts, topics, rel_threshold)
+        return cls._assemble(
+            [name for name, _ in files], judged, parts, topics, rel_threshold,
+            [skipped_note(skipped)] if skipped else [],
+        )
 
     @classmethod
     def from_frames(
@@ -214,11 +219,13 @@ class Campaign:
         parts: list[_RunRows],
         topics: list[TopicData],
         rel_threshold: int,
+        notes: list[str] | None = None,
     ) -> Campaign:
-        """The campaign of aligned topics, with notes (issued as warnings) on what was dropped."""
+        """The campaign of aligned topics, with notes (issued as warnings) on what was dropped
+        (after the ``notes`` given)."""
         if not names:
             raise ValueError("a campaign needs at least one run")
-        notes: list[str] = []
+        notes = list(notes or [])
         dropped = judged.extra_topics()
         if dropped:
             n_runs = sum(bool((part.topics >= len(judged.topic_ids)).any()) for part in parts)

@@ -50,7 +50,7 @@ import gzip
 import io
 import os
 import re
-import stat
+import warnings
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -61,7 +61,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ._files import atomic_write_text
+from ._files import atomic_write_text, read_input
 from .errors import InputError
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -103,14 +103,7 @@ _FRAME = "<DataFrame>"
 def _read_bytes(path: str | os.PathLike) -> bytes:
     """Bytes of a plain or gzip file, BOM stripped and line endings made LF."""
     source = str(path)
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "a pipe, socket or device"
-            raise InputError(f"is {kind}, not a regular file (give a file path)", source)
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", source) from exc
+    raw = read_input(path)
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -186,26 +179,27 @@ def _one_array(column: pa.ChunkedArray) -> pa.Array:
 
 
 def _parse_fields(
-    data: bytes, ncols: int, keep: list[int], source: str, layout: str
+    data: bytes, ncols: int, keep: list[int], source: str, layout: str, first_line: int = 1
 ) -> tuple[list[pa.Array], np.ndarray]:
     """Split a whitespace-separated file into string columns.
 
     Returns the columns listed in ``keep`` and the 1-based line number of
-    every row. A line with the wrong number of fields, or text that is not
+    every row (``data`` starting at line ``first_line`` of the file: 2 below
+    a header). A line with the wrong number of fields, or text that is not
     UTF-8, raises an :class:`InputError` naming the line.
     """
     sep = _single_separator(data)
     table = None if sep is None else _arrow_read(data, ncols, sep)
     if table is not None:
         columns = [_one_array(table.column(i)) for i in keep]
-        return columns, np.arange(1, table.num_rows + 1)
+        return columns, np.arange(first_line, table.num_rows + first_line)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + first_line
         raise InputError(f"not UTF-8 text (byte {exc.start})", source, line) from exc
     rows, lines = [], []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    for number, line in enumerate(data.split(b"\n"), start=first_line):
         fields = line.split()  # ASCII whitespace only, as trec_eval
         if not fields:
             continue
@@ -519,26 +513,48 @@ def read_runs(
 
     Run names are the file names without ``.gz``/``.txt``/``.run``/``.trec``
     (the tag column is kept as ``run`` but not used as the name, so two files
-    with one tag stay apart). Hidden files in directories are skipped.
-    Keyword arguments go to :func:`read_run`.
+    with one tag stay apart). Hidden files in directories are skipped, and
+    so are files that are not runs (:data:`NOT_RUN_FILES`: a README, ``*.md``,
+    ``*.json``, ..., named in a warning). Keyword arguments go to :func:`read_run`.
     """
     if isinstance(sources, Mapping):
         return {str(k): read_run(v, **kwargs) for k, v in sources.items()}
     return {name: read_run(path, **kwargs) for name, path in run_files(sources)}
 
 
-def run_files(sources: str | os.PathLike | Iterable[str | os.PathLike]) -> list[tuple[str, Path]]:
+#: Files in a run directory that are not runs (skipped, with a note): a README, a licence,
+#: notes and tables by their suffix. A run file named on the command line is always read.
+NOT_RUN_FILES = re.compile(
+    r"^(readme|license|licence|notice|changelog|changes|authors)([._-].*)?$"
+    r"|\.(md|markdown|rst|html?|pdf|json|jsonl|ya?ml|toml|ini|cfg|tsv|csv|py|sh|ipynb)$",
+    re.IGNORECASE,
+)
+
+
+def run_files(
+    sources: str | os.PathLike | Iterable[str | os.PathLike], skipped: list[Path] | None = None
+) -> list[tuple[str, Path]]:
     """``(run name, path)`` of every run file among ``sources`` (files and directories), in
-    :func:`read_runs`'s order; two files with one name are an error."""
+    :func:`read_runs`'s order; two files with one name are an error.
+
+    Files of a directory that :data:`NOT_RUN_FILES` matches (``README.md``, ``notes.json``,
+    ...) are left out: appended to ``skipped`` when a list is given, else named in a warning.
+    """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     sources = list(sources)
     paths: list[Path] = []
+    left_out: list[Path] = []
     for item in map(Path, sources):
         if item.is_dir():
-            paths.extend(_run_files(item))
+            for path in _run_files(item):
+                (left_out if NOT_RUN_FILES.search(path.name) else paths).append(path)
         else:
             paths.append(item)
+    if skipped is not None:
+        skipped.extend(left_out)
+    elif left_out:
+        warnings.warn(skipped_note(left_out), stacklevel=2)
     if not paths:
         raise InputError("no run files found", ", ".join(map(str, sources)) or "<none>")
     named: dict[str, Path] = {}
@@ -548,6 +564,12 @@ def run_files(sources: str | os.PathLike | Iterable[str | os.PathLike]) -> list[
             raise InputError(f"two run files are both named {name!r}", str(path))
         named[name] = path
     return list(named.items())
+
+
+def skipped_note(paths: list[Path]) -> str:
+    """The note naming the files of run directories that were not read as runs."""
+    names = ", ".join(str(p) for p in paths[:5]) + (", ..." if len(paths) > 5 else "")
+    return f"{len(paths)} file(s) in the run directories are not runs and were skipped ({names})"
 
 
 def _run_files(directory: Path) -> list[Path]:
@@ -659,9 +681,8 @@ def read_prob_qrels(
         name = str(source)
         data, skipped = _without_header(_read_bytes(source), PROB_QRELS_COLUMNS, name)
         (query, doc, values), lines = _parse_fields(
-            data, 3, [0, 1, 2], name, "query_id doc_id probability"
+            data, 3, [0, 1, 2], name, "query_id doc_id probability", first_line=1 + skipped
         )
-        lines = lines + skipped
     else:
         name, query, doc, values, lines = _id_value_columns(
             source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns

@@ -68,15 +68,19 @@ class RunGroups:
                 f"{len(missing)} run(s) missing from the groups table: {shown}", self.source
             )
 
-    def check_pooled_groups(self, runs: Sequence[str]) -> None:
-        """Every group of ``runs`` needs a pooled run among them (else leaving it out is empty)."""
+    def unpooled_groups(self, runs: Sequence[str]) -> list[str]:
+        """The groups with runs among ``runs`` but no pooled run among them."""
         present = set(runs)
-        empty = [
+        return [
             g
             for g in self.group_names()
             if any(r in present for r in self.members(g))
             and not any(r in present for r in self.members(g, pooled_only=True))
         ]
+
+    def check_pooled_groups(self, runs: Sequence[str]) -> None:
+        """Every group of ``runs`` needs a pooled run among them (else leaving it out is empty)."""
+        empty = self.unpooled_groups(runs)
         if empty:
             raise InputError(
                 f"group(s) with no pooled run among the given runs: {', '.join(empty)} "
@@ -96,11 +100,10 @@ class RunGroups:
 
 def read_groups(path: str | os.PathLike) -> RunGroups:
     """Read a groups table (module docstring); errors name the file and line."""
+    from .._files import read_input_table
+
     source = os.fspath(path)
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read groups table ({exc})", source) from None
+    frame = read_input_table(path, "groups table", dtype=str, keep_default_na=False)
     return groups_from_frame(frame, source)
 
 

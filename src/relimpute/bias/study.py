@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._study_folder import frame_from_json, frame_to_json
 from ..data import Campaign
 from ..errors import InputError
 from ..measures import parse_measures
@@ -135,6 +136,7 @@ def run_study(
     n_draws: int = 2000,
     seed: int = 0,
     progress: bool = True,
+    checkpoint=None,
 ) -> PoolBiasStudy:
     """Run the study (module docstring) at one pool depth.
 
@@ -143,6 +145,9 @@ def run_study(
     ``group_sds`` runs each of them with several between-group spreads (one
     fit shared; None: the default spread only).
     ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
+    ``checkpoint`` (a :class:`relimpute._study_folder.StudyFolder`) saves each group as
+    it finishes, with the state of the common-topic draws after it; groups it already
+    holds are not run again, so a killed study resumes with the same result.
     """
     from tqdm.auto import tqdm
 
@@ -158,9 +163,17 @@ def run_study(
     timing: dict[str, float] = {}
     parts = []
     steps = list(leave_one_group_out(full, groups, depth, runs=pooled))
-    for step in tqdm(
-        steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True
-    ):
+    bar = tqdm(steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True)
+    for number, step in enumerate(bar):
+        key = f"group-{number}"
+        saved = None if checkpoint is None else checkpoint.load(key)
+        if saved is not None and saved.get("group") == str(step.label):
+            parts += [frame_from_json(f) for f in saved["parts"]]
+            for label, seconds in saved["timing"].items():
+                timing[label] = timing.get(label, 0.0) + seconds
+            rng.bit_generator.state = saved["rng"]
+            continue
+        first, before = len(parts), dict(timing)
         subset = step.campaign.subset(list(step.kept) + list(step.left_out))
         context = PoolContext.build(subset, step.kept, depth)
         chosen = [get_corrector(n) for n in correctors]
@@ -190,6 +203,16 @@ def run_study(
             )
             timing["webber-park-topics"] = (
                 timing.get("webber-park-topics", 0.0) + time.perf_counter() - start
+            )
+        if checkpoint is not None:
+            checkpoint.save(
+                key,
+                {
+                    "group": str(step.label),
+                    "parts": [frame_to_json(f) for f in parts[first:]],
+                    "timing": {k: v - before.get(k, 0.0) for k, v in timing.items()},
+                    "rng": rng.bit_generator.state,
+                },
             )
     estimates = pd.concat(parts, ignore_index=True)
     lookup = {(r, m): truth_mean[k, position[r]] for k, m in enumerate(names) for r in pooled}
@@ -392,18 +415,19 @@ def rank_errors(
 
 
 def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> list[Path]:
-    """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``)."""
+    """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``),
+    each through a temporary file and a rename (a kill leaves the old file or the new one)."""
+    from .._files import atomic_write_text, output_directory, write_table
     from ..cli._format import FORMATTERS
 
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory(directory)
     prefix = f"{stem}_" if stem else ""
     paths = [
         out / f"{prefix}estimates.tsv",
         out / f"{prefix}metrics.tsv",
         out / f"{prefix}metrics.md",
     ]
-    study.estimates.to_csv(paths[0], sep="\t", index=False, float_format="%.10g")
-    study.metrics.to_csv(paths[1], sep="\t", index=False, float_format="%.6g")
-    paths[2].write_text(FORMATTERS["markdown"](study.metrics), encoding="utf-8")
+    write_table(study.estimates, paths[0], sep="\t", index=False, float_format="%.10g")
+    write_table(study.metrics, paths[1], sep="\t", index=False, float_format="%.6g")
+    atomic_write_text(paths[2], FORMATTERS["markdown"](study.metrics))
     return paths

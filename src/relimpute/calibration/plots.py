@@ -78,11 +78,12 @@ def reliability_diagram(
             fontsize=8,
         )
     fig.tight_layout(rect=(0, 0.03 if few else 0, 1, 1))
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    from .._files import save_figure
+
+    try:
+        return save_figure(fig, path, dpi=120)
+    finally:
+        plt.close(fig)
 
 
 def _strategies(table: pd.DataFrame) -> list[str]:

@@ -237,7 +237,7 @@ class CalibrationReport:
         lines = [
             (
                 f"relimpute calibrate: {cfg.get('n_trials')} trials, k={cfg.get('k')}, "
-                f"c={cfg.get('c')}, alpha={cfg.get('alpha')}, depth={cfg.get('depth')}, "
+                f"c={cfg.get('c')}, confidence={cfg.get('alpha')}, depth={cfg.get('depth')}, "
                 f"rel>={cfg.get('rel_threshold')}"
             ),
             "",
@@ -276,7 +276,7 @@ class CalibrationReport:
             (
                 f"{cfg.get('n_trials')} trials; k = {cfg.get('k')} runs per trial"
                 f"{' (one per group)' if cfg.get('one_per_group') else ''}, c = {cfg.get('c')} "
-                f"initial; judged to α = {cfg.get('alpha')}; runs truncated at depth "
+                f"initial; judged to confidence {cfg.get('alpha')} (the paper's α); runs truncated at depth "
                 f"{cfg.get('depth')}; relevant = grade ≥ {cfg.get('rel_threshold')}; "
                 f"seed {cfg.get('seed')}."
             ),
@@ -491,6 +491,10 @@ def read_study(directory: str | os.PathLike) -> CalibrationStudy:
     from .trials import CalibrationStudy
 
     folder = Path(directory)
+    manifest = folder / "manifest.json"
+    state = json.loads(manifest.read_text(encoding="utf-8")).get("state") if manifest.is_file() else None
+    if state not in (None, "complete"):
+        raise InputError("the study in this folder did not finish (go on with --resume)", str(folder))
     needed = [folder / "pairs.csv.gz", folder / "trials.csv", folder / "report.json"]
     missing = [p.name for p in needed if not p.is_file()]
     if missing:

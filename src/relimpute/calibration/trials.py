@@ -109,10 +109,9 @@ def run_similarity(campaign: Campaign) -> np.ndarray:
 
 def read_groups(path: str | os.PathLike) -> dict[str, str]:
     """Run → group from a TSV with a header holding ``run`` and ``group`` columns."""
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=str)
-    except (OSError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read groups table ({exc})", str(path)) from exc
+    from .._files import read_input_table
+
+    frame = read_input_table(path, "groups table", dtype=str)
     missing = {"run", "group"} - set(frame.columns)
     if missing:
         raise InputError(f"groups table needs columns run and group; missing {sorted(missing)}", str(path))
@@ -427,6 +426,7 @@ def run_study(
     jobs: int = 1,
     progress: bool = True,
     alpha=_NOT_GIVEN,
+    checkpoint=None,
 ) -> CalibrationStudy:
     """Run ``n_trials`` trials of the reusability study for every strategy (paired).
 
@@ -449,6 +449,10 @@ def run_study(
         Parallel workers (joblib; -1 = all cores). Results do not depend on it.
     progress
         Show a progress bar over trials (on a terminal; :func:`relimpute.progress.quiet`).
+    checkpoint
+        A :class:`relimpute._study_folder.StudyFolder`: each trial is saved there as it
+        finishes, and trials it already holds (same trial seed) are not run again, so a
+        killed study resumes with the same result (trial seeds depend on ``seed`` alone).
     """
     from joblib import Parallel, delayed
 
@@ -463,17 +467,21 @@ def run_study(
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
     truth = true_map(base)
     similarity = run_similarity(base)
+    done = _finished_trials(checkpoint, specs)
+    todo = [spec for spec in specs if spec.trial not in done]
     tasks = (
         delayed(run_trial)(base, spec, chosen, confidence=confidence, similarity=similarity, truth=truth)
-        for spec in specs
+        for spec in todo
     )
     results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
-    pairs, trials = [], []
     with quiet(not progress):
-        bar = progress_bar(results, total=n_trials, desc="calibration trials")
-    for pair_frame, trial_frame in bar:
-        pairs.append(pair_frame)
-        trials.append(trial_frame)
+        bar = progress_bar(results, total=len(todo), desc="calibration trials")
+    for spec, frames in zip(todo, bar):
+        done[spec.trial] = frames
+        if checkpoint is not None:
+            checkpoint.save(f"trial-{spec.trial}", _trial_part(spec, *frames))
+    pairs = [done[spec.trial][0] for spec in specs]
+    trials = [done[spec.trial][1] for spec in specs]
     config = {
         "n_trials": n_trials,
         "k": k,
@@ -501,6 +509,24 @@ def run_study(
         trials=pd.concat(trials, ignore_index=True),
         config=config,
     )
+
+
+def _trial_part(spec: TrialSpec, pairs: pd.DataFrame, trials: pd.DataFrame) -> dict[str, Any]:
+    from .._study_folder import frame_to_json
+
+    return {"seed": spec.seed, "pairs": frame_to_json(pairs), "trials": frame_to_json(trials)}
+
+
+def _finished_trials(checkpoint, specs: Sequence[TrialSpec]) -> dict[int, tuple[pd.DataFrame, ...]]:
+    """The trials ``checkpoint`` already holds, when saved with the same trial seed."""
+    from .._study_folder import frame_from_json
+
+    done = {}
+    for spec in specs if checkpoint is not None else ():
+        saved = checkpoint.load(f"trial-{spec.trial}")
+        if saved is not None and saved.get("seed") == spec.seed:
+            done[spec.trial] = (frame_from_json(saved["pairs"]), frame_from_json(saved["trials"]))
+    return done
 
 
 def combine_studies(*studies: CalibrationStudy) -> CalibrationStudy:

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import errno
 import importlib
 import importlib.util
+import os
 import pkgutil
+import re
+import signal
 import sys
 from collections.abc import Collection
 
@@ -34,8 +38,15 @@ def _literals(module_name: str) -> dict[str, str]:
     """The top-level ``NAME = "string"`` assignments of a module, read without importing it."""
     spec = importlib.util.find_spec(module_name)
     try:
-        with open(spec.origin, encoding="utf-8") as source:
-            tree = ast.parse(source.read())
+        with open(spec.origin, encoding="utf-8") as handle:
+            source = handle.read()
+        # only the module's head, up to its first function or class: parsing every subcommand
+        # whole was half of `relimpute COMMAND --help`'s CPU time
+        first = re.search(r"^(?:def|class|async def|@)\b", source, re.MULTILINE)
+        try:
+            tree = ast.parse(source[: first.start()] if first else source)
+        except SyntaxError:
+            tree = ast.parse(source)
     except (OSError, SyntaxError, TypeError):
         return {}
     found = {}
@@ -102,6 +113,46 @@ def _chosen_command(argv: list[str]) -> list[str]:
     return [word for word in argv if not word.startswith("-")][:1]
 
 
+class _OutputFailed(Exception):
+    """Writing to standard output failed (a closed pipe, a full disk): ``args[0]`` the OSError."""
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a command runs: a failed write or flush raises _OutputFailed, so
+    that it is told apart from the OSErrors of the files the command reads or writes."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _drop_stdout(stream) -> None:
+    """Point the process's standard output at /dev/null when ``stream`` is it, so that the
+    interpreter's last flush cannot fail again (a stream of the caller's is left alone)."""
+    if stream is not sys.__stdout__:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no real stdout (tests, embedding)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_chosen_command(argv))
@@ -111,15 +162,28 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from ..progress import quiet
 
+    stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)
     try:
         with quiet(getattr(args, "quiet", False)):
-            return int(args._run(args) or 0)
+            code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a closed pipe or full disk shows here, not at interpreter exit
+        return code
     except InputError as exc:
         print(f"relimpute {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except _OutputFailed as failed:
+        error = failed.args[0]
+        _drop_stdout(stdout)
+        if error.errno == errno.EPIPE:  # the reader left (`| head`): stop quietly, as Unix tools
+            return 128 + signal.SIGPIPE
+        reason = error.strerror or error
+        print(f"relimpute {args.command}: error: cannot write the output: {reason}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"relimpute {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover

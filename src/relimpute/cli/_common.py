@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
 import sys
 import warnings
 
@@ -43,14 +46,38 @@ def add_campaign_arguments(
     )
 
 
+#: relimpute.relevance.settings.DEFAULT_MODEL, named here so that --help need not load the
+#: relevance models (scipy); tests/test_startup.py checks that the two agree
+DEFAULT_MODEL = "fusion"
+
+
+def check_run_names(names, systems, option: str) -> None:
+    """Raise InputError naming ``option`` when a name in ``names`` is not a run of ``systems``,
+    with the closest run names (``bm25base``: did you mean bm25base_p?) and the runs."""
+    import difflib
+
+    from ..errors import InputError
+
+    unknown = [n for n in names if n not in systems]
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, systems, n=3, cutoff=0.6)  # closest first
+        close += sorted((s for s in systems if s.startswith(name)), key=len)
+        if close:
+            hints.append(f"{name}: did you mean {' or '.join(dict.fromkeys(close[:3]))}?")
+    shown = ", ".join(systems[:10]) + (f", ... ({len(systems)} runs)" if len(systems) > 10 else "")
+    hint = f" ({'; '.join(hints)})" if hints else ""
+    raise InputError(f"unknown run(s) {', '.join(unknown)}{hint}; the runs are {shown}", option)
+
+
 def add_model_argument(parser, default: str | None, what: str = "relevance model") -> None:
     """--model NAME|PATH: a registered model (shipped settings) or a settings file.
 
     ``default=None`` leaves ``args.model`` None when the option is not given (the
     command then uses the default model, and can tell whether one was named).
     """
-    from ..relevance.settings import DEFAULT_MODEL  # the relevance models: not for evaluate
-
     parser.add_argument(
         "--model",
         "-M",
@@ -76,8 +103,46 @@ def load_campaign(args, command: str):
         )
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
-    note_rel_threshold(args, command)
+    from_settings = note_rel_threshold(args, command)
+    message = threshold_warning(campaign, given=args.rel_threshold is not None or from_settings)
+    if message:
+        print(f"relimpute {command}: {message}", file=sys.stderr)
     return campaign
+
+
+def threshold_warning(campaign, *, given: bool) -> str | None:
+    """One line when the relevance threshold looks wrong for the qrels' grades, else None.
+
+    Wrong: no judged document reaches it (every measure 0), or every judged
+    document does though the qrels grade them differently; suspicious: graded
+    qrels (top grade 3 or more, as TREC DL's 0-3) read at the default 1 when
+    no threshold was ``given`` (TREC DL counts 2 and above).
+    """
+    import numpy as np
+
+    grades = [t.grades[t.judged] for t in campaign.topics]
+    grades = np.concatenate(grades) if grades else np.zeros(0, dtype=int)
+    if not grades.size:
+        return None
+    low, top, threshold = int(grades.min()), int(grades.max()), campaign.rel_threshold
+    scale = f"the qrels' grades run from {low} to {top}"
+    if threshold > top:
+        return (
+            f"warning: no judged document is relevant at rel_threshold {threshold} ({scale}): "
+            "every measure will be 0; check --rel-threshold"
+        )
+    if threshold <= low < top:
+        return (
+            f"warning: every judged document is relevant at rel_threshold {threshold} ({scale}); "
+            "check --rel-threshold"
+        )
+    if not given and threshold == 1 and top >= 3:
+        return (
+            f"note: {scale} and rel_threshold is the default 1; TREC DL counts 2 and above as "
+            "relevant: if so here, give --rel-threshold 2 (or rel_threshold = 2 in a "
+            "relimpute.toml beside the qrels)"
+        )
+    return None
 
 
 def number_between(low: float, high: float, *, open_interval: bool = False):
@@ -90,7 +155,9 @@ def number_between(low: float, high: float, *, open_interval: bool = False):
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         inside = low < value < high if open_interval else low <= value <= high
-        if not inside:  # also NaN
+        if not inside or not math.isfinite(value):  # also NaN
+            if high == math.inf:
+                raise argparse.ArgumentTypeError(f"{text} is not a finite number >= {low:g}")
             raise argparse.ArgumentTypeError(
                 f"{text} is not in {brackets[0]}{low:g}, {high:g}{brackets[1]}"
             )
@@ -117,12 +184,82 @@ def integer_at_least(minimum: int):
 
 positive_int = integer_at_least(1)
 seed_int = integer_at_least(0)
+#: The seed of every command's randomness unless --seed is given: the same call gives the
+#: same answer (another seed shows the Monte Carlo error).
+DEFAULT_SEED = 2007
 
 
-def note_rel_threshold(args, command: str) -> None:
-    """Say on stderr when the threshold came from the collection's settings file."""
+def add_seed_argument(parser, what: str) -> None:
+    """``--seed N`` (an integer >= 0, default :data:`DEFAULT_SEED`)."""
+    parser.add_argument(
+        "--seed",
+        type=seed_int,
+        default=DEFAULT_SEED,
+        help=f"seed of {what} (default: %(default)s, so the same call gives the same answer; "
+        "another seed shows the Monte Carlo error)",
+    )
+
+
+def jobs_int(text: str) -> int:
+    """An argparse ``type`` for ``--jobs``: a positive number of workers, or -1 (all cores),
+    -2 (all but one), ... as joblib counts; 0 is refused."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 workers: give a positive number, or -1 for all cores")
+    return value
+
+
+def finite_at_least(low: float):
+    """An argparse ``type``: a finite float of at least ``low`` (NaN and infinities refused)."""
+    return number_between(low, float("inf"), open_interval=False)
+
+
+def positive_int_list(text: str) -> list[int]:
+    """An argparse ``type``: comma-separated positive integers (``1,2,5,10``)."""
+    parse = integer_at_least(1)
+    values = [parse(v.strip()) for v in text.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"{text!r} holds no number")
+    return values
+
+
+def output_file(*suffixes: str):
+    """An argparse ``type``: a file path to write (not ``name/``, which names a folder), with
+    one of ``suffixes`` when given (``--plot out`` would otherwise write ``out.png``)."""
+
+    def parse(text: str) -> str:
+        if not text or text.endswith(("/", os.sep)):
+            raise argparse.ArgumentTypeError(f"{text!r} names a folder; give a file name")
+        if suffixes and os.path.splitext(text)[1].lower() not in suffixes:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: give a file name ending in {', '.join(suffixes)}"
+            )
+        return text
+
+    return parse
+
+
+_TREC_EVAL_DOTTED = re.compile(r"^([A-Za-z_]+)\.([0-9]+(?:,[0-9]+)*)$")
+
+
+def measure_hint(text: str) -> str:
+    """A hint for trec_eval's ``-m P.10`` (``-m P.5,10``) spelling of measures, else ``""``."""
+    found = _TREC_EVAL_DOTTED.match(text.strip())
+    if not found:
+        return ""
+    family, cutoffs = found.groups()
+    names = " ".join(f"-m {family}_{k}" for k in cutoffs.split(","))
+    return f" (trec_eval's -m {text.strip()} is written {names} here)"
+
+
+def note_rel_threshold(args, command: str) -> bool:
+    """Say on stderr when the threshold came from the collection's settings file (True then)."""
     from ..collection_settings import resolve_rel_threshold
 
     threshold, source = resolve_rel_threshold(args.qrels, args.rel_threshold)
     if source is not None:
         print(f"relimpute {command}: note: rel_threshold {threshold} from {source}", file=sys.stderr)
+    return source is not None

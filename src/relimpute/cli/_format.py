@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is loaded by the commands that make frames, not by --help
+    import pandas as pd
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -20,6 +21,8 @@ def _tsv(frame: pd.DataFrame) -> str:
 def _json(frame: pd.DataFrame) -> str:
     # NaN is not JSON: missing values become null.
     records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    import json
+
     return json.dumps(records, indent=2, default=float) + "\n"
 
 
@@ -51,6 +54,8 @@ def _latex_text(value) -> str:
 
 def _latex(frame: pd.DataFrame) -> str:
     """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``): text left, numbers right."""
+    import pandas as pd
+
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
     spec = "".join("r" if n else "l" for n in numeric)
     lines = [

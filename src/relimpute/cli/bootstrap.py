@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-import pandas as pd
-
 from ..errors import InputError
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    add_seed_argument,
+    check_run_names,
+    integer_at_least,
+    load_campaign,
+    number_between,
+)
 from ._format import add_format_argument, emit
 
 COMMAND = "bootstrap"
@@ -22,7 +26,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 AP - AP^2) and L-MAP (bootstrap) with their intervals
   --per-topic   per system and topic: AP and its interval (--method)
   --compare A B A minus B on shared resamples, per topic and the mean, plus the
-                fixed- and random-effects meta-analysis over topics (--scale)
+                fixed- and random-effects meta-analysis over topics (--scale);
+                p_value: two-sided, of no difference, normal with that standard error
   --split       the paper's validation: split the documents in two by MD5 of
                 the docno, intervals on one half, the other half's value
                 below / in / above (the model predicts 83.5% in for 95%)
@@ -48,7 +53,7 @@ def add_arguments(parser) -> None:
     )
     mode.add_argument("--split", action="store_true", help="the split-corpus validation table")
     parser.add_argument(
-        "--resamples", "-B", type=int, default=2000, help="bootstrap corpora (default: %(default)s)"
+        "--resamples", "-B", type=integer_at_least(2), default=2000, help="bootstrap corpora (default: %(default)s)"
     )
     parser.add_argument(
         "--method",
@@ -68,28 +73,22 @@ def add_arguments(parser) -> None:
         help="scale of --compare differences (default: %(default)s)",
     )
     parser.add_argument(
-        "--level", type=float, default=0.95, help="confidence level (default: %(default)s)"
+        "--level", type=number_between(0, 1, open_interval=True), default=0.95, help="confidence level (default: %(default)s)"
     )
     parser.add_argument(
         "--epsilon",
-        type=float,
+        type=number_between(0, 0.5, open_interval=True),
         default=1e-3,
         help="nudging of AP = 0 and 1 before logit (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the resamples")
+    add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
 
 
-def _check(args) -> None:
-    if args.resamples < 2:
-        raise InputError(f"need at least 2 resamples, got {args.resamples}", source="--resamples")
-    if not 0.0 < args.level < 1.0:
-        raise InputError(f"the level must lie in (0, 1), got {args.level}", source="--level")
-    if not 0.0 < args.epsilon < 0.5:
-        raise InputError(f"epsilon must lie in (0, 0.5), got {args.epsilon}", source="--epsilon")
-
-
 def run(args) -> int:
+    import numpy as np
+    import pandas as pd
+
     from ..precision import (
         ap_intervals,
         corpus_bootstrap,
@@ -99,15 +98,9 @@ def run(args) -> int:
     )
     from ..precision.split import split_validation
 
-    _check(args)
     campaign = load_campaign(args, COMMAND)
     if args.compare:
-        unknown = [name for name in args.compare if name not in campaign.systems]
-        if unknown:
-            raise InputError(
-                f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}",
-                source="--compare",
-            )
+        check_run_names(args.compare, campaign.systems, "--compare")
     options = {"level": args.level, "epsilon": args.epsilon}
     if args.split:
         result = split_validation(campaign, args.resamples, rng=args.seed, **options)

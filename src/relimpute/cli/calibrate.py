@@ -5,7 +5,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    add_seed_argument,
+    integer_at_least,
+    jobs_int,
+    load_campaign,
+    number_between,
+    positive_int,
+)
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
 COMMAND = "calibrate"
@@ -27,6 +35,11 @@ fusion model, confidence by Monte Carlo over its posterior draws), ip
 (incremental pooling, as many judgments as mtc), or any SELECTOR+MODEL pair such
 as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
+The output folder carries manifest.json naming the study (arguments, seed,
+data) and keeps each finished trial in OUT/.resume/: a killed study goes on
+with the same command and --resume, and writes the report an uninterrupted
+run writes (without --seed, the seed drawn is recorded and reused).
+
 QRELS are the full qrels (the oracle and the truth). The old spelling
 --runs RUN... --qrels QRELS still works, with a note.
 
@@ -40,24 +53,24 @@ def add_arguments(parser) -> None:
     add_campaign_arguments(parser, runs_required=False, qrels_required=False)
     add_deprecated(parser, "--runs", "positional RUN...", "old_runs", nargs="+")
     add_deprecated(parser, "--qrels", "positional QRELS", "old_qrels")
-    parser.add_argument("--trials", type=int, default=100, help="number of trials (default 100)")
-    parser.add_argument("--k", type=int, default=10, help="runs per trial (default 10)")
-    parser.add_argument("--c", type=int, default=2, help="initial runs per trial (default 2)")
+    parser.add_argument("--trials", type=positive_int, default=100, help="number of trials (default 100)")
+    parser.add_argument("--k", type=integer_at_least(2), default=10, help="runs per trial (default 10)")
+    parser.add_argument("--c", type=positive_int, default=2, help="initial runs per trial (default 2)")
     parser.add_argument(
         "--strategies", default="mtc,rtc,fusion-mc", help="comma-separated strategies (default %(default)s)"
     )
     add_confidence_argument(parser, "judge each trial until this confidence", old=("--alpha",))
     parser.add_argument(
         "--depth",
-        type=int,
+        type=integer_at_least(0),
         default=100,
         metavar="K",
         help="truncate every run at rank K (default 100, the paper's setup; 0 = full depth)",
     )
     parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
-    parser.add_argument("--cap", type=float, default=0.95, help="confidence cap of the capped tables (default 0.95)")
-    parser.add_argument("--seed", type=int, default=None, help="study seed (trials are reproducible from it)")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel workers (-1 = all cores)")
+    parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
+    add_seed_argument(parser, "the study (trials are reproducible from it)")
+    parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
     parser.add_argument(
         "--models",
         metavar="DIR",
@@ -67,10 +80,19 @@ def add_arguments(parser) -> None:
     add_quiet_argument(parser)
     add_deprecated(parser, "--no-progress", "--quiet", "quiet", nargs=0)
     parser.add_argument("-o", "--output", required=True, help="output folder for the report")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the study a killed run left in --output: the trials it finished are "
+        "kept (each is saved there as it ends), the others run, and the report is the one an "
+        "uninterrupted run writes; refused if the folder holds another study (other runs, "
+        "qrels or options); without --seed the folder's seed is used",
+    )
 
 
 def run(args) -> int:
     from .._files import check_output_path
+    from .._study_folder import open_study
     from ..calibration import CalibrationReport, read_groups, run_study
     from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..calibration.trials import trial_specs
@@ -92,6 +114,8 @@ def run(args) -> int:
     except (KeyError, ValueError) as exc:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
+    identity = _identity(args, campaign, strategies, groups)
+    folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(
         campaign,
         strategies,
@@ -101,16 +125,42 @@ def run(args) -> int:
         confidence=args.confidence,
         depth=args.depth or None,
         groups=groups,
-        seed=args.seed,
+        seed=folder.study["seed"],
         jobs=args.jobs,
         progress=not args.quiet,
+        checkpoint=folder,
     )
     study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)
-    report.write(args.output, study=study)
+    folder.finish(report.write(args.output, study=study))
     print(report.terminal_summary())
     print(f"\nreport written to {Path(args.output) / 'report.md'}")
     return 0
+
+
+def _identity(args, campaign, strategies, groups) -> dict:
+    """What names this study in its folder's manifest (what its trials depend on)."""
+    from .._study_folder import study_identity
+    from ..relevance import load_settings
+
+    def model(s):
+        if not isinstance(s.model, str):
+            return repr(s.model)
+        settings = load_settings(s.model)
+        return {"model": settings.model, "params": settings.params}
+
+    specs = [
+        {"name": s.name, "selector": s.selector, "selector_params": s.selector_kwargs(),
+         "model": model(s), "model_params": dict(s.model_params), "budget_from": s.budget_from,
+         "monte_carlo_draws": s.monte_carlo_draws}
+        for s in strategies
+    ]  # fmt: skip
+    arguments = {
+        "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
+        "depth": args.depth, "cap": args.cap, "strategies": specs,
+        "one_per_group": None if groups is None else dict(sorted(groups.items())),
+    }  # fmt: skip
+    return study_identity(COMMAND, args.seed, arguments, campaign)
 
 
 def _old_spelling(args) -> None:

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from ..relevance.settings import DEFAULT_MODEL
-from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
+from ._common import (
+    DEFAULT_MODEL,
+    add_campaign_arguments,
+    add_model_argument,
+    add_seed_argument,
+    check_run_names,
+    integer_at_least,
+    load_campaign,
+    measure_hint,
+    positive_int,
+)
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
@@ -112,7 +121,7 @@ def _measure(text: str) -> str:
     except ValueError as exc:
         if has_closed_form(text):  # DCG[@k]: linear, not a registered measure
             return text.replace(" ", "")
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
 
 
 def add_arguments(parser) -> None:
@@ -128,9 +137,7 @@ def add_arguments(parser) -> None:
         help="the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
-    parser.add_argument(
-        "--seed", type=seed_int, default=None, help="seed of the model's randomness (for --model)"
-    )
+    add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
     parser.add_argument(
         "--prior",
         type=_probability,
@@ -153,13 +160,13 @@ def add_arguments(parser) -> None:
         help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
     )
     parser.add_argument(
-        "--depth", type=int, default=None, metavar="K",
+        "--depth", type=positive_int, default=None, metavar="K",
         help="truncate every run at rank K (default: full depth)",
     )
     add_confidence_argument(parser, "confidence level of the intervals", old=("--level",))
     parser.add_argument(
         "--mc-draws",
-        type=int,
+        type=integer_at_least(2),
         default=4000,
         metavar="N",
         help="Monte Carlo draws, when the model has posterior draws or the measure no exact "
@@ -199,24 +206,18 @@ def run(args) -> int:
     from ..confidence import ConfidenceEngine, has_closed_form
     from ..errors import InputError
 
-    if args.depth is not None and args.depth < 1:
-        raise InputError(f"--depth must be a positive integer, got {args.depth}")
     given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
                             ("--estimate", args.estimate)) if v is not None]
     if len(given) > 1:
         raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
     campaign = load_campaign(args, COMMAND)
     if args.systems:
-        unknown = [s for s in args.systems if s not in campaign.systems]
-        if unknown:
-            raise InputError(f"unknown run(s) {unknown}; the runs are {list(campaign.systems)}")
+        check_run_names(args.systems, campaign.systems, "--systems")
         if len(set(args.systems)) != len(args.systems):
             raise InputError("--systems lists a run twice")
     systems = args.systems or list(campaign.systems)
     if len(systems) < 2:
         raise InputError("need at least two runs to compare")
-    if args.mc_draws < 2:
-        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
     if args.normal and not has_closed_form(args.measure):
         raise InputError(
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
@@ -224,6 +225,9 @@ def run(args) -> int:
         )
     if args.topics and args.normal:
         raise InputError("--topics resamples topics by Monte Carlo: drop --normal")
+    from ._calibration_check import warn_if_uncalibrated
+
+    warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
     estimate = estimate_relevance(campaign, args)
     engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
     if args.topics:

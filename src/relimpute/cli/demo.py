@@ -13,16 +13,21 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
-import pandas as pd
-
-from ._common import positive_int, seed_int
+from ._common import add_seed_argument, positive_int
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
 COMMAND = "demo"
 HELP = "run the main job on an embedded simulated collection (no data needed)"
-DESCRIPTION = __doc__.split("\n\n", 1)[1] + """
+DESCRIPTION = """\
+A seeded simulated campaign (the simulator of relimpute.simulate) stands in
+for a real test collection: its full qrels are the truth. Only a shallow
+depth-k pool is kept as judged, then each relevance model scores the systems
+and says how sure it is of every pairwise comparison. The report sets each
+model against the truth: Kendall tau of the system ranking, and the bookmaker
+W and accuracy of its confident calls (Carterette 2007 section 4.4). Needs no
+files and no network.
+
 example:
   relimpute demo                         # 12 systems, 25 topics, depth-5 pool
   relimpute demo --pool-depth 10 --models uniform,rtc,bayes --seed 3
@@ -30,7 +35,7 @@ example:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--seed", type=seed_int, default=2007, help="simulation seed (default 2007)")
+    add_seed_argument(parser, "the simulation and the models")
     parser.add_argument("--n-systems", type=positive_int, default=12, help="number of runs (default 12)")
     add_deprecated(parser, "--systems", "--n-systems", "n_systems", type=positive_int)
     parser.add_argument("--topics", type=positive_int, default=25, help="number of topics (default 25)")
@@ -52,6 +57,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    import numpy as np
+    import pandas as pd
+
     from ..calibration.metrics import bookmaker_w, kendall_tau, orient
     from ..confidence import ConfidenceEngine
     from ..measures import evaluate

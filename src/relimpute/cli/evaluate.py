@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-import pandas as pd
-
-from ..measures import describe_measures
-from ..measures.significance import CORRECTIONS, TESTS
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    add_seed_argument,
+    check_run_names,
+    integer_at_least,
+    load_campaign,
+    measure_hint,
+    positive_int,
+)
 from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
@@ -18,7 +21,28 @@ from ._vocabulary import add_confidence_argument, add_quiet_argument
 COMMAND = "evaluate"
 HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
-_MEASURE_LIST = "\n".join(f"  {syntax:<18} {text}" for syntax, text in describe_measures())
+# relimpute.measures.describe_measures() and significance's TESTS, CORRECTIONS, written out so
+# that `relimpute evaluate --help` need not load the measures (tests/test_startup.py checks them)
+_MEASURE_LIST = """\
+  AP[@k]             average precision (trec_eval map; with @k map_cut_k)
+  Bpref              binary preference over judged documents (trec_eval bpref)
+  ERR[@k]            expected reciprocal rank over the grades (gdeval.pl, max grade 4)
+  infAP              inferred AP from a judged sample of the pool (trec_eval infAP)
+  Judged[@k]         share of the top k documents that are judged
+  nDCG[@k]           normalised DCG over the grades (linear or exponential gains)
+  NumRel             relevant documents of the topic (trec_eval num_rel; summed over topics)
+  NumRelRet          relevant documents retrieved (trec_eval num_rel_ret; summed over topics)
+  NumRet             documents retrieved (trec_eval num_ret; summed over topics)
+  P@k                precision in the top k, divided by k (trec_eval P_k)
+  R[@k]              share of the topic's relevant documents in the top k (trec_eval recall_k)
+  RBP(p=0.8)[@k]     rank-biased precision, persistence p; unjudged = nonrelevant
+  RBPres(p=0.8)[@k]  RBP residual: weight of unjudged ranks and of the tail
+  Rprec              precision at rank R = number of relevant (trec_eval Rprec)
+  RR[@k]             reciprocal rank of the first relevant document (trec_eval recip_rank)
+  Success[@k]        1 if a relevant document is in the top k, else 0 (trec_eval success_k)
+"""
+TESTS = ("t", "wilcoxon", "randomization")
+CORRECTIONS = ("holm", "bh", "none")
 DESCRIPTION = f"""\
 Score every run against the qrels and print one row per run (columns:
 system = the run's name, num_q = topics averaged over, then one column per
@@ -35,8 +59,7 @@ trec_eval does: see their docs); --condensed removes them from every ranking
 first (Sakai 2007's condensed lists).
 
 Measures (ir_measures names; default: {" ".join(DEFAULT_MEASURES)}):
-{_MEASURE_LIST}
-trec_eval's names work too (map, P_10, ndcg_cut_10, recip_rank, recall_100,
+{_MEASURE_LIST}trec_eval's names work too (map, P_10, ndcg_cut_10, recip_rank, recall_100,
 success_10, bpref, infAP, num_ret, num_rel, num_rel_ret), and ir_measures'
 aliases (MAP, NDCG@10, MRR, Recall@100). Binary measures count grade >=
 --rel-threshold as relevant; a measure can override it as ir_measures does,
@@ -90,7 +113,7 @@ def _measure(text: str):
     try:
         return parse_measure(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
 
 
 def add_arguments(parser) -> None:
@@ -134,7 +157,7 @@ def add_arguments(parser) -> None:
     add_estimate_argument(expected)
     expected.add_argument(
         "--mc-draws",
-        type=int,
+        type=integer_at_least(2),
         default=4000,
         metavar="N",
         help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
@@ -164,19 +187,20 @@ def add_arguments(parser) -> None:
     )
     tests.add_argument(
         "--permutations",
-        type=int,
+        type=positive_int,
         default=10_000,
         metavar="B",
         help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
     )
-    tests.add_argument(
-        "--seed", type=int, default=None, help="seed of the randomization test and Monte Carlo"
-    )
+    add_seed_argument(tests, "the randomization test and Monte Carlo")
     add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
 
 def run(args) -> int:
+    import numpy as np
+    import pandas as pd
+
     from ..measures import evaluate, parse_measures
 
     campaign = load_campaign(args, COMMAND)
@@ -220,6 +244,8 @@ def run(args) -> int:
 
 def _expected(campaign, measures, args) -> int:
     """E[m] and sd[m] per run under the probabilistic qrels of --estimate."""
+    import pandas as pd
+
     from ..confidence import ConfidenceEngine
     from ..errors import InputError
     from ._estimate import load_estimate
@@ -233,8 +259,6 @@ def _expected(campaign, measures, args) -> int:
     ):
         if given:
             raise InputError(f"--estimate cannot be combined with {option}")
-    if args.mc_draws < 2:
-        raise InputError(f"--mc-draws must be at least 2, got {args.mc_draws}")
     estimate = load_estimate(args.estimate, campaign)
     frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
     for measure in measures:
@@ -264,18 +288,13 @@ def _significance(campaign, measures, options, args) -> int:
     from ..measures import evaluate
     from ..measures.significance import compare_to_baseline
 
-    if args.baseline not in campaign.systems:
-        raise InputError(
-            f"--baseline {args.baseline!r} is not a run; the runs are {list(campaign.systems)}"
-        )
+    check_run_names([args.baseline], campaign.systems, "--baseline")
     if campaign.n_systems < 2:
         raise InputError("--baseline needs at least one other run to test")
     if args.format == "trec":
         raise InputError("--format trec has no layout for tests; use table, tsv, json, ...")
     if args.per_topic:
         raise InputError("--baseline prints one row per run, measure and test; drop -q")
-    if args.permutations < 1:
-        raise InputError(f"--permutations must be positive, got {args.permutations}")
     topics = evaluate(campaign, measures, per_topic=True, **options)
     frame = compare_to_baseline(
         topics,
@@ -299,6 +318,8 @@ def _significance(campaign, measures, options, args) -> int:
 
 def _counts_as_integers(frame: pd.DataFrame, measures) -> pd.DataFrame:
     """Count columns (NumRet, ...) as integers where every value is known."""
+    import numpy as np
+
     for measure in measures:
         column = frame[str(measure)]
         if measure.aggregate == "sum" and column.notna().all():

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 
-import pandas as pd
-
-from ..relevance.settings import DEFAULT_MODEL
-from ._common import add_campaign_arguments, add_model_argument, load_campaign, seed_int
+from ._common import (
+    DEFAULT_MODEL,
+    add_campaign_arguments,
+    add_model_argument,
+    add_seed_argument,
+    load_campaign,
+    output_file,
+)
 from ._format import add_format_argument, emit
 from ._vocabulary import add_quiet_argument
 
@@ -42,20 +46,29 @@ def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
     add_model_argument(parser, DEFAULT_MODEL)
     parser.add_argument(
-        "--output", "-o", required=True, help="where to write the probabilistic qrels"
+        "--output",
+        "-o",
+        type=output_file(),
+        required=True,
+        help="where to write the probabilistic qrels (a file)",
     )
-    parser.add_argument("--seed", type=seed_int, default=None, help="seed of the model's randomness")
+    add_seed_argument(parser, "the model's randomness")
     add_quiet_argument(parser)
     add_format_argument(parser)
 
 
 def run(args) -> int:
+    import pandas as pd
+
     from .._files import check_output_path
     from ..io import write_prob_qrels
     from ..relevance import load_settings
 
     check_output_path(args.output)  # before the fit, not after it
+    from ._calibration_check import warn_if_uncalibrated
+
     settings = load_settings(args.model)
+    warn_if_uncalibrated(args.model, COMMAND)
     campaign = load_campaign(args, COMMAND)
     estimate = settings.build().fit_predict(campaign, rng=args.seed)
     write_prob_qrels(estimate.to_frame(), args.output)

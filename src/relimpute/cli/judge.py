@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
 import sys
-from pathlib import Path
 
 from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_model_argument,
+    check_run_names,
     load_campaign,
     number_between,
+    output_file,
     positive_int,
 )
 from ._vocabulary import add_confidence_argument
@@ -37,6 +37,7 @@ stops with an error). Write the initial qrels plus the session's judgments
 with --export-qrels OUT (the qrels must be the ones the session used).
 """
 
+IR_DATASETS_PREFIX = "irds:"  # relimpute.adapters' (that module loads pandas)
 CONTROL_KEYS = {"s": "skip", "u": "undo", "q": "quit"}
 BINARY_KEYS = {"r": 1, "1": 1, "n": 0, "0": 0}
 CHECKED = (
@@ -86,6 +87,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--export-qrels",
+        type=output_file(),
         metavar="OUT",
         help="write initial qrels + journal judgments to OUT and exit",
     )
@@ -124,8 +126,8 @@ def _check_same_qrels(journal, qrels: str) -> None:
     recorded = journal.header.get("qrels_sha256")
     if recorded is not None:
         same = recorded == _sha256(qrels)
-    else:  # journals written before digests were recorded
-        same = journal.header.get("qrels") == str(Path(qrels).resolve())
+    else:  # journals written before digests were recorded, and irds: qrels
+        same = journal.header.get("qrels") == _qrels_name(qrels)
     if not same:
         raise InputError(
             f"this journal was judged on the qrels {journal.header.get('qrels')}, "
@@ -134,8 +136,20 @@ def _check_same_qrels(journal, qrels: str) -> None:
         )
 
 
-def _sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def _sha256(path: str) -> str | None:
+    """The digest of a qrels file (None for ``irds:`` qrels, which are no file)."""
+    import hashlib
+
+    from .._files import read_input
+
+    if path.startswith(IR_DATASETS_PREFIX):
+        return None
+    return hashlib.sha256(read_input(path, "qrels file")).hexdigest()
+
+
+def _qrels_name(qrels: str) -> str:
+    """How a journal names its qrels: the real path of a file, or the ``irds:`` id as given."""
+    return qrels if qrels.startswith(IR_DATASETS_PREFIX) else os.path.realpath(qrels)
 
 
 def grade_scale(campaign) -> tuple[int, int]:
@@ -147,9 +161,9 @@ def grade_scale(campaign) -> tuple[int, int]:
 
 def _settings(args, systems, scale) -> dict:
     return {
-        "qrels": str(Path(args.qrels).resolve()),
+        "qrels": _qrels_name(args.qrels),
         "qrels_sha256": _sha256(args.qrels),
-        "runs": [str(Path(r).resolve()) for r in args.runs],
+        "runs": [os.path.realpath(r) for r in args.runs],
         "systems": list(systems),
         "strategy": args.strategy,
         "depth": args.depth,
@@ -196,10 +210,12 @@ def _interactive(args) -> int:
     campaign = load_campaign(args, COMMAND)
     args.rel_threshold = campaign.rel_threshold  # resolved: explicit, relimpute.toml, or 1
     systems = tuple(args.pair) if args.pair else campaign.systems
-    missing = [s for s in systems if s not in campaign.systems]
-    if missing:
-        raise InputError(f"unknown run(s) {missing}; have {list(campaign.systems)}")
+    check_run_names(systems, campaign.systems, "--pair")
     texts = _load_texts(args.docs) if args.docs else {}
+    if args.strategy == "rtc":
+        from ._calibration_check import warn_if_uncalibrated
+
+        warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
     with Journal.open(args.journal, _settings(args, systems, scale), check=CHECKED) as journal:
         return _session(args, campaign, systems, journal, texts)
@@ -307,10 +323,11 @@ def _ask(out, keys: dict, prompt: str, hint: str) -> int | str:
 
 def _load_texts(path: str) -> dict[str, str]:
     """``doc_id -> text`` from TSV (``doc_id<TAB>text``) or JSONL (``doc_id``, ``text``)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read --docs file: {exc.strerror or exc}", path) from exc
+    import json
+
+    from .._files import read_input
+
+    data = read_input(path, "--docs file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

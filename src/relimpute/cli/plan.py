@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pandas as pd
 
 from ..errors import InputError
+from ._common import finite_at_least, positive_int
 from ._format import add_format_argument, emit
 
 COMMAND = "plan"
@@ -39,33 +39,38 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`"
     )
-    parser.add_argument("--budget", type=float, required=True, help="total judgments available")
+    parser.add_argument("--budget", type=finite_at_least(0), required=True, help="total judgments available")
     parser.add_argument("--measure", default="MAP", help="MAP or P@k (default: %(default)s)")
     parser.add_argument(
         "--max-bias",
-        type=float,
+        type=finite_at_least(0),
         default=0.05,
         help="largest acceptable bias (default: %(default)s)",
     )
     parser.add_argument(
-        "--top", type=int, default=10, help="show this many designs (default: %(default)s)"
+        "--top", type=positive_int, default=10, help="show this many designs (default: %(default)s)"
     )
     add_format_argument(parser)
 
 
 def run(args) -> int:
-    from ..precision.power import plan_design
+    from .._files import read_input_table
 
-    try:
-        curves = pd.read_csv(args.curves, sep="\t")
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the curves ({exc})", args.curves) from exc
+    curves = read_input_table(args.curves, "curves table")  # before the slow imports below
     missing = COLUMNS - set(curves.columns)
     if missing:
         raise InputError(
             f"not a curves table from `relimpute power`: missing {sorted(missing)}", args.curves
         )
-    plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
+    _numbers(curves, args.curves)
+    from ..precision.power import plan_design
+
+    try:
+        plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
+    except InputError as exc:  # about the file's content unless it names an option
+        if exc.source is not None:
+            raise
+        raise InputError(exc.problem, args.curves) from None
     if plan.empty:
         raise InputError(
             f"no design fits {args.budget:g} judgments with bias below {args.max_bias}",
@@ -73,3 +78,23 @@ def run(args) -> int:
         )
     emit(plan.head(args.top), args.format)
     return 0
+
+
+def _numbers(curves, path: str) -> None:
+    """The numeric columns of the curves as floats, in place, or InputError naming the file
+    line of the first value that is not a finite number (power and bias may be missing:
+    `relimpute power` leaves them empty where no pair was significant)."""
+    import numpy as np
+    import pandas as pd
+
+    for column in sorted(COLUMNS - {"strategy", "measure"}):
+        values = pd.to_numeric(curves[column], errors="coerce").astype(float)
+        missing_allowed = column in ("power", "bias")
+        given = curves[column].notna().to_numpy()
+        wrong = ~np.isfinite(values.to_numpy()) & (given if missing_allowed else True)
+        bad = np.flatnonzero(wrong)
+        if len(bad):
+            line = curves.attrs["lines"][bad[0]]
+            shown = curves[column].iloc[bad[0]]
+            raise InputError(f"{column} {shown!r} is not a finite number", path, line)
+        curves[column] = values

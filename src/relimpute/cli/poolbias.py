@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    finite_at_least,
+    integer_at_least,
+    load_campaign,
+    positive_int,
+    seed_int,
+)
 from ._format import add_format_argument, emit
 
 COMMAND = "poolbias"
@@ -16,7 +23,9 @@ the scores with each corrector, and compare with their full-pool scores
 (Lipani et al. 2016 §4; Webber & Park 2009 §3). Reports MAE, system rank error
 (SRE), SRE* (only swaps significant by a paired t-test, p < 0.05), Kendall's
 tau-b and, for correctors with intervals, their coverage; with and without the
-bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT.
+bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT,
+with manifest.json naming the study; each finished group is kept in
+OUT/.resume/, so a killed study goes on with the same command and --resume.
 
 correctors: reduced, condensed, webber-park (Algorithm 1), lipani (2016, P@n),
 anti-precision (Lipani 2015, P@n); webber-park-topics (Algorithm 2) runs with
@@ -34,7 +43,7 @@ def add_arguments(parser) -> None:
         "--groups", required=True, metavar="GROUPS.tsv", help="run, group, pooled (yes/no)"
     )
     parser.add_argument(
-        "--depth", type=int, required=True, help="pool depth k (e.g. 10, or the official 100)"
+        "--depth", type=positive_int, required=True, help="pool depth k (e.g. 10, or the official 100)"
     )
     parser.add_argument(
         "--measures",
@@ -55,7 +64,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--group-sd",
-        type=float,
+        type=finite_at_least(0),
         action="append",
         default=None,
         metavar="SD",
@@ -64,37 +73,48 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--common-topics",
-        type=int,
+        type=integer_at_least(0),
         default=10,
         metavar="N",
         help="common topics of Algorithm 2 (0 = off; default 10)",
     )
     parser.add_argument(
         "--common-repeats",
-        type=int,
+        type=positive_int,
         default=20,
         help="random common-topic sets per run (default 20)",
     )
     parser.add_argument(
-        "--draws", type=int, default=1000, help="Monte Carlo draws of the model-based corrector"
+        "--draws", type=integer_at_least(2), default=1000, help="Monte Carlo draws of the model-based corrector"
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=0,
         help="seed of Algorithm 2's topic draws and the models (default 0)",
     )
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the study a killed run left in OUT: the groups it finished are kept "
+        "(each is saved there as it ends), the others run, and the tables are the ones an "
+        "uninterrupted run writes; refused if OUT holds another study (other runs, qrels, "
+        "groups or options)",
+    )
 
 
 def run(args) -> int:
+    from .._files import check_output_path
+    from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
     from ..bias.study import check_study_input, run_study, write_study
     from ..errors import InputError
     from ..measures import parse_measures
     from ..relevance import load_settings
 
+    check_output_path(args.output, directory=True)  # before the study, not after it
     groups = read_groups(args.groups)
     correctors = [c.strip() for c in args.correctors.split(",") if c.strip()]
     unknown = [
@@ -112,15 +132,12 @@ def run(args) -> int:
         measures = parse_measures([m for m in args.measures.split(",") if m])
     except ValueError as exc:
         raise InputError(str(exc), "--measures") from None
-    if args.depth < 1:
-        raise InputError(f"must be a positive integer, got {args.depth}", "--depth")
-    for sd in args.group_sd or ():
-        if not (sd >= 0 and sd < float("inf")):
-            raise InputError(f"must be a finite number >= 0, got {sd}", "--group-sd")
-    for name in args.model:
-        load_settings(name)  # an unknown model or a bad settings file fails before any work
-    campaign = load_campaign(args, COMMAND)
+    # an unknown model or a bad settings file fails before any work
+    models = {name: load_settings(name) for name in args.model}
+    campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
     check_study_input(campaign, groups, args.depth, args.common_topics)
+    identity = _identity(args, campaign, measures, models)
+    folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(
         campaign,
         groups,
@@ -133,8 +150,47 @@ def run(args) -> int:
         common_repeats=args.common_repeats,
         n_draws=args.draws,
         seed=args.seed,
+        checkpoint=folder,
     )
     paths = write_study(study, args.output)
+    folder.finish(paths)
     emit(study.metrics, args.format)
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
+
+
+def _identity(args, campaign, measures, models) -> dict:
+    """What names this study in its folder's manifest (what its tables depend on)."""
+    import hashlib
+    from pathlib import Path
+
+    from .._study_folder import study_identity
+
+    arguments = {
+        "depth": args.depth, "measures": [str(m) for m in measures], "correctors": args.correctors,
+        "models": {name: {"model": s.model, "params": s.params} for name, s in models.items()},
+        "group_sd": args.group_sd, "common_topics": args.common_topics,
+        "common_repeats": args.common_repeats, "draws": args.draws,
+        "groups": hashlib.sha256(Path(args.groups).read_bytes()).hexdigest(),
+    }  # fmt: skip
+    return study_identity(COMMAND, args.seed, arguments, campaign)
+
+
+def _without_unpooled_groups(campaign, groups):
+    """The campaign without the runs of groups that put no run in the pool, said on stderr.
+
+    Their runs were never in the pool, so leaving their group out changes nothing: a
+    collection's full set of runs and its groups.tsv is the natural call.
+    """
+    groups.check_runs(campaign.systems)
+    dropped = groups.unpooled_groups(campaign.systems)
+    if not dropped:
+        return campaign
+    kept = [r for r in campaign.systems if groups.group_of(r) not in set(dropped)]
+    shown = ", ".join(dropped[:10]) + (", ..." if len(dropped) > 10 else "")
+    print(
+        f"relimpute poolbias: note: left {len(dropped)} group(s) with no pooled run out of the "
+        f"study ({len(campaign.systems) - len(kept)} run(s) never in the pool): {shown}",
+        file=sys.stderr,
+    )
+    return campaign.subset(kept) if kept else campaign

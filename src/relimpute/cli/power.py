@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-import pandas as pd
 
 from ..errors import InputError
-from ._common import add_campaign_arguments, load_campaign
+from ._common import (
+    add_campaign_arguments,
+    add_seed_argument,
+    finite_at_least,
+    load_campaign,
+    number_between,
+    output_file,
+    positive_int,
+    positive_int_list,
+)
 from ._format import add_format_argument, emit
 
 COMMAND = "power"
@@ -35,20 +41,16 @@ Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
 """
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"expected comma-separated integers, got {text!r}") from None
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
     parser.add_argument(
-        "--depths", default="1,2,5,10,20,50,100", help="pool depths (default: %(default)s)"
+        "--depths", type=positive_int_list, default="1,2,5,10,20,50,100", help="pool depths (default: %(default)s)"
     )
     parser.add_argument(
-        "--topics", default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)"
+        "--topics", type=positive_int_list, default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)"
     )
     parser.add_argument(
         "--strategies",
@@ -63,49 +65,67 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--repetitions",
-        type=int,
+        type=positive_int,
         default=20,
         help="random topic subsets per size (default: %(default)s)",
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.05, help="significance level (default: %(default)s)"
+        "--alpha", type=number_between(0, 1, open_interval=True), default=0.05, help="significance level (default: %(default)s)"
     )
     parser.add_argument(
-        "--budget", type=float, default=None, help="plan: total judgments available"
+        "--budget", type=finite_at_least(0), default=None, help="plan: total judgments available"
     )
-    parser.add_argument("--output", "-o", metavar="FILE.tsv", help="also write the curves as TSV")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw power and bias against judgments")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the topic subsets")
+    parser.add_argument(
+        "--output", "-o", type=output_file(), metavar="FILE.tsv", help="also write the curves as TSV"
+    )
+    parser.add_argument(
+        "--plot",
+        type=output_file(*PLOT_SUFFIXES),
+        metavar="FILE.png",
+        help="draw power and bias against judgments (.png, .pdf or .svg)",
+    )
+    add_seed_argument(parser, "the topic subsets")
     add_format_argument(parser)
 
 
 def _pooled_runs(path: str, systems) -> list[str]:
-    try:
-        table = pd.read_csv(path, sep="\t", dtype=str)
-    except (OSError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read the groups table ({exc})", path) from exc
+    from .._files import read_input_table
+
+    table = read_input_table(path, "groups table", dtype=str)
     if not {"run", "pooled"} <= set(table.columns):
         raise InputError("the groups table needs columns run and pooled", path)
+    seen: set[str] = set()
+    for run, line in zip(table["run"], table.attrs["lines"]):
+        if run in seen:
+            raise InputError(f"run {run!r} listed twice", path, line)
+        seen.add(run)
     pooled = [
         r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}
     ]
     unknown = sorted(set(pooled) - set(systems))
     if unknown:
         raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)
-    if not pooled:
-        raise InputError("no run is marked pooled", path)
+    if len(pooled) < 2:
+        raise InputError(
+            f"{len(pooled) or 'no'} run(s) marked pooled: the pool needs at least two", path
+        )
     return pooled
 
 
 def run(args) -> int:
+    from .._files import check_figure_path, check_output_path, write_table
     from ..precision.power import power_curves
 
+    if args.output:  # before the study, not after it
+        check_output_path(args.output)
+    if args.plot:
+        check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
     result = power_curves(
         campaign,
-        depths=_int_list(args.depths),
-        topic_counts=_int_list(args.topics) if args.topics else None,
+        depths=args.depths,
+        topic_counts=args.topics,
         strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
         measures=[m.strip() for m in args.measures.split(",") if m.strip()],
         pool_systems=pooled,
@@ -115,8 +135,7 @@ def run(args) -> int:
     )
     print(f"relimpute power: {result}", file=sys.stderr)
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        result.curves.to_csv(args.output, sep="\t", index=False, float_format="%.6g")
+        write_table(result.curves, args.output, sep="\t", index=False, float_format="%.6g")
     if args.plot:
         from ..precision.power_plots import plot_power_curves
 

@@ -55,6 +55,8 @@ class Param:
             raise ValueError(
                 f"{family}: parameter {name}={text!r} is not a valid {self.kind.__name__}"
             ) from None
+        if value != value or value in (float("inf"), float("-inf")):  # NaN passes every bound
+            raise ValueError(f"{family}: parameter {name}={text} is not a finite number")
         too_low = self.low is not None and (
             value <= self.low if self.open_low else value < self.low
         )

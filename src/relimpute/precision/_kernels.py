@@ -17,6 +17,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._jit import njit_cached
+
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _TO_UNIT = 2.0**-53
 
@@ -51,7 +53,7 @@ def _count(seed, b, d, n_docs, cdf):
     return k
 
 
-@njit(cache=True)
+@njit_cached()
 def resample_counts(seed, n_resamples, n_docs, cdf):
     """``(B, n)`` the counts the kernels below use (for tests and inspection)."""
     out = np.empty((n_resamples, n_docs), dtype=np.int64)
@@ -82,7 +84,7 @@ def _ap_with_counts(row, stop, relevant, counts, n_relevant):
     return total / n_relevant
 
 
-@njit(parallel=True, cache=True)
+@njit_cached(parallel=True)
 def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     """``(S, B)`` AP of every system in every corpus resample of one topic.
 
@@ -111,7 +113,7 @@ def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     return out
 
 
-@njit(cache=True)
+@njit_cached()
 def jackknife_influence(row, stop, relevant, n_relevant):
     """Influence of deleting each document on the AP of one list (for BCa).
 

@@ -51,6 +51,13 @@ class MetaAnalysis:
         )
 
 
+def two_sided_p(effect, standard_error):
+    """Two-sided p-value of ``effect = 0`` under a normal with this standard error
+    (NaN where the standard error is 0 and the effect too)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 2.0 * ndtr(-np.abs(effect) / np.asarray(standard_error, dtype=float))
+
+
 def meta_analysis(
     effects, standard_errors, model: str = "random", *, level: float = 0.95
 ) -> MetaAnalysis:
@@ -84,7 +91,7 @@ def meta_analysis(
         standard_error=sigma,
         low=effect - half,
         high=effect + half,
-        p_value=float(2.0 * ndtr(-abs(effect) / sigma)),
+        p_value=float(two_sided_p(effect, sigma)),
         tau2=float(tau2),
         q=q,
     )

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ._nanstats import nan_mean, nan_sd
 from .intervals import DEFAULT_EPSILON, logit, z_value
-from .meta import MetaAnalysis, meta_analysis
+from .meta import MetaAnalysis, meta_analysis, two_sided_p
 from .resample import CorpusBootstrap
 
 SCALES = ("ap", "logit")
@@ -63,6 +63,7 @@ class PairedDifference:
                 "standard_error": self.standard_error,
                 "low": self.difference - half,
                 "high": self.difference + half,
+                "p_value": two_sided_p(self.difference, self.standard_error),
             }
         )
 
@@ -76,6 +77,7 @@ class PairedDifference:
                 "standard_error": self.mean_standard_error,
                 "low": low,
                 "high": high,
+                "p_value": float(two_sided_p(self.mean_difference, self.mean_standard_error)),
             }
         ]
         for model in ("fixed", "random"):

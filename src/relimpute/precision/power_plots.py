@@ -39,5 +39,9 @@ def plot_power_curves(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from .._files import save_figure
+
+    try:
+        save_figure(fig, path, dpi=120)
+    finally:
+        plt.close(fig)

@@ -108,10 +108,8 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     _discover_models()
     text = os.fspath(name_or_path)
     path = Path(text)
-    looks_like_path = path.suffix == ".json" or os.sep in text or path.is_file()
+    looks_like_path = path.suffix == ".json" or os.sep in text or os.path.lexists(path)
     if looks_like_path:
-        if not path.is_file():
-            raise InputError("no such model settings file", text)
         return _read(path)
     shipped = next(
         (d / f"{text}.json" for d in MODELS_DIRS if (d / f"{text}.json").is_file()), None
@@ -155,12 +153,15 @@ def load_model(name_or_path: str | os.PathLike = DEFAULT_MODEL) -> RelevanceMode
 
 
 def _read(path: Path) -> ModelSettings:
+    from .._files import read_input
+
     source = str(path)
+    data = read_input(path, "model settings file")  # a FIFO or a missing file: InputError
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        body = json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source, exc.lineno) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read: {exc}", source) from None
     if not isinstance(body, dict):
         raise InputError("settings must be a JSON object with 'model' and 'params'", source)

@@ -24,9 +24,9 @@ interleaving its judgments.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,13 +35,17 @@ from typing import Any
 
 import pandas as pd
 
-from .._files import new_file_mode, write_fully
+from .._files import lock_exclusive, new_file_mode, read_input, refuse_special_file, write_fully
 from ..errors import InputError
 
 ACTIONS = ("start", "judge", "skip", "undo")
+_BLANK = re.compile(r"[ \t\n\r\x0b\x0c]")  # what splits qrels fields
 VERSION = 2
 #: Grades a journal without a recorded ``scale`` may hold (the qrels readers' highest).
 FALLBACK_SCALE = (0, 10)
+#: The grades the qrels readers take (:data:`relimpute.io.DEFAULT_GRADE_RANGE`): a journal's
+#: scale must lie within them, so that its exported qrels read back.
+GRADE_LIMITS = (-2, 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +97,6 @@ class Journal:
     def read(cls, path: str | os.PathLike) -> Journal:
         """A journal to read only (no lock, no repair)."""
         path = Path(path)
-        if not path.is_file():
-            raise InputError("no journal here (not a file)", str(path))
         records = read_records(path)
         return cls(path, records[0], records)
 
@@ -114,6 +116,11 @@ class Journal:
             if os.fstat(fd).st_size > 0:
                 records = read_records(path, repair=fd)
                 header = records[0]
+                if int(header.get("version", 1)) < VERSION:
+                    # an older release's journal: the settings it did not record (the qrels'
+                    # digest, the grade scale) are taken from this session, not compared
+                    added = {k: v for k, v in settings.items() if k not in header}
+                    header = records[0] = {**header, **added}
                 for key in check:
                     if _normal(header.get(key)) != _normal(settings.get(key)):
                         raise InputError(
@@ -192,10 +199,30 @@ class Journal:
         return effective_actions(self.records, str(self.path), self.scale)
 
     def judgments(self) -> pd.DataFrame:
-        """The effective judgments as qrels (``query_id, doc_id, relevance``)."""
-        rows = [
-            (a.query_id, a.doc_id, a.relevance) for a in self.actions() if a.relevance is not None
-        ]
+        """The effective judgments as qrels (``query_id, doc_id, relevance``).
+
+        A document judged twice (both in force: a hand-edited journal) is kept
+        once when the grades agree and is an InputError naming both lines when
+        they do not, as the qrels readers treat conflicting lines.
+        """
+        rows, first = [], {}
+        for a in self.actions():
+            if a.relevance is None:
+                continue
+            key = (a.query_id, a.doc_id)
+            if key in first:
+                earlier = first[key]
+                if earlier.relevance != a.relevance:
+                    raise InputError(
+                        f"document {a.doc_id!r} of topic {a.query_id!r} is judged "
+                        f"{a.relevance} here and {earlier.relevance} on line {earlier.line}; "
+                        "undo one of them",
+                        str(self.path),
+                        a.line,
+                    )
+                continue
+            first[key] = a
+            rows.append((a.query_id, a.doc_id, a.relevance))
         return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]).astype(
             {"relevance": int}
         )
@@ -205,21 +232,23 @@ def _open_locked(path: Path) -> int:
     """A read-write append descriptor of ``path`` (created if needed) under an exclusive lock."""
     if path.is_dir():
         raise InputError("is a directory, not a journal file", str(path))
+    if os.path.exists(path):
+        refuse_special_file(str(path), str(path), "journal")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, new_file_mode())
+        fd = os.open(
+            path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, new_file_mode()
+        )
     except OSError as exc:
         raise InputError(f"cannot open the journal: {exc.strerror or exc}", str(path)) from exc
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        refuse_special_file(fd, str(path), "journal")
+        os.set_blocking(fd, True)
+    except BaseException:
         os.close(fd)
-        raise InputError(
-            "journal is in use by another relimpute judge session; "
-            "quit that one first (or give another --journal)",
-            str(path),
-        ) from None
-    return fd
+        raise
+    busy = "journal is in use by another relimpute judge session; quit that one first (or give another --journal)"
+    return lock_exclusive(fd, busy, str(path))
 
 
 def read_records(path: str | os.PathLike, *, repair: int | None = None) -> list[dict]:
@@ -230,11 +259,7 @@ def read_records(path: str | os.PathLike, *, repair: int | None = None) -> list[
     open descriptor) the file is mended to match: the cut-short line
     removed or the newline added, so that appends stay line-aligned.
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the journal: {exc.strerror or exc}", str(path)) from exc
+    data = read_input(path, "journal")
     lines = data.split(b"\n")
     records = []
     complete = len(data)
@@ -255,6 +280,7 @@ def read_records(path: str | os.PathLike, *, repair: int | None = None) -> list[
         records.append(record)
     if not records or records[0]["action"] != "start":
         raise InputError("a journal starts with a 'start' record", str(path), 1)
+    _check_header(records[0], str(path))
     if repair is not None and complete < len(data):
         os.ftruncate(repair, complete)
         os.fsync(repair)
@@ -262,6 +288,34 @@ def read_records(path: str | os.PathLike, *, repair: int | None = None) -> list[
         write_fully(repair, b"\n")
         os.fsync(repair)
     return records
+
+
+def _check_header(header: dict, source: str) -> None:
+    """Refuse a start record this release cannot read: a newer version, or a grade scale
+    the qrels readers would refuse (so every journal exports qrels ``evaluate`` reads)."""
+    version = header.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InputError(f"journal version {version!r} is not a positive integer", source, 1)
+    if version > VERSION:
+        raise InputError(
+            f"journal version {version} was written by a newer relimpute (this one reads up to "
+            f"version {VERSION}); upgrade relimpute to resume or export it",
+            source,
+            1,
+        )
+    scale = header.get("scale")
+    if scale is None:
+        return
+    low, high = GRADE_LIMITS
+    if (
+        not isinstance(scale, list)
+        or len(scale) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in scale)
+        or not low <= scale[0] <= scale[1] <= high
+    ):
+        raise InputError(
+            f"scale {scale!r} is not [lowest, highest] grade within [{low}, {high}]", source, 1
+        )
 
 
 def effective_actions(
@@ -283,6 +337,9 @@ def effective_actions(
                 relevance = record["relevance"] if kind == "judge" else None
             except KeyError:
                 raise InputError(f"incomplete {kind} record", source, line) from None
+            for what, value in (("query_id", query_id), ("doc_id", doc_id)):
+                if not value or _BLANK.search(value):  # qrels could not hold it
+                    raise InputError(f"{what} {value!r} is empty or holds a blank", source, line)
             if kind == "judge" and (
                 not isinstance(relevance, int)
                 or isinstance(relevance, bool)
