@@ -178,3 +178,27 @@ def test_default_confidence_is_monte_carlo_over_the_models_draws(dl19_dir, capsy
     assert frames[0]["sd_delta_map"].iloc[0] != pytest.approx(frames[2]["sd_delta_map"].iloc[0])
     with pytest.raises(SystemExit, match="2"):  # refused when parsed, before any work
         main(argv + ["--mc-draws", "1"])
+
+
+def test_point_estimate_answers_say_they_are_narrower(data, capsys):
+    """No shortcut narrower than the answer goes unsaid: --normal, a model without draws and
+    an --estimate file without draws each say on stderr that the model's own uncertainty is
+    left out; the default (posterior draws) and a fixed prior do not."""
+    qrels, runs = data
+    base = ["compare", str(qrels), str(runs), "--seed", "1", "-f", "json"]
+    said = {}
+    for name, extra in {
+        "default": [],
+        "normal": ["--normal"],
+        "rtc": ["--model", "rtc"],
+        "prior": ["--prior", "0.3"],
+    }.items():
+        assert main(base + extra) == 0
+        said[name] = "narrower than the posterior's" in capsys.readouterr().err
+    assert said == {"default": False, "normal": True, "rtc": True, "prior": False}
+    out = qrels.parent / "estimate.tsv"
+    assert main(["fit", str(qrels), str(runs), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(base + ["--estimate", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "no posterior draws" in err and str(out) in err

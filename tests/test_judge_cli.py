@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sys
 import warnings
@@ -275,3 +276,18 @@ def test_rtc_strategy_records_its_model_and_refuses_another_on_resume(files, mon
     # Resuming the journal with another model would mix two selection rules: refused.
     code, out = run_cli(base_args(tmp, "rtc.jsonl") + ["--strategy", "rtc"], ["q"], monkeypatch, capsys)
     assert code == 2
+
+
+def test_posterior_strategy_judges_and_resumes(files, monkeypatch, capsys):
+    """``--strategy posterior``: the default model's posterior predictive confidence,
+    reproducible on resume (the draws are seeded)."""
+    tmp, _ = files
+    args = base_args(tmp, "post.jsonl") + ["--strategy", "posterior"]
+    code, first = run_cli(args, ["0", "1", "q"], monkeypatch, capsys)
+    assert code == 0
+    assert read_records(tmp / "post.jsonl")[0]["strategy"] == "posterior"
+    assert len(judged_records(tmp / "post.jsonl")) == 2
+    code, again = run_cli(args, ["q"], monkeypatch, capsys)
+    assert code == 0
+    status = re.findall(r"confidence [0-9.]+ \(P\(A better than B\) = [0-9.]+, E\[dMAP\] = [-+][0-9.]+\)", first)
+    assert status and status[-1] in again  # the same confidence after replaying the journal

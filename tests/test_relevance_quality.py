@@ -12,6 +12,7 @@ from sklearn.calibration import calibration_curve as sk_calibration_curve
 
 from relimpute.errors import ConvergenceWarning
 from relimpute.relevance import get_model, load_model
+from relimpute.relevance.expert import PAPER_PARAMS
 from relimpute.relevance.quality import (
     PredictiveQuality,
     auc,
@@ -137,7 +138,7 @@ def test_shipped_rtc_expects_about_the_true_number_of_relevant_documents(dl19):
     uniform = heldout_quality(get_model("uniform"), dl19, keep, score_unjudged=True)
     assert q.log_loss < uniform.log_loss / 5
     # the check can fail: the previous shipped settings are outside the factor
-    old = get_model("rtc", max_rank=100, unretrieved="calibrated")
+    old = get_model("rtc", **{**PAPER_PARAMS, "max_rank": 100, "unretrieved": "calibrated"})
     assert unjudged(heldout_quality(old, dl19, keep, score_unjudged=True))[0] > 4 * true
 
 
@@ -148,7 +149,7 @@ _HAS_BAYES = importlib.util.find_spec("relimpute.relevance.hierarchical") is not
 # uniform prior (benchmarks/results/rtc.md); so does the logit aggregation with
 # a N(0, 1) prior on its coefficients, where the shipped N(0, 0.3²) does not.
 LEARNED = [
-    pytest.param("rtc", {"max_rank": 100}, id="rtc-paper-depth100"),
+    pytest.param("rtc", {**PAPER_PARAMS, "max_rank": 100}, id="rtc-paper-depth100"),
     pytest.param("models/rtc.json", {}, id="rtc-shipped"),
     pytest.param(
         "bayes",

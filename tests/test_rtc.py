@@ -10,7 +10,22 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from relimpute.relevance import ExpertAggregation, get_model
-from relimpute.relevance.expert import fit_aggregation, fit_platt, rank_probabilities
+from relimpute.relevance.expert import PAPER_PARAMS, fit_aggregation, fit_platt, rank_probabilities
+
+
+def paper(**over):
+    """The paper's model (PAPER_PARAMS) with some parameters changed."""
+    return {**PAPER_PARAMS, **over}
+
+
+def test_class_defaults_are_the_shipped_settings():
+    """One science per name: ``ExpertAggregation()`` is ``load_model("rtc")``
+    (models/rtc.json), and the paper's reading differs from it only by name."""
+    from relimpute.relevance import load_settings
+
+    assert ExpertAggregation().get_params() == load_settings("rtc").params
+    assert set(PAPER_PARAMS) == set(ExpertAggregation().get_params())
+    assert PAPER_PARAMS != ExpertAggregation().get_params()
 
 
 def _oracle_theta(depth: int, a: float, b: float) -> np.ndarray:
@@ -107,6 +122,29 @@ def test_aggregation_recovers_known_weights(rng):
     assert b_none == 0.0 and np.isfinite(w0).all()
 
 
+def test_beta_density_on_the_weights_is_a_box_constrained_fit(rng):
+    """``prior="beta_weight"``: Beta(α, β) on λ itself (the literal reading of §3.1).
+
+    Oracle: the log posterior on a fine grid over [0, 1]²; every weight stays in [0, 1],
+    and with no intercept and q ≥ 0 every p is then at least ½.
+    """
+    q = rng.random((400, 2))
+    y = rng.random(400) < expit(q @ np.array([3.0, -2.0]) - 0.5)  # unconstrained optimum outside
+    for alpha, beta in [(1.0, 1.0), (2.0, 3.0)]:
+        w, b0 = fit_aggregation(q, y, prior="beta_weight", alpha=alpha, beta=beta)
+        grid = np.linspace(1e-4, 1 - 1e-4, 401)
+        l1, l2 = np.meshgrid(grid, grid, indexing="ij")
+        z = q[:, :1, None] * l1.ravel() + q[:, 1:, None] * l2.ravel()
+        z = z[:, 0, :]
+        ll = (y[:, None] * np.log(expit(z)) + (~y)[:, None] * np.log(expit(-z))).sum(axis=0)
+        lam = np.stack([l1.ravel(), l2.ravel()])
+        ll += ((alpha - 1) * np.log(lam) + (beta - 1) * np.log1p(-lam)).sum(axis=0)
+        best = lam[:, np.argmax(ll)]
+        assert b0 == 0.0 and ((w >= 0) & (w <= 1)).all()
+        np.testing.assert_allclose(w, best, atol=5e-3)  # grid step 2.5e-3
+        assert (expit(q @ w) >= 0.5).all()
+
+
 def test_aggregation_without_data_is_the_prior_mode():
     w, b0 = fit_aggregation(np.zeros((0, 4)), np.zeros(0), intercept=True)
     np.testing.assert_allclose(w, 0.0, atol=1e-9)
@@ -149,7 +187,7 @@ def dl19_small(dl19):
 
 
 def test_rtc_on_dl19_ranks_by_expert_agreement(dl19_small):
-    model = get_model("rtc", max_rank=20).fit(dl19_small, rng=0)
+    model = get_model("rtc", **paper(max_rank=20)).fit(dl19_small, rng=0)
     est = model.predict(dl19_small)
     # 37 experts, each calibrated; stage 3 uses every judged document
     assert model.calibration_.shape == (37, 2)
@@ -173,10 +211,10 @@ def test_rtc_on_dl19_ranks_by_expert_agreement(dl19_small):
 
 
 def test_options_change_the_fit_as_documented(dl19_small):
-    base = get_model("rtc", max_rank=20).fit(dl19_small)
-    with_intercept = get_model("rtc", max_rank=20, intercept=True).fit(dl19_small)
+    base = get_model("rtc", **paper(max_rank=20)).fit(dl19_small)
+    with_intercept = get_model("rtc", **paper(max_rank=20, intercept=True)).fit(dl19_small)
     assert base.intercept_ == 0.0 and with_intercept.intercept_ < 0
-    calibrated = get_model("rtc", max_rank=20, unretrieved="calibrated").fit(dl19_small)
+    calibrated = get_model("rtc", **paper(max_rank=20, unretrieved="calibrated")).fit(dl19_small)
     p = calibrated.predict(dl19_small).p[0]
     t0 = dl19_small.topics[0]
     # the evidence of not retrieving moves the predictions
@@ -186,7 +224,7 @@ def test_options_change_the_fit_as_documented(dl19_small):
 
 def test_no_judgments_at_all_gives_one_half(dl19_small):
     nothing = dl19_small.with_judged([np.zeros(t.n_docs, dtype=bool) for t in dl19_small.topics])
-    model = get_model("rtc", max_rank=20).fit(nothing)
+    model = get_model("rtc", **paper(max_rank=20)).fit(nothing)
     assert model.n_judged_ == 0
     np.testing.assert_allclose(model.calibration_, 0.0, atol=1e-6)
     for p in model.predict(nothing).p:
@@ -194,7 +232,7 @@ def test_no_judgments_at_all_gives_one_half(dl19_small):
 
 
 def test_unknown_systems_give_no_opinion(dl19_small):
-    model = get_model("rtc", max_rank=20).fit(dl19_small.subset(dl19_small.systems[:20]))
+    model = get_model("rtc", **paper(max_rank=20)).fit(dl19_small.subset(dl19_small.systems[:20]))
     est = model.predict(dl19_small)  # 17 systems the fit never saw
     only = dl19_small.subset(dl19_small.systems[:20])
     for a, b in zip(est.p[:3], model.predict(only).p[:3]):
@@ -204,7 +242,7 @@ def test_unknown_systems_give_no_opinion(dl19_small):
 def test_unretrieved_documents_give_no_opinion():
     # hand-made: q*(∞) = 0, so an expert that does not retrieve a document adds nothing
     campaign, doc_ids = _hand_made()
-    model = get_model("rtc", intercept=True).fit(campaign)
+    model = get_model("rtc", **paper(intercept=True)).fit(campaign)
     p = dict(zip(doc_ids, model.predict(campaign).p[0]))
     q = rank_probabilities(4, 2, 2)
     (a_a, b_a), (a_b, b_b) = model.calibration_
@@ -258,7 +296,7 @@ def test_log_rank_feature_and_logit_aggregation_by_hand(feature, unretrieved):
 def test_log_rank_calibration_decays_with_rank(dl19_small):
     # Platt on log rank learns that deeper is less likely relevant: B > 0 pooled
     # and for most experts (33 of 37 with the depth-2 pool judged)
-    model = get_model("rtc", max_rank=20, platt_feature="log_rank").fit(dl19_small)
+    model = get_model("rtc", **paper(max_rank=20, platt_feature="log_rank")).fit(dl19_small)
     assert model.feature_depth_ == 20
     assert model.pooled_calibration_[1] > 0
     assert np.mean(model.calibration_[:, 1] > 0) > 0.75

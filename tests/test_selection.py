@@ -488,3 +488,81 @@ def test_alpha_is_the_deprecated_name_of_the_stopping_confidence(small):
     with pytest.warns(FutureWarning, match="SelectionSession"):
         session = SelectionSession(hidden, "mtc", ("s0", "s1"), alpha=None)
     assert session.stopping.confidence is None
+
+
+def test_rtc_stop_on_prior_chooses_with_the_model_and_stops_on_half():
+    """``RTC(stop_on="prior")``: MTC's confidence (½ for unjudged), the model's choices.
+
+    Oracles: the tracker equals a fresh PairConfidence over a state whose unjudged
+    documents are ½; the incrementally updated sums equal ``system_sums`` over the
+    model's probabilities (judged documents at their labels) recomputed from scratch.
+    """
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=4, n_systems=3, n_docs=150, depth=20, rng=5).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    rtc = RTC(model="uniform", model_params={"prior": 0.2}, interval=7, stop_on="prior")
+    session = SelectionSession(hidden.subset(list(pair)), rtc, pair, confidence=None)
+    oracle = SimulatedAssessor(full)
+    for _ in range(17):  # two refits and a few judgments after the second
+        q, d = session.propose()
+        session.judge(q, d, oracle.judge(q, d))
+    state = session.state
+    for p, judged in zip(state.p, state.judged):
+        assert (p[~judged] == 0.5).all()
+    for t in range(state.n_topics):
+        p = state.p[t].copy()
+        p[~state.judged[t]] = 0.2  # the model's estimate
+        np.testing.assert_allclose(rtc.choice_p_[t], p, rtol=0, atol=1e-12)
+        topic = state.campaign.topics[t]
+        fresh = np.stack([system_sums(topic.ranking[s], int(topic.depth[s]), p) for s in state.compared])
+        np.testing.assert_allclose(rtc.g_[t], fresh, rtol=0, atol=1e-12)
+    tracker = PairConfidence(state)
+    np.testing.assert_allclose(session.tracker.e_q, tracker.e_q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(session.tracker.var_q, tracker.var_q, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="stop_on"):
+        SelectionSession(hidden.subset(list(pair)), RTC(stop_on="never"), pair)
+
+
+def test_posterior_selection_stops_on_the_posterior_predictive_confidence():
+    """``posterior``: the loop's confidence is Monte Carlo over the refitted model's draws.
+
+    Oracle: the engine's Monte Carlo on the same judgments and fitted estimate with
+    another seed and ten times the draws, within 4 binomial standard errors of the
+    loop's 4,000.
+    Between refits the confidence does not move, so the loop stops only at a refit.
+    """
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.selection import PosteriorSelection
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    selector = PosteriorSelection(model_params={"n_draws": 40}, interval=5)
+    session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=None, rng=3)
+    oracle = SimulatedAssessor(full)
+    seen = []
+
+    def judge(n):
+        for _ in range(n):
+            q, d = session.propose()
+            session.judge(q, d, oracle.judge(q, d))
+            seen.append(float(session.confidence()[0]))
+
+    judge(10)
+    assert selector.n_fits_ == 3  # at the start, after 5 and after 10 judgments
+    assert seen[5] == seen[6] == seen[7] == seen[8]  # judgments 6-9: no refit
+    campaign = session.state.current_campaign()  # the judgments of the latest refit
+    check = ConfidenceEngine().monte_carlo(
+        campaign, selector.estimate_, pairs=[pair], n_draws=40_000, rng=99
+    )
+    p_loop = float(session.tracker.p_a_better()[0])
+    p_check = float(check.p_a_better[0])
+    assert 0 < p_check < 1
+    assert abs(p_loop - p_check) < 4 * np.sqrt(p_check * (1 - p_check) / 4000)
+    judge(2)
+    assert seen[9] == seen[10] == seen[11]
+    with pytest.raises(ValueError, match="posterior draws"):
+        SelectionSession(hidden.subset(list(pair)), RTC(model="uniform", stop_on="posterior"), pair)

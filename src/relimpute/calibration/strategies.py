@@ -10,8 +10,9 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
 ``rtc``
     The RTC loop (MTC re-estimating p with the expert model every 10
     judgments); the expert model generalises (§3, §4.3 step 4). Both use the
-    shipped settings ``models/rtc.json``; ``rtc-paper`` uses the paper's
-    model exactly (the class defaults).
+    shipped settings ``models/rtc.json`` (the class defaults); ``rtc-paper``
+    judges and generalises with the paper's model
+    (:data:`relimpute.relevance.expert.PAPER_PARAMS`).
 ``bayes``
     The MTC judgments generalised by the Bayesian hierarchy. It judges
     exactly what ``mtc`` judges, so the paired comparison with ``mtc``
@@ -24,6 +25,11 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     The MTC judgments generalised by the default rank-fusion model, with the
     confidence from Monte Carlo over its Laplace posterior draws (``mtc+fusion``
     is the same model's plug-in confidence).
+``posterior``
+    Judged by the RTC loop on the default model (refitted every 10
+    judgments) until its posterior predictive confidence reaches α
+    (:class:`relimpute.selection.PosteriorSelection`), then generalised and
+    scored as ``fusion-mc``.
 ``ip``
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
@@ -42,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..relevance import ExpertAggregation, RelevanceModel, get_model
+from ..relevance.expert import PAPER_PARAMS
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +118,14 @@ class Strategy:
         default = get_selector(self.selector)
         if hasattr(default, "model_params") and "model_params" not in kwargs:
             settings = _settings(kwargs.get("model", default.model))
+            own = _settings(self.model) if isinstance(self.model, str) else None
+            if "model" not in kwargs and own is not None and own.model == settings.model:
+                # the strategy's own model (held-out settings included) and its parameters
+                settings = own
+                kwargs["model_params"] = {**settings.params, **self.model_params}
+            else:
+                kwargs["model_params"] = dict(settings.params)
             kwargs["model"] = settings.model
-            kwargs["model_params"] = dict(settings.params)
         return kwargs
 
 
@@ -194,8 +207,9 @@ register_strategy(
     Strategy(
         "rtc-paper",
         selector="rtc",
-        model=ExpertAggregation(),
-        selector_params={"model": "rtc", "model_params": {}},
+        model=ExpertAggregation(**PAPER_PARAMS),
+        # every parameter given: the loop refits the paper's model, not models/rtc.json
+        selector_params={"model": "rtc", "model_params": dict(PAPER_PARAMS)},
     )
 )
 register_strategy(
@@ -212,6 +226,15 @@ register_strategy(
     )
 )
 register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
+register_strategy(
+    Strategy(
+        "posterior",
+        selector="posterior",
+        model="fusion",
+        model_params={"n_draws": 200},
+        monte_carlo_draws=4000,
+    )
+)
 register_strategy(
     Strategy(
         "fusion-mc",

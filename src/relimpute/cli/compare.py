@@ -261,11 +261,35 @@ def run(args) -> int:
     import sys
 
     print(note, file=sys.stderr)
+    narrower = _point_estimate_note(args, estimate)
+    if narrower:
+        print(narrower, file=sys.stderr)
     if args.matrix:
         _emit_matrix(result.matrix(), args.format)
     else:
         emit(result.to_frame(level=args.confidence), args.format)
     return 0
+
+
+def _point_estimate_note(args, estimate) -> str | None:
+    """One line when the answer ignores the model's own uncertainty (it is then narrower
+    than the posterior predictive answer the default model gives)."""
+    if args.prior is not None:
+        return None  # a fixed prior has no parameters to be unsure of
+    if args.normal:
+        why = "--normal uses the model's point estimate of p"
+    elif estimate.n_draws == 0:
+        why = (
+            f"{args.estimate} holds one probability per document and no posterior draws"
+            if args.estimate is not None
+            else f"the model {args.model!r} gives a point estimate only"
+        )
+    else:
+        return None
+    return (
+        f"relimpute compare: note: {why}, so the uncertainty of the model's own parameters is "
+        "not in this answer, which is narrower than the posterior's"
+    )
 
 
 def _emit_matrix(matrix, fmt: str) -> None:

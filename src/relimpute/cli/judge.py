@@ -71,10 +71,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--strategy",
         default="mtc",
-        choices=("mtc", "rtc", "ip", "depth", "mtf"),
+        choices=("mtc", "rtc", "posterior", "ip", "depth", "mtf"),
         help="selection strategy (default: %(default)s); rtc is MTC with p re-estimated by "
-        "--model every 10 judgments; the pooling orders ip, depth (k = 100) and mtf stop at "
-        "--budget or when their pool is exhausted, not at --confidence",
+        "--model every 10 judgments, stopping on that estimate; posterior refits the default "
+        "model every 10 judgments and stops on its posterior predictive confidence (Monte Carlo "
+        "over its draws, the confidence `compare` states); the pooling orders ip, depth "
+        "(k = 100) and mtf stop at --budget or when their pool is exhausted, not at --confidence",
     )
     add_model_argument(parser, "rtc", what="relevance model of --strategy rtc")
     parser.add_argument(
@@ -176,7 +178,7 @@ def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
     params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model}}.get(args.strategy, {})
-    stop_at = args.confidence if args.strategy in ("mtc", "rtc") else None
+    stop_at = args.confidence if args.strategy in ("mtc", "rtc", "posterior") else None
     return SelectionSession(
         campaign,
         args.strategy,
@@ -184,6 +186,7 @@ def _build(campaign, systems, args):
         confidence=stop_at,
         budget=args.budget,
         depth=args.depth,
+        rng=0,  # the posterior draws: a resumed journal recomputes the same confidences
         **params,
     )
 

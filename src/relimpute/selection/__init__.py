@@ -10,7 +10,7 @@
 - :mod:`.loop` — :class:`SelectionSession` and :func:`run_selection`.
 """
 
-from . import mtc, pooling, rtc  # noqa: F401  (register the strategies)
+from . import mtc, pooling, posterior, rtc  # noqa: F401  (register the strategies)
 from .assessors import Assessor, SimulatedAssessor
 from .base import (
     SelectionState,
@@ -23,10 +23,12 @@ from .base import (
 from .loop import SelectionResult, SelectionSession, run_selection
 from .mtc import MTC
 from .pooling import DepthPooling, IncrementalPooling, MoveToFront
+from .posterior import PosteriorSelection
 from .rtc import RTC
 from .stopping import PairConfidence, StoppingRule
 
 __all__ = [
+    "PosteriorSelection",
     "MTC",
     "RTC",
     "Assessor",

@@ -195,6 +195,14 @@ class SelectionStrategy:
     def set_undecided(self, state: SelectionState, undecided: np.ndarray) -> None:
         """Hook: which pairs (bool ``(P,)``) are still undecided."""
 
+    def confidence_tracker(self, state: SelectionState):
+        """What the loop's confidence reads after :meth:`start`: the normal
+        approximation over ``state.p`` (:class:`~.stopping.PairConfidence`) unless
+        the strategy keeps its own."""
+        from .stopping import PairConfidence
+
+        return PairConfidence(state)
+
     def get_params(self) -> dict[str, Any]:
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
         return {n: getattr(self, n) for n in names}

@@ -104,11 +104,14 @@ class MTC(SelectionStrategy):
         for t in range(state.n_topics):
             self._refresh_topic(state, t)
 
+    def _choice_probabilities(self, state: SelectionState) -> list[np.ndarray]:
+        """Per topic, the probabilities the weights use (the loop's own ``state.p``)."""
+        return state.p
+
     def _topic_sums(self, state: SelectionState, t: int) -> np.ndarray:
         topic = state.campaign.topics[t]
-        return np.stack(
-            [system_sums(topic.ranking[s], int(topic.depth[s]), state.p[t]) for s in state.compared]
-        )
+        p = self._choice_probabilities(state)[t]
+        return np.stack([system_sums(topic.ranking[s], int(topic.depth[s]), p) for s in state.compared])
 
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
         """``(n,)`` weights of every document of topic ``t`` (0 for non-candidates)."""

@@ -6,6 +6,17 @@ probabilities of relevance of unjudged documents come from a relevance model
 judgments so far every ``interval`` judgments (10 in the paper). Between
 refits a judgment only sets its own document's probability and the MTC sums
 are updated incrementally; a refit recomputes them for every topic.
+
+The paper's Algorithm 1 stops on ``P(ΔMAP < 0)`` computed from the current
+probabilities, so the model's estimates drive the stopping confidence as well
+as the choice of documents (``stop_on="model"``). ``stop_on="prior"`` keeps
+½ for every unjudged document in the stopping confidence (MTC's) and uses
+the model only to choose what to judge: the reading under which the paper's
+RTC needs about as many judgments as MTC (examples/rtc_paper/).
+``stop_on="posterior"`` stops on the posterior predictive confidence: Monte
+Carlo over the refitted model's joint posterior draws (the confidence
+``fusion-mc`` states at the end of a study), so a model fitted on a handful
+of judgments cannot declare a pair decided on its point estimate alone.
 """
 
 from __future__ import annotations
@@ -17,6 +28,10 @@ from ..relevance.base import get_model
 from ..relevance.settings import load_settings
 from .base import SelectionState, register
 from .mtc import MTC
+from .stopping import PosteriorPairConfidence
+
+#: what the loop's stopping confidence reads (see :class:`RTC`)
+STOP_ON = ("model", "prior", "posterior")
 
 
 class RTC(MTC):
@@ -31,25 +46,52 @@ class RTC(MTC):
         Refit the model every this many new judgments.
     model_params
         Hyper-parameters overriding the model's settings.
+    stop_on
+        ``"model"``: the stopping confidence uses the model's probabilities
+        (Algorithm 1 read literally). ``"prior"``: it uses ½ for unjudged
+        documents, and the model only ranks the candidates. ``"posterior"``:
+        the posterior predictive confidence, recomputed at every refit (the
+        model must return posterior draws, e.g. ``fusion`` with ``n_draws``).
+    mc_draws
+        Monte Carlo draws of the posterior predictive confidence.
 
     Attributes
     ----------
     n_fits_
         How many times the model has been fitted.
+    estimate_
+        The latest fit's :class:`~relimpute.relevance.RelevanceEstimate`.
     """
 
     name = "rtc"
 
     def __init__(
-        self, model: str = "rtc", interval: int = 10, model_params: Mapping[str, Any] | None = None
+        self,
+        model: str = "rtc",
+        interval: int = 10,
+        model_params: Mapping[str, Any] | None = None,
+        stop_on: str = "model",
+        mc_draws: int = 4000,
     ):
         self.model = model
         self.interval = interval
         self.model_params = model_params
+        self.stop_on = stop_on
+        self.mc_draws = mc_draws
 
     def _initial_p(self, state: SelectionState) -> None:
         if int(self.interval) < 1:
             raise ValueError(f"interval must be a positive integer, got {self.interval}")
+        if self.stop_on not in STOP_ON:
+            raise ValueError(f"stop_on must be one of {STOP_ON}, got {self.stop_on!r}")
+        if self.stop_on == "posterior" and int(self.mc_draws) < 2:
+            raise ValueError(f"mc_draws must be at least 2, got {self.mc_draws}")
+        # the probabilities that choose documents (state.p, unless stop_on="prior")
+        self.choice_p_ = [p.copy() for p in state.p] if self.stop_on == "prior" else state.p
+        self.posterior_ = PosteriorPairConfidence(len(state.pairs))
+        if self.stop_on == "prior":
+            for p, judged in zip(state.p, state.judged):
+                p[~judged] = 0.5
         settings = load_settings(self.model)
         self.model_params_ = {**settings.params, **dict(self.model_params or {})}
         self.model_name_ = settings.model
@@ -59,18 +101,50 @@ class RTC(MTC):
 
     def _refit(self, state: SelectionState) -> None:
         model = get_model(self.model_name_, **self.model_params_)
-        estimate = model.fit_predict(state.current_campaign(), rng=self.rng_)
-        for p, judged, fitted in zip(state.p, state.judged, estimate.p):
+        campaign = state.current_campaign()
+        estimate = self.estimate_ = model.fit_predict(campaign, rng=self.rng_)
+        for p, judged, fitted in zip(self.choice_p_, state.judged, estimate.p):
             p[~judged] = fitted[~judged]
         self.n_fits_ += 1
+        if self.stop_on == "posterior":
+            self._posterior_confidence(state, campaign, estimate)
+
+    def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
+        """Monte Carlo over the model's draws, E[R] over the compared systems (as
+        :class:`~.stopping.PairConfidence` counts it)."""
+        from ..confidence import ConfidenceEngine
+
+        if estimate.n_draws < 2:
+            raise ValueError(
+                f"stop_on='posterior' needs a model that returns posterior draws; "
+                f"{self.model_name_!r} with {self.model_params_} returned {estimate.n_draws}"
+            )
+        names = state.systems
+        pairs = [(names[a], names[b]) for a, b in state.pairs]
+        result = ConfidenceEngine().monte_carlo(
+            campaign.subset(list(names)), estimate, pairs=pairs, n_draws=int(self.mc_draws), rng=self.rng_
+        )
+        self.posterior_.set(result.e_delta_map, result.var_delta_map, result.p_a_better)
+
+    def confidence_tracker(self, state: SelectionState):
+        if self.stop_on == "posterior":
+            return self.posterior_
+        return super().confidence_tracker(state)
+
+    def _choice_probabilities(self, state: SelectionState):
+        return self.choice_p_
 
     def _observe(self, state, topic, doc, p_before):
+        if self.choice_p_ is not state.p:  # the choosing probabilities learn the label too
+            p_before = float(self.choice_p_[topic][doc])
+            self.choice_p_[topic][doc] = state.p[topic][doc]
         self.n_seen_ += 1
         if self.n_seen_ % int(self.interval):
             return super()._observe(state, topic, doc, p_before)
         self._refit(state)
         self._recompute_all(state)
-        return list(range(state.n_topics))
+        # the stopping probabilities moved beyond this document only if they are the model's
+        return list(range(state.n_topics)) if self.choice_p_ is state.p else None
 
 
 register(RTC)

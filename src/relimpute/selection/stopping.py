@@ -102,6 +102,41 @@ class PairConfidence:
         return np.maximum(p, 1.0 - p)
 
 
+class PosteriorPairConfidence:
+    """Per-pair ``E[ΔMAP]``, ``Var[ΔMAP]`` and ``P(ΔMAP > 0)`` over a model's posterior draws.
+
+    The same reading interface as :class:`PairConfidence`, but the numbers are
+    the posterior predictive ones of Monte Carlo over the model's joint draws
+    (:meth:`relimpute.confidence.ConfidenceEngine.monte_carlo`), so the
+    model's parameter uncertainty is in the confidence. They are recomputed
+    when the strategy refits its model (:meth:`set`); a judgment in between
+    leaves them as they were, so the loop can only stop right after a refit.
+    """
+
+    def __init__(self, n_pairs: int):
+        self.mean = np.zeros(n_pairs)
+        self.var = np.zeros(n_pairs)
+        self.p = np.full(n_pairs, 0.5)
+
+    def set(self, mean: np.ndarray, var: np.ndarray, p_a_better: np.ndarray) -> None:
+        self.mean, self.var, self.p = (np.asarray(a, dtype=float).copy() for a in (mean, var, p_a_better))
+
+    def refresh(self, state: SelectionState, topics) -> None:
+        """Nothing to do: the numbers move at the strategy's refits."""
+
+    def update(self, state: SelectionState, topic: int, doc: int) -> None:
+        """Nothing to do: the numbers move at the strategy's refits."""
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.mean, self.var
+
+    def p_a_better(self) -> np.ndarray:
+        return self.p
+
+    def confidence(self) -> np.ndarray:
+        return np.maximum(self.p, 1.0 - self.p)
+
+
 @dataclass(frozen=True, slots=True)
 class StoppingRule:
     """Stop at ``confidence`` (Carterette 2007's α) for every pair, after ``budget`` new
