@@ -18,8 +18,9 @@ from relimpute.relevance.base import _REGISTRY
 from relimpute.relevance.settings import MODELS_DIRS, _discover_models
 
 MODELS = MODELS_DIRS[0]
-#: models whose class defaults are not the shipped settings, and why
-NOT_DEFAULTS = {"rtc": "its class defaults are the paper's model (Carterette 2007), kept as such"}
+#: models whose class defaults are not the shipped settings, and why (none: the paper's RTC is
+#: the explicit relimpute.relevance.expert.PAPER_PARAMS)
+NOT_DEFAULTS: dict[str, str] = {}
 
 
 def _plain(value):
