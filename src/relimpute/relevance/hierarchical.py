@@ -186,11 +186,23 @@ class JudgedDesign:
 
 
 def design_data(design: JudgedDesign) -> dict[str, np.ndarray]:
-    """The ``pm.Data`` values of :func:`build_model` for ``design``."""
+    """The ``pm.Data`` values of :func:`build_model` for ``design``.
+
+    The (system, rank) pairs of the triplets repeat (DL 2019's official qrels:
+    168k triplets over 28k pairs), so the curve ``β_j r^(−γ_j) + δ_j`` is
+    evaluated once per distinct pair (``key_*``) and gathered per triplet
+    (``entry_key``): the gradient then touches each triplet twice instead of
+    through three per-system gathers and an exponential (4x less CPU per
+    gradient).
+    """
+    width = int(design.entry_rank.max(initial=0)) + 1
+    keys, entry_key = np.unique(design.entry_system * width + design.entry_rank, return_inverse=True)
+    by_doc = np.argsort(design.entry_doc, kind="stable")  # the scatter runs through memory once
     return {
-        "entry_system": design.entry_system,
-        "entry_doc": design.entry_doc,
-        "log_rank": np.log(design.entry_rank.astype(np.float64)),
+        "key_system": keys // width,
+        "key_log_rank": np.log((keys % width).astype(np.float64)),
+        "entry_key": entry_key.reshape(-1)[by_doc],
+        "entry_doc": design.entry_doc[by_doc],
         "doc_topic": design.topic,
         "cover": design.cover.astype(np.float64),
         "label": design.label.astype(np.int64),
@@ -235,9 +247,11 @@ def build_model(
 
         # pm.Data: the judged documents can be swapped without recompiling (_AdviProgram)
         data = {name: pm.Data(name, value) for name, value in design_data(design).items()}
-        entry_system, log_rank = data["entry_system"], data["log_rank"]
-        entry = beta[entry_system] * pt.exp(-gamma[entry_system] * log_rank) + delta[entry_system]
+        key_system = data["key_system"]
+        curve = beta[key_system] * pt.exp(-gamma[key_system] * data["key_log_rank"])
+        curve = curve + delta[key_system]
         label = data["label"]
+        entry = curve[data["entry_key"]]
         retrieved = pt.inc_subtensor(pt.zeros(label.shape[0])[data["entry_doc"]], entry)
         absent = 0.5 * (data["cover"] * delta[None, :]).sum(axis=1)
         eta = (alpha - absent)[data["doc_topic"]] + retrieved
@@ -298,33 +312,98 @@ class FitDiagnostics:
         return f"{head}; {body}; {status}"
 
 
-def _sample_nuts(model, *, draws, tune, chains, target_accept, sampler, seed):
-    """NUTS draws as InferenceData and the seconds spent compiling (NaN for PyMC's sampler)."""
-    from pymc.model.transform.optimization import freeze_dims_and_data
+class _NutsProgram:
+    """nutpie's compiled model for one model shape, refitted on swapped judgments.
 
-    model = freeze_dims_and_data(model)  # NUTS compiles per fit: data as constants
-    if sampler == "nutpie":
+    nutpie compiles the log density and its gradient with numba (tens of
+    seconds); the judged documents are shared data, so one compilation
+    serves every fit of the same topics, systems and priors (``with_data``
+    swaps them in) and a fit gives the same draws whether or not the program
+    was compiled for it.
+    """
+
+    _cache: dict[tuple, _NutsProgram] = {}
+    _cache_size = 4
+
+    def __init__(self, model):
         import nutpie
 
         start = time.perf_counter()
-        compiled = nutpie.compile_pymc_model(model)
-        compile_seconds = time.perf_counter() - start
-        idata = nutpie.sample(
+        self.compiled = nutpie.compile_pymc_model(model, freeze_model=False)
+        self.compile_seconds = time.perf_counter() - start
+
+    @classmethod
+    def for_model(cls, design, topics, systems, priors, delta_pooling):
+        """The program for this shape (compiled now if new) and the seconds spent compiling."""
+        key = (len(topics), len(systems), tuple(sorted(priors.items())), delta_pooling)
+        program, seconds = cls._cache.pop(key, None), 0.0
+        if program is None:
+            program = cls(build_model(design, topics, systems, priors, delta_pooling))
+            seconds = program.compile_seconds
+        cls._cache[key] = program  # most recently used last
+        while len(cls._cache) > cls._cache_size:
+            cls._cache.pop(next(iter(cls._cache)))
+        return program, seconds
+
+    def sample(self, design, topics, systems, *, draws, tune, chains, target_accept, seed, bar):
+        """NUTS draws as InferenceData (this campaign's coordinates); ``bar`` counts iterations."""
+        import nutpie
+
+        compiled = self.compiled.with_data(**design_data(design))
+        sampler = nutpie.sample(
             compiled,
             draws=draws,
             tune=tune,
             chains=chains,
             cores=min(chains, 2),
             seed=seed,
-            save_warmup=False,
+            save_warmup=True,  # counted by the progress bar, dropped below
             progress_bar=False,
             target_accept=target_accept,
             low_rank_modified_mass_matrix=True,
+            blocking=False,
         )
-        return idata, compile_seconds
+        while not _finished(sampler):
+            time.sleep(0.5)
+            if bar is not None:
+                bar.update(_iterations_done(sampler) - bar.n)
+        idata = sampler.wait()
+        for group in [g for g in idata.groups() if g.startswith("warmup")]:
+            del idata[group]
+        if bar is not None:
+            bar.update(bar.total - bar.n)
+        idata.posterior = idata.posterior.assign_coords(topic=list(topics), system=list(systems))
+        return idata
+
+
+def _finished(sampler) -> bool:
+    """Whether a background nutpie sampler is done (nutpie 0.16 raises TimeoutError while not)."""
+    try:
+        return bool(sampler.is_finished)
+    except TimeoutError:
+        return False
+
+
+def _iterations_done(sampler) -> int:
+    """Iterations (tuning and draws, all chains) a running nutpie sampler has finished."""
+    try:
+        trace = sampler.inspect()
+    except Exception:  # noqa: BLE001 (nothing stored yet: the count is only for display)
+        return 0
+    return sum(
+        trace[g].sizes["chain"] * trace[g].sizes["draw"]
+        for g in ("warmup_posterior", "posterior")
+        if g in trace.groups()
+    )
+
+
+def _sample_nuts_pymc(model, *, draws, tune, chains, target_accept, seed):
+    """PyMC's own NUTS (compiles inside ``pm.sample``) as InferenceData."""
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
     pm = _import_pymc()
-    with model:
-        idata = pm.sample(
+    with freeze_dims_and_data(model):
+        return pm.sample(
             draws=draws,
             tune=tune,
             chains=chains,
@@ -334,7 +413,6 @@ def _sample_nuts(model, *, draws, tune, chains, target_accept, sampler, seed):
             progressbar=False,
             compute_convergence_checks=False,
         )
-    return idata, math.nan
 
 
 def _nuts_diagnostics(
@@ -416,7 +494,7 @@ class _AdviProgram:
             cls._cache.pop(next(iter(cls._cache)))
         return program
 
-    def fit(self, design, topics, systems, *, steps, draws, seed):
+    def fit(self, design, topics, systems, *, steps, draws, seed, bar=None):
         """Draws as InferenceData (coordinates of this campaign) and the loss (−ELBO) history."""
         from pymc.pytensorf import reseed_rngs
 
@@ -431,6 +509,8 @@ class _AdviProgram:
                 loss[i] = self.step()
                 if not np.isfinite(loss[i]):
                     raise FloatingPointError(f"ADVI's loss became {loss[i]} at step {i}")
+                if bar is not None and (i + 1) % 100 == 0:
+                    bar.update(100)
             idata = self.inference.approx.sample(draws, random_seed=seed + 1)
         idata.posterior = idata.posterior.assign_coords(topic=list(topics), system=list(systems))
         return idata, loss
@@ -650,22 +730,63 @@ class BayesianHierarchy(RelevanceModel):
     # ------------------------------------------------------------------ fit / predict
 
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
+        from ..progress import progress
+
         priors = self._validate()
         design = JudgedDesign.from_campaign(campaign)
         seed = int(rng.integers(2**31 - 1))
         start = time.perf_counter()
-        if self.method == "nuts":
-            idata, compile_seconds = _sample_nuts(
-                build_model(
-                    design, campaign.query_ids, campaign.systems, priors, self.delta_pooling
-                ),
-                draws=int(self.draws),
-                tune=int(self.tune),
-                chains=int(self.chains),
-                target_accept=float(self.target_accept),
-                sampler=self.sampler,
-                seed=seed,
-            )
+        nuts = self.method == "nuts"
+        total = int(self.chains) * (int(self.tune) + int(self.draws)) if nuts else int(self.advi_steps)
+        # shown at once: importing PyMC and compiling take seconds before the first step
+        with progress(None, desc="bayes: loading PyMC", total=total) as bar:
+            _import_pymc()
+            topics, systems = campaign.query_ids, campaign.systems
+            if nuts and self.sampler == "nutpie":
+                bar.set_description("bayes: compiling the model")
+                program, compile_seconds = _NutsProgram.for_model(
+                    design, topics, systems, priors, self.delta_pooling
+                )
+                bar.set_description("bayes: NUTS (nutpie)")
+                idata = program.sample(
+                    design,
+                    topics,
+                    systems,
+                    draws=int(self.draws),
+                    tune=int(self.tune),
+                    chains=int(self.chains),
+                    target_accept=float(self.target_accept),
+                    seed=seed,
+                    bar=bar,
+                )
+            elif nuts:
+                bar.set_description("bayes: NUTS (PyMC)")
+                compile_seconds = math.nan
+                idata = _sample_nuts_pymc(
+                    build_model(design, topics, systems, priors, self.delta_pooling),
+                    draws=int(self.draws),
+                    tune=int(self.tune),
+                    chains=int(self.chains),
+                    target_accept=float(self.target_accept),
+                    seed=seed,
+                )
+            else:
+                bar.set_description("bayes: compiling the model")
+                program = _AdviProgram.for_model(
+                    design, topics, systems, priors, self.delta_pooling,
+                    float(self.advi_learning_rate),
+                )  # fmt: skip
+                bar.set_description("bayes: ADVI")
+                idata, loss = program.fit(
+                    design,
+                    topics,
+                    systems,
+                    steps=int(self.advi_steps),
+                    draws=int(self.draws) * int(self.chains),
+                    seed=seed,
+                    bar=bar,
+                )
+        if nuts:
             diagnostics = _nuts_diagnostics(
                 idata,
                 n_judged=design.n,
@@ -675,22 +796,6 @@ class BayesianHierarchy(RelevanceModel):
                 compile_seconds=compile_seconds,
             )
         else:
-            program = _AdviProgram.for_model(
-                design,
-                campaign.query_ids,
-                campaign.systems,
-                priors,
-                self.delta_pooling,
-                float(self.advi_learning_rate),
-            )
-            idata, loss = program.fit(
-                design,
-                campaign.query_ids,
-                campaign.systems,
-                steps=int(self.advi_steps),
-                draws=int(self.draws) * int(self.chains),
-                seed=seed,
-            )
             iterations = len(loss)
             elbo, change = elbo_plateau(loss)
             problems = ()
