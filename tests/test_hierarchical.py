@@ -36,14 +36,16 @@ TRUTH = {
 # with the log γ spread prior these tests were written for.
 PARTIAL = {"delta_pooling": "partial", "priors": {"log_gamma_sd_scale": 0.5}}
 # Small-sample thresholds for CI (the defaults, R-hat <= 1.01 and ESS >= 100
-# per chain, need more draws than a unit test should spend).
+# per chain, need more draws than a unit test should spend). 1000 draws at
+# target_accept 0.95 left ESS 93 and one divergence once the judgments became
+# shared data (same model, another trajectory): 1500 at 0.97.
 SMALL_NUTS = {
     "method": "nuts",
     "sampler": "nutpie",
-    "draws": 1000,
+    "draws": 1500,
     "tune": 1000,
     "chains": 2,
-    "target_accept": 0.95,
+    "target_accept": 0.97,
     "n_draws": 60,
     "rhat_max": 1.02,
     "min_ess_per_chain": 50,
