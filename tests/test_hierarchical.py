@@ -405,3 +405,33 @@ def test_nuts_refit_on_swapped_judgments_equals_the_first_fit(sim, nuts):
     assert between.diagnostics_.compile_seconds == 0 == again.diagnostics_.compile_seconds
     assert between.diagnostics_.n_judged < nuts[0].diagnostics_.n_judged
     np.testing.assert_array_equal(again.posterior_draws().alpha, nuts[0].posterior_draws().alpha)
+
+
+def test_progress_reads_a_running_nutpie_sampler():
+    """The NUTS progress bar counts tuning and draws of all chains; nutpie 0.16 raises
+    TimeoutError from ``is_finished`` while sampling, which means "not yet"."""
+    from relimpute.relevance.hierarchical import _import_arviz
+    from relimpute.relevance.hierarchical.inference import _finished, _iterations_done
+
+    class Sampler:
+        def __init__(self, trace, done):
+            self.trace, self.done = trace, done
+
+        @property
+        def is_finished(self):
+            if not self.done:
+                raise TimeoutError("Timeout while waiting for sampler to finish")
+            return True
+
+        def inspect(self):
+            if self.trace is None:
+                raise RuntimeError("nothing stored yet")
+            return self.trace
+
+    az = _import_arviz()
+    trace = az.from_dict(
+        posterior={"x": np.zeros((2, 3))}, warmup_posterior={"x": np.zeros((2, 5))}, save_warmup=True
+    )
+    assert not _finished(Sampler(None, False)) and _finished(Sampler(trace, True))
+    assert _iterations_done(Sampler(None, False)) == 0
+    assert _iterations_done(Sampler(trace, False)) == 2 * (5 + 3)
