@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -144,7 +145,9 @@ def _finished(sampler) -> bool:
 def _iterations_done(sampler) -> int:
     """Iterations (tuning and draws, all chains) a running nutpie sampler has finished."""
     try:
-        trace = sampler.inspect()
+        with warnings.catch_warnings():  # ArviZ: "more chains than draws" early on
+            warnings.simplefilter("ignore")
+            trace = sampler.inspect()
     except Exception:  # noqa: BLE001 (nothing stored yet: the count is only for display)
         return 0
     return sum(
