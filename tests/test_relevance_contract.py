@@ -28,14 +28,12 @@ for _info in pkgutil.iter_modules(relevance.__path__):
     if not _info.name.startswith("_"):
         importlib.import_module(f"relimpute.relevance.{_info.name}")
 
-#: cheap settings for models without a ``contract_params`` class attribute
+#: cheap settings for models without a ``contract_params`` class attribute; the
+#: hierarchy's: the same PyMC model with ADVI (its step compiled once per shape, a few
+#: seconds with PyTensor's compilation cache warm) and few draws
 CHEAP = {
     "bayes": {"method": "advi", "advi_steps": 2000, "n_draws": 20, "draws": 10, "chains": 1},
 }
-
-#: models whose contract fit takes about a minute on 2 shared cores (PyMC
-#: graph compilation + ADVI): run with ``-m slow``
-SLOW = {"bayes"}
 
 #: documented p of an unjudged document no run retrieves (models not listed:
 #: only range and exchangeability are asserted)
@@ -90,12 +88,7 @@ def _model(name: str):
     return get_model(name, **(CHEAP.get(name, {}) if params is None else params))
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in available_models()
-    ],
-)
+@pytest.fixture(scope="module", params=available_models())
 def fitted(request):
     """(name, model, estimate) fitted once per model with a fixed seed."""
     name = request.param
