@@ -169,6 +169,22 @@ def test_ap_kernel_draws_each_document_with_its_probability():
     assert abs(both - p[i] * p[j]) <= 5 * np.sqrt(p[i] * p[j] / b)
 
 
+def test_ap_kernel_with_vanishing_probabilities_draws_nothing_and_does_not_crash():
+    """A block whose largest probability is tiny (a posterior draw far below the pool) makes
+    the geometric skip larger than any int64: it must end the block, not wrap to a negative
+    index (which read outside the arrays and killed the process)."""
+    n = 300
+    p = np.r_[np.full(100, 1e-30), np.full(100, 1e-300), np.full(100, 5e-324)]
+    ranking = np.arange(n, dtype=np.int32)[None, :]
+    fixed = np.zeros(n, np.uint8)
+    fixed[0] = 1  # one judged relevant document, at rank 1
+    uncertain = np.arange(1, n, dtype=np.int64)
+    probs = p[1:][None, :]
+    starts = _halving_blocks(probs[0], size=16)
+    ap = _kernels.ap_monte_carlo(ranking, np.array([n], np.int32), fixed, uncertain, probs, starts, 2000, 7)
+    np.testing.assert_array_equal(ap, 1.0)  # nothing drawn: AP of the judged document alone
+
+
 def _former_monte_carlo(campaign, estimate, n_draws, rng):
     """Per-draw MAP of every system by the former dense path (uniforms for every document)."""
     rng = np.random.default_rng(rng)

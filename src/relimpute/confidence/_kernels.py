@@ -284,9 +284,12 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
             step = np.log1p(-q)
             j = lo - 1
             while True:
-                j += 1 + int(np.floor(np.log(1.0 - np.random.random()) / step))
-                if j >= hi:
+                # the skip is compared as a float: for a tiny q it exceeds any int64, and
+                # converting it first would wrap to a negative index (a crash, not an error)
+                skip = np.floor(np.log(1.0 - np.random.random()) / step)
+                if skip >= hi - j - 1:
                     break
+                j += 1 + int(skip)
                 if np.random.random() * q < probs[r, j]:
                     drawn[k] = j
                     k += 1
