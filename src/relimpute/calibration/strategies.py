@@ -226,21 +226,7 @@ register_strategy(
     )
 )
 register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
-register_strategy(
-    Strategy(
-        "posterior",
-        selector="posterior",
-        model="fusion",
-        model_params={"n_draws": 200},
-        monte_carlo_draws=4000,
-    )
-)
-register_strategy(
-    Strategy(
-        "fusion-mc",
-        selector="mtc",
-        model="fusion",
-        model_params={"n_draws": 200},
-        monte_carlo_draws=4000,
-    )
-)
+#: the default answer: the default model, confidence by Monte Carlo over its posterior draws
+_DEFAULT_ANSWER = {"model": "fusion", "model_params": {"n_draws": 200}, "monte_carlo_draws": 4000}
+register_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
+register_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))

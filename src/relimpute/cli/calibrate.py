@@ -31,9 +31,10 @@ strategies: mtc (uniform prior), rtc (expert model, shipped settings), rtc-paper
 (the paper's expert model), bayes (Bayesian hierarchy on the MTC judgments),
 bayes-mc (the same, confidence by Monte Carlo over its posterior draws),
 fusion-mc (the default answer: the MTC judgments generalised by the default
-fusion model, confidence by Monte Carlo over its posterior draws), ip
-(incremental pooling, as many judgments as mtc), or any SELECTOR+MODEL pair such
-as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
+fusion model, confidence by Monte Carlo over its posterior draws), posterior
+(judged until the default model's posterior predictive confidence is reached, then
+scored as fusion-mc), ip (incremental pooling, as many judgments as mtc), or any
+SELECTOR+MODEL pair such as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
 The output folder carries manifest.json naming the study (arguments, seed,
 data) and keeps each finished trial in OUT/.resume/: a killed study goes on
