@@ -202,3 +202,7 @@ def test_point_estimate_answers_say_they_are_narrower(data, capsys):
     assert main(base + ["--estimate", str(out)]) == 0
     err = capsys.readouterr().err
     assert "no posterior draws" in err and str(out) in err
+    # evaluate --estimate states E[m] and sd[m] from the same file: the same line
+    assert main(["evaluate", str(qrels), str(runs), "--estimate", str(out), "-m", "AP"]) == 0
+    err = capsys.readouterr().err
+    assert "relimpute evaluate: note:" in err and "narrower than the posterior's" in err

@@ -34,3 +34,16 @@ def load_estimate(path: str, campaign):
         raise InputError(
             f"{exc.problem} (was the file fitted to other runs or qrels?)", path
         ) from None
+
+
+def narrower_note(command: str, why: str) -> str:
+    """The line a command prints when its answer leaves out the model's own uncertainty."""
+    return (
+        f"relimpute {command}: note: {why}, so the uncertainty of the model's own parameters is "
+        "not in this answer, which is narrower than the posterior's"
+    )
+
+
+def file_without_draws(path: str) -> str:
+    """Why an --estimate file gives a point estimate only."""
+    return f"{path} holds one probability per document and no posterior draws"

@@ -274,22 +274,21 @@ def run(args) -> int:
 def _point_estimate_note(args, estimate) -> str | None:
     """One line when the answer ignores the model's own uncertainty (it is then narrower
     than the posterior predictive answer the default model gives)."""
+    from ._estimate import file_without_draws, narrower_note
+
     if args.prior is not None:
         return None  # a fixed prior has no parameters to be unsure of
     if args.normal:
         why = "--normal uses the model's point estimate of p"
     elif estimate.n_draws == 0:
         why = (
-            f"{args.estimate} holds one probability per document and no posterior draws"
+            file_without_draws(args.estimate)
             if args.estimate is not None
             else f"the model {args.model!r} gives a point estimate only"
         )
     else:
         return None
-    return (
-        f"relimpute compare: note: {why}, so the uncertainty of the model's own parameters is "
-        "not in this answer, which is narrower than the posterior's"
-    )
+    return narrower_note(COMMAND, why)
 
 
 def _emit_matrix(matrix, fmt: str) -> None:

@@ -278,6 +278,10 @@ def _expected(campaign, measures, args) -> int:
         "judged; sd[m] is the uncertainty from unjudged documents only (topics fixed).",
         file=sys.stderr,
     )
+    if estimate.n_draws == 0:
+        from ._estimate import file_without_draws, narrower_note
+
+        print(narrower_note("evaluate", file_without_draws(args.estimate)), file=sys.stderr)
     emit(frame, args.format)
     return 0
 
