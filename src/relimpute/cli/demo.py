@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import add_seed_argument, positive_int
+from ._common import DEFAULT_MODEL, add_seed_argument, positive_int
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
@@ -127,22 +127,15 @@ def run(args) -> int:
         "approximation",
         file=sys.stderr,
     )
-    if DEFAULT in answers:
-        from ..calibration.trials import true_map as full_judgment_map
-
-        # the truth on E[MAP]'s own terms: R counts the relevant documents of the campaign
-        _show_answer(*answers[DEFAULT], full_judgment_map(truth_campaign).to_dict())
+    if DEFAULT_MODEL in answers:
+        _show_answer(*answers[DEFAULT_MODEL], dict(zip(truth_campaign.systems, true_map)))
     return 0
-
-
-#: the model whose answer the demo shows (the default of `relimpute compare`)
-DEFAULT = "fusion"
 
 
 def _show_answer(scores, comparison, truth) -> None:
     """What a user gets from the default model: E[MAP] ± sd of the top runs, P(A beats B)."""
     frame = scores.to_frame().sort_values("e_map", ascending=False).head(5)
-    print(f"\nthe default model's answer ({DEFAULT}), the five best runs by E[MAP]:", file=sys.stderr)
+    print(f"\nthe default model's answer ({DEFAULT_MODEL}), the five best runs by E[MAP]:", file=sys.stderr)
     for row in frame.itertuples():
         print(
             f"  {row.system:<8} E[MAP] {row.e_map:.3f} ± {row.sd_map:.3f}   "

@@ -196,12 +196,10 @@ class SelectionStrategy:
         """Hook: which pairs (bool ``(P,)``) are still undecided."""
 
     def confidence_tracker(self, state: SelectionState):
-        """What the loop's confidence reads after :meth:`start`: the normal
-        approximation over ``state.p`` (:class:`~.stopping.PairConfidence`) unless
-        the strategy keeps its own."""
-        from .stopping import PairConfidence
-
-        return PairConfidence(state)
+        """What the loop's confidence reads after :meth:`start`, when the strategy keeps
+        its own; None: the normal approximation over ``state.p``
+        (:class:`~.stopping.PairConfidence`)."""
+        return None
 
     def get_params(self) -> dict[str, Any]:
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]

@@ -19,7 +19,7 @@ from ..data import Campaign
 from ..relevance.base import as_generator
 from .assessors import Assessor
 from .base import SelectionState, SelectionStrategy, get_strategy, truncate
-from .stopping import _NOT_GIVEN, StoppingRule, stopping_confidence
+from .stopping import _NOT_GIVEN, PairConfidence, StoppingRule, stopping_confidence
 
 TRACE_COLUMNS = [
     "judgment",
@@ -93,7 +93,7 @@ class SelectionSession:
         self.state = SelectionState(truncate(campaign, depth), systems)
         self.strategy = get_strategy(strategy, **strategy_params)
         self.strategy.start(self.state, as_generator(rng))
-        self.tracker = self.strategy.confidence_tracker(self.state)
+        self.tracker = self.strategy.confidence_tracker(self.state) or PairConfidence(self.state)
         self.strategy.set_undecided(self.state, ~self.stopping.decided(self.tracker.confidence()))
         self.initial_confidence = float(self.tracker.confidence().min())
         self.rows: list[dict] = []

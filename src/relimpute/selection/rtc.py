@@ -88,7 +88,7 @@ class RTC(MTC):
             raise ValueError(f"mc_draws must be at least 2, got {self.mc_draws}")
         # the probabilities that choose documents (state.p, unless stop_on="prior")
         self.choice_p_ = [p.copy() for p in state.p] if self.stop_on == "prior" else state.p
-        self.posterior_ = PosteriorPairConfidence(len(state.pairs))
+        self.posterior_ = PosteriorPairConfidence(len(state.pairs)) if self.stop_on == "posterior" else None
         if self.stop_on == "prior":
             for p, judged in zip(state.p, state.judged):
                 p[~judged] = 0.5
@@ -127,9 +127,7 @@ class RTC(MTC):
         self.posterior_.set(result.e_delta_map, result.var_delta_map, result.p_a_better)
 
     def confidence_tracker(self, state: SelectionState):
-        if self.stop_on == "posterior":
-            return self.posterior_
-        return super().confidence_tracker(state)
+        return self.posterior_
 
     def _choice_probabilities(self, state: SelectionState):
         return self.choice_p_
