@@ -91,3 +91,21 @@ def test_calibrate_models_folder_replaces_the_shipped_settings(small_dir, tmp_pa
     capsys.readouterr()
     assert main(base + ["--models", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")]) == 2
     assert "no such settings folder" in capsys.readouterr().err
+
+
+def test_calibrate_budget_caps_each_trial(small_dir, tmp_path, capsys):
+    """``--budget N`` stops a trial's judging at N judgments; the report says so."""
+    out = tmp_path / "capped"
+    code = main([
+        "calibrate", str(small_dir / "qrels.txt"), str(small_dir / "runs"), "--rel-threshold", "2",
+        "--trials", "2", "--k", "3", "--strategies", "mtc", "--seed", "4", "--confidence", "0.999",
+        "--budget", "3", "--quiet", "-o", str(out),
+    ])
+    assert code == 0
+    assert "at most 3 judgments" in capsys.readouterr().out
+    trials = pd.read_csv(out / "trials.csv")
+    assert (trials["judgments"] <= 3).all() and "budget" in set(trials["stopped_because"])
+    with pytest.raises(SystemExit) as exit_:  # refused when parsed, before any work
+        main(["calibrate", str(small_dir / "qrels.txt"), str(small_dir / "runs"), "--budget", "0",
+              "-o", str(tmp_path / "y")])
+    assert exit_.value.code == 2 and "positive integer" in capsys.readouterr().err

@@ -293,3 +293,23 @@ def test_rtc_paper_loop_refits_the_papers_model():
                   confidence=None, budget=12, rng=0)
     assert selector.n_fits_ >= 2  # the initial fit and the refit after 10 judgments
     assert selector.model_params_ == paper
+
+
+def test_judgment_budget_stops_trials_and_is_reported(dl19_cut):
+    """``max_judgments`` cuts judging at the budget when the confidence is not reached first,
+    the trial rows say so, the budget-following strategy (ip) spends the same, and the report
+    counts the stopped trials; an unreachable confidence makes every trial hit the budget."""
+    kwargs = {"n_trials": 3, "k": 3, "c": 2, "depth": None, "seed": 4, "progress": False}
+    free = run_study(dl19_cut, "mtc,ip", **kwargs)
+    capped = run_study(dl19_cut, "mtc,ip", confidence=0.999999, max_judgments=7, **kwargs)
+    mtc = capped.trials[capped.trials["strategy"] == "mtc"]
+    assert (mtc["judgments"] <= 7).all()
+    assert set(mtc.loc[mtc["judgments"] == 7, "stopped_because"]) == {"budget"}
+    assert (free.trials.loc[free.trials["strategy"] == "mtc", "judgments"] > 7).any()  # the cap bit
+    wide = capped.trials.pivot(index="trial", columns="strategy", values="judgments")
+    assert (wide["ip"] == wide["mtc"]).all()
+    summary = CalibrationReport.from_study(capped).summary["raw"].set_index("strategy")
+    assert summary.loc["mtc", "share_stopped_at_budget"] == pytest.approx((mtc["stopped_because"] == "budget").mean())
+    assert capped.config["max_judgments"] == 7 and "7 judgments" in CalibrationReport.from_study(capped).to_markdown()
+    with pytest.raises(ValueError, match="max_judgments"):
+        run_study(dl19_cut, "mtc", max_judgments=0, **kwargs)

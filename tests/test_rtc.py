@@ -300,3 +300,16 @@ def test_log_rank_calibration_decays_with_rank(dl19_small):
     assert model.feature_depth_ == 20
     assert model.pooled_calibration_[1] > 0
     assert np.mean(model.calibration_[:, 1] > 0) > 0.75
+
+
+def test_posterior_confidence_refines_only_near_the_target():
+    """The quick Monte Carlo stands only when every pair is clearly below the stopping
+    confidence (4 standard errors and 0.02); at or near it, all the draws decide."""
+    from relimpute.selection.rtc import _clearly_below
+
+    assert _clearly_below(np.array([0.3, 0.7]), 1000, 0.95)  # confidence 0.7: far below
+    assert not _clearly_below(np.array([0.3, 0.93]), 1000, 0.95)  # one pair near 0.95
+    assert not _clearly_below(np.array([0.02]), 1000, 0.95)  # confidence 0.98: decided
+    # the margin shrinks with more draws: 0.90 is near 0.95 at 100 draws, clear at 10,000
+    assert not _clearly_below(np.array([0.90]), 100, 0.95)
+    assert _clearly_below(np.array([0.90]), 10_000, 0.95)

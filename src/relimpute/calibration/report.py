@@ -112,6 +112,8 @@ def summary_frame(study: CalibrationStudy, cap: float | None = None) -> pd.DataF
                 "median_judgments": float(np.median(judged)),
                 "mean_judgments": float(np.mean(judged)),
                 "share_zero_judgments": float(np.mean(judged == 0)),
+                "share_stopped_at_budget": float(np.mean(trials["stopped_because"] == "budget"))
+                if study.config.get("max_judgments") else 0.0,
                 "mean_tau": float(trials["tau"].mean()),
                 "trials_with_warnings": int((trials.get("warnings", pd.Series(0, index=trials.index)) > 0).sum()),
             }
@@ -238,7 +240,8 @@ class CalibrationReport:
             (
                 f"relimpute calibrate: {cfg.get('n_trials')} trials, k={cfg.get('k')}, "
                 f"c={cfg.get('c')}, confidence={cfg.get('alpha')}, depth={cfg.get('depth')}, "
-                f"rel>={cfg.get('rel_threshold')}"
+                + (f"at most {cfg['max_judgments']} judgments, " if cfg.get("max_judgments") else "")
+                + f"rel>={cfg.get('rel_threshold')}"
             ),
             "",
             (
@@ -276,7 +279,8 @@ class CalibrationReport:
             (
                 f"{cfg.get('n_trials')} trials; k = {cfg.get('k')} runs per trial"
                 f"{' (one per group)' if cfg.get('one_per_group') else ''}, c = {cfg.get('c')} "
-                f"initial; judged to confidence {cfg.get('alpha')} (the paper's α); runs truncated at depth "
+                f"initial; judged to confidence {cfg.get('alpha')} (the paper's α){_budget_text(cfg)}; "
+                "runs truncated at depth "
                 f"{cfg.get('depth')}; relevant = grade ≥ {cfg.get('rel_threshold')}; "
                 f"seed {cfg.get('seed')}."
             ),
@@ -420,12 +424,17 @@ def _strategy_text(cfg: dict[str, Any]) -> str:
     return "; ".join(parts) or "-"
 
 
+def _budget_text(cfg) -> str:
+    """How a judgment budget cut the trials short, if the study had one."""
+    return f" or {cfg['max_judgments']} judgments, whichever came first" if cfg.get("max_judgments") else ""
+
+
 def _summary_view(summary: pd.DataFrame) -> pd.DataFrame:
     view = summary[
         [
             "strategy", "trials", "pairs", "w", "w_low", "w_high", "accuracy", "ece", "brier",
             "log_loss", "share_conf_95", "accuracy_conf_95", "median_judgments",
-            "mean_judgments", "share_zero_judgments", "mean_tau", "ties_excluded",
+            "mean_judgments", "share_zero_judgments", "share_stopped_at_budget", "mean_tau", "ties_excluded",
             "trials_with_warnings",
         ]
     ].copy()

@@ -279,8 +279,12 @@ def run_trial(
     confidence: float = 0.95,
     similarity: np.ndarray | None = None,
     truth: pd.Series | None = None,
+    max_judgments: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every strategy on one trial; return its pair rows and its per-strategy rows.
+
+    ``max_judgments`` stops a strategy's judging there when ``confidence`` is not
+    reached first (its row says ``stopped_because = "budget"``); None judges on.
 
     ``campaign`` must already be truncated (:func:`truncate_campaign`) and
     hold the full judgments; ``similarity`` and ``truth`` (from
@@ -308,12 +312,13 @@ def run_trial(
     for strategy in strategies:
         rng = strategy_rng(spec.seed, strategy.name)
         started = time.perf_counter()
-        budget = None if strategy.budget_from is None else spent[strategy.budget_from]
+        if strategy.budget_from is None:
+            target, budget = confidence, max_judgments
+        else:  # spends what another strategy spent, not stopped at the confidence
+            target, budget = None, spent[strategy.budget_from]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = _gather_judgments(
-                hidden, assessor, strategy, spec.initial, None if budget is not None else confidence, budget, rng
-            )
+            result = _gather_judgments(hidden, assessor, strategy, spec.initial, target, budget, rng)
             after = _with_labels(full, result.campaign_after)
             spent[strategy.name] = result.n_judgments
             estimate = strategy.make_model().fit(after, rng=rng).predict(after)
@@ -427,6 +432,7 @@ def run_study(
     progress: bool = True,
     alpha=_NOT_GIVEN,
     checkpoint=None,
+    max_judgments: int | None = None,
 ) -> CalibrationStudy:
     """Run ``n_trials`` trials of the reusability study for every strategy (paired).
 
@@ -449,6 +455,9 @@ def run_study(
         Parallel workers (joblib; -1 = all cores). Results do not depend on it.
     progress
         Show a progress bar over trials (on a terminal; :func:`relimpute.progress.quiet`).
+    max_judgments
+        Stop a trial's judging after this many judgments when the confidence is
+        not reached first (None: judge until it is, the paper's protocol).
     checkpoint
         A :class:`relimpute._study_folder.StudyFolder`: each trial is saved there as it
         finishes, and trials it already holds (same trial seed) are not run again, so a
@@ -462,6 +471,8 @@ def run_study(
     confidence = stopping_confidence(confidence, alpha, "run_study")
     if not 0.5 < confidence <= 1.0:
         raise ValueError(f"confidence must lie in (0.5, 1], got {confidence}")
+    if max_judgments is not None and (int(max_judgments) != max_judgments or max_judgments < 1):
+        raise ValueError(f"max_judgments must be a positive integer or None, got {max_judgments!r}")
     chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
     base = truncate_campaign(campaign, depth)
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
@@ -470,7 +481,10 @@ def run_study(
     done = _finished_trials(checkpoint, specs)
     todo = [spec for spec in specs if spec.trial not in done]
     tasks = (
-        delayed(run_trial)(base, spec, chosen, confidence=confidence, similarity=similarity, truth=truth)
+        delayed(run_trial)(
+            base, spec, chosen, confidence=confidence, similarity=similarity, truth=truth,
+            max_judgments=max_judgments,
+        )
         for spec in todo
     )
     results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
@@ -488,6 +502,7 @@ def run_study(
         "c": c,
         "alpha": confidence,  # the key of the paper's α, kept so older reports still read
         "depth": depth,
+        "max_judgments": max_judgments,
         "seed": seed,
         "one_per_group": groups is not None,
         "rel_threshold": campaign.rel_threshold,

@@ -68,6 +68,13 @@ def add_arguments(parser) -> None:
         metavar="K",
         help="truncate every run at rank K (default 100, the paper's setup; 0 = full depth)",
     )
+    parser.add_argument(
+        "--budget",
+        type=positive_int,
+        metavar="N",
+        help="stop a trial's judging after N judgments when --confidence is not reached first "
+        "(default: judge until it is, the paper's protocol); the report counts the trials it stopped",
+    )
     parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
     add_seed_argument(parser, "the study (trials are reproducible from it)")
@@ -127,6 +134,7 @@ def run(args) -> int:
         depth=args.depth or None,
         groups=groups,
         seed=folder.study["seed"],
+        max_judgments=args.budget,
         jobs=args.jobs,
         progress=not args.quiet,
         checkpoint=folder,
@@ -159,6 +167,7 @@ def _identity(args, campaign, strategies, groups) -> dict:
     arguments = {
         "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
         "depth": args.depth, "cap": args.cap, "strategies": specs,
+        **({"budget": args.budget} if args.budget else {}),  # a study folder before --budget resumes
         "one_per_group": None if groups is None else dict(sorted(groups.items())),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)

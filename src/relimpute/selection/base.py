@@ -82,6 +82,9 @@ class SelectionState:
         Per topic, ``(n,)`` bool: the documents that count towards ``R``
         (judged, or retrieved by a compared system: the run set being
         evaluated while judging; docs/math/average-precision.md).
+    target_confidence
+        The loop's stopping confidence (None: it does not stop on one), for a
+        strategy that states its confidence more precisely near it.
     """
 
     def __init__(self, campaign: Campaign, systems: Sequence[str]):
@@ -100,6 +103,7 @@ class SelectionState:
         self.candidates = [(r > 0).any(axis=0) & ~j for r, j in zip(self.ranks, self.judged)]
         self.counted = [counted_documents(t, self.compared) for t in campaign.topics]
         self._topic_index = {q: t for t, q in enumerate(campaign.query_ids)}
+        self.target_confidence: float | None = None
 
     @property
     def n_topics(self) -> int:

@@ -91,6 +91,7 @@ class SelectionSession:
         self.stopping = StoppingRule(confidence=confidence, budget=budget)
         systems = campaign.systems if systems is None else tuple(systems)
         self.state = SelectionState(truncate(campaign, depth), systems)
+        self.state.target_confidence = confidence
         self.strategy = get_strategy(strategy, **strategy_params)
         self.strategy.start(self.state, as_generator(rng))
         self.tracker = self.strategy.confidence_tracker(self.state) or PairConfidence(self.state)
