@@ -291,3 +291,19 @@ def test_posterior_strategy_judges_and_resumes(files, monkeypatch, capsys):
     assert code == 0
     status = re.findall(r"confidence [0-9.]+ \(P\(A better than B\) = [0-9.]+, E\[dMAP\] = [-+][0-9.]+\)", first)
     assert status and status[-1] in again  # the same confidence after replaying the journal
+
+
+def test_rtc_stops_on_the_posterior_when_its_model_has_draws(files, monkeypatch, capsys):
+    """``--strategy rtc --model fusion`` states the posterior predictive confidence (the same
+    first status as ``--strategy posterior``, which refits the same model with the same
+    seed); a model without draws says in one line that its stop ignores that uncertainty."""
+    tmp, _ = files
+    status = re.compile(r"judged 0; confidence [0-9.]+ \(P\(A better than B\) = [0-9.]+")
+    code, rtc = run_cli(base_args(tmp, "f.jsonl") + ["--strategy", "rtc", "--model", "fusion"],
+                        ["q"], monkeypatch, capsys)
+    assert code == 0
+    code, posterior = run_cli(base_args(tmp, "p.jsonl") + ["--strategy", "posterior"], ["q"], monkeypatch, capsys)
+    assert code == 0 and status.search(rtc).group() == status.search(posterior).group()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert main(["judge", *map(str, base_args(tmp, "u.jsonl")), "--strategy", "rtc", "--model", "uniform"]) == 0
+    assert "returns no posterior draws and --strategy rtc stops on its point estimate" in capsys.readouterr().err

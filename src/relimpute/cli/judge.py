@@ -73,7 +73,8 @@ def add_arguments(parser) -> None:
         default="mtc",
         choices=("mtc", "rtc", "posterior", "ip", "depth", "mtf"),
         help="selection strategy (default: %(default)s); rtc is MTC with p re-estimated by "
-        "--model every 10 judgments, stopping on that estimate; posterior refits the default "
+        "--model every 10 judgments, stopping on its posterior predictive confidence when the "
+        "model returns posterior draws (fusion) and on its point estimate otherwise; posterior refits the default "
         "model every 10 judgments and stops on its posterior predictive confidence (Monte Carlo "
         "over its draws, the confidence `compare` states); the pooling orders ip, depth "
         "(k = 100) and mtf stop at --budget or when their pool is exhausted, not at --confidence",
@@ -177,7 +178,8 @@ def _settings(args, systems, scale) -> dict:
 def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
-    params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model}}.get(args.strategy, {})
+    # rtc stops on the posterior predictive confidence when its model returns draws
+    params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model, "stop_on": "auto"}}.get(args.strategy, {})
     stop_at = args.confidence if args.strategy in ("mtc", "rtc", "posterior") else None
     return SelectionSession(
         campaign,
@@ -225,6 +227,11 @@ def _session(args, campaign, systems, journal, texts) -> int:
     """The judging loop: propose, ask, record in the journal, until a stopping rule holds."""
     actions = journal.actions()
     session = _build(campaign, systems, args)
+    if getattr(session.strategy, "stop_on_", None) == "model":
+        from ._estimate import narrower_note
+
+        why = f"--model {args.model} returns no posterior draws and --strategy rtc stops on its point estimate"
+        print(narrower_note(COMMAND, why), file=sys.stderr)
     _replay(session, journal, actions)
     out = sys.stdout
     what = f"{systems[0]} vs {systems[1]}" if len(systems) == 2 else f"{len(systems)} runs"

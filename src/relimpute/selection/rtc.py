@@ -33,7 +33,7 @@ from .mtc import MTC
 from .stopping import PosteriorPairConfidence
 
 #: what the loop's stopping confidence reads (see :class:`RTC`)
-STOP_ON = ("model", "prior", "posterior")
+STOP_ON = ("model", "prior", "posterior", "auto")
 
 
 class RTC(MTC):
@@ -54,6 +54,8 @@ class RTC(MTC):
         documents, and the model only ranks the candidates. ``"posterior"``:
         the posterior predictive confidence, recomputed at every refit (the
         model must return posterior draws, e.g. ``fusion`` with ``n_draws``).
+        ``"auto"``: ``"posterior"`` when the model's first fit returns
+        posterior draws, ``"model"`` otherwise (``stop_on_`` says which).
     mc_draws
         Monte Carlo draws of the posterior predictive confidence.
 
@@ -61,6 +63,8 @@ class RTC(MTC):
     ----------
     n_fits_
         How many times the model has been fitted.
+    stop_on_
+        What the stopping confidence reads (``stop_on`` with ``"auto"`` resolved).
     estimate_
         The latest fit's :class:`~relimpute.relevance.RelevanceEstimate`.
     """
@@ -86,10 +90,11 @@ class RTC(MTC):
             raise ValueError(f"interval must be a positive integer, got {self.interval}")
         if self.stop_on not in STOP_ON:
             raise ValueError(f"stop_on must be one of {STOP_ON}, got {self.stop_on!r}")
-        if self.stop_on == "posterior" and int(self.mc_draws) < 2:
+        if self.stop_on in ("posterior", "auto") and int(self.mc_draws) < 2:
             raise ValueError(f"mc_draws must be at least 2, got {self.mc_draws}")
         # the probabilities that choose documents (state.p, unless stop_on="prior")
         self.choice_p_ = [p.copy() for p in state.p] if self.stop_on == "prior" else state.p
+        self.stop_on_ = self.stop_on
         self.posterior_ = PosteriorPairConfidence(len(state.pairs)) if self.stop_on == "posterior" else None
         if self.stop_on == "prior":
             for p, judged in zip(state.p, state.judged):
@@ -108,7 +113,11 @@ class RTC(MTC):
         for p, judged, fitted in zip(self.choice_p_, state.judged, estimate.p):
             p[~judged] = fitted[~judged]
         self.n_fits_ += 1
-        if self.stop_on == "posterior":
+        if self.stop_on_ == "auto":  # the first fit says whether the model returns draws
+            self.stop_on_ = "posterior" if estimate.n_draws >= 2 else "model"
+            if self.stop_on_ == "posterior":
+                self.posterior_ = PosteriorPairConfidence(len(state.pairs))
+        if self.stop_on_ == "posterior":
             self._posterior_confidence(state, campaign, estimate)
 
     def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
