@@ -98,3 +98,21 @@ def test_paired_test_str_names_the_test(results):
     text = str(results["PairedTest"])
     assert text.startswith("tau: mtc - rtc = +0.05 on average") and "paired t-test" in text
     assert results["PairedTest"].to_frame().iloc[0]["pvalue"] == 0.06
+
+
+def test_a_result_says_whether_the_models_parameter_uncertainty_is_in_it():
+    """Exact moments, and Monte Carlo without posterior draws, take the model's
+    probabilities as known and say so; Monte Carlo over the draws carries them."""
+    from relimpute.relevance import RankFusion
+
+    sim = simulate_campaign(n_topics=4, n_systems=3, n_docs=200, depth=30, rng=5)
+    estimate = RankFusion(n_draws=20).fit_predict(sim.campaign, rng=0)
+    engine = ConfidenceEngine()
+    exact = engine.compare(sim.campaign, estimate)
+    plain = engine.monte_carlo(sim.campaign, estimate, n_draws=40, rng=1, use_posterior_draws=False)
+    drawn = engine.monte_carlo(sim.campaign, estimate, n_draws=40, rng=1)
+    for result in (exact, plain):
+        assert "parameters taken as known" in str(result) and "parameters taken as known" in repr(result)
+    assert "model parameters (posterior draws)" in str(drawn) and "taken as known" not in str(drawn)
+    boot = engine.topic_bootstrap(sim.campaign, estimate, n_draws=40, rng=1)
+    assert boot.comparison.scores.sources == "topics + unjudged documents + model parameters (posterior draws)"

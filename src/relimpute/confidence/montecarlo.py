@@ -33,7 +33,7 @@ import numpy as np
 from ..data import Campaign
 from ..relevance.base import RelevanceEstimate, as_generator
 from .linear import canonical_name, parse_linear, weight_matrix
-from .results import Comparison, SystemScores
+from .results import PARAMETERS, Comparison, SystemScores
 
 
 def simulate(
@@ -109,6 +109,7 @@ def simulate(
         method="monte carlo",
         ratio=None,
         draws=mean_draws,
+        sources="unjudged documents" + ("" if posterior is None else f" + {PARAMETERS}"),
     )
     e_delta, var_delta, p_better = _pair_summaries(mean_draws, pairs, max_elements)
     return Comparison(

@@ -53,6 +53,10 @@ def _interval(mean, var, draws, level: float) -> ConfidenceInterval:
     return ConfidenceInterval(mean - half, mean + half)
 
 
+#: what ``SystemScores.sources`` adds when the draws carry the model's parameter uncertainty
+PARAMETERS = "model parameters (posterior draws)"
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class SystemScores:
     """Distribution of a measure per system and topic, and of its mean over topics.
@@ -77,8 +81,12 @@ class SystemScores:
         ``(B, S)`` per-draw mean over topics (Monte Carlo only), else None.
     sources
         The uncertainty the distributions carry: ``"unjudged documents"`` (topics
-        fixed), or ``"topics + unjudged documents"`` (topic bootstrap with a
-        relevance draw inside, :mod:`relimpute.confidence.topic_bootstrap`).
+        fixed; the probabilities of relevance taken as known), with ``"topics + "``
+        in front for a topic bootstrap with a relevance draw inside
+        (:mod:`relimpute.confidence.topic_bootstrap`), and with
+        :data:`PARAMETERS` behind when Monte Carlo drew the model's posterior, so
+        the model's own parameter uncertainty is in the answer. Without it the
+        answer is narrower than the posterior's; ``str()`` and ``repr()`` say so.
     """
 
     systems: tuple[str, ...]
@@ -156,7 +164,8 @@ class SystemScores:
             how = f"Monte Carlo, {0 if self.draws is None else len(self.draws)} draws"
         else:
             how = "exact moments" + (f", {self.ratio} ratio" if self.ratio else "")
-        return f"{how}; uncertainty: {self.sources}"
+        known = "" if PARAMETERS in self.sources else "; the model's parameters taken as known"
+        return f"{how}; uncertainty: {self.sources}{known}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -51,9 +51,6 @@ import pandas as pd
 from .montecarlo import _pair_summaries
 from .results import Comparison
 
-SOURCES = "topics + unjudged documents"
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicBootstrap:
     """ΔMAP over topic resamples with relevance drawn inside, and where its spread comes from.
@@ -124,7 +121,7 @@ def resample_topics(
         comparison,
         var_delta_map=var,
         p_a_better=p_a_better,
-        scores=replace(comparison.scores, var_map=means.var(axis=0), draws=means, sources=SOURCES),
+        scores=replace(comparison.scores, var_map=means.var(axis=0), draws=means, sources=f"topics + {comparison.scores.sources}"),
         e_delta_ap=e_delta_ap,
         var_delta_ap=None,
     )
