@@ -566,3 +566,44 @@ def test_posterior_selection_stops_on_the_posterior_predictive_confidence():
     assert seen[9] == seen[10] == seen[11]
     with pytest.raises(ValueError, match="posterior draws"):
         SelectionSession(hidden.subset(list(pair)), RTC(model="uniform", stop_on="posterior"), pair)
+
+
+def test_posterior_screen_skips_only_refits_that_cannot_stop():
+    """``screen``: the posterior Monte Carlo is skipped at a refit only when the exact
+    confidence with the refitted probabilities taken as known is below target − screen,
+    and the loop still stops only on a posterior confidence that reached the target."""
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.selection import PosteriorSelection
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+
+    def run(screen, target, cap=60):
+        selector = PosteriorSelection(model_params={"n_draws": 40}, interval=5, screen=screen)
+        session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=target, rng=3)
+        skipped = []
+        while session.stop_reason() is None and session.n_judged < cap:
+            before = selector.n_screened_
+            q, d = session.propose()
+            session.judge(q, d, oracle.judge(q, d))
+            if selector.n_screened_ > before:  # this refit was screened: check why
+                known = ConfidenceEngine(ratio="constant").compare(
+                    session.state.current_campaign(), selector.estimate_, pairs=[pair]
+                ).p_a_better[0]
+                skipped.append(max(known, 1 - known))
+        return selector, session, skipped
+
+    # an unreachable target with no margin: every refit is screened, the loop never stops on it
+    selector, session, skipped = run(0.0, 0.999999, cap=20)
+    assert selector.n_screened_ == selector.n_fits_ and session.stop_reason() is None
+    assert all(c < 0.999999 for c in skipped)
+    # the usual target: the refits skipped were below 0.95 - 0.05 with p taken as known
+    selector, session, skipped = run(0.05, 0.95)
+    assert all(c < 0.90 for c in skipped)
+    if session.stop_reason() == "confidence":
+        assert float(session.confidence()[0]) >= 0.95
+    with pytest.raises(ValueError, match="screen"):
+        SelectionSession(hidden.subset(list(pair)), PosteriorSelection(screen=0.7), pair)

@@ -179,7 +179,12 @@ def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
     # rtc stops on the posterior predictive confidence when its model returns draws
-    params = {"mtc": {"prior": args.prior}, "rtc": {"model": args.model, "stop_on": "auto"}}.get(args.strategy, {})
+    # (and the confidence shown is the posterior's at every refit: screen=None)
+    params = {
+        "mtc": {"prior": args.prior},
+        "rtc": {"model": args.model, "stop_on": "auto"},
+        "posterior": {"screen": None},
+    }.get(args.strategy, {})
     stop_at = args.confidence if args.strategy in ("mtc", "rtc", "posterior") else None
     return SelectionSession(
         campaign,

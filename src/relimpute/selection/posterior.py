@@ -32,6 +32,10 @@ class PosteriorSelection(RTC):
         Hyper-parameters overriding the model's settings.
     mc_draws
         Monte Carlo draws of the confidence.
+    screen
+        Skip the Monte Carlo at a refit when the confidence with the refitted
+        probabilities taken as known is more than this below the stopping
+        confidence (see :class:`~.rtc.RTC`); None computes it at every refit.
     """
 
     name = "posterior"
@@ -42,9 +46,10 @@ class PosteriorSelection(RTC):
         interval: int = 10,
         model_params: Mapping[str, Any] | None = None,
         mc_draws: int = 4000,
+        screen: float | None = 0.05,
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
-                         stop_on="posterior", mc_draws=mc_draws)
+                         stop_on="posterior", mc_draws=mc_draws, screen=screen)
 
 
 register(PosteriorSelection)

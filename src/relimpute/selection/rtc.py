@@ -58,11 +58,19 @@ class RTC(MTC):
         posterior draws, ``"model"`` otherwise (``stop_on_`` says which).
     mc_draws
         Monte Carlo draws of the posterior predictive confidence.
+    screen
+        With ``stop_on="posterior"``: skip the Monte Carlo at a refit when even the
+        exact confidence with the refitted probabilities taken as known (narrower
+        than the posterior's) lies more than ``screen`` below the loop's stopping
+        confidence, so the loop could not stop there; the confidence shown keeps
+        its last Monte Carlo value. None (the default) computes it at every refit.
 
     Attributes
     ----------
     n_fits_
         How many times the model has been fitted.
+    n_screened_
+        Refits whose posterior Monte Carlo ``screen`` skipped.
     stop_on_
         What the stopping confidence reads (``stop_on`` with ``"auto"`` resolved).
     estimate_
@@ -78,12 +86,14 @@ class RTC(MTC):
         model_params: Mapping[str, Any] | None = None,
         stop_on: str = "model",
         mc_draws: int = 4000,
+        screen: float | None = None,
     ):
         self.model = model
         self.interval = interval
         self.model_params = model_params
         self.stop_on = stop_on
         self.mc_draws = mc_draws
+        self.screen = screen
 
     def _initial_p(self, state: SelectionState) -> None:
         if int(self.interval) < 1:
@@ -92,6 +102,8 @@ class RTC(MTC):
             raise ValueError(f"stop_on must be one of {STOP_ON}, got {self.stop_on!r}")
         if self.stop_on in ("posterior", "auto") and int(self.mc_draws) < 2:
             raise ValueError(f"mc_draws must be at least 2, got {self.mc_draws}")
+        if self.screen is not None and not 0.0 <= float(self.screen) < 0.5:
+            raise ValueError(f"screen must be None or in [0, 0.5), got {self.screen}")
         # the probabilities that choose documents (state.p, unless stop_on="prior")
         self.choice_p_ = [p.copy() for p in state.p] if self.stop_on == "prior" else state.p
         self.stop_on_ = self.stop_on
@@ -103,6 +115,7 @@ class RTC(MTC):
         self.model_params_ = {**settings.params, **dict(self.model_params or {})}
         self.model_name_ = settings.model
         self.n_fits_ = 0
+        self.n_screened_ = 0
         self.n_seen_ = 0
         self._refit(state)
 
@@ -140,9 +153,15 @@ class RTC(MTC):
         pairs = [(names[a], names[b]) for a, b in state.pairs]
         subset = campaign.subset(list(names))
         engine, full = ConfidenceEngine(), int(self.mc_draws)
+        target = state.target_confidence
+        if self.screen is not None and target is not None:
+            known = ConfidenceEngine(ratio="constant").compare(subset, estimate, pairs=pairs).p_a_better
+            if np.all(np.maximum(known, 1.0 - known) < target - float(self.screen)):
+                self.n_screened_ += 1
+                return
         quick = max(2, full // 4)
         result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=quick, rng=self.rng_)
-        if state.target_confidence is None or not _clearly_below(result.p_a_better, quick, state.target_confidence):
+        if target is None or not _clearly_below(result.p_a_better, quick, target):
             result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=full, rng=self.rng_)
         self.posterior_.set(result.e_delta_map, result.var_delta_map, result.p_a_better)
 
