@@ -310,6 +310,13 @@ def test_judgment_budget_stops_trials_and_is_reported(dl19_cut):
     assert (wide["ip"] == wide["mtc"]).all()
     summary = CalibrationReport.from_study(capped).summary["raw"].set_index("strategy")
     assert summary.loc["mtc", "share_stopped_at_budget"] == pytest.approx((mtc["stopped_because"] == "budget").mean())
-    assert capped.config["max_judgments"] == 7 and "7 judgments" in CalibrationReport.from_study(capped).to_markdown()
+    report = CalibrationReport.from_study(capped)
+    assert capped.config["max_judgments"] == 7 and "7 judgments" in report.to_markdown()
+    # the stopped trials are named in the report (never a silent stop); ip follows mtc's
+    # budget by design and is not listed for it
+    stopped = int((mtc["stopped_because"] == "budget").sum())
+    line = f"mtc: {stopped} of 3 trials did not reach the confidence ({stopped} at the judgment budget)"
+    assert line in report.terminal_summary() and line in report.to_markdown()
+    assert "\nip: " not in report.terminal_summary()
     with pytest.raises(ValueError, match="max_judgments"):
         run_study(dl19_cut, "mtc", max_judgments=0, **kwargs)

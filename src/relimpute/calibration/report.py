@@ -257,6 +257,9 @@ class CalibrationReport:
                 f"{r['ece']:>7.3f}{r['brier']:>7.3f}"
                 f"{r['median_judgments']:>8.0f} / {r['mean_judgments']:<6.0f}{r['mean_tau']:>7.3f}"
             )
+        notes = _unfinished(self.trials, cfg)
+        if notes:
+            lines += ["", *notes]
         if not self.paired.empty:
             lines += [
                 "",
@@ -285,6 +288,7 @@ class CalibrationReport:
                 f"seed {cfg.get('seed')}."
             ),
             f"Strategies: {_strategy_text(cfg)}.",
+            *[f"{note}." for note in _unfinished(self.trials, cfg)],
             (
                 "`P` = max(P(ΔMAP < 0), P(ΔMAP > 0)); W = mean W_i with −W_i capped at "
                 f"{W_CAP:g}; pairs with a true ΔMAP of exactly 0 are left out."
@@ -422,6 +426,32 @@ def _strategy_text(cfg: dict[str, Any]) -> str:
             text += f", confidence from {spec['monte_carlo_draws']} Monte Carlo draws"
         parts.append(text)
     return "; ".join(parts) or "-"
+
+
+def _unfinished(trials: pd.DataFrame, cfg) -> list[str]:
+    """One line per strategy whose trials did not all stop at the confidence, or raised
+    warnings (a fit that did not converge, ...): never a silent stop. A strategy that
+    spends another's budget stops there by design and is not listed for it."""
+    specs = cfg.get("strategy_specs", {})
+    lines = []
+    for strategy, part in trials.groupby("strategy", sort=False):
+        follows = specs.get(strategy, {}).get("budget_from") is not None
+        reasons = part.loc[part["stopped_because"] != "confidence", "stopped_because"]
+        cells = []
+        if len(reasons) and not follows:
+            counts = reasons.value_counts()
+            why = ", ".join(f"{n} {STOP_WORDS.get(r, r)}" for r, n in counts.items())
+            cells.append(f"{len(reasons)} of {len(part)} trials did not reach the confidence ({why})")
+        warned = int((part.get("warnings", pd.Series(0, index=part.index)) > 0).sum())
+        if warned:
+            cells.append(f"{warned} trial(s) raised warnings (trials.csv: warning_messages)")
+        if cells:
+            lines.append(f"{strategy}: " + "; ".join(cells))
+    return lines
+
+
+#: how a trial's ``stopped_because`` reads in the report
+STOP_WORDS = {"budget": "at the judgment budget", "exhausted": "with nothing left to judge"}
 
 
 def _budget_text(cfg) -> str:
