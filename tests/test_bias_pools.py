@@ -16,7 +16,6 @@ from relimpute.bias import (
     leave_one_run_out,
     pool_counts,
     pool_reproduction,
-    pooled_campaign,
     read_groups,
 )
 from relimpute.data import Campaign
@@ -67,8 +66,8 @@ def test_depth_pool_is_the_union_of_top_k():
     assert dict(zip(c.topics[0].doc_ids, counts))["a"] == 3
 
 
-def test_pooled_campaign_hides_judgments_outside_the_pool():
-    c = pooled_campaign(_small(), ["A1"], 2)
+def test_campaign_pooled_hides_judgments_outside_the_pool():
+    c = _small().pooled(2, ["A1"])
     assert set(c.topics[0].doc_ids[c.topics[0].judged]) == {"a", "b"}
 
 
@@ -90,7 +89,7 @@ def test_leave_one_run_out():
 
 
 def test_pool_reproduction_flags_exact_pools():
-    c = pooled_campaign(_small(), ["A1", "A2"], 2)
+    c = _small().pooled(2, ["A1", "A2"])
     frame = pool_reproduction(c, ["A1", "A2"], 2).set_index("query_id")
     assert bool(frame.loc["all", "exact"])
     frame = pool_reproduction(c, ["A1"], 1).set_index("query_id")

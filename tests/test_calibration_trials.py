@@ -15,7 +15,6 @@ from relimpute.calibration import (
     run_trial,
     trial_specs,
     true_map,
-    truncate_campaign,
 )
 from relimpute.calibration.strategies import Strategy, resolve_strategies
 from relimpute.calibration.trials import draw_trial
@@ -36,9 +35,9 @@ def _tiny() -> Campaign:
     return Campaign.from_frames(qrels, runs, rel_threshold=1)
 
 
-def test_truncate_campaign_keeps_judged_and_ranking():
+def test_campaign_truncated_shrink_keeps_judged_and_ranking():
     camp = _tiny()
-    cut = truncate_campaign(camp, 2)
+    cut = camp.truncated(2, shrink=True)
     t = cut.topics[0]
     # r1 top-2 = a, b; r2 top-2 = d, c; judged a, c, z (z retrieved by nobody) -> e dropped
     assert sorted(t.doc_ids) == ["a", "b", "c", "d", "z"]
@@ -46,9 +45,9 @@ def test_truncate_campaign_keeps_judged_and_ranking():
     assert [t.doc_ids[i] for i in t.ranking[1, : t.depth[1]]] == ["d", "c"]
     assert t.depth.tolist() == [2, 2]
     assert dict(zip(t.doc_ids[t.judged], t.grades[t.judged])) == {"a": 1, "c": 0, "z": 1}
-    assert truncate_campaign(camp, None) is camp
+    assert camp.truncated(None, shrink=True) is camp
     with pytest.raises(ValueError):
-        truncate_campaign(camp, 0)
+        camp.truncated(0, shrink=True)
 
 
 def test_run_similarity_by_hand():
@@ -106,7 +105,7 @@ def test_strategy_resolution():
 
 @pytest.fixture(scope="module")
 def dl19_cut(dl19):
-    return truncate_campaign(dl19, 100)
+    return dl19.truncated(100, shrink=True)
 
 
 def test_true_map_matches_ir_measures(dl19_cut):

@@ -47,7 +47,6 @@ from .pools import (
     leave_one_run_out,
     pool_counts,
     pool_reproduction,
-    pooled_campaign,
 )
 
 __all__ = [
@@ -67,7 +66,6 @@ __all__ = [
     "leave_one_run_out",
     "pool_counts",
     "pool_reproduction",
-    "pooled_campaign",
     "read_groups",
     "register",
     "topic_scores",

@@ -43,7 +43,7 @@ from ..measures import parse_measures
 from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
 from .groups import RunGroups
-from .pools import check_depth, leave_one_group_out, pooled_campaign
+from .pools import check_depth, leave_one_group_out
 
 #: correctors of the study without a relevance model (the fast ones)
 PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
@@ -154,7 +154,7 @@ def run_study(
     pooled = check_study_input(campaign, groups, depth, n_common)
     parsed = parse_measures(measures)
     names = [str(m) for m in parsed]
-    full = pooled_campaign(campaign, pooled, depth)
+    full = campaign.pooled(depth, pooled)
     pooled_rows = full.system_index(list(pooled))
     truth = topic_scores(full, parsed, pooled_rows)  # (M, P, T)
     truth_mean = truth.mean(axis=2)
@@ -259,7 +259,7 @@ def full_pool_scores(
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """The pooled runs and their ``(M, P, T)`` per-topic scores against the full depth-k pool."""
     pooled = check_study_input(campaign, groups, depth)
-    full = pooled_campaign(campaign, pooled, depth)
+    full = campaign.pooled(depth, pooled)
     return pooled, topic_scores(full, parse_measures(measures), full.system_index(list(pooled)))
 
 

@@ -33,7 +33,6 @@ from .trials import (
     run_trial,
     trial_specs,
     true_map,
-    truncate_campaign,
 )
 
 __all__ = [
@@ -66,5 +65,4 @@ __all__ = [
     "run_trial",
     "trial_specs",
     "true_map",
-    "truncate_campaign",
 ]

@@ -51,38 +51,6 @@ from .strategies import Strategy, resolve_strategies
 # --------------------------------------------------------------------------- campaign preparation
 
 
-def truncate_campaign(campaign: Campaign, depth: int | None) -> Campaign:
-    """Runs cut at ``depth`` and the document index reduced to what still matters.
-
-    A topic keeps the documents some run retrieves within ``depth`` and every
-    judged document (judged relevant ones count in R even when no run
-    retrieves them, docs/math/average-precision.md). ``depth=None`` returns
-    the campaign unchanged.
-    """
-    if depth is None:
-        return campaign
-    if depth < 1:
-        raise ValueError(f"depth must be a positive integer, got {depth}")
-    topics = []
-    for t in campaign.topics:
-        ranking = t.ranking[:, :depth]
-        keep = t.judged.copy()
-        keep[ranking[ranking >= 0]] = True
-        new_index = np.cumsum(keep) - 1
-        ranking = np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)
-        topics.append(
-            replace(
-                t,
-                doc_ids=t.doc_ids[keep],
-                grades=t.grades[keep],
-                judged=t.judged[keep],
-                ranking=ranking,
-                depth=np.minimum(t.depth, depth).astype(np.int32),
-            )
-        )
-    return replace(campaign, topics=tuple(topics))
-
-
 def run_similarity(campaign: Campaign) -> np.ndarray:
     """``(S, S)`` share of documents two runs retrieve in common, averaged over topics.
 
@@ -282,7 +250,7 @@ def run_trial(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every strategy on one trial; return its pair rows and its per-strategy rows.
 
-    ``campaign`` must already be truncated (:func:`truncate_campaign`) and
+    ``campaign`` must already be truncated (:meth:`~relimpute.data.Campaign.truncated` with ``shrink``) and
     hold the full judgments; ``similarity`` and ``truth`` (from
     :func:`run_similarity`, :func:`true_map`) are computed here when absent.
     Warnings raised while a strategy runs (e.g. a model's convergence
@@ -463,7 +431,7 @@ def run_study(
     if not 0.5 < confidence <= 1.0:
         raise ValueError(f"confidence must lie in (0.5, 1], got {confidence}")
     chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
-    base = truncate_campaign(campaign, depth)
+    base = campaign.truncated(depth, shrink=True)
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
     truth = true_map(base)
     similarity = run_similarity(base)
