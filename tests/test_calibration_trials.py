@@ -9,7 +9,6 @@ import pytest
 from relimpute.calibration import (
     CalibrationReport,
     get_strategy,
-    read_groups,
     run_similarity,
     run_study,
     run_trial,
@@ -19,6 +18,7 @@ from relimpute.calibration import (
 from relimpute.calibration.strategies import Strategy, resolve_strategies
 from relimpute.calibration.trials import draw_trial
 from relimpute.data import Campaign
+from relimpute.groups import read_groups
 from relimpute.relevance import RelevanceModel
 
 
@@ -77,17 +77,6 @@ def test_trial_specs_reproducible():
     assert len({s.systems for s in a}) > 1  # trials differ from each other
 
 
-def test_read_groups(tmp_path, dl19_dir):
-    groups = read_groups(dl19_dir / "groups.tsv")
-    assert len(groups) == 37 and len(set(groups.values())) == 12
-    bad = tmp_path / "g.tsv"
-    bad.write_text("name\tteam\nx\ty\n")
-    from relimpute.errors import InputError
-
-    with pytest.raises(InputError, match="run and group"):
-        read_groups(bad)
-
-
 def test_strategy_resolution():
     names = [s.name for s in resolve_strategies("ip,mtc,rtc")]
     assert names.index("mtc") < names.index("ip")
@@ -125,7 +114,7 @@ def test_true_map_matches_ir_measures(dl19_cut):
 
 def test_small_study_structure_and_reproducibility(dl19_cut, dl19_dir):
     """A small honest study: 3 trials, k = 4, MTC and IP, on the DL19 runs at depth 100."""
-    groups = read_groups(dl19_dir / "groups.tsv")
+    groups = read_groups(dl19_dir / "groups.tsv").run_to_group()
     study = run_study(dl19_cut, "mtc,ip", n_trials=3, k=4, c=2, depth=None, groups=groups,
                       seed=11, progress=False)
     assert study.strategies == ["mtc", "ip"] and study.n_trials == 3

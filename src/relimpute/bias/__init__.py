@@ -39,7 +39,7 @@ from .base import (
     topic_scores,
 )
 from .common_topics import TopicAdjustment, common_topic_adjustment
-from .groups import RunGroups, groups_from_frame, read_groups
+from ..groups import RunGroups, groups_from_frame, read_groups
 from .pools import (
     ReducedPool,
     depth_pool,

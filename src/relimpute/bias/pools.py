@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Campaign
-from .groups import RunGroups
+from ..groups import RunGroups
 
 
 def pool_counts(

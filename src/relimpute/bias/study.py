@@ -42,7 +42,7 @@ from ..errors import InputError
 from ..measures import parse_measures
 from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
-from .groups import RunGroups
+from ..groups import RunGroups
 from .pools import check_depth, leave_one_group_out
 
 #: correctors of the study without a relevance model (the fast ones)

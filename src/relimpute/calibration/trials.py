@@ -29,7 +29,6 @@ derived from that seed and the strategy's name alone.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 import zlib
@@ -42,7 +41,6 @@ import pandas as pd
 
 from .._display import short_repr
 from ..data import Campaign
-from ..errors import InputError
 from ..relevance import get_model
 from ..selection.stopping import _NOT_GIVEN, stopping_confidence
 from .metrics import kendall_tau
@@ -73,17 +71,6 @@ def run_similarity(campaign: Campaign) -> np.ndarray:
         count[active] += 1
     with np.errstate(invalid="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), 0.0)
-
-
-def read_groups(path: str | os.PathLike) -> dict[str, str]:
-    """Run → group from a TSV with a header holding ``run`` and ``group`` columns."""
-    from .._files import read_input_table
-
-    frame = read_input_table(path, "groups table", dtype=str)
-    missing = {"run", "group"} - set(frame.columns)
-    if missing:
-        raise InputError(f"groups table needs columns run and group; missing {sorted(missing)}", str(path))
-    return dict(zip(frame["run"], frame["group"]))
 
 
 # --------------------------------------------------------------------------- drawing trials

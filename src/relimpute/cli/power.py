@@ -61,7 +61,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--pooled-from",
         metavar="GROUPS.tsv",
-        help="pool only the runs marked pooled=yes in this TSV (columns run, pooled); default all",
+        help="pool only the runs marked pooled=yes in this TSV (columns run, group, pooled); default all",
     )
     parser.add_argument(
         "--repetitions",
@@ -89,19 +89,9 @@ def add_arguments(parser) -> None:
 
 
 def _pooled_runs(path: str, systems) -> list[str]:
-    from .._files import read_input_table
+    from ..groups import read_groups
 
-    table = read_input_table(path, "groups table", dtype=str)
-    if not {"run", "pooled"} <= set(table.columns):
-        raise InputError("the groups table needs columns run and pooled", path)
-    seen: set[str] = set()
-    for run, line in zip(table["run"], table.attrs["lines"]):
-        if run in seen:
-            raise InputError(f"run {run!r} listed twice", path, line)
-        seen.add(run)
-    pooled = [
-        r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}
-    ]
+    pooled = list(read_groups(path).pooled_runs())
     unknown = sorted(set(pooled) - set(systems))
     if unknown:
         raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)
