@@ -17,10 +17,9 @@ from .metrics import (
     cap_confidence,
     expected_calibration_error,
     kendall_tau,
-    log_loss,
     orient,
 )
-from .paired import PairedTest, paired_test, paired_tests
+from .paired import PairedTest, paired_tests
 from .report import CalibrationReport, read_study
 from .strategies import Strategy, available_strategies, get_strategy, register_strategy
 from .trials import (
@@ -52,9 +51,7 @@ __all__ = [
     "expected_calibration_error",
     "get_strategy",
     "kendall_tau",
-    "log_loss",
     "orient",
-    "paired_test",
     "paired_tests",
     "read_study",
     "register_strategy",

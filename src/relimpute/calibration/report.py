@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import short_repr
+from ..stats import log_loss
 from .metrics import (
     W_CAP,
     bin_labels,
@@ -30,7 +31,6 @@ from .metrics import (
     brier_score,
     cap_confidence,
     expected_calibration_error,
-    log_loss,
     orient,
 )
 from .paired import paired_frame, paired_tests
@@ -67,7 +67,7 @@ def _scores(group: pd.DataFrame) -> dict[str, float]:
         "accuracy": float(y.mean()) if len(y) else float("nan"),
         "ece": expected_calibration_error(conf, y),
         "brier": brier_score(conf, y),
-        "log_loss": log_loss(conf, y),
+        "log_loss": log_loss(y, conf) if len(y) else float("nan"),
         "share_conf_95": float(high.mean()) if len(y) else float("nan"),
         "accuracy_conf_95": float(y[high].mean()) if high.any() else float("nan"),
     }
