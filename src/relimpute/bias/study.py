@@ -101,12 +101,12 @@ def check_study_input(
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
     if depth > deepest:
         raise InputError(
-            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth"
+            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "depth"
         )
     if n_common and not 2 <= n_common < campaign.n_topics:
         raise InputError(
             f"must be 0 (off) or 2 to {campaign.n_topics - 1} common topics, got {n_common}",
-            "--common-topics",
+            "n_common",
         )
     return pooled
 
@@ -418,7 +418,7 @@ def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> 
     """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``),
     each through a temporary file and a rename (a kill leaves the old file or the new one)."""
     from .._files import atomic_write_text, output_directory, write_table
-    from ..cli._format import FORMATTERS
+    from .._tables import FORMATTERS
 
     out = output_directory(directory)
     prefix = f"{stem}_" if stem else ""

@@ -9,6 +9,7 @@ from ._common import (
     add_campaign_arguments,
     add_seed_argument,
     finite_at_least,
+    flag_names,
     load_campaign,
     number_between,
     output_file,
@@ -112,17 +113,18 @@ def run(args) -> int:
         check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
-    result = power_curves(
-        campaign,
-        depths=args.depths,
-        topic_counts=args.topics,
-        strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
-        measures=[m.strip() for m in args.measures.split(",") if m.strip()],
-        pool_systems=pooled,
-        repetitions=args.repetitions,
-        alpha=args.alpha,
-        rng=args.seed,
-    )
+    with flag_names(depths="--depths", topic_counts="--topics", alpha="--alpha"):
+        result = power_curves(
+            campaign,
+            depths=args.depths,
+            topic_counts=args.topics,
+            strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
+            measures=[m.strip() for m in args.measures.split(",") if m.strip()],
+            pool_systems=pooled,
+            repetitions=args.repetitions,
+            alpha=args.alpha,
+            rng=args.seed,
+        )
     print(f"relimpute power: {result}", file=sys.stderr)
     if args.output:
         write_table(result.curves, args.output, sep="\t", index=False, float_format="%.6g")
