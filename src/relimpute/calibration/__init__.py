@@ -20,12 +20,11 @@ from .metrics import (
     orient,
 )
 from .paired import PairedTest, paired_tests
-from .report import CalibrationReport, read_study
+from .report import CalibrationReport
 from .strategies import Strategy, available_strategies, get_strategy, register_strategy
+from .study import CalibrationStudy, combine_studies, read_study
 from .trials import (
-    CalibrationStudy,
     TrialSpec,
-    combine_studies,
     run_similarity,
     run_study,
     run_trial,

@@ -33,18 +33,18 @@ import time
 import warnings
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._display import short_repr
 from ..data import Campaign
 from ..relevance import get_model
-from ..selection.stopping import _NOT_GIVEN, stopping_confidence
+from ..selection.stopping import NOT_GIVEN, stopping_confidence
 from .metrics import kendall_tau
 from .strategies import Strategy, resolve_strategies
+from .study import CalibrationStudy
 
 # --------------------------------------------------------------------------- campaign preparation
 
@@ -314,59 +314,6 @@ def run_trial(
 # --------------------------------------------------------------------------- the study
 
 
-@dataclass(frozen=True, eq=False)
-class CalibrationStudy:
-    """Every pairwise prediction and per-trial outcome of a reusability study.
-
-    Attributes
-    ----------
-    pairs
-        One row per (trial, strategy, pair): ``trial, strategy, system_a,
-        system_b, e_delta_map, p_a_better, true_delta_map, n_initial,
-        similarity``; ``p_a_better = P(MAP_a > MAP_b)``.
-    trials
-        One row per (trial, strategy): ``trial, strategy, seed, systems,
-        initial, judgments, stopped_because, selection_confidence (the
-        initial pair's ``max(P, 1 − P)`` when judging stopped, as the
-        selection loop saw it), tau, seconds, warnings, warning_messages``.
-    config
-        How the study was run (k, c, α, depth, seed, strategies, ...).
-    """
-
-    pairs: pd.DataFrame
-    trials: pd.DataFrame
-    config: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def strategies(self) -> list[str]:
-        return list(dict.fromkeys(self.trials["strategy"]))
-
-    @property
-    def n_trials(self) -> int:
-        return int(self.trials["trial"].nunique())
-
-    def to_frame(self) -> pd.DataFrame:
-        """The pair table (the raw material of every calibration metric)."""
-        return self.pairs.copy()
-
-    def __repr__(self) -> str:
-        return short_repr(
-            self,
-            f"{self.n_trials} trials",
-            f"strategies={self.strategies!r}",
-            f"{len(self.pairs)} pairwise predictions",
-        )
-
-    def __str__(self) -> str:
-        from .report import summary_frame
-
-        summary = summary_frame(self)
-        return (
-            f"CalibrationStudy: {self.n_trials} trials, strategies {', '.join(self.strategies)}\n"
-            + summary.to_string(index=False, float_format=lambda x: f"{x:.3f}")
-        )
-
-
 def run_study(
     campaign: Campaign,
     strategies: str | Sequence[str | Strategy] = "mtc,rtc,bayes",
@@ -380,7 +327,7 @@ def run_study(
     seed: int | None = None,
     jobs: int = 1,
     progress: bool = True,
-    alpha=_NOT_GIVEN,
+    alpha=NOT_GIVEN,
     checkpoint=None,
 ) -> CalibrationStudy:
     """Run ``n_trials`` trials of the reusability study for every strategy (paired).
@@ -482,42 +429,3 @@ def _finished_trials(checkpoint, specs: Sequence[TrialSpec]) -> dict[int, tuple[
         if saved is not None and saved.get("seed") == spec.seed:
             done[spec.trial] = (frame_from_json(saved["pairs"]), frame_from_json(saved["trials"]))
     return done
-
-
-def combine_studies(*studies: CalibrationStudy) -> CalibrationStudy:
-    """One study from studies run on the same trials (same seed, k, c, depth, runs).
-
-    Strategies are taken in order, a name already present being skipped (its
-    first occurrence wins), and only the trials present in every study are
-    kept, so the comparisons stay paired. Raises ValueError when a shared
-    trial differs (other seed or run set): those studies were not paired.
-    """
-    if not studies:
-        raise ValueError("no studies given")
-    keys = ["trial", "seed", "systems", "initial"]
-    common = None
-    for study in studies:
-        specs = study.trials[keys].drop_duplicates().set_index("trial")
-        if common is not None:
-            shared = common.index.intersection(specs.index)
-            if not common.loc[shared].astype(str).equals(specs.loc[shared].astype(str)):
-                raise ValueError("the studies' trials differ (seed, runs or initial pair): not paired")
-            common = common.loc[shared]
-        else:
-            common = specs
-    kept = set(common.index)
-    pairs, trials, specs, names = [], [], {}, []
-    for study in studies:
-        for name in study.strategies:
-            if name in names:
-                continue
-            names.append(name)
-            pairs.append(study.pairs[(study.pairs["strategy"] == name) & study.pairs["trial"].isin(kept)])
-            trials.append(study.trials[(study.trials["strategy"] == name) & study.trials["trial"].isin(kept)])
-            specs[name] = dict(study.config.get("strategy_specs", {})).get(name, {})
-    config = {**studies[0].config, "n_trials": len(kept), "strategies": names, "strategy_specs": specs}
-    return CalibrationStudy(
-        pairs=pd.concat(pairs, ignore_index=True),
-        trials=pd.concat(trials, ignore_index=True),
-        config=config,
-    )
