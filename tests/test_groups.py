@@ -1,4 +1,4 @@
-"""The one groups-table reader (run, group, optional pooled) that poolbias, calibrate and power use."""
+"""The one groups-table reader (run, group, optional pooled): poolbias, calibrate and power."""
 
 from __future__ import annotations
 
@@ -59,3 +59,11 @@ def test_every_command_reports_the_readers_error(tmp_path, capsys, command):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "groups.tsv, line 3: run 'A' listed twice" in err and "Traceback" not in err
+
+
+def test_a_table_of_pooled_flags_needs_no_group_column_where_only_the_flags_are_read(tmp_path):
+    path = tmp_path / "pooled.tsv"
+    path.write_text("run\tpooled\na\tyes\nb\tno\nc\tyes\n")
+    assert read_groups(path, need_group=False).pooled_runs() == ("a", "c")
+    with pytest.raises(InputError, match="needs columns run and group"):
+        read_groups(path)

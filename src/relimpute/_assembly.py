@@ -1,4 +1,4 @@
-"""Campaign assembly: qrels and runs, as :mod:`relimpute.io` reads them, coded and aligned per topic.
+"""Campaign assembly: qrels and runs as :mod:`relimpute.io` reads them, aligned per topic.
 
 :class:`relimpute.data.Campaign` is built from what :func:`align_files` and
 :func:`align_frames` return: per qrels topic, the fields of a

@@ -70,7 +70,9 @@ class TopicData:
         """``(n,)`` bool: judged with a grade of at least ``threshold``."""
         return self.judged & (self.grades >= threshold)
 
-    def retrieved(self, systems: Sequence[int] | None = None, depth: int | None = None) -> np.ndarray:
+    def retrieved(
+        self, systems: Sequence[int] | None = None, depth: int | None = None
+    ) -> np.ndarray:
         """``(n,)`` bool: retrieved by any of ``systems`` (all when None) within rank ``depth``
         (every rank when None): with a depth, the topic's depth-``depth`` pool."""
         rows = self.ranking if systems is None else self.ranking[np.asarray(systems, dtype=int)]

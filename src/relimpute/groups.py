@@ -105,17 +105,25 @@ class RunGroups:
         )
 
 
-def read_groups(path: str | os.PathLike) -> RunGroups:
-    """Read a groups table (module docstring); errors name the file and line."""
+def read_groups(path: str | os.PathLike, *, need_group: bool = True) -> RunGroups:
+    """Read a groups table (module docstring); errors name the file and line.
+
+    With ``need_group=False`` (a caller that reads only the pooled flags) the
+    ``group`` column may be absent: each run is then its own group.
+    """
     from ._files import read_input_table
 
     source = os.fspath(path)
     frame = read_input_table(path, "groups table", dtype=str, keep_default_na=False)
-    return groups_from_frame(frame, source)
+    return groups_from_frame(frame, source, need_group=need_group)
 
 
-def groups_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> RunGroups:
+def groups_from_frame(
+    frame: pd.DataFrame, source: str = "<DataFrame>", *, need_group: bool = True
+) -> RunGroups:
     """Validate a ``run, group[, pooled]`` table (rows numbered as file lines, header = 1)."""
+    if not need_group and "group" not in frame.columns and "run" in frame.columns:
+        frame = frame.assign(group=frame["run"])
     missing = {"run", "group"} - set(frame.columns)
     if missing:
         raise InputError(

@@ -78,7 +78,7 @@ def paired_test(a: np.ndarray, b: np.ndarray, test: str) -> tuple[float, float]:
 
 
 def binary_outcomes(y, p) -> tuple[np.ndarray, np.ndarray]:
-    """``y`` as 1-d bool and ``p`` as 1-d float, checked: equal shapes, not empty, ``p`` in [0, 1]."""
+    """``y`` as 1-d bool and ``p`` as 1-d float; equal shapes, not empty, ``p`` in [0, 1]."""
     y = np.asarray(y, dtype=bool).ravel()
     p = np.asarray(p, dtype=float).ravel()
     if y.shape != p.shape:

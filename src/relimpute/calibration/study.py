@@ -1,4 +1,4 @@
-"""A reusability study's results (Carterette 2007 §4.3): every pairwise prediction and per-trial outcome.
+"""A reusability study's results (Carterette 2007 §4.3): pairwise predictions, trial outcomes.
 
 :func:`~relimpute.calibration.run_study` makes one; :func:`read_study` reads one back from a
 report folder; :func:`combine_studies` joins studies run on the same trials.

@@ -1,4 +1,4 @@
-"""The ``--format`` option of every subcommand's tabular output (formatters: :mod:`relimpute._tables`)."""
+"""The ``--format`` option of every subcommand's tables (formatters: :mod:`relimpute._tables`)."""
 
 from __future__ import annotations
 

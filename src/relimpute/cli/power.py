@@ -62,7 +62,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--pooled-from",
         metavar="GROUPS.tsv",
-        help="pool only the runs marked pooled=yes in this TSV (columns run, group, pooled); default all",
+        help="pool only the runs marked pooled=yes in this TSV (columns run, pooled); default all",
     )
     parser.add_argument(
         "--repetitions",
@@ -92,7 +92,7 @@ def add_arguments(parser) -> None:
 def _pooled_runs(path: str, systems) -> list[str]:
     from ..groups import read_groups
 
-    pooled = list(read_groups(path).pooled_runs())
+    pooled = list(read_groups(path, need_group=False).pooled_runs())
     unknown = sorted(set(pooled) - set(systems))
     if unknown:
         raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)

@@ -39,7 +39,13 @@ from ..data import Campaign, TopicData
 from ._expert_stages import fit_aggregation, fit_platt, rank_probabilities
 from .base import RelevanceModel, register
 
-__all__ = ["PAPER_PARAMS", "ExpertAggregation", "fit_aggregation", "fit_platt", "rank_probabilities"]
+__all__ = [
+    "PAPER_PARAMS",
+    "ExpertAggregation",
+    "fit_aggregation",
+    "fit_platt",
+    "rank_probabilities",
+]
 
 
 # ----------------------------------------------------------------------------
