@@ -33,7 +33,8 @@ def main() -> None:
     parser.add_argument("--name", default="calibration", help="results file name (no suffix)")
     args = parser.parse_args()
 
-    from relimpute.calibration import CalibrationReport, read_groups, run_study
+    from relimpute.calibration import CalibrationReport, run_study
+    from relimpute.groups import read_groups
     from relimpute.data import Campaign
 
     if not (DL19 / "qrels.txt").is_file():
@@ -44,7 +45,7 @@ def main() -> None:
     started = time.perf_counter()
     study = run_study(
         campaign, args.strategies, n_trials=args.trials, k=10, c=2, depth=100,
-        groups=read_groups(DL19 / "groups.tsv"), seed=args.seed, jobs=args.jobs,
+        groups=read_groups(DL19 / "groups.tsv").run_to_group(), seed=args.seed, jobs=args.jobs,
     )
     wall = time.perf_counter() - started
     report = CalibrationReport.from_study(study)

@@ -194,14 +194,14 @@ def summary(x):
 
 
 def bench_synthetic():
-    from relimpute.simulate import pool_depth, simulate_campaign
+    from relimpute.simulate import simulate_campaign
 
     rss_before = peak_rss_mb()
     start = time.perf_counter()
     sim = simulate_campaign(
         n_topics=50, n_systems=100, n_docs=20_000, depth=1000, short_fraction=0.0, rng=2007
     )
-    campaign = pool_depth(sim.campaign, 10)
+    campaign = sim.campaign.pooled(10)
     estimate = UniformPrior(0.5).fit_predict(campaign)
     build = time.perf_counter() - start
     rss_built = peak_rss_mb()

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from relimpute.data import Campaign
-from relimpute.relevance import expert, get_model
+from relimpute.relevance import _expert_stages, expert, get_model
 from relimpute.relevance.quality import complete_judgments, heldout_quality, split_judgments
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +115,7 @@ def speed(campaign: Campaign) -> pd.DataFrame:
     rows = []
     expert.rank_probabilities(50, 1, 1)  # compile the kernels
     for depth in (100, 1000):
-        expert._SOLVED.clear()
+        _expert_stages._SOLVED.clear()
         cold = _timed(lambda d=depth: expert.rank_probabilities(d, 5, 20))
         warm = _timed(lambda d=depth: expert.rank_probabilities(d, 6, 20))  # nearest-solution start
         rows.append(
@@ -132,7 +132,7 @@ def speed(campaign: Campaign) -> pd.DataFrame:
         ("previous shipped, max_rank 100", PREVIOUS),
     ):
         model = get_model("rtc", **{**expert.PAPER_PARAMS, **params})
-        expert._SOLVED.clear()
+        _expert_stages._SOLVED.clear()
         cold = _timed(lambda m=model: m.fit(train))
         warm = _timed(lambda m=model: m.fit(train), repeat=3)
         # the judging loop: one more judgment in one topic, refit

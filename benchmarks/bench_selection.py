@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from relimpute.data import Campaign
-from relimpute.selection import SelectionSession, SimulatedAssessor, run_selection, truncate
+from relimpute.selection import SelectionSession, SimulatedAssessor, run_selection
 
 HERE = Path(__file__).resolve().parent
 DL19 = HERE.parent.parent / "shared" / "data" / "trec-dl-2019-passage"
@@ -61,7 +61,7 @@ def time_loop(hidden, oracle, systems, n):
 def protocol(campaign, hidden, oracle, n_trials, seed=2007):
     frame = pd.read_csv(DL19 / "groups.tsv", sep="\t")
     groups = {g: sorted(rows["run"]) for g, rows in frame.groupby("group")}
-    pool = truncate(campaign, 100)
+    pool = campaign.truncated(100)
     rows = []
     for child in np.random.SeedSequence(seed).spawn(n_trials):
         rng = np.random.default_rng(child)

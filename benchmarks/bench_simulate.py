@@ -2,7 +2,7 @@
 
 Times :func:`relimpute.simulate.simulate_campaign` for the size the
 confidence benchmark uses (100 systems x 50 topics x depth 1000 over 2000
-documents per topic) and :func:`~relimpute.simulate.pool_depth` at depths
+documents per topic) and :meth:`~relimpute.data.Campaign.pooled` at depths
 10 and 100, best and median of ``--repeat`` rounds (wall and CPU). Writes
 ``benchmarks/results/simulate.json`` and ``simulate.md``.
 
@@ -31,19 +31,19 @@ def _timed(func, *args, **kwargs):
 
 
 def run(repeat: int) -> dict:
-    from relimpute.simulate import pool_depth, simulate_campaign
+    from relimpute.simulate import simulate_campaign
 
     steps: dict[str, list[tuple[float, float]]] = {
         "simulate": [],
-        "pool_depth(10)": [],
-        "pool_depth(100)": [],
+        "pooled(10)": [],
+        "pooled(100)": [],
     }
     for seed in range(repeat):
         sim, wall, cpu = _timed(simulate_campaign, **SIZE, rng=seed)
         steps["simulate"].append((wall, cpu))
         for k in (10, 100):
-            _, wall, cpu = _timed(pool_depth, sim.campaign, k)
-            steps[f"pool_depth({k})"].append((wall, cpu))
+            _, wall, cpu = _timed(sim.campaign.pooled, k)
+            steps[f"pooled({k})"].append((wall, cpu))
     return {
         "benchmark": "simulate",
         "size": SIZE,

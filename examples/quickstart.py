@@ -15,7 +15,6 @@ from relimpute import Campaign
 from relimpute.confidence import ConfidenceEngine
 from relimpute.measures import evaluate
 from relimpute.relevance import load_model
-from relimpute.simulate import pool_depth
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-dl-2019-passage"
 
@@ -51,7 +50,7 @@ def main() -> int:
     )
 
     # Pretend only the depth-10 pool was judged, as in a shallow pooled collection.
-    shallow = pool_depth(full, 10)
+    shallow = full.pooled(10)
     for name in ("nonrelevant", "uniform", "rtc", "fusion"):
         row = compare(shallow, load_model(name).fit_predict(shallow, rng=0))
         print(

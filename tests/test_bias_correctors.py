@@ -13,7 +13,6 @@ import pytest
 from relimpute.bias import (
     common_topic_adjustment,
     get_corrector,
-    pooled_campaign,
     topic_scores,
 )
 from relimpute.bias.anti_precision import merged_top
@@ -69,7 +68,7 @@ def full():
 
 @pytest.fixture
 def reduced(full):
-    return pooled_campaign(full, ["A", "B"], 2)
+    return full.pooled(2, ["A", "B"])
 
 
 def _one(correction, measure="P@2", column="estimate"):
@@ -102,7 +101,7 @@ def test_webber_park_without_add_back_by_hand(reduced):
 def test_webber_park_equals_rebuilding_every_pool(full, add_back):
     """Oracle: β_s from pools rebuilt from scratch and scored with relimpute.measures.evaluate."""
     pooled = ["A", "B"]
-    context_campaign = pooled_campaign(full, pooled, 2)
+    context_campaign = full.pooled(2, pooled)
     measures = ["P@1", "P@2", "RBP(p=0.8)", "AP", "nDCG@2"]
     out = get_corrector("webber-park", add_back=add_back).correct(
         context_campaign, pooled, "N", measures, depth=2
@@ -140,7 +139,7 @@ def test_lipani_2016_by_hand(reduced):
 
 def test_lipani_2016_when_every_delta_is_zero(full):
     """Topic 2 only (nothing unique to a pooled run): GM over an empty set → no correction."""
-    topic2 = pooled_campaign(full.subset(topics=["2"]), ["A", "B"], 2)
+    topic2 = full.subset(topics=["2"]).pooled(2, ["A", "B"])
     out = get_corrector("lipani").correct(topic2, ["A", "B"], "N", ["P@2"], depth=2)
     assert _one(out) == pytest.approx(_one(out, column="reduced"))
     assert _one(out, column="no_information")[0]
@@ -229,7 +228,7 @@ def test_common_topic_estimate_is_unbiased_with_sampling_variance(rng):
 
 def test_common_topics_corrector_uses_full_judgments_on_common_topics(full):
     # judgments: full on topic 1 (common), the A+B pool on topic 2
-    reduced_masks = [t.judged for t in pooled_campaign(full, ["A", "B"], 2).topics]
+    reduced_masks = [t.judged for t in full.pooled(2, ["A", "B"]).topics]
     campaign = full.with_judged([full.topics[0].judged, reduced_masks[1]])
     corrector = get_corrector("webber-park-topics", common_topics=["1", "2"])
     out = corrector.correct(campaign, ["A", "B"], "N", ["P@2"], depth=2)

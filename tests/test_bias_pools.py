@@ -16,11 +16,10 @@ from relimpute.bias import (
     leave_one_run_out,
     pool_counts,
     pool_reproduction,
-    pooled_campaign,
-    read_groups,
 )
 from relimpute.data import Campaign
 from relimpute.errors import InputError
+from relimpute.groups import read_groups
 
 TREC8 = SHARED_DATA / "trec-8-adhoc"
 DL21 = SHARED_DATA / "trec-dl-2021-passage"
@@ -67,8 +66,8 @@ def test_depth_pool_is_the_union_of_top_k():
     assert dict(zip(c.topics[0].doc_ids, counts))["a"] == 3
 
 
-def test_pooled_campaign_hides_judgments_outside_the_pool():
-    c = pooled_campaign(_small(), ["A1"], 2)
+def test_campaign_pooled_hides_judgments_outside_the_pool():
+    c = _small().pooled(2, ["A1"])
     assert set(c.topics[0].doc_ids[c.topics[0].judged]) == {"a", "b"}
 
 
@@ -90,26 +89,11 @@ def test_leave_one_run_out():
 
 
 def test_pool_reproduction_flags_exact_pools():
-    c = pooled_campaign(_small(), ["A1", "A2"], 2)
+    c = _small().pooled(2, ["A1", "A2"])
     frame = pool_reproduction(c, ["A1", "A2"], 2).set_index("query_id")
     assert bool(frame.loc["all", "exact"])
     frame = pool_reproduction(c, ["A1"], 1).set_index("query_id")
     assert not frame.loc["all", "exact"] and frame.loc["all", "judged_outside"] == 1
-
-
-def test_groups_table_errors_name_the_line(tmp_path):
-    path = tmp_path / "groups.tsv"
-    path.write_text("run\tgroup\tpooled\nA1\tA\tyes\nA2\tA\tmaybe\n")
-    with pytest.raises(InputError, match=r"groups.tsv, line 3: pooled must be yes or no"):
-        read_groups(path)
-    path.write_text("run\tgroup\nA1\tA\nA1\tB\n")
-    with pytest.raises(InputError, match="line 3: run 'A1' listed twice"):
-        read_groups(path)
-    path.write_text("name\tgroup\nA1\tA\n")
-    with pytest.raises(InputError, match="needs columns run and group"):
-        read_groups(path)
-    path.write_text("run\tgroup\nA1\tA\n")
-    assert read_groups(path).pooled == (True,)  # no pooled column: every run pooled
 
 
 def test_groups_checks():

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from relimpute.bias import groups_from_frame, pooled_campaign
+from relimpute.bias import groups_from_frame
 from relimpute.bias.study import paired_p_values, rank_errors, run_study
 from relimpute.measures import evaluate
 from relimpute.simulate import simulate_campaign
@@ -25,7 +25,7 @@ def collection():
     groups = groups_from_frame(
         pd.DataFrame({"run": names, "group": [f"g{f}" for f in sim.family], "pooled": pooled})
     )
-    official = pooled_campaign(campaign, groups.pooled_runs(), 20)  # the "official" depth-20 qrels
+    official = campaign.pooled(20, groups.pooled_runs())  # the "official" depth-20 qrels
     return official, groups
 
 
@@ -49,7 +49,7 @@ def study(collection):
 def test_reduced_and_truth_equal_scores_against_rebuilt_qrels(collection, study):
     campaign, groups = collection
     pooled = groups.pooled_runs()
-    truth = evaluate(pooled_campaign(campaign, pooled, 5), MEASURES, missing="zero")
+    truth = evaluate(campaign.pooled(5, pooled), MEASURES, missing="zero")
     truth = truth.set_index(["system", "measure"])["value"]
     reduced = study.estimates[study.estimates["corrector"] == "reduced"]
     assert len(reduced) == len(pooled) * len(MEASURES)
@@ -57,7 +57,7 @@ def test_reduced_and_truth_equal_scores_against_rebuilt_qrels(collection, study)
         left = groups.members(group, pooled_only=True)
         if not left:
             continue
-        qrels = pooled_campaign(campaign, [r for r in pooled if r not in left], 5)
+        qrels = campaign.pooled(5, [r for r in pooled if r not in left])
         expected = evaluate(qrels, MEASURES, missing="zero").set_index(["system", "measure"])[
             "value"
         ]

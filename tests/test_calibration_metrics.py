@@ -14,10 +14,9 @@ from relimpute.calibration import (
     cap_confidence,
     expected_calibration_error,
     kendall_tau,
-    log_loss,
     orient,
-    paired_test,
 )
+from relimpute.stats import log_loss, paired_test
 
 # p_a_better and truth (a truly better), worked out by hand:
 #   0.9 / a better   -> P = 0.9, right,  W =  1
@@ -92,9 +91,10 @@ def test_brier_and_log_loss_equal_their_definitions(rng):
     brier = sum((pi - ti) ** 2 for pi, ti in zip(p, truth)) / len(p)
     assert brier_score(conf, correct) == pytest.approx(brier, abs=1e-12)
     losses = [-np.log(min(max(pi if ti else 1 - pi, 1e-15), 1 - 1e-15)) for pi, ti in zip(p, truth)]
-    assert log_loss(conf, correct) == pytest.approx(np.mean(losses), rel=1e-12)
+    assert log_loss(correct, conf) == pytest.approx(np.mean(losses), rel=1e-12)
+    assert log_loss(truth, p) == pytest.approx(np.mean(losses), rel=1e-12)  # un-oriented: the same
     # a certain, wrong prediction loses exactly -log(eps)
-    assert log_loss(np.array([1.0]), np.array([False])) == pytest.approx(-np.log(1e-15), rel=1e-15)
+    assert log_loss(np.array([False]), np.array([1.0])) == pytest.approx(-np.log(1e-15), rel=1e-15)
     assert np.isnan(brier_score(np.array([]), np.array([], bool)))
 
 

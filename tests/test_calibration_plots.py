@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from relimpute.calibration.metrics import bin_table, wilson_interval
+from relimpute.calibration.metrics import bin_table
+from relimpute.stats import wilson_interval
 from relimpute.calibration.plots import FEW_PAIRS, reliability_diagram
 
 

@@ -9,17 +9,16 @@ import pytest
 from relimpute.calibration import (
     CalibrationReport,
     get_strategy,
-    read_groups,
     run_similarity,
     run_study,
     run_trial,
     trial_specs,
     true_map,
-    truncate_campaign,
 )
 from relimpute.calibration.strategies import Strategy, resolve_strategies
 from relimpute.calibration.trials import draw_trial
 from relimpute.data import Campaign
+from relimpute.groups import read_groups
 from relimpute.relevance import RelevanceModel
 
 
@@ -36,9 +35,9 @@ def _tiny() -> Campaign:
     return Campaign.from_frames(qrels, runs, rel_threshold=1)
 
 
-def test_truncate_campaign_keeps_judged_and_ranking():
+def test_campaign_truncated_shrink_keeps_judged_and_ranking():
     camp = _tiny()
-    cut = truncate_campaign(camp, 2)
+    cut = camp.truncated(2, shrink=True)
     t = cut.topics[0]
     # r1 top-2 = a, b; r2 top-2 = d, c; judged a, c, z (z retrieved by nobody) -> e dropped
     assert sorted(t.doc_ids) == ["a", "b", "c", "d", "z"]
@@ -46,9 +45,9 @@ def test_truncate_campaign_keeps_judged_and_ranking():
     assert [t.doc_ids[i] for i in t.ranking[1, : t.depth[1]]] == ["d", "c"]
     assert t.depth.tolist() == [2, 2]
     assert dict(zip(t.doc_ids[t.judged], t.grades[t.judged])) == {"a": 1, "c": 0, "z": 1}
-    assert truncate_campaign(camp, None) is camp
+    assert camp.truncated(None, shrink=True) is camp
     with pytest.raises(ValueError):
-        truncate_campaign(camp, 0)
+        camp.truncated(0, shrink=True)
 
 
 def test_run_similarity_by_hand():
@@ -78,17 +77,6 @@ def test_trial_specs_reproducible():
     assert len({s.systems for s in a}) > 1  # trials differ from each other
 
 
-def test_read_groups(tmp_path, dl19_dir):
-    groups = read_groups(dl19_dir / "groups.tsv")
-    assert len(groups) == 37 and len(set(groups.values())) == 12
-    bad = tmp_path / "g.tsv"
-    bad.write_text("name\tteam\nx\ty\n")
-    from relimpute.errors import InputError
-
-    with pytest.raises(InputError, match="run and group"):
-        read_groups(bad)
-
-
 def test_strategy_resolution():
     names = [s.name for s in resolve_strategies("ip,mtc,rtc")]
     assert names.index("mtc") < names.index("ip")
@@ -106,7 +94,7 @@ def test_strategy_resolution():
 
 @pytest.fixture(scope="module")
 def dl19_cut(dl19):
-    return truncate_campaign(dl19, 100)
+    return dl19.truncated(100, shrink=True)
 
 
 def test_true_map_matches_ir_measures(dl19_cut):
@@ -126,7 +114,7 @@ def test_true_map_matches_ir_measures(dl19_cut):
 
 def test_small_study_structure_and_reproducibility(dl19_cut, dl19_dir):
     """A small honest study: 3 trials, k = 4, MTC and IP, on the DL19 runs at depth 100."""
-    groups = read_groups(dl19_dir / "groups.tsv")
+    groups = read_groups(dl19_dir / "groups.tsv").run_to_group()
     study = run_study(dl19_cut, "mtc,ip", n_trials=3, k=4, c=2, depth=None, groups=groups,
                       seed=11, progress=False)
     assert study.strategies == ["mtc", "ip"] and study.n_trials == 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from relimpute.bias import pooled_campaign
 from relimpute.cli import main
 from relimpute.simulate import simulate_campaign
 
@@ -14,7 +13,7 @@ from relimpute.simulate import simulate_campaign
 def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("poolbias")
     sim = simulate_campaign(n_topics=8, n_systems=8, n_docs=200, depth=30, n_families=4, rng=3)
-    campaign = pooled_campaign(sim.campaign, list(sim.campaign.systems), 15)
+    campaign = sim.campaign.pooled(15, list(sim.campaign.systems))
     qrels, runs = campaign.to_files(root)
     groups = pd.DataFrame(
         {"run": list(campaign.systems), "group": [f"g{f}" for f in sim.family], "pooled": "yes"}

@@ -164,7 +164,7 @@ def test_by_rank_orders_by_the_rank_column(tmp_path):
 @pytest.mark.parametrize("n_docs_arg", [None, 2**62])  # packed int64 key, and the lexsort fallback
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])  # dense rank; monotone float32 bits
 def test_trec_order_matches_lexsort(rng, n_docs_arg, dtype):
-    from relimpute.data import _trec_order
+    from relimpute._assembly import _trec_order
 
     n = 5000
     group = rng.integers(0, 30, n)
@@ -310,7 +310,7 @@ def test_runs_listing_topics_in_pieces_load_as_grouped_ones(tmp_path, rng):
 
 
 def test_repeating_systems_in_several_passes(rng, monkeypatch):
-    from relimpute import data
+    from relimpute import _assembly as data
 
     system = np.sort(rng.integers(0, 40, 3000))
     doc = rng.integers(0, 20_000, 3000)
@@ -330,7 +330,7 @@ def test_documents_coded_in_batches_build_the_same_campaign(tmp_path, rng, monke
     """Run files' document ids are coded per topic in batches as they are read: any batching
     gives trec_eval's rankings over documents in docno order (ties by docno, shuffled lines,
     documents shared by topics, a topic the qrels lack), as the frames give them."""
-    from relimpute import data
+    from relimpute import _assembly as data
     from relimpute.io import read_qrels, read_runs
 
     docs = [f"d{i}" for i in range(60)] + ["D1", "d1\u00e9", "e"]
@@ -381,3 +381,29 @@ def test_documents_coded_in_batches_build_the_same_campaign(tmp_path, rng, monke
             known = [(t.query_id, d) in judged and g >= 0 for d, g in labels.items()]
             assert t.judged.tolist() == known
     assert len(flushes) > 5
+
+
+def test_pooled_and_truncated_against_hand_built_pools():
+    """Campaign.pooled keeps exactly the judged documents of the runs' top-k (sets worked out
+    by hand from the frames); Campaign.truncated keeps the index or shrinks it, with the same
+    rankings by docno either way."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = _campaign()
+    topic = c.topics[0]  # r1 ranks c, then a and b tied (b first by docno descending); r2: d
+    for depth, systems, expected in [(1, None, set()), (2, None, {"b"}), (3, ["r1"], {"a", "b"})]:
+        for chosen in (systems, None if systems is None else [0]):  # names or row indices
+            pooled = c.pooled(depth, chosen).topics[0]
+            assert set(pooled.doc_ids[pooled.judged]) == expected
+    kept, shrunk = c.truncated(1), c.truncated(1, shrink=True)
+    assert list(kept.topics[0].doc_ids) == list(topic.doc_ids)  # index kept
+    for a, b in zip(kept.topics, shrunk.topics):
+        for s in range(c.n_systems):
+            rows_a = a.doc_ids[a.ranking[s, : a.depth[s]]]
+            rows_b = b.doc_ids[b.ranking[s, : b.depth[s]]]
+            assert list(rows_a) == list(rows_b) and len(rows_a) <= 1
+    assert c.truncated(None) is c
+    with pytest.raises(ValueError, match="depth must be a positive integer"):
+        c.truncated(0)
+    with pytest.raises(ValueError, match="depth must be a positive integer"):
+        c.pooled(1.5)

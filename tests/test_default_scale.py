@@ -31,7 +31,7 @@ from relimpute.relevance.fusion import (
     _retrieved_any,
     _votes_below,
 )
-from relimpute.simulate import pool_depth, simulate_campaign
+from relimpute.simulate import simulate_campaign
 
 
 def _former_draws(model, campaign):
@@ -70,7 +70,7 @@ def shallow():
     """A depth-5 pool plus judgments beyond it (as active learning adds): the capture
     adjustment is at work."""
     sim = simulate_campaign(n_topics=8, n_systems=7, n_docs=300, depth=60, rng=21)
-    pooled = pool_depth(sim.campaign, 5)
+    pooled = sim.campaign.pooled(5)
     rng = np.random.default_rng(5)
     masks = []
     for full, topic in zip(sim.campaign.topics, pooled.topics):

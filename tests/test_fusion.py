@@ -22,7 +22,6 @@ from relimpute.relevance.fusion import (
     pool_depth,
     topic_evidence,
 )
-from relimpute.simulate import pool_depth as depth_k_pool
 from relimpute.simulate import simulate_campaign
 
 PRIORS = dict(intercept_sd=1.5, mean_prior=(-2.0, 3.0), weight_sd=2.0)
@@ -142,7 +141,7 @@ def test_fit_on_a_depth_k_pool_predicts_relevant_counts_below_it():
     it is about 0.6: the simulator keeps more relevant documents deep than real pools do)."""
     sim = simulate_campaign(n_topics=20, n_systems=15, depth=100, rng=3)
     full = sim.campaign
-    shallow = depth_k_pool(full, 10)
+    shallow = full.pooled(10)
     estimate = RankFusion.plug_in().fit_predict(shallow, rng=0)
     retrieved = [t.retrieved() for t in full.topics]
     truth = sum(int(r[m].sum()) for r, m in zip(full.relevant(), retrieved))
@@ -191,7 +190,7 @@ def test_run_effects_keep_the_prior_spread_for_runs_with_little_judged_evidence(
     uncertain (posterior sd near the prior's), the pooled runs' effects are pinned down."""
     sim = simulate_campaign(n_topics=15, n_systems=10, depth=50, rng=4)
     pooled = list(sim.campaign.systems[:5])
-    shallow = depth_k_pool(sim.campaign, 10, systems=pooled)
+    shallow = sim.campaign.pooled(10, pooled)
     model = RankFusion.plug_in(run_effect_sd=3.0).fit(shallow, rng=0)
     assert model.systems_ == tuple(shallow.systems)
     u_sd = np.sqrt(np.diag(model.covariance_))[-len(model.systems_) :]
@@ -207,7 +206,7 @@ def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
     """γ = beyond_decay multiplies the odds of a document whose best rank b lies below the
     pool depth k_t by (b / k_t)^-γ, leaves the pool alone, and γ = 0 changes nothing."""
     sim = simulate_campaign(n_topics=6, n_systems=8, depth=60, rng=5)
-    shallow = depth_k_pool(sim.campaign, 5)
+    shallow = sim.campaign.pooled(5)
     plain = RankFusion.plug_in(capture_floor=1.0).fit_predict(shallow, rng=0)
     decayed = RankFusion.plug_in(capture_floor=1.0, beyond_decay=0.7).fit_predict(shallow, rng=0)
     checked = 0
@@ -233,7 +232,7 @@ def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
     from scipy.special import logit
 
     sim = simulate_campaign(n_topics=6, n_systems=8, depth=60, rng=5)
-    shallow = depth_k_pool(sim.campaign, 5)
+    shallow = sim.campaign.pooled(5)
     common = dict(capture_floor=1.0, beyond_decay=0.6, n_draws=400)
     plain = RankFusion.plug_in(**common).fit_predict(shallow, rng=0)
     spread_gamma = RankFusion.plug_in(**common, beyond_decay_sd=1.0).fit_predict(shallow, rng=0)

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relimpute.bias import pooled_campaign
 from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
@@ -28,7 +27,7 @@ MODELS = {
 
 def _pooled():
     sim = simulate_campaign(n_topics=5, n_systems=5, n_docs=80, depth=25, n_families=3, rng=11)
-    return sim, pooled_campaign(sim.campaign, list(sim.campaign.systems), 8)
+    return sim, sim.campaign.pooled(8, list(sim.campaign.systems))
 
 
 def _frames(campaign: Campaign, odd_topics: bool = True, odd_runs: bool = True):

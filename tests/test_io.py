@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from relimpute import _parsing as parsing
 from relimpute import io as rio
 from relimpute.errors import InputError
 from relimpute.io import (
@@ -242,9 +243,9 @@ def test_not_utf8_and_missing_file(tmp_path):
 
 def test_fast_and_line_by_line_paths_agree(tmp_path, rng, monkeypatch):
     fast = []
-    arrow_read = rio._arrow_read
+    arrow_read = parsing._arrow_read
     monkeypatch.setattr(
-        rio, "_arrow_read", lambda *a: fast.append(arrow_read(*a) is not None) or arrow_read(*a)
+        parsing, "_arrow_read", lambda *a: fast.append(arrow_read(*a) is not None) or arrow_read(*a)
     )
     n = 3000
     q = rng.integers(0, 20, n).astype(str)
@@ -261,10 +262,10 @@ def test_fast_and_line_by_line_paths_agree(tmp_path, rng, monkeypatch):
 def test_a_file_parsed_in_several_blocks_reads_the_same(tmp_path, monkeypatch):
     path = _write(tmp_path, "".join(f"{i % 3} Q0 d{i} {i} {i / 7} tag\n" for i in range(300)))
     whole = read_run(path)
-    monkeypatch.setattr(rio, "_BLOCK_LIMIT", 200)  # files over the limit: a chunk per block
-    table = rio._arrow_read(path.read_bytes(), 6, " ")
+    monkeypatch.setattr(parsing, "_BLOCK_LIMIT", 200)  # files over the limit: a chunk per block
+    table = parsing._arrow_read(path.read_bytes(), 6, " ")
     assert table.column(2).num_chunks > 1
-    assert rio._one_array(table.column(2)).to_pylist() == whole["doc_id"].tolist()
+    assert parsing._one_array(table.column(2)).to_pylist() == whole["doc_id"].tolist()
     pd.testing.assert_frame_equal(read_run(path), whole)
 
 
@@ -475,7 +476,7 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
     if target == "os.replace":
         monkeypatch.setattr(rio.os, "replace", boom)
     else:
-        monkeypatch.setattr(rio.gzip, "compress", boom)
+        monkeypatch.setattr(gzip, "compress", boom)  # the module the writer compresses with
     new = pd.DataFrame({"query_id": ["9"], "doc_id": ["z"], "relevance": [1]})
     with pytest.raises(InputError, match="disk on fire") as info:
         write_qrels(new, path)

@@ -81,10 +81,10 @@ def test_every_file_and_the_readme_agree_with_the_code():
 
 def test_rank_fusion_defaults_are_the_shipped_model():
     """Same hyper-parameters, and the same answer on a campaign."""
-    from relimpute.simulate import pool_depth, simulate_campaign
+    from relimpute.simulate import simulate_campaign
 
     assert _plain(RankFusion().get_params()) == _plain(load_model("fusion").get_params())
-    shallow = pool_depth(simulate_campaign(n_topics=4, n_systems=5, depth=30, rng=8).campaign, 5)
+    shallow = simulate_campaign(n_topics=4, n_systems=5, depth=30, rng=8).campaign.pooled(5)
     a = RankFusion().fit_predict(shallow, rng=2)
     b = load_model("fusion").fit_predict(shallow, rng=2)
     assert a.n_draws == 100

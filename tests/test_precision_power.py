@@ -108,12 +108,18 @@ def test_mtc_orders_every_pool_document_once_and_matches_depth_when_all_are_judg
 
 def test_bad_designs_are_input_errors():
     campaign = _campaign(n_topics=4)
-    with pytest.raises(InputError, match="between 2 and 4 topics"):
+    with pytest.raises(InputError, match="between 2 and 4 topics") as info:
         power_curves(campaign, depths=(1,), topic_counts=(5,))
+    assert info.value.source == "topic_counts"  # the Python parameter; the CLI says --topics
+    for bad, parameter in (({"depths": (0,)}, "depths"), ({"alpha": 1.5}, "alpha")):
+        with pytest.raises(InputError) as info:
+            power_curves(campaign, **{"depths": (1,), **bad})
+        assert info.value.source == parameter and str(info.value).startswith(f"{parameter}: ")
     with pytest.raises(InputError, match="unknown strategy"):
         power_curves(campaign, depths=(1,), strategies=("mtc-fast",))
     curves = power_curves(campaign, depths=(2, 5), topic_counts=(2, 4), repetitions=3, rng=0).curves
-    with pytest.raises(InputError, match="smaller than one topic's pool"):
+    with pytest.raises(InputError, match="smaller than one topic's pool") as info:
         plan_design(curves, 1)
+    assert info.value.source == "budget"
     plan = plan_design(curves, 10_000, max_bias=1.01)
     assert plan["power"].is_monotonic_decreasing and (plan["effort"] <= 10_000).all()

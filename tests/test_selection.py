@@ -23,7 +23,6 @@ from relimpute.selection import (
     available_strategies,
     get_strategy,
     run_selection,
-    truncate,
 )
 from relimpute.selection.mtc import pair_abs_sum, system_sums
 from relimpute.selection.stopping import PairConfidence
@@ -157,7 +156,7 @@ def test_pair_abs_sum_all_subsets():
 
 
 def test_incremental_updates_equal_full_recompute(dl19):
-    campaign = truncate(dl19.subset(topics=dl19.query_ids[:6]), 100)
+    campaign = dl19.subset(topics=dl19.query_ids[:6]).truncated(100)
     hidden = campaign.with_judged([np.zeros(t.n_docs, bool) for t in campaign.topics])
     oracle = SimulatedAssessor(dl19)
     systems = ("bm25base_p", "idst_bert_p1", "runid3", "TUA1-1")
@@ -446,7 +445,7 @@ def _hidden(campaign):
 def test_dl19_mtc_needs_far_fewer_judgments_than_depth_100(dl19, pair):
     oracle = SimulatedAssessor(dl19)
     result = run_selection(_hidden(dl19), "mtc", oracle, pair, depth=100)
-    pool = truncate(dl19, 100)
+    pool = dl19.truncated(100)
     rows = pool.system_index(list(pair))
     pool_size = sum(int(t.retrieved(rows).sum()) for t in pool.topics)
     assert result.stopped_because == "confidence"
@@ -455,7 +454,7 @@ def test_dl19_mtc_needs_far_fewer_judgments_than_depth_100(dl19, pair):
     # MTC's prediction agrees with the full qrels
     from relimpute.selection.stopping import PairConfidence
 
-    full = SelectionState(truncate(dl19, 100), pair)
+    full = SelectionState(dl19.truncated(100), pair)
     full.p = [t.relevant(2).astype(float) for t in full.campaign.topics]
     truth_delta = PairConfidence(full).moments()[0][0]
     assert np.sign(result.pairs["e_delta_map"].iloc[0]) == np.sign(truth_delta)

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from relimpute.data import Campaign
-from relimpute.simulate import SimulatedCampaign, pool_depth, simulate_campaign
+from relimpute.simulate import SimulatedCampaign, simulate_campaign
 
 
 def _average_precision(campaign: Campaign) -> np.ndarray:
@@ -187,9 +187,9 @@ def test_family_overlap():
     assert same_hi > 2 * other_hi and same_hi > same_lo + 2
 
 
-def test_pool_depth_judges_exactly_the_union_of_top_k(sim):
+def test_campaign_pooled_judges_exactly_the_union_of_top_k(sim):
     c = sim.campaign
-    pooled = pool_depth(c, 10)
+    pooled = c.pooled(10)
     assert isinstance(pooled, Campaign) and pooled.systems == c.systems
     for full, t in zip(c.topics, pooled.topics):
         top = full.ranking[:, :10]
@@ -199,17 +199,17 @@ def test_pool_depth_judges_exactly_the_union_of_top_k(sim):
         np.testing.assert_array_equal(t.grades[t.judged], full.grades[t.judged])
         assert (t.grades[~t.judged] == 0).all()
         np.testing.assert_array_equal(t.ranking, full.ranking)
-    some = pool_depth(c, 5, systems=c.systems[:2])
+    some = c.pooled(5, c.systems[:2])
     for full, t in zip(c.topics, some.topics):
         assert set(np.flatnonzero(t.judged)) == set(full.ranking[:2, :5].ravel())
     # a deeper pool judges more, and depth >= run depth judges everything retrieved
-    assert sum(t.judged.sum() for t in pool_depth(c, 20).topics) > sum(
+    assert sum(t.judged.sum() for t in c.pooled(20).topics) > sum(
         t.judged.sum() for t in pooled.topics
     )
-    everything = pool_depth(c, 100)
+    everything = c.pooled(100)
     assert all((t.judged == full.retrieved()).all() for t, full in zip(everything.topics, c.topics))
     # pooling a pooled campaign never adds judgments
-    again = pool_depth(pooled, 50)
+    again = pooled.pooled(50)
     assert all((b.judged <= a.judged).all() for a, b in zip(pooled.topics, again.topics))
 
 
@@ -237,9 +237,9 @@ def test_bad_parameters(kwargs, message):
         simulate_campaign(**{"n_docs": 600, **kwargs})
 
 
-def test_bad_pool_depth(sim):
-    with pytest.raises(ValueError, match="k must be a positive integer"):
-        pool_depth(sim.campaign, 0)
+def test_bad_campaign_pooled_depth(sim):
+    with pytest.raises(ValueError, match="depth must be a positive integer"):
+        sim.campaign.pooled(0)
 
 
 @pytest.mark.parametrize("compress", [False, True])

@@ -44,7 +44,6 @@ from relimpute.measures import evaluate
 from relimpute.relevance import load_model
 from relimpute.relevance.settings import settings_in
 from relimpute.relevance.quality import calibration_curve, log_loss
-from relimpute.simulate import pool_depth
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[2] / "shared" / "data"
@@ -114,8 +113,8 @@ def documents(
     run retrieves (``ret``) or none does (``none``), and those the official pool
     of the pooled runs holds (``pool``: chosen by rank, not by active learning).
     """
-    train = pool_depth(campaign, k, systems=pooled)
-    official = pool_depth(campaign, official_pool, systems=pooled)
+    train = campaign.pooled(k, pooled)
+    official = campaign.pooled(official_pool, pooled)
     estimate = load_model(model).fit_predict(train, rng=0)
     topics, ys, ps, retrieved, in_pool = [], [], [], [], []
     for topic, kept, pool, rel, p in zip(

@@ -54,8 +54,6 @@ from relimpute.cli._format import FORMATTERS
 from relimpute.confidence import ConfidenceEngine
 from relimpute.measures import evaluate
 from relimpute.relevance import load_model
-from relimpute.selection import truncate
-from relimpute.simulate import pool_depth
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[2] / "shared" / "data"
@@ -77,7 +75,7 @@ def load_collection(name: str) -> tuple[Campaign, list[str], dict[str, str]]:
         )
     groups = pd.read_csv(DATA / folder / "groups.tsv", sep="\t", dtype=str)
     pooled = groups.loc[groups["pooled"] == "yes", "run"].tolist()
-    return truncate(official.subset(pooled), cut), pooled, dict(zip(groups["run"], groups["group"]))
+    return official.subset(pooled).truncated(cut), pooled, dict(zip(groups["run"], groups["group"]))
 
 
 def draw_split(official: Campaign, pooled: list[str], groups: dict, gen) -> tuple[list[str], Campaign]:
@@ -91,7 +89,7 @@ def draw_split(official: Campaign, pooled: list[str], groups: dict, gen) -> tupl
 def score_split(half: Campaign, chosen: list[str], settings: Path, pool: int, seed: int) -> tuple[pd.DataFrame, float, float]:
     """Pairs of the 10 runs fitted on the shallow pool against the complete judgments, and
     the expected and true relevant documents below the pool."""
-    shallow = pool_depth(half, pool, systems=None)
+    shallow = half.pooled(pool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         estimate = load_model(str(settings)).fit_predict(shallow, rng=seed)

@@ -33,7 +33,7 @@ from relimpute import Campaign
 from relimpute.calibration import run_study
 from relimpute.calibration.report import summary_frame
 from relimpute.calibration.strategies import Strategy
-from relimpute.calibration.trials import read_groups
+from relimpute.groups import read_groups
 from relimpute.cli._format import FORMATTERS
 from relimpute.relevance.settings import load_settings
 
@@ -75,7 +75,7 @@ def grid_study(
         campaign,
         strategies,
         n_trials=trials,
-        groups=read_groups(DATA / folder / "groups.tsv"),
+        groups=read_groups(DATA / folder / "groups.tsv").run_to_group(),
         seed=2007,
         jobs=2,
         progress=False,

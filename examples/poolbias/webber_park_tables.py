@@ -28,7 +28,6 @@ from relimpute.bias import (
     PoolContext,
     common_topic_adjustment,
     get_corrector,
-    pooled_campaign,
     topic_scores,
 )
 from relimpute.cli._format import FORMATTERS
@@ -95,7 +94,7 @@ def main() -> None:
             pooled = list(rng.choice(automatic, size=width, replace=False))
             sub = campaign.subset(pooled + [new])
             true = topic_scores(sub, [measure], sub.system_index(new))[0, 0]
-            reduced = pooled_campaign(sub, pooled, 10)
+            reduced = sub.pooled(10, pooled)
             context = PoolContext.build(reduced, pooled, 10)
             row = corrector.correct_context(context, new, [measure]).table.iloc[0]
             raw_err.append(abs(true.mean() - row["reduced"]))

@@ -71,8 +71,6 @@ from relimpute.measures import evaluate
 from relimpute.precision.split import split_halves
 from relimpute.relevance import load_model
 from relimpute.relevance.settings import settings_in
-from relimpute.selection import truncate
-from relimpute.simulate import pool_depth
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[2] / "shared" / "data"
@@ -114,9 +112,9 @@ def one_split(
         source_a, source_b = split_halves(official, salt=str(int(gen.integers(2**31 - 1))))
 
     seen = pooled if fit_on == "pooled" else chosen
-    shallow = pool_depth(source_a, k, systems=pooled)
-    camp_a = truncate(shallow.subset(seen), DEPTH)
-    camp_b = truncate(source_b.subset(seen), DEPTH)
+    shallow = source_a.pooled(k, pooled)
+    camp_a = shallow.subset(seen).truncated(DEPTH)
+    camp_b = source_b.subset(seen).truncated(DEPTH)
     seed = int(gen.integers(2**31 - 1))
     boot = ConfidenceEngine().topic_bootstrap(
         camp_a,
@@ -133,7 +131,7 @@ def one_split(
         rng=seed,
     )
     trec = evaluate(camp_b, ["AP"], missing="zero").set_index("system")["value"]
-    camp_a_official = truncate(source_a.subset(chosen), DEPTH)
+    camp_a_official = source_a.subset(chosen).truncated(DEPTH)
     complete = ConfidenceEngine().topic_bootstrap(
         camp_a_official,
         load_model("nonrelevant").fit_predict(camp_a_official),

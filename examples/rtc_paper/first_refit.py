@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from relimpute import Campaign
-from relimpute.calibration.trials import read_groups, trial_specs, truncate_campaign
+from relimpute.calibration.trials import trial_specs
+from relimpute.groups import read_groups
 from relimpute.relevance.expert import PAPER_PARAMS
 from relimpute.selection import RTC, SelectionSession, SimulatedAssessor
 from relimpute.selection.stopping import PairConfidence
@@ -60,8 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         raise SystemExit(f"TREC-8 ad hoc not found at {DATA} (see examples/README.md)")
-    campaign = truncate_campaign(Campaign.from_files(DATA / "qrels.txt", DATA / "runs", rel_threshold=1), 100)
-    specs = trial_specs(campaign.systems, args.trials, 10, 2, args.seed, read_groups(DATA / "groups.tsv"))
+    campaign = Campaign.from_files(DATA / "qrels.txt", DATA / "runs", rel_threshold=1).truncated(100, shrink=True)
+    specs = trial_specs(campaign.systems, args.trials, 10, 2, args.seed, read_groups(DATA / "groups.tsv").run_to_group())
     frame = pd.DataFrame([row for spec in specs for row in refit_rows(campaign, spec, 400)])
     args.output.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.output, index=False, float_format="%.5f")

@@ -22,7 +22,7 @@ import pandas as pd
 from relimpute import Campaign
 from relimpute.calibration import CalibrationReport, run_study
 from relimpute.calibration.strategies import Strategy, get_strategy
-from relimpute.calibration.trials import read_groups
+from relimpute.groups import read_groups
 from relimpute.relevance import ExpertAggregation
 from relimpute.relevance.expert import PAPER_PARAMS
 
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         k=10,
         c=2,
         depth=100,
-        groups=read_groups(DATA / "groups.tsv"),
+        groups=read_groups(DATA / "groups.tsv").run_to_group(),
         seed=args.seed,
         jobs=args.jobs,
     )

@@ -27,7 +27,6 @@ from relimpute.confidence import ConfidenceEngine
 from relimpute.measures import evaluate
 from relimpute.measures.significance import compare_to_baseline
 from relimpute.relevance import load_model
-from relimpute.simulate import pool_depth
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1].parent / "shared" / "data" / "trec-dl-2019-passage"
@@ -43,7 +42,7 @@ def main() -> int:
         warnings.simplefilter("ignore")
         full = Campaign.from_files(DATA / "qrels.txt", DATA / "runs", rel_threshold=2)
     official = evaluate(full, ["AP"]).set_index("system")["value"]
-    pooled = pool_depth(full, POOL_DEPTH)
+    pooled = full.pooled(POOL_DEPTH)
     topic = compare_to_baseline(
         evaluate(pooled, ["AP"], per_topic=True), BASELINE, tests=["randomization"], rng=0
     ).set_index("system")

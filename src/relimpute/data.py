@@ -29,26 +29,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from .errors import InputError
-from .io import (
-    as_string_array,
-    read_qrels,
-    read_run,
-    read_run_columns,
-    run_files,
-    skipped_note,
-    trec_scores,
-    write_qrels,
-    write_run,
-)
-
-UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
-_PAIR_CELLS = 1 << 24  # (system, document) cells one pass of _repeating_systems marks
-_BATCH_ROWS = 1 << 20  # fewest run rows whose document ids _DocIds codes together
-
+from ._assembly import UNJUDGED, Aligned, align_files, align_frames
+from .io import read_qrels, run_files, skipped_note, write_qrels, write_run
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicData:
@@ -87,9 +70,14 @@ class TopicData:
         """``(n,)`` bool: judged with a grade of at least ``threshold``."""
         return self.judged & (self.grades >= threshold)
 
-    def retrieved(self, systems: Sequence[int] | None = None) -> np.ndarray:
-        """``(n,)`` bool: retrieved by any of ``systems`` (all when None)."""
+    def retrieved(
+        self, systems: Sequence[int] | None = None, depth: int | None = None
+    ) -> np.ndarray:
+        """``(n,)`` bool: retrieved by any of ``systems`` (all when None) within rank ``depth``
+        (every rank when None): with a depth, the topic's depth-``depth`` pool."""
         rows = self.ranking if systems is None else self.ranking[np.asarray(systems, dtype=int)]
+        if depth is not None:
+            rows = rows[:, :depth]
         mask = np.zeros(self.n_docs, dtype=bool)
         docs = rows[rows >= 0]
         mask[docs] = True
@@ -159,24 +147,8 @@ class Campaign:
             return cls.from_frames(qrels_frame, runs, rel_threshold=rel_threshold, by_rank=by_rank)
         skipped: list[Path] = []
         files = run_files(runs, skipped)
-        judged = _Judgments.of(qrels_frame)
-        parts: list[_RunRows] = []
-        # One run file in memory at a time: each is reduced to its rows, then dropped. A
-        # document listed twice in a topic is found by _align (it codes documents per topic
-        # anyway) and reported by reading that file again, so errors come in the order of
-        # reading run by run: a run's duplicate before a later run's error.
-        for _, path in files:
-            try:
-                parts.append(_file_rows(path, judged, by_rank=by_rank, duplicates=duplicates))
-            except InputError:
-                _raise_first_duplicate(files, _align(judged, parts)[1], by_rank)
-                raise
-        topics, repeating = _align(judged, parts)
-        _raise_first_duplicate(files, repeating, by_rank)
-        return cls._assemble(
-            [name for name, _ in files], judged, parts, topics, rel_threshold,
-            [skipped_note(skipped)] if skipped else [],
-        )
+        aligned = align_files(qrels_frame, files, by_rank=by_rank, duplicates=duplicates)
+        return cls._assemble(aligned, rel_threshold, [skipped_note(skipped)] if skipped else [])
 
     @classmethod
     def from_frames(
@@ -203,37 +175,26 @@ class Campaign:
         from .adapters import as_qrels_frame, as_run_frames
 
         qrels, runs = as_qrels_frame(qrels), as_run_frames(runs)
-        if validate:
-            qrels = read_qrels(qrels)
-            runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}
-        judged = _Judgments.of(qrels)
-        parts = [_frame_rows(run, judged, by_rank=by_rank) for run in runs.values()]
-        topics, _ = _align(judged, parts)  # validated frames list no document twice in a topic
-        return cls._assemble([str(name) for name in runs], judged, parts, topics, rel_threshold)
+        aligned = align_frames(qrels, runs, by_rank=by_rank, validate=validate)
+        return cls._assemble(aligned, rel_threshold)
 
     @classmethod
     def _assemble(
-        cls,
-        names: list[str],
-        judged: _Judgments,
-        parts: list[_RunRows],
-        topics: list[TopicData],
-        rel_threshold: int,
-        notes: list[str] | None = None,
+        cls, aligned: Aligned, rel_threshold: int, notes: list[str] | None = None
     ) -> Campaign:
         """The campaign of aligned topics, with notes (issued as warnings) on what was dropped
         (after the ``notes`` given)."""
-        if not names:
+        if not aligned.names:
             raise ValueError("a campaign needs at least one run")
         notes = list(notes or [])
-        dropped = judged.extra_topics()
-        if dropped:
-            n_runs = sum(bool((part.topics >= len(judged.topic_ids)).any()) for part in parts)
+        topics = [TopicData(**fields) for fields in aligned.topics]
+        if aligned.dropped:
             notes.append(
-                f"{len(dropped)} topic(s) retrieved by {n_runs} run(s) but absent from the "
-                f"qrels were dropped, as trec_eval does ({_listing(sorted(dropped))})"
+                f"{len(aligned.dropped)} topic(s) retrieved by {aligned.n_dropping_runs} run(s) "
+                f"but absent from the qrels were dropped, as trec_eval does "
+                f"({_listing(sorted(aligned.dropped))})"
             )
-        for s, name in enumerate(names):
+        for s, name in enumerate(aligned.names):
             missing = [tp.query_id for tp in topics if tp.depth[s] == 0]
             if missing:
                 notes.append(
@@ -243,7 +204,7 @@ class Campaign:
         for note in notes:
             warnings.warn(note, stacklevel=2)
         return cls(
-            systems=tuple(names),
+            systems=tuple(aligned.names),
             topics=tuple(topics),
             rel_threshold=rel_threshold,
             notes=tuple(notes),
@@ -272,6 +233,12 @@ class Campaign:
             return np.array([lookup[n] for n in names], dtype=int)
         except KeyError as exc:
             raise KeyError(f"unknown system {exc.args[0]!r}; have {list(self.systems)}") from None
+
+    def system_rows(self, systems: Sequence[str] | Sequence[int]) -> np.ndarray:
+        """Row indices of systems given by name or already as row indices."""
+        if len(systems) and not isinstance(systems[0], str):
+            return np.asarray(systems, dtype=int)
+        return self.system_index(list(systems)) if len(systems) else np.zeros(0, dtype=int)
 
     def relevant(self) -> list[np.ndarray]:
         """Per topic, ``(n,)`` bool: judged relevant at :attr:`rel_threshold`."""
@@ -323,6 +290,58 @@ class Campaign:
                     t,
                     judged=mask,
                     grades=np.where(mask | (t.grades == UNJUDGED), t.grades, 0).astype(np.int16),
+                )
+            )
+        return replace(self, topics=tuple(topics))
+
+    def pooled(
+        self, depth: int, systems: Sequence[str] | Sequence[int] | None = None
+    ) -> Campaign:
+        """The campaign knowing only the judgments of the depth-``depth`` pool of ``systems``.
+
+        A document stays judged when it is judged now and some system (of
+        ``systems``, names or row indices, default all) ranks it within the top
+        ``depth`` for the topic; every other judgment is hidden (TREC pooling,
+        Cormack & Lynam 2007 §1; leaving runs out of the pool, Webber & Park
+        2009 §2.2).
+        """
+        depth = _positive_depth(depth)
+        rows = None if systems is None else self.system_rows(systems)
+        return self.with_judged([t.retrieved(rows, depth) & t.judged for t in self.topics])
+
+    def truncated(self, depth: int | None, *, shrink: bool = False) -> Campaign:
+        """Every ranking cut at rank ``depth`` (None = the campaign unchanged).
+
+        By default the document index is kept: documents retrieved only below
+        the cut stay in their topic as unretrieved documents, so per-document
+        arrays of the full campaign still line up (Carterette 2007 §4.3 cuts
+        runs at rank 100). With ``shrink`` a topic keeps only the documents some
+        run retrieves within ``depth`` and every judged document (judged
+        relevant ones count in R even when no run retrieves them,
+        docs/math/average-precision.md): the same scores, smaller arrays.
+        """
+        if depth is None:
+            return self
+        depth = _positive_depth(depth)
+        topics = []
+        for t in self.topics:
+            ranking = t.ranking[:, :depth]
+            cut = np.minimum(t.depth, depth).astype(np.int32)
+            if not shrink:
+                topics.append(replace(t, ranking=ranking, depth=cut))
+                continue
+            keep = t.judged.copy()
+            keep[ranking[ranking >= 0]] = True
+            new_index = np.cumsum(keep) - 1
+            ranking = np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)
+            topics.append(
+                replace(
+                    t,
+                    doc_ids=t.doc_ids[keep],
+                    grades=t.grades[keep],
+                    judged=t.judged[keep],
+                    ranking=ranking,
+                    depth=cut,
                 )
             )
         return replace(self, topics=tuple(topics))
@@ -405,405 +424,10 @@ class Campaign:
         )
 
 
-class _DocIds:
-    """Document ids coded per topic as they are read, so that no run keeps its strings.
-
-    Each topic has a dictionary of the ids met in it (qrels first, then the
-    runs in reading order), grown in batches: a topic's ids read since the
-    last batch are encoded together with its dictionary so far as the first
-    chunk, which keeps every earlier code (the hash table numbers values in
-    the order it meets them). A batch is coded once it holds as many rows as
-    the dictionaries (and at least ``_BATCH_ROWS``), so every id is hashed
-    about twice at most, and the strings are let go. Hash tables come from the
-    system allocator, which gives them back (arrow's default pool would keep
-    them). The qrels' codes go into the array :meth:`code` returned; the runs'
-    are kept per topic (:meth:`run_codes`), so that the build can let each
-    topic's go once it is built.
-    """
-
-    def __init__(self) -> None:
-        self._ids: list[pa.Array | None] = []  # per topic code
-        self._runs: list[list[np.ndarray]] = []  # per topic code: the runs' codes, by batch
-        # (ids, the array to fill or None for a run's, topic codes, bounds) since the last batch
-        self._pending: list[tuple[pa.Array, np.ndarray | None, np.ndarray, np.ndarray]] = []
-        self._n_ids = 0
-        self._pending_rows = 0
-
-    def code(self, ids: pa.Array, topics: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-        """int32 codes of ``ids`` (the qrels'), whose rows ``bounds[i]`` to ``bounds[i + 1]``
-        are of topic ``topics[i]``; each is its topic's. Filled in by the next batch, at the
-        latest by :meth:`dictionaries`."""
-        codes = np.empty(len(ids), dtype=np.int32)
-        self._add(ids, codes, topics, bounds)
-        return codes
-
-    def add_run(self, ids: pa.Array, topics: np.ndarray, bounds: np.ndarray) -> None:
-        """Code the ids of a run, laid out as for :meth:`code`."""
-        self._add(ids, None, topics, bounds)
-
-    def dictionaries(self, n_topics: int) -> list[pa.Array]:
-        """The ids met in each of the first ``n_topics`` topics (position = code); they are
-        then let go."""
-        self._flush()
-        empty = pa.array([], type=pa.string())
-        found = [empty if t >= len(self._ids) or d is None else d for t, d in enumerate(self._ids)]
-        self._ids = []
-        return (found + [empty] * n_topics)[:n_topics]
-
-    def run_codes(self, topic: int) -> np.ndarray:
-        """The codes of the runs' rows of ``topic``, in the order the runs were added; they
-        are then let go."""
-        self._flush()
-        if topic >= len(self._runs) or not self._runs[topic]:
-            return np.zeros(0, dtype=np.int32)
-        runs, self._runs[topic] = self._runs[topic], []
-        return np.concatenate(runs)
-
-    def _add(self, ids: pa.Array, codes: np.ndarray | None, topics: np.ndarray, bounds) -> None:
-        self._pending.append((ids, codes, topics, bounds))
-        self._pending_rows += len(ids)
-        if self._pending_rows >= max(self._n_ids, _BATCH_ROWS):
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        n_topics = max(
-            [len(self._ids)] + [int(t.max()) + 1 for *_, t, _ in self._pending if len(t)]
-        )
-        self._ids.extend([None] * (n_topics - len(self._ids)))
-        self._runs.extend([] for _ in range(n_topics - len(self._runs)))
-        by_topic: list[list[tuple[pa.Array, np.ndarray | None]]] = [[] for _ in range(n_topics)]
-        for ids, codes, topics, bounds in self._pending:
-            for t, lo, hi in zip(topics.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
-                if hi > lo:
-                    target = None if codes is None else codes[lo:hi]
-                    by_topic[t].append((ids.slice(lo, hi - lo), target))
-        self._pending, self._pending_rows = [], 0
-        for t, pending in enumerate(by_topic):
-            if not pending:
-                continue
-            known = self._ids[t]
-            chunks = ([] if known is None else [known]) + [ids for ids, _ in pending]
-            # files parse to 32-bit-offset strings; DataFrames and big files give large ones (as
-            # do the qrels, cast to the runs' type)
-            wide = (known is not None and pa.types.is_large_string(known.type)) or any(
-                pa.types.is_large_string(ids.type) for ids, codes in pending if codes is None
-            )
-            doc_type = pa.large_string() if wide else pa.string()
-            encoded = _encode_shared(
-                pa.chunked_array([c if c.type == doc_type else c.cast(doc_type) for c in chunks]),
-                pa.system_memory_pool(),
-            )
-            # (the encoder may leave out empty chunks: codes are split by length, not by chunk)
-            coded = np.concatenate([c.indices.to_numpy() for c in encoded.chunks])
-            n_known = 0 if known is None else len(known)
-            if not np.array_equal(coded[:n_known], np.arange(n_known)):  # never
-                raise AssertionError("document codes changed between batches")
-            end, runs = n_known, []
-            for ids, codes in pending:
-                if codes is None:
-                    runs.append(coded[end : end + len(ids)])
-                else:
-                    codes[:] = coded[end : end + len(ids)]
-                end += len(ids)
-            if runs:
-                self._runs[t].append(np.concatenate(runs))
-            self._ids[t] = encoded.chunk(0).dictionary
-            self._n_ids += len(self._ids[t]) - n_known
-
-
-@dataclass(frozen=True, slots=True)
-class _Judgments:
-    """The qrels as the build reads them: topics coded, rows grouped by topic.
-
-    ``codes`` gives each topic id a code: the qrels topics in query-id order
-    (``0 .. len(topic_ids) - 1``), then the topics that only runs retrieve, in
-    the order they are met (they are dropped, but a duplicate in them is still
-    an error). ``docs`` codes the document ids of the qrels and of the runs
-    (:class:`_RunRows` codes its documents through it).
-    """
-
-    topic_ids: list[str]
-    codes: dict[str, int]
-    docs: _DocIds
-    doc: np.ndarray  # int32 document codes (each its topic's, of ``docs``), grouped by topic
-    labels: np.ndarray  # int64, in the same order
-    bounds: np.ndarray  # topic t's rows: bounds[t] to bounds[t + 1]
-
-    @classmethod
-    def of(cls, qrels: pd.DataFrame) -> _Judgments:
-        query = as_string_array(qrels["query_id"])
-        topic_ids = sorted(set(pc.unique(query).to_pylist()))
-        codes = {q: i for i, q in enumerate(topic_ids)}
-        topic = _codes(query, codes)
-        by_topic = np.argsort(topic, kind="stable")
-        bounds = np.searchsorted(topic[by_topic], np.arange(len(topic_ids) + 1))
-        docs = _DocIds()
-        doc = as_string_array(qrels["doc_id"]).take(pa.array(by_topic))
-        return cls(
-            topic_ids=topic_ids,
-            codes=codes,
-            docs=docs,
-            doc=docs.code(doc, np.arange(len(topic_ids)), bounds),
-            labels=qrels["relevance"].to_numpy(dtype=np.int64)[by_topic],
-            bounds=bounds,
-        )
-
-    def extra_topics(self) -> list[str]:
-        """The topics runs retrieve that the qrels do not judge."""
-        return list(self.codes)[len(self.topic_ids) :]
-
-
-@dataclass(frozen=True, slots=True)
-class _RunRows:
-    """One run reduced to what the build needs, its rows grouped by topic, in each topic by
-    trec_eval's ranking key (score descending, or rank ascending) but not yet by docno."""
-
-    tied: np.ndarray  # bool: the row's ranking key equals the previous row's (same topic)
-    topics: np.ndarray  # the topic code of each group of rows
-    bounds: np.ndarray  # group i's rows: bounds[i] to bounds[i + 1]
-
-    @classmethod
-    def of(cls, query: pa.Array, doc: pa.Array, order: np.ndarray, judged: _Judgments) -> _RunRows:
-        """The rows of a run; runs list a topic's lines together, and are grouped if not.
-        ``order`` is trec_eval's ranking key (ascending = ranked first)."""
-        starts = _group_starts(query)
-        if len(pc.unique(query.take(starts))) < len(starts):  # a topic in two places
-            by_topic = np.argsort(_codes(query, judged.codes), kind="stable")
-            query, doc, order = query.take(by_topic), doc.take(by_topic), order[by_topic]
-            starts = _group_starts(query)
-        topics = _codes(query.take(starts), judged.codes)
-        bounds = np.r_[starts, len(query)]
-        ranked, tied = _key_order(order, bounds)
-        if ranked is not None:
-            doc = doc.take(pa.array(ranked))
-        judged.docs.add_run(doc, topics, bounds)  # the build gets the codes from there
-        return cls(tied=tied, topics=topics, bounds=bounds)
-
-
-def _key_order(order: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """The permutation sorting rows by group (``bounds``), then ``order`` ascending, stably
-    (None when they are sorted already: runs list their lines in rank order); and which
-    rows, so sorted, tie with the previous one of their group.
-
-    ``order`` compares as in :func:`_trec_order` (float32 by its monotone bits)."""
-    rank = _monotone_bits(order) if order.dtype == np.float32 else _dense_rank(order)
-    same_group = np.ones(max(len(rank) - 1, 0), dtype=bool)
-    same_group[bounds[1:-1] - 1] = False  # row i + 1 starts a group
-    permutation = None
-    if not ((rank[1:] >= rank[:-1]) | ~same_group).all():
-        n_ranks = int(rank.max(initial=0)) + 1
-        group = np.repeat(np.arange(len(bounds) - 1, dtype=np.int64), np.diff(bounds))
-        if (len(bounds) - 1) * n_ranks >= 2**63:
-            permutation = np.lexsort((rank, group))
-        else:
-            permutation = np.argsort(group * n_ranks + rank, kind="stable")
-        rank = rank[permutation]
-    tied = np.zeros(len(rank), dtype=bool)
-    np.equal(rank[1:], rank[:-1], out=tied[1:])
-    tied[1:] &= same_group
-    return permutation, tied
-
-
-def _group_starts(ids: pa.Array) -> np.ndarray:
-    """Index of the first row of every stretch of equal ids (no hashing: neighbours compared)."""
-    if not len(ids):
-        return np.zeros(0, dtype=np.int64)
-    changed = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
-    return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1]
-
-
-def _score_order(score: np.ndarray | pd.Series) -> np.ndarray:
-    """trec_eval's ranking key of scores: minus the score at its float32 precision, as float32."""
-    return -trec_scores(score).astype(np.float32)
-
-
-def _frame_rows(run: pd.DataFrame, judged: _Judgments, *, by_rank: bool) -> _RunRows:
-    """The rows of a run frame (as :func:`~relimpute.io.read_run` returns them)."""
-    order = run["rank"].to_numpy(dtype=float) if by_rank else _score_order(run["score"])
-    query, doc = as_string_array(run["query_id"]), as_string_array(run["doc_id"])
-    return _RunRows.of(query, doc, order, judged)
-
-
-def _file_rows(path: Path, judged: _Judgments, *, by_rank: bool, duplicates: str) -> _RunRows:
-    """The rows of a run file, checked as :func:`~relimpute.io.read_run` checks them, except
-    that under ``duplicates="error"`` a document twice in a topic is left to :func:`_align`."""
-    if duplicates != "error":  # keeping one line of each duplicate: the full reader
-        run = read_run(path, duplicates=duplicates, keep_rank=by_rank)
-        return _frame_rows(run, judged, by_rank=by_rank)
-    columns, _ = read_run_columns(path, keep_rank=by_rank)
-    order = columns["rank"].astype(float) if by_rank else _score_order(columns["score"])
-    return _RunRows.of(columns["query_id"], columns["doc_id"], order, judged)
-
-
-def _raise_first_duplicate(
-    files: list[tuple[str, Path]], repeating: set[int], by_rank: bool
-) -> None:
-    """Raise the duplicate error of the first of the ``repeating`` runs (its file read again
-    by :func:`~relimpute.io.read_run`, which names the lines)."""
-    if repeating:
-        read_run(files[min(repeating)][1], keep_rank=by_rank)
-
-
-def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[TopicData], set[int]]:
-    """Every qrels topic's documents, judgments and rankings; and the runs that list a
-    document twice in a topic (any topic, dropped ones included).
-
-    Documents come coded per topic (:class:`_DocIds`); each topic's codes are
-    renumbered so that they order as docnos do (byte order of UTF-8, trec_eval's
-    strcmp order).
-    """
-    n_judged, n_runs = len(judged.topic_ids), len(runs)
-    first = np.zeros((len(judged.codes), n_runs), dtype=np.int64)
-    end = np.zeros_like(first)
-    for s, run in enumerate(runs):
-        first[run.topics, s], end[run.topics, s] = run.bounds[:-1], run.bounds[1:]
-    dictionaries = judged.docs.dictionaries(len(judged.codes))
-    sizes = [len(d) for d in dictionaries]
-    topics: list[TopicData] = []
-    repeating: set[int] = set()
-    for t in range(len(judged.codes)):
-        systems = np.flatnonzero(end[t] > first[t])
-        counts = end[t, systems] - first[t, systems]
-        run_codes = judged.docs.run_codes(t)  # the runs' rows, by system
-        if t >= n_judged:  # dropped: only checked for duplicates
-            repeating.update(_repeating_systems(np.repeat(systems, counts), run_codes, sizes[t]))
-            continue
-        labelled = slice(judged.bounds[t], judged.bounds[t + 1])
-        dictionary, dictionaries[t] = dictionaries[t], None
-        by_docno = pc.sort_indices(dictionary).to_numpy()  # the topic's codes in docno order
-        code_of = np.empty(len(by_docno), dtype=np.int32)
-        code_of[by_docno] = np.arange(len(by_docno), dtype=np.int32)
-        doc_codes = code_of[np.concatenate([run_codes, judged.doc[labelled]])]
-        del run_codes
-        n_rows = int(counts.sum())
-        run_doc, judged_doc = doc_codes[:n_rows], doc_codes[n_rows:]
-        system = np.repeat(systems, counts)
-        repeating.update(_repeating_systems(system, run_doc, len(by_docno)))
-        # rows come by system, then ranking key: only ties are left to order, by docno
-        tied = [runs[s].tied[first[t, s] : end[t, s]] for s in systems]
-        tied = np.concatenate(tied) if tied else np.zeros(0, dtype=bool)
-        ranked = run_doc
-        if tied.any():  # sort the rows of every tie by docno (a system's first row never ties)
-            in_tie = np.flatnonzero(tied | np.append(tied[1:], False))
-            tie = np.cumsum(~tied)[in_tie]
-            docs = run_doc[in_tie]
-            ranked = run_doc.copy()
-            unordered = np.zeros(len(in_tie), dtype=np.float32)
-            ranked[in_tie] = docs[_trec_order(tie, unordered, docs, len(by_docno))]
-        depth = np.zeros(n_runs, dtype=np.int32)
-        depth[systems] = counts
-        ranking = np.full((n_runs, int(depth.max(initial=0))), -1, dtype=np.int32)
-        position = np.arange(n_rows) - np.repeat(np.cumsum(counts) - counts, counts)
-        ranking[system, position] = ranked
-        labels = judged.labels[labelled]
-        grades = np.zeros(len(by_docno), dtype=np.int16)
-        grades[judged_doc] = labels
-        known = np.zeros(len(by_docno), dtype=bool)
-        known[judged_doc[labels != UNJUDGED]] = True
-        topics.append(
-            TopicData(
-                query_id=str(judged.topic_ids[t]),
-                doc_ids=dictionary.take(pa.array(by_docno)).to_numpy(zero_copy_only=False),
-                grades=grades,
-                judged=known,
-                ranking=ranking,
-                depth=depth,
-            )
-        )
-    return topics, repeating
-
-
-def _repeating_systems(system: np.ndarray, doc: np.ndarray, n_docs: int) -> list[int]:
-    """The systems that list a document twice, given rows ordered by system.
-
-    Marks the rows' (system, document) cells in a table of as many systems at
-    a time as fit in ``_PAIR_CELLS``: fewer cells marked than rows means a pair
-    repeats. Linear time, no sort.
-    """
-    found: list[int] = []
-    if not len(system):
-        return found
-    per_pass = max(1, _PAIR_CELLS // max(n_docs, 1))
-    for lowest in range(int(system[0]), int(system[-1]) + 1, per_pass):
-        lo, hi = np.searchsorted(system, [lowest, lowest + per_pass])
-        cells = (system[lo:hi] - lowest) * n_docs + doc[lo:hi]
-        marked = np.zeros(min(per_pass, int(system[-1]) + 1 - lowest) * n_docs, dtype=bool)
-        marked[cells] = True
-        if np.count_nonzero(marked) < hi - lo:
-            pairs, counts = np.unique(cells, return_counts=True)
-            found.extend((np.unique(pairs[counts > 1] // n_docs) + lowest).tolist())
-    return found
-
-
-def _trec_order(group: np.ndarray, order: np.ndarray, doc: np.ndarray, n_docs: int) -> np.ndarray:
-    """Permutation sorting rows by group, then ``order`` ascending, then ``doc`` descending.
-
-    Equivalent to ``np.lexsort((-doc, order, group))`` but a single integer
-    sort: ``order`` is replaced by integers that sort the same (for float32, its
-    bits made monotone; otherwise its dense rank) and the three keys are packed
-    into one int64 when they fit (they do for any realistic campaign; otherwise
-    lexsort is used).
-    """
-    rank = _monotone_bits(order) if order.dtype == np.float32 else _dense_rank(order)
-    n_ranks = int(rank.max(initial=0)) + 1
-    n_groups = int(group.max(initial=0)) + 1
-    if n_groups * n_ranks * n_docs >= 2**63:
-        return np.lexsort((-doc, order, group))
-    # key = (group * n_ranks + rank) * n_docs + (n_docs - 1 - doc), built in place
-    key = group.astype(np.int64)
-    key *= n_ranks
-    key += rank
-    del rank
-    key *= n_docs
-    key += n_docs - 1
-    key -= doc
-    return np.argsort(key, kind="stable")
-
-
-def _monotone_bits(values: np.ndarray) -> np.ndarray:
-    """Non-negative int64 that sort as the float32 ``values`` (-0.0 and 0.0 alike)."""
-    bits = (values + np.float32(0)).view(np.uint32)  # + 0 makes -0.0 into 0.0
-    keys = np.where(bits >> 31 == 1, ~bits, bits | np.uint32(1 << 31)).astype(np.int64)
-    return keys - keys.min() if len(keys) else keys
-
-
-def _dense_rank(values: np.ndarray) -> np.ndarray:
-    """int64 rank of every value among the distinct values (equal values, equal rank)."""
-    n = len(values)
-    by_value = np.argsort(values, kind="stable")
-    sorted_values = values[by_value]
-    new_value = np.zeros(n, dtype=np.int64)
-    np.not_equal(sorted_values[1:], sorted_values[:-1], out=new_value[1:], casting="unsafe")
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_value] = np.cumsum(new_value, out=new_value)
-    return rank
-
-
-def _encode_shared(values: pa.ChunkedArray, pool: pa.MemoryPool | None = None) -> pa.ChunkedArray:
-    """Dictionary-encode chunks with one dictionary for all of them.
-
-    pyarrow's encoder gives every chunk the same dictionary already; that is
-    checked by buffer address (cheap), and only otherwise are the dictionaries
-    unified (costly: it compares and remaps every chunk).
-    """
-    encoded = pc.dictionary_encode(values, memory_pool=pool)
-
-    def identity(dictionary: pa.Array) -> tuple:
-        return len(dictionary), [b.address if b else None for b in dictionary.buffers()]
-
-    first = identity(encoded.chunk(0).dictionary)
-    if all(identity(c.dictionary) == first for c in encoded.chunks):
-        return encoded
-    return encoded.unify_dictionaries()
-
-
-def _codes(ids: pa.Array, position: dict[str, int]) -> np.ndarray:
-    """int32 codes of string ids from ``position``, which gets a new code for an unknown id."""
-    encoded = ids.dictionary_encode()
-    known = [position.setdefault(v, len(position)) for v in encoded.dictionary.to_pylist()]
-    return np.array(known, dtype=np.int32)[encoded.indices.to_numpy()]
+def _positive_depth(depth: int) -> int:
+    if int(depth) != depth or depth < 1:
+        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+    return int(depth)
 
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:

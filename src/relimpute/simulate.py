@@ -5,7 +5,7 @@ ad hoc task: topics whose number of relevant documents varies widely
 (lognormal), graded labels, systems of varying quality, families of
 near-duplicate systems (one team's variants) that share most of their
 ranking, some short runs, and *complete* qrels, so every measure has a true
-value. :func:`pool_depth` then hides every judgment outside the depth-k pool,
+value. :meth:`Campaign.pooled <relimpute.data.Campaign.pooled>` then hides every judgment outside the depth-k pool,
 as TREC pooling does (Cormack & Lynam 2007, §1: only the top-ranked k
 documents of each system are adjudicated).
 
@@ -252,22 +252,3 @@ def simulate_campaign(
         n_relevant=n_relevant,
         params=params,
     )
-
-
-def pool_depth(campaign: Campaign, k: int, systems: Sequence[str] | None = None) -> Campaign:
-    """The campaign knowing only the judgments of its depth-``k`` pool.
-
-    A document stays judged when it is judged now and some system (of
-    ``systems``, default all) ranks it in its top ``k`` for the topic; every
-    other judgment is hidden (TREC pooling, Cormack & Lynam 2007 §1).
-    """
-    _check(int(k) == k and k >= 1, f"k must be a positive integer, got {k!r}")
-    rows = None if systems is None else campaign.system_index(systems)
-    masks = []
-    for topic in campaign.topics:
-        ranking = topic.ranking if rows is None else topic.ranking[rows]
-        pooled = np.zeros(topic.n_docs, dtype=bool)
-        top = ranking[:, :k]
-        pooled[top[top >= 0]] = True
-        masks.append(pooled & topic.judged)
-    return campaign.with_judged(masks)

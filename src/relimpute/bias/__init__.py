@@ -39,7 +39,7 @@ from .base import (
     topic_scores,
 )
 from .common_topics import TopicAdjustment, common_topic_adjustment
-from .groups import RunGroups, groups_from_frame, read_groups
+from ..groups import RunGroups, groups_from_frame, read_groups
 from .pools import (
     ReducedPool,
     depth_pool,
@@ -47,7 +47,6 @@ from .pools import (
     leave_one_run_out,
     pool_counts,
     pool_reproduction,
-    pooled_campaign,
 )
 
 __all__ = [
@@ -67,7 +66,6 @@ __all__ = [
     "leave_one_run_out",
     "pool_counts",
     "pool_reproduction",
-    "pooled_campaign",
     "read_groups",
     "register",
     "topic_scores",

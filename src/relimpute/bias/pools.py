@@ -5,7 +5,8 @@ set ranks within the top k (trec_eval order). Its *qrels* are the campaign's
 judgments restricted to it: scoring against them is scoring as if only those
 runs had been pooled. Leaving a run (or a group's runs) out of the pool marks
 the documents only it contributed as unjudged (Webber & Park 2009 §2.2;
-Lipani et al. 2016 §4.1). Only runs flagged ``pooled`` contribute.
+Lipani et al. 2016 §4.1). Only runs flagged ``pooled`` contribute. The
+campaign judged on such a pool is :meth:`relimpute.data.Campaign.pooled`.
 """
 
 from __future__ import annotations
@@ -17,13 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Campaign
-from .groups import RunGroups
-
-
-def _rows(campaign: Campaign, systems: Sequence[str] | np.ndarray) -> np.ndarray:
-    if len(systems) and not isinstance(systems[0], str):
-        return np.asarray(systems, dtype=int)
-    return campaign.system_index(list(systems)) if len(systems) else np.zeros(0, dtype=int)
+from ..groups import RunGroups
 
 
 def pool_counts(
@@ -31,7 +26,7 @@ def pool_counts(
 ) -> list[np.ndarray]:
     """Per topic, ``(n,)`` int32: how many of ``systems`` rank each document within ``depth``."""
     check_depth(depth)
-    rows = _rows(campaign, systems)
+    rows = campaign.system_rows(systems)
     out = []
     for topic in campaign.topics:
         top = topic.ranking[rows, :depth]
@@ -44,14 +39,6 @@ def depth_pool(
 ) -> list[np.ndarray]:
     """Per topic, ``(n,)`` bool: the depth-``depth`` pool of ``systems``."""
     return [c > 0 for c in pool_counts(campaign, systems, depth)]
-
-
-def pooled_campaign(
-    campaign: Campaign, systems: Sequence[str] | np.ndarray, depth: int
-) -> Campaign:
-    """The campaign judged only within the depth-``depth`` pool of ``systems``."""
-    pool = depth_pool(campaign, systems, depth)
-    return campaign.with_judged([p & t.judged for p, t in zip(pool, campaign.topics)])
 
 
 def check_depth(depth: int) -> int:
@@ -76,7 +63,7 @@ def leave_one_run_out(
     """For each pooled run, the campaign judged on the depth-``depth`` pool of the others."""
     for run in pooled:
         kept = tuple(r for r in pooled if r != run)
-        yield ReducedPool((run,), kept, pooled_campaign(campaign, kept, depth), run)
+        yield ReducedPool((run,), kept, campaign.pooled(depth, kept), run)
 
 
 def leave_one_group_out(
@@ -95,7 +82,7 @@ def leave_one_group_out(
         if not left:
             continue
         kept = tuple(r for r in pooled if r not in left)
-        yield ReducedPool(left, kept, pooled_campaign(campaign, kept, depth), group)
+        yield ReducedPool(left, kept, campaign.pooled(depth, kept), group)
 
 
 def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) -> pd.DataFrame:

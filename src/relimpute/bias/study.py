@@ -42,8 +42,8 @@ from ..errors import InputError
 from ..measures import parse_measures
 from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
-from .groups import RunGroups
-from .pools import check_depth, leave_one_group_out, pooled_campaign
+from ..groups import RunGroups
+from .pools import check_depth, leave_one_group_out
 
 #: correctors of the study without a relevance model (the fast ones)
 PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
@@ -101,12 +101,12 @@ def check_study_input(
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
     if depth > deepest:
         raise InputError(
-            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth"
+            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "depth"
         )
     if n_common and not 2 <= n_common < campaign.n_topics:
         raise InputError(
             f"must be 0 (off) or 2 to {campaign.n_topics - 1} common topics, got {n_common}",
-            "--common-topics",
+            "n_common",
         )
     return pooled
 
@@ -154,7 +154,7 @@ def run_study(
     pooled = check_study_input(campaign, groups, depth, n_common)
     parsed = parse_measures(measures)
     names = [str(m) for m in parsed]
-    full = pooled_campaign(campaign, pooled, depth)
+    full = campaign.pooled(depth, pooled)
     pooled_rows = full.system_index(list(pooled))
     truth = topic_scores(full, parsed, pooled_rows)  # (M, P, T)
     truth_mean = truth.mean(axis=2)
@@ -259,7 +259,7 @@ def full_pool_scores(
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """The pooled runs and their ``(M, P, T)`` per-topic scores against the full depth-k pool."""
     pooled = check_study_input(campaign, groups, depth)
-    full = pooled_campaign(campaign, pooled, depth)
+    full = campaign.pooled(depth, pooled)
     return pooled, topic_scores(full, parse_measures(measures), full.system_index(list(pooled)))
 
 
@@ -418,7 +418,7 @@ def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> 
     """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``),
     each through a temporary file and a rename (a kill leaves the old file or the new one)."""
     from .._files import atomic_write_text, output_directory, write_table
-    from ..cli._format import FORMATTERS
+    from .._tables import FORMATTERS
 
     out = output_directory(directory)
     prefix = f"{stem}_" if stem else ""

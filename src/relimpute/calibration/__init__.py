@@ -17,23 +17,19 @@ from .metrics import (
     cap_confidence,
     expected_calibration_error,
     kendall_tau,
-    log_loss,
     orient,
 )
-from .paired import PairedTest, paired_test, paired_tests
-from .report import CalibrationReport, read_study
+from .paired import PairedTest, paired_tests
+from .report import CalibrationReport
 from .strategies import Strategy, available_strategies, get_strategy, register_strategy
+from .study import CalibrationStudy, combine_studies, read_study
 from .trials import (
-    CalibrationStudy,
     TrialSpec,
-    combine_studies,
-    read_groups,
     run_similarity,
     run_study,
     run_trial,
     trial_specs,
     true_map,
-    truncate_campaign,
 )
 
 __all__ = [
@@ -54,11 +50,8 @@ __all__ = [
     "expected_calibration_error",
     "get_strategy",
     "kendall_tau",
-    "log_loss",
     "orient",
-    "paired_test",
     "paired_tests",
-    "read_groups",
     "read_study",
     "register_strategy",
     "run_similarity",
@@ -66,5 +59,4 @@ __all__ = [
     "run_trial",
     "trial_specs",
     "true_map",
-    "truncate_campaign",
 ]

@@ -158,23 +158,6 @@ def brier_score(confidence: np.ndarray, correct: np.ndarray) -> float:
     return float(brier_score_loss(y, conf, labels=[False, True]))
 
 
-def log_loss(confidence: np.ndarray, correct: np.ndarray, eps: float = 1e-15) -> float:
-    """Mean ``−log`` probability given to the truth; probabilities clipped to [eps, 1 − eps].
-
-    scikit-learn's :func:`~sklearn.metrics.log_loss` of the probabilities
-    given to the truth, clipped here (scikit-learn clips at machine epsilon
-    only, and clipping the truth's side keeps ``−log eps`` exact).
-    """
-    from sklearn.metrics import log_loss as sklearn_log_loss
-
-    conf, y = _check(confidence, correct)
-    if not conf.size:
-        return float("nan")
-    prob_truth = np.clip(np.where(y, conf, 1.0 - conf), eps, 1.0 - eps)
-    truth = np.ones(len(conf), dtype=bool)
-    return float(sklearn_log_loss(truth, prob_truth, labels=[False, True]))
-
-
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
     """Kendall's tau-b between two score vectors (0 when either has no untied pair).
 
@@ -193,28 +176,3 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return 0.0
     return float(kendalltau(a, b).statistic)
-
-
-def wilson_interval(
-    successes: np.ndarray, n: np.ndarray, level: float = 0.95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval of a binomial proportion (Wilson 1927), per entry; NaN where n = 0.
-
-    Centre (k + z²/2) / (n + z²), half-width z √(k(n − k)/n + z²/4) / (n + z²),
-    as :meth:`scipy.stats.binomtest(...).proportion_ci(method="wilson")`. The interval
-    always holds k/n and lies in [0, 1]; the bounds are moved there where rounding would
-    leave them out (k = n gives 1 − 1e-16 for some n).
-    """
-    from scipy.stats import norm
-
-    k = np.asarray(successes, dtype=float)
-    size = np.asarray(n, dtype=float)
-    z = norm.ppf(0.5 + level / 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        centre = (k + z**2 / 2) / (size + z**2)
-        half = z * np.sqrt(k * (size - k) / size + z**2 / 4) / (size + z**2)
-        share = k / size
-    empty = size == 0
-    low = np.clip(np.minimum(centre - half, share), 0.0, 1.0)
-    high = np.clip(np.maximum(centre + half, share), 0.0, 1.0)
-    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)

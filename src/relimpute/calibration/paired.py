@@ -9,12 +9,12 @@ per-trial W with the paired t-test.
 from __future__ import annotations
 
 import itertools
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from ..stats import paired_test
 
 #: (per-trial column, test) pairs compared between every two strategies.
 PAIRED_OUTCOMES = (("judgments", "wilcoxon"), ("tau", "t"), ("w", "t"))
@@ -58,37 +58,6 @@ class PairedTest:
             f"{self.mean_difference:+.4g} on average (median {self.median_difference:+.4g}) "
             f"over {self.n} trials; {name} statistic {self.statistic:.4g}, p = {self.pvalue:.3g}"
         )
-
-
-def paired_test(a: np.ndarray, b: np.ndarray, test: str) -> tuple[float, float]:
-    """Statistic and two-sided p-value of a paired test of ``a`` against ``b``.
-
-    ``test="wilcoxon"`` is :func:`scipy.stats.wilcoxon` (zero differences
-    dropped, Wilcoxon's convention); ``test="t"`` is :func:`scipy.stats.ttest_rel`.
-    Degenerate samples get defined answers instead of warnings: every
-    difference 0 gives ``(0, 1)``; constant non-zero differences (up to rounding) give a t of
-    ±inf with p = 0; fewer than two pairs give NaN.
-    """
-    x = np.asarray(a, dtype=float)
-    y = np.asarray(b, dtype=float)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"paired samples must be equal 1-d shapes, got {x.shape} and {y.shape}")
-    if test not in ("wilcoxon", "t"):
-        raise ValueError(f"test must be 'wilcoxon' or 't', got {test!r}")
-    d = x - y
-    if len(d) < 2:
-        return float("nan"), float("nan")
-    if np.all(d == 0):
-        return 0.0, 1.0
-    if test == "wilcoxon":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # normal approximation notes
-            res = stats.wilcoxon(x, y, zero_method="wilcox")
-        return float(res.statistic), float(res.pvalue)
-    if np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):  # constant up to rounding
-        return float(np.sign(d.mean()) * np.inf), 0.0
-    res = stats.ttest_rel(x, y)
-    return float(res.statistic), float(res.pvalue)
 
 
 def paired_tests(trials: pd.DataFrame, outcomes=PAIRED_OUTCOMES) -> list[PairedTest]:

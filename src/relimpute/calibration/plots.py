@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .metrics import wilson_interval
+from ..stats import wilson_interval
 
 #: Bins with fewer pairs than this are drawn hollow: their accuracy is too noisy to read.
 FEW_PAIRS = 30

@@ -29,58 +29,24 @@ derived from that seed and the strategy's name alone.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._display import short_repr
 from ..data import Campaign
-from ..errors import InputError
 from ..relevance import get_model
-from ..selection.stopping import _NOT_GIVEN, stopping_confidence
+from ..selection.stopping import NOT_GIVEN, stopping_confidence
 from .metrics import kendall_tau
 from .strategies import Strategy, resolve_strategies
+from .study import CalibrationStudy
 
 # --------------------------------------------------------------------------- campaign preparation
-
-
-def truncate_campaign(campaign: Campaign, depth: int | None) -> Campaign:
-    """Runs cut at ``depth`` and the document index reduced to what still matters.
-
-    A topic keeps the documents some run retrieves within ``depth`` and every
-    judged document (judged relevant ones count in R even when no run
-    retrieves them, docs/math/average-precision.md). ``depth=None`` returns
-    the campaign unchanged.
-    """
-    if depth is None:
-        return campaign
-    if depth < 1:
-        raise ValueError(f"depth must be a positive integer, got {depth}")
-    topics = []
-    for t in campaign.topics:
-        ranking = t.ranking[:, :depth]
-        keep = t.judged.copy()
-        keep[ranking[ranking >= 0]] = True
-        new_index = np.cumsum(keep) - 1
-        ranking = np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)
-        topics.append(
-            replace(
-                t,
-                doc_ids=t.doc_ids[keep],
-                grades=t.grades[keep],
-                judged=t.judged[keep],
-                ranking=ranking,
-                depth=np.minimum(t.depth, depth).astype(np.int32),
-            )
-        )
-    return replace(campaign, topics=tuple(topics))
 
 
 def run_similarity(campaign: Campaign) -> np.ndarray:
@@ -105,17 +71,6 @@ def run_similarity(campaign: Campaign) -> np.ndarray:
         count[active] += 1
     with np.errstate(invalid="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), 0.0)
-
-
-def read_groups(path: str | os.PathLike) -> dict[str, str]:
-    """Run → group from a TSV with a header holding ``run`` and ``group`` columns."""
-    from .._files import read_input_table
-
-    frame = read_input_table(path, "groups table", dtype=str)
-    missing = {"run", "group"} - set(frame.columns)
-    if missing:
-        raise InputError(f"groups table needs columns run and group; missing {sorted(missing)}", str(path))
-    return dict(zip(frame["run"], frame["group"]))
 
 
 # --------------------------------------------------------------------------- drawing trials
@@ -286,7 +241,7 @@ def run_trial(
     ``max_judgments`` stops a strategy's judging there when ``confidence`` is not
     reached first (its row says ``stopped_because = "budget"``); None judges on.
 
-    ``campaign`` must already be truncated (:func:`truncate_campaign`) and
+    ``campaign`` must already be truncated (:meth:`~relimpute.data.Campaign.truncated` with ``shrink``) and
     hold the full judgments; ``similarity`` and ``truth`` (from
     :func:`run_similarity`, :func:`true_map`) are computed here when absent.
     Warnings raised while a strategy runs (e.g. a model's convergence
@@ -364,59 +319,6 @@ def run_trial(
 # --------------------------------------------------------------------------- the study
 
 
-@dataclass(frozen=True, eq=False)
-class CalibrationStudy:
-    """Every pairwise prediction and per-trial outcome of a reusability study.
-
-    Attributes
-    ----------
-    pairs
-        One row per (trial, strategy, pair): ``trial, strategy, system_a,
-        system_b, e_delta_map, p_a_better, true_delta_map, n_initial,
-        similarity``; ``p_a_better = P(MAP_a > MAP_b)``.
-    trials
-        One row per (trial, strategy): ``trial, strategy, seed, systems,
-        initial, judgments, stopped_because, selection_confidence (the
-        initial pair's ``max(P, 1 − P)`` when judging stopped, as the
-        selection loop saw it), tau, seconds, warnings, warning_messages``.
-    config
-        How the study was run (k, c, α, depth, seed, strategies, ...).
-    """
-
-    pairs: pd.DataFrame
-    trials: pd.DataFrame
-    config: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def strategies(self) -> list[str]:
-        return list(dict.fromkeys(self.trials["strategy"]))
-
-    @property
-    def n_trials(self) -> int:
-        return int(self.trials["trial"].nunique())
-
-    def to_frame(self) -> pd.DataFrame:
-        """The pair table (the raw material of every calibration metric)."""
-        return self.pairs.copy()
-
-    def __repr__(self) -> str:
-        return short_repr(
-            self,
-            f"{self.n_trials} trials",
-            f"strategies={self.strategies!r}",
-            f"{len(self.pairs)} pairwise predictions",
-        )
-
-    def __str__(self) -> str:
-        from .report import summary_frame
-
-        summary = summary_frame(self)
-        return (
-            f"CalibrationStudy: {self.n_trials} trials, strategies {', '.join(self.strategies)}\n"
-            + summary.to_string(index=False, float_format=lambda x: f"{x:.3f}")
-        )
-
-
 def run_study(
     campaign: Campaign,
     strategies: str | Sequence[str | Strategy] = "mtc,rtc,bayes",
@@ -430,7 +332,7 @@ def run_study(
     seed: int | None = None,
     jobs: int = 1,
     progress: bool = True,
-    alpha=_NOT_GIVEN,
+    alpha=NOT_GIVEN,
     checkpoint=None,
     max_judgments: int | None = None,
 ) -> CalibrationStudy:
@@ -474,7 +376,7 @@ def run_study(
     if max_judgments is not None and (int(max_judgments) != max_judgments or max_judgments < 1):
         raise ValueError(f"max_judgments must be a positive integer or None, got {max_judgments!r}")
     chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
-    base = truncate_campaign(campaign, depth)
+    base = campaign.truncated(depth, shrink=True)
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
     truth = true_map(base)
     similarity = run_similarity(base)
@@ -542,42 +444,3 @@ def _finished_trials(checkpoint, specs: Sequence[TrialSpec]) -> dict[int, tuple[
         if saved is not None and saved.get("seed") == spec.seed:
             done[spec.trial] = (frame_from_json(saved["pairs"]), frame_from_json(saved["trials"]))
     return done
-
-
-def combine_studies(*studies: CalibrationStudy) -> CalibrationStudy:
-    """One study from studies run on the same trials (same seed, k, c, depth, runs).
-
-    Strategies are taken in order, a name already present being skipped (its
-    first occurrence wins), and only the trials present in every study are
-    kept, so the comparisons stay paired. Raises ValueError when a shared
-    trial differs (other seed or run set): those studies were not paired.
-    """
-    if not studies:
-        raise ValueError("no studies given")
-    keys = ["trial", "seed", "systems", "initial"]
-    common = None
-    for study in studies:
-        specs = study.trials[keys].drop_duplicates().set_index("trial")
-        if common is not None:
-            shared = common.index.intersection(specs.index)
-            if not common.loc[shared].astype(str).equals(specs.loc[shared].astype(str)):
-                raise ValueError("the studies' trials differ (seed, runs or initial pair): not paired")
-            common = common.loc[shared]
-        else:
-            common = specs
-    kept = set(common.index)
-    pairs, trials, specs, names = [], [], {}, []
-    for study in studies:
-        for name in study.strategies:
-            if name in names:
-                continue
-            names.append(name)
-            pairs.append(study.pairs[(study.pairs["strategy"] == name) & study.pairs["trial"].isin(kept)])
-            trials.append(study.trials[(study.trials["strategy"] == name) & study.trials["trial"].isin(kept)])
-            specs[name] = dict(study.config.get("strategy_specs", {})).get(name, {})
-    config = {**studies[0].config, "n_trials": len(kept), "strategies": names, "strategy_specs": specs}
-    return CalibrationStudy(
-        pairs=pd.concat(pairs, ignore_index=True),
-        trials=pd.concat(trials, ignore_index=True),
-        config=config,
-    )

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import warnings
+from contextlib import contextmanager
 
 
 def add_campaign_arguments(
@@ -49,6 +50,20 @@ def add_campaign_arguments(
 #: relimpute.relevance.settings.DEFAULT_MODEL, named here so that --help need not load the
 #: relevance models (scipy); tests/test_startup.py checks that the two agree
 DEFAULT_MODEL = "fusion"
+
+
+@contextmanager
+def flag_names(**flags: str):
+    """Within the block, an InputError the library raises naming a Python parameter
+    (``source="depth"``) names the command's flag instead (``depth="--depth"``)."""
+    from ..errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        if exc.source not in flags:
+            raise
+        raise InputError(exc.problem, flags[exc.source], exc.line) from None
 
 
 def check_run_names(names, systems, option: str) -> None:

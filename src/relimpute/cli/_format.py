@@ -1,83 +1,14 @@
-"""One formatter table for every subcommand's tabular output."""
+"""The ``--format`` option of every subcommand's tables (formatters: :mod:`relimpute._tables`)."""
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import TYPE_CHECKING
 
+from .._tables import FORMATTERS
+
 if TYPE_CHECKING:  # pandas is loaded by the commands that make frames, not by --help
     import pandas as pd
-
-
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")
-
-
-def _tsv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(sep="\t", index=False, float_format="%.6g")
-
-
-def _json(frame: pd.DataFrame) -> str:
-    # NaN is not JSON: missing values become null.
-    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-    import json
-
-    return json.dumps(records, indent=2, default=float) + "\n"
-
-
-def _cell(value, missing: str) -> str:
-    """A number to 4 decimals, a missing value (NaN) as ``missing``, anything else as text."""
-    if isinstance(value, float):
-        return missing if math.isnan(value) else f"{value:.4f}"
-    return str(value)
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    cols = list(frame.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_cell(v, "-") for v in row) + " |")
-    return "\n".join(lines) + "\n"
-
-
-_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
-    "~": r"\textasciitilde{}",
-    "^": r"\^{}",
-    "\\": r"\textbackslash{}",
-}
-
-
-def _latex_text(value) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(value))
-
-
-def _latex(frame: pd.DataFrame) -> str:
-    """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``): text left, numbers right."""
-    import pandas as pd
-
-    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
-    spec = "".join("r" if n else "l" for n in numeric)
-    lines = [
-        f"\\begin{{tabular}}{{{spec}}}",
-        "\\toprule",
-        " & ".join(_latex_text(c) for c in frame.columns) + r" \\",
-        "\\midrule",
-    ]
-    for row in frame.itertuples(index=False):
-        cells = [_cell(v, "--") if isinstance(v, float) else _latex_text(v) for v in row]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines) + "\n"
-
-
-FORMATTERS = {
-    "table": _table,
-    "tsv": _tsv,
-    "json": _json,
-    "markdown": _markdown,
-    "latex": _latex,
-}
 
 
 def add_format_argument(parser, extra: tuple[str, ...] = ()) -> None:

@@ -101,17 +101,18 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from .._files import check_output_path
     from .._study_folder import open_study
-    from ..calibration import CalibrationReport, read_groups, run_study
+    from ..calibration import CalibrationReport, run_study
     from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..calibration.trials import trial_specs
     from ..errors import InputError
+    from ..groups import read_groups
 
     _old_spelling(args)
     if args.qrels is None or not args.runs:
         raise InputError("give the qrels and the runs: relimpute calibrate QRELS RUN... -o OUT")
     check_output_path(args.output, directory=True)  # before the study, not after it
     campaign = load_campaign(args, COMMAND)
-    groups = read_groups(args.one_per_group) if args.one_per_group else None
+    groups = read_groups(args.one_per_group).run_to_group() if args.one_per_group else None
     try:  # check the study's settings before any work
         strategies = resolve_strategies(args.strategies)
         if args.models:

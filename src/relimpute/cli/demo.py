@@ -64,13 +64,13 @@ def run(args) -> int:
     from ..confidence import ConfidenceEngine
     from ..measures import evaluate
     from ..relevance import load_model
-    from ..simulate import pool_depth, simulate_campaign
+    from ..simulate import simulate_campaign
 
     sim = simulate_campaign(
         n_topics=args.topics, n_systems=args.n_systems, depth=args.run_length, rng=args.seed
     )
     truth_campaign = sim.campaign
-    judged = pool_depth(truth_campaign, args.pool_depth)
+    judged = truth_campaign.pooled(args.pool_depth)
     n_judged = sum(int(t.judged.sum()) for t in judged.topics)
     n_known = sum(int(t.judged.sum()) for t in truth_campaign.topics)
     print(f"{sim}", file=sys.stderr)

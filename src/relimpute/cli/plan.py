@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from ..errors import InputError
-from ._common import finite_at_least, positive_int
+from ._common import finite_at_least, flag_names, positive_int
 from ._format import add_format_argument, emit
 
 COMMAND = "plan"
@@ -66,7 +66,8 @@ def run(args) -> int:
     from ..precision.power import plan_design
 
     try:
-        plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
+        with flag_names(budget="--budget"):
+            plan = plan_design(curves, args.budget, measure=args.measure, max_bias=args.max_bias)
     except InputError as exc:  # about the file's content unless it names an option
         if exc.source is not None:
             raise

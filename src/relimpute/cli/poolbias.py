@@ -7,6 +7,7 @@ import sys
 from ._common import (
     add_campaign_arguments,
     finite_at_least,
+    flag_names,
     integer_at_least,
     load_campaign,
     positive_int,
@@ -135,7 +136,8 @@ def run(args) -> int:
     # an unknown model or a bad settings file fails before any work
     models = {name: load_settings(name) for name in args.model}
     campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
-    check_study_input(campaign, groups, args.depth, args.common_topics)
+    with flag_names(depth="--depth", n_common="--common-topics"):
+        check_study_input(campaign, groups, args.depth, args.common_topics)
     identity = _identity(args, campaign, measures, models)
     folder = open_study(COMMAND, args.output, identity, args.resume)
     study = run_study(

@@ -9,6 +9,7 @@ from ._common import (
     add_campaign_arguments,
     add_seed_argument,
     finite_at_least,
+    flag_names,
     load_campaign,
     number_between,
     output_file,
@@ -89,19 +90,9 @@ def add_arguments(parser) -> None:
 
 
 def _pooled_runs(path: str, systems) -> list[str]:
-    from .._files import read_input_table
+    from ..groups import read_groups
 
-    table = read_input_table(path, "groups table", dtype=str)
-    if not {"run", "pooled"} <= set(table.columns):
-        raise InputError("the groups table needs columns run and pooled", path)
-    seen: set[str] = set()
-    for run, line in zip(table["run"], table.attrs["lines"]):
-        if run in seen:
-            raise InputError(f"run {run!r} listed twice", path, line)
-        seen.add(run)
-    pooled = [
-        r for r, p in zip(table["run"], table["pooled"]) if str(p).lower() in {"yes", "true", "1"}
-    ]
+    pooled = list(read_groups(path, need_group=False).pooled_runs())
     unknown = sorted(set(pooled) - set(systems))
     if unknown:
         raise InputError(f"pooled runs {unknown[:5]} are not among the runs given", path)
@@ -122,17 +113,18 @@ def run(args) -> int:
         check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
-    result = power_curves(
-        campaign,
-        depths=args.depths,
-        topic_counts=args.topics,
-        strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
-        measures=[m.strip() for m in args.measures.split(",") if m.strip()],
-        pool_systems=pooled,
-        repetitions=args.repetitions,
-        alpha=args.alpha,
-        rng=args.seed,
-    )
+    with flag_names(depths="--depths", topic_counts="--topics", alpha="--alpha"):
+        result = power_curves(
+            campaign,
+            depths=args.depths,
+            topic_counts=args.topics,
+            strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
+            measures=[m.strip() for m in args.measures.split(",") if m.strip()],
+            pool_systems=pooled,
+            repetitions=args.repetitions,
+            alpha=args.alpha,
+            rng=args.seed,
+        )
     print(f"relimpute power: {result}", file=sys.stderr)
     if args.output:
         write_table(result.curves, args.output, sep="\t", index=False, float_format="%.6g")

@@ -158,7 +158,7 @@ def compare_to_baseline(
         raise ValueError(f"baseline {baseline!r} is not among the runs {systems}")
     if len(systems) < 2:
         raise ValueError("need at least one run besides the baseline")
-    from ..calibration.paired import paired_test  # scipy.stats: not on evaluate's plain path
+    from ..stats import paired_test
 
     generator = np.random.default_rng(rng)
     rows = []

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
+from ..stats import z_value
 from ._nanstats import nan_sd
 from .resample import CorpusBootstrap
 
@@ -84,13 +85,6 @@ def logit(x, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:
     """``log(x / (1 − x))`` with x clipped to ``[ε, 1 − ε]`` (the paper's nudging of 0 and 1)."""
     x = np.clip(np.asarray(x, dtype=float), epsilon, 1.0 - epsilon)
     return np.log(x) - np.log1p(-x)
-
-
-def z_value(level: float) -> float:
-    """Two-sided normal quantile: 1.96 for 0.95."""
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"confidence level must lie in (0, 1), got {level}")
-    return float(ndtri(0.5 + level / 2.0))
 
 
 def other_sample_coverage(level: float) -> float:

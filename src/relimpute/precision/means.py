@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ._nanstats import nan_mean, nan_sd
-from .intervals import DEFAULT_EPSILON, logit, z_value
+from ..stats import z_value
+from .intervals import DEFAULT_EPSILON, logit
 from .resample import CorpusBootstrap
 
 MEASURES = ("MAP", "L-MAP")

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from .intervals import z_value
+from ..stats import z_value
 
 MODELS = ("fixed", "random")
 

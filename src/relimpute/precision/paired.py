@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ._nanstats import nan_mean, nan_sd
-from .intervals import DEFAULT_EPSILON, logit, z_value
+from ..stats import z_value
+from .intervals import DEFAULT_EPSILON, logit
 from .meta import MetaAnalysis, meta_analysis, two_sided_p
 from .resample import CorpusBootstrap
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..data import Campaign
-from ..selection import SelectionState, get_strategy, truncate
+from ..selection import SelectionState, get_strategy
 
 STRATEGIES = ("depth", "mtf", "mtc")
 #: strategies of ``relimpute power`` unless told (MTC replays at ~130 judgments/s on TREC-8)
@@ -51,7 +51,7 @@ def replayed_orders(
     """Per topic, the judging order of ``strategy`` (``mtf`` or ``mtc``) over the pooled
     runs' top ``max_depth`` documents, until every one is judged (module docstring)."""
     relevant = campaign.relevant()
-    hidden = truncate(campaign, max_depth).with_judged(
+    hidden = campaign.truncated(max_depth).with_judged(
         [np.zeros(t.n_docs, dtype=bool) for t in campaign.topics]
     )
     state = SelectionState(hidden, list(pool_systems))

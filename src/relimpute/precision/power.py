@@ -80,7 +80,7 @@ def plan_design(
         raise InputError(
             f"a budget of {budget:g} judgments is smaller than one topic's pool "
             f"(the shallowest studied pool needs {smallest:.0f} judgments per topic)",
-            source="--budget",
+            source="budget",
         )
     fits = rows[(rows["effort"] <= budget) & (rows["bias"] < max_bias)]
     return fits.sort_values(["power", "effort"], ascending=[False, True]).reset_index(drop=True)
@@ -149,7 +149,7 @@ def power_curves(
     depths = sorted({int(k) for k in depths})
     if not depths or depths[0] < 1:
         raise InputError(
-            f"pool depths must be positive integers, got {list(depths)}", source="--depths"
+            f"pool depths must be positive integers, got {list(depths)}", source="depths"
         )
     n_avail = campaign.n_topics
     if topic_counts is None:
@@ -159,7 +159,7 @@ def power_curves(
         raise InputError(
             f"topic subsets need between 2 and {n_avail} topics (the campaign has {n_avail}); "
             f"got {topic_counts}",
-            source="--topics",
+            source="topic_counts",
         )
     for name, given, allowed in (
         ("strategy", strategies, STRATEGIES),
@@ -169,7 +169,7 @@ def power_curves(
         if unknown:
             raise InputError(f"unknown {name} {sorted(unknown)}; choose from {list(allowed)}")
     if not 0 < alpha < 1:
-        raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="--alpha")
+        raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="alpha")
     pooled = list(pool_systems) if pool_systems is not None else list(campaign.systems)
     evaluated = campaign.system_index(
         list(systems) if systems is not None else list(campaign.systems)

@@ -26,37 +26,15 @@ import pandas as pd
 
 from .._display import short_repr
 from ..data import Campaign
+from ..stats import binary_outcomes, log_loss
 from .base import RelevanceModel, as_generator
-
-
-def _check(y: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    y = np.asarray(y, dtype=bool).ravel()
-    p = np.asarray(p, dtype=float).ravel()
-    if y.shape != p.shape:
-        raise ValueError(f"labels {y.shape} and probabilities {p.shape} differ in shape")
-    if y.size == 0:
-        raise ValueError("no documents to score")
-    if np.isnan(p).any() or p.min() < 0 or p.max() > 1:
-        raise ValueError("probabilities must lie in [0, 1]")
-    return y, p
-
-
-def log_loss(y, p, *, eps: float = 1e-15) -> float:
-    """Mean negative Bernoulli log likelihood, ``p`` clipped to [eps, 1 − eps] (nats).
-
-    scikit-learn's :func:`~sklearn.metrics.log_loss` of the clipped ``p``.
-    """
-    from sklearn.metrics import log_loss as sklearn_log_loss
-
-    y, p = _check(y, p)
-    return float(sklearn_log_loss(y, np.clip(p, eps, 1 - eps), labels=[False, True]))
 
 
 def brier(y, p) -> float:
     """Mean squared error of ``p`` against the 0/1 labels (Brier 1950; scikit-learn's)."""
     from sklearn.metrics import brier_score_loss
 
-    y, p = _check(y, p)
+    y, p = binary_outcomes(y, p)
     return float(brier_score_loss(y, p, labels=[False, True]))
 
 
@@ -64,7 +42,7 @@ def auc(y, p) -> float:
     """Area under the ROC curve (scikit-learn's; ties count ½); NaN with one class only."""
     from sklearn.metrics import roc_auc_score
 
-    y, p = _check(y, p)
+    y, p = binary_outcomes(y, p)
     if y.all() or not y.any():
         return float("nan")
     return float(roc_auc_score(y, p))
@@ -79,7 +57,7 @@ def calibration_curve(y, p, *, bins: int = 10) -> pd.DataFrame:
     Columns ``bin_low, bin_high, n, mean_predicted, observed`` (observed =
     share relevant).
     """
-    y, p = _check(y, p)
+    y, p = binary_outcomes(y, p)
     if bins < 1:
         raise ValueError(f"bins must be >= 1, got {bins}")
     edges = np.linspace(0, 1, bins + 1)

@@ -86,11 +86,10 @@ class ModelSettings:
 
 def _discover_models() -> None:
     """Import every plug-in module of :mod:`relimpute.relevance` (each registers itself)."""
-    from .. import relevance
-
-    for info in pkgutil.iter_modules(relevance.__path__):
+    package = __name__.rpartition(".")[0]  # this module's package, without importing it here
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if not info.name.startswith("_"):
-            importlib.import_module(f"{relevance.__name__}.{info.name}")
+            importlib.import_module(f"{package}.{info.name}")
 
 
 def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:

@@ -18,7 +18,6 @@ from .base import (
     available_strategies,
     get_strategy,
     register,
-    truncate,
 )
 from .loop import SelectionResult, SelectionSession, run_selection
 from .mtc import MTC
@@ -46,5 +45,4 @@ __all__ = [
     "get_strategy",
     "register",
     "run_selection",
-    "truncate",
 ]

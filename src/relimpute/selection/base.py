@@ -25,25 +25,6 @@ from ..confidence.moments import counted_documents
 from ..data import Campaign
 
 
-def truncate(campaign: Campaign, depth: int | None) -> Campaign:
-    """The campaign with every ranking cut at ``depth`` (None = unchanged).
-
-    The document index is kept, so documents retrieved only below the cut
-    stay in the topic as unretrieved documents (Carterette 2007 §4.3 cuts
-    runs at rank 100).
-    """
-    if depth is None:
-        return campaign
-    if int(depth) < 1:
-        raise ValueError(f"depth must be a positive integer, got {depth}")
-    depth = int(depth)
-    topics = tuple(
-        replace(t, ranking=t.ranking[:, :depth], depth=np.minimum(t.depth, depth).astype(np.int32))
-        for t in campaign.topics
-    )
-    return replace(campaign, topics=topics)
-
-
 def all_pairs(n_systems: int) -> np.ndarray:
     """``(P, 2)`` int array of the pairs ``(a, b)``, ``a < b``, of ``n_systems`` systems."""
     return np.array(list(combinations(range(n_systems), 2)), dtype=int).reshape(-1, 2)

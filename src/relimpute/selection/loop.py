@@ -18,7 +18,7 @@ from .._display import short_repr
 from ..data import Campaign
 from ..relevance.base import as_generator
 from .assessors import Assessor
-from .base import SelectionState, SelectionStrategy, get_strategy, truncate
+from .base import SelectionState, SelectionStrategy, get_strategy
 from .stopping import _NOT_GIVEN, PairConfidence, StoppingRule, stopping_confidence
 
 TRACE_COLUMNS = [
@@ -90,7 +90,7 @@ class SelectionSession:
         confidence = stopping_confidence(confidence, alpha, "SelectionSession")
         self.stopping = StoppingRule(confidence=confidence, budget=budget)
         systems = campaign.systems if systems is None else tuple(systems)
-        self.state = SelectionState(truncate(campaign, depth), systems)
+        self.state = SelectionState(campaign.truncated(depth), systems)
         self.state.target_confidence = confidence
         self.strategy = get_strategy(strategy, **strategy_params)
         self.strategy.start(self.state, as_generator(rng))

@@ -173,12 +173,13 @@ class StoppingRule:
 
 
 #: marks a keyword the caller did not give
-_NOT_GIVEN = object()
+NOT_GIVEN = object()
+_NOT_GIVEN = NOT_GIVEN  # the name the selection loop imports
 
 
 def stopping_confidence(confidence: float | None, alpha, where: str) -> float | None:
     """``confidence``, or the deprecated ``alpha`` keyword it replaced (with a warning)."""
-    if alpha is _NOT_GIVEN:
+    if alpha is NOT_GIVEN:
         return confidence
     warnings.warn(
         f"{where}(alpha=...) is deprecated; use confidence=... (the same number, as the CLI's "

@@ -1,10 +1,13 @@
 """Which group submitted each run, and whether the run contributed to the pool.
 
 A groups table is TSV with a header holding ``run``, ``group`` and optionally
-``pooled`` (``yes``/``no``; every run is pooled when the column is absent),
-the format of ``../shared/data/*/groups.tsv``. Leave-one-group-out studies
-(Webber & Park 2009 §3; Lipani et al. 2016 §4.1) remove a whole group at a
-time, because runs of one group share most of their documents.
+``pooled`` (``yes``/``no``; every run is pooled when the column is absent).
+:func:`read_groups` is its one reader: names are kept as written (a run named
+``NA`` stays ``NA``), and errors name the file and line. Leave-one-group-out
+studies (Webber & Park 2009 §3; Lipani et al. 2016 §4.1) remove a whole group
+at a time, because runs of one group share most of their documents; the
+reusability study draws one run per group (Carterette 2007 §4.3); power
+curves pool only the pooled runs.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import InputError
+from .errors import InputError
 
 _YES = {"yes", "y", "true", "1"}
 _NO = {"no", "n", "false", "0"}
@@ -42,6 +45,10 @@ class RunGroups:
 
     def group_of(self, run: str) -> str:
         return self.groups[self.runs.index(run)]
+
+    def run_to_group(self) -> dict[str, str]:
+        """Run → group, in table order."""
+        return dict(zip(self.runs, self.groups))
 
     def pooled_runs(self, among: Sequence[str] | None = None) -> tuple[str, ...]:
         """The pooled runs, in table order (restricted to ``among`` when given)."""
@@ -98,17 +105,25 @@ class RunGroups:
         )
 
 
-def read_groups(path: str | os.PathLike) -> RunGroups:
-    """Read a groups table (module docstring); errors name the file and line."""
-    from .._files import read_input_table
+def read_groups(path: str | os.PathLike, *, need_group: bool = True) -> RunGroups:
+    """Read a groups table (module docstring); errors name the file and line.
+
+    With ``need_group=False`` (a caller that reads only the pooled flags) the
+    ``group`` column may be absent: each run is then its own group.
+    """
+    from ._files import read_input_table
 
     source = os.fspath(path)
     frame = read_input_table(path, "groups table", dtype=str, keep_default_na=False)
-    return groups_from_frame(frame, source)
+    return groups_from_frame(frame, source, need_group=need_group)
 
 
-def groups_from_frame(frame: pd.DataFrame, source: str = "<DataFrame>") -> RunGroups:
+def groups_from_frame(
+    frame: pd.DataFrame, source: str = "<DataFrame>", *, need_group: bool = True
+) -> RunGroups:
     """Validate a ``run, group[, pooled]`` table (rows numbered as file lines, header = 1)."""
+    if not need_group and "group" not in frame.columns and "run" in frame.columns:
+        frame = frame.assign(group=frame["run"])
     missing = {"run", "group"} - set(frame.columns)
     if missing:
         raise InputError(
