@@ -110,17 +110,14 @@ def _probability(text: str) -> float:
 
 
 def _measure(text: str) -> str:
-    """A measure name the confidence engine takes, canonical where the registry knows it."""
+    """A measure name of the registry, canonical (``map`` -> ``AP``)."""
     import argparse
 
-    from ..confidence import has_closed_form
     from ..measures import parse_measure
 
     try:
         return str(parse_measure(text))
     except ValueError as exc:
-        if has_closed_form(text):  # DCG[@k]: linear, not a registered measure
-            return text.replace(" ", "")
         raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
 
 

@@ -40,7 +40,7 @@ def add_arguments(parser) -> None:
         "curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`"
     )
     parser.add_argument("--budget", type=finite_at_least(0), required=True, help="total judgments available")
-    parser.add_argument("--measure", default="MAP", help="MAP or P@k (default: %(default)s)")
+    parser.add_argument("--measure", default="MAP", help="a measure of the curves, as `power` named it (default: %(default)s)")
     parser.add_argument(
         "--max-bias",
         type=finite_at_least(0),

@@ -57,7 +57,12 @@ def add_arguments(parser) -> None:
         default="depth,mtf",
         help="depth, mtf, mtc (default: %(default)s; mtc is slower, ~130 judgments/s on TREC-8)",
     )
-    parser.add_argument("--measures", default="MAP,P@k", help="MAP, P@k (default: %(default)s)")
+    parser.add_argument(
+        "--measures",
+        default="MAP,P@k",
+        help="measures of the registry (as evaluate -m), or P@k: precision at the pool depth "
+        "(default: %(default)s)",
+    )
     parser.add_argument(
         "--pooled-from",
         metavar="GROUPS.tsv",

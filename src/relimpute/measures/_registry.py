@@ -90,6 +90,13 @@ class Measure:
     for ``map_cut_10``). ``aggregate`` says how topics combine into a run's
     score: ``"mean"``, or ``"sum"`` for counts, as trec_eval's ``all`` rows.
 
+    What the confidence engine needs (docs/math/ for the formulas):
+    ``moments`` is ``"linear"`` for a measure ``M = Σ_i w(r(i)) X_i`` whose
+    :meth:`rank_weights` give ``w`` (exact mean and variance under
+    independent Bernoulli relevance), ``"ratio"`` for AP (Carterette 2007,
+    §2.1), None when only Monte Carlo applies; ``graded`` says the measure
+    reads grades (gains), not binary relevance.
+
     Attributes
     ----------
     cutoff
@@ -110,6 +117,8 @@ class Measure:
     trec_eval: ClassVar[str | None] = None
     trec_eval_cut: ClassVar[str | None] = None
     aggregate: ClassVar[str] = "mean"
+    moments: ClassVar[str | None] = None
+    graded: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.cutoff is None and self.cutoff_rule == "required":
@@ -144,6 +153,18 @@ class Measure:
         if self.cutoff is None:
             return self.trec_eval
         return None if self.trec_eval_cut is None else f"{self.trec_eval_cut}_{self.cutoff}"
+
+    def exact_moments(self) -> str | None:
+        """``"linear"``, ``"ratio"`` or None: how the engine gets this measure's exact moments.
+
+        None as well when ``rel=`` overrides the threshold: the engine's
+        probabilities are of relevance at the campaign's threshold.
+        """
+        return None if dict(self.params).get("rel") is not None else self.moments
+
+    def rank_weights(self, depth: int) -> np.ndarray:
+        """``(depth,)`` weight ``w(r)`` of ranks 1..depth of a linear measure."""
+        raise TypeError(f"{self} is not linear in relevance: it has no rank weights")
 
     def param(self, name: str) -> float | int | None:
         """The value of a parameter: as given, else its default."""
@@ -242,6 +263,11 @@ def register(cls: type[Measure]) -> type[Measure]:
         if name is not None:
             table[name] = cls
     return cls
+
+
+def measure_families() -> list[type[Measure]]:
+    """The registered measure classes, by family name (case-insensitive)."""
+    return [_REGISTRY[f] for f in sorted(_REGISTRY, key=str.lower)]
 
 
 def available_measures() -> list[str]:
