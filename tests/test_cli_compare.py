@@ -83,7 +83,7 @@ def test_matrix_json_with_systems_and_delta(data, capsys):
 
 def test_table_and_markdown_formats(data, capsys):
     qrels, runs = data
-    assert main(["compare", str(qrels), str(runs), "--level", "0.9"]) == 0
+    assert main(["compare", str(qrels), str(runs), "--confidence", "0.9"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == [
         "system_a",

@@ -127,7 +127,7 @@ def test_posterior_draws_are_shared_across_topics(dl19):
 def test_cli_topics_flag(dl19_dir, capsys):
     args = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold",
             "2", "--systems", "p_bert", "bm25base_p", "--mc-draws", "500", "--seed", "1"]
-    assert main([*args, "--topics", "-f", "tsv"]) == 0
+    assert main([*args, "--topic-bootstrap", "-f", "tsv"]) == 0
     captured = capsys.readouterr()
     frame = pd.read_csv(io.StringIO(captured.out), sep="\t")
     assert "topic sampling" in captured.err
@@ -138,7 +138,7 @@ def test_cli_topics_flag(dl19_dir, capsys):
     assert sd > judgments and sd >= 0.95 * topics
     assert sd == pytest.approx(np.hypot(topics, judgments), rel=0.15)
     assert frame.loc[0, "ci_low"] < 0.166 < frame.loc[0, "ci_high"]  # official ΔMAP 0.166
-    assert main([*args, "--topics", "--normal"]) == 2
+    assert main([*args, "--topic-bootstrap", "--normal"]) == 2
 
 
 def test_pairs_chosen_from_a_larger_campaign_take_its_r(dl19):

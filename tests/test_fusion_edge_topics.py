@@ -152,7 +152,7 @@ def _run(capsys, *args):
     return out, err
 
 
-@pytest.mark.parametrize("extra", [[], ["--topics"]])
+@pytest.mark.parametrize("extra", [[], ["--topic-bootstrap"]])
 def test_cli_compare(files, capsys, extra):
     _, qrels, runs = files
     out, _ = _run(capsys, "compare", qrels, runs, "--seed", "1", "-f", "tsv", *extra)
@@ -183,9 +183,9 @@ def test_cli_calibrate_fusion_mc(files, capsys, tmp_path):
 def test_cli_poolbias_model_fusion(files, capsys, tmp_path):
     root, qrels, runs = files
     _run(
-        capsys, "poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--depth", "5",
-        "--correctors", "reduced", "--measures", "AP", "--model", "fusion", "--common-topics", "0",
-        "--draws", "50", "-f", "tsv", "-o", str(tmp_path / "pb"),
+        capsys, "poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--pool-depth", "5",
+        "--correctors", "reduced", "-m", "AP", "--model", "fusion", "--common-topics", "0",
+        "--mc-draws", "50", "-f", "tsv", "-o", str(tmp_path / "pb"),
     )  # fmt: skip
     metrics = pd.read_csv(tmp_path / "pb" / "metrics.tsv", sep="\t")
     assert "model:fusion" in set(metrics["corrector"])

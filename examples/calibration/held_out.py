@@ -14,7 +14,7 @@ Run from the repository root (data in ``../shared/data``)::
    setting chosen from data replaced by the one chosen *without* ``C``: ``weight_mean``
    the mean of the other two collections' weights, ``run_effect_sd``, ``beyond_decay``
    and ``weight_sd`` their leave-one-collection-out choices (``models/provenance/``).
-   ``run.sh`` scores each collection with its own folder (``relimpute calibrate --models``),
+   ``run.sh`` scores each collection with its own folder (``relimpute calibrate --settings-dir``),
    so the studies' numbers are held-out numbers.
 """
 

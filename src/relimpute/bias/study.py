@@ -101,7 +101,7 @@ def check_study_input(
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
     if depth > deepest:
         raise InputError(
-            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--depth"
+            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "--pool-depth"
         )
     if n_common and not 2 <= n_common < campaign.n_topics:
         raise InputError(

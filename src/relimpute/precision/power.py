@@ -106,7 +106,7 @@ def power_measures(names: Sequence[str]) -> dict[str, Measure | None]:
         except ValueError as exc:
             raise InputError(
                 f"{exc}; power also takes {POOL_DEPTH_PRECISION} (precision at the pool depth)",
-                source="--measures",
+                source="--measure",
             ) from None
     return out
 
@@ -185,7 +185,7 @@ def power_curves(
     depths = sorted({int(k) for k in depths})
     if not depths or depths[0] < 1:
         raise InputError(
-            f"pool depths must be positive integers, got {list(depths)}", source="--depths"
+            f"pool depths must be positive integers, got {list(depths)}", source="--pool-depth"
         )
     n_avail = campaign.n_topics
     if topic_counts is None:
@@ -195,14 +195,14 @@ def power_curves(
         raise InputError(
             f"topic subsets need between 2 and {n_avail} topics (the campaign has {n_avail}); "
             f"got {topic_counts}",
-            source="--topics",
+            source="--n-topics",
         )
     unknown = set(strategies) - set(STRATEGIES)
     if unknown:
         raise InputError(f"unknown strategy {sorted(unknown)}; choose from {list(STRATEGIES)}")
     parsed = power_measures(measures)
     if not 0 < alpha < 1:
-        raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="--alpha")
+        raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="alpha")
     pooled = list(pool_systems) if pool_systems is not None else list(campaign.systems)
     evaluated = campaign.system_index(
         list(systems) if systems is not None else list(campaign.systems)
