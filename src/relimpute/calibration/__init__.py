@@ -22,7 +22,12 @@ from .metrics import (
 )
 from .paired import PairedTest, paired_test, paired_tests
 from .report import CalibrationReport, read_study
-from .strategies import Strategy, available_strategies, get_strategy, register_strategy
+from .strategies import (
+    Strategy,
+    available_calibration_strategies,
+    get_calibration_strategy,
+    register_strategy,
+)
 from .trials import (
     CalibrationStudy,
     TrialSpec,
@@ -44,7 +49,7 @@ __all__ = [
     "PairedTest",
     "Strategy",
     "TrialSpec",
-    "available_strategies",
+    "available_calibration_strategies",
     "bin_table",
     "bookmaker_terms",
     "bookmaker_w",
@@ -52,7 +57,7 @@ __all__ = [
     "cap_confidence",
     "combine_studies",
     "expected_calibration_error",
-    "get_strategy",
+    "get_calibration_strategy",
     "kendall_tau",
     "log_loss",
     "orient",

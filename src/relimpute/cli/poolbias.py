@@ -118,7 +118,7 @@ def run(args) -> int:
     from .._files import check_output_path
     from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
-    from ..bias.study import check_study_input, run_study, write_study
+    from ..bias.study import check_study_input, run_pool_bias_study, write_study
     from ..errors import InputError
     from ..measures import parse_measures
     from ..relevance import load_settings
@@ -147,7 +147,7 @@ def run(args) -> int:
     check_study_input(campaign, groups, args.depth, args.common_topics)
     identity = _identity(args, campaign, measures, models)
     folder = open_study(COMMAND, args.output, identity, args.resume)
-    study = run_study(
+    study = run_pool_bias_study(
         campaign,
         groups,
         depth=args.depth,

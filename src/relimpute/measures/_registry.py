@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._registry import Registry
 from ._ranked import check_ranking, check_values
 
 GAINS = ("linear", "exponential")
@@ -239,7 +240,7 @@ class Measure:
         return f"<measure {self}>"
 
 
-_REGISTRY: dict[str, type[Measure]] = {}
+_REGISTRY: Registry[type[Measure]] = Registry("measure", error=ValueError)
 _FAMILY_NAMES: dict[str, type[Measure]] = {}  # families and their aliases
 _TREC_EVAL: dict[str, type[Measure]] = {}  # trec_eval names without a cutoff
 _TREC_EVAL_STEMS: dict[str, type[Measure]] = {}  # stems of trec_eval's cut names
@@ -258,7 +259,7 @@ def register(cls: type[Measure]) -> type[Measure]:
     for table, name in names:
         if name is not None and table.get(name, cls) is not cls:
             raise ValueError(f"measure name {name!r} is taken by {table[name].__name__}")
-    _REGISTRY[cls.family] = cls
+    _REGISTRY.register(cls, name=cls.family)
     for table, name in names:
         if name is not None:
             table[name] = cls
@@ -267,26 +268,23 @@ def register(cls: type[Measure]) -> type[Measure]:
 
 def measure_families() -> list[type[Measure]]:
     """The registered measure classes, by family name (case-insensitive)."""
-    return [_REGISTRY[f] for f in sorted(_REGISTRY, key=str.lower)]
+    return [_REGISTRY[f] for f in sorted(_REGISTRY.names(), key=str.lower)]
 
 
 def available_measures() -> list[str]:
     """The registered families as written, e.g. ``["AP[@k]", ..., "P@k", ...]``."""
-    return [_REGISTRY[f].syntax() for f in sorted(_REGISTRY, key=str.lower)]
+    return [cls.syntax() for cls in measure_families()]
 
 
 def describe_measures() -> list[tuple[str, str]]:
     """``(syntax, description)`` of every registered family, for help texts."""
-    return [
-        (_REGISTRY[f].syntax(), _REGISTRY[f].description) for f in sorted(_REGISTRY, key=str.lower)
-    ]
+    return [(cls.syntax(), cls.description) for cls in measure_families()]
 
 
 def name_table() -> list[tuple[str, str, str]]:
     """``(syntax, other ir_measures names, trec_eval names)`` of every family, for docs."""
     rows = []
-    for family in sorted(_REGISTRY, key=str.lower):
-        cls = _REGISTRY[family]
+    for cls in measure_families():
         trec = [cls.trec_eval, None if cls.trec_eval_cut is None else f"{cls.trec_eval_cut}_k"]
         rows.append(
             (cls.syntax(), ", ".join(cls.aliases), ", ".join(n for n in trec if n is not None))
