@@ -15,14 +15,14 @@ from relimpute.bias import pooled_campaign
 from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
-from relimpute.relevance import RankFusion, load_model
+from relimpute.relevance import Fusion, load_model
 from relimpute.simulate import simulate_campaign
 
 NOBODY = "zz1"  # judged, retrieved by no run
 NOTHING_JUDGED = "zz2"  # pooled-but-unjudged only, retrieved by no run
 MODELS = {
     "shipped": lambda: load_model("fusion"),
-    "plug-in": lambda: RankFusion.plug_in(n_draws=8),
+    "plug-in": lambda: Fusion.plug_in(n_draws=8),
 }
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relimpute.cli import main
+from relimpute.cli import build_parser, main
 from relimpute.confidence import exact_measure_names, has_closed_form
-from relimpute.measures import measure_families, parse_measure
+from relimpute.measures import measure_families, parse_measure, parse_measures
 
 QRELS = "".join(
     f"{t} 0 {d} {g}\n" for t in (1, 2, 3) for d, g in zip("abcdef", (2, 1, 0, 1, 0, 2))
@@ -86,6 +86,14 @@ def test_power_takes_every_measure(files, capsys, name):
     assert set(_tsv(capsys)["measure"]) == {name}
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_poolbias_parses_every_measure(name):
+    """poolbias's parser and its parse step; each corrector then says which measures it supports."""
+    argv = ["poolbias", "q", "r", "--groups", "g", "--pool-depth", "5", "-m", name, "-o", "o"]
+    args = build_parser(["poolbias"]).parse_args(argv)
+    assert [str(m) for m in parse_measures(args.measures)] == [str(parse_measure(name))]
+
+
 def test_power_names_what_it_takes_for_an_unknown_measure(files, capsys):
     argv = ["power", *files, "--pool-depth", "1", "--n-topics", "2", "-m", "nDGC@10"]
     assert main(argv) == 2
@@ -100,3 +108,4 @@ def test_exact_moments_are_declared_by_the_registry():
     assert not has_closed_form("P(rel=2)@10")  # the engine's p is at the campaign's threshold
     assert not has_closed_form("AP@10") and not has_closed_form("nDCG@10")
     assert not has_closed_form("no-such-measure")
+    assert {cls.family for cls in measure_families() if cls.graded} == {"DCG", "ERR", "nDCG"}

@@ -191,12 +191,12 @@ def add_arguments(parser) -> None:
 def estimate_relevance(campaign, args):
     """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
     uniform --prior."""
-    from ..relevance import UniformPrior, load_model
+    from ..relevance import Uniform, load_model
 
     if args.estimate is not None:
         return load_estimate(args.estimate, campaign)
     if args.prior is not None:
-        return UniformPrior(prior=args.prior).fit_predict(campaign)
+        return Uniform(prior=args.prior).fit_predict(campaign)
     return load_model(args.model or DEFAULT_MODEL).fit_predict(campaign, rng=args.seed)
 
 

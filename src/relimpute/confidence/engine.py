@@ -59,7 +59,7 @@ class ConfidenceEngine:
 
     Examples
     --------
-    >>> estimate = UniformPrior(0.5).fit_predict(campaign)          # doctest: +SKIP
+    >>> estimate = Uniform(0.5).fit_predict(campaign)          # doctest: +SKIP
     >>> result = ConfidenceEngine(ratio="delta").compare(campaign, estimate)  # doctest: +SKIP
     >>> result.to_frame()  # doctest: +SKIP
     >>> result.matrix()  # P(row beats column)  # doctest: +SKIP
