@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from relimpute.confidence import ConfidenceEngine, relevant_moments
-from relimpute.relevance import UniformPrior
+from relimpute.relevance import Uniform
 
 HERE = Path(__file__).resolve().parent
 DL19 = HERE.parent.parent / "shared" / "data" / "trec-dl-2019-passage"
@@ -144,7 +144,7 @@ def bench_dl19():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         campaign = Campaign.from_files(DL19 / "qrels.txt", DL19 / "runs", rel_threshold=2)
-    estimate = UniformPrior(0.5).fit_predict(campaign)
+    estimate = Uniform(0.5).fit_predict(campaign)
     out = {"runs": campaign.n_systems, "topics": campaign.n_topics, "pairs": 666}
     results = {}
     for ratio in ("constant", "delta"):
@@ -202,12 +202,12 @@ def bench_synthetic():
         n_topics=50, n_systems=100, n_docs=20_000, depth=1000, short_fraction=0.0, rng=2007
     )
     campaign = sim.campaign.pooled(10)
-    estimate = UniformPrior(0.5).fit_predict(campaign)
+    estimate = Uniform(0.5).fit_predict(campaign)
     build = time.perf_counter() - start
     rss_built = peak_rss_mb()
     engine = ConfidenceEngine()
     small = campaign.subset(systems=campaign.systems[:2], topics=campaign.query_ids[:1])
-    engine.compare(small, UniformPrior(0.5).fit_predict(small))  # warm-up
+    engine.compare(small, Uniform(0.5).fit_predict(small))  # warm-up
     start = time.perf_counter()
     result = engine.compare(campaign, estimate)
     seconds = time.perf_counter() - start

@@ -49,10 +49,10 @@ def _commands(data, out: Path) -> dict[str, list[str]]:
     root, qrels, runs = data
     return {
         "fit": ["fit", "--model", "uniform", qrels, runs, "-o", str(out / "est.tsv")],
-        "power": ["power", qrels, runs, "--depths", "1,5", "--topics", "3", "--repetitions", "2",
+        "power": ["power", qrels, runs, "--pool-depth", "1,5", "--n-topics", "3", "--repetitions", "2",
                   "--seed", "1", "-o", str(out / "curves.tsv"), "--plot", str(out / "curves.svg")],
-        "poolbias": ["poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--depth", "5",
-                     "--correctors", "reduced", "--measures", "P@5", "--common-topics", "2",
+        "poolbias": ["poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--pool-depth", "5",
+                     "--correctors", "reduced", "-m", "P@5", "--common-topics", "2",
                      "--common-repeats", "1", "-o", str(out / "bias")],
         "calibrate": ["calibrate", qrels, runs, "--trials", "2", "--k", "3", "--c", "2",
                       "--strategies", "mtc", "--seed", "2", "--depth", "10", "--quiet",

@@ -249,9 +249,9 @@ def test_model_based_expectation_under_a_uniform_prior(reduced):
 
 
 def test_would_be_pool_keeps_only_the_new_runs_top_documents(reduced):
-    from relimpute.relevance import UniformPrior
+    from relimpute.relevance import Uniform
 
-    estimate = UniformPrior(0.5).fit_predict(reduced)
+    estimate = Uniform(0.5).fit_predict(reduced)
     restricted = would_be_pool_estimate(reduced, estimate, reduced.system_index(["N"]), 2)
     for topic, p in zip(reduced.topics, restricted.p):
         docs = dict(zip(topic.doc_ids, p))

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from relimpute.bias import groups_from_frame
-from relimpute.bias.study import paired_p_values, rank_errors, run_study
+from relimpute.bias.study import paired_p_values, rank_errors, run_pool_bias_study
 from relimpute.measures import evaluate
 from relimpute.simulate import simulate_campaign
 
@@ -32,7 +32,7 @@ def collection():
 @pytest.fixture(scope="module")
 def study(collection):
     campaign, groups = collection
-    return run_study(
+    return run_pool_bias_study(
         campaign,
         groups,
         depth=5,

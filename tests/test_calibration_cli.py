@@ -32,7 +32,7 @@ def test_calibrate_writes_report(small_dir, tmp_path, capsys):
     code = main([
         "calibrate", str(small_dir / "qrels.txt"), str(small_dir / "runs"), "--rel-threshold", "2",
         "--trials", "2", "--k", "3", "--c", "2", "--strategies", "mtc,ip", "--seed", "4",
-        "--one-per-group", str(small_dir / "groups.tsv"), "--depth", "50", "--quiet",
+        "--groups", str(small_dir / "groups.tsv"), "--depth", "50", "--quiet",
         "-o", str(out),
     ])
     assert code == 0
@@ -48,12 +48,10 @@ def test_calibrate_writes_report(small_dir, tmp_path, capsys):
 
 
 def test_calibrate_rejects_bad_settings(small_dir, tmp_path, capsys):
-    base = ["calibrate", "--runs", str(small_dir / "runs"), "--qrels", str(small_dir / "qrels.txt"),
-            "-o", str(tmp_path / "x"), "--no-progress"]
-    assert main(base + ["--k", "9"]) == 2  # the old spelling still works, with notes
-    err = capsys.readouterr().err
-    assert "exceeds" in err and "--qrels is deprecated; use positional QRELS" in err
-    assert "--no-progress is deprecated; use --quiet" in err
+    base = ["calibrate", str(small_dir / "qrels.txt"), str(small_dir / "runs"),
+            "-o", str(tmp_path / "x"), "--quiet"]
+    assert main(base + ["--k", "9"]) == 2
+    assert "exceeds" in capsys.readouterr().err
     assert main(base + ["--strategies", "ip"]) == 2
     assert "budget" in capsys.readouterr().err
     assert main(base + ["--strategies", "nope"]) == 2
@@ -62,12 +60,14 @@ def test_calibrate_rejects_bad_settings(small_dir, tmp_path, capsys):
 
 
 def test_calibrate_needs_qrels_and_runs(tmp_path, capsys):
-    assert main(["calibrate", "-o", str(tmp_path / "x")]) == 2
-    assert "relimpute calibrate QRELS RUN..." in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit:
+        main(["calibrate", "-o", str(tmp_path / "x")])
+    assert exit.value.code == 2
+    assert "the following arguments are required: QRELS, RUN" in capsys.readouterr().err
 
 
 def test_calibrate_models_folder_replaces_the_shipped_settings(small_dir, tmp_path, capsys):
-    """--models DIR: a model with DIR/NAME.json takes those settings (the report names the
+    """--settings-dir DIR: a model with DIR/NAME.json takes those settings (the report names the
     file) and its answers change; models without a file there keep the shipped settings."""
     folder = tmp_path / "held_out"
     folder.mkdir()
@@ -79,7 +79,7 @@ def test_calibrate_models_folder_replaces_the_shipped_settings(small_dir, tmp_pa
         "--depth", "50", "--quiet",
     ]
     assert main(base + ["-o", str(tmp_path / "shipped")]) == 0
-    assert main(base + ["--models", str(folder), "-o", str(tmp_path / "held")]) == 0
+    assert main(base + ["--settings-dir", str(folder), "-o", str(tmp_path / "held")]) == 0
     specs = json.loads((tmp_path / "held" / "report.json").read_text())["config"]["strategy_specs"]
     assert specs["mtc+fusion"]["model"] == str(folder / "fusion.json")
     assert specs["mtc"]["model"] == "uniform"
@@ -89,7 +89,7 @@ def test_calibrate_models_folder_replaces_the_shipped_settings(small_dir, tmp_pa
     assert not np.allclose(shipped.loc[fusion, "p_a_better"], held.loc[fusion, "p_a_better"])
     np.testing.assert_array_equal(shipped.loc[~fusion, "p_a_better"], held.loc[~fusion, "p_a_better"])
     capsys.readouterr()
-    assert main(base + ["--models", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")]) == 2
+    assert main(base + ["--settings-dir", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")]) == 2
     assert "no such settings folder" in capsys.readouterr().err
 
 

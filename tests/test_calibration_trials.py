@@ -8,7 +8,7 @@ import pytest
 
 from relimpute.calibration import (
     CalibrationReport,
-    get_strategy,
+    get_calibration_strategy,
     run_similarity,
     run_study,
     run_trial,
@@ -82,10 +82,10 @@ def test_strategy_resolution():
     assert names.index("mtc") < names.index("ip")
     with pytest.raises(ValueError, match="budget from 'mtc'"):
         resolve_strategies("ip")
-    custom = get_strategy("mtc+rtc")
+    custom = get_calibration_strategy("mtc+rtc")
     assert (custom.selector, custom.model) == ("mtc", "rtc")
     with pytest.raises(KeyError):
-        get_strategy("nonsense")
+        get_calibration_strategy("nonsense")
     with pytest.raises(ValueError):
         resolve_strategies("mtc,mtc")
     with pytest.raises(ValueError, match="monte_carlo_draws"):
@@ -261,13 +261,13 @@ def test_rtc_paper_loop_refits_the_papers_model():
     strategy must give every parameter: the model the loop refits is the one the study
     then generalises with (the class defaults).
     """
-    from relimpute.calibration.strategies import get_strategy
+    from relimpute.calibration.strategies import get_calibration_strategy
     from relimpute.relevance import ExpertAggregation
     from relimpute.selection import SimulatedAssessor, run_selection
     from relimpute.selection.rtc import RTC
     from relimpute.simulate import simulate_campaign
 
-    strategy = get_strategy("rtc-paper")
+    strategy = get_calibration_strategy("rtc-paper")
     from relimpute.relevance.expert import PAPER_PARAMS
 
     paper = ExpertAggregation(**PAPER_PARAMS).get_params()

@@ -12,7 +12,7 @@ import pytest
 from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
-from relimpute.relevance import UniformPrior
+from relimpute.relevance import Uniform
 
 QRELS = """\
 q1 0 d1 1
@@ -53,7 +53,7 @@ def data(tmp_path):
 
 def expected(qrels, runs, prior=0.5, ratio="constant", systems=None):
     campaign = Campaign.from_files(qrels, runs)
-    estimate = UniformPrior(prior).fit_predict(campaign)
+    estimate = Uniform(prior).fit_predict(campaign)
     return ConfidenceEngine(ratio=ratio).compare(campaign, estimate, systems=systems)
 
 
@@ -83,7 +83,7 @@ def test_matrix_json_with_systems_and_delta(data, capsys):
 
 def test_table_and_markdown_formats(data, capsys):
     qrels, runs = data
-    assert main(["compare", str(qrels), str(runs), "--level", "0.9"]) == 0
+    assert main(["compare", str(qrels), str(runs), "--confidence", "0.9"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == [
         "system_a",

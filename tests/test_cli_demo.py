@@ -8,7 +8,7 @@ from relimpute.cli import main
 
 
 def test_demo_runs_without_data_and_reports_each_model(capsys):
-    code = main(["demo", "--n-systems", "6", "--topics", "8", "--models", "nonrelevant,uniform", "-f", "json"])
+    code = main(["demo", "--n-systems", "6", "--n-topics", "8", "-M", "nonrelevant", "-M", "uniform", "-f", "json"])
     out = capsys.readouterr()
     assert code == 0
     rows = {r["model"]: r for r in json.loads(out.out)}
@@ -27,7 +27,7 @@ def test_demo_help_lists_options(capsys):
         main(["demo", "--help"])
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
-    for option in ("--seed", "--pool-depth", "--models", "--format"):
+    for option in ("--seed", "--pool-depth", "--model", "--format"):
         assert option in text
 
 
@@ -36,7 +36,7 @@ def test_demo_shows_the_default_models_answer(capsys):
     truth, and P(A beats B) of the top two, from the default model's posterior draws."""
     import re
 
-    code = main(["demo", "--n-systems", "6", "--topics", "8", "--models", "uniform,fusion", "-f", "json"])
+    code = main(["demo", "--n-systems", "6", "--n-topics", "8", "-M", "uniform", "-M", "fusion", "-f", "json"])
     err = capsys.readouterr().err
     assert code == 0
     lines = re.findall(r"E\[MAP\] ([0-9.]+) ± ([0-9.]+)\s+true MAP ([0-9.]+)", err)

@@ -47,13 +47,13 @@ def _run(argv, capsys):
     [
         (["bootstrap", "{q}", "{r}", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
         (["power", "{q}", "{r}", "--repetitions", "0"], "argument --repetitions: 0 is not a pos"),
-        (["power", "{q}", "{r}", "--depths", "1,0"], "argument --depths: 0 is not a positive"),
-        (["power", "{q}", "{r}", "--alpha", "nan"], "argument --alpha: nan is not in (0, 1)"),
+        (["power", "{q}", "{r}", "--pool-depth", "1,0"], "argument --pool-depth: 0 is not a positive"),
+        (["power", "{q}", "{r}", "--confidence", "nan"], "argument --confidence: must lie strictly"),
         (["calibrate", "{q}", "{r}", "-o", "x", "--jobs", "0"], "argument --jobs: 0 workers"),
         (["calibrate", "{q}", "{r}", "-o", "x", "--cap", "nan"], "argument --cap: nan is not in"),
         (["calibrate", "{q}", "{r}", "-o", "x", "--k", "1"], "argument --k: 1 is not an integer"),
-        (["poolbias", "{q}", "{r}", "--groups", "g", "--depth", "5", "-o", "o", "--draws", "0"],
-         "argument --draws: 0 is not an integer >= 2"),  # fmt: skip
+        (["poolbias", "{q}", "{r}", "--groups", "g", "--pool-depth", "5", "-o", "o", "--mc-draws", "0"],
+         "argument --mc-draws: 0 is not an integer >= 2"),  # fmt: skip
         (["evaluate", "{q}", "{r}", "-m", "RBP(p=nan)"], "RBP: parameter p=nan is not a finite"),
         (["evaluate", "{q}", "{r}", "-m", "RBP(p=inf)"], "RBP: parameter p=inf is not a finite"),
         (["evaluate", "{q}", "{r}", "--permutations", "0"], "argument --permutations: 0 is not"),
@@ -122,10 +122,10 @@ def test_empty_groups_and_curves_tables(collection, capsys, what):
     runs = [collection / "qrels.txt", collection / "runs"]
     for argv, name in (
         (["plan", table, "--budget", "10"], "curves table"),
-        (["poolbias", *runs, "--groups", table, "--depth", "1", "-o", collection / "o"],
+        (["poolbias", *runs, "--groups", table, "--pool-depth", "1", "-o", collection / "o"],
          "groups table"),  # fmt: skip
-        (["power", *runs, "--pooled-from", table], "groups table"),
-        (["calibrate", *runs, "--one-per-group", table, "-o", collection / "c"], "groups table"),
+        (["power", *runs, "--groups", table], "groups table"),
+        (["calibrate", *runs, "--groups", table, "-o", collection / "c"], "groups table"),
     ):
         code, err = _run(argv, capsys)
         assert code == 2 and f"{table}: {name} is empty" in err, err
@@ -155,10 +155,10 @@ def test_no_reader_waits_on_a_fifo_socket_or_device(collection, capsys, kind):
         ["judge", q, r, "--docs", special, "--journal", collection / "j.jsonl"],
         ["judge", q, r, "--journal", special],
         ["judge", q, "--journal", special, "--export-qrels", collection / "x"],
-        ["poolbias", q, r, "--groups", special, "--depth", "1", "-o", collection / "o"],
-        ["power", q, r, "--pooled-from", special],
+        ["poolbias", q, r, "--groups", special, "--pool-depth", "1", "-o", collection / "o"],
+        ["power", q, r, "--groups", special],
         ["plan", special, "--budget", "10"],
-        ["calibrate", q, r, "--one-per-group", special, "-o", collection / "c"],
+        ["calibrate", q, r, "--groups", special, "-o", collection / "c"],
         ["fit", q, r, "--model", special, "-o", collection / "e.tsv"],
     ]
     old = signal.signal(signal.SIGALRM, lambda *a: pytest.fail("a reader waited on " + kind))
@@ -425,7 +425,7 @@ def test_bootstrap_compare_p_values(collection, capsys):
     from scipy.stats import norm
 
     code = main(["bootstrap", str(collection / "qrels.txt"), str(collection / "runs"),
-                 "--compare", "a", "b", "-B", "200", "-f", "tsv"])  # fmt: skip
+                 "--pair", "a", "b", "-B", "200", "-f", "tsv"])  # fmt: skip
     assert code == 0
     frame = pd.read_csv(_io.StringIO(capsys.readouterr().out), sep="\t")
     spread = frame[frame["standard_error"] > 0]
@@ -504,8 +504,8 @@ def test_tables_with_wrong_rows(collection, capsys, command, text, message):
     table.write_text(text)
     runs = [collection / "qrels.txt", collection / "runs"]
     argv = {
-        "power": ["power", *runs, "--pooled-from", table, "--depths", "1", "--topics", "2"],
-        "poolbias": ["poolbias", *runs, "--groups", table, "--depth", "1", "-o", collection / "o"],
+        "power": ["power", *runs, "--groups", table, "--pool-depth", "1", "--n-topics", "2"],
+        "poolbias": ["poolbias", *runs, "--groups", table, "--pool-depth", "1", "-o", collection / "o"],
         "plan": ["plan", table, "--budget", "10"],
     }[command]
     code, err = _run(argv, capsys)

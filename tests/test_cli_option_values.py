@@ -11,9 +11,9 @@ from relimpute.cli import main
     "argv, message",
     [
         (["demo", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
-        (["demo", "--systems", "0"], "argument --systems: 0 is not a positive integer"),
-        (["demo", "--topics", "-3"], "argument --topics: -3 is not a positive integer"),
-        (["demo", "--depth", "0"], "argument --depth: 0 is not a positive integer"),
+        (["demo", "--n-systems", "0"], "argument --n-systems: 0 is not a positive integer"),
+        (["demo", "--n-topics", "-3"], "argument --n-topics: -3 is not a positive integer"),
+        (["demo", "--run-length", "0"], "argument --run-length: 0 is not a positive integer"),
         (["demo", "--pool-depth", "x"], "argument --pool-depth: 'x' is not an integer"),
         (["compare", "q", "r", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
         (["fit", "q", "r", "-o", "o", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),

@@ -41,12 +41,14 @@ def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
     code = main(
         _args(
             files,
-            "--depth",
+            "--pool-depth",
             "5",
             "--correctors",
             "reduced,lipani",
-            "--measures",
-            "P@5,AP",
+            "-m",
+            "P@5",
+            "-m",
+            "AP",
             "--common-topics",
             "3",
             "--common-repeats",
@@ -71,8 +73,8 @@ def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
 def test_model_rows_per_between_group_spread(files, tmp_path, capsys):
     """One model fit per group serves every spread; a wider spread, a wider interval."""
     out = tmp_path / "spread"
-    args = ["--depth", "5", "--correctors", "reduced", "--measures", "P@5", "--common-topics", "0"]
-    args += ["--model", "uniform", "--group-sd", "0", "--group-sd", "2", "--draws", "400"]
+    args = ["--pool-depth", "5", "--correctors", "reduced", "-m", "P@5", "--common-topics", "0"]
+    args += ["--model", "uniform", "--group-sd", "0", "--group-sd", "2", "--mc-draws", "400"]
     code = main(_args(files, *args, "-o", str(out)))
     assert code == 0, capsys.readouterr().err
     estimates = pd.read_csv(out / "estimates.tsv", sep="\t")
@@ -89,7 +91,7 @@ def test_model_rows_per_between_group_spread(files, tmp_path, capsys):
 def test_run_missing_from_groups(files, capsys):
     root, _, _, groups = files
     groups.iloc[1:].to_csv(root / "short.tsv", sep="\t", index=False)
-    code = main(_args(files, "--depth", "5", "-o", str(root / "x"), groups="short.tsv"))
+    code = main(_args(files, "--pool-depth", "5", "-o", str(root / "x"), groups="short.tsv"))
     err = capsys.readouterr().err
     assert code == 2
     assert "short.tsv: 1 run(s) missing from the groups table" in err and groups["run"][0] in err
@@ -104,8 +106,8 @@ def test_group_with_no_pooled_run_is_left_out(files, capsys, tmp_path):
     flagged.loc[flagged["group"] == first, "pooled"] = "no"
     flagged.to_csv(root / "unpooled.tsv", sep="\t", index=False)
     out = tmp_path / "x"
-    quick = ["--correctors", "reduced", "--measures", "P@5", "--common-topics", "0"]
-    code = main(_args(files, "--depth", "5", *quick, "-o", str(out), groups="unpooled.tsv"))
+    quick = ["--correctors", "reduced", "-m", "P@5", "--common-topics", "0"]
+    code = main(_args(files, "--pool-depth", "5", *quick, "-o", str(out), groups="unpooled.tsv"))
     err = capsys.readouterr().err
     assert code == 0, err
     n_runs = int((flagged["group"] == first).sum())
@@ -117,11 +119,11 @@ def test_group_with_no_pooled_run_is_left_out(files, capsys, tmp_path):
 
 
 def test_depth_larger_than_the_runs(files, capsys):
-    code = main(_args(files, "--depth", "31", "-o", str(files[0] / "x")))
+    code = main(_args(files, "--pool-depth", "31", "-o", str(files[0] / "x")))
     err = capsys.readouterr().err
     assert (
         code == 2
-        and "--depth: 31 is larger than the runs (the deepest pooled ranking has 30)" in err
+        and "--pool-depth: 31 is larger than the runs (the deepest pooled ranking has 30)" in err
     )
 
 
@@ -129,7 +131,7 @@ def test_depth_larger_than_the_runs(files, capsys):
     "extra, message",
     [
         (["--correctors", "reduced,magic"], "--correctors: unknown ['magic']"),
-        (["--measures", "P@0"], "--measures:"),
+        (["-m", "P@0"], "--measure:"),
         (
             ["--common-topics", "1"],
             "--common-topics: must be 0 (off) or 2 to 7 common topics, got 1",
@@ -141,7 +143,7 @@ def test_depth_larger_than_the_runs(files, capsys):
 )
 def test_bad_options(files, capsys, extra, message):
     try:  # values are checked when parsed (SystemExit), settings before the study (exit 2)
-        code = main(_args(files, "--depth", "5", "-o", str(files[0] / "x"), *extra))
+        code = main(_args(files, "--pool-depth", "5", "-o", str(files[0] / "x"), *extra))
     except SystemExit as exit:
         code = exit.code
     assert code == 2 and message in capsys.readouterr().err

@@ -71,7 +71,7 @@ def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
     frame = _json(capsys)
     assert len(frame) == 32 and (frame["method"] == "bca+small-R").all()
     assert (
-        main(["bootstrap", qrels, runs, "-B", "200", "--compare", "sys3", "sys0", "-f", "json"])
+        main(["bootstrap", qrels, runs, "-B", "200", "--pair", "sys3", "sys0", "-f", "json"])
         == 0
     )
     frame = _json(capsys)
@@ -88,9 +88,9 @@ def test_bootstrap_default_per_topic_compare_and_split(files, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--compare", "sys0", "nope"], "--compare: unknown run(s) nope"),
+        (["--pair", "sys0", "nope"], "--pair: unknown run(s) nope"),
         (["-B", "1"], "argument --resamples/-B: 1 is not an integer >= 2"),
-        (["--level", "1.5"], "argument --level: 1.5 is not in (0, 1)"),
+        (["--confidence", "1.5"], "argument --confidence: must lie strictly between 0 and 1"),
         (["--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
     ],
 )
@@ -108,7 +108,7 @@ def test_power_then_plan(files, capsys, tmp_path):
     qrels, runs, _ = files
     curves = tmp_path / "curves.tsv"
     plot = tmp_path / "curves.png"
-    argv = ["power", qrels, runs, "--depths", "1,3,10", "--topics", "4,8", "--repetitions", "3"]
+    argv = ["power", qrels, runs, "--pool-depth", "1,3,10", "--n-topics", "4,8", "--repetitions", "3"]
     assert main([*argv, "--seed", "2", "-o", str(curves), "--plot", str(plot), "-f", "json"]) == 0
     frame = _json(capsys)
     assert len(frame) == 2 * 2 * 3 * 2 and plot.stat().st_size > 0
@@ -118,9 +118,9 @@ def test_power_then_plan(files, capsys, tmp_path):
     assert (plan["effort"] <= 400).all() and plan["power"].is_monotonic_decreasing
     assert main(["plan", str(curves), "--budget", "1"]) == 2
     assert "smaller than one topic's pool" in capsys.readouterr().err
-    assert main([*argv[:3], "--topics", "20"]) == 2
+    assert main([*argv[:3], "--n-topics", "20"]) == 2
     assert "between 2 and 8 topics" in capsys.readouterr().err
     groups = tmp_path / "groups.tsv"
     groups.write_text("run\tgroup\tpooled\nsys0\tg\tyes\nghost\tg\tyes\n")
-    assert main([*argv, "--pooled-from", str(groups)]) == 2
+    assert main([*argv, "--groups", str(groups)]) == 2
     assert "ghost" in capsys.readouterr().err

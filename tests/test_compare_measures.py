@@ -15,7 +15,7 @@ from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine, has_closed_form
 from relimpute.data import Campaign
 from relimpute.measures import evaluate, relevant_retrieved
-from relimpute.relevance import RelevanceEstimate, UniformPrior
+from relimpute.relevance import RelevanceEstimate, Uniform
 
 CLOSE = ["bm25base_prf_p", "bm25base_rm3_p", "bm25tuned_prf_p"]
 # every measure added for trec_eval users, by one of its names
@@ -54,7 +54,7 @@ def test_expected_relevant_retrieved_is_exact():
 
 @pytest.fixture(scope="module")
 def uniform(dl19):
-    return UniformPrior(0.5).fit_predict(dl19)
+    return Uniform(0.5).fit_predict(dl19)
 
 
 def test_num_rel_ret_exact_moments_agree_with_monte_carlo(dl19, uniform):
@@ -68,7 +68,7 @@ def test_num_rel_ret_exact_moments_agree_with_monte_carlo(dl19, uniform):
     assert np.all(np.abs(mc.e_delta_map - exact.e_delta_map) <= 4 * np.sqrt(exact.var_delta_map / n))
     np.testing.assert_allclose(mc.var_delta_map / exact.var_delta_map, 1.0, atol=4 * np.sqrt(2 / n))
     # with every p in {0, 1} the mean is trec_eval's num_rel_ret averaged over topics
-    zero = UniformPrior(0.0).fit_predict(dl19)
+    zero = Uniform(0.0).fit_predict(dl19)
     scores = ConfidenceEngine().evaluate(dl19, zero, systems=CLOSE, measure="NumRelRet")
     counts = evaluate(dl19.subset(CLOSE), ["NumRelRet"], missing="zero")["value"]
     np.testing.assert_allclose(scores.e_map * dl19.n_topics, counts, rtol=0, atol=1e-9)
@@ -118,7 +118,7 @@ def _compare(argv):
 def test_cli_compare_measure_paths(dl19_dir, dl19):
     base = [str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2"]
     base += ["--prior", "0.5", "--systems", *CLOSE, "--format", "tsv"]
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     # P_10: exact moments, as the engine gives them for P@10
     code, text = _compare([*base, "-m", "P_10"])
     assert code == 0
@@ -152,7 +152,7 @@ def test_engine_confidence_picks_the_method():
     truth = simulate_campaign(n_topics=3, n_systems=4, n_docs=200, depth=20, rng=2).campaign
     rng = np.random.default_rng(3)
     partial = truth.with_judged([t.judged & (rng.random(t.n_docs) < 0.5) for t in truth.topics])
-    point = UniformPrior(0.4).fit_predict(partial)
+    point = Uniform(0.4).fit_predict(partial)
     engine = ConfidenceEngine()
     exact = engine.confidence(partial, point)
     assert exact.scores.method == "normal"

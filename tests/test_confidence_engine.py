@@ -19,7 +19,7 @@ from relimpute.confidence import (
 )
 from relimpute.data import Campaign
 from relimpute.measures import average_precision, precision_at_k
-from relimpute.relevance import RelevanceEstimate, UniformPrior, UnjudgedNonrelevant
+from relimpute.relevance import RelevanceEstimate, Uniform, Nonrelevant
 
 
 def tiny_campaign(rng, n_topics=3, n_docs=9, n_systems=3, empty=None):
@@ -123,7 +123,7 @@ def test_binary_probabilities_give_exact_ap_and_zero_variance(dl19, rng):
 
 
 def test_unjudged_nonrelevant_is_trec_eval_map(dl19, dl19_dir):
-    estimate = UnjudgedNonrelevant().fit_predict(dl19)
+    estimate = Nonrelevant().fit_predict(dl19)
     scores = ConfidenceEngine().evaluate(dl19, estimate)
     stats = pd.read_csv(dl19_dir / "run_stats.tsv", sep="\t", dtype={"run": str}).set_index("run")
     official = stats.loc[list(scores.systems), "MAP"].to_numpy(dtype=float)
@@ -134,7 +134,7 @@ def test_unjudged_nonrelevant_is_trec_eval_map(dl19, dl19_dir):
 def test_engine_agrees_with_topic_api(dl19):
     """The campaign path and the per-topic dense-rank API (used by MTC loops) agree."""
     systems = ["bm25base_p", "runid2", "ICT-BERT2"]
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     for ratio in ("constant", "delta"):
         result = ConfidenceEngine(ratio=ratio).compare(dl19, estimate, systems=systems)
         rows = dl19.system_index(systems)
@@ -157,7 +157,7 @@ def test_engine_agrees_with_topic_api(dl19):
 
 def test_pair_answer_does_not_depend_on_the_other_runs_compared(dl19):
     """E[R] comes from the campaign, so adding runs to the comparison changes nothing."""
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     engine = ConfidenceEngine()
     alone = engine.compare(dl19, estimate, systems=["p_bert", "bm25base_p"]).to_frame()
     crowd = engine.compare(
@@ -170,7 +170,7 @@ def test_pair_answer_does_not_depend_on_the_other_runs_compared(dl19):
 
 
 def test_depth_truncation_equals_truncated_ranks(dl19):
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     systems = ["bm25base_p", "runid2"]
     result = ConfidenceEngine(depth=10).compare(dl19, estimate, systems=systems)
     rows = dl19.system_index(systems)
@@ -185,7 +185,7 @@ def test_depth_truncation_equals_truncated_ranks(dl19):
 
 
 def test_run_set_changes_expected_r(dl19):
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     topic, p = dl19.topics[0], estimate.p[0]
     few = expected_relevant(topic, p, dl19.system_index(["bm25base_p", "runid2"]))
     everything = expected_relevant(topic, p)
@@ -216,7 +216,7 @@ def test_identical_systems_without_unjudged_documents():
         "z": pd.DataFrame({"query_id": "q", "doc_id": ["b", "a"], "score": [2.0, 1.0]}),
     }
     campaign = Campaign.from_frames(qrels, runs)
-    estimate = UniformPrior(0.5).fit_predict(campaign)
+    estimate = Uniform(0.5).fit_predict(campaign)
     result = ConfidenceEngine().compare(campaign, estimate)
     assert result.var_delta_map.tolist() == [0.0, 0.0, 0.0]
     assert result.p_a_better.tolist() == [0.5, 1.0, 1.0]
@@ -269,7 +269,7 @@ def test_precision_with_binary_p_equals_measure(dl19, rng):
 
 def test_results_api(dl19):
     systems = ["bm25base_p", "runid2", "srchvrs_ps_run3", "ICT-BERT2"]
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     result = ConfidenceEngine().compare(dl19, estimate, systems=systems)
     frame = result.to_frame(level=0.9)
     assert list(frame.columns) == [
@@ -317,7 +317,7 @@ def test_prob_positive():
 
 
 def test_invalid_arguments(dl19):
-    estimate = UniformPrior(0.5).fit_predict(dl19)
+    estimate = Uniform(0.5).fit_predict(dl19)
     engine = ConfidenceEngine()
     with pytest.raises(ValueError, match="ratio"):
         ConfidenceEngine(ratio="exact")

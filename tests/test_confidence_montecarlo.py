@@ -8,7 +8,7 @@ import pytest
 from relimpute.confidence import ConfidenceEngine
 from relimpute.confidence.montecarlo import _score_ap
 from relimpute.measures import average_precision, normalized_dcg, r_precision
-from relimpute.relevance import RelevanceEstimate, UniformPrior
+from relimpute.relevance import RelevanceEstimate, Uniform
 
 # BM25 variants whose pairwise P(ΔMAP > 0) under p = ½ lies between 0.3 and 0.98
 CLOSE = ["bm25base_prf_p", "bm25base_rm3_p", "bm25tuned_prf_p", "bm25tuned_rm3_p", "bm25tuned_p"]
@@ -16,7 +16,7 @@ CLOSE = ["bm25base_prf_p", "bm25base_rm3_p", "bm25tuned_prf_p", "bm25tuned_rm3_p
 
 @pytest.fixture(scope="module")
 def uniform(dl19):
-    return UniformPrior(0.5).fit_predict(dl19)
+    return Uniform(0.5).fit_predict(dl19)
 
 
 def test_ap_kernel_equals_measures(dl19, rng):

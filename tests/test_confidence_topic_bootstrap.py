@@ -12,7 +12,7 @@ from scipy import stats
 
 from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
-from relimpute.relevance import UniformPrior
+from relimpute.relevance import Uniform
 
 SYSTEMS = ["bm25base_p", "bm25tuned_rm3_p", "runid2", "p_bert"]
 
@@ -39,7 +39,7 @@ def test_variance_is_topic_spread_plus_judgment_noise(half_judged):
     exact per-topic mean and variance of ΔP@10 (independent Bernoulli relevance, linear
     measure) and T/(T−3) = E[T/χ²_{T−1}], the t scale of the topic term."""
     from scipy.integrate import quad
-    estimate = UniformPrior(0.3).fit_predict(half_judged)
+    estimate = Uniform(0.3).fit_predict(half_judged)
     engine = ConfidenceEngine(depth=10)
     exact = engine.compare(half_judged, estimate, measure="P@10")
     n_draws = 20_000
@@ -75,7 +75,7 @@ def test_complete_judgments_give_the_paired_t_test(dl19):
     p-value, up to the bootstrap's shape and resampling error; the plain percentile
     bootstrap (scipy's) is narrower."""
     campaign = dl19.subset(SYSTEMS[:2])
-    estimate = UniformPrior(0.5).fit_predict(campaign)
+    estimate = Uniform(0.5).fit_predict(campaign)
     boot = ConfidenceEngine(depth=10).topic_bootstrap(
         campaign, estimate, measure="P@10", n_draws=20_000, rng=11
     )
@@ -100,7 +100,7 @@ def test_complete_judgments_give_the_paired_t_test(dl19):
 
 def test_topic_sampling_needs_two_topics(dl19):
     campaign = dl19.subset(SYSTEMS[:2], topics=[dl19.query_ids[0]])
-    estimate = UniformPrior(0.5).fit_predict(campaign)
+    estimate = Uniform(0.5).fit_predict(campaign)
     with pytest.raises(ValueError, match="at least 2 topics"):
         ConfidenceEngine().topic_bootstrap(campaign, estimate, n_draws=100, rng=0)
 
@@ -127,7 +127,7 @@ def test_posterior_draws_are_shared_across_topics(dl19):
 def test_cli_topics_flag(dl19_dir, capsys):
     args = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold",
             "2", "--systems", "p_bert", "bm25base_p", "--mc-draws", "500", "--seed", "1"]
-    assert main([*args, "--topics", "-f", "tsv"]) == 0
+    assert main([*args, "--topic-bootstrap", "-f", "tsv"]) == 0
     captured = capsys.readouterr()
     frame = pd.read_csv(io.StringIO(captured.out), sep="\t")
     assert "topic sampling" in captured.err
@@ -138,7 +138,7 @@ def test_cli_topics_flag(dl19_dir, capsys):
     assert sd > judgments and sd >= 0.95 * topics
     assert sd == pytest.approx(np.hypot(topics, judgments), rel=0.15)
     assert frame.loc[0, "ci_low"] < 0.166 < frame.loc[0, "ci_high"]  # official ΔMAP 0.166
-    assert main([*args, "--topics", "--normal"]) == 2
+    assert main([*args, "--topic-bootstrap", "--normal"]) == 2
 
 
 def test_pairs_chosen_from_a_larger_campaign_take_its_r(dl19):
@@ -148,11 +148,11 @@ def test_pairs_chosen_from_a_larger_campaign_take_its_r(dl19):
     pair = ["bm25base_p", "p_bert"]
     gen = np.random.default_rng(5)
     campaign = dl19.with_judged([t.judged & (gen.random(t.n_docs) < 0.5) for t in dl19.topics])
-    estimate = UniformPrior(0.1).fit_predict(campaign)
+    estimate = Uniform(0.1).fit_predict(campaign)
     engine = ConfidenceEngine(depth=100)
     exact_all = engine.compare(campaign, estimate, systems=pair)
     alone = campaign.subset(pair)
-    exact_alone = engine.compare(alone, UniformPrior(0.1).fit_predict(alone))
+    exact_alone = engine.compare(alone, Uniform(0.1).fit_predict(alone))
     boot = engine.topic_bootstrap(campaign, estimate, systems=pair, n_draws=4_000, rng=2)
     gap = abs(exact_all.e_delta_map[0] - exact_alone.e_delta_map[0])
     assert gap > 0.02  # 0.042 against 0.075

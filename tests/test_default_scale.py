@@ -21,7 +21,7 @@ from scipy.special import expit, ndtri
 from relimpute.confidence import ConfidenceEngine
 from relimpute.confidence import _kernels
 from relimpute.confidence.montecarlo import _halving_blocks
-from relimpute.relevance import RankFusion, load_model
+from relimpute.relevance import Fusion, load_model
 from relimpute.relevance._fusion_kernels import quantiles
 from relimpute.relevance.base import LazyDraws
 from relimpute.relevance.fusion import (
@@ -86,7 +86,7 @@ def shallow():
     "model",
     [
         lambda: load_model("fusion"),
-        lambda: RankFusion.plug_in(n_draws=40, run_effect_sd=2.0, beyond_decay=0.4,
+        lambda: Fusion.plug_in(n_draws=40, run_effect_sd=2.0, beyond_decay=0.4,
                                    beyond_decay_sd=1.0, beyond_run_sd=0.5),  # fmt: skip
     ],
 )

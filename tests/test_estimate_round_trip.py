@@ -11,7 +11,7 @@ import pytest
 
 from relimpute import Campaign, InputError, read_prob_qrels, write_prob_qrels
 from relimpute.cli import main
-from relimpute.relevance import UniformPrior, load_model
+from relimpute.relevance import Uniform, load_model
 from relimpute.relevance.base import RelevanceEstimate
 
 QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq2 0 x 1\nq2 0 y 0\n"
@@ -92,7 +92,7 @@ def test_cli_fit_then_evaluate_estimate_gives_expected_measures(files, capsys):
 def test_cli_evaluate_estimate_monte_carlo_measure_matches_the_engine(files, capsys):
     qrels, runs, est = str(files / "qrels.txt"), str(files / "runs"), str(files / "est.tsv")
     campaign = Campaign.from_files(qrels, runs)
-    estimate = UniformPrior(prior=0.25).fit_predict(campaign)
+    estimate = Uniform(prior=0.25).fit_predict(campaign)
     write_prob_qrels(estimate.to_frame(), est)
     argv = ["evaluate", qrels, runs, "--estimate", est, "-m", "nDCG@3", "--seed", "7", "-f", "tsv"]
     assert main(argv) == 0

@@ -127,8 +127,8 @@ def test_fit_output_that_cannot_be_a_file(fit_files, capsys, where):
 
 def test_calibrate_output_that_is_a_file(fit_files, capsys):
     out = fit_files / "r1.run"
-    argv = ["calibrate", "--runs", str(fit_files / "r1.run"), str(fit_files / "r2.run"),
-            "--qrels", str(fit_files / "qrels.txt"), "--no-progress", "-o", str(out)]  # fmt: skip
+    argv = ["calibrate", str(fit_files / "qrels.txt"), str(fit_files / "r1.run"),
+            str(fit_files / "r2.run"), "--quiet", "-o", str(out)]  # fmt: skip
     assert main(argv) == 2
     assert f"{out}: is a file, not a directory to write into" in capsys.readouterr().err
     with pytest.raises(InputError, match="cannot write below"):

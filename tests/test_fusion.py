@@ -13,7 +13,7 @@ from scipy.stats import kendalltau
 from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
 from relimpute.measures import evaluate
-from relimpute.relevance import DEFAULT_MODEL, RankFusion, load_model
+from relimpute.relevance import DEFAULT_MODEL, Fusion, load_model
 from relimpute.relevance.fusion import (
     SPREAD_RATIO,
     _fit_logistic,
@@ -42,7 +42,7 @@ def _negative_log_posterior(theta, z, y, topic, n_topics, w_mean=np.zeros(3)):
 
 @pytest.mark.parametrize("weight_mean", [(0.0, 0.0, 0.0), (0.8, -0.4, 1.5)])
 def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng, weight_mean):
-    """The Newton fit and the prior of RankFusion against BFGS on the log posterior written
+    """The Newton fit and the prior of Fusion against BFGS on the log posterior written
     out by hand, and the Laplace covariance against a finite-difference Hessian. The prior
     mean of w is given per raw feature unit: on standardised features it is mean · scale."""
     n, n_topics = 400, 4
@@ -50,7 +50,7 @@ def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng, w
     topic = rng.integers(n_topics, size=n)
     eta = np.array([-1.0, 0.0, 0.5, -2.0])[topic] + z @ np.array([1.0, -0.5, 0.2])
     y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
-    model = RankFusion.plug_in(**PRIORS, weight_mean=weight_mean)
+    model = Fusion.plug_in(**PRIORS, weight_mean=weight_mean)
     model.systems_ = ()
     model.feature_scale_ = np.array([0.5, 2.0, 1.25])
     w_mean = np.asarray(weight_mean) * model.feature_scale_
@@ -142,7 +142,7 @@ def test_fit_on_a_depth_k_pool_predicts_relevant_counts_below_it():
     sim = simulate_campaign(n_topics=20, n_systems=15, depth=100, rng=3)
     full = sim.campaign
     shallow = full.pooled(10)
-    estimate = RankFusion.plug_in().fit_predict(shallow, rng=0)
+    estimate = Fusion.plug_in().fit_predict(shallow, rng=0)
     retrieved = [t.retrieved() for t in full.topics]
     truth = sum(int(r[m].sum()) for r, m in zip(full.relevant(), retrieved))
     expected = sum(float(p[m].sum()) for p, m in zip(estimate.p, retrieved))
@@ -151,7 +151,7 @@ def test_fit_on_a_depth_k_pool_predicts_relevant_counts_below_it():
 
 def test_draws_carry_parameter_uncertainty(dl19):
     five = dl19.subset(topics=dl19.query_ids[:5])
-    estimate = RankFusion.plug_in(n_draws=50).fit_predict(five, rng=1)
+    estimate = Fusion.plug_in(n_draws=50).fit_predict(five, rng=1)
     assert estimate.n_draws == 50
     for p, d, judged in zip(estimate.p, estimate.draws, (t.judged for t in dl19.topics[:5])):
         assert d.shape == (50, len(p))
@@ -165,7 +165,7 @@ def test_draws_carry_parameter_uncertainty(dl19):
 
 def test_default_model_is_fusion():
     assert DEFAULT_MODEL == "fusion"
-    assert isinstance(load_model(), RankFusion)
+    assert isinstance(load_model(), Fusion)
 
 
 def test_default_answer_agrees_with_trec_eval_on_nearly_complete_qrels(dl19, dl19_dir):
@@ -191,7 +191,7 @@ def test_run_effects_keep_the_prior_spread_for_runs_with_little_judged_evidence(
     sim = simulate_campaign(n_topics=15, n_systems=10, depth=50, rng=4)
     pooled = list(sim.campaign.systems[:5])
     shallow = sim.campaign.pooled(10, pooled)
-    model = RankFusion.plug_in(run_effect_sd=3.0).fit(shallow, rng=0)
+    model = Fusion.plug_in(run_effect_sd=3.0).fit(shallow, rng=0)
     assert model.systems_ == tuple(shallow.systems)
     u_sd = np.sqrt(np.diag(model.covariance_))[-len(model.systems_) :]
     inside = u_sd[: len(pooled)]
@@ -207,8 +207,8 @@ def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
     pool depth k_t by (b / k_t)^-γ, leaves the pool alone, and γ = 0 changes nothing."""
     sim = simulate_campaign(n_topics=6, n_systems=8, depth=60, rng=5)
     shallow = sim.campaign.pooled(5)
-    plain = RankFusion.plug_in(capture_floor=1.0).fit_predict(shallow, rng=0)
-    decayed = RankFusion.plug_in(capture_floor=1.0, beyond_decay=0.7).fit_predict(shallow, rng=0)
+    plain = Fusion.plug_in(capture_floor=1.0).fit_predict(shallow, rng=0)
+    decayed = Fusion.plug_in(capture_floor=1.0, beyond_decay=0.7).fit_predict(shallow, rng=0)
     checked = 0
     for topic, p0, p1 in zip(shallow.topics, plain.p, decayed.p):
         ev = topic_evidence(topic, rrf_offset=3.0)
@@ -221,7 +221,7 @@ def test_beyond_decay_lowers_the_odds_by_the_rank_ratio_below_the_pool_only():
         checked += int((ratio[unjudged] > 1).sum())
     assert checked > 100  # the decay was exercised
     with pytest.raises(ValueError, match="beyond_decay"):
-        RankFusion.plug_in(beyond_decay=-0.1).fit(shallow)
+        Fusion.plug_in(beyond_decay=-0.1).fit(shallow)
 
 
 def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
@@ -234,9 +234,9 @@ def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
     sim = simulate_campaign(n_topics=6, n_systems=8, depth=60, rng=5)
     shallow = sim.campaign.pooled(5)
     common = dict(capture_floor=1.0, beyond_decay=0.6, n_draws=400)
-    plain = RankFusion.plug_in(**common).fit_predict(shallow, rng=0)
-    spread_gamma = RankFusion.plug_in(**common, beyond_decay_sd=1.0).fit_predict(shallow, rng=0)
-    spread_runs = RankFusion.plug_in(**common, beyond_run_sd=2.0).fit_predict(shallow, rng=0)
+    plain = Fusion.plug_in(**common).fit_predict(shallow, rng=0)
+    spread_gamma = Fusion.plug_in(**common, beyond_decay_sd=1.0).fit_predict(shallow, rng=0)
+    spread_runs = Fusion.plug_in(**common, beyond_run_sd=2.0).fit_predict(shallow, rng=0)
     gammas, effects = [], []
     draws = zip(shallow.topics, plain.draws, spread_gamma.draws, spread_runs.draws)
     for topic, d0, d1, d2 in draws:
@@ -268,7 +268,7 @@ def test_below_pool_spreads_move_only_the_draws_below_the_pool_as_specified():
         assert np.abs(values - values[:1]).max() < 1e-9  # v_j shared by topics
         assert values[0].std() == pytest.approx(2.0, rel=0.2)
     with pytest.raises(ValueError, match="beyond_run_sd"):
-        RankFusion.plug_in(beyond_run_sd=float("nan")).fit(shallow)
+        Fusion.plug_in(beyond_run_sd=float("nan")).fit(shallow)
 
 
 def test_weight_prior_decides_the_consensus_direction_when_nothing_is_judged():
@@ -278,15 +278,15 @@ def test_weight_prior_decides_the_consensus_direction_when_nothing_is_judged():
     sim = simulate_campaign(n_topics=4, n_systems=6, depth=30, rng=2)
     empty = sim.campaign.with_judged([np.zeros_like(t.judged) for t in sim.campaign.topics])
     mean = (0.5, 0.3, -0.2)
-    model = RankFusion.plug_in(weight_mean=mean).fit(empty, rng=0)
+    model = Fusion.plug_in(weight_mean=mean).fit(empty, rng=0)
     np.testing.assert_allclose(model.coef_[:3], mean, atol=1e-8)
     np.testing.assert_allclose(model.feature_scale_, 1.0)
     estimate = model.predict(empty)
     for topic, p in zip(empty.topics, estimate.p):
         top = topic.ranking[:, 0][topic.ranking[:, 0] >= 0]
         assert p[top].mean() > p.mean()
-    flat = RankFusion.plug_in().fit_predict(empty, rng=0)
+    flat = Fusion.plug_in().fit_predict(empty, rng=0)
     for p in flat.p:
         np.testing.assert_allclose(p, p[0], rtol=1e-9)
     with pytest.raises(ValueError, match="weight_mean"):
-        RankFusion.plug_in(weight_mean=(1.0, 2.0)).fit(empty)
+        Fusion.plug_in(weight_mean=(1.0, 2.0)).fit(empty)

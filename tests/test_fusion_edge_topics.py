@@ -14,14 +14,14 @@ import pytest
 from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
-from relimpute.relevance import RankFusion, load_model
+from relimpute.relevance import Fusion, load_model
 from relimpute.simulate import simulate_campaign
 
 NOBODY = "zz1"  # judged, retrieved by no run
 NOTHING_JUDGED = "zz2"  # pooled-but-unjudged only, retrieved by no run
 MODELS = {
     "shipped": lambda: load_model("fusion"),
-    "plug-in": lambda: RankFusion.plug_in(n_draws=8),
+    "plug-in": lambda: Fusion.plug_in(n_draws=8),
 }
 
 
@@ -151,7 +151,7 @@ def _run(capsys, *args):
     return out, err
 
 
-@pytest.mark.parametrize("extra", [[], ["--topics"]])
+@pytest.mark.parametrize("extra", [[], ["--topic-bootstrap"]])
 def test_cli_compare(files, capsys, extra):
     _, qrels, runs = files
     out, _ = _run(capsys, "compare", qrels, runs, "--seed", "1", "-f", "tsv", *extra)
@@ -182,9 +182,9 @@ def test_cli_calibrate_fusion_mc(files, capsys, tmp_path):
 def test_cli_poolbias_model_fusion(files, capsys, tmp_path):
     root, qrels, runs = files
     _run(
-        capsys, "poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--depth", "5",
-        "--correctors", "reduced", "--measures", "AP", "--model", "fusion", "--common-topics", "0",
-        "--draws", "50", "-f", "tsv", "-o", str(tmp_path / "pb"),
+        capsys, "poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--pool-depth", "5",
+        "--correctors", "reduced", "-m", "AP", "--model", "fusion", "--common-topics", "0",
+        "--mc-draws", "50", "-f", "tsv", "-o", str(tmp_path / "pb"),
     )  # fmt: skip
     metrics = pd.read_csv(tmp_path / "pb" / "metrics.tsv", sep="\t")
     assert "model:fusion" in set(metrics["corrector"])

@@ -197,9 +197,9 @@ def test_disk_full_while_judging_loses_no_saved_judgment(graded, monkeypatch, ca
 @pytest.mark.parametrize(
     "option, value, message",
     [
-        ("--alpha", "2", "argument --alpha: must lie strictly between 0 and 1, got 2.0"),
-        ("--alpha", "nan", "argument --alpha: must lie strictly between 0 and 1, got nan"),
-        ("--alpha", "x", "argument --alpha: not a number: 'x'"),
+        ("--confidence", "2", "argument --confidence: must lie strictly between 0 and 1, got 2.0"),
+        ("--confidence", "nan", "argument --confidence: must lie strictly between 0 and 1, got nan"),
+        ("--confidence", "x", "argument --confidence: not a number: 'x'"),
         ("--budget", "-1", "argument --budget: -1 is not a positive integer"),
         ("--prior", "7", "argument --prior: 7 is not in [0, 1]"),
         ("--depth", "0", "argument --depth: 0 is not a positive integer"),

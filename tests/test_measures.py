@@ -326,6 +326,7 @@ def test_registry_lists_every_family():
     assert available_measures() == [
         "AP[@k]",
         "Bpref",
+        "DCG[@k]",
         "ERR[@k]",
         "infAP",
         "Judged[@k]",

@@ -1,6 +1,6 @@
 """models/*.json, models/README.md and the model classes agree (issue 24, "one science per
 name"): every setting a file names is a hyper-parameter of its class, a class built from its
-defaults is the shipped configuration (``RankFusion()`` is ``load_model("fusion")``), and
+defaults is the shipped configuration (``Fusion()`` is ``load_model("fusion")``), and
 every ``name=value`` the README states in backquotes equals the file's value."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from relimpute.relevance import RankFusion, load_model
+from relimpute.relevance import Fusion, load_model
 from relimpute.relevance.base import _REGISTRY
 from relimpute.relevance.settings import MODELS_DIRS, _discover_models
 
@@ -83,15 +83,15 @@ def test_rank_fusion_defaults_are_the_shipped_model():
     """Same hyper-parameters, and the same answer on a campaign."""
     from relimpute.simulate import simulate_campaign
 
-    assert _plain(RankFusion().get_params()) == _plain(load_model("fusion").get_params())
+    assert _plain(Fusion().get_params()) == _plain(load_model("fusion").get_params())
     shallow = simulate_campaign(n_topics=4, n_systems=5, depth=30, rng=8).campaign.pooled(5)
-    a = RankFusion().fit_predict(shallow, rng=2)
+    a = Fusion().fit_predict(shallow, rng=2)
     b = load_model("fusion").fit_predict(shallow, rng=2)
     assert a.n_draws == 100
     for pa, pb, da, db in zip(a.p, b.p, a.draws, b.draws):
         np.testing.assert_array_equal(pa, pb)
         np.testing.assert_array_equal(da, db)
-    plug = RankFusion.plug_in()
+    plug = Fusion.plug_in()
     assert plug.n_draws == 0 and plug.run_effect_sd == 0 and plug.weight_sd == 2.0
-    assert RankFusion.plug_in(n_draws=5).n_draws == 5
+    assert Fusion.plug_in(n_draws=5).n_draws == 5
 

@@ -78,14 +78,14 @@ def _collection(root: Path) -> dict[str, Path]:
 
 def _commands(f: dict[str, Path], bad: Path) -> dict[str, list]:
     q, r, root = f["qrels"], f["runs"], f["root"]
-    quick = ["--correctors", "reduced", "--measures", "P@5", "--common-topics", "0"]
+    quick = ["--correctors", "reduced", "-m", "P@5", "--common-topics", "0"]
     return {
         "qrels": ["evaluate", bad, r, "-m", "AP"],
         "run": ["evaluate", q, r / "a", bad, "-m", "AP"],
         "estimate": ["evaluate", q, r, "-m", "AP", "--estimate", bad],
         "curves": ["plan", bad, "--budget", "10"],
-        "groups": ["poolbias", q, r, "--groups", bad, "--depth", "1", *quick, "-o", root / "pb"],
-        "pooled-from": ["power", q, r, "--pooled-from", bad, "--depths", "1", "--topics", "2",
+        "groups": ["poolbias", q, r, "--groups", bad, "--pool-depth", "1", *quick, "-o", root / "pb"],
+        "pooled-from": ["power", q, r, "--groups", bad, "--pool-depth", "1", "--n-topics", "2",
                         "--repetitions", "2"],  # fmt: skip
         "docs": ["judge", q, r, "--docs", bad, "--journal", root / "j.jsonl", "--budget", "1"],
         "journal": ["judge", q, "--journal", bad, "--export-qrels", root / "x.txt"],

@@ -10,7 +10,7 @@ from relimpute.calibration import CalibrationReport
 from relimpute.calibration.paired import PairedTest
 from relimpute.calibration.trials import run_study
 from relimpute.confidence import ConfidenceEngine
-from relimpute.relevance import UniformPrior
+from relimpute.relevance import Uniform
 from relimpute.relevance.quality import heldout_quality, split_judgments
 from relimpute.selection.assessors import SimulatedAssessor
 from relimpute.selection.loop import run_selection
@@ -24,7 +24,7 @@ def results():
     truth = sim.campaign
     rng = np.random.default_rng(0)
     partial = truth.with_judged([t.judged & (rng.random(t.n_docs) < 0.5) for t in truth.topics])
-    estimate = UniformPrior(0.3).fit_predict(partial)
+    estimate = Uniform(0.3).fit_predict(partial)
     engine = ConfidenceEngine()
     comparison = engine.compare(partial, estimate)
     monte_carlo = engine.monte_carlo(partial, estimate, n_draws=50, rng=1, measure="nDCG@10")
@@ -33,7 +33,7 @@ def results():
         hidden, "mtc", SimulatedAssessor(truth), systems=truth.systems[:2], budget=5, rng=1
     )
     keep = split_judgments(truth, fraction=0.5, rng=1)
-    quality = heldout_quality(UniformPrior(0.3), truth, keep, rng=1)
+    quality = heldout_quality(Uniform(0.3), truth, keep, rng=1)
     study = run_study(truth, "mtc", n_trials=1, k=3, c=2, depth=20, seed=1, progress=False)
     paired = PairedTest("tau", "t", "mtc", "rtc", 10, 0.05, 0.04, 2.1, 0.06)
     return {

@@ -94,12 +94,15 @@ def test_subcommand_help_loads_no_heavy_module(command):
 
 
 def test_constants_written_out_for_help_match_their_sources():
-    from relimpute.cli import _common, evaluate
+    from relimpute.bias import STUDY_MEASURES
+    from relimpute.cli import _common, evaluate, poolbias, power
+    from relimpute.precision.power import MEASURES
     from relimpute.measures import describe_measures
     from relimpute.measures.significance import CORRECTIONS, TESTS
     from relimpute.relevance.settings import DEFAULT_MODEL
 
     assert _common.DEFAULT_MODEL == DEFAULT_MODEL
+    assert (poolbias.STUDY_MEASURES, power.MEASURES) == (STUDY_MEASURES, MEASURES)
     assert (evaluate.TESTS, evaluate.CORRECTIONS) == (TESTS, CORRECTIONS)
     listing = "".join(f"  {syntax:<18} {text}\n" for syntax, text in describe_measures())
     assert evaluate._MEASURE_LIST == listing

@@ -39,8 +39,8 @@ def _calibrate(data, out) -> list[str]:
 
 def _poolbias(data, out) -> list[str]:
     root, qrels, runs = data
-    return ["poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--depth", "5",
-            "--correctors", "reduced,lipani", "--measures", "P@5,AP", "--common-topics", "3",
+    return ["poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--pool-depth", "5",
+            "--correctors", "reduced,lipani", "-m", "P@5", "-m", "AP", "--common-topics", "3",
             "--common-repeats", "60", "--seed", "4", "-o", str(out)]  # fmt: skip
 
 

@@ -1,17 +1,23 @@
-"""One vocabulary: relimpute.toml thresholds, --confidence, deprecated spellings, --quiet."""
+"""One vocabulary: relimpute.toml thresholds, --confidence, the vocabulary table, --quiet."""
 
 from __future__ import annotations
 
+import argparse
 import io
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import relimpute
 from relimpute import Campaign, InputError
-from relimpute.cli import main
+from relimpute.cli import build_parser, main
+from relimpute.cli._vocabulary import VOCABULARY, spellings
 from relimpute.collection_settings import resolve_rel_threshold
 from relimpute.progress import progress, quiet
 
+ROOT = Path(__file__).resolve().parents[1]
+CHANGELOG = ROOT / "CHANGELOG.md"
 QRELS = "1 0 a 2\n1 0 b 1\n1 0 c 0\n"
 RUNS = {"r1": "1 Q0 a 1 3 r1\n1 Q0 b 2 2 r1\n", "r2": "1 Q0 b 1 3 r2\n1 Q0 c 2 2 r2\n"}
 
@@ -61,26 +67,74 @@ def test_bad_settings_files_name_the_file(files, capsys, text, problem):
     assert "relimpute.toml" in err and problem in err
 
 
-def test_confidence_is_the_one_name_and_old_spellings_still_work(files, capsys):
+def test_confidence_is_the_one_name(files, capsys):
     base = ["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5", "-f", "tsv"]
     assert main([*base, "--confidence", "0.8"]) == 0
-    new = capsys.readouterr().out
-    assert main([*base, "--level", "0.8"]) == 0
-    old = capsys.readouterr()
-    assert old.out == new
-    assert "--level is deprecated; use --confidence" in old.err
+    assert "ci_low" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # argparse rejects it
         main([*base, "--confidence", "1.5"])
     assert "strictly between 0 and 1" in capsys.readouterr().err
 
 
-def test_demo_old_spellings_map_to_the_new_options(capsys):
-    argv = ["demo", "--systems", "5", "--depth", "30", "--topics", "4", "--models", "uniform"]
-    assert main([*argv, "--confident", "0.9", "-f", "tsv"]) == 0
-    out, err = capsys.readouterr()
-    assert "--systems is deprecated; use --n-systems" in err
-    assert "--depth is deprecated; use --run-length" in err
-    assert "share_conf>=0.9" in out
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no subcommands")
+
+
+def test_every_option_of_every_command_is_in_the_vocabulary_table(capsys):
+    """No option outside the table, each spelling with its own short form only, and every
+    spelling shown in the command's --help (the table is what the docs render)."""
+    known = spellings()
+    for command, parser in _commands().items():
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        help_text = capsys.readouterr().out
+        for action in parser._actions:
+            for option in action.option_strings:
+                assert option in known, f"relimpute {command}: {option} is not in VOCABULARY"
+                assert option in help_text
+            longs = {known[o] for o in action.option_strings}
+            assert len(longs) <= 1, f"relimpute {command}: {action.option_strings} mixes spellings"
+
+
+def test_one_spelling_per_meaning():
+    meanings = [meaning for _, meaning in VOCABULARY]
+    assert len(meanings) == len(set(meanings))
+    names = [name for spelled, _ in VOCABULARY for name in spelled]
+    assert len(names) == len(set(names))
+    assert all(spelled[0].startswith("--") for spelled, _ in VOCABULARY)
+
+
+@pytest.mark.parametrize(
+    "command, old",
+    [("compare", "--level"), ("bootstrap", "--level"), ("power", "--alpha"),
+     ("judge", "--alpha"), ("calibrate", "--alpha"), ("calibrate", "--runs"),
+     ("calibrate", "--qrels"), ("calibrate", "--no-progress"), ("calibrate", "--one-per-group"),
+     ("calibrate", "--models"), ("demo", "--confident"), ("demo", "--systems"),
+     ("demo", "--depth"), ("demo", "--topics"), ("demo", "--models"), ("compare", "--topics"),
+     ("power", "--topics"), ("power", "--depths"), ("power", "--measures"),
+     ("power", "--pooled-from"), ("poolbias", "--depth"), ("poolbias", "--measures"),
+     ("poolbias", "--draws"), ("bootstrap", "--compare")],
+)  # fmt: skip
+def test_old_spellings_are_gone(command, old):
+    """0.2.0 removed them (CHANGELOG.md names the new spelling of each)."""
+    parser = _commands()[command]
+    assert old not in {o for action in parser._actions for o in action.option_strings}
+    lines = CHANGELOG.read_text().splitlines()
+    rows = [line for line in lines if line.startswith(f"| `{command}`")]
+    assert any(f"| `{old}" in row for row in rows), f"CHANGELOG.md: no row for {command} {old}"
+
+
+def test_version_is_0_2_0_everywhere(capsys):
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'version = "0.2.0"' in text and relimpute.__version__ == "0.2.0"
+    assert "## 0.2.0" in CHANGELOG.read_text()
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == "relimpute 0.2.0"
 
 
 def test_quiet_switches_progress_bars_off(monkeypatch):

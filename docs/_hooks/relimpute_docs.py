@@ -2,7 +2,8 @@
 
 - ``cli/reference.md``: every ``relimpute COMMAND --help``, rendered from the argparse
   parsers, so the reference cannot drift from the options the command takes.
-- ``cli/vocabulary.md``: one row per option spelling and meaning across the subcommands.
+- ``cli/vocabulary.md``: the charter's table of option spellings and meanings, with the
+  subcommands that use each.
 - ``studies/NAME/README.md``: each ``examples/NAME/README.md`` as it is in the repository
   (read at build time, never copied into ``docs/``); links to files that are not pages or
   figures become the file's path in the repository.
@@ -96,51 +97,38 @@ def _takes(action: argparse.Action) -> str:
     return f"`{metavar}`{count}"
 
 
-def _meaning(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
-    formatter = parser._get_formatter()
-    try:
-        text = formatter._expand_help(action) if action.help else ""
-    except (KeyError, TypeError, ValueError):
-        text = action.help or ""
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def vocabulary() -> str:
-    """One row per (option spelling, what it takes, meaning), naming the commands that share it."""
+    """The charter's table (``relimpute.cli._vocabulary.VOCABULARY``): one row per option and
+    meaning, with what it takes and every subcommand that uses it."""
+    from relimpute.cli._vocabulary import VOCABULARY
+
     _, commands = _parsers()
-    rows: dict[tuple[str, str, str], list[str]] = {}
-    with _help_width():
-        for name, sub in commands.items():
-            for action in sub._actions:
-                if isinstance(action, argparse._HelpAction):
-                    continue
-                key = (_spelling(action), _takes(action), _meaning(sub, action))
-                rows.setdefault(key, []).append(f"`{name}`")
-    spellings: dict[str, int] = {}
-    for spelling, _, _ in rows:
-        spellings[spelling] = spellings.get(spelling, 0) + 1
+    used: dict[str, list[str]] = {}
+    takes: dict[str, str] = {}
+    for name, sub in commands.items():
+        for action in sub._actions:
+            if action.option_strings and not isinstance(action, argparse._HelpAction):
+                long = next((o for o in action.option_strings if o.startswith("--")), None)
+                used.setdefault(long, []).append(f"`{name}`")
+                takes.setdefault(long, _takes(action))
     lines = [
         "# CLI vocabulary\n",
         (
-            "Generated from the argparse parsers when the site is built: one row per option "
-            "spelling and meaning (its help text), with every subcommand that uses it. A "
-            "spelling that appears on several rows means different things, or is described "
-            "differently, in different commands; options marked *deprecated* are old spellings "
-            "that still work with a note.\n"
-        ),
-        (
-            f"{len(rows)} rows, {len(spellings)} spellings, "
-            f"{sum(1 for n in spellings.values() if n > 1)} of them on more than one row.\n"
+            "One spelling per meaning across the subcommands: the table below is the charter "
+            "(`relimpute.cli._vocabulary.VOCABULARY`), with what each option takes and the "
+            "subcommands that use it, read from the argparse parsers when the site is built. "
+            "A test fails on an option outside the table or on two spellings of one meaning; "
+            "`CHANGELOG.md` lists the spellings 0.2.0 replaced.\n"
         ),
         "| option | takes | meaning | commands |",
         "|---|---|---|---|",
     ]
-    order = sorted(rows, key=lambda key: (key[0].lstrip("`-").lower(), key[2]))
-    for key in order:
-        spelling, takes, meaning = key
-        if meaning.startswith("deprecated spelling"):
-            meaning = f"*deprecated*: {meaning}"
-        lines.append(f"| {spelling} | {takes} | {meaning} | {', '.join(rows[key])} |")
+    for spelled, meaning in VOCABULARY:
+        long = spelled[0]
+        if long not in used:
+            continue
+        option = ", ".join(f"`{s}`" for s in spelled)
+        lines.append(f"| {option} | {takes[long]} | {meaning} | {', '.join(used[long])} |")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ Run from the repository root (data in ``../shared/data``)::
    setting chosen from data replaced by the one chosen *without* ``C``: ``weight_mean``
    the mean of the other two collections' weights, ``run_effect_sd``, ``beyond_decay``
    and ``weight_sd`` their leave-one-collection-out choices (``models/provenance/``).
-   ``run.sh`` scores each collection with its own folder (``relimpute calibrate --models``),
+   ``run.sh`` scores each collection with its own folder (``relimpute calibrate --settings-dir``),
    so the studies' numbers are held-out numbers.
 """
 
@@ -29,7 +29,7 @@ import pandas as pd
 
 from choose_setting import COLLECTIONS, DATA, SHIPPED  # the script beside this one
 from relimpute import Campaign
-from relimpute.relevance.fusion import FEATURE_NAMES, RankFusion
+from relimpute.relevance.fusion import FEATURE_NAMES, Fusion
 
 HERE = Path(__file__).resolve().parent
 #: the value chosen for each collection on the other two (models/provenance/<setting>.md)
@@ -55,7 +55,7 @@ def fitted_weights() -> pd.DataFrame:
                 DATA / folder / "qrels.txt", DATA / folder / "runs", rel_threshold=threshold
             )
         # a weakly informative N(0, 2²) prior on the weights, whatever models/ ships
-        model = RankFusion(**{**SHIPPED, **FIT_PRIOR, "n_draws": 0})
+        model = Fusion(**{**SHIPPED, **FIT_PRIOR, "n_draws": 0})
         model.fit(campaign, rng=0)
         raw = model.coef_[: len(FEATURE_NAMES)] / model.feature_scale_
         rows.append({"collection": name, **dict(zip(FEATURE_NAMES, raw)), "n_fit": model.n_fit_})

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from relimpute.bias import read_groups
-from relimpute.bias.study import PUBLISHED, full_pool_scores, run_study, study_metrics, write_study
+from relimpute.bias.study import PUBLISHED, full_pool_scores, run_pool_bias_study, study_metrics, write_study
 from relimpute.cli._format import FORMATTERS
 from relimpute.data import Campaign
 from relimpute.relevance.settings import settings_in
@@ -87,7 +87,7 @@ def main() -> None:
         (HERE / "results" / f"{args.stem}_metrics.md").write_text(FORMATTERS["markdown"](metrics))
         print(metrics[metrics["filter"] == "all"].to_string(index=False))
         return
-    study = run_study(
+    study = run_pool_bias_study(
         campaign,
         groups,
         depth=args.depth,

@@ -21,7 +21,7 @@ third of it), and for every pair of the 10 runs three 95% intervals are computed
 - ``judgments``: the unjudged documents alone, topics fixed (what
   ``relimpute compare`` says), E ± 1.96 sd;
 - ``topics``: topic sampling alone, E ± 1.96 sd_topics;
-- ``combined``: ``relimpute compare --topics`` (percentile interval of a
+- ``combined``: ``relimpute compare --topic-bootstrap`` (percentile interval of a
   topic bootstrap with a relevance draw in every resample, its topic spread
   widened to the t distribution's);
 - ``complete``: the same interval from half A's official judgments instead of

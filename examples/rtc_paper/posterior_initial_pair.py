@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from relimpute import Campaign
-from relimpute.calibration.strategies import get_strategy, with_settings_from
+from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
 from relimpute.calibration.trials import trial_specs, true_map
 from relimpute.groups import read_groups
 from relimpute.selection import PosteriorSelection, SelectionSession, SimulatedAssessor
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     wanted = range(int(lo), int(hi) + 1) if hi else [int(t) for t in args.trials.split(",")]
     campaign = Campaign.from_files(DATA / "qrels.txt", DATA / "runs", rel_threshold=1).truncated(100, shrink=True)
     specs = trial_specs(campaign.systems, 200, 10, 2, 2007, read_groups(DATA / "groups.tsv").run_to_group())
-    selector = with_settings_from([get_strategy("posterior")], HELD_OUT)[0].selector_kwargs()
+    selector = with_settings_from([get_calibration_strategy("posterior")], HELD_OUT)[0].selector_kwargs()
     trials = HERE / "results" / "trials.csv"
     mtc = (pd.read_csv(trials).query("strategy == 'mtc'").set_index("trial")["judgments"]
            if trials.is_file() else pd.Series(dtype=float))  # fmt: skip

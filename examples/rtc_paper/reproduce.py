@@ -21,7 +21,7 @@ import pandas as pd
 
 from relimpute import Campaign
 from relimpute.calibration import CalibrationReport, run_study
-from relimpute.calibration.strategies import Strategy, get_strategy
+from relimpute.calibration.strategies import Strategy, get_calibration_strategy
 from relimpute.groups import read_groups
 from relimpute.relevance import ExpertAggregation
 from relimpute.relevance.expert import PAPER_PARAMS
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     if not DATA.is_dir():
         raise SystemExit(f"TREC-8 ad hoc not found at {DATA} (see ../shared/data/README.md)")
     campaign = Campaign.from_files(DATA / "qrels.txt", DATA / "runs", rel_threshold=1)
-    strategies = [get_strategy("mtc")] + [
+    strategies = [get_calibration_strategy("mtc")] + [
         reading_strategy(n, READINGS[n]) for n in args.readings.split(",") if n
     ]
     study = run_study(

@@ -7,7 +7,7 @@ minute on 2 cores). Every DL 2019 run is compared with the baseline bm25base_p o
   Holm-adjusted across all runs, the judgments taken as they are;
 - judgment level (``compare``): P(run beats the baseline) from the default fusion
   model, Monte Carlo over its posterior draws, the topics held fixed;
-- both (``compare --topics``): the same with a topic resample in every draw.
+- both (``compare --topic-bootstrap``): the same with a topic resample in every draw.
 
 Both with only the depth-10 pool judged (unjudged = nonrelevant for the topic-level
 test), and checked against the official qrels' answer (the sign of ΔAP there).

@@ -41,7 +41,7 @@ from .base import (
 from .common_topics import TopicAdjustment, common_topic_adjustment
 from ..groups import RunGroups, groups_from_frame, read_groups
 from .pools import (
-    ReducedPool,
+    LeaveOutPool,
     depth_pool,
     leave_one_group_out,
     leave_one_run_out,
@@ -53,8 +53,8 @@ __all__ = [
     "STUDY_MEASURES",
     "Correction",
     "Corrector",
+    "LeaveOutPool",
     "PoolContext",
-    "ReducedPool",
     "RunGroups",
     "TopicAdjustment",
     "available_correctors",

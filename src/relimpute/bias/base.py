@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
 from ..measures import Measure, parse_measures
@@ -226,24 +227,18 @@ class Corrector:
         return f"{type(self).__name__}({args})"
 
 
-_REGISTRY: dict[str, type[Corrector]] = {}
+_REGISTRY: Registry[type[Corrector]] = Registry("corrector", sort=False)
 
 
 def register(cls: type[Corrector]) -> type[Corrector]:
     """Make a corrector available by its ``name`` (bottom of the corrector's module)."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
-    _REGISTRY[cls.name] = cls
-    return cls
+    return _REGISTRY.register(cls)
 
 
 def available_correctors() -> list[str]:
-    return list(_REGISTRY)
+    """The correctors' names, in the order their modules registered them."""
+    return _REGISTRY.names()
 
 
 def get_corrector(name: str, **params: Any) -> Corrector:
-    try:
-        cls = _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown corrector {name!r}; available: {available_correctors()}") from None
-    return cls(**params)
+    return _REGISTRY.get(name)(**params)

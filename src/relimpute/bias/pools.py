@@ -48,7 +48,7 @@ def check_depth(depth: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class ReducedPool:
+class LeaveOutPool:
     """One leave-out step: the runs left out and the campaign judged on the others' pool."""
 
     left_out: tuple[str, ...]
@@ -59,16 +59,16 @@ class ReducedPool:
 
 def leave_one_run_out(
     campaign: Campaign, pooled: Sequence[str], depth: int
-) -> Iterator[ReducedPool]:
+) -> Iterator[LeaveOutPool]:
     """For each pooled run, the campaign judged on the depth-``depth`` pool of the others."""
     for run in pooled:
         kept = tuple(r for r in pooled if r != run)
-        yield ReducedPool((run,), kept, campaign.pooled(depth, kept), run)
+        yield LeaveOutPool((run,), kept, campaign.pooled(depth, kept), run)
 
 
 def leave_one_group_out(
     campaign: Campaign, groups: RunGroups, depth: int, *, runs: Sequence[str] | None = None
-) -> Iterator[ReducedPool]:
+) -> Iterator[LeaveOutPool]:
     """Per group with a pooled run: the campaign judged on the other groups' pooled runs' pool.
 
     ``left_out`` holds the group's *pooled* runs (those whose full-pool score
@@ -82,7 +82,7 @@ def leave_one_group_out(
         if not left:
             continue
         kept = tuple(r for r in pooled if r not in left)
-        yield ReducedPool(left, kept, campaign.pooled(depth, kept), group)
+        yield LeaveOutPool(left, kept, campaign.pooled(depth, kept), group)
 
 
 def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) -> pd.DataFrame:

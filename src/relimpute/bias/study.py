@@ -54,7 +54,7 @@ TIE = 1e-9
 
 @dataclass(frozen=True, eq=False)
 class PoolBiasStudy:
-    """Results of :func:`run_study`.
+    """Results of :func:`run_pool_bias_study`.
 
     Attributes
     ----------
@@ -121,7 +121,7 @@ def model_label(model: str, group_sd: float | None = None) -> str:
     return label if group_sd is None else f"{label}[group_sd={group_sd:g}]"
 
 
-def run_study(
+def run_pool_bias_study(
     campaign: Campaign,
     groups: RunGroups,
     *,

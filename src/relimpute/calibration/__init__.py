@@ -21,7 +21,12 @@ from .metrics import (
 )
 from .paired import PairedTest, paired_tests
 from .report import CalibrationReport
-from .strategies import Strategy, available_strategies, get_strategy, register_strategy
+from .strategies import (
+    Strategy,
+    available_calibration_strategies,
+    get_calibration_strategy,
+    register_strategy,
+)
 from .study import CalibrationStudy, combine_studies, read_study
 from .trials import (
     TrialSpec,
@@ -40,7 +45,7 @@ __all__ = [
     "PairedTest",
     "Strategy",
     "TrialSpec",
-    "available_strategies",
+    "available_calibration_strategies",
     "bin_table",
     "bookmaker_terms",
     "bookmaker_w",
@@ -48,7 +53,7 @@ __all__ = [
     "cap_confidence",
     "combine_studies",
     "expected_calibration_error",
-    "get_strategy",
+    "get_calibration_strategy",
     "kendall_tau",
     "orient",
     "paired_tests",

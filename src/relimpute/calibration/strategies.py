@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._registry import Registry
 from ..relevance import ExpertAggregation, RelevanceModel, get_model
 from ..relevance.expert import PAPER_PARAMS
 
@@ -150,22 +151,21 @@ def with_settings_from(strategies: Sequence[Strategy], folder: str | os.PathLike
     )
 
 
-_STRATEGIES: dict[str, Strategy] = {}
+_STRATEGIES: Registry[Strategy] = Registry("strategy")
 
 
 def register_strategy(strategy: Strategy) -> Strategy:
     """Make ``strategy`` available to studies by its name."""
     if not strategy.name or "," in strategy.name:
         raise ValueError(f"a strategy needs a name without commas, got {strategy.name!r}")
-    _STRATEGIES[strategy.name] = strategy
-    return strategy
+    return _STRATEGIES.register(strategy)
 
 
-def available_strategies() -> list[str]:
-    return sorted(_STRATEGIES)
+def available_calibration_strategies() -> list[str]:
+    return _STRATEGIES.names()
 
 
-def get_strategy(name: str | Strategy) -> Strategy:
+def get_calibration_strategy(name: str | Strategy) -> Strategy:
     """A registered strategy, or ``"SELECTOR+MODEL"`` built on the fly."""
     if isinstance(name, Strategy):
         return name
@@ -174,9 +174,7 @@ def get_strategy(name: str | Strategy) -> Strategy:
     if name.count("+") == 1 and all(name.split("+")):
         selector, model = name.split("+")
         return Strategy(name=name, selector=selector, model=model)
-    raise KeyError(
-        f"unknown strategy {name!r}; available: {available_strategies()} or 'SELECTOR+MODEL'"
-    )
+    raise _STRATEGIES.unknown(name, " or 'SELECTOR+MODEL'")
 
 
 def resolve_strategies(names: str | list[str | Strategy]) -> tuple[Strategy, ...]:
@@ -187,7 +185,7 @@ def resolve_strategies(names: str | list[str | Strategy]) -> tuple[Strategy, ...
     """
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
-    strategies = [get_strategy(n) for n in names]
+    strategies = [get_calibration_strategy(n) for n in names]
     if not strategies:
         raise ValueError("no strategies given")
     seen = [s.name for s in strategies]

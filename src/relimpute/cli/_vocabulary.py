@@ -1,51 +1,101 @@
-"""One vocabulary across subcommands, and the old spellings that still work.
+"""One vocabulary across subcommands: one spelling per meaning, in one table.
+
+The charter:
 
 - ``QRELS RUN...`` are positional everywhere.
+- :data:`VOCABULARY` lists every option of every subcommand with its one
+  meaning; ``tests/test_vocabulary.py`` fails on an option outside it or on
+  two spellings of one meaning, and the docs render it (``cli/vocabulary.md``).
 - ``--confidence P`` is the one name for a confidence level: the level of
-  ``compare``'s intervals, the confidence ``judge`` and ``calibrate`` judge
-  until, the call ``demo`` counts as confident, and (as 1 − P) the
-  significance level of ``evaluate --baseline``.
-- ``--systems NAME...`` selects runs by name (the name of a run file, the
-  ``system`` column of every table and the ``systems=`` argument in Python).
-- ``--depth K`` truncates every run at rank K.
+  intervals, the confidence ``judge`` and ``calibrate`` judge until, the call
+  ``demo`` counts as confident, and (as 1 − P) the significance level of
+  ``evaluate --baseline`` and ``power``.
+- ``--depth K`` truncates every run at rank K; ``--pool-depth K`` judges only
+  the depth-K pool; ``--n-topics`` and ``--n-systems`` are counts.
+- ``-m/--measure`` and ``-M/--model`` take one value each and repeat for more
+  (measure names and settings paths may hold commas); names of strategies or
+  correctors and lists of numbers are comma-separated.
 - ``--rel-threshold N`` defaults to the collection's ``relimpute.toml``, else 1.
 - ``--quiet`` turns progress bars off (they are shown only on a terminal).
 
-Old spellings (``--alpha``, ``--level``, ``--confident``, ``calibrate --runs
---qrels``, ...) are accepted with a note on stderr naming the new one.
+Version 0.2.0 removed the old spellings; CHANGELOG.md lists each with its new one.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+
+#: ``(spellings, meaning)`` of every option: the long spelling first, then its short one.
+VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("--baseline",), "test every other run against this run, over topics"),
+    (("--budget",), "the number of judgments available"),
+    (("--by-rank",), "order runs by their rank column instead of score"),
+    (("--c",), "initial runs per calibration trial"),
+    (("--cap",), "confidence cap of the capped calibration tables"),
+    (("--common-repeats",), "random common-topic sets per run (pool bias, Algorithm 2)"),
+    (("--common-topics",), "common topics of the pool-bias Algorithm 2"),
+    (("--complete", "-c"), "score 0 on topics a run retrieves nothing for (trec_eval -c)"),
+    (("--condensed",), "remove unjudged documents from every ranking first"),
+    (("--confidence",), "a confidence level P (significance level 1 - P)"),
+    (("--correction",), "multiple-testing correction"),
+    (("--correctors",), "pool-bias correctors to study, comma-separated"),
+    (("--depth",), "truncate every run at rank K"),
+    (("--docs",), "document texts shown to the assessor"),
+    (("--duplicates",), "what to do with a document listed twice"),
+    (("--epsilon",), "nudging of AP = 0 and 1 before the logit"),
+    (("--estimate",), "probabilistic qrels written by `relimpute fit`"),
+    (("--export-qrels",), "write the qrels with the journal's judgments"),
+    (("--format", "-f"), "output format"),
+    (("--gain",), "gains of graded measures"),
+    (("--group-sd",), "between-group spread of the model-based pool-bias correction"),
+    (("--groups",), "the groups table of the runs (run, group, pooled)"),
+    (("--help", "-h"), "show the help"),
+    (("--jobs",), "parallel workers"),
+    (("--journal",), "the judging journal file"),
+    (("--k",), "runs per calibration trial"),
+    (("--llm-labels",), "relevance labels from an LLM (issue 28)"),
+    (("--matrix",), "print the table of P(row beats column)"),
+    (("--max-bias",), "largest acceptable bias of a design"),
+    (("--mc-draws",), "Monte Carlo draws of relevance"),
+    (("--measure", "-m"), "an evaluation measure by name (repeat for more)"),
+    (("--method",), "confidence-interval method"),
+    (("--model", "-M"), "a relevance model: registered name or settings file (repeat for more)"),
+    (("--n-systems",), "number of runs to simulate"),
+    (("--n-topics",), "number of topics (or several, comma-separated)"),
+    (("--normal",), "the normal approximation even when the model has draws"),
+    (("--output", "-o"), "where to write the result"),
+    (("--pair",), "two runs, A and B"),
+    (("--per-topic", "-q"), "one row per run and topic"),
+    (("--permutations",), "sign flips of the randomization test"),
+    (("--plot",), "draw the result into a figure file"),
+    (("--pool-depth",), "judge only the depth-K pool (or several depths, comma-separated)"),
+    (("--prior",), "one probability of relevance for every unjudged document"),
+    (("--quiet", "-Q"), "no progress bars"),
+    (("--ratio",), "variance of AP = Q/R: constant E[R] or the delta method"),
+    (("--rel-threshold",), "lowest grade counted relevant"),
+    (("--repetitions",), "random topic subsets per size"),
+    (("--resamples", "-B"), "bootstrap resamples of the corpus"),
+    (("--resume",), "go on with a study a killed run left in the output folder"),
+    (("--run-length",), "documents per simulated ranking"),
+    (("--scale",), "scale of differences"),
+    (("--seed",), "seed of the random numbers"),
+    (("--settings-dir",), "a folder of model settings files used instead of the shipped ones"),
+    (("--small-r",), "widen AP intervals near 0 or 1 (silver bullets, lead balloons)"),
+    (("--split",), "the split-corpus validation table"),
+    (("--strategies",), "strategies the study compares, comma-separated"),
+    (("--strategy",), "the judgment selection strategy"),
+    (("--systems",), "select runs by name"),
+    (("--test",), "a paired significance test (repeat for more)"),
+    (("--top",), "show this many rows"),
+    (("--topic-bootstrap",), "add topic sampling: bootstrap the topics"),
+    (("--trials",), "number of calibration trials"),
+    (("--version",), "print the version"),
+)
 
 
-class _Deprecated(argparse.Action):
-    """Store the value as the new option would, with a note naming the new spelling."""
-
-    def __init__(self, option_strings, dest, new: str, **kwargs):
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(
-            f"relimpute: note: {option_string} is deprecated; use {self.new}", file=sys.stderr
-        )
-        setattr(namespace, self.dest, True if self.nargs == 0 else values)
-
-
-def add_deprecated(parser, old: str, new: str, dest: str, **kwargs) -> None:
-    """Accept ``old`` as a deprecated spelling of ``new`` (storing into ``dest``)."""
-    parser.add_argument(
-        old,
-        dest=dest,
-        action=_Deprecated,
-        new=new,
-        default=argparse.SUPPRESS,
-        help=f"deprecated spelling of {new}",
-        **kwargs,
-    )
+def spellings() -> dict[str, str]:
+    """Every spelling (long and short) -> the long spelling it belongs to."""
+    return {alias: names[0] for names, _ in VOCABULARY for alias in names}
 
 
 def confidence_level(text: str) -> float:
@@ -59,8 +109,8 @@ def confidence_level(text: str) -> float:
     return value
 
 
-def add_confidence_argument(parser, help: str, *, old: tuple[str, ...] = ()) -> None:
-    """``--confidence P`` (default 0.95), and the command's old spellings of it."""
+def add_confidence_argument(parser, help: str) -> None:
+    """``--confidence P`` (default 0.95)."""
     parser.add_argument(
         "--confidence",
         type=confidence_level,
@@ -68,8 +118,30 @@ def add_confidence_argument(parser, help: str, *, old: tuple[str, ...] = ()) -> 
         metavar="P",
         help=f"{help} (default: %(default)s)",
     )
-    for spelling in old:
-        add_deprecated(parser, spelling, "--confidence", "confidence", type=confidence_level)
+
+
+def add_measure_argument(parser, help: str, *, type=str) -> None:
+    """``-m/--measure MEASURE``, repeated for more, into ``args.measures`` (None if not given)."""
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        metavar="MEASURE",
+        action="append",
+        type=type,
+        help=help,
+    )
+
+
+def add_groups_argument(parser, dest: str, help: str, *, required: bool = False) -> None:
+    """``--groups GROUPS.tsv``: the groups table (run, group, pooled), into ``args.<dest>``."""
+    parser.add_argument(
+        "--groups",
+        dest=dest,
+        required=required,
+        metavar="GROUPS.tsv",
+        help=f"the groups table (columns run, group, pooled): {help}",
+    )
 
 
 def add_quiet_argument(parser) -> None:

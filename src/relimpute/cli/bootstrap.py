@@ -14,6 +14,7 @@ from ._common import (
     number_between,
 )
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument
 
 COMMAND = "bootstrap"
 HELP = "confidence intervals under corpus variation (Cormack & Lynam 2006): AP, MAP, L-MAP, A - B"
@@ -25,7 +26,7 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
   default       per system: MAP (parametric, logit variances weighted by
                 AP - AP^2) and L-MAP (bootstrap) with their intervals
   --per-topic   per system and topic: AP and its interval (--method)
-  --compare A B A minus B on shared resamples, per topic and the mean, plus the
+  --pair A B    A minus B on shared resamples, per topic and the mean, plus the
                 fixed- and random-effects meta-analysis over topics (--scale);
                 p_value: two-sided, of no difference, normal with that standard error
   --split       the paper's validation: split the documents in two by MD5 of
@@ -35,7 +36,7 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
 examples:
   relimpute bootstrap qrels.txt runs/ --rel-threshold 2
   relimpute bootstrap qrels.txt runs/ --per-topic --method bca --small-r
-  relimpute bootstrap qrels.txt runs/ --compare runA runB --scale logit
+  relimpute bootstrap qrels.txt runs/ --pair runA runB --scale logit
   relimpute bootstrap qrels.txt runs/ --split --resamples 2000 --format markdown
 
 exit status: 0 on success, 2 on bad input (the message names file, line or option).
@@ -49,7 +50,7 @@ def add_arguments(parser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--per-topic", action="store_true", help="AP intervals per system and topic")
     mode.add_argument(
-        "--compare", nargs=2, metavar=("A", "B"), help="the difference of run A minus run B"
+        "--pair", dest="compare", nargs=2, metavar=("A", "B"), help="the difference of run A minus run B"
     )
     mode.add_argument("--split", action="store_true", help="the split-corpus validation table")
     parser.add_argument(
@@ -70,11 +71,9 @@ def add_arguments(parser) -> None:
         "--scale",
         choices=("logit", "ap"),
         default="logit",
-        help="scale of --compare differences (default: %(default)s)",
+        help="scale of --pair differences (default: %(default)s)",
     )
-    parser.add_argument(
-        "--level", type=number_between(0, 1, open_interval=True), default=0.95, help="confidence level (default: %(default)s)"
-    )
+    add_confidence_argument(parser, "confidence level of the intervals")
     parser.add_argument(
         "--epsilon",
         type=number_between(0, 0.5, open_interval=True),
@@ -100,8 +99,8 @@ def run(args) -> int:
 
     campaign = load_campaign(args, COMMAND)
     if args.compare:
-        check_run_names(args.compare, campaign.systems, "--compare")
-    options = {"level": args.level, "epsilon": args.epsilon}
+        check_run_names(args.compare, campaign.systems, "--pair")
+    options = {"level": args.confidence, "epsilon": args.epsilon}
     if args.split:
         result = split_validation(campaign, args.resamples, rng=args.seed, **options)
         print(f"relimpute bootstrap: {result}", file=sys.stderr)

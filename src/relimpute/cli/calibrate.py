@@ -14,7 +14,7 @@ from ._common import (
     number_between,
     positive_int,
 )
-from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
+from ._vocabulary import add_confidence_argument, add_groups_argument, add_quiet_argument
 
 COMMAND = "calibrate"
 HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired tests"
@@ -46,21 +46,19 @@ QRELS are the full qrels (the oracle and the truth). The old spelling
 
 example:
   relimpute calibrate DL19/qrels.txt DL19/runs --rel-threshold 2 --trials 200 \\
-      --k 10 --c 2 --strategies mtc,rtc,fusion-mc --one-per-group DL19/groups.tsv -o out/
+      --k 10 --c 2 --strategies mtc,rtc,fusion-mc --groups DL19/groups.tsv -o out/
 """
 
 
 def add_arguments(parser) -> None:
-    add_campaign_arguments(parser, runs_required=False, qrels_required=False)
-    add_deprecated(parser, "--runs", "positional RUN...", "old_runs", nargs="+")
-    add_deprecated(parser, "--qrels", "positional QRELS", "old_qrels")
+    add_campaign_arguments(parser)
     parser.add_argument("--trials", type=positive_int, default=100, help="number of trials (default 100)")
     parser.add_argument("--k", type=integer_at_least(2), default=10, help="runs per trial (default 10)")
     parser.add_argument("--c", type=positive_int, default=2, help="initial runs per trial (default 2)")
     parser.add_argument(
         "--strategies", default="mtc,rtc,fusion-mc", help="comma-separated strategies (default %(default)s)"
     )
-    add_confidence_argument(parser, "judge each trial until this confidence", old=("--alpha",))
+    add_confidence_argument(parser, "judge each trial until this confidence")
     parser.add_argument(
         "--depth",
         type=integer_at_least(0),
@@ -75,18 +73,18 @@ def add_arguments(parser) -> None:
         help="stop a trial's judging after N judgments when --confidence is not reached first "
         "(default: judge until it is, the paper's protocol); the report counts the trials it stopped",
     )
-    parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
+    add_groups_argument(parser, "one_per_group", "draw one run per group (its run and group columns)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
     add_seed_argument(parser, "the study (trials are reproducible from it)")
     parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
     parser.add_argument(
-        "--models",
+        "--settings-dir",
+        dest="models",
         metavar="DIR",
         help="take a named model's settings from DIR/NAME.json where that file exists, instead of "
         "the shipped models/ (e.g. settings chosen without the collection under study)",
     )
     add_quiet_argument(parser)
-    add_deprecated(parser, "--no-progress", "--quiet", "quiet", nargs=0)
     parser.add_argument("-o", "--output", required=True, help="output folder for the report")
     parser.add_argument(
         "--resume",
@@ -107,9 +105,6 @@ def run(args) -> int:
     from ..errors import InputError
     from ..groups import read_groups
 
-    _old_spelling(args)
-    if args.qrels is None or not args.runs:
-        raise InputError("give the qrels and the runs: relimpute calibrate QRELS RUN... -o OUT")
     check_output_path(args.output, directory=True)  # before the study, not after it
     campaign = load_campaign(args, COMMAND)
     groups = read_groups(args.one_per_group).run_to_group() if args.one_per_group else None
@@ -172,13 +167,3 @@ def _identity(args, campaign, strategies, groups) -> dict:
         "one_per_group": None if groups is None else dict(sorted(groups.items())),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)
-
-
-def _old_spelling(args) -> None:
-    """Fold the deprecated --qrels/--runs into the positional QRELS RUN..."""
-    old_qrels, old_runs = getattr(args, "old_qrels", None), getattr(args, "old_runs", None)
-    if old_qrels is not None:  # every positional is then a run
-        args.runs = [*([args.qrels] if args.qrels is not None else []), *args.runs]
-        args.qrels = old_qrels
-    if old_runs is not None:
-        args.runs = [*old_runs, *args.runs]

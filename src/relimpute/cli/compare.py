@@ -30,7 +30,7 @@ p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
 and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
 1 - p_a_better. This uncertainty is the relevance of unjudged documents,
 with the topics fixed; whether a run would also win on other topics (topic
-sampling) is what `relimpute evaluate --baseline RUN` tests; --topics
+sampling) is what `relimpute evaluate --baseline RUN` tests; --topic-bootstrap
 combines the two: a bootstrap over topics with a relevance draw inside every
 resample (--mc-draws resamples), whose interval and p_a_better cover other
 topics of the same kind as well as the unjudged documents, printed with the
@@ -88,7 +88,7 @@ examples:
   relimpute compare qrels.txt a.run b.run c.run --matrix --format markdown
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
   relimpute compare qrels.txt runs/ --rel-threshold 2 -m nDCG@10 --systems bm25base_p runid2
-  relimpute compare qrels.txt runs/ --rel-threshold 2 --topics --systems p_bert bm25base_p
+  relimpute compare qrels.txt runs/ --rel-threshold 2 --topic-bootstrap --systems p_bert bm25base_p
 
 --ratio constant is the paper's Var[Q]/E[R]^2; --ratio delta also accounts for
 the randomness of R (delta method), which matters for single-run intervals.
@@ -110,17 +110,14 @@ def _probability(text: str) -> float:
 
 
 def _measure(text: str) -> str:
-    """A measure name the confidence engine takes, canonical where the registry knows it."""
+    """A measure name of the registry, canonical (``map`` -> ``AP``)."""
     import argparse
 
-    from ..confidence import has_closed_form
     from ..measures import parse_measure
 
     try:
         return str(parse_measure(text))
     except ValueError as exc:
-        if has_closed_form(text):  # DCG[@k]: linear, not a registered measure
-            return text.replace(" ", "")
         raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
 
 
@@ -163,7 +160,7 @@ def add_arguments(parser) -> None:
         "--depth", type=positive_int, default=None, metavar="K",
         help="truncate every run at rank K (default: full depth)",
     )
-    add_confidence_argument(parser, "confidence level of the intervals", old=("--level",))
+    add_confidence_argument(parser, "confidence level of the intervals")
     parser.add_argument(
         "--mc-draws",
         type=integer_at_least(2),
@@ -178,7 +175,8 @@ def add_arguments(parser) -> None:
         help="use the normal approximation with the point estimate even when the model has draws",
     )
     parser.add_argument(
-        "--topics",
+        "--topic-bootstrap",
+        dest="topics",
         action="store_true",
         help="add topic sampling: bootstrap the topics with a relevance draw inside each "
         "resample, so the answer also covers other topics (Monte Carlo)",
@@ -193,12 +191,12 @@ def add_arguments(parser) -> None:
 def estimate_relevance(campaign, args):
     """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
     uniform --prior."""
-    from ..relevance import UniformPrior, load_model
+    from ..relevance import Uniform, load_model
 
     if args.estimate is not None:
         return load_estimate(args.estimate, campaign)
     if args.prior is not None:
-        return UniformPrior(prior=args.prior).fit_predict(campaign)
+        return Uniform(prior=args.prior).fit_predict(campaign)
     return load_model(args.model or DEFAULT_MODEL).fit_predict(campaign, rng=args.seed)
 
 
@@ -224,7 +222,7 @@ def run(args) -> int:
             f"{args.measure} goes through Monte Carlo: drop --normal"
         )
     if args.topics and args.normal:
-        raise InputError("--topics resamples topics by Monte Carlo: drop --normal")
+        raise InputError("--topic-bootstrap resamples topics by Monte Carlo: drop --normal")
     from ._calibration_check import warn_if_uncalibrated
 
     warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
@@ -255,7 +253,7 @@ def run(args) -> int:
         )
         note = (
             "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
-            "these topics; add --topics for topic sampling too, or test topics alone with "
+            "these topics; add --topic-bootstrap for topic sampling too, or test topics alone with "
             "`relimpute evaluate --baseline RUN`"
         )
     import sys

@@ -15,9 +15,10 @@ import time
 
 from ._common import DEFAULT_MODEL, add_seed_argument, positive_int
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "demo"
+DEMO_MODELS = ("nonrelevant", "uniform", "rtc", "fusion")
 HELP = "run the main job on an embedded simulated collection (no data needed)"
 DESCRIPTION = """\
 A seeded simulated campaign (the simulator of relimpute.simulate) stands in
@@ -30,28 +31,32 @@ files and no network.
 
 example:
   relimpute demo                         # 12 systems, 25 topics, depth-5 pool
-  relimpute demo --pool-depth 10 --models uniform,rtc,bayes --seed 3
+  relimpute demo --pool-depth 10 -M uniform -M rtc -M bayes --seed 3
 """
 
 
 def add_arguments(parser) -> None:
     add_seed_argument(parser, "the simulation and the models")
     parser.add_argument("--n-systems", type=positive_int, default=12, help="number of runs (default 12)")
-    add_deprecated(parser, "--systems", "--n-systems", "n_systems", type=positive_int)
-    parser.add_argument("--topics", type=positive_int, default=25, help="number of topics (default 25)")
+    parser.add_argument(
+        "--n-topics", dest="topics", type=positive_int, default=25, help="number of topics (default 25)"
+    )
     parser.add_argument(
         "--run-length", type=positive_int, default=100, help="documents per ranking (default 100)"
     )
-    add_deprecated(parser, "--depth", "--run-length", "run_length", type=positive_int)
     parser.add_argument(
         "--pool-depth", type=positive_int, default=5, help="judge only the depth-k pool (default 5)"
     )
     parser.add_argument(
-        "--models",
-        default="nonrelevant,uniform,rtc,fusion",
-        help="comma-separated relevance models or settings files (default %(default)s)",
+        "--model",
+        "-M",
+        dest="models",
+        action="append",
+        metavar="NAME|PATH",
+        help="a relevance model (registered name or settings file); repeat for more "
+        f"(default: {' '.join(DEMO_MODELS)})",
     )
-    add_confidence_argument(parser, "confidence counted as a confident call", old=("--confident",))
+    add_confidence_argument(parser, "confidence counted as a confident call")
     add_quiet_argument(parser)
     add_format_argument(parser)
 
@@ -92,7 +97,7 @@ def run(args) -> int:
 
     engine = ConfidenceEngine()
     rows, answers = [], {}
-    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+    for name in args.models or DEMO_MODELS:
         started = time.perf_counter()
         model = load_model(name)
         estimate = model.fit_predict(judged, rng=args.seed)

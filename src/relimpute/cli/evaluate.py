@@ -16,7 +16,7 @@ from ._common import (
 )
 from ._estimate import add_estimate_argument
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument, add_quiet_argument
+from ._vocabulary import add_confidence_argument, add_measure_argument, add_quiet_argument
 
 COMMAND = "evaluate"
 HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
@@ -26,6 +26,7 @@ DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
 _MEASURE_LIST = """\
   AP[@k]             average precision (trec_eval map; with @k map_cut_k)
   Bpref              binary preference over judged documents (trec_eval bpref)
+  DCG[@k]            discounted cumulative gain, unnormalised (linear in 0/1 relevance)
   ERR[@k]            expected reciprocal rank over the grades (gdeval.pl, max grade 4)
   infAP              inferred AP from a judged sample of the pool (trec_eval infAP)
   Judged[@k]         share of the top k documents that are judged
@@ -119,16 +120,12 @@ def _measure(text: str):
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
-    parser.add_argument(
-        "-m",
-        "--measure",
-        dest="measures",
-        metavar="MEASURE",
-        action="append",
-        type=_measure,
-        help="a measure to compute; repeat for more, e.g. -m AP -m P@10 (default: "
+    add_measure_argument(
+        parser,
+        "a measure to compute; repeat for more, e.g. -m AP -m P@10 (default: "
         + " ".join(DEFAULT_MEASURES)
         + ")",
+        type=_measure,
     )
     parser.add_argument(
         "-q",

@@ -65,7 +65,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--journal", default="relimpute-judge.jsonl", help="journal file (default: %(default)s)"
     )
-    add_confidence_argument(parser, "stop when every pair is this sure", old=("--alpha",))
+    add_confidence_argument(parser, "stop when every pair is this sure")
     parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in total")
     parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
     parser.add_argument(

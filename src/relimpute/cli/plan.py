@@ -16,7 +16,7 @@ the designs (strategy, depth, number of topics) whose judging effort fits
 (Cormack & Lynam 2007: many shallow topics usually beat few deep ones).
 
 example:
-  relimpute power qrels.txt runs/ --depths 1,2,5,10,20 --topics 10,20,40 -o curves.tsv
+  relimpute power qrels.txt runs/ --pool-depth 1,2,5,10,20 --n-topics 10,20,40 -o curves.tsv
   relimpute plan curves.tsv --budget 5000 --measure MAP
 
 exit status: 0 on success, 2 on bad input (a budget below one topic's pool,
@@ -40,7 +40,7 @@ def add_arguments(parser) -> None:
         "curves", metavar="CURVES.tsv", help="curves from `relimpute power --output`"
     )
     parser.add_argument("--budget", type=finite_at_least(0), required=True, help="total judgments available")
-    parser.add_argument("--measure", default="MAP", help="MAP or P@k (default: %(default)s)")
+    parser.add_argument("-m", "--measure", default="MAP", metavar="MEASURE", help="a measure of the curves, as `power` named it (default: %(default)s)")
     parser.add_argument(
         "--max-bias",
         type=finite_at_least(0),

@@ -14,6 +14,7 @@ from ._common import (
     seed_int,
 )
 from ._format import add_format_argument, emit
+from ._vocabulary import add_groups_argument, add_measure_argument
 
 COMMAND = "poolbias"
 HELP = "leave-one-group-out pool-bias study: correct unpooled scores, report MAE, SRE, SRE*, tau"
@@ -34,23 +35,25 @@ anti-precision (Lipani 2015, P@n); webber-park-topics (Algorithm 2) runs with
 (one model fit per group: slow).
 
 example:
-  relimpute poolbias trec8/qrels.txt trec8/runs --groups trec8/groups.tsv --depth 10 -o out/
+  relimpute poolbias trec8/qrels.txt trec8/runs --groups trec8/groups.tsv --pool-depth 10 -o out/
 """
+
+# relimpute.bias.STUDY_MEASURES, named here so `relimpute poolbias --help` need not load it
+STUDY_MEASURES = ("P@5", "P@10", "P@20", "RBP(p=0.8)", "AP", "nDCG@10")
 
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
+    add_groups_argument(parser, "groups", "the pooled runs and their groups", required=True)
     parser.add_argument(
-        "--groups", required=True, metavar="GROUPS.tsv", help="run, group, pooled (yes/no)"
+        "--pool-depth",
+        dest="depth",
+        type=positive_int,
+        required=True,
+        metavar="K",
+        help="pool depth k (e.g. 10, or the official 100)",
     )
-    parser.add_argument(
-        "--depth", type=positive_int, required=True, help="pool depth k (e.g. 10, or the official 100)"
-    )
-    parser.add_argument(
-        "--measures",
-        default="P@5,P@10,P@20,RBP(p=0.8),AP,nDCG@10",
-        help="comma-separated measures (default %(default)s)",
-    )
+    add_measure_argument(parser, f"a measure; repeat for more (default: {' '.join(STUDY_MEASURES)})")
     parser.add_argument(
         "--correctors",
         default="reduced,condensed,webber-park,lipani,anti-precision",
@@ -58,10 +61,11 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--model",
+        "-M",
         action="append",
         default=[],
-        metavar="NAME",
-        help="add a model-based corrector (repeatable)",
+        metavar="NAME|PATH",
+        help="add a model-based corrector with this relevance model; repeat for more",
     )
     parser.add_argument(
         "--group-sd",
@@ -86,7 +90,12 @@ def add_arguments(parser) -> None:
         help="random common-topic sets per run (default 20)",
     )
     parser.add_argument(
-        "--draws", type=integer_at_least(2), default=1000, help="Monte Carlo draws of the model-based corrector"
+        "--mc-draws",
+        dest="draws",
+        type=integer_at_least(2),
+        default=1000,
+        metavar="N",
+        help="Monte Carlo draws of the model-based corrector (default: %(default)s)",
     )
     parser.add_argument(
         "--seed",
@@ -110,7 +119,7 @@ def run(args) -> int:
     from .._files import check_output_path
     from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
-    from ..bias.study import check_study_input, run_study, write_study
+    from ..bias.study import check_study_input, run_pool_bias_study, write_study
     from ..errors import InputError
     from ..measures import parse_measures
     from ..relevance import load_settings
@@ -130,17 +139,17 @@ def run(args) -> int:
             "--correctors",
         )
     try:
-        measures = parse_measures([m for m in args.measures.split(",") if m])
+        measures = parse_measures(args.measures or STUDY_MEASURES)
     except ValueError as exc:
-        raise InputError(str(exc), "--measures") from None
+        raise InputError(str(exc), "--measure") from None
     # an unknown model or a bad settings file fails before any work
     models = {name: load_settings(name) for name in args.model}
     campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
-    with flag_names(depth="--depth", n_common="--common-topics"):
+    with flag_names(depth="--pool-depth", n_common="--common-topics"):
         check_study_input(campaign, groups, args.depth, args.common_topics)
     identity = _identity(args, campaign, measures, models)
     folder = open_study(COMMAND, args.output, identity, args.resume)
-    study = run_study(
+    study = run_pool_bias_study(
         campaign,
         groups,
         depth=args.depth,

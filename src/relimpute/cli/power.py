@@ -11,12 +11,12 @@ from ._common import (
     finite_at_least,
     flag_names,
     load_campaign,
-    number_between,
     output_file,
     positive_int,
     positive_int_list,
 )
 from ._format import add_format_argument, emit
+from ._vocabulary import add_confidence_argument, add_groups_argument, add_measure_argument
 
 COMMAND = "power"
 HELP = "power and bias of depth-k and move-to-front pools vs judgments; plan a judging budget"
@@ -24,7 +24,8 @@ DESCRIPTION = """\
 Treat the judgments of QRELS as the gold standard and replay cheaper designs
 (Cormack & Lynam 2007): pools of depth k (or move-to-front with the same
 number of judgments per topic) on n random topics. For every pair of runs a
-paired t-test over the n topics: power = share with p < alpha, bias = share
+paired t-test over the n topics: power = share with p < alpha (alpha = 1 -
+--confidence), bias = share
 of those whose sign disagrees with the gold MAP; Kendall tau beside them.
 
 Prints the curves (one row per strategy, measure, depth and number of
@@ -32,9 +33,9 @@ topics). With --budget, prints instead the designs that fit the budget with
 bias below alpha, most powerful first (the planning answer).
 
 examples:
-  relimpute power qrels.txt runs/ --pooled-from groups.tsv --depths 1,2,5,10,20,50,100 \\
-      --topics 10,25,50 --output curves.tsv --plot curves.png
-  relimpute power qrels.txt runs/ --rel-threshold 2 --depths 1,2,5,10 --budget 2000
+  relimpute power qrels.txt runs/ --groups groups.tsv --pool-depth 1,2,5,10,20,50,100 \\
+      --n-topics 10,25,50 --output curves.tsv --plot curves.png
+  relimpute power qrels.txt runs/ --rel-threshold 2 --pool-depth 1,2,5,10 --budget 2000
 
 exit status: 0 on success, 2 on bad input (too few topics, a budget below one
 topic's pool, unknown runs: the message names the option).
@@ -43,26 +44,40 @@ Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
 
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+# relimpute.precision.power.MEASURES, named here so `relimpute --help` need not load it
+MEASURES = ("MAP", "P@k")
 
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
     parser.add_argument(
-        "--depths", type=positive_int_list, default="1,2,5,10,20,50,100", help="pool depths (default: %(default)s)"
+        "--pool-depth",
+        dest="depths",
+        type=positive_int_list,
+        default="1,2,5,10,20,50,100",
+        metavar="K,K,...",
+        help="pool depths (default: %(default)s)",
     )
     parser.add_argument(
-        "--topics", type=positive_int_list, default=None, help="numbers of topics, e.g. 10,25,50 (default: quarters)"
+        "--n-topics",
+        dest="topics",
+        type=positive_int_list,
+        default=None,
+        metavar="N,N,...",
+        help="numbers of topics, e.g. 10,25,50 (default: quarters)",
     )
     parser.add_argument(
         "--strategies",
         default="depth,mtf",
         help="depth, mtf, mtc (default: %(default)s; mtc is slower, ~130 judgments/s on TREC-8)",
     )
-    parser.add_argument("--measures", default="MAP,P@k", help="MAP, P@k (default: %(default)s)")
-    parser.add_argument(
-        "--pooled-from",
-        metavar="GROUPS.tsv",
-        help="pool only the runs marked pooled=yes in this TSV (columns run, pooled); default all",
+    add_measure_argument(
+        parser,
+        "a measure (as evaluate -m) or P@k, precision at the pool depth; repeat for more "
+        f"(default: {' '.join(MEASURES)})",
+    )
+    add_groups_argument(
+        parser, "pooled_from", "pool only the runs marked pooled=yes (default: all runs)"
     )
     parser.add_argument(
         "--repetitions",
@@ -70,9 +85,7 @@ def add_arguments(parser) -> None:
         default=20,
         help="random topic subsets per size (default: %(default)s)",
     )
-    parser.add_argument(
-        "--alpha", type=number_between(0, 1, open_interval=True), default=0.05, help="significance level (default: %(default)s)"
-    )
+    add_confidence_argument(parser, "a pair differs when its t-test has p < 1 - this")
     parser.add_argument(
         "--budget", type=finite_at_least(0), default=None, help="plan: total judgments available"
     )
@@ -103,6 +116,11 @@ def _pooled_runs(path: str, systems) -> list[str]:
     return pooled
 
 
+def _alpha(args) -> float:
+    """The significance level, 1 - --confidence (rounded: 0.95 gives 0.05, not 0.050000000000000044)."""
+    return round(1.0 - args.confidence, 12)
+
+
 def run(args) -> int:
     from .._files import check_figure_path, check_output_path, write_table
     from ..precision.power import power_curves
@@ -113,16 +131,16 @@ def run(args) -> int:
         check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
-    with flag_names(depths="--depths", topic_counts="--topics", alpha="--alpha"):
+    with flag_names(depths="--pool-depth", topic_counts="--n-topics", alpha="--confidence", measures="-m"):
         result = power_curves(
             campaign,
             depths=args.depths,
             topic_counts=args.topics,
             strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
-            measures=[m.strip() for m in args.measures.split(",") if m.strip()],
+            measures=args.measures or MEASURES,
             pool_systems=pooled,
             repetitions=args.repetitions,
-            alpha=args.alpha,
+            alpha=_alpha(args),
             rng=args.seed,
         )
     print(f"relimpute power: {result}", file=sys.stderr)
@@ -131,7 +149,7 @@ def run(args) -> int:
     if args.plot:
         from ..precision.power_plots import plot_power_curves
 
-        plot_power_curves(result.curves, args.plot, alpha=args.alpha)
+        plot_power_curves(result.curves, args.plot, alpha=_alpha(args))
     if args.budget is not None:
         emit(result.plan(args.budget), args.format)
     else:

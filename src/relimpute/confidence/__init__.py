@@ -49,8 +49,8 @@ document) scores 0 with variance 0; a topic a system retrieves nothing for
 scores 0 and counts in MAP (trec_eval ``-c``).
 """
 
-from .engine import ConfidenceEngine, has_closed_form
-from .linear import LinearMeasure, parse_linear
+from .engine import ConfidenceEngine, exact_measure_names, has_closed_form
+from .linear import linear_measure
 from .moments import (
     QMoments,
     counted_documents,
@@ -69,16 +69,16 @@ __all__ = [
     "Comparison",
     "ConfidenceEngine",
     "ConfidenceInterval",
-    "LinearMeasure",
     "QMoments",
     "SystemScores",
     "TopicBootstrap",
     "counted_documents",
     "delta_q_moments",
+    "exact_measure_names",
     "expected_relevant",
     "has_closed_form",
+    "linear_measure",
     "pair_topic_moments",
-    "parse_linear",
     "prob_positive",
     "q_moments",
     "ratio_moments",

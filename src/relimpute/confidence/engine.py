@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import Campaign, TopicData
+from ..measures import Measure, measure_families, parse_measure
 from ..relevance.base import RelevanceEstimate
-from .linear import LinearMeasure, canonical_name, linear_moments, parse_linear
+from .linear import linear_moments
 from .moments import check_ratio, counted_documents, ratio_moments
 from .results import Comparison, SystemScores, prob_positive
 
@@ -58,7 +59,7 @@ class ConfidenceEngine:
 
     Examples
     --------
-    >>> estimate = UniformPrior(0.5).fit_predict(campaign)          # doctest: +SKIP
+    >>> estimate = Uniform(0.5).fit_predict(campaign)          # doctest: +SKIP
     >>> result = ConfidenceEngine(ratio="delta").compare(campaign, estimate)  # doctest: +SKIP
     >>> result.to_frame()  # doctest: +SKIP
     >>> result.matrix()  # P(row beats column)  # doctest: +SKIP
@@ -325,20 +326,31 @@ class ConfidenceEngine:
 def has_closed_form(measure) -> bool:
     """Whether :meth:`ConfidenceEngine.compare` has exact moments for ``measure``.
 
-    True for AP (any spelling: ``MAP``, ``map``) and the linear measures of
-    :mod:`relimpute.confidence.linear`; the others need Monte Carlo.
+    The measure registry says (``Measure.exact_moments()``): AP over the
+    whole list (any spelling: ``MAP``, ``map``) and the measures linear in
+    relevance; the others, and unknown names, need Monte Carlo.
     """
-    return canonical_name(measure) == "AP" or parse_linear(measure) is not None
+    try:
+        return parse_measure(measure).exact_moments() is not None
+    except ValueError:
+        return False
 
 
-def _exact_measure(measure: str) -> LinearMeasure | None:
+def exact_measure_names() -> list[str]:
+    """How the registry's measures with exact moments are written, e.g. ``["AP", "DCG[@k]", ...]``."""
+    return [cls.syntax() for cls in measure_families() if cls.moments is not None]
+
+
+def _exact_measure(measure: str) -> Measure | None:
     """None for AP, the linear measure otherwise; a clear error for the rest."""
-    if not has_closed_form(measure):
+    parsed = parse_measure(measure)
+    if parsed.exact_moments() is None:
         raise ValueError(
-            f"no closed form for {measure!r}: exact moments cover AP, P@k, RBP(p=φ)[@k], "
-            "DCG[@k] and NumRelRet; use ConfidenceEngine.monte_carlo for other measures"
+            f"no closed form for {str(parsed)!r}: exact moments cover "
+            f"{', '.join(exact_measure_names())} (AP without a cutoff, no rel=); "
+            "use ConfidenceEngine.monte_carlo for other measures"
         )
-    return parse_linear(measure)
+    return parsed if parsed.exact_moments() == "linear" else None
 
 
 def _select(

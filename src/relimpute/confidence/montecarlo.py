@@ -31,8 +31,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import Campaign
+from ..measures import parse_measure
 from ..relevance.base import RelevanceEstimate, as_generator
-from .linear import canonical_name, parse_linear, weight_matrix
+from .linear import weight_matrix
 from .results import PARAMETERS, Comparison, SystemScores
 
 
@@ -180,23 +181,22 @@ def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray, max_elements: int
 
 
 def _scorer(measure: str, rel_threshold: int):
-    """A function ``(topic, view, relevant, uncertain, drawn) -> (B, S)`` and the measure's name."""
-    name = canonical_name(measure)
-    if name == "AP":
-        return _score_ap, "AP"
-    linear = parse_linear(name)
-    if linear is not None:
+    """A function ``(topic, view, relevant, uncertain, drawn) -> (B, S)`` and the measure's name.
+
+    The registry says which path: the AP kernel, rank weights for a linear
+    measure (``Measure.exact_moments()``), else the measure's own scorer.
+    """
+    parsed = parse_measure(measure)
+    if parsed.exact_moments() == "ratio":
+        return _score_ap, str(parsed)
+    if parsed.exact_moments() == "linear":
 
         def score_linear(topic, view, relevant, uncertain, drawn):
-            w = weight_matrix(linear, view.ranking, view.depth, topic.n_docs)
+            w = weight_matrix(parsed, view.ranking, view.depth, topic.n_docs)
             fixed = w @ relevant.astype(np.float64)
             return fixed[None, :] + (w[:, uncertain] @ drawn.T.astype(np.float64)).T
 
-        return score_linear, str(linear)
-
-    from ..measures import parse_measure
-
-    parsed = parse_measure(name)
+        return score_linear, str(parsed)
 
     def score_generic(topic, view, relevant, uncertain, drawn):
         base = np.where(topic.judged, topic.grades, 0).astype(np.int64)

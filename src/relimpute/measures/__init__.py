@@ -5,6 +5,7 @@ Layers (docs/contributing.md, habit 4):
 kernels
     :func:`average_precision`, :func:`precision_at_k`, :func:`r_precision`,
     :func:`rank_biased_precision`, :func:`rbp_residual`, :func:`normalized_dcg`,
+    :func:`discounted_cumulative_gain`,
     :func:`judged_fraction`, :func:`reciprocal_rank`, :func:`recall_at_k`,
     :func:`success_at_k`, :func:`expected_reciprocal_rank`,
     :func:`relevant_retrieved`, :func:`bpref`, :func:`inferred_ap` take a padded ``(S, D)`` ranking (a
@@ -14,7 +15,7 @@ kernels
 measures
     :class:`Measure` objects parsed from ir_measures-style names
     (:func:`parse_measure`: ``"AP"``, ``"P@10"``, ``"Rprec"``,
-    ``"RBP(p=0.8)"``, ``"RBPres(p=0.8)"``, ``"nDCG@10"``, ``"nDCG"``,
+    ``"RBP(p=0.8)"``, ``"RBPres(p=0.8)"``, ``"nDCG@10"``, ``"nDCG"``, ``"DCG@10"``,
     ``"Judged@10"``, ``"RR"``, ``"R@100"``, ``"Success@10"``, ``"ERR@20"``,
     ``"NumRet"``, ``"NumRel"``, ``"NumRelRet"``, ``"Bpref"``, ``"infAP"``;
     ``rel=N`` overrides the relevance threshold of binary measures), their
@@ -50,6 +51,7 @@ from ._registry import (
     Param,
     available_measures,
     describe_measures,
+    measure_families,
     name_table,
     parse_measure,
     parse_measures,
@@ -62,7 +64,7 @@ from .err import expected_reciprocal_rank
 from .evaluate import evaluate
 from .infap import inferred_ap
 from .judged import judged_fraction
-from .ndcg import gain_values, normalized_dcg
+from .ndcg import discounted_cumulative_gain, gain_values, normalized_dcg
 from .precision import precision_at_k
 from .rbp import rank_biased_precision, rbp_residual
 from .recall import recall_at_k
@@ -79,11 +81,13 @@ __all__ = [
     "bpref",
     "condense",
     "describe_measures",
+    "discounted_cumulative_gain",
     "evaluate",
     "expected_reciprocal_rank",
     "gain_values",
     "inferred_ap",
     "judged_fraction",
+    "measure_families",
     "name_table",
     "normalized_dcg",
     "parse_measure",

@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._registry import Registry
 from ._ranked import check_ranking, check_values
 
 GAINS = ("linear", "exponential")
@@ -90,6 +91,13 @@ class Measure:
     for ``map_cut_10``). ``aggregate`` says how topics combine into a run's
     score: ``"mean"``, or ``"sum"`` for counts, as trec_eval's ``all`` rows.
 
+    What the confidence engine needs (docs/math/ for the formulas):
+    ``moments`` is ``"linear"`` for a measure ``M = Σ_i w(r(i)) X_i`` whose
+    :meth:`rank_weights` give ``w`` (exact mean and variance under
+    independent Bernoulli relevance), ``"ratio"`` for AP (Carterette 2007,
+    §2.1), None when only Monte Carlo applies; ``graded`` says the measure
+    reads grades (gains), not binary relevance.
+
     Attributes
     ----------
     cutoff
@@ -110,6 +118,8 @@ class Measure:
     trec_eval: ClassVar[str | None] = None
     trec_eval_cut: ClassVar[str | None] = None
     aggregate: ClassVar[str] = "mean"
+    moments: ClassVar[str | None] = None
+    graded: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.cutoff is None and self.cutoff_rule == "required":
@@ -144,6 +154,18 @@ class Measure:
         if self.cutoff is None:
             return self.trec_eval
         return None if self.trec_eval_cut is None else f"{self.trec_eval_cut}_{self.cutoff}"
+
+    def exact_moments(self) -> str | None:
+        """``"linear"``, ``"ratio"`` or None: how the engine gets this measure's exact moments.
+
+        None as well when ``rel=`` overrides the threshold: the engine's
+        probabilities are of relevance at the campaign's threshold.
+        """
+        return None if dict(self.params).get("rel") is not None else self.moments
+
+    def rank_weights(self, depth: int) -> np.ndarray:
+        """``(depth,)`` weight ``w(r)`` of ranks 1..depth of a linear measure."""
+        raise TypeError(f"{self} is not linear in relevance: it has no rank weights")
 
     def param(self, name: str) -> float | int | None:
         """The value of a parameter: as given, else its default."""
@@ -218,7 +240,7 @@ class Measure:
         return f"<measure {self}>"
 
 
-_REGISTRY: dict[str, type[Measure]] = {}
+_REGISTRY: Registry[type[Measure]] = Registry("measure", error=ValueError)
 _FAMILY_NAMES: dict[str, type[Measure]] = {}  # families and their aliases
 _TREC_EVAL: dict[str, type[Measure]] = {}  # trec_eval names without a cutoff
 _TREC_EVAL_STEMS: dict[str, type[Measure]] = {}  # stems of trec_eval's cut names
@@ -237,30 +259,32 @@ def register(cls: type[Measure]) -> type[Measure]:
     for table, name in names:
         if name is not None and table.get(name, cls) is not cls:
             raise ValueError(f"measure name {name!r} is taken by {table[name].__name__}")
-    _REGISTRY[cls.family] = cls
+    _REGISTRY.register(cls, name=cls.family)
     for table, name in names:
         if name is not None:
             table[name] = cls
     return cls
 
 
+def measure_families() -> list[type[Measure]]:
+    """The registered measure classes, by family name (case-insensitive)."""
+    return [_REGISTRY[f] for f in sorted(_REGISTRY.names(), key=str.lower)]
+
+
 def available_measures() -> list[str]:
     """The registered families as written, e.g. ``["AP[@k]", ..., "P@k", ...]``."""
-    return [_REGISTRY[f].syntax() for f in sorted(_REGISTRY, key=str.lower)]
+    return [cls.syntax() for cls in measure_families()]
 
 
 def describe_measures() -> list[tuple[str, str]]:
     """``(syntax, description)`` of every registered family, for help texts."""
-    return [
-        (_REGISTRY[f].syntax(), _REGISTRY[f].description) for f in sorted(_REGISTRY, key=str.lower)
-    ]
+    return [(cls.syntax(), cls.description) for cls in measure_families()]
 
 
 def name_table() -> list[tuple[str, str, str]]:
     """``(syntax, other ir_measures names, trec_eval names)`` of every family, for docs."""
     rows = []
-    for family in sorted(_REGISTRY, key=str.lower):
-        cls = _REGISTRY[family]
+    for cls in measure_families():
         trec = [cls.trec_eval, None if cls.trec_eval_cut is None else f"{cls.trec_eval_cut}_k"]
         rows.append(
             (cls.syntax(), ", ".join(cls.aliases), ", ".join(n for n in trec if n is not None))

@@ -76,6 +76,12 @@ class AP(Measure):
     trec_eval = "map"
     trec_eval_cut = "map_cut"
 
+    moments = "ratio"
+
+    def exact_moments(self) -> str | None:
+        """Exact moments (Carterette 2007, §2.1) cover AP over the whole list only."""
+        return None if self.cutoff is not None else super().exact_moments()
+
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return average_precision(
             ranking, self.relevant(labels, judged, rel_threshold), k=self.cutoff

@@ -68,6 +68,10 @@ class NumRelRet(_Count):
     description = "relevant documents retrieved (trec_eval num_rel_ret; summed over topics)"
     parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     trec_eval = "num_rel_ret"
+    moments = "linear"
+
+    def rank_weights(self, depth: int) -> np.ndarray:
+        return np.ones(depth)
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return relevant_retrieved(ranking, self.relevant(labels, judged, rel_threshold))

@@ -43,6 +43,7 @@ class ERR(Measure):
 
     family = "ERR"
     description = "expected reciprocal rank over the grades (gdeval.pl, max grade 4)"
+    graded = True
     cutoff_rule = "optional"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):

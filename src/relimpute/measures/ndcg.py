@@ -1,4 +1,4 @@
-"""Normalised discounted cumulative gain, nDCG and nDCG@k (Järvelin & Kekäläinen 2002).
+"""Discounted cumulative gain, DCG[@k] and nDCG[@k] (Järvelin & Kekäläinen 2002).
 
 DCG@k = Σ_{r ≤ k} gain(rel_r) / log2(r + 1); nDCG@k = DCG@k / IDCG@k, where
 IDCG@k is the DCG of the ideal ordering of all the topic's judged documents.
@@ -30,6 +30,20 @@ def _discounts(depth: int) -> np.ndarray:
 
 
 @in_draw_chunks
+def discounted_cumulative_gain(
+    ranking: np.ndarray, grades: np.ndarray, k: int | None = None, *, gain: str = "linear"
+) -> np.ndarray:
+    """DCG (or DCG@k) of every system on one topic: ``(S,)`` or ``(B, S)``.
+
+    ``grades`` is ``(n,)`` or ``(B, n)``; with 0/1 grades or probabilities of
+    relevance it is linear in them (the expected DCG from probabilities).
+    """
+    grades = check_values(grades, "grades")
+    ranking = truncate(check_ranking(ranking, grades.shape[-1]), check_cutoff(k))
+    return at_ranks(ranking, gain_values(grades, gain)) @ _discounts(ranking.shape[1])
+
+
+@in_draw_chunks
 def normalized_dcg(
     ranking: np.ndarray, grades: np.ndarray, k: int | None = None, *, gain: str = "linear"
 ) -> np.ndarray:
@@ -40,10 +54,8 @@ def normalized_dcg(
     """
     grades = check_values(grades, "grades")
     k = check_cutoff(k)
-    ranking = truncate(check_ranking(ranking, grades.shape[-1]), k)
-    gains = gain_values(grades, gain)
-    dcg = at_ranks(ranking, gains) @ _discounts(ranking.shape[1])
-    idcg = _ideal_dcg(grades, gains, gain, k)[..., None]
+    dcg = discounted_cumulative_gain(ranking, grades, k, gain=gain)
+    idcg = _ideal_dcg(grades, gain_values(grades, gain), gain, k)[..., None]
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
@@ -69,20 +81,44 @@ def _ideal_dcg(grades: np.ndarray, gains: np.ndarray, gain: str, k: int | None) 
     return idcg
 
 
-class NDCG(Measure):
-    """nDCG over the whole list, or nDCG@k."""
+class _Graded(Measure):
+    """A measure of the grades: unjudged documents grade 0."""
 
-    family = "nDCG"
-    description = "normalised DCG over the grades (linear or exponential gains)"
     cutoff_rule = "optional"
-    aliases = ("NDCG",)
-    trec_eval = "ndcg"
-    trec_eval_cut = "ndcg_cut"
+    graded = True
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         if judged is not None:
             labels = np.where(judged, labels, 0)
-        return normalized_dcg(ranking, labels, self.cutoff, gain=gain)
+        return self._kernel(ranking, labels, self.cutoff, gain=gain)
+
+
+class NDCG(_Graded):
+    """nDCG over the whole list, or nDCG@k."""
+
+    family = "nDCG"
+    description = "normalised DCG over the grades (linear or exponential gains)"
+    aliases = ("NDCG",)
+    trec_eval = "ndcg"
+    trec_eval_cut = "ndcg_cut"
+    _kernel = staticmethod(normalized_dcg)
+
+
+class DCG(_Graded):
+    """DCG over the whole list, or DCG@k: unnormalised, so linear in relevance."""
+
+    family = "DCG"
+    description = "discounted cumulative gain, unnormalised (linear in 0/1 relevance)"
+    moments = "linear"
+    _kernel = staticmethod(discounted_cumulative_gain)
+
+    def rank_weights(self, depth: int) -> np.ndarray:
+        """``1 / log2(r + 1)`` for ranks up to the cutoff (gain 1 per relevant document)."""
+        weights = _discounts(depth)
+        if self.cutoff is not None:
+            weights[self.cutoff :] = 0.0
+        return weights
 
 
 register(NDCG)
+register(DCG)

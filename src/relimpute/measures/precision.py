@@ -41,6 +41,11 @@ class P(Measure):
     parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("Precision",)
     trec_eval_cut = "P"
+    moments = "linear"
+
+    def rank_weights(self, depth: int) -> np.ndarray:
+        """``1/k`` for ranks up to k, 0 below."""
+        return np.where(np.arange(1, depth + 1) <= self.cutoff, 1.0 / self.cutoff, 0.0)
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return precision_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)

@@ -79,6 +79,15 @@ class RBP(Measure):
     description = "rank-biased precision, persistence p; unjudged = nonrelevant"
     cutoff_rule = "optional"
     parameters: ClassVar[Mapping[str, Param]] = {"p": PERSISTENCE, "rel": REL}
+    moments = "linear"
+
+    def rank_weights(self, depth: int) -> np.ndarray:
+        """``(1 − p) p^(r−1)`` for ranks up to the cutoff (Moffat & Zobel 2008)."""
+        p = self.param("p")
+        weights = (1.0 - p) * rank_discount(depth, p)
+        if self.cutoff is not None:
+            weights[self.cutoff :] = 0.0
+        return weights
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         relevant = self.relevant(labels, judged, rel_threshold)

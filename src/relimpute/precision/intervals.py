@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
+from .._registry import Registry
 from ..stats import z_value
 from ._nanstats import nan_sd
 from .resample import CorpusBootstrap
@@ -154,12 +155,12 @@ def bca_bounds(replicates, observed, acceleration, level: float):
 
 
 IntervalMethod = Callable[[CorpusBootstrap, float, float], tuple[np.ndarray, np.ndarray]]
-METHODS: dict[str, IntervalMethod] = {}
+METHODS: Registry[IntervalMethod] = Registry("interval method", error=ValueError)
 
 
 def register(name: str, method: IntervalMethod) -> None:
     """Make ``method`` available as ``ap_intervals(..., method=name)``."""
-    METHODS[name] = method
+    METHODS.register(method, name=name)
 
 
 register("normal", normal_interval)
@@ -180,12 +181,11 @@ def ap_intervals(
     ``method`` is one of :data:`METHODS` (``normal``, ``logit``, ``percentile``,
     ``bca``); ``epsilon`` is the nudging of 0 and 1 on the logit scale.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown interval method {method!r}; choose from {sorted(METHODS)}")
+    interval = METHODS.get(method)
     z_value(level)
     if not 0.0 < epsilon < 0.5:
         raise ValueError(f"epsilon must lie in (0, 0.5), got {epsilon}")
-    low, high = METHODS[method](boot, level, epsilon)
+    low, high = interval(boot, level, epsilon)
     return APIntervals(
         systems=boot.systems,
         query_ids=boot.query_ids,

@@ -2,8 +2,10 @@
 
 For a strategy, a pool depth k and a number of topics n: judge the pool of
 each of n randomly drawn topics (unjudged documents count as nonrelevant),
-score every evaluated system with MAP (or P@k), and for every pair of systems
-run a paired t-test over the n topics.
+score every evaluated system with a measure of the registry
+(:mod:`relimpute.measures`: ``MAP``, ``nDCG@10``, ...; ``P@k`` is precision
+at the pool depth k), and for every pair of systems run a paired t-test over
+the n topics.
 
 - power: the share of pairs with p < α;
 - bias: among those, the share whose sign disagrees with the gold standard
@@ -26,12 +28,15 @@ from scipy import stats
 
 from ..data import Campaign
 from ..errors import InputError
+from ..measures import Measure, parse_measure
 from ..measures.ap import average_precision
 from ..relevance.base import as_generator
 from ..selection.base import all_pairs
 from .pools import DEFAULT_STRATEGIES, STRATEGIES, best_ranks, depth_order, replayed_orders
 
-MEASURES = ("MAP", "P@k")
+#: Precision at the pool depth: not a registry name, as its cutoff is the design's k.
+POOL_DEPTH_PRECISION = "P@k"
+MEASURES = ("MAP", POOL_DEPTH_PRECISION)
 DEFAULT_DEPTHS = (1, 2, 5, 10, 20, 50, 100)
 
 
@@ -86,19 +91,48 @@ def plan_design(
     return fits.sort_values(["power", "effort"], ascending=[False, True]).reset_index(drop=True)
 
 
-def _per_topic_scores(campaign, pools, evaluated, measure, k):
-    """``(S, T)`` scores of the evaluated systems with only ``pools[t]`` judged."""
+def power_measures(names: Sequence[str]) -> dict[str, Measure | None]:
+    """Each name as given -> its registry measure (None for ``P@k``, precision at the pool depth).
+
+    Raises InputError naming the measures power takes (every registry name, and ``P@k``).
+    """
+    out: dict[str, Measure | None] = {}
+    for name in names:
+        if name == POOL_DEPTH_PRECISION:
+            out[name] = None
+            continue
+        try:
+            out[name] = parse_measure(name)
+        except ValueError as exc:
+            raise InputError(
+                f"{exc}; power also takes {POOL_DEPTH_PRECISION} (precision at the pool depth)",
+                source="measures",
+            ) from None
+    return out
+
+
+def _per_topic_scores(campaign, pools, evaluated, measure: Measure | None, k):
+    """``(S, T)`` scores of the evaluated systems with only ``pools[t]`` judged.
+
+    ``measure`` None is precision at the pool depth ``k``.
+    """
     scores = np.zeros((len(evaluated), campaign.n_topics))
     for t, (topic, pool) in enumerate(zip(campaign.topics, pools)):
-        relevant = np.zeros(topic.n_docs, dtype=bool)
-        relevant[pool] = topic.relevant(campaign.rel_threshold)[pool]
+        judged = np.zeros(topic.n_docs, dtype=bool)
+        judged[pool] = topic.judged[pool]
         ranking = topic.ranking[evaluated]
-        if measure == "MAP":
-            scores[:, t] = average_precision(ranking, relevant) if ranking.shape[1] else 0.0
-        else:
+        if not ranking.shape[1]:
+            continue
+        if measure is None:
+            relevant = judged & (topic.grades >= campaign.rel_threshold)
             top = ranking[:, :k]
             hits = (top >= 0) & relevant[np.maximum(top, 0)]
             scores[:, t] = hits.sum(axis=1) / k
+        else:
+            labels = np.where(judged, topic.grades, 0)
+            scores[:, t] = measure.score(
+                ranking, labels, judged=judged, rel_threshold=campaign.rel_threshold
+            )
     return scores
 
 
@@ -140,7 +174,9 @@ def power_curves(
     topic_counts
         Numbers of topics n drawn at random (default: quarters of the topics).
     strategies, measures
-        From :data:`~relimpute.precision.pools.STRATEGIES` and :data:`MEASURES`.
+        From :data:`~relimpute.precision.pools.STRATEGIES`; measures are
+        registry names (:func:`relimpute.measures.available_measures`) or
+        ``P@k``, precision at the pool depth; the curves name them as given.
     pool_systems
         Runs that form the pools (default: all); ``systems`` the evaluated runs.
     repetitions
@@ -161,13 +197,10 @@ def power_curves(
             f"got {topic_counts}",
             source="topic_counts",
         )
-    for name, given, allowed in (
-        ("strategy", strategies, STRATEGIES),
-        ("measure", measures, MEASURES),
-    ):
-        unknown = set(given) - set(allowed)
-        if unknown:
-            raise InputError(f"unknown {name} {sorted(unknown)}; choose from {list(allowed)}")
+    unknown = set(strategies) - set(STRATEGIES)
+    if unknown:
+        raise InputError(f"unknown strategy {sorted(unknown)}; choose from {list(STRATEGIES)}")
+    parsed = power_measures(measures)
     if not 0 < alpha < 1:
         raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="alpha")
     pooled = list(pool_systems) if pool_systems is not None else list(campaign.systems)
@@ -219,7 +252,7 @@ def power_curves(
         leave=False,
     ):
         pools = [order[:size] for order, size in zip(orders[strategy], pool_sizes[k])]
-        scores = _per_topic_scores(campaign, pools, evaluated, measure, k)
+        scores = _per_topic_scores(campaign, pools, evaluated, parsed[measure], k)
         for n, draws in subsets.items():
             found = [
                 _assess(scores[:, topics], pairs, gold_sign, gold_map, alpha) for topics in draws

@@ -10,22 +10,22 @@ from .base import (
 )
 from .expert import ExpertAggregation
 from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
-from .uniform import UniformPrior, UnjudgedNonrelevant
+from .uniform import Nonrelevant, Uniform, UniformPrior, UnjudgedNonrelevant  # noqa: F401 (old names)
 from .hierarchical import BayesianHierarchy
-from .fusion import RankFusion
+from .fusion import Fusion, RankFusion  # noqa: F401 (RankFusion: the old name)
 
 __all__ = [
     "DEFAULT_MODEL",
     "BayesianHierarchy",
     "ExpertAggregation",
-    "RankFusion",
+    "Fusion",
     "ModelSettings",
     "load_model",
     "load_settings",
     "RelevanceEstimate",
     "RelevanceModel",
-    "UniformPrior",
-    "UnjudgedNonrelevant",
+    "Uniform",
+    "Nonrelevant",
     "as_generator",
     "available_models",
     "get_model",

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import short_repr
+from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
 
@@ -276,25 +277,18 @@ def _labelled_draws(topics, relevant, t: int, draws: np.ndarray) -> np.ndarray:
     return np.where(topics[t].judged[None, :], fixed, np.clip(draws, 0.0, 1.0))
 
 
-_REGISTRY: dict[str, type[RelevanceModel]] = {}
+_REGISTRY: Registry[type[RelevanceModel]] = Registry("relevance model")
 
 
 def register(cls: type[RelevanceModel]) -> type[RelevanceModel]:
     """Make a model available by its ``name`` (use at the bottom of the model's file)."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
-    _REGISTRY[cls.name] = cls
-    return cls
+    return _REGISTRY.register(cls)
 
 
 def available_models() -> list[str]:
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get_model(name: str, **params: Any) -> RelevanceModel:
     """Instantiate a registered model by name with hyper-parameters."""
-    try:
-        cls = _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown relevance model {name!r}; available: {available_models()}") from None
-    return cls(**params)
+    return _REGISTRY.get(name)(**params)

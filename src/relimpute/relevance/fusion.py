@@ -96,9 +96,9 @@ confidences (``examples/calibration/beyond_run_sd_choice.md``), and
 judgments below shallow pools, where the reusability studies cannot look
 (``examples/calibration/below_pool_beyond_decay_sd_choice.md``).
 
-Defaults. ``RankFusion()`` is the shipped, calibrated configuration (the values of
+Defaults. ``Fusion()`` is the shipped, calibrated configuration (the values of
 ``models/fusion.json``, which ``load_model("fusion")`` reads; a test keeps the two
-equal). :meth:`RankFusion.plug_in` is the uncalibrated plug-in variant: flat weight
+equal). :meth:`Fusion.plug_in` is the uncalibrated plug-in variant: flat weight
 prior, no run effects, no decay below the pool, the point estimate only.
 """
 
@@ -117,7 +117,7 @@ from .base import LazyDraws, RelevanceModel, register
 
 N_FEATURES = 3
 FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
-#: the plug-in variant (:meth:`RankFusion.plug_in`): what the class defaults were before they
+#: the plug-in variant (:meth:`Fusion.plug_in`): what the class defaults were before they
 #: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
 #: (issue 24), kept for studies that fit the weights themselves or test one part of the model
 PLUG_IN: dict[str, Any] = {
@@ -217,7 +217,7 @@ def judged_prefixes(topic: TopicData) -> np.ndarray:
     return np.where(unjudged.any(axis=1), np.argmax(unjudged, axis=1), topic.ranking.shape[1])
 
 
-class RankFusion(RelevanceModel):
+class Fusion(RelevanceModel):
     """Pool-aware logistic model on the runs' fused evidence; module docstring for the model.
 
     The defaults are the shipped settings (``models/fusion.json``, where each is said
@@ -286,7 +286,7 @@ class RankFusion(RelevanceModel):
     contract_params: ClassVar[dict[str, Any]] = {"n_draws": 8}
 
     @classmethod
-    def plug_in(cls, **params: Any) -> RankFusion:
+    def plug_in(cls, **params: Any) -> Fusion:
         """The uncalibrated plug-in variant (:data:`PLUG_IN`: a flat N(0, 2²) weight prior,
         no run effects, no decay below the pool, no posterior draws), ``params`` on top."""
         return cls(**{**PLUG_IN, **params})
@@ -645,4 +645,5 @@ def _fit_logistic(design, y, prec, shift, start):
     return theta, (cov + cov.T) / 2
 
 
-register(RankFusion)
+register(Fusion)
+RankFusion = Fusion  # deprecated 0.1 name (CHANGELOG.md), kept while other branches merge

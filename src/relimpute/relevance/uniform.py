@@ -1,6 +1,6 @@
 """Fixed-prior relevance: the MTC assumption and the two classic baselines.
 
-``UniformPrior(prior=0.5)`` is the assumption of Carterette et al.'s MTC (and
+``Uniform(prior=0.5)`` is the assumption of Carterette et al.'s MTC (and
 Carterette 2007 §4.3): every unjudged document is relevant with the same
 probability. ``prior=0`` is the convention "unjudged = nonrelevant".
 """
@@ -12,7 +12,7 @@ import numpy as np
 from .base import RelevanceModel, register
 
 
-class UniformPrior(RelevanceModel):
+class Uniform(RelevanceModel):
     """p = ``prior`` for every unjudged document; judged documents keep their labels."""
 
     name = "uniform"
@@ -29,7 +29,7 @@ class UniformPrior(RelevanceModel):
         return p, None, {"prior": float(self.prior)}
 
 
-class UnjudgedNonrelevant(UniformPrior):
+class Nonrelevant(Uniform):
     """The trec_eval convention: unjudged documents are nonrelevant (p = 0)."""
 
     name = "nonrelevant"
@@ -38,5 +38,8 @@ class UnjudgedNonrelevant(UniformPrior):
         super().__init__(prior=0.0)
 
 
-register(UniformPrior)
-register(UnjudgedNonrelevant)
+register(Uniform)
+register(Nonrelevant)
+# deprecated 0.1 names (CHANGELOG.md), kept while other branches merge
+UniformPrior = Uniform
+UnjudgedNonrelevant = Nonrelevant

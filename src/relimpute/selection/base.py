@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._registry import Registry
 from ..confidence.moments import counted_documents
 from ..data import Campaign
 
@@ -207,19 +208,16 @@ class SelectionStrategy:
         return None
 
 
-_REGISTRY: dict[str, type[SelectionStrategy]] = {}
+_REGISTRY: Registry[type[SelectionStrategy]] = Registry("selection strategy")
 
 
 def register(cls: type[SelectionStrategy]) -> type[SelectionStrategy]:
     """Make a strategy available by its ``name`` (use at the bottom of its file)."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
-    _REGISTRY[cls.name] = cls
-    return cls
+    return _REGISTRY.register(cls)
 
 
 def available_strategies() -> list[str]:
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get_strategy(name: str | SelectionStrategy, **params: Any) -> SelectionStrategy:
@@ -228,10 +226,4 @@ def get_strategy(name: str | SelectionStrategy, **params: Any) -> SelectionStrat
         if params:
             raise ValueError("parameters given with a strategy instance")
         return name
-    try:
-        cls = _REGISTRY[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown selection strategy {name!r}; available: {available_strategies()}"
-        ) from None
-    return cls(**params)
+    return _REGISTRY.get(name)(**params)
