@@ -61,7 +61,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ._files import atomic_write_text, read_input
+from ._files import atomic_write_chunks, atomic_write_text, read_input
 from .errors import InputError
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
@@ -719,11 +719,16 @@ def _lines(fmt: str, *columns: list) -> str:
 
 def _finite(frame: pd.DataFrame, column: str) -> list[float]:
     """A numeric column as floats, refusing NaN and infinities."""
+    return _finite_array(frame, column).tolist()
+
+
+def _finite_array(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """:func:`_finite` as a float64 array."""
     values = pd.to_numeric(frame[column]).to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         raise ValueError(f"{column} must be finite (row {int(bad[0])}: {values[bad[0]]})")
-    return values.tolist()
+    return values
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -767,19 +772,25 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute"
 
 def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write probabilistic qrels: a ``query_id<TAB>doc_id<TAB>probability`` header, then
-    one tab-separated line per document (p written with ``repr``, so it round-trips exactly)."""
+    one tab-separated line per document (p written with ``repr``, so it round-trips exactly).
+    The text is written in chunks of rows as it is made (millions of rows never sit in
+    memory as one string)."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
-    atomic_write_text(
-        path,
-        "\t".join(PROB_QRELS_COLUMNS)
-        + "\n"
-        + _lines(
-            "{}\t{}\t{!r}\n",
-            _writable_ids(frame, "query_id"),
-            _writable_ids(frame, "doc_id"),
-            _finite(frame, "probability"),
-        ),
-    )
+    queries = _writable_ids(frame, "query_id")
+    docs = _writable_ids(frame, "doc_id")
+    probabilities = _finite_array(frame, "probability")
+
+    def chunks():
+        yield "\t".join(PROB_QRELS_COLUMNS) + "\n"
+        for lo in range(0, len(queries), _ROWS_PER_CHUNK):
+            hi = lo + _ROWS_PER_CHUNK
+            yield _lines("{}\t{}\t{!r}\n", queries[lo:hi], docs[lo:hi], probabilities[lo:hi].tolist())
+
+    atomic_write_chunks(path, chunks())
+
+
+#: rows of text :func:`write_prob_qrels` makes at a time
+_ROWS_PER_CHUNK = 1 << 16
 
 
 def trec_scores(scores: pd.Series | np.ndarray) -> np.ndarray:
