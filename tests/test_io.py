@@ -457,6 +457,10 @@ def test_prob_qrels_written_in_chunks_are_the_text_written_at_once(tmp_path, mon
         assert data == gzip.compress(whole.encode(), mtime=0)
     else:  # header, then 7 chunks of at most 16 rows: never the whole text at once
         assert len(written) == 8 and max(written) < len(whole) // 4
+    frame.loc[40, "doc_id"] = "d 40"  # in the third chunk: named by its row in the table
+    with pytest.raises(ValueError, match=r"'d 40' \(row 40\)"):
+        write_prob_qrels(frame, path)
+    assert os.listdir(tmp_path) == [path.name]
 
 
 def test_a_failing_chunk_leaves_the_old_file(tmp_path):

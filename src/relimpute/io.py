@@ -703,10 +703,11 @@ def read_prob_qrels(
 # --------------------------------------------------------------------------- writing
 
 
-def _writable_ids(frame: pd.DataFrame, column: str) -> list[str]:
-    """Ids as strings, refusing values the readers would split or drop."""
+def _writable_ids(frame: pd.DataFrame, column: str, first_row: int = 0) -> list[str]:
+    """Ids as strings, refusing values the readers would split or drop (rows are
+    counted from ``first_row``)."""
     ids = [str(v) for v in frame[column].tolist()]
-    for row, value in enumerate(ids):
+    for row, value in enumerate(ids, start=first_row):
         if not value or _ASCII_SPACE.search(value):
             raise ValueError(f"{column} {value!r} (row {row}) is empty or contains whitespace")
     return ids
@@ -776,15 +777,18 @@ def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
     The text is written in chunks of rows as it is made (millions of rows never sit in
     memory as one string)."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
-    queries = _writable_ids(frame, "query_id")
-    docs = _writable_ids(frame, "doc_id")
     probabilities = _finite_array(frame, "probability")
 
-    def chunks():
+    def chunks():  # ids are made strings (and checked) a chunk at a time too
         yield "\t".join(PROB_QRELS_COLUMNS) + "\n"
-        for lo in range(0, len(queries), _ROWS_PER_CHUNK):
-            hi = lo + _ROWS_PER_CHUNK
-            yield _lines("{}\t{}\t{!r}\n", queries[lo:hi], docs[lo:hi], probabilities[lo:hi].tolist())
+        for lo in range(0, len(frame), _ROWS_PER_CHUNK):
+            part = frame.iloc[lo : lo + _ROWS_PER_CHUNK]
+            yield _lines(
+                "{}\t{}\t{!r}\n",
+                _writable_ids(part, "query_id", first_row=lo),
+                _writable_ids(part, "doc_id", first_row=lo),
+                probabilities[lo : lo + _ROWS_PER_CHUNK].tolist(),
+            )
 
     atomic_write_chunks(path, chunks())
 
