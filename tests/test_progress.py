@@ -67,3 +67,11 @@ def test_quiet_and_a_pipe_show_no_bar(collection):
     piped = subprocess.run([sys.executable, "-m", "relimpute", "evaluate", *collection],
                            capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert piped.returncode == 0 and "reading runs" not in piped.stderr
+
+
+def test_fitting_counts_its_steps(collection, tmp_path):
+    shown, code = _stderr_on_a_terminal(["fit", *collection, "-o", str(tmp_path / "p.tsv")])
+    assert code == 0
+    texts = [text for _, text in shown]
+    assert texts[0].startswith("reading runs:"), texts
+    assert any(text.startswith("fitting:") and "step" in text for text in texts), texts

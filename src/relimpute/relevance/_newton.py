@@ -21,20 +21,24 @@ def newton_maximise(
     ``gradient_curvature(θ)`` returns the gradient and the curvature (minus the
     Hessian, positive definite). Each step solves ``(curvature + ridge·I) s =
     gradient`` and halves its length until the Armijo condition holds; the
-    iterations stop when a step moves no coordinate by ``tol``.
+    iterations stop when a step moves no coordinate by ``tol``. On a terminal the
+    steps are counted by a progress bar (a large fit takes tens of seconds).
     """
+    from ..progress import progress
+
     theta = np.asarray(start, dtype=float).copy()
     value = log_post(theta)
-    for _ in range(max_iter):
-        grad, curvature = gradient_curvature(theta)
-        step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
-        t = 1.0
-        while True:
-            new = log_post(theta + t * step)
-            if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
+    with progress(iter(range(max_iter)), desc="fitting", unit="step") as steps:
+        for _ in steps:
+            grad, curvature = gradient_curvature(theta)
+            step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
+            t = 1.0
+            while True:
+                new = log_post(theta + t * step)
+                if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
+                    break
+                t /= 2
+            theta, value = theta + t * step, new
+            if np.abs(t * step).max() < tol:
                 break
-            t /= 2
-        theta, value = theta + t * step, new
-        if np.abs(t * step).max() < tol:
-            break
     return theta
