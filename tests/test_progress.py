@@ -4,6 +4,7 @@ steps; the loading of the runs has one, shown when loading starts, not when it e
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import pty
 import struct
@@ -12,6 +13,7 @@ import sys
 import termios
 import time
 
+import numpy as np
 import pytest
 
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 0\n"
@@ -69,9 +71,22 @@ def test_quiet_and_a_pipe_show_no_bar(collection):
     assert piped.returncode == 0 and "reading runs" not in piped.stderr
 
 
-def test_fitting_counts_its_steps(collection, tmp_path):
-    shown, code = _stderr_on_a_terminal(["fit", *collection, "-o", str(tmp_path / "p.tsv")])
-    assert code == 0
-    texts = [text for _, text in shown]
-    assert texts[0].startswith("reading runs:"), texts
-    assert any(text.startswith("fitting:") and "step" in text for text in texts), texts
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("delay, shown", [(0.0, True), (60.0, False)])
+def test_a_fit_counts_its_steps_once_it_lasts(monkeypatch, delay, shown):
+    """A fit lasting over PROGRESS_DELAY shows a 'fitting' bar; the quick fits of a study don't."""
+    from relimpute.relevance import _newton
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(_newton, "PROGRESS_DELAY", delay)
+    theta = _newton.newton_maximise(
+        lambda t: -float((t - 3.0) @ (t - 3.0)), lambda t: (-2 * (t - 3.0), 2 * np.eye(2)),
+        np.zeros(2),
+    )  # fmt: skip
+    assert theta == pytest.approx([3.0, 3.0])
+    assert ("fitting:" in terminal.getvalue()) == shown
