@@ -130,3 +130,28 @@ def test_reproducible_and_chunked(dl19, uniform):
     assert "Monte Carlo, 50 draws" in str(first)
     with pytest.raises(ValueError, match="n_draws"):
         ConfidenceEngine().monte_carlo(dl19, uniform, n_draws=1)
+
+
+@pytest.mark.parametrize("copies", [1, 40])
+def test_bound_standard_errors_match_the_quantiles_known_error(copies):
+    """Oracle: the 2.5% and 97.5% quantiles of n independent N(0, 1) values have standard
+    error sqrt(p (1 − p) / n) / φ(z_p); n values each repeated ``copies`` times (one cluster
+    per value, as draws sharing a posterior draw) have the same error, not a smaller one."""
+    from scipy.stats import norm
+
+    from relimpute.confidence.montecarlo import bound_standard_errors
+
+    n, repeats = 400, 200
+    expected = np.sqrt(0.025 * 0.975 / n) / norm.pdf(norm.ppf(0.025))
+    gen = np.random.default_rng(5)
+    found = []
+    for _ in range(repeats):
+        values = np.tile(gen.normal(size=n), copies)  # draw d is value d mod n
+        draws = np.column_stack([values, np.zeros_like(values)])
+        low, high = bound_standard_errors(draws, np.array([[0, 1]]), 0.95, n_clusters=n)
+        found += [low[0], high[0]]
+    assert np.mean(found) == pytest.approx(expected, rel=0.15)
+    # ignoring the clusters would claim an error sqrt(copies) times smaller
+    draws = np.column_stack([np.tile(gen.normal(size=n), copies), np.zeros(n * copies)])
+    naive = bound_standard_errors(draws, np.array([[0, 1]]), 0.95, n_clusters=n * copies)[0][0]
+    assert naive < expected / 2 if copies > 1 else naive == pytest.approx(expected, rel=0.5)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from relimpute import _files
 from relimpute import _parsing as parsing
 from relimpute import io as rio
 from relimpute.errors import InputError
@@ -436,6 +437,46 @@ def test_prob_qrels_round_trip(tmp_path, suffix, rng):
     assert back["doc_id"].tolist() == frame["doc_id"].tolist()
 
 
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_prob_qrels_written_in_chunks_are_the_text_written_at_once(tmp_path, monkeypatch, suffix):
+    frame = pd.DataFrame(
+        {"query_id": ["1"] * 50 + ["2"] * 51, "doc_id": [f"d{i}" for i in range(101)],
+         "probability": np.linspace(0, 1, 101) ** 3},
+    )  # fmt: skip
+    whole = "query_id\tdoc_id\tprobability\n" + "".join(
+        f"{q}\t{d}\t{p!r}\n" for q, d, p in zip(frame.query_id, frame.doc_id, frame.probability)
+    )
+    written = []
+    real = _files.write_fully
+    monkeypatch.setattr(_files, "write_fully", lambda fd, data: (written.append(len(data)), real(fd, data)))
+    monkeypatch.setattr(rio, "_ROWS_PER_CHUNK", 16)
+    path = tmp_path / f"p.txt{suffix}"
+    write_prob_qrels(frame, path)
+    data = path.read_bytes()
+    assert (gzip.decompress(data) if suffix else data) == whole.encode()
+    if suffix:  # the same bytes as compressing the whole text at once
+        assert data == gzip.compress(whole.encode(), mtime=0)
+    else:  # header, then 7 chunks of at most 16 rows: never the whole text at once
+        assert len(written) == 8 and max(written) < len(whole) // 4
+    frame.loc[40, "doc_id"] = "d 40"  # in the third chunk: named by its row in the table
+    with pytest.raises(ValueError, match=r"'d 40' \(row 40\)"):
+        write_prob_qrels(frame, path)
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_a_failing_chunk_leaves_the_old_file(tmp_path):
+    path = tmp_path / "p.txt"
+    path.write_text("old\n")
+
+    def chunks():
+        yield "new\n"
+        raise ValueError("bad row")
+
+    with pytest.raises(ValueError, match="bad row"):
+        _files.atomic_write_chunks(path, chunks())
+    assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["p.txt"]
+
+
 def test_prob_qrels_errors(tmp_path):
     err = _error(read_prob_qrels, _write(tmp_path, "1 a 0.5\n1 b 1.5\n"))
     assert err.line == 2 and err.problem == "probability 1.5 is outside [0, 1]"
@@ -464,7 +505,7 @@ def test_writers_refuse_what_would_not_read_back(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("target", ["os.replace", "gzip.compress"])
+@pytest.mark.parametrize("target", ["os.replace", "write_fully"])
 def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypatch, target):
     path = tmp_path / "qrels.gz"
     write_qrels(read_qrels(_write(tmp_path, QRELS, "src.txt")), path)
@@ -475,8 +516,8 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
 
     if target == "os.replace":
         monkeypatch.setattr(rio.os, "replace", boom)
-    else:
-        monkeypatch.setattr(gzip, "compress", boom)  # the module the writer compresses with
+    else:  # the disk fills while the (compressed) text is written
+        monkeypatch.setattr(_files, "write_fully", boom)
     new = pd.DataFrame({"query_id": ["9"], "doc_id": ["z"], "relevance": [1]})
     with pytest.raises(InputError, match="disk on fire") as info:
         write_qrels(new, path)

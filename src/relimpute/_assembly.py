@@ -59,7 +59,9 @@ def align_files(
     # document listed twice in a topic is found by _align (it codes documents per topic
     # anyway) and reported by reading that file again, so errors come in the order of
     # reading run by run: a run's duplicate before a later run's error.
-    for _, path in files:
+    from .progress import progress
+
+    for _, path in progress(files, desc="reading runs", unit="run"):
         try:
             parts.append(_file_rows(path, judged, by_rank=by_rank, duplicates=duplicates))
         except InputError:

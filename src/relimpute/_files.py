@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import gzip
 import hashlib
 import io
 import os
 import re
 import stat
 import tempfile
+import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import InputError
@@ -271,6 +272,29 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     existing file at ``path`` is left untouched, and the failure is raised as
     :class:`InputError` naming ``path``.
     """
+    return _write_atomically(path, lambda handle: write_fully(handle, data))
+
+
+def atomic_write_chunks(path: str | os.PathLike, chunks: Iterable[str]) -> Path:
+    """:func:`atomic_write_bytes` of the text ``chunks`` joined, in UTF-8 (gzip-compressed
+    for a ``.gz`` path, the bytes ``gzip.compress(..., mtime=0)`` gives), written as they
+    come: one chunk is in memory at a time. An error raised by ``chunks`` removes the
+    temporary and leaves ``path`` untouched, as a failed write does."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31) if Path(path).suffix == ".gz" else None
+
+    def write(handle: int) -> None:
+        for chunk in chunks:
+            data = chunk.encode("utf-8")
+            write_fully(handle, packer.compress(data) if packer else data)
+        if packer:
+            write_fully(handle, packer.flush())
+
+    return _write_atomically(path, write)
+
+
+def _write_atomically(path: str | os.PathLike, write: Callable[[int], None]) -> Path:
+    """``write(fd)`` into a temporary beside ``path``, then renamed over it
+    (:func:`atomic_write_bytes` says what a failure leaves)."""
     path = check_output_path(path)
     tmp = None
     try:
@@ -281,7 +305,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         handle, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
         try:
             os.fchmod(handle, mode)
-            write_fully(handle, data)
+            write(handle)
             os.fsync(handle)
         finally:
             os.close(handle)
@@ -297,13 +321,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8; a ``.gz`` path is gzip-compressed."""
-    data = text.encode("utf-8")
-    if Path(path).suffix == ".gz":
-        try:
-            data = gzip.compress(data, mtime=0)
-        except OSError as exc:
-            raise InputError(f"cannot write file: {_reason(exc)}", os.fspath(path)) from exc
-    return atomic_write_bytes(path, data)
+    return atomic_write_chunks(path, (text,))
 
 
 def write_table(frame, path: str | os.PathLike, **to_csv) -> Path:

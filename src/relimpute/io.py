@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._files import atomic_write_text
+from ._files import atomic_write_chunks, atomic_write_text
 from ._parsing import (
     _ASCII_SPACE,
     _FRAME,
@@ -384,10 +384,11 @@ def read_prob_qrels(
 # --------------------------------------------------------------------------- writing
 
 
-def _writable_ids(frame: pd.DataFrame, column: str) -> list[str]:
-    """Ids as strings, refusing values the readers would split or drop."""
+def _writable_ids(frame: pd.DataFrame, column: str, first_row: int = 0) -> list[str]:
+    """Ids as strings, refusing values the readers would split or drop (rows are
+    counted from ``first_row``)."""
     ids = [str(v) for v in frame[column].tolist()]
-    for row, value in enumerate(ids):
+    for row, value in enumerate(ids, start=first_row):
         if not value or _ASCII_SPACE.search(value):
             raise ValueError(f"{column} {value!r} (row {row}) is empty or contains whitespace")
     return ids
@@ -400,11 +401,16 @@ def _lines(fmt: str, *columns: list) -> str:
 
 def _finite(frame: pd.DataFrame, column: str) -> list[float]:
     """A numeric column as floats, refusing NaN and infinities."""
+    return _finite_array(frame, column).tolist()
+
+
+def _finite_array(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """:func:`_finite` as a float64 array."""
     values = pd.to_numeric(frame[column]).to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         raise ValueError(f"{column} must be finite (row {int(bad[0])}: {values[bad[0]]})")
-    return values.tolist()
+    return values
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -448,19 +454,28 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute"
 
 def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write probabilistic qrels: a ``query_id<TAB>doc_id<TAB>probability`` header, then
-    one tab-separated line per document (p written with ``repr``, so it round-trips exactly)."""
+    one tab-separated line per document (p written with ``repr``, so it round-trips exactly).
+    The text is written in chunks of rows as it is made (millions of rows never sit in
+    memory as one string)."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
-    atomic_write_text(
-        path,
-        "\t".join(PROB_QRELS_COLUMNS)
-        + "\n"
-        + _lines(
-            "{}\t{}\t{!r}\n",
-            _writable_ids(frame, "query_id"),
-            _writable_ids(frame, "doc_id"),
-            _finite(frame, "probability"),
-        ),
-    )
+    probabilities = _finite_array(frame, "probability")
+
+    def chunks():  # ids are made strings (and checked) a chunk at a time too
+        yield "\t".join(PROB_QRELS_COLUMNS) + "\n"
+        for lo in range(0, len(frame), _ROWS_PER_CHUNK):
+            part = frame.iloc[lo : lo + _ROWS_PER_CHUNK]
+            yield _lines(
+                "{}\t{}\t{!r}\n",
+                _writable_ids(part, "query_id", first_row=lo),
+                _writable_ids(part, "doc_id", first_row=lo),
+                probabilities[lo : lo + _ROWS_PER_CHUNK].tolist(),
+            )
+
+    atomic_write_chunks(path, chunks())
+
+
+#: rows of text :func:`write_prob_qrels` makes at a time
+_ROWS_PER_CHUNK = 1 << 16
 
 
 def trec_scores(scores: pd.Series | np.ndarray) -> np.ndarray:

@@ -13,12 +13,15 @@ from contextlib import contextmanager
 _quiet = False
 
 
-def progress(iterable: Iterable, *, desc: str, total: int | None = None, unit: str = "it"):
-    """``iterable`` wrapped in a transient tqdm bar (on a terminal, unless quiet)."""
+def progress(
+    iterable: Iterable, *, desc: str, total: int | None = None, unit: str = "it", delay: float = 0.0
+):
+    """``iterable`` wrapped in a transient tqdm bar (on a terminal, unless quiet), shown
+    once ``delay`` seconds have passed (a step that is often quick stays silent)."""
     from tqdm.auto import tqdm
 
     # disable=None: tqdm shows the bar only when its output (stderr) is a terminal
-    return tqdm(iterable, desc=desc, total=total, unit=unit, leave=False,
+    return tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, delay=delay,
                 disable=True if _quiet else None)  # fmt: skip
 
 

@@ -17,7 +17,6 @@ import errno
 import importlib
 import importlib.util
 import os
-import pkgutil
 import re
 import signal
 import sys
@@ -26,12 +25,27 @@ from collections.abc import Collection
 from ..errors import InputError
 
 
+def _module_names() -> list[str]:
+    """The public modules of this package, sorted (``pkgutil.iter_modules`` imports
+    ``inspect``: a quarter of ``relimpute COMMAND --help``'s own CPU time)."""
+    names = set()
+    for folder in __path__:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            stem, dot, suffix = entry.partition(".")
+            if dot and suffix == "py" and stem.isidentifier() and not stem.startswith("_"):
+                names.add(stem)
+    return sorted(names)
+
+
 def _subcommand_modules():
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            module = importlib.import_module(f"{__name__}.{info.name}")
-            if hasattr(module, "COMMAND"):
-                yield module
+    for name in _module_names():
+        module = importlib.import_module(f"{__name__}.{name}")
+        if hasattr(module, "COMMAND"):
+            yield module
 
 
 def _literals(module_name: str) -> dict[str, str]:
@@ -65,10 +79,8 @@ def _literals(module_name: str) -> dict[str, str]:
 def _subcommand_index() -> dict[str, tuple[str, str]]:
     """``COMMAND -> (module name, HELP)`` of every subcommand module, importing as few as can be."""
     index = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        name = f"{__name__}.{info.name}"
+    for module_name in _module_names():
+        name = f"{__name__}.{module_name}"
         values = _literals(name)
         if "COMMAND" not in values or "HELP" not in values:
             module = importlib.import_module(name)

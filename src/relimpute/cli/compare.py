@@ -264,9 +264,45 @@ def run(args) -> int:
         print(narrower, file=sys.stderr)
     if args.matrix:
         _emit_matrix(result.matrix(), args.format)
-    else:
+    elif args.topics or result.scores.draws is None:
         emit(result.to_frame(level=args.confidence), args.format)
+    else:
+        emit(_bounds_to_their_digits(result, estimate, args), args.format)
     return 0
+
+
+def _bounds_to_their_digits(result, estimate, args):
+    """The answer with each Monte Carlo bound rounded to the decimals its Monte Carlo standard
+    error allows (at most half a unit of the last digit; 1 to 4 decimals), and a note saying so.
+
+    The bounds are tail quantiles: with a model's posterior draws they rest on the few
+    draws in the tail, so their last digits would change with the seed.
+    """
+    import sys
+
+    import numpy as np
+
+    from ..confidence.montecarlo import bound_standard_errors
+
+    frame = result.to_frame(level=args.confidence)
+    clusters = estimate.n_draws or len(result.scores.draws)  # draws sharing a posterior draw
+    errors = bound_standard_errors(result.scores.draws, result.pairs, args.confidence, clusters)
+    for column, se in zip(("ci_low", "ci_high"), errors):
+        with np.errstate(divide="ignore"):
+            digits = np.clip(np.floor(-np.log10(2 * se)), 1, 4).astype(int)
+        values = frame[column].to_numpy()
+        if args.format in ("tsv", "json"):
+            frame[column] = [round(float(v), int(d)) for v, d in zip(values, digits)]
+        else:
+            frame[column] = [f"{v:.{d}f}" for v, d in zip(values, digits)]
+    worst = max(float(np.max(e, initial=0.0)) for e in errors)
+    print(
+        f"relimpute {COMMAND}: ci_low and ci_high are printed to the digits their Monte Carlo "
+        f"error allows (standard error up to {worst:.2g}"
+        + (f", over {estimate.n_draws} posterior draws of the model)" if estimate.n_draws else ")"),
+        file=sys.stderr,
+    )
+    return frame
 
 
 def _point_estimate_note(args, estimate) -> str | None:

@@ -6,6 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+#: seconds a fit runs before its progress bar shows
+PROGRESS_DELAY = 1.0
+
 
 def newton_maximise(
     log_post: Callable[[np.ndarray], float],
@@ -21,20 +24,26 @@ def newton_maximise(
     ``gradient_curvature(θ)`` returns the gradient and the curvature (minus the
     Hessian, positive definite). Each step solves ``(curvature + ridge·I) s =
     gradient`` and halves its length until the Armijo condition holds; the
-    iterations stop when a step moves no coordinate by ``tol``.
+    iterations stop when a step moves no coordinate by ``tol``. On a terminal a fit
+    lasting over ``PROGRESS_DELAY`` seconds counts its steps with a progress bar (a large
+    fit takes tens of seconds; the many small fits of a study stay silent).
     """
+    from ..progress import progress
+
     theta = np.asarray(start, dtype=float).copy()
     value = log_post(theta)
-    for _ in range(max_iter):
-        grad, curvature = gradient_curvature(theta)
-        step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
-        t = 1.0
-        while True:
-            new = log_post(theta + t * step)
-            if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
+    steps = progress(iter(range(max_iter)), desc="fitting", unit="step", delay=PROGRESS_DELAY)
+    with steps:
+        for _ in steps:
+            grad, curvature = gradient_curvature(theta)
+            step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
+            t = 1.0
+            while True:
+                new = log_post(theta + t * step)
+                if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
+                    break
+                t /= 2
+            theta, value = theta + t * step, new
+            if np.abs(t * step).max() < tol:
                 break
-            t /= 2
-        theta, value = theta + t * step, new
-        if np.abs(t * step).max() < tol:
-            break
     return theta

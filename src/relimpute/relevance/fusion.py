@@ -113,6 +113,7 @@ from scipy.special import expit, log_expit, logit, ndtri
 
 from ..data import Campaign, TopicData
 from ._newton import newton_maximise
+from .fusion_draws import _PosteriorDraws
 from .base import LazyDraws, RelevanceModel, register
 
 N_FEATURES = 3
@@ -492,81 +493,6 @@ class Fusion(RelevanceModel):
             floor=self.capture_floor,
         )
         return LazyDraws(campaign.n_topics, n, draws)
-
-
-class _PosteriorDraws:
-    """Topic ``t``'s ``(n_draws, n)`` posterior draws of ``p``, computed when called.
-
-    Draw ``d``'s log-odds are ``design · θ_d + offset − (γ_d − γ) · capped (+ the runs'
-    effects below the pool)``; its capture adjustment couples the topics (the groups are
-    quantiles over every topic's documents), so the groups' edges and factors of every
-    draw are found first, in one pass over the campaign, and each topic's draws are then
-    computed alone (:mod:`._fusion_kernels`; the same numbers as the point estimate's
-    numpy code would give, up to rounding in the group edges).
-    """
-
-    def __init__(self, *, designs, offsets, capped, below, retrieved, outside, judged, relevant,
-                 theta, spreads, run_effects, n_bins, floor):  # fmt: skip
-        self.parts = (designs, below)  # stacked when first needed (never, if nothing reads)
-        sizes = [d.shape[0] for d in designs]
-        self.bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.theta_t = np.ascontiguousarray(theta.T)
-        effects = np.zeros((len(theta), 0)) if run_effects is None else run_effects
-        self.effects_t = np.ascontiguousarray(effects.T, dtype=float)
-        self.spreads = np.asarray(spreads, dtype=float)
-        self.offsets = np.concatenate(offsets) if offsets else np.zeros(0)
-        self.capped = np.concatenate(capped) if capped else np.zeros(0)
-        self.retrieved = retrieved
-        self.alive = np.repeat(np.asarray(retrieved, dtype=bool), sizes)
-        outside_rows = [np.flatnonzero(o) + lo for o, lo in zip(outside, self.bounds)]
-        self.rows = np.concatenate(outside_rows or [np.zeros(0)]).astype(np.int64)
-        self.starts = np.concatenate([[0], np.cumsum([len(r) for r in outside_rows])]).astype(np.int64)
-        self.judged = np.concatenate([j[o] for j, o in zip(judged, outside)] or [np.zeros(0, bool)])
-        self.relevant = np.concatenate([r[o] for r, o in zip(relevant, outside)] or [np.zeros(0, bool)])
-        self.n_bins = n_bins
-        self.floor = float(floor)
-        self.capture_: tuple[np.ndarray, np.ndarray] | None = None
-        self.design = self.low = None
-
-    def _stack(self) -> None:
-        """One CSR design (and one of the runs' votes below the pool) over every topic."""
-        if self.design is not None:
-            return
-        designs, below = self.parts
-        n_rows, n_cols = int(self.bounds[-1]), self.theta_t.shape[0]
-        stacked = sp.vstack(designs, format="csr") if designs else sp.csr_matrix((n_rows, n_cols))
-        low = sp.vstack(below, format="csr") if below else sp.csr_matrix((n_rows, 0))
-        self.parts = None
-        self.design = (stacked.indptr, stacked.indices, stacked.data)
-        self.low = (low.indptr, low.indices, low.data.astype(float))
-
-    def _common(self):
-        self._stack()
-        return (*self.design, self.theta_t, self.offsets, self.spreads, self.capped, *self.low,
-                self.effects_t)  # fmt: skip
-
-    def _capture(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_draws, n_bins − 1)`` group edges and ``(n_draws, n_bins)`` factors."""
-        if self.capture_ is None:
-            from ._fusion_kernels import capture_draws
-
-            q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
-            # a few draws at a time over every document: a buffer of at most ~2^23 values
-            chunk = max(1, min(len(self.spreads), (1 << 23) // max(len(self.rows), 1)))
-            self.capture_ = capture_draws(
-                *self._common(), self.alive, self.rows, self.starts, self.judged, self.relevant,
-                q, self.floor, chunk,
-            )  # fmt: skip
-        return self.capture_
-
-    def __call__(self, t: int) -> np.ndarray:
-        from ._fusion_kernels import topic_draws
-
-        edges, factors = self._capture()
-        return topic_draws(
-            *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
-            edges, factors,
-        ).T  # fmt: skip
 
 
 def _retrieved_any(topic: TopicData) -> bool:
