@@ -25,6 +25,7 @@ import pandas as pd
 from .._display import short_repr
 from ..data import Campaign
 from ..errors import InputError
+from .grades import GradeShares
 
 
 def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
@@ -93,6 +94,9 @@ class RelevanceEstimate:
         Name of the model that produced the estimate.
     params
         The fitted parameters worth reporting (plain numbers and arrays).
+    grades
+        Optional :class:`~relimpute.relevance.grades.GradeShares`: how each document's
+        relevance splits into grades (a model of graded relevance); None: binary.
     """
 
     query_ids: tuple[str, ...]
@@ -101,6 +105,7 @@ class RelevanceEstimate:
     draws: Sequence[np.ndarray] | None = None
     model: str = "unknown"
     params: Mapping[str, Any] = field(default_factory=dict)
+    grades: GradeShares | None = None
 
     def __post_init__(self) -> None:
         if not (len(self.query_ids) == len(self.doc_ids) == len(self.p)):

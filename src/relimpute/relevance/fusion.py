@@ -26,6 +26,7 @@ keeps the two equal); :meth:`RankFusion.plug_in` is the uncalibrated plug-in var
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,7 +34,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ..data import Campaign, TopicData
-from .base import LazyDraws, RelevanceModel, register
+from .base import LazyDraws, RelevanceEstimate, RelevanceModel, register
 from .fusion_capture import capture_factors
 from .fusion_evidence import (
     FEATURE_NAMES,
@@ -48,6 +49,7 @@ from .fusion_evidence import (
     topic_evidence,
 )
 from .ordinal import fit_logistic as _fit_logistic
+from .grades import GradeShares, judged_shares
 from .ordinal import fit_ordinal, grade_shares
 
 __all__ = [
@@ -144,6 +146,9 @@ class RankFusion(RelevanceModel):
         Pool depth ``k_t`` per topic.
     n_fit_
         Judged documents the model was fitted on.
+    grade_levels_, anchor_, cuts_
+        The grade levels of the fit set, the index of the lowest relevant one and the
+        cut-points ``c_1..c_{K−1}`` (``c_a = 0``); a binary scale is ``(0, 1)``, 1, ``(0,)``.
     """
 
     name = "fusion"
@@ -232,10 +237,20 @@ class RankFusion(RelevanceModel):
         self.query_ids_ = tuple(campaign.query_ids)
         design = sp.vstack(self._designs(campaign, evidence, masks), format="csr")
         y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
+        grades = np.concatenate([t.grades[m] for t, m in zip(campaign.topics, masks)])
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
-        theta, cov = _fit_logistic(design, y, prec, shift, start)
+        self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
+        if len(self.grade_levels_) > 2:
+            level = np.searchsorted(self.grade_levels_, grades)
+            theta, self.cuts_, cov = fit_ordinal(
+                design, level, self.anchor_, len(self.grade_levels_), prec, shift, start,
+                cut_sd=self.mean_prior[1],
+            )  # fmt: skip
+        else:  # a binary scale: the logistic model
+            theta, cov = _fit_logistic(design, y, prec, shift, start)
+            self.cuts_ = np.zeros(1)
         self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
@@ -298,7 +313,8 @@ class RankFusion(RelevanceModel):
         ]
         relevant = campaign.relevant()
         offsets = [self._beyond_offset(ev) for ev in evidence]
-        point = [expit(d @ self.coef_ + o) for d, o in zip(designs, offsets)]
+        eta = [d @ self.coef_ + o for d, o in zip(designs, offsets)]
+        point = [expit(e) for e in eta]
         point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
@@ -311,7 +327,24 @@ class RankFusion(RelevanceModel):
             "n_fit": self.n_fit_,
             "capture_factor_min": float(factor.min()),
         }
+        if len(self.grade_levels_) > 2:
+            params["cut_points"] = dict(zip(map(int, self.grade_levels_[1:]), map(float, self.cuts_)))
+            self._shares = [grade_shares(e, self.cuts_, self.anchor_) for e in eta]
         return p, draws, params
+
+    def predict(self, campaign: Campaign) -> RelevanceEstimate:
+        """Probabilities of relevance, and with a graded scale each document's distribution
+        over the grades (:class:`~.grades.GradeShares`; judged documents keep theirs)."""
+        self._shares = None
+        estimate = super().predict(campaign)
+        if self._shares is None:
+            return estimate
+        shares = GradeShares(
+            tuple(map(int, self.grade_levels_)), self.anchor_,
+            tuple(a for a, _ in self._shares), tuple(b for _, b in self._shares),
+        )  # fmt: skip
+        self._shares = None
+        return replace(estimate, grades=judged_shares(shares, campaign.topics))
 
     def _capture(self, campaign, point, outside, relevant):
         """Per topic each document's group, and the factor of each group on unjudged documents."""
@@ -432,6 +465,16 @@ class _PosteriorDraws:
             edges, factors,
         ).T  # fmt: skip
 
+
+
+def _grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
+    """The grade levels judged in the fit set and the index of the lowest relevant one; a
+    binary scale ``(0, 1), 1`` when the fit set has no level on one side of the threshold."""
+    levels = np.unique(grades)
+    anchor = int(np.searchsorted(levels, threshold))
+    if not 1 <= anchor < len(levels):
+        return np.array([0, 1]), 1
+    return levels, anchor
 
 
 register(RankFusion)
