@@ -23,7 +23,9 @@ equals the dense kernel's AP draw for draw and
 :mod:`relimpute.measures` name (``nDCG@10``, ``Rprec``, ...) is scored by its
 kernel with labels ``grade`` for judged documents and ``rel_threshold`` for
 drawn-relevant unjudged ones (so a drawn relevant document has the lowest
-relevant grade's gain in nDCG).
+relevant grade's gain in nDCG), or, when the estimate carries grades, with each
+unjudged document's grade drawn from the same uniform
+(:mod:`relimpute.confidence.graded`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 
 from ..data import Campaign
 from ..relevance.base import RelevanceEstimate, as_generator
+from .graded import graded_scorer
 from .linear import canonical_name, parse_linear, weight_matrix
 from .results import Comparison, SystemScores
 
@@ -57,6 +60,7 @@ def simulate(
     """
     rng = as_generator(rng)
     scorer, label = _scorer(measure, campaign.rel_threshold)
+    graded = graded_scorer(measure, campaign, estimate)
     posterior = estimate.draws if use_posterior_draws and estimate.draws is not None else None
     n_sys, n_topics = len(names), campaign.n_topics
     per_draw = max(
@@ -92,8 +96,11 @@ def simulate(
             else:
                 prob = post[(start + np.arange(size)) % post.shape[0]][:, uncertain]
             # float32 uniforms: half the cost; p is resolved to 2^-24
-            drawn = rng.random((size, len(uncertain)), dtype=np.float32) < prob
-            scores = scorer(topic, view, relevant, uncertain, drawn)
+            u = rng.random((size, len(uncertain)), dtype=np.float32)
+            if graded is not None:  # the same uniforms draw grades (confidence.graded)
+                scores = graded(t, view, uncertain, u, prob)
+            else:
+                scores = scorer(topic, view, relevant, uncertain, u < prob)
             _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topics)
 
     e_topic = sums / n_draws
