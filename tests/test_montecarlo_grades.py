@@ -113,3 +113,23 @@ def test_binary_measures_draw_as_without_grades(measure):
         assert not np.array_equal(*runs)
     else:
         np.testing.assert_array_equal(*runs)
+
+
+def test_pool_bias_draws_use_the_models_grades():
+    """The model-based pool-bias correction draws each document's grade from the model's
+    distribution: its E[nDCG@5] matches enumeration (4 standard errors, 100,000 draws), and a
+    document outside the would-be pool stays at grade 0."""
+    from relimpute.bias.model import graded_draws, would_be_pool_estimate
+    from relimpute.measures import parse_measure
+
+    campaign = _campaign()
+    estimate = _estimate(campaign, draws=False)
+    exact = _exact(campaign, estimate, _ndcg, 5, estimate.p[0][None, :])
+    draws = graded_draws(campaign, estimate, parse_measure("nDCG@5"), 100_000, rng=2)
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    np.testing.assert_array_less(np.abs(draws.mean(axis=0) - exact), 4 * se)
+    restricted = would_be_pool_estimate(campaign, estimate, np.array([0]), 2)  # run a's top 2
+    topic = campaign.topics[0]
+    outside = ~topic.judged & ~np.isin(np.arange(topic.n_docs), topic.ranking[0, :2])
+    assert outside.any() and np.all(restricted.grades.below[0][outside] == 0)
+    assert np.all(restricted.grades.at_least(0, restricted.p[0])[outside] == 0)
