@@ -67,6 +67,8 @@ from .errors import InputError
 RUN_COLUMNS = ("query_id", "doc_id", "score")
 QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
 PROB_QRELS_COLUMNS = ("query_id", "doc_id", "probability")
+#: optional probabilistic-qrels columns after those three: ``p_ge_<grade>`` = P(grade ≥ grade)
+GRADE_COLUMN = re.compile(r"p_ge_(-?\d+)")
 
 #: Other common spellings of the ir_measures column names, mapped automatically.
 COLUMN_ALIASES = {
@@ -673,31 +675,69 @@ def read_prob_qrels(
     A file has three fields per line, query id, document id and probability,
     separated by tabs or spaces, under an optional header line naming them
     (``query_id doc_id probability``, or aliases such as ``qid docno p``).
-    Probabilities must be finite and within [0, 1]; ``duplicates`` as for
-    :func:`read_qrels`.
+    A header may name more columns, ``p_ge_<grade>`` (:data:`GRADE_COLUMN`), each
+    P(grade ≥ grade) of a model of graded relevance (``docs/math/fusion.md``); they
+    must not increase with the grade. Probabilities must be finite and within
+    [0, 1]; ``duplicates`` as for :func:`read_qrels`.
     """
     _check_policy(duplicates, DUPLICATE_POLICIES)
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        data, skipped = _without_header(_read_bytes(source), PROB_QRELS_COLUMNS, name)
-        (query, doc, values), lines = _parse_fields(
-            data, 3, [0, 1, 2], name, "query_id doc_id probability", first_line=1 + skipped
+        data = _read_bytes(source)
+        names = PROB_QRELS_COLUMNS + _grade_header(data)
+        data, skipped = _without_header(data, names, name)
+        (query, doc, values, *graded), lines = _parse_fields(
+            data, len(names), list(range(len(names))), name, " ".join(names), first_line=1 + skipped
         )
     else:
         name, query, doc, values, lines = _id_value_columns(
             source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns
         )
-    probability = _to_float(values, "probability", name, lines)
-    outside = (probability < 0) | (probability > 1)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise InputError(
-            f"probability {float(probability[i])!r} is outside [0, 1]", name, int(lines[i])
-        )
+        names = PROB_QRELS_COLUMNS + tuple(c for c in source.columns if GRADE_COLUMN.fullmatch(str(c)))
+        graded = [source[c].reset_index(drop=True) for c in names[3:]]
+    probability = _probability_column(values, "probability", name, lines)
+    table = {"query_id": query, "doc_id": doc, "probability": probability}
+    table.update({c: _probability_column(v, c, name, lines) for c, v in zip(names[3:], graded)})
+    _check_grade_order(table, names[3:], name, lines)
     keep = _keep_mask(
         query, doc, probability, duplicates, name, lines, "probability", "probability", True
     )
-    return _table({"query_id": query, "doc_id": doc, "probability": probability}, keep)
+    return _table(table, keep)
+
+
+def _probability_column(values, what: str, name: str, lines: np.ndarray) -> np.ndarray:
+    """Finite numbers within [0, 1], else an error naming the line."""
+    probability = _to_float(values, what, name, lines)
+    outside = (probability < 0) | (probability > 1)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(f"{what} {float(probability[i])!r} is outside [0, 1]", name, int(lines[i]))
+    return probability
+
+
+def _grade_header(data: bytes) -> tuple[str, ...]:
+    """The ``p_ge_<grade>`` columns a header line names after the three of probabilistic qrels."""
+    fields = [f.decode("utf-8", "replace").lower() for f in data.partition(b"\n")[0].split()]
+    extra = fields[3:]
+    if extra and all(GRADE_COLUMN.fullmatch(f) for f in extra):
+        return tuple(extra)
+    return ()
+
+
+def _check_grade_order(table: dict, graded: tuple[str, ...], name: str, lines: np.ndarray) -> None:
+    """P(grade ≥ g) must not increase with g, nor repeat a grade."""
+    grades = [int(GRADE_COLUMN.fullmatch(c).group(1)) for c in graded]
+    if len(set(grades)) != len(grades):
+        raise InputError(f"a grade column is repeated in {list(graded)}", name)
+    order = sorted(zip(grades, graded))
+    for (_, low), (_, high) in zip(order, order[1:]):
+        bad = table[high] > table[low]
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{high} {float(table[high][i])!r} exceeds {low} {float(table[low][i])!r}: "
+                "P(grade >= g) cannot grow with g", name, int(lines[i]),
+            )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- writing
@@ -767,17 +807,19 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute"
 
 def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write probabilistic qrels: a ``query_id<TAB>doc_id<TAB>probability`` header, then
-    one tab-separated line per document (p written with ``repr``, so it round-trips exactly)."""
+    one tab-separated line per document (p written with ``repr``, so it round-trips exactly);
+    the frame's ``p_ge_<grade>`` columns (:data:`GRADE_COLUMN`) follow, header and values."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
+    names = PROB_QRELS_COLUMNS + tuple(c for c in frame.columns if GRADE_COLUMN.fullmatch(str(c)))
     atomic_write_text(
         path,
-        "\t".join(PROB_QRELS_COLUMNS)
+        "\t".join(names)
         + "\n"
         + _lines(
-            "{}\t{}\t{!r}\n",
+            "{}\t{}" + "\t{!r}" * (len(names) - 2) + "\n",
             _writable_ids(frame, "query_id"),
             _writable_ids(frame, "doc_id"),
-            _finite(frame, "probability"),
+            *(_finite(frame, c) for c in names[2:]),
         ),
     )
 

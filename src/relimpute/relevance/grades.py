@@ -90,3 +90,27 @@ def judged_shares(shares: GradeShares, topics) -> GradeShares:
     return GradeShares(
         shares.levels, shares.anchor, tuple(a for a, _ in parts), tuple(b for _, b in parts)
     )
+
+
+def grade_column(level: int) -> str:
+    """The probabilistic-qrels column of ``P(G ≥ level)`` (:data:`relimpute.io.GRADE_COLUMN`)."""
+    return f"p_ge_{int(level)}"
+
+
+def levels_of_columns(names) -> tuple[int, ...]:
+    """The grade levels of ``p_ge_<grade>`` columns: theirs, below the lowest one 0 (or, when a
+    column is at 0 or below, one grade lower: a file lists every level but the lowest)."""
+    listed = sorted(int(str(n)[len("p_ge_") :]) for n in names)
+    lowest = 0 if listed[0] > 0 else listed[0] - 1
+    return (lowest, *listed)
+
+
+def from_exceedance(levels, anchor: int, exceed, p) -> GradeShares:
+    """:class:`GradeShares` from per-topic ``(n, K − 1)`` ``P(G ≥ l_k)`` and ``(n,)`` ``p``."""
+    above, below = [], []
+    for e, pt in zip(exceed, p):
+        pt = pt[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            above.append(np.where(pt > 0, np.clip(e[:, anchor:] / pt, 0, 1), 0.0))
+            below.append(np.where(pt < 1, np.clip((e[:, : anchor - 1] - pt) / (1 - pt), 0, 1), 0.0))
+    return GradeShares(tuple(levels), anchor, tuple(above), tuple(below))
