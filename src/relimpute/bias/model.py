@@ -42,6 +42,7 @@ import numpy as np
 from scipy.special import expit, logit, ndtri
 
 from ..data import Campaign
+from ..confidence.graded import possible as graded_possible
 from ..relevance.base import RelevanceEstimate, as_generator
 from .base import Corrector, PoolContext, register
 
@@ -221,6 +222,8 @@ def graded_draws(
         p = estimate.p[t]
         posterior = None if estimate.draws is None else estimate.draws[t]
         possible = p if posterior is None else posterior.max(axis=0)
+        if estimate.grades is not None:
+            possible = graded_possible(estimate, t, possible)
         uncertain = np.flatnonzero(~topic.judged & (possible > 0))
         base = np.where(topic.judged, topic.grades, 0).astype(np.int64)
         judged = topic.grades[topic.judged].astype(np.int64)

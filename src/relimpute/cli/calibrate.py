@@ -15,6 +15,7 @@ from ._common import (
     positive_int,
 )
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
+from .compare import _measure
 
 COMMAND = "calibrate"
 HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired tests"
@@ -70,6 +71,11 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--one-per-group", metavar="GROUPS.tsv", help="draw one run per group (TSV: run, group)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
+    parser.add_argument(
+        "-m", "--measure", type=_measure, default="AP", metavar="MEASURE",
+        help="state and score the confidence for this measure's mean over topics instead of MAP "
+        "(e.g. nDCG@10; the judging still follows each strategy; default %(default)s)",
+    )  # fmt: skip
     add_seed_argument(parser, "the study (trials are reproducible from it)")
     parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
     parser.add_argument(
@@ -130,6 +136,7 @@ def run(args) -> int:
         jobs=args.jobs,
         progress=not args.quiet,
         checkpoint=folder,
+        measure=args.measure,
     )
     study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)
@@ -159,6 +166,7 @@ def _identity(args, campaign, strategies, groups) -> dict:
     arguments = {
         "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
         "depth": args.depth, "cap": args.cap, "strategies": specs,
+        **({"measure": args.measure} if args.measure != "AP" else {}),
         "one_per_group": None if groups is None else dict(sorted(groups.items())),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)

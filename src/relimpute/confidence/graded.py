@@ -1,13 +1,13 @@
 """Monte Carlo over grades: unjudged documents drawn at every grade, not only relevant or not.
 
 With an estimate that carries grades (:class:`~relimpute.relevance.grades.GradeShares`),
-a measure scored by its :mod:`relimpute.measures` kernel (``nDCG@k``, ``ERR@k``, any
-measure other than AP and the linear ones) gets, per draw, each unjudged document's
+a measure that reads grades (:data:`GRADED_FAMILIES`: ``nDCG@k``, ``ERR@k``) gets,
+per draw, each unjudged document's
 grade drawn from its distribution: one uniform ``U`` per document gives grade ``l_m``,
 ``m = #{k ≥ 1 : U < P(G ≥ l_k)}`` (``docs/math/fusion.md``, "Monte Carlo over grades").
-The uniforms are those of the binary path, and ``G`` is relevant exactly when
-``U < p``, so binary measures score the same draws as without grades. Judged documents
-keep their grades.
+``G`` is relevant exactly when ``U < p``; binary measures keep the binary path. A
+document with ``p = 0`` may still hold a grade below the threshold that has a gain, so
+it is drawn too (:func:`possible`). Judged documents keep their grades.
 """
 
 from __future__ import annotations
@@ -21,9 +21,13 @@ from ..relevance.base import RelevanceEstimate
 from .linear import canonical_name, parse_linear
 
 
+#: measure families whose score reads the grades themselves, not only relevance
+GRADED_FAMILIES = ("nDCG", "ERR")
+
+
 def graded_scorer(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> Callable | None:
     """``score(t, view, uncertain, u, prob) -> (B, S)`` scores with drawn grades, or None
-    when the estimate has no grades or the measure is AP or linear (binary paths)."""
+    when the estimate has no grades or the measure does not read grades (binary paths)."""
     shares = estimate.grades
     name = canonical_name(measure)
     if shares is None or name == "AP" or parse_linear(name) is not None:
@@ -31,6 +35,8 @@ def graded_scorer(measure: str, campaign: Campaign, estimate: RelevanceEstimate)
     from ..measures import parse_measure
 
     parsed = parse_measure(name)
+    if parsed.family not in GRADED_FAMILIES:
+        return None
     threshold = campaign.rel_threshold
 
     def score(t, view, uncertain, u, prob):
@@ -42,3 +48,11 @@ def graded_scorer(measure: str, campaign: Campaign, estimate: RelevanceEstimate)
         return parsed.score(np.where(keep, view.ranking, -1), labels, rel_threshold=threshold)
 
     return score
+
+
+def possible(estimate: RelevanceEstimate, t: int, possible_p: np.ndarray) -> np.ndarray:
+    """Per document of topic ``t``, a number > 0 where some grade above the lowest can be
+    drawn: ``possible_p`` (the largest p over the draws) plus the share of the lowest
+    nonrelevant grade with a gain."""
+    below = estimate.grades.below[t]
+    return possible_p + (below[:, 0] if below.shape[1] else 0.0)

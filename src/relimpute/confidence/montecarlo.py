@@ -35,6 +35,7 @@ import numpy as np
 from ..data import Campaign
 from ..relevance.base import RelevanceEstimate, as_generator
 from .graded import graded_scorer
+from .graded import possible as graded_possible
 from .linear import canonical_name, parse_linear, weight_matrix
 from .results import Comparison, SystemScores
 
@@ -84,6 +85,8 @@ def simulate(
         if post is not None and post.shape[1:] != p.shape:
             raise ValueError(f"topic {topic.query_id}: posterior draws have shape {post.shape}")
         possible = p if post is None else post.max(axis=0)
+        if graded is not None:  # a grade below the threshold may have a gain where p = 0
+            possible = graded_possible(estimate, t, possible)
         uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
         if scorer is _score_ap:
             scores = _ap_draws(view, relevant, uncertain, p, post, n_draws, rng)
