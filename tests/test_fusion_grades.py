@@ -148,3 +148,16 @@ def test_bad_grade_shares_are_refused():
         GradeShares((0, 2, 1), 1, (), ())
     with pytest.raises(ValueError, match="wrong shape"):
         GradeShares((0, 1, 2), 1, (np.zeros((3, 2)),), (np.zeros((3, 0)),))
+
+
+def test_fusion_module_stays_small_and_keeps_its_public_names():
+    """Issue 25: relevance/fusion.py at most 500 lines, split by idea; the names other code
+    imports from it still import from it."""
+    import inspect
+
+    import relimpute.relevance.fusion as fusion
+
+    assert len(inspect.getsource(fusion).splitlines()) <= 500
+    for name in ("RankFusion", "topic_evidence", "pool_depth", "judged_prefixes", "capture_factors",
+                 "TopicEvidence", "FEATURE_NAMES", "N_FEATURES", "SPREAD_RATIO", "_fit_logistic"):
+        assert hasattr(fusion, name), name

@@ -57,6 +57,7 @@ __all__ = [
     "N_FEATURES",
     "PLUG_IN",
     "SPREAD_RATIO",
+    "CUT_SD",
     "RankFusion",
     "TopicEvidence",
     "capture_factors",
@@ -80,6 +81,9 @@ PLUG_IN: dict[str, Any] = {
 #: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
 #: depth and holds below it (``docs/math/fusion.md``, "Below the pool")
 SPREAD_RATIO = 10.0
+#: sd of the Gaussian prior on each free cut-point of the grades (``docs/math/fusion.md``,
+#: "Relevance and grades"): set a priori as wide as the prior on ``μ`` (``models/README.md``)
+CUT_SD = 3.0
 
 
 
@@ -246,7 +250,7 @@ class RankFusion(RelevanceModel):
             level = np.searchsorted(self.grade_levels_, grades)
             theta, self.cuts_, cov = fit_ordinal(
                 design, level, self.anchor_, len(self.grade_levels_), prec, shift, start,
-                cut_sd=self.mean_prior[1],
+                cut_sd=CUT_SD,
             )  # fmt: skip
         else:  # a binary scale: the logistic model
             theta, cov = _fit_logistic(design, y, prec, shift, start)
