@@ -1,9 +1,9 @@
 """The default model's ordinal fit against its binary fit on DL 2019 (issue 25: ≤ 1.5×).
 
 Both fit ``RankFusion()`` (the shipped settings) on the same judged documents of DL 2019
-(rel ≥ 2 relevant): once with the official grades 0-3 (cumulative logits, three
-cut-points) and once with the grades collapsed to 0/1 (the logistic fit the model ran
-before grades). Judgments: the official qrels, and the depth-10 pool of all 37 runs.
+(rel ≥ 2 relevant): once with the official grades 0-3 (the logistic fit of relevance,
+then the cut-points of the cumulative logits given its log-odds) and once with the grades
+collapsed to 0/1 (the logistic fit alone, what the model ran before grades). Judgments: the official qrels, and the depth-10 pool of all 37 runs.
 CPU seconds of ``fit`` (median of ``--repeats``; the evidence and design are built in
 both). Writes benchmarks/results/ordinal.{md,json}.
 

@@ -91,16 +91,41 @@ def _campaign(binary: bool):
     return pooled_campaign(campaign, list(campaign.systems), 8)
 
 
-def test_binary_scale_gives_the_binary_models_numbers_and_no_grades():
-    """A 0/1 campaign: the fit is the logistic one (the same code, so the same numbers as
-    before grades), and the estimate carries no grades (Monte Carlo as before)."""
-    campaign = _campaign(binary=True)
-    model = RankFusion(n_draws=4).fit(campaign, rng=3)
-    estimate = model.predict(campaign)
+def test_relevance_is_the_binary_models_and_grades_only_split_it():
+    """A 0/1 campaign gets no grades (Monte Carlo as before); the same campaign with its grades
+    gets the same probabilities of relevance and draws, bit for bit, plus the split."""
+    binary = _campaign(binary=True)
+    model = RankFusion(n_draws=4).fit(binary, rng=3)
+    estimate = model.predict(binary)
     assert estimate.grades is None and model.grade_levels_.tolist() == [0, 1]
-    graded = RankFusion(n_draws=4).fit(_campaign(binary=False), rng=3)
-    assert len(graded.grade_levels_) > 2  # the same documents with grades fit another model
-    assert not np.allclose(graded.coef_, model.coef_)
+    graded_campaign = _campaign(binary=False)
+    graded = RankFusion(n_draws=4).fit(graded_campaign, rng=3)
+    with_grades = graded.predict(graded_campaign)
+    assert len(graded.grade_levels_) > 2 and with_grades.grades is not None
+    np.testing.assert_array_equal(graded.coef_, model.coef_)
+    for t in range(binary.n_topics):
+        np.testing.assert_array_equal(with_grades.p[t], estimate.p[t])
+        np.testing.assert_array_equal(with_grades.draws[t], estimate.draws[t])
+
+
+def test_cut_points_given_the_log_odds_match_an_independent_optimiser(rng):
+    """How the model fits them: no design columns, ``η`` an offset."""
+    design, level = _ordinal_data(rng)
+    offset = design @ np.array([1.0, -0.6, -0.5])
+    empty = sp.csr_matrix((len(level), 0))
+    _, cuts, _ = fit_ordinal(empty, level, 2, 4, np.zeros((0, 0)), np.zeros(0), np.zeros(0),
+                             cut_sd=3.0, offset=offset)  # fmt: skip
+
+    def neg(c):
+        full = np.array([c[0], 0.0, c[1]])
+        cum = np.column_stack([np.ones(len(level)), expit(offset[:, None] + full), np.zeros(len(level))])
+        prob = cum[np.arange(len(level)), level] - cum[np.arange(len(level)), level + 1]
+        return 1e10 if np.any(prob <= 0) else -(np.log(prob).sum() - 0.5 * c @ c / 9.0)
+
+    res = minimize(neg, np.array([1.0, -1.0]), method="Nelder-Mead",
+                   options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 10000})
+    np.testing.assert_allclose(cuts[[0, 2]], res.x, atol=1e-5)
+    assert cuts[1] == 0.0
 
 
 def test_graded_estimate_splits_p_into_grades_and_keeps_judged_grades():

@@ -10,8 +10,9 @@ documents were chosen* (a pool is not a random sample of the documents).
 - features of the runs' evidence (:mod:`.fusion_evidence`), and cumulative logits
   ``logit P(G ≥ l_k) = α_t + c_k + w · x + Σ_j u_j / log2(1 + r_ij)`` with partially
   pooled topic intercepts, per-run effects and ordered cut-points (the proportional-odds
-  model, McCullagh 1980; with a binary scale the logistic model), fitted by Newton's
-  method with a Laplace approximation (:mod:`.ordinal`);
+  model, McCullagh 1980): ``θ`` by Newton's method with a Laplace approximation on relevance
+  at the threshold (the binary model, unchanged by grades), then the cut-points given the
+  log-odds (:mod:`.ordinal`);
 - fitted only on the judged documents inside the pool the judging followed
   (:func:`pool_depth`), corrected for the documents judged beyond it (the capture
   adjustment, :mod:`.fusion_capture`), with relevance fading below the pool by
@@ -245,16 +246,15 @@ class RankFusion(RelevanceModel):
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
+        theta, cov = _fit_logistic(design, y, prec, shift, start)
         self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
-        if len(self.grade_levels_) > 2:
+        self.cuts_ = np.zeros(1)
+        if len(self.grade_levels_) > 2:  # the cut-points given the log-odds of relevance
             level = np.searchsorted(self.grade_levels_, grades)
-            theta, self.cuts_, cov = fit_ordinal(
-                design, level, self.anchor_, len(self.grade_levels_), prec, shift, start,
-                cut_sd=CUT_SD,
-            )  # fmt: skip
-        else:  # a binary scale: the logistic model
-            theta, cov = _fit_logistic(design, y, prec, shift, start)
-            self.cuts_ = np.zeros(1)
+            self.cuts_ = fit_ordinal(
+                sp.csr_matrix((len(y), 0)), level, self.anchor_, len(self.grade_levels_),
+                np.zeros((0, 0)), np.zeros(0), np.zeros(0), cut_sd=CUT_SD, offset=design @ theta,
+            )[1]  # fmt: skip
         self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))

@@ -5,10 +5,11 @@ grade levels ``l_0 < … < l_{K−1}`` and the level ``l_a`` where relevance sta
 
     logit P(G ≥ l_k) = η + c_k,   c_a = 0,   c_1 > … > c_{K−1}
 
-(the proportional-odds model, McCullagh 1980 eq. 2.2), ``η = design · θ``. With
-two levels it is the logistic regression of :func:`fit_logistic`, which it calls,
-so a binary scale gives the binary model's numbers. The log-likelihood is
-concave in ``(θ, c)`` (Pratt 1981), so the mode is unique.
+(the proportional-odds model, McCullagh 1980 eq. 2.2), ``η = design · θ (+ offset)``.
+With two levels it is the logistic regression of :func:`fit_logistic`, which it calls.
+The log-likelihood is concave in ``(θ, c)`` (Pratt 1981), so the mode is unique. The
+rank-fusion model fits ``θ`` by :func:`fit_logistic` and the cut-points alone given
+``η`` (``docs/math/fusion.md``, "Estimation in two steps").
 """
 
 from __future__ import annotations
@@ -45,16 +46,20 @@ def fit_logistic(design, y, prec, shift, start):
     return theta, (cov + cov.T) / 2
 
 
-def fit_ordinal(design, level, anchor: int, n_levels: int, prec, shift, start, cut_sd: float):
+def fit_ordinal(
+    design, level, anchor: int, n_levels: int, prec, shift, start, cut_sd: float, offset=0.0
+):
     """Posterior mode of ``θ`` and the cut-points, and the Laplace covariance of ``θ``.
 
     ``level`` is each row's grade index ``0..n_levels − 1``; ``anchor`` the index
     ``a ≥ 1`` whose cut-point is 0; the free cut-points have the prior
-    ``N(0, cut_sd²)``, ``θ`` the prior ``(prec, shift)`` of :func:`fit_logistic`.
-    Returns ``θ``, the ``(n_levels − 1,)`` cut-points ``c_1..c_{K−1}`` (``c_a = 0``)
-    and the covariance of ``θ`` (the cut-points' uncertainty integrated out).
+    ``N(0, cut_sd²)``, ``θ`` the prior ``(prec, shift)`` of :func:`fit_logistic`;
+    ``η = design · θ + offset``. Returns ``θ``, the ``(n_levels − 1,)`` cut-points
+    ``c_1..c_{K−1}`` (``c_a = 0``) and the covariance of ``θ`` (the cut-points'
+    uncertainty integrated out). A design of no columns fits the cut-points alone
+    given ``η = offset`` (how the rank-fusion model fits them).
     """
-    if n_levels == 2:
+    if n_levels == 2 and np.all(np.asarray(offset) == 0):
         theta, cov = fit_logistic(design, (np.asarray(level) >= 1).astype(float), prec, shift, start)
         return theta, np.zeros(1), cov
     design = sp.csr_matrix(design)
@@ -75,7 +80,7 @@ def fit_ordinal(design, level, anchor: int, n_levels: int, prec, shift, start, c
 
     def parts(phi):
         c = cuts_of(phi)
-        eta = design @ phi[:n_par]
+        eta = design @ phi[:n_par] + offset
         return eta + c[level], eta + c[level + 1], c
 
     def log_post(phi):
