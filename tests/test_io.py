@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relimpute import _files
+from relimpute import _files, _writing
 from relimpute import _parsing as parsing
 from relimpute import io as rio
 from relimpute.errors import InputError
@@ -449,7 +449,7 @@ def test_prob_qrels_written_in_chunks_are_the_text_written_at_once(tmp_path, mon
     written = []
     real = _files.write_fully
     monkeypatch.setattr(_files, "write_fully", lambda fd, data: (written.append(len(data)), real(fd, data)))
-    monkeypatch.setattr(rio, "_ROWS_PER_CHUNK", 16)
+    monkeypatch.setattr(_writing, "_ROWS_PER_CHUNK", 16)
     path = tmp_path / f"p.txt{suffix}"
     write_prob_qrels(frame, path)
     data = path.read_bytes()

@@ -20,7 +20,7 @@ PACKAGE = "relimpute"
 #: the package itself (``relimpute/__init__.py``) is the facade over all of them.
 LAYERS = (
     ("errors", "_display", "_jit", "progress", "_files", "_tables", "stats", "_registry"),
-    ("_parsing", "io", "collection_settings", "adapters", "groups"),
+    ("_parsing", "_writing", "io", "collection_settings", "adapters", "groups"),
     ("_assembly",),
     ("data",),
     ("measures",),

@@ -103,10 +103,10 @@ def test_paired_test_str_names_the_test(results):
 def test_a_result_says_whether_the_models_parameter_uncertainty_is_in_it():
     """Exact moments, and Monte Carlo without posterior draws, take the model's
     probabilities as known and say so; Monte Carlo over the draws carries them."""
-    from relimpute.relevance import RankFusion
+    from relimpute.relevance import Fusion
 
     sim = simulate_campaign(n_topics=4, n_systems=3, n_docs=200, depth=30, rng=5)
-    estimate = RankFusion(n_draws=20).fit_predict(sim.campaign, rng=0)
+    estimate = Fusion(n_draws=20).fit_predict(sim.campaign, rng=0)
     engine = ConfidenceEngine()
     exact = engine.compare(sim.campaign, estimate)
     plain = engine.monte_carlo(sim.campaign, estimate, n_draws=40, rng=1, use_posterior_draws=False)

@@ -377,3 +377,37 @@ def _table(columns: dict[str, object], keep: np.ndarray | None) -> pd.DataFrame:
             values = values.filter(pa.array(keep)) if isinstance(values, pa.Array) else values[keep]
         out[name] = values.to_pandas() if isinstance(values, pa.Array) else values
     return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------- TREC layout
+
+RUN_COLUMNS = ("query_id", "doc_id", "score")
+QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
+PROB_QRELS_COLUMNS = ("query_id", "doc_id", "probability")
+#: optional probabilistic-qrels columns after those three: ``p_ge_<grade>`` = P(grade ≥ grade)
+GRADE_COLUMN = re.compile(r"p_ge_(-?\d+)")
+
+
+def trec_scores(scores: pd.Series | np.ndarray) -> np.ndarray:
+    """Scores as trec_eval compares them: rounded to float32, returned as float64.
+
+    trec_eval stores a run's scores as C ``float`` (``trec_format.h``:
+    ``float sim``), so scores that differ only beyond float32 precision tie
+    and are ordered by docno.
+    """
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def sort_trec(run: pd.DataFrame, *, by_rank: bool = False) -> pd.DataFrame:
+    """Order a run as trec_eval does: per topic, score descending, ties by docno descending.
+
+    Scores are compared at trec_eval's float32 precision (:func:`trec_scores`).
+    With ``by_rank`` the rank column orders the documents instead (ties by
+    docno descending), for runs whose scores are not meant to be used.
+    """
+    key = run["rank"].to_numpy() if by_rank else -trec_scores(run["score"])
+    order = run.assign(_key=key).sort_values(
+        ["query_id", "_key", "doc_id"], ascending=[True, True, False], kind="stable"
+    )
+    return order.drop(columns="_key").reset_index(drop=True)

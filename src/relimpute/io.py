@@ -56,9 +56,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._files import atomic_write_chunks, atomic_write_text
+from ._writing import write_prob_qrels, write_qrels, write_run
 from ._parsing import (
-    _ASCII_SPACE,
+    GRADE_COLUMN,
+    PROB_QRELS_COLUMNS,
+    QRELS_COLUMNS,
+    RUN_COLUMNS,
+    sort_trec,
+    trec_scores,
     _FRAME,
     COLUMN_ALIASES,
     _check_policy,
@@ -98,9 +103,6 @@ __all__ = [
     "write_run",
 ]
 
-RUN_COLUMNS = ("query_id", "doc_id", "score")
-QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
-PROB_QRELS_COLUMNS = ("query_id", "doc_id", "probability")
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
 #: -2 is the TREC Web track's "junk" grade (judged, nonrelevant).
@@ -354,150 +356,69 @@ def read_prob_qrels(
     A file has three fields per line, query id, document id and probability,
     separated by tabs or spaces, under an optional header line naming them
     (``query_id doc_id probability``, or aliases such as ``qid docno p``).
-    Probabilities must be finite and within [0, 1]; ``duplicates`` as for
-    :func:`read_qrels`.
+    A header may name more columns, ``p_ge_<grade>`` (:data:`GRADE_COLUMN`), each
+    P(grade ≥ grade) of a model of graded relevance (``docs/math/fusion.md``); they
+    must not increase with the grade. Probabilities must be finite and within
+    [0, 1]; ``duplicates`` as for :func:`read_qrels`.
     """
     _check_policy(duplicates, DUPLICATE_POLICIES)
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        data, skipped = _without_header(_read_bytes(source), PROB_QRELS_COLUMNS, name)
-        (query, doc, values), lines = _parse_fields(
-            data, 3, [0, 1, 2], name, "query_id doc_id probability", first_line=1 + skipped
+        data = _read_bytes(source)
+        names = PROB_QRELS_COLUMNS + _grade_header(data)
+        data, skipped = _without_header(data, names, name)
+        (query, doc, values, *graded), lines = _parse_fields(
+            data, len(names), list(range(len(names))), name, " ".join(names), first_line=1 + skipped
         )
     else:
         name, query, doc, values, lines = _id_value_columns(
             source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns
         )
-    probability = _to_float(values, "probability", name, lines)
-    outside = (probability < 0) | (probability > 1)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise InputError(
-            f"probability {float(probability[i])!r} is outside [0, 1]", name, int(lines[i])
-        )
+        names = PROB_QRELS_COLUMNS + tuple(c for c in source.columns if GRADE_COLUMN.fullmatch(str(c)))
+        graded = [source[c].reset_index(drop=True) for c in names[3:]]
+    probability = _probability_column(values, "probability", name, lines)
+    table = {"query_id": query, "doc_id": doc, "probability": probability}
+    table.update({c: _probability_column(v, c, name, lines) for c, v in zip(names[3:], graded)})
+    _check_grade_order(table, names[3:], name, lines)
     keep = _keep_mask(
         query, doc, probability, duplicates, name, lines, "probability", "probability", True
     )
-    return _table({"query_id": query, "doc_id": doc, "probability": probability}, keep)
+    return _table(table, keep)
+
+
+def _probability_column(values, what: str, name: str, lines: np.ndarray) -> np.ndarray:
+    """Finite numbers within [0, 1], else an error naming the line."""
+    probability = _to_float(values, what, name, lines)
+    outside = (probability < 0) | (probability > 1)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(f"{what} {float(probability[i])!r} is outside [0, 1]", name, int(lines[i]))
+    return probability
+
+
+def _grade_header(data: bytes) -> tuple[str, ...]:
+    """The ``p_ge_<grade>`` columns a header line names after the three of probabilistic qrels."""
+    fields = [f.decode("utf-8", "replace").lower() for f in data.partition(b"\n")[0].split()]
+    extra = fields[3:]
+    if extra and all(GRADE_COLUMN.fullmatch(f) for f in extra):
+        return tuple(extra)
+    return ()
+
+
+def _check_grade_order(table: dict, graded: tuple[str, ...], name: str, lines: np.ndarray) -> None:
+    """P(grade ≥ g) must not increase with g, nor repeat a grade."""
+    grades = [int(GRADE_COLUMN.fullmatch(c).group(1)) for c in graded]
+    if len(set(grades)) != len(grades):
+        raise InputError(f"a grade column is repeated in {list(graded)}", name)
+    order = sorted(zip(grades, graded))
+    for (_, low), (_, high) in zip(order, order[1:]):
+        bad = table[high] > table[low]
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{high} {float(table[high][i])!r} exceeds {low} {float(table[low][i])!r}: "
+                "P(grade >= g) cannot grow with g", name, int(lines[i]),
+            )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- writing
-
-
-def _writable_ids(frame: pd.DataFrame, column: str, first_row: int = 0) -> list[str]:
-    """Ids as strings, refusing values the readers would split or drop (rows are
-    counted from ``first_row``)."""
-    ids = [str(v) for v in frame[column].tolist()]
-    for row, value in enumerate(ids, start=first_row):
-        if not value or _ASCII_SPACE.search(value):
-            raise ValueError(f"{column} {value!r} (row {row}) is empty or contains whitespace")
-    return ids
-
-
-def _lines(fmt: str, *columns: list) -> str:
-    """One formatted line per row of the given columns."""
-    return "".join(fmt.format(*row) for row in zip(*columns))
-
-
-def _finite(frame: pd.DataFrame, column: str) -> list[float]:
-    """A numeric column as floats, refusing NaN and infinities."""
-    return _finite_array(frame, column).tolist()
-
-
-def _finite_array(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """:func:`_finite` as a float64 array."""
-    values = pd.to_numeric(frame[column]).to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(values))
-    if len(bad):
-        raise ValueError(f"{column} must be finite (row {int(bad[0])}: {values[bad[0]]})")
-    return values
-
-
-def write_qrels(qrels: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write qrels as ``qid 0 docno rel`` lines (``.gz`` paths are compressed)."""
-    frame = _normalise_frame(qrels, QRELS_COLUMNS, None)
-    labels = _finite(frame, "relevance")
-    if any(v != int(v) for v in labels):
-        raise ValueError("relevance labels must be integers")
-    atomic_write_text(
-        path,
-        _lines(
-            "{} 0 {} {}\n",
-            _writable_ids(frame, "query_id"),
-            _writable_ids(frame, "doc_id"),
-            [int(v) for v in labels],
-        ),
-    )
-
-
-def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute") -> None:
-    """Write a run as ``qid Q0 docno rank score tag`` lines, ranked as trec_eval ranks.
-
-    Scores are written with ``repr`` (shortest round-tripping form), so reading
-    the file back gives the same floats and the same order.
-    """
-    if not tag or _ASCII_SPACE.search(tag):
-        raise ValueError(f"tag {tag!r} is empty or contains whitespace")
-    frame = sort_trec(_normalise_frame(run, RUN_COLUMNS, None))
-    rank = (frame.groupby("query_id", sort=False).cumcount() + 1).tolist()
-    atomic_write_text(
-        path,
-        _lines(
-            "{} Q0 {} {} {!r} " + tag + "\n",
-            _writable_ids(frame, "query_id"),
-            _writable_ids(frame, "doc_id"),
-            rank,
-            _finite(frame, "score"),
-        ),
-    )
-
-
-def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write probabilistic qrels: a ``query_id<TAB>doc_id<TAB>probability`` header, then
-    one tab-separated line per document (p written with ``repr``, so it round-trips exactly).
-    The text is written in chunks of rows as it is made (millions of rows never sit in
-    memory as one string)."""
-    frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
-    probabilities = _finite_array(frame, "probability")
-
-    def chunks():  # ids are made strings (and checked) a chunk at a time too
-        yield "\t".join(PROB_QRELS_COLUMNS) + "\n"
-        for lo in range(0, len(frame), _ROWS_PER_CHUNK):
-            part = frame.iloc[lo : lo + _ROWS_PER_CHUNK]
-            yield _lines(
-                "{}\t{}\t{!r}\n",
-                _writable_ids(part, "query_id", first_row=lo),
-                _writable_ids(part, "doc_id", first_row=lo),
-                probabilities[lo : lo + _ROWS_PER_CHUNK].tolist(),
-            )
-
-    atomic_write_chunks(path, chunks())
-
-
-#: rows of text :func:`write_prob_qrels` makes at a time
-_ROWS_PER_CHUNK = 1 << 16
-
-
-def trec_scores(scores: pd.Series | np.ndarray) -> np.ndarray:
-    """Scores as trec_eval compares them: rounded to float32, returned as float64.
-
-    trec_eval stores a run's scores as C ``float`` (``trec_format.h``:
-    ``float sim``), so scores that differ only beyond float32 precision tie
-    and are ordered by docno.
-    """
-    with np.errstate(over="ignore"):
-        return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
-
-
-def sort_trec(run: pd.DataFrame, *, by_rank: bool = False) -> pd.DataFrame:
-    """Order a run as trec_eval does: per topic, score descending, ties by docno descending.
-
-    Scores are compared at trec_eval's float32 precision (:func:`trec_scores`).
-    With ``by_rank`` the rank column orders the documents instead (ties by
-    docno descending), for runs whose scores are not meant to be used.
-    """
-    key = run["rank"].to_numpy() if by_rank else -trec_scores(run["score"])
-    order = run.assign(_key=key).sort_values(
-        ["query_id", "_key", "doc_id"], ascending=[True, True, False], kind="stable"
-    )
-    return order.drop(columns="_key").reset_index(drop=True)

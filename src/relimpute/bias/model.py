@@ -24,7 +24,10 @@ cannot be learned from the pool that is being corrected (the group is not in
 it); it is chosen leave-one-collection-out on leave-one-group-out studies
 (:data:`GROUP_SD` says which).
 
-Graded measures (nDCG) need a grade, not only relevance: a drawn-relevant
+Graded measures (nDCG) need a grade, not only relevance: with a model that
+predicts grades (``fusion``, :class:`~relimpute.relevance.grades.GradeShares`)
+each document's grade is drawn from its own distribution
+(``docs/math/fusion.md``, "Monte Carlo over grades"); otherwise a drawn-relevant
 document takes a grade drawn from the topic's judged relevant grades, a
 drawn-nonrelevant one from its judged nonrelevant grades (grade 1 of TREC DL
 is "nonrelevant" at ``rel ≥ 2`` but has a gain). With binary qrels this is
@@ -39,6 +42,7 @@ import numpy as np
 from scipy.special import expit, logit, ndtri
 
 from ..data import Campaign
+from ..confidence.graded import possible as graded_possible
 from ..relevance.base import RelevanceEstimate, as_generator
 from .base import Corrector, PoolContext, register
 
@@ -122,7 +126,31 @@ def would_be_pool_estimate(
         draws=tuple(draws) if draws else None,
         model=estimate.model,
         params=estimate.params,
+        grades=_outside_nonrelevant(estimate.grades, masks, campaign),
     )
+
+
+def _outside_nonrelevant(shares, masks, campaign):
+    """``shares`` with the unjudged documents outside ``masks`` at grade 0 (the pool's
+    unjudged = nonrelevant); judged ones keep theirs."""
+    if shares is None:
+        return None
+    below = tuple(
+        np.where((unknown | topic.judged)[:, None], b, 0.0)
+        for b, unknown, topic in zip(shares.below, masks, campaign.topics)
+    )
+    return replace(shares, below=below)
+
+
+def _moved_grades(shares, source, target, n):
+    """:func:`_moved` of the grade shares (their document axis first)."""
+    if shares is None:
+        return None
+    above, below = (
+        tuple(a.T for a in _moved(tuple(x.T for x in parts), source, target, n))
+        for parts in (shares.above, shares.below)
+    )
+    return replace(shares, above=above, below=below)
 
 
 def group_shifted(
@@ -194,6 +222,8 @@ def graded_draws(
         p = estimate.p[t]
         posterior = None if estimate.draws is None else estimate.draws[t]
         possible = p if posterior is None else posterior.max(axis=0)
+        if estimate.grades is not None:
+            possible = graded_possible(estimate, t, possible)
         uncertain = np.flatnonzero(~topic.judged & (possible > 0))
         base = np.where(topic.judged, topic.grades, 0).astype(np.int64)
         judged = topic.grades[topic.judged].astype(np.int64)
@@ -209,13 +239,16 @@ def graded_draws(
                 prob = p[uncertain][None, :]
             else:
                 prob = posterior[(lo + np.arange(size)) % posterior.shape[0]][:, uncertain]
-            drawn = rng.random((size, len(uncertain))) < prob
+            u = rng.random((size, len(uncertain)))
             labels = np.repeat(base[None, :], size, axis=0)
-            labels[:, uncertain] = np.where(
-                drawn,
-                rng.choice(relevant_grades, size=drawn.shape),
-                rng.choice(other_grades, size=drawn.shape),
-            )
+            if estimate.grades is not None:  # the model's own distribution over the grades
+                labels[:, uncertain] = estimate.grades.draw(t, u, prob, uncertain)
+            else:
+                labels[:, uncertain] = np.where(
+                    u < prob,
+                    rng.choice(relevant_grades, size=u.shape),
+                    rng.choice(other_grades, size=u.shape),
+                )
             scores = measure.score(topic.ranking, labels, rel_threshold=threshold)
             out[lo : lo + size] += scores / campaign.n_topics
     return out
@@ -301,6 +334,7 @@ class ModelBased(Corrector):
                 else _moved(estimate.draws, fit_index, run_index, sizes),
                 model=estimate.model,
                 params=estimate.params,
+                grades=_moved_grades(estimate.grades, fit_index, run_index, sizes),
             )
             restricted = would_be_pool_estimate(runs, moved, np.arange(len(names)), context.depth)
             context.cache[key] = (runs, restricted)

@@ -173,16 +173,23 @@ def _expected_map(comparison) -> pd.Series:
     return pd.Series(np.asarray(scores.e_map, dtype=float), index=list(scores.systems))
 
 
-def true_map(campaign: Campaign, systems: Sequence[str] | None = None) -> pd.Series:
-    """MAP of each system under the campaign's full judgments (the study's truth).
+def true_map(campaign: Campaign, systems: Sequence[str] | None = None, measure: str = "AP") -> pd.Series:
+    """MAP (or ``measure``'s mean over topics) of each system under the campaign's full
+    judgments (the study's truth).
 
     Computed by the confidence engine with every p in {0, 1}, where E[AP] is
     AP exactly (unjudged = nonrelevant; a topic a run retrieves nothing for
-    scores 0), so truth and predictions share one definition of MAP.
+    scores 0), so truth and predictions share one definition of MAP; another
+    measure is scored on two Monte Carlo draws, which with nothing uncertain are exact.
     """
     systems = list(campaign.systems if systems is None else systems)
     estimate = get_model("nonrelevant").fit_predict(campaign)
-    scores = _engine().evaluate(campaign, estimate, systems=systems)
+    if measure == "AP":
+        scores = _engine().evaluate(campaign, estimate, systems=systems)
+    else:
+        scores = _engine().monte_carlo(
+            campaign, estimate, systems=systems, n_draws=2, rng=0, measure=measure
+        ).scores
     return pd.Series(np.asarray(scores.e_map, dtype=float), index=list(scores.systems))
 
 
@@ -235,6 +242,7 @@ def run_trial(
     similarity: np.ndarray | None = None,
     truth: pd.Series | None = None,
     max_judgments: int | None = None,
+    measure: str = "AP",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every strategy on one trial; return its pair rows and its per-strategy rows.
 
@@ -246,12 +254,13 @@ def run_trial(
     :func:`run_similarity`, :func:`true_map`) are computed here when absent.
     Warnings raised while a strategy runs (e.g. a model's convergence
     warning) are recorded in its row (``warnings``, ``warning_messages``)
-    instead of being printed once per trial.
+    instead of being printed once per trial. ``measure``: the confidence is stated for its
+    mean over topics instead of MAP (the judging still follows its strategy).
     """
     systems = list(spec.systems)
     full = campaign.subset(systems)
     if truth is None:
-        truth = true_map(full)
+        truth = true_map(full, measure=measure)
     if similarity is None:
         sim = run_similarity(full)
     else:
@@ -279,10 +288,13 @@ def run_trial(
             estimate = strategy.make_model().fit(after, rng=rng).predict(after)
             if strategy.monte_carlo_draws:
                 compared = engine.monte_carlo(
-                    after, estimate, systems=systems, n_draws=strategy.monte_carlo_draws, rng=rng
-                )
-            else:
+                    after, estimate, systems=systems, n_draws=strategy.monte_carlo_draws, rng=rng,
+                    measure=measure,
+                )  # fmt: skip
+            elif measure == "AP":
                 compared = engine.compare(after, estimate, systems=systems)
+            else:
+                compared = engine.confidence(after, estimate, systems=systems, measure=measure, rng=rng)
         e_map = _expected_map(compared)
         comparison = compared.to_frame()[["system_a", "system_b", "e_delta_map", "p_a_better"]].copy()
         ia = full.system_index(comparison["system_a"].tolist())
@@ -335,6 +347,7 @@ def run_study(
     alpha=NOT_GIVEN,
     checkpoint=None,
     max_judgments: int | None = None,
+    measure: str = "AP",
 ) -> CalibrationStudy:
     """Run ``n_trials`` trials of the reusability study for every strategy (paired).
 
@@ -364,6 +377,9 @@ def run_study(
         A :class:`relimpute._study_folder.StudyFolder`: each trial is saved there as it
         finishes, and trials it already holds (same trial seed) are not run again, so a
         killed study resumes with the same result (trial seeds depend on ``seed`` alone).
+    measure
+        The measure whose mean over topics the confidence and the truth are about (default
+        AP: MAP); the judging still follows each strategy.
     """
     from joblib import Parallel, delayed
 
@@ -378,7 +394,7 @@ def run_study(
     chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
     base = campaign.truncated(depth, shrink=True)
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
-    truth = true_map(base)
+    truth = true_map(base, measure=measure)
     similarity = run_similarity(base)
     done = _finished_trials(checkpoint, specs)
     todo = [spec for spec in specs if spec.trial not in done]
@@ -386,7 +402,8 @@ def run_study(
         delayed(run_trial)(
             base, spec, chosen, confidence=confidence, similarity=similarity, truth=truth,
             max_judgments=max_judgments,
-        )
+            measure=measure,
+        )  # fmt: skip
         for spec in todo
     )
     results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
@@ -408,6 +425,7 @@ def run_study(
         "seed": seed,
         "one_per_group": groups is not None,
         "rel_threshold": campaign.rel_threshold,
+        "measure": measure,
         "strategies": [s.name for s in chosen],
         "strategy_specs": {
             s.name: {

@@ -3,7 +3,8 @@
 The format (:func:`relimpute.io.write_prob_qrels`) is tab-separated with a
 header, ``query_id<TAB>doc_id<TAB>probability``, one line per (topic,
 document) the runs retrieved; judged documents hold their labels as 0/1.
-Headerless ``qid docno p`` lines are read too. Judged documents of the
+A model of graded relevance adds ``p_ge_<g>`` columns, P(grade ≥ g), which graded
+measures draw grades from. Headerless ``qid docno p`` lines are read too. Judged documents of the
 qrels keep their labels whatever the file says; an unjudged document the
 file does not list is an error (the file was fitted to other runs).
 """

@@ -15,6 +15,7 @@ from ._common import (
     positive_int,
 )
 from ._vocabulary import add_confidence_argument, add_groups_argument, add_quiet_argument
+from .compare import _measure
 
 COMMAND = "calibrate"
 HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired tests"
@@ -75,6 +76,11 @@ def add_arguments(parser) -> None:
     )
     add_groups_argument(parser, "one_per_group", "draw one run per group (its run and group columns)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
+    parser.add_argument(
+        "-m", "--measure", type=_measure, default="AP", metavar="MEASURE",
+        help="state and score the confidence for this measure's mean over topics instead of MAP "
+        "(e.g. nDCG@10; the judging still follows each strategy; default %(default)s)",
+    )  # fmt: skip
     add_seed_argument(parser, "the study (trials are reproducible from it)")
     parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
     parser.add_argument(
@@ -134,6 +140,7 @@ def run(args) -> int:
         jobs=args.jobs,
         progress=not args.quiet,
         checkpoint=folder,
+        measure=args.measure,
     )
     study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)
@@ -164,6 +171,7 @@ def _identity(args, campaign, strategies, groups) -> dict:
         "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
         "depth": args.depth, "cap": args.cap, "strategies": specs,
         **({"budget": args.budget} if args.budget else {}),  # a study folder before --budget resumes
+        **({"measure": args.measure} if args.measure != "AP" else {}),
         "one_per_group": None if groups is None else dict(sorted(groups.items())),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)

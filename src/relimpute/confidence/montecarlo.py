@@ -23,7 +23,9 @@ equals the dense kernel's AP draw for draw and
 :mod:`relimpute.measures` name (``nDCG@10``, ``Rprec``, ...) is scored by its
 kernel with labels ``grade`` for judged documents and ``rel_threshold`` for
 drawn-relevant unjudged ones (so a drawn relevant document has the lowest
-relevant grade's gain in nDCG).
+relevant grade's gain in nDCG), or, when the estimate carries grades, with each
+unjudged document's grade drawn from the same uniform
+(:mod:`relimpute.confidence.graded`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import numpy as np
 from ..data import Campaign
 from ..measures import parse_measure
 from ..relevance.base import RelevanceEstimate, as_generator
+from .graded import graded_scorer
+from .graded import possible as graded_possible
 from .linear import weight_matrix
 from .results import PARAMETERS, Comparison, SystemScores
 
@@ -58,6 +62,7 @@ def simulate(
     """
     rng = as_generator(rng)
     scorer, label = _scorer(measure, campaign.rel_threshold)
+    graded = graded_scorer(measure, campaign, estimate)
     posterior = estimate.draws if use_posterior_draws and estimate.draws is not None else None
     n_sys, n_topics = len(names), campaign.n_topics
     per_draw = max(
@@ -81,6 +86,8 @@ def simulate(
         if post is not None and post.shape[1:] != p.shape:
             raise ValueError(f"topic {topic.query_id}: posterior draws have shape {post.shape}")
         possible = p if post is None else post.max(axis=0)
+        if graded is not None:  # a grade below the threshold may have a gain where p = 0
+            possible = graded_possible(estimate, t, possible)
         uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
         if scorer is _score_ap:
             scores = _ap_draws(view, relevant, uncertain, p, post, n_draws, rng)
@@ -93,8 +100,11 @@ def simulate(
             else:
                 prob = post[(start + np.arange(size)) % post.shape[0]][:, uncertain]
             # float32 uniforms: half the cost; p is resolved to 2^-24
-            drawn = rng.random((size, len(uncertain)), dtype=np.float32) < prob
-            scores = scorer(topic, view, relevant, uncertain, drawn)
+            u = rng.random((size, len(uncertain)), dtype=np.float32)
+            if graded is not None:  # the same uniforms draw grades (confidence.graded)
+                scores = graded(t, view, uncertain, u, prob)
+            else:
+                scores = scorer(topic, view, relevant, uncertain, u < prob)
             _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topics)
 
     e_topic = sums / n_draws

@@ -26,6 +26,8 @@ from .._display import short_repr
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
+from ..io import GRADE_COLUMN
+from .grades import GradeShares, from_exceedance, grade_column, judged_shares, levels_of_columns
 
 
 def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
@@ -94,6 +96,9 @@ class RelevanceEstimate:
         Name of the model that produced the estimate.
     params
         The fitted parameters worth reporting (plain numbers and arrays).
+    grades
+        Optional :class:`~relimpute.relevance.grades.GradeShares`: how each document's
+        relevance splits into grades (a model of graded relevance); None: binary.
     """
 
     query_ids: tuple[str, ...]
@@ -102,6 +107,7 @@ class RelevanceEstimate:
     draws: Sequence[np.ndarray] | None = None
     model: str = "unknown"
     params: Mapping[str, Any] = field(default_factory=dict)
+    grades: GradeShares | None = None
 
     def __post_init__(self) -> None:
         if not (len(self.query_ids) == len(self.doc_ids) == len(self.p)):
@@ -158,11 +164,15 @@ class RelevanceEstimate:
         return f"{head}\n{shown}{more}"
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy ``query_id, doc_id, probability`` table (the probabilistic qrels)."""
-        parts = [
-            pd.DataFrame({"query_id": q, "doc_id": d, "probability": p})
-            for q, d, p in zip(self.query_ids, self.doc_ids, self.p)
-        ]
+        """Tidy ``query_id, doc_id, probability`` table (the probabilistic qrels); with grades
+        also ``p_ge_<grade>`` = P(grade ≥ grade) for every grade above the lowest."""
+        parts = []
+        for t, (q, d, p) in enumerate(zip(self.query_ids, self.doc_ids, self.p)):
+            columns = {"query_id": q, "doc_id": d, "probability": p}
+            if self.grades is not None:
+                exceed = self.grades.at_least(t, p)
+                columns.update({grade_column(g): exceed[:, k] for k, g in enumerate(self.grades.levels[1:])})
+            parts.append(pd.DataFrame(columns))
         return pd.concat(parts, ignore_index=True)
 
     @classmethod
@@ -173,12 +183,16 @@ class RelevanceEstimate:
 
         Judged documents take their labels whatever the table says. An
         unjudged document missing from the table takes ``default``; with
-        ``default=None`` a missing one is an error.
+        ``default=None`` a missing one is an error. ``p_ge_<grade>`` columns give
+        the estimate its grades (:meth:`to_frame`); judged documents keep theirs.
         """
         lookup = {
             (str(q), str(d)): float(p)
             for q, d, p in zip(frame["query_id"], frame["doc_id"], frame["probability"])
         }
+        graded = [c for c in frame.columns if GRADE_COLUMN.fullmatch(str(c))]
+        if graded:
+            grades = _grades_of_frame(campaign, frame, graded)
         ps = []
         for topic, relevant in zip(campaign.topics, campaign.relevant()):
             p = np.empty(topic.n_docs)
@@ -196,7 +210,47 @@ class RelevanceEstimate:
             doc_ids=tuple(t.doc_ids for t in campaign.topics),
             p=tuple(ps),
             model="table",
+            grades=judged_shares(grades(ps), campaign.topics) if graded else None,
         )
+
+
+def _grades_of_frame(campaign: Campaign, frame: pd.DataFrame, graded: list[str]):
+    """``make(p) -> GradeShares`` from a table's ``p_ge_<grade>`` columns (checked against the
+    campaign's relevance threshold); a document the table does not list puts its mass at the
+    lowest grade of its side."""
+    levels = levels_of_columns(graded)
+    threshold = campaign.rel_threshold
+    if threshold not in levels[1:]:
+        raise InputError(
+            f"the grade columns {graded} have no column p_ge_{threshold} for the relevance "
+            f"threshold {threshold}"
+        )
+    anchor = levels.index(threshold)
+    names = [grade_column(g) for g in levels[1:]]
+    values = frame[names].to_numpy(dtype=float)
+    mismatch = values[:, anchor - 1] != frame["probability"].to_numpy(dtype=float)
+    if mismatch.any():
+        i = int(np.flatnonzero(mismatch)[0])
+        raise InputError(
+            f"probability differs from p_ge_{threshold} for document {frame['doc_id'].iloc[i]!r} "
+            f"of topic {frame['query_id'].iloc[i]!r}: the table was written at another relevance "
+            "threshold"
+        )
+    row = {(str(q), str(d)): i for i, (q, d) in enumerate(zip(frame["query_id"], frame["doc_id"]))}
+    exceed = []
+    for topic in campaign.topics:
+        index = np.array([row.get((topic.query_id, d), -1) for d in topic.doc_ids], dtype=np.int64)
+        e = np.where((index >= 0)[:, None], values[np.maximum(index, 0)], np.nan)
+        exceed.append(e)
+
+    def make(ps):
+        filled = [
+            np.where(np.isnan(e), (np.arange(e.shape[1]) < anchor)[None, :] * p[:, None], e)
+            for e, p in zip(exceed, ps)
+        ]
+        return from_exceedance(levels, anchor, filled, ps)
+
+    return make
 
 
 class RelevanceModel:

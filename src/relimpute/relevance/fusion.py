@@ -3,121 +3,72 @@
 A document many runs rank high is likely relevant (rank fusion: Cormack,
 Clarke & Büttcher 2009's reciprocal rank fusion; Carterette 2007 §3 treats
 the runs as experts). This model turns that consensus into calibrated
-probabilities while keeping in mind *how the judged documents were chosen*,
-which is where fitted models go wrong on pooled collections (a pool is not a
-random sample of the documents).
+probabilities of each relevance grade while keeping in mind *how the judged
+documents were chosen* (a pool is not a random sample of the documents).
+``docs/math/fusion.md`` states the model; in short:
 
-Model. For document ``i`` of topic ``t`` and the runs ``C_t`` that retrieve
-anything for ``t``, three features summarise the runs' evidence::
+- features of the runs' evidence (:mod:`.fusion_evidence`), and cumulative logits
+  ``logit P(G ≥ l_k) = α_t + c_k + w · x + Σ_j u_j / log2(1 + r_ij)`` with partially
+  pooled topic intercepts, per-run effects and ordered cut-points (the proportional-odds
+  model, McCullagh 1980): ``θ`` by Newton's method with a Laplace approximation on relevance
+  at the threshold (the binary model, unchanged by grades), then the cut-points given the
+  log-odds (:mod:`.ordinal`);
+- fitted only on the judged documents inside the pool the judging followed
+  (:func:`pool_depth`), corrected for the documents judged beyond it (the capture
+  adjustment, :mod:`.fusion_capture`), with relevance fading below the pool by
+  ``γ log(b / k_t)`` (``beyond_decay``);
+- posterior draws carrying the parameters' uncertainty and what the judgments cannot
+  tell below the pool (``beyond_decay_sd``, ``beyond_run_sd``).
 
-    x₁ = log( (1/|C_t|) Σ_{j∈C_t} 1 / (c + r_ij) )   fused reciprocal rank
-    x₂ = log( |{j : i retrieved by j}| / |C_t| )       share of runs retrieving i
-    x₃ = log min_j r_ij                                 best rank
-
-(a run that does not retrieve ``i`` adds nothing to x₁ and x₂), and
-
-    logit P(X_ti = 1) = α_t + w · x + Σ_j u_j / log2(1 + r_ij),
-    α_t ~ N(μ, σ_α²),   u_j ~ N(0, σ_u²)
-
-with the topic intercepts partially pooled and an optional effect ``u_j``
-per run (``run_effect_sd`` = σ_u; 0 leaves it out): how much better or
-worse than the consensus the documents a run ranks high are. Gaussian
-priors on ``w`` (centred on weights learned across collections,
-``weight_mean``) and ``μ``; fitted by penalised maximum
-likelihood (Newton on one sparse design) with a Laplace approximation for
-the posterior of ``θ = (w, μ, α, u)``. A run with few judged documents
-keeps the prior's spread of ``u_j``, and the posterior draws carry that to
-the confidence of every comparison it takes part in.
-
-Which judged documents it learns from. Judging by pool depth (every
-document some run ranks within ``k``) selects on the features only, so a
-logistic model fitted on those documents is unbiased given its features
-(selection on covariates is ignorable). Documents judged *beyond* the pool,
-by active learning such as the HiCAL stage of TREC DL, were picked because
-they looked relevant: fitted on them, a model predicts their relevance rate
-for every unjudged document and expects tens of relevant documents per
-topic that are not there. So the model finds how deep the judging
-followed each run (its judged prefix: the ranks before its first unjudged
-document), takes a robust *pool depth* ``k_t`` per topic from those
-prefixes (:func:`pool_depth`), and fits on the judged documents some run
-ranks within both its prefix and ``k_t``. It then accounts for the documents judged beyond the
-horizon (*capture adjustment*): documents outside the fit set are grouped
-by predicted log-odds; where the judging has already found ``F_b`` relevant
-documents among a group expected to hold ``E_b = Σ π_i``, the group's
-unjudged documents share what is left, ``max(E_b − F_b, f · U_b)`` with
-``U_b`` their own expected count and ``f`` the floor ``capture_floor``
-(never more than ``U_b``). With nothing judged beyond the horizon the
-adjustment is the identity.
-
-How fast relevance fades below the pool. Inside the pool the features fix
-how relevance falls with rank; below it nothing was judged, so the fitted
-curve is pure extrapolation, and judgments chosen by MTC leave pools of
-depth 1–3. A document whose best rank ``b`` lies below the topic's pool
-depth ``k_t`` has its log-odds lowered by ``γ log(b / k_t)``
-(``beyond_decay`` = γ): one more power of the rank ratio. γ cannot be
-learned from one collection's judgments: none lie below its pool, and the
-pool's own lower half does not predict it (fitted on half the depth, the
-γ that fits the pool's bottom half is −0.5 to 0.4 on TREC-8, DL 2019 and
-DL 2021 alike). So it is set across collections (``models/fusion.json`` says
-which), and the collections disagree: the DL reusability studies want
-0.6–1, while on TREC-8 ad hoc, with the other settings chosen on the DL
-collections, the relevant documents below depth-5, 10 and 20 pools are
-best matched by γ ≈ 0.3 (expected / true 0.98, 0.79, 0.91; γ = 0: 1.38,
-1.01, 1.08; the shipped 0.6: 0.71, 0.63, 0.78). A topic with no pool (no
-run's top document judged, e.g. judgments chosen by MTC elsewhere) is
-fitted on all its judged documents.
-
-Judged documents keep their labels. With ``n_draws > 0`` the estimate
-carries joint posterior draws of ``p`` (Laplace draws of the parameters,
-each adjusted the same way) for the confidence engine's Monte Carlo path,
-computed topic by topic when read (a campaign of millions of documents never
-holds them all).
-
-What the judgments cannot tell. Below the pool two things are assumed, not
-learned: the decay γ, and that a run's effect ``u_j`` (learned from its judged,
-top-ranked documents) holds for its deeper ones. The draws can carry both as
-uncertainty shared by every topic. ``beyond_decay_sd`` draws, per posterior
-draw, how far γ_d lies from γ (stratified ``N(0, beyond_decay_sd²)``, negative
-draws kept: below TREC-8's depth-10 pools relevance fades *slower* than the
-in-pool curve says) and lowers the log-odds by ``(γ_d − γ) log(b / k_t)`` down
-to ``SPREAD_RATIO`` = 10 times the pool depth, by ``(γ_d − γ) log 10`` below
-that. It stops there because the error, measured against complete judgments,
-stops too: on TREC-8 cut at rank 100 a depth-3 pool is fitted as well with the
-stop as without it (E[z²] 1.09 against 1.05), while without it the reusability
-studies, whose MTC pools are 1–3 deep, lost confidence with no gain in accuracy
-(development numbers, TREC-8 only; ``examples/calibration/README.md``, "Below
-the pool"). ``beyond_run_sd`` adds a per-run effect ``v_j ~ N(0, beyond_run_sd²)``,
-weighted by the run's vote, to the documents it ranks below the pool depth.
-Both are priors with nothing to update them. The shipped settings (the class
-defaults, ``models/fusion.json``) use ``beyond_run_sd`` = 1, chosen
-leave-one-collection-out by the log loss of the reusability studies' stated
-confidences (``examples/calibration/beyond_run_sd_choice.md``), and
-``beyond_decay_sd`` = 1.25, chosen leave-one-collection-out against complete
-judgments below shallow pools, where the reusability studies cannot look
-(``examples/calibration/below_pool_beyond_decay_sd_choice.md``).
-
-Defaults. ``Fusion()`` is the shipped, calibrated configuration (the values of
-``models/fusion.json``, which ``load_model("fusion")`` reads; a test keeps the two
-equal). :meth:`Fusion.plug_in` is the uncalibrated plug-in variant: flat weight
-prior, no run effects, no decay below the pool, the point estimate only.
+Judged documents keep their grades. The shipped settings, and how each was chosen, are
+in ``models/fusion.json`` and ``models/README.md`` (``Fusion()`` equals them, a test
+keeps the two equal); :meth:`Fusion.plug_in` is the uncalibrated plug-in variant.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log_expit, logit, ndtri
+from scipy.special import expit, logit, ndtri
 
 from ..data import Campaign, TopicData
-from ._newton import newton_maximise
+from .base import LazyDraws, RelevanceEstimate, RelevanceModel, register
+from .fusion_capture import capture_factors
+from .fusion_evidence import (
+    FEATURE_NAMES,
+    N_FEATURES,
+    TopicEvidence,
+    _log_depth_ratio,
+    _only_judged_where_unretrieved,
+    _retrieved_any,
+    _votes_below,
+    judged_prefixes,
+    pool_depth,
+    topic_evidence,
+)
 from .fusion_draws import _PosteriorDraws
-from .base import LazyDraws, RelevanceModel, register
+from .ordinal import fit_logistic as _fit_logistic
+from .grades import GradeShares, judged_shares
+from .ordinal import fit_ordinal, grade_shares
 
-N_FEATURES = 3
-FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
+__all__ = [
+    "FEATURE_NAMES",
+    "N_FEATURES",
+    "PLUG_IN",
+    "SPREAD_RATIO",
+    "CUT_SD",
+    "Fusion",
+    "RankFusion",
+    "TopicEvidence",
+    "capture_factors",
+    "judged_prefixes",
+    "pool_depth",
+    "topic_evidence",
+]
+
 #: the plug-in variant (:meth:`Fusion.plug_in`): what the class defaults were before they
 #: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
 #: (issue 24), kept for studies that fit the weights themselves or test one part of the model
@@ -131,95 +82,16 @@ PLUG_IN: dict[str, Any] = {
     "beyond_run_sd": 0.0,
 }
 #: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
-#: depth and holds below it (module docstring, "What the judgments cannot tell")
+#: depth and holds below it (``docs/math/fusion.md``, "Below the pool")
 SPREAD_RATIO = 10.0
+#: sd of the Gaussian prior on each free cut-point of the grades (``docs/math/fusion.md``,
+#: "Relevance and grades"): set a priori as wide as the prior on ``μ`` (``models/README.md``)
+CUT_SD = 3.0
 
-
-@dataclass(frozen=True, slots=True)
-class TopicEvidence:
-    """The runs' evidence about every document of one topic.
-
-    Attributes
-    ----------
-    features
-        ``(n, 3)`` raw features (module docstring), unstandardised.
-    best_rank
-        ``(n,)`` best rank over the covering runs (``inf`` if no run retrieves it).
-    votes
-        ``(n, S)`` sparse: run ``j``'s vote ``1 / log2(1 + r_ij)`` for the
-        documents it retrieves (the feature of its run effect).
-    within
-        ``(n,)`` bool: ranked by some run within both its judged prefix
-        (:func:`judged_prefixes`) and the topic's pool depth: the pool.
-    horizon
-        The topic's pool depth ``k_t`` (:func:`pool_depth`).
-    """
-
-    features: np.ndarray
-    best_rank: np.ndarray
-    votes: sp.csr_matrix
-    within: np.ndarray
-    horizon: int
-
-
-def topic_evidence(topic: TopicData, rrf_offset: float) -> TopicEvidence:
-    """Features, runs' votes, best ranks and pool of one topic (see the module docstring)."""
-    n = topic.n_docs
-    n_cover = max(int((topic.depth > 0).sum()), 1)
-    rows, cols = np.nonzero(topic.ranking >= 0)
-    docs = topic.ranking[rows, cols]
-    rank = cols + 1.0
-    deepest = float(topic.ranking.shape[1])
-    fused = np.bincount(docs, weights=1.0 / (rrf_offset + rank), minlength=n) / n_cover
-    share = np.bincount(docs, minlength=n) / n_cover
-    best = np.full(n, np.inf)
-    np.minimum.at(best, docs, rank)
-    # a document no run retrieves: as if one run had it just below the deepest rank
-    beyond = 1.0 / (rrf_offset + deepest + 1.0) / n_cover
-    features = np.column_stack(
-        [
-            np.log(np.where(share > 0, fused, beyond)),
-            np.log(np.where(share > 0, share, 1.0 / n_cover)),
-            np.log(np.where(np.isfinite(best), best, deepest + 1.0)),
-        ]
-    )
-    votes = sp.csr_matrix(
-        (1.0 / np.log2(1.0 + rank), (docs, rows)), shape=(n, len(topic.depth))
-    )
-    prefix = judged_prefixes(topic)
-    depth = pool_depth(prefix[topic.depth > 0])
-    inside = cols < np.minimum(prefix[rows], depth)
-    within = np.zeros(n, dtype=bool)
-    within[docs[inside]] = True
-    return TopicEvidence(features, best, votes, within, depth)
-
-
-def pool_depth(prefixes: np.ndarray) -> int:
-    """The depth to which judging followed the ranks, from the runs' judged prefixes.
-
-    Runs left out of a pool have short prefixes and judging beyond the pool
-    (active learning) extends some prefixes at random; the lower quartile of
-    the prefixes that reach at least half the median prefix is robust to both.
-    """
-    if not len(prefixes):
-        return 0
-    long = prefixes[prefixes >= np.median(prefixes) / 2]
-    return int(np.floor(np.quantile(long, 0.25)))
-
-
-def judged_prefixes(topic: TopicData) -> np.ndarray:
-    """``(S,)`` per run, how many of its top documents are judged before the first
-    unjudged one: how deep the judging reached into each run."""
-    valid = topic.ranking >= 0
-    unjudged = valid & ~topic.judged[np.maximum(topic.ranking, 0)]
-    unjudged |= ~valid  # the end of the run stops the prefix too
-    if not unjudged.shape[1]:  # no run retrieves anything for this topic
-        return np.zeros(len(unjudged), dtype=np.int64)
-    return np.where(unjudged.any(axis=1), np.argmax(unjudged, axis=1), topic.ranking.shape[1])
 
 
 class Fusion(RelevanceModel):
-    """Pool-aware logistic model on the runs' fused evidence; module docstring for the model.
+    """Pool-aware ordinal model on the runs' fused evidence (``docs/math/fusion.md``).
 
     The defaults are the shipped settings (``models/fusion.json``, where each is said
     how it was chosen); :meth:`plug_in` builds the uncalibrated plug-in variant.
@@ -263,7 +135,7 @@ class Fusion(RelevanceModel):
         docstring). 0: the fitted curve is extrapolated as it is.
     beyond_decay_sd, beyond_run_sd
         Spread of γ over the posterior draws, and of the per-run effects below
-        the pool (module docstring, "What the judgments cannot tell"); only the
+        the pool (``docs/math/fusion.md``, "Below the pool"); only the
         draws carry them.
 
     Attributes
@@ -281,6 +153,9 @@ class Fusion(RelevanceModel):
         Pool depth ``k_t`` per topic.
     n_fit_
         Judged documents the model was fitted on.
+    grade_levels_, anchor_, cuts_
+        The grade levels of the fit set, the index of the lowest relevant one and the
+        cut-points ``c_1..c_{K−1}`` (``c_a = 0``); a binary scale is ``(0, 1)``, 1, ``(0,)``.
     """
 
     name = "fusion"
@@ -369,10 +244,19 @@ class Fusion(RelevanceModel):
         self.query_ids_ = tuple(campaign.query_ids)
         design = sp.vstack(self._designs(campaign, evidence, masks), format="csr")
         y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
+        grades = np.concatenate([t.grades[m] for t, m in zip(campaign.topics, masks)])
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
         theta, cov = _fit_logistic(design, y, prec, shift, start)
+        self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
+        self.cuts_ = np.zeros(1)
+        if len(self.grade_levels_) > 2:  # the cut-points given the log-odds of relevance
+            level = np.searchsorted(self.grade_levels_, grades)
+            self.cuts_ = fit_ordinal(
+                sp.csr_matrix((len(y), 0)), level, self.anchor_, len(self.grade_levels_),
+                np.zeros((0, 0)), np.zeros(0), np.zeros(0), cut_sd=CUT_SD, offset=design @ theta,
+            )[1]  # fmt: skip
         self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
@@ -406,7 +290,7 @@ class Fusion(RelevanceModel):
         return designs
 
     def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
-        """Prior precision matrix and linear term of ``θ`` (Gaussian; module docstring)."""
+        """Prior precision matrix and linear term of ``θ`` (Gaussian; ``docs/math/fusion.md``)."""
         k = N_FEATURES
         n_par = k + 1 + n_topics + len(self.systems_)
         prec = np.zeros((n_par, n_par))
@@ -435,7 +319,8 @@ class Fusion(RelevanceModel):
         ]
         relevant = campaign.relevant()
         offsets = [self._beyond_offset(ev) for ev in evidence]
-        point = [expit(d @ self.coef_ + o) for d, o in zip(designs, offsets)]
+        eta = [d @ self.coef_ + o for d, o in zip(designs, offsets)]
+        point = [expit(e) for e in eta]
         point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
@@ -448,7 +333,24 @@ class Fusion(RelevanceModel):
             "n_fit": self.n_fit_,
             "capture_factor_min": float(factor.min()),
         }
+        if len(self.grade_levels_) > 2:
+            params["cut_points"] = dict(zip(map(int, self.grade_levels_[1:]), map(float, self.cuts_)))
+            self._shares = [grade_shares(e, self.cuts_, self.anchor_) for e in eta]
         return p, draws, params
+
+    def predict(self, campaign: Campaign) -> RelevanceEstimate:
+        """Probabilities of relevance, and with a graded scale each document's distribution
+        over the grades (:class:`~.grades.GradeShares`; judged documents keep theirs)."""
+        self._shares = None
+        estimate = super().predict(campaign)
+        if self._shares is None:
+            return estimate
+        shares = GradeShares(
+            tuple(map(int, self.grade_levels_)), self.anchor_,
+            tuple(a for a, _ in self._shares), tuple(b for _, b in self._shares),
+        )  # fmt: skip
+        self._shares = None
+        return replace(estimate, grades=judged_shares(shares, campaign.topics))
 
     def _capture(self, campaign, point, outside, relevant):
         """Per topic each document's group, and the factor of each group on unjudged documents."""
@@ -495,80 +397,14 @@ class Fusion(RelevanceModel):
         return LazyDraws(campaign.n_topics, n, draws)
 
 
-def _retrieved_any(topic: TopicData) -> bool:
-    """Whether some run retrieves anything for the topic."""
-    return bool(topic.ranking.shape[1]) and bool((topic.depth > 0).any())
-
-
-def _only_judged_where_unretrieved(campaign: Campaign, point: list[np.ndarray]) -> list[np.ndarray]:
-    """p = 0 for the unjudged documents of a topic no run retrieves for: such a topic
-    contributes its judged documents only (no measure counts the others, and the runs
-    say nothing about them)."""
-    return [pt if _retrieved_any(t) else np.zeros_like(pt) for t, pt in zip(campaign.topics, point)]
-
-
-def _log_depth_ratio(ev: TopicEvidence) -> np.ndarray:
-    """``log(max(b / k_t, 1))`` per document: how far below the pool depth its best rank lies
-    (a document no run retrieves: just below the deepest rank)."""
-    return np.maximum(ev.features[:, 2] - np.log(max(ev.horizon, 1)), 0.0)
-
-
-def _votes_below(ev: TopicEvidence) -> sp.csr_matrix:
-    """The runs' votes ``1 / log2(1 + r)`` on the documents they rank below the pool depth."""
-    below = ev.votes.copy()
-    below.data[below.data >= 1.0 / np.log2(1.0 + max(ev.horizon, 1))] = 0.0
-    below.eliminate_zeros()
-    return below
-
-
-def capture_factors(point, bins, outside, judged, relevant, n_bins: int, floor: float) -> np.ndarray:
-    """``(n_bins,)`` factor on the unjudged documents of each group (module docstring).
-
-    Over the documents outside the fit set: ``E_b`` their expected relevant
-    count, ``F_b`` the relevant ones found among the judged, ``U_b`` the
-    expected count of the unjudged; the factor is
-    ``min(1, max(E_b − F_b, floor · U_b) / U_b)`` (1 where ``U_b = 0``).
-    """
-    expected = np.zeros(n_bins)
-    found = np.zeros(n_bins)
-    unjudged = np.zeros(n_bins)
-    for pt, b, o, j, r in zip(point, bins, outside, judged, relevant):
-        expected += np.bincount(b[o], weights=pt[o], minlength=n_bins)
-        found += np.bincount(b[o & j], weights=r[o & j].astype(float), minlength=n_bins)
-        unjudged += np.bincount(b[o & ~j], weights=pt[o & ~j], minlength=n_bins)
-    return _factors(expected, found, unjudged, floor)
-
-
-def _factors(expected, found, unjudged, floor: float) -> np.ndarray:
-    """``min(1, max(E_b − F_b, floor · U_b) / U_b)``, 1 where ``U_b = 0``."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        factor = np.maximum(expected - found, floor * unjudged) / unjudged
-    return np.where(unjudged > 0, np.minimum(factor, 1.0), 1.0)
-
-
-def _fit_logistic(design, y, prec, shift, start):
-    """Posterior mode and Laplace covariance of a logistic regression with a Gaussian prior.
-
-    Maximises ``Σ y η − log(1 + e^η) − ½ θᵀ P θ + bᵀ θ`` with ``η = design · θ``
-    (``P`` the prior precision, ``b`` its linear term) by Newton's method
-    (:func:`newton_maximise`); the objective is strictly concave, so the mode is unique.
-    The covariance is the inverse Hessian at the mode.
-    """
-    design = sp.csr_matrix(design)
-
-    def log_post(theta):
-        e = design @ theta
-        return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * theta @ prec @ theta + shift @ theta
-
-    def gradient_curvature(theta):
-        s = expit(design @ theta)
-        grad = design.T @ (y - s) - prec @ theta + shift
-        weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
-        return grad, prec + (design.T @ weighted).toarray()
-
-    theta = newton_maximise(log_post, gradient_curvature, start)
-    cov = np.linalg.inv(gradient_curvature(theta)[1])
-    return theta, (cov + cov.T) / 2
+def _grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
+    """The grade levels judged in the fit set and the index of the lowest relevant one; a
+    binary scale ``(0, 1), 1`` when the fit set has no level on one side of the threshold."""
+    levels = np.unique(grades)
+    anchor = int(np.searchsorted(levels, threshold))
+    if not 1 <= anchor < len(levels):
+        return np.array([0, 1]), 1
+    return levels, anchor
 
 
 register(Fusion)

@@ -1,6 +1,6 @@
 """Posterior draws of the fusion model's ``p``, computed topic by topic when read.
 
-The draws of :class:`relimpute.relevance.fusion.RankFusion` (its module docstring,
+The draws of :class:`relimpute.relevance.fusion.Fusion` (its module docstring,
 "Judged documents keep their labels" and "What the judgments cannot tell"): Laplace
 draws of the parameters, each turned into ``p`` and capture-adjusted by the numba
 kernels of :mod:`._fusion_kernels`.
