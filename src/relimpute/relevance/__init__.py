@@ -13,11 +13,13 @@ from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
 from .uniform import UniformPrior, UnjudgedNonrelevant
 from .hierarchical import BayesianHierarchy
 from .fusion import RankFusion
+from .labelled import LabelledFusion
 
 __all__ = [
     "DEFAULT_MODEL",
     "BayesianHierarchy",
     "ExpertAggregation",
+    "LabelledFusion",
     "RankFusion",
     "ModelSettings",
     "load_model",
