@@ -176,10 +176,12 @@ def _line_of(source, query: str, doc: str) -> int | None:
     return None
 
 
-def check_labels(campaign, source: LabelSource) -> None:
-    """Raise :class:`InputError` (naming file and line) if ``source`` labels a topic or a
-    document the campaign lacks: a label with nothing to attach to is most likely a
-    file for another collection, or ids spelled differently."""
+def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
+    """``source`` checked against ``campaign``: :class:`InputError` (naming file and line) if
+    it labels a topic the campaign lacks (most likely a file for another collection, or ids
+    spelled differently) or, with ``unknown_documents="error"``, a document it lacks;
+    ``"drop"`` sets such labels aside (a document neither judged nor retrieved by any run
+    is outside the campaign, labelled or not) and returns the source without them."""
     docs = {t.query_id: set(t.doc_ids.tolist()) for t in campaign.topics}
     frame = source.frame
     missing_topic = ~frame["query_id"].isin(docs.keys()).to_numpy()
@@ -196,6 +198,8 @@ def check_labels(campaign, source: LabelSource) -> None:
     known = np.fromiter(
         (d in docs[q] for q, d in zip(frame["query_id"], frame["doc_id"])), bool, len(frame)
     )
+    if not known.all() and unknown_documents == "drop":
+        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True))
     if not known.all():
         i = int(np.flatnonzero(~known)[0])
         q, d = frame["query_id"].iat[i], frame["doc_id"].iat[i]
@@ -205,6 +209,7 @@ def check_labels(campaign, source: LabelSource) -> None:
             source.source,
             _line_of(_path(source), q, d),
         )
+    return source
 
 
 def _path(source: LabelSource):
@@ -216,14 +221,17 @@ def _listing(items: Sequence[str], limit: int = 5) -> str:
     return shown + (f", ... ({len(items)} topics)" if len(items) > limit else "")
 
 
-def with_labels(campaign, sources: Iterable[LabelSource | str | os.PathLike]):
+def with_labels(
+    campaign, sources: Iterable[LabelSource | str | os.PathLike], *, unknown_documents: str = "error"
+):
     """``campaign`` carrying the label ``sources`` (read from paths when given paths), each
-    checked against it (:func:`check_labels`); names must differ."""
+    checked against it (:func:`check_labels`, ``unknown_documents`` as there); names must differ."""
+    if unknown_documents not in ("error", "drop"):
+        raise ValueError(f"unknown_documents must be 'error' or 'drop', got {unknown_documents!r}")
     read = [s if isinstance(s, LabelSource) else read_labels(s) for s in sources]
     names = [s.name for s in (*campaign.labels, *read)]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise InputError(f"two label sources named {', '.join(map(repr, twice))}: rename a file")
-    for s in read:
-        check_labels(campaign, s)
+    read = [check_labels(campaign, s, unknown_documents=unknown_documents) for s in read]
     return dataclasses.replace(campaign, labels=(*campaign.labels, *read))

@@ -14,6 +14,7 @@ from ._common import (
     number_between,
     positive_int,
 )
+from ._labels import add_llm_labels_argument, strategies_with_labels
 from ._vocabulary import add_confidence_argument, add_deprecated, add_quiet_argument
 
 COMMAND = "calibrate"
@@ -52,6 +53,7 @@ example:
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser, runs_required=False, qrels_required=False)
+    add_llm_labels_argument(parser)
     add_deprecated(parser, "--runs", "positional RUN...", "old_runs", nargs="+")
     add_deprecated(parser, "--qrels", "positional QRELS", "old_qrels")
     parser.add_argument("--trials", type=positive_int, default=100, help="number of trials (default 100)")
@@ -109,6 +111,7 @@ def run(args) -> int:
         strategies = resolve_strategies(args.strategies)
         if args.models:
             strategies = with_settings_from(strategies, args.models)
+        strategies = strategies_with_labels(args, strategies)
         trial_specs(campaign.systems, max(args.trials, 1), args.k, args.c, args.seed, groups)
         if args.trials < 1 or not 0.5 < args.confidence < 1.0:
             raise ValueError("need --trials >= 1 and 0.5 < --confidence < 1")
@@ -160,6 +163,7 @@ def _identity(args, campaign, strategies, groups) -> dict:
         "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
         "depth": args.depth, "cap": args.cap, "strategies": specs,
         "one_per_group": None if groups is None else dict(sorted(groups.items())),
+        **({"llm_labels": [[s.source, len(s.frame)] for s in campaign.labels]} if campaign.labels else {}),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)
 
