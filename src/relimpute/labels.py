@@ -71,14 +71,19 @@ class LabelSource:
 
     def align(self, campaign) -> list[np.ndarray]:
         """Per topic of ``campaign``, ``(n,)`` int category codes of its documents (-1: no label)."""
-        groups = self.frame.groupby("query_id", sort=False)
+        labels: dict[str, dict[str, int]] = {}
+        for q, d, c in zip(self.frame["query_id"], self.frame["doc_id"], self.frame["category"].tolist()):
+            labels.setdefault(q, {})[d] = c
         out = []
         for topic in campaign.topics:
             codes = np.full(topic.n_docs, -1, dtype=np.int64)
-            if topic.query_id in groups.groups:
-                rows = groups.get_group(topic.query_id)
-                at = pd.Index(topic.doc_ids).get_indexer(rows["doc_id"])
-                codes[at[at >= 0]] = rows["category"].to_numpy()[at >= 0]
+            lookup = labels.get(topic.query_id)
+            if lookup:
+                position = {d: i for i, d in enumerate(topic.doc_ids.tolist())}
+                found = [(position[d], c) for d, c in lookup.items() if d in position]
+                if found:
+                    at, values = zip(*found)
+                    codes[list(at)] = values
             out.append(codes)
         return out
 

@@ -114,9 +114,9 @@ class LabelledFusion(RelevanceModel):
         self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), np.zeros((n_par, n_par)), 0
         if not self.sources_:
             return
-        self._cached = (campaign, self.fusion_._predict(campaign))  # predict reuses it
-        p = self._cached[1][0]
         designs = self._designs(campaign)
+        self._cached = (campaign, self.fusion_._predict(campaign), designs)  # predict reuses them
+        p = self._cached[1][0]
         rows, offsets, ys = [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
             keep = topic.judged & (designs[t].getnnz(axis=1) > 0) & (p[t] > 0) & (p[t] < 1)
@@ -178,12 +178,12 @@ class LabelledFusion(RelevanceModel):
     def _predict(self, campaign: Campaign):
         cached = getattr(self, "_cached", None)
         self._cached = None
-        fused = cached[1] if cached is not None and cached[0] is campaign else self.fusion_._predict(campaign)
-        p, draws, params = fused
+        same = cached is not None and cached[0] is campaign
+        p, draws, params = cached[1] if same else self.fusion_._predict(campaign)
         params = dict(params)
         if not self.sources_:
             return p, draws, params
-        designs = self._designs(campaign)
+        designs = cached[2] if same else self._designs(campaign)
         p = [_shifted(pt, d @ self.coef_) for pt, d in zip(p, designs)]
         g = 0
         for name, categories in self.sources_:
