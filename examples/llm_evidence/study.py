@@ -197,9 +197,23 @@ def ppi_answers(truth_ap, llm_ap, budget: int, judged_per_topic: float, reps: in
 
 
 def _ppi_ci(func, y, yhat, yu, lam):
-    """Bounds of every coordinate at once; PPI++ tunes λ per coordinate (``"element"``)."""
-    lo, hi = func(y, yhat, yu, alpha=1 - LEVEL, lam=lam, lam_optim_mode="element")
+    """Bounds of every coordinate at once; for PPI++ (``lam=None``) the power-tuned λ of each
+    coordinate alone (ppi_py's ``lam_optim_mode="element"``, computed here without its d × d
+    covariance)."""
+    if lam is None:
+        lam = element_lambda(y, yhat, yu)
+    lo, hi = func(y, yhat, yu, alpha=1 - LEVEL, lam=lam)
     return np.asarray(lo).ravel(), np.asarray(hi).ravel()
+
+
+def element_lambda(y, yhat, yu) -> np.ndarray:
+    """PPI++'s λ per coordinate for a mean (Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1])."""
+    n, big_n = len(y), len(yu)
+    cov = 2.0 / n * ((y - y.mean(axis=0)) * (yhat - yhat.mean(axis=0))).sum(axis=0)
+    var = np.var(np.concatenate([yhat, yu]), axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = cov / (2 * (1 + n / big_n) * var)
+    return np.clip(np.nan_to_num(lam), 0.0, 1.0)
 
 
 def run_setting(collection, full, design, size, sources, args) -> tuple[list[dict], list[dict]]:
