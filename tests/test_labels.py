@@ -39,8 +39,9 @@ def test_graded_labels_become_categories(tmp_path):
 
 
 def test_binary_labels_have_both_categories_even_if_one_is_unused(tmp_path):
-    source = read_labels(_file(tmp_path, "1 0 d1 1\n1 0 d3 1\n"))
+    source = read_labels(_file(tmp_path, "1 0 d1 1\n1 0 d3 1\n", "binary-llama3.2.txt"))
     assert source.scale == "binary" and source.categories == ("0", "1")
+    assert source.name == "binary-llama3.2"  # a dot inside the name stays
 
 
 def test_probability_labels_are_binned(tmp_path):

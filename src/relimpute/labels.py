@@ -47,7 +47,7 @@ class LabelSource:
     Attributes
     ----------
     name
-        The source's name (the file's name without its suffixes, by default).
+        The source's name (by default the file's name without ``.gz`` and its last suffix).
     scale
         ``"graded"``, ``"binary"`` or ``"probability"``.
     categories
@@ -111,7 +111,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
 
     where = str(source) if isinstance(source, (str, os.PathLike)) else "<DataFrame>"
     if name is None:
-        name = Path(where).name.split(".")[0] if where != "<DataFrame>" else "labels"
+        name = _source_name(where)
     fields = _field_count(source)
     if fields == 3:
         table = read_prob_qrels(source)
@@ -147,6 +147,16 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
     values = np.arange(2) if scale == "binary" else values
     category = np.searchsorted(values, grades)
     return _source(name, scale, tuple(str(v) for v in values), table, category, where)
+
+
+def _source_name(where: str) -> str:
+    """A file's name without ``.gz`` and its last suffix (``binary-llama3.2.txt.gz`` →
+    ``binary-llama3.2``); ``labels`` for a DataFrame."""
+    if where == "<DataFrame>":
+        return "labels"
+    name = Path(where).name
+    name = name[: -len(".gz")] if name.endswith(".gz") else name
+    return Path(name).stem or name
 
 
 def _source(name, scale, categories, table, category, where) -> LabelSource:
