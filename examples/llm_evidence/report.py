@@ -69,7 +69,7 @@ def _figure(summary: pd.DataFrame, source: str, path: Path) -> None:
     rows = summary[(summary["source"] == source) | (summary["method"] == "fusion")]
     settings = rows[["collection", "design", "size"]].drop_duplicates().itertuples(index=False)
     settings = list(settings)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.8), gridspec_kw={"width_ratios": [1.6, 1]})
     width = 0.8 / len(ORDER)
     for j, method in enumerate(ORDER):
         part = rows[rows["method"] == method].set_index(["collection", "design", "size"])
@@ -78,7 +78,7 @@ def _figure(summary: pd.DataFrame, source: str, path: Path) -> None:
         cov = part.reindex([tuple(s) for s in settings])
         axes[1].scatter(cov["delta_width"], cov["delta_coverage"], label=method)
     axes[0].set_xticks([i + 0.4 - width / 2 for i in range(len(settings))])
-    axes[0].set_xticklabels([f"{c}\n{d} {s}" for c, d, s in settings])
+    axes[0].set_xticklabels([f"{c} {d} {s}" for c, d, s in settings], rotation=45, ha="right", fontsize=8)
     axes[0].axhline(0.01, color="grey", lw=0.8, ls="--")
     axes[0].set_ylabel("mean |bias| of MAP")
     axes[0].legend(fontsize=8)
