@@ -116,3 +116,18 @@ def test_calibrate_swaps_the_default_model_for_the_labels_model():
     assert [s.model for s in swapped] == ["fusion-llm", "uniform"]
     model = swapped[0].make_model()
     assert model.fusion == {"n_draws": 200} and np.isfinite(model.label_sd)
+
+
+def test_judge_rtc_refits_the_labels_model_and_records_it(files, monkeypatch, capsys):
+    import io
+    import json
+    import sys
+
+    qrels, runs, labels, tmp = files
+    journal = tmp / "j.jsonl"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("0\nq\n"))
+    argv = ["judge", qrels, *runs[:2], "--pair", "r1", "r2", "--strategy", "rtc",
+            "--llm-labels", labels, "--journal", str(journal)]  # fmt: skip
+    assert main(argv) == 0
+    header = json.loads(journal.read_text().splitlines()[0])
+    assert header["model"] == "fusion-llm"
