@@ -21,7 +21,7 @@ PACKAGE = "relimpute"
 LAYERS = (
     ("errors", "_display", "_jit", "progress", "_files", "_tables", "stats", "_registry"),
     ("_parsing", "_writing", "io", "collection_settings", "adapters", "groups"),
-    ("_assembly",),
+    ("_assembly", "labels"),
     ("data",),
     ("measures",),
     ("relevance", "confidence"),

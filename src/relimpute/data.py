@@ -108,12 +108,17 @@ class Campaign:
         Minimum grade that counts as relevant for binary measures and models.
     notes
         What the topic and input policies did (dropped topics, empty rankings).
+    labels
+        Automatic relevance labels (:class:`relimpute.labels.LabelSource`), evidence for
+        the models that read them, never judgments; attach with
+        :func:`relimpute.labels.with_labels`.
     """
 
     systems: tuple[str, ...]
     topics: tuple[TopicData, ...]
     rel_threshold: int = 1
     notes: tuple[str, ...] = field(default=())
+    labels: tuple = field(default=())
 
     # ------------------------------------------------------------------ building
 

@@ -118,6 +118,9 @@ def load_campaign(args, command: str):
         )
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
+    from ._labels import attach_llm_labels
+
+    campaign = attach_llm_labels(args, campaign, command)  # --llm-labels, where a command has it
     from_settings = note_rel_threshold(args, command)
     message = threshold_warning(campaign, given=args.rel_threshold is not None or from_settings)
     if message:

@@ -14,6 +14,7 @@ from ._common import (
     number_between,
     positive_int,
 )
+from ._labels import add_llm_labels_argument, strategies_with_labels
 from ._vocabulary import add_confidence_argument, add_groups_argument, add_quiet_argument
 from .compare import _measure
 
@@ -53,6 +54,7 @@ example:
 
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
+    add_llm_labels_argument(parser)
     parser.add_argument("--trials", type=positive_int, default=100, help="number of trials (default 100)")
     parser.add_argument("--k", type=integer_at_least(2), default=10, help="runs per trial (default 10)")
     parser.add_argument("--c", type=positive_int, default=2, help="initial runs per trial (default 2)")
@@ -118,6 +120,7 @@ def run(args) -> int:
         strategies = resolve_strategies(args.strategies)
         if args.models:
             strategies = with_settings_from(strategies, args.models)
+        strategies = strategies_with_labels(args, strategies)
         trial_specs(campaign.systems, max(args.trials, 1), args.k, args.c, args.seed, groups)
         if args.trials < 1 or not 0.5 < args.confidence < 1.0:
             raise ValueError("need --trials >= 1 and 0.5 < --confidence < 1")
@@ -173,5 +176,6 @@ def _identity(args, campaign, strategies, groups) -> dict:
         **({"budget": args.budget} if args.budget else {}),  # a study folder before --budget resumes
         **({"measure": args.measure} if args.measure != "AP" else {}),
         "one_per_group": None if groups is None else dict(sorted(groups.items())),
+        **({"llm_labels": [[s.source, len(s.frame)] for s in campaign.labels]} if campaign.labels else {}),
     }  # fmt: skip
     return study_identity(COMMAND, args.seed, arguments, campaign)

@@ -15,6 +15,7 @@ from ._common import (
 )
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
+from ._labels import add_llm_labels_argument, model_with_labels, refuse_with_labels
 from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "compare"
@@ -125,6 +126,7 @@ def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
     add_model_argument(parser, None)
+    add_llm_labels_argument(parser)
     parser.add_argument(
         "-m",
         "--measure",
@@ -197,7 +199,9 @@ def estimate_relevance(campaign, args):
         return load_estimate(args.estimate, campaign)
     if args.prior is not None:
         return Uniform(prior=args.prior).fit_predict(campaign)
-    return load_model(args.model or DEFAULT_MODEL).fit_predict(campaign, rng=args.seed)
+    return load_model(model_with_labels(args, args.model) or DEFAULT_MODEL).fit_predict(
+        campaign, rng=args.seed
+    )
 
 
 def run(args) -> int:
@@ -208,6 +212,7 @@ def run(args) -> int:
                             ("--estimate", args.estimate)) if v is not None]
     if len(given) > 1:
         raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
+    refuse_with_labels(args, ("--prior", args.prior), ("--estimate", args.estimate))
     campaign = load_campaign(args, COMMAND)
     if args.systems:
         check_run_names(args.systems, campaign.systems, "--systems")

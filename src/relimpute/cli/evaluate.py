@@ -15,6 +15,7 @@ from ._common import (
     positive_int,
 )
 from ._estimate import add_estimate_argument
+from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_measure_argument, add_quiet_argument
 
@@ -80,7 +81,9 @@ unjudged documents, topics fixed). AP, P@k, RBP and NumRelRet have exact
 moments (E[AP] as Carterette 2007's E[Q]/E[R]); the others are Monte Carlo
 over --mc-draws draws of relevance. As in `relimpute compare`, every qrels
 topic counts (a topic a run retrieves nothing for scores 0, as -c) and R
-counts the unjudged documents of every run.
+counts the unjudged documents of every run. --llm-labels FILE (repeatable)
+gives the same E[m] and sd[m] under the model fusion-llm fitted here, with
+automatic labels as evidence whose error is learned from the judgments.
 
 --baseline RUN tests every other run against RUN on every measure, over the
 topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
@@ -152,6 +155,7 @@ def add_arguments(parser) -> None:
     )
     expected = parser.add_argument_group("expected measures over probabilistic qrels")
     add_estimate_argument(expected)
+    add_llm_labels_argument(expected)
     expected.add_argument(
         "--mc-draws",
         type=integer_at_least(2),
@@ -208,7 +212,7 @@ def run(args) -> int:
         "condensed": args.condensed,
         "gain": args.gain,
     }
-    if args.estimate is not None:
+    if args.estimate is not None or args.llm_labels:
         return _expected(campaign, measures, args)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
@@ -255,8 +259,15 @@ def _expected(campaign, measures, args) -> int:
         ("--gain exponential", args.gain != "linear"),
     ):
         if given:
-            raise InputError(f"--estimate cannot be combined with {option}")
-    estimate = load_estimate(args.estimate, campaign)
+            raise InputError(f"{'--estimate' if args.estimate else '--llm-labels'} cannot be combined with {option}")
+    if args.llm_labels:  # E[m] under the labels' model, fitted here
+        from ..relevance import load_model
+        from ._labels import LABELS_MODEL, refuse_with_labels
+
+        refuse_with_labels(args, ("--estimate", args.estimate))
+        estimate = load_model(LABELS_MODEL).fit_predict(campaign, rng=args.seed)
+    else:
+        estimate = load_estimate(args.estimate, campaign)
     frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
     for measure in measures:
         scores = (
@@ -275,7 +286,7 @@ def _expected(campaign, measures, args) -> int:
         "judged; sd[m] is the uncertainty from unjudged documents only (topics fixed).",
         file=sys.stderr,
     )
-    if estimate.n_draws == 0:
+    if estimate.n_draws == 0 and args.estimate is not None:
         from ._estimate import file_without_draws, narrower_note
 
         print(narrower_note("evaluate", file_without_draws(args.estimate)), file=sys.stderr)

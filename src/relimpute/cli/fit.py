@@ -13,6 +13,7 @@ from ._common import (
     output_file,
 )
 from ._format import add_format_argument, emit
+from ._labels import add_llm_labels_argument, model_with_labels
 from ._vocabulary import add_quiet_argument
 
 COMMAND = "fit"
@@ -45,6 +46,7 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 def add_arguments(parser) -> None:
     add_campaign_arguments(parser)
     add_model_argument(parser, DEFAULT_MODEL)
+    add_llm_labels_argument(parser)
     parser.add_argument(
         "--output",
         "-o",
@@ -67,8 +69,9 @@ def run(args) -> int:
     check_output_path(args.output)  # before the fit, not after it
     from ._calibration_check import warn_if_uncalibrated
 
-    settings = load_settings(args.model)
-    warn_if_uncalibrated(args.model, COMMAND)
+    model = model_with_labels(args, args.model)
+    settings = load_settings(model)
+    warn_if_uncalibrated(model, COMMAND)
     campaign = load_campaign(args, COMMAND)
     estimate = settings.build().fit_predict(campaign, rng=args.seed)
     write_prob_qrels(estimate.to_frame(), args.output)

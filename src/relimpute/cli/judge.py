@@ -15,6 +15,7 @@ from ._common import (
     output_file,
     positive_int,
 )
+from ._labels import add_llm_labels_argument, model_with_labels
 from ._vocabulary import add_confidence_argument
 
 COMMAND = "judge"
@@ -80,6 +81,7 @@ def add_arguments(parser) -> None:
         "(k = 100) and mtf stop at --budget or when their pool is exhausted, not at --confidence",
     )
     add_model_argument(parser, "rtc", what="relevance model of --strategy rtc")
+    add_llm_labels_argument(parser)
     parser.add_argument(
         "--prior",
         type=number_between(0, 1),
@@ -101,6 +103,10 @@ def run(args) -> int:
         raise InputError("give at least one run (or --export-qrels OUT)")
     if args.pair and args.pair[0] == args.pair[1]:
         raise InputError(f"--pair needs two different runs, got {args.pair[0]!r} twice")
+    if args.llm_labels:  # the labels are evidence for the model the RTC loop refits
+        if args.strategy != "rtc":
+            raise InputError("--llm-labels needs --strategy rtc, the strategy that refits a model on the judgments")
+        args.model = model_with_labels(args, None if args.model == "rtc" else args.model)
     return _interactive(args)
 
 

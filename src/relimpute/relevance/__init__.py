@@ -13,12 +13,14 @@ from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
 from .uniform import Nonrelevant, Uniform, UniformPrior, UnjudgedNonrelevant  # noqa: F401 (old names)
 from .hierarchical import BayesianHierarchy
 from .fusion import Fusion, RankFusion  # noqa: F401 (RankFusion: the old name)
+from .labelled import LabelledFusion
 
 __all__ = [
     "DEFAULT_MODEL",
     "BayesianHierarchy",
     "ExpertAggregation",
     "Fusion",
+    "LabelledFusion",
     "ModelSettings",
     "load_model",
     "load_settings",

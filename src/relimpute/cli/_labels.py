@@ -1,0 +1,104 @@
+"""``--llm-labels FILE``: automatic relevance labels as evidence, for the commands that fit a model."""
+
+from __future__ import annotations
+
+import sys
+
+#: the model that reads the labels (relimpute.relevance.labelled.LabelledFusion.name)
+LABELS_MODEL = "fusion-llm"
+
+LLM_LABELS_HELP = (
+    "automatic relevance labels (an LLM's, say) for some (topic, document) pairs: qrels format "
+    "(qid iter docno label; graded or 0/1) or probabilistic qrels (query_id doc_id probability); "
+    "repeatable, one source per file. They are taken as evidence whose error is learned from the "
+    "human judgments (model " + LABELS_MODEL + ": how often each label value is right, per topic, "
+    "with that uncertainty in the answer), never as judgments: a judged document keeps its human "
+    "label, a document without a label keeps the runs' evidence"
+)
+
+
+def add_llm_labels_argument(parser) -> None:
+    """``--llm-labels FILE`` (repeatable)."""
+    parser.add_argument(
+        "--llm-labels", action="append", metavar="FILE", default=None, help=LLM_LABELS_HELP
+    )
+
+
+def attach_llm_labels(args, campaign, command: str):
+    """``campaign`` with the label files of ``--llm-labels`` (checked against it), if any."""
+    paths = getattr(args, "llm_labels", None)
+    if not paths:
+        return campaign
+    from ..labels import read_labels, with_labels
+
+    read = [read_labels(p) for p in paths]
+    # a label on a document no run retrieves and the qrels lack is outside the campaign (as
+    # every such document is): set aside, and said
+    campaign = with_labels(campaign, read, unknown_documents="drop")
+    for given, kept in zip(read, campaign.labels):
+        aside = len(given.frame) - len(kept.frame)
+        print(
+            f"relimpute {command}: note: {len(kept.frame)} {kept.scale} labels from {kept.source} "
+            f"(source {kept.name!r}), evidence for {LABELS_MODEL}, not judgments"
+            + (f"; {aside} set aside: for documents neither the qrels nor any run hold" if aside else ""),
+            file=sys.stderr,
+        )
+    return campaign
+
+
+def model_with_labels(args, model: str | None, option: str = "--model") -> str | None:
+    """The model to fit: ``model`` as given without ``--llm-labels``; with them, the labels'
+    model in place of the default one, and an error for a model that ignores labels."""
+    if not getattr(args, "llm_labels", None):
+        return model
+    from ..errors import InputError
+    from ..relevance import load_settings
+    from ..relevance.settings import DEFAULT_MODEL
+
+    if model is None or model == DEFAULT_MODEL:
+        return LABELS_MODEL
+    if load_settings(model).model != LABELS_MODEL:
+        raise InputError(
+            f"{option} {model} does not read --llm-labels: drop {option} (the default model with "
+            f"labels is {LABELS_MODEL}) or name {LABELS_MODEL} or a settings file for it"
+        )
+    return model
+
+
+def refuse_with_labels(args, *options: tuple[str, object]) -> None:
+    """An error when ``--llm-labels`` is given with an option that fits no model."""
+    if not getattr(args, "llm_labels", None):
+        return
+    from ..errors import InputError
+
+    for name, value in options:
+        if value is not None and value is not False:
+            raise InputError(
+                f"--llm-labels cannot be combined with {name}: the labels are evidence for a "
+                f"model fitted here ({LABELS_MODEL})"
+            )
+
+
+def strategies_with_labels(args, strategies: list) -> list:
+    """Calibration strategies with ``--llm-labels``: those that generalise their judgments
+    with the default model (and judge without refitting it) generalise with the labels'
+    model instead, the default model's parameters wrapped in it; an error when none does."""
+    if not getattr(args, "llm_labels", None):
+        return strategies
+    from dataclasses import replace
+
+    from ..errors import InputError
+    from ..relevance.settings import DEFAULT_MODEL
+
+    swapped = [
+        replace(s, model=LABELS_MODEL, model_params={"fusion": dict(s.model_params)})
+        if s.model == DEFAULT_MODEL and s.selector not in ("rtc", "posterior")
+        else s
+        for s in strategies
+    ]
+    if not any(s.model == LABELS_MODEL for s in swapped):
+        raise InputError(
+            f"--llm-labels: no strategy generalises with the default model ({DEFAULT_MODEL}), "
+            f"so none would read the labels; add fusion-mc, or name mtc+{LABELS_MODEL}"
+        )
+    return swapped

@@ -1,0 +1,252 @@
+"""Automatic relevance labels (an LLM's, say) as evidence, never as judgments.
+
+A label file gives, for some (topic, document) pairs, the label a labeller
+other than the campaign's assessors assigned: graded (``0``-``3``, UMBRELA),
+binary (``0``/``1``) or a probability of relevance. It is read with the
+library's own readers (:func:`relimpute.io.read_qrels` for the qrels format
+``qid iter docno label``, :func:`relimpute.io.read_prob_qrels` for the
+probabilistic-qrels format ``query_id doc_id probability``), so a bad line gets
+the same error, naming file and line, as a bad qrels line.
+
+What the labels are taken to mean: evidence whose error is learned from the
+human judgments at hand (:class:`relimpute.relevance.labelled.LabelledFusion`),
+never a judgment; a judged document keeps its human label whatever the label
+file says. The label values become categories (each grade, or one of
+:data:`PROBABILITY_BINS` bins of a probability), and the model learns
+P(relevant | category) per source.
+
+Attach sources to a campaign with :func:`with_labels` (the campaign keeps them
+through :meth:`~relimpute.data.Campaign.with_judged` and
+:meth:`~relimpute.data.Campaign.subset`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+#: edges of the categories of probability labels (a label p falls in the bin with
+#: ``edges[k] <= p < edges[k + 1]``, 1.0 in the last)
+PROBABILITY_BINS: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+#: most distinct grades a graded label file may use (more looks like scores, not labels)
+MAX_GRADES = 10
+
+
+@dataclass(frozen=True, eq=False)
+class LabelSource:
+    """One labeller's labels: ``(topic, document) → category``.
+
+    Attributes
+    ----------
+    name
+        The source's name (by default the file's name without ``.gz`` and its last suffix).
+    scale
+        ``"graded"``, ``"binary"`` or ``"probability"``.
+    categories
+        What each category code stands for: the grades, or the probability bins
+        (``"[0.2, 0.4)"``).
+    frame
+        ``query_id, doc_id, category`` (int codes into ``categories``), one row per pair.
+    source
+        Where the labels came from (a path, or ``"<DataFrame>"``).
+    """
+
+    name: str
+    scale: str
+    categories: tuple[str, ...]
+    frame: pd.DataFrame
+    source: str = "<DataFrame>"
+
+    @property
+    def n_categories(self) -> int:
+        return len(self.categories)
+
+    def align(self, campaign) -> list[np.ndarray]:
+        """Per topic of ``campaign``, ``(n,)`` int category codes of its documents (-1: no label)."""
+        labels: dict[str, dict[str, int]] = {}
+        for q, d, c in zip(self.frame["query_id"], self.frame["doc_id"], self.frame["category"].tolist()):
+            labels.setdefault(q, {})[d] = c
+        out = []
+        for topic in campaign.topics:
+            codes = np.full(topic.n_docs, -1, dtype=np.int64)
+            lookup = labels.get(topic.query_id)
+            if lookup:
+                position = {d: i for i, d in enumerate(topic.doc_ids.tolist())}
+                found = [(position[d], c) for d, c in lookup.items() if d in position]
+                if found:
+                    at, values = zip(*found)
+                    codes[list(at)] = values
+            out.append(codes)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"LabelSource({self.name!r}, {self.scale}, {len(self.frame)} labels, "
+            f"categories {list(self.categories)})"
+        )
+
+
+def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = None) -> LabelSource:
+    """Read a label file (qrels or probabilistic-qrels format; module docstring).
+
+    A file with four fields per line is qrels (integer labels: ``binary`` when they
+    are all 0 or 1, else ``graded``); three fields, probabilistic qrels
+    (``probability``). A DataFrame has ``relevance`` or ``probability`` beside the ids.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a line the readers refuse, a grade below 0 (qrels'
+        "unjudged" -1 is no label), more than :data:`MAX_GRADES` distinct grades.
+    """
+    from .io import read_prob_qrels, read_qrels
+
+    where = str(source) if isinstance(source, (str, os.PathLike)) else "<DataFrame>"
+    if name is None:
+        name = _source_name(where)
+    fields = _field_count(source)
+    if fields == 3:
+        table = read_prob_qrels(source)
+        edges = np.asarray(PROBABILITY_BINS)
+        category = np.clip(np.searchsorted(edges, table["probability"], side="right") - 1, 0, len(edges) - 2)
+        names = tuple(f"[{a:g}, {b:g}{']' if b == 1 else ')'}" for a, b in zip(edges[:-1], edges[1:]))
+        return _source(name, "probability", names, table, category, where)
+    if fields != 4:
+        raise InputError(
+            f"a label file has 4 fields per line (qrels: qid iter docno label) or 3 (query_id "
+            f"doc_id probability); the first line has {fields}",
+            where,
+            1,
+        )
+    table = read_qrels(source)
+    grades = table["relevance"].to_numpy()
+    if (grades < 0).any():
+        i = int(np.flatnonzero(grades < 0)[0])
+        raise InputError(
+            f"label {grades[i]} for topic {table['query_id'].iat[i]!r}, document "
+            f"{table['doc_id'].iat[i]!r}: labels are grades >= 0 (a pair with no label is left out)",
+            where,
+            _line_of(source, table["query_id"].iat[i], table["doc_id"].iat[i]),
+        )
+    values = np.unique(grades)
+    if len(values) > MAX_GRADES:
+        raise InputError(
+            f"{len(values)} distinct labels ({values.min()} to {values.max()}): a label scale has at "
+            f"most {MAX_GRADES} grades; give probabilities in the probabilistic-qrels format instead",
+            where,
+        )
+    scale = "binary" if set(values) <= {0, 1} else "graded"
+    values = np.arange(2) if scale == "binary" else values
+    category = np.searchsorted(values, grades)
+    return _source(name, scale, tuple(str(v) for v in values), table, category, where)
+
+
+def _source_name(where: str) -> str:
+    """A file's name without ``.gz`` and its last suffix (``binary-llama3.2.txt.gz`` →
+    ``binary-llama3.2``); ``labels`` for a DataFrame."""
+    if where == "<DataFrame>":
+        return "labels"
+    name = Path(where).name
+    name = name[: -len(".gz")] if name.endswith(".gz") else name
+    return Path(name).stem or name
+
+
+def _source(name, scale, categories, table, category, where) -> LabelSource:
+    frame = pd.DataFrame(
+        {"query_id": table["query_id"], "doc_id": table["doc_id"], "category": np.asarray(category, np.int64)}
+    )
+    return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where)
+
+
+def _field_count(source) -> int:
+    """Fields on the first non-blank line of a file (3 for a header line); 4 or 3 for a DataFrame."""
+    if isinstance(source, pd.DataFrame):
+        return 3 if "probability" in source.columns or "p" in source.columns else 4
+    from .io import _read_bytes
+
+    for line in _read_bytes(source).splitlines():
+        if line.strip():
+            return len(line.split())
+    return 0  # the reader says the file is empty
+
+
+def _line_of(source, query: str, doc: str) -> int | None:
+    """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
+    if isinstance(source, pd.DataFrame):
+        return None
+    from .io import _read_bytes
+
+    for number, line in enumerate(_read_bytes(source).decode("utf-8", "replace").splitlines(), 1):
+        fields = line.split()
+        if len(fields) >= 3 and fields[0] == query and doc in fields[1:3]:
+            return number
+    return None
+
+
+def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
+    """``source`` checked against ``campaign``: :class:`InputError` (naming file and line) if
+    it labels a topic the campaign lacks (most likely a file for another collection, or ids
+    spelled differently) or, with ``unknown_documents="error"``, a document it lacks;
+    ``"drop"`` sets such labels aside (a document neither judged nor retrieved by any run
+    is outside the campaign, labelled or not) and returns the source without them."""
+    docs = {t.query_id: set(t.doc_ids.tolist()) for t in campaign.topics}
+    frame = source.frame
+    missing_topic = ~frame["query_id"].isin(docs.keys()).to_numpy()
+    if missing_topic.any():
+        i = int(np.flatnonzero(missing_topic)[0])
+        q = frame["query_id"].iat[i]
+        n = int(frame.loc[missing_topic, "query_id"].nunique())
+        raise InputError(
+            f"labels for topic {q!r}, which the campaign lacks ({n} such topic(s)); the campaign's "
+            f"topics are {_listing(campaign.query_ids)}",
+            source.source,
+            _line_of(_path(source), q, frame["doc_id"].iat[i]),
+        )
+    known = np.fromiter(
+        (d in docs[q] for q, d in zip(frame["query_id"], frame["doc_id"])), bool, len(frame)
+    )
+    if not known.all() and unknown_documents == "drop":
+        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True))
+    if not known.all():
+        i = int(np.flatnonzero(~known)[0])
+        q, d = frame["query_id"].iat[i], frame["doc_id"].iat[i]
+        raise InputError(
+            f"label for document {d!r} of topic {q!r}, which neither the qrels nor any run hold "
+            f"({int((~known).sum())} such label(s)): labels attach to the campaign's documents only",
+            source.source,
+            _line_of(_path(source), q, d),
+        )
+    return source
+
+
+def _path(source: LabelSource):
+    return source.frame if source.source == "<DataFrame>" else source.source
+
+
+def _listing(items: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", ... ({len(items)} topics)" if len(items) > limit else "")
+
+
+def with_labels(
+    campaign, sources: Iterable[LabelSource | str | os.PathLike], *, unknown_documents: str = "error"
+):
+    """``campaign`` carrying the label ``sources`` (read from paths when given paths), each
+    checked against it (:func:`check_labels`, ``unknown_documents`` as there); names must differ."""
+    if unknown_documents not in ("error", "drop"):
+        raise ValueError(f"unknown_documents must be 'error' or 'drop', got {unknown_documents!r}")
+    read = [s if isinstance(s, LabelSource) else read_labels(s) for s in sources]
+    names = [s.name for s in (*campaign.labels, *read)]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"two label sources named {', '.join(map(repr, twice))}: rename a file")
+    read = [check_labels(campaign, s, unknown_documents=unknown_documents) for s in read]
+    return dataclasses.replace(campaign, labels=(*campaign.labels, *read))

@@ -1,0 +1,259 @@
+"""The runs' consensus plus automatic labels whose error is learned from the judgments.
+
+An LLM's label (or any labeller's other than the campaign's assessors) is
+evidence, not a judgment: how far it is to be trusted is learned from the
+documents the humans judged, and that learning's uncertainty is carried into
+the answer (issue 28; the labels' meaning: :mod:`relimpute.labels`).
+
+Model. The default model (:class:`~relimpute.relevance.fusion.Fusion`,
+with its shipped settings) gives each document the log-odds ``η_ti`` the runs'
+consensus supports (its capture-adjusted prediction). For label source ``s``
+and label category ``v`` (a grade, or a bin of a probability) the label moves
+them::
+
+    logit P(X_ti = 1) = η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = the label of (t, i) by s,
+    β_{s,v} ~ N(0, label_sd²),   δ_{t,s,v} ~ N(0, label_topic_sd²)
+
+a source that does not label (t, i) adds nothing, so a document no source
+labels keeps the default model's probability. ``β_{s,v}`` is the log
+likelihood ratio of label ``v`` beyond what the runs say (with labels drawn
+independently of the runs given relevance, ``log P(v | rel) / P(v | non-rel)``
+up to a constant shared by the categories: Bayes' rule); ``δ_{t,s,v}`` lets a
+topic's labels be better or worse than the collection's, partially pooled
+towards it (the random-intercept model of the default model, per label
+value). Fitted by penalised maximum likelihood (Newton) on the judged,
+labelled documents with ``η`` as an offset, with a Laplace approximation for
+the posterior of ``(β, δ)``.
+
+Draws. Posterior draw ``d`` adds the label shift of a Laplace draw of
+``(β, δ)`` to the default model's draw ``d`` of the log-odds: the two posteriors
+are taken as independent (the label fit conditions on the default model's
+point estimate). Judged documents keep their human labels in every draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, log_expit, logit
+
+from ..data import Campaign
+from .base import LazyDraws, RelevanceModel, register
+
+#: probabilities of the default model are kept this far from 0 and 1 before their log-odds
+#: are taken (a document the default model puts at exactly 0 or 1 keeps it: no run evidence)
+_EDGE = 1e-12
+
+
+class LabelledFusion(RelevanceModel):
+    """The default model's consensus plus automatic labels calibrated on the judgments.
+
+    Module docstring for the model. Label sources come with the campaign
+    (:func:`relimpute.labels.with_labels`); without any it predicts what the
+    wrapped default model predicts.
+
+    Parameters
+    ----------
+    fusion
+        The wrapped consensus model: a registered name or settings file (``"fusion"``:
+        the shipped settings) or a mapping of :class:`Fusion` keyword arguments.
+        Its ``n_draws`` is the number of posterior draws.
+    label_sd
+        Prior sd of each label value's log-odds shift ``β_{s,v}``.
+    label_topic_sd
+        Prior sd of a topic's deviation ``δ_{t,s,v}`` from ``β_{s,v}``: 0 pools the
+        topics completely.
+
+    Attributes
+    ----------
+    fusion_
+        The fitted wrapped model.
+    sources_
+        ``(name, categories)`` of each label source, in the campaign's order.
+    coef_, covariance_
+        Posterior mode and Laplace covariance of ``(β, δ)``: the ``β`` of every source
+        and category first, then per topic (:attr:`query_ids_`) the ``δ``.
+    n_fit_
+        Judged, labelled documents the label shifts were learned from.
+    """
+
+    name = "fusion-llm"
+    contract_params: ClassVar[dict[str, Any]] = {"fusion": {"n_draws": 8}}
+
+    def __init__(
+        self,
+        fusion: str | Mapping[str, Any] = "fusion",
+        label_sd: float = 2.0,
+        label_topic_sd: float = 0.5,
+    ):
+        self.fusion = fusion
+        self.label_sd = label_sd
+        self.label_topic_sd = label_topic_sd
+
+    def _build_fusion(self):
+        from .fusion import Fusion
+        from .settings import load_model
+
+        if isinstance(self.fusion, Mapping):
+            return Fusion(**self.fusion)
+        return load_model(self.fusion)
+
+    # ------------------------------------------------------------------ fit
+
+    def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
+        if not (self.label_sd > 0 and self.label_topic_sd >= 0):
+            raise ValueError("label_sd must be > 0 and label_topic_sd >= 0")
+        self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
+        self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
+        self.query_ids_ = tuple(campaign.query_ids)
+        self.draw_seed_ = int(rng.integers(2**63))
+        n_par = self._n_global() * (1 + len(self.query_ids_))
+        self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), np.zeros((n_par, n_par)), 0
+        if not self.sources_:
+            return
+        designs = self._designs(campaign)
+        self._cached = (campaign, self.fusion_._predict(campaign), designs)  # predict reuses them
+        p = self._cached[1][0]
+        rows, offsets, ys = [], [], []
+        for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
+            keep = topic.judged & (designs[t].getnnz(axis=1) > 0) & (p[t] > 0) & (p[t] < 1)
+            rows.append(designs[t][keep])
+            offsets.append(_log_odds(p[t][keep]))
+            ys.append(relevant[keep].astype(float))
+        design = sp.vstack(rows, format="csr")
+        self.n_fit_ = design.shape[0]
+        self.coef_, self.covariance_ = _fit_offset_logistic(
+            design, np.concatenate(ys), np.concatenate(offsets), self._precision()
+        )
+
+    def _n_global(self) -> int:
+        return sum(len(c) for _, c in self.sources_)
+
+    def _precision(self) -> np.ndarray:
+        """Diagonal prior precision of ``(β, δ)``; a δ with ``label_topic_sd = 0`` is held at 0."""
+        g = self._n_global()
+        topic_prec = 1e12 if self.label_topic_sd == 0 else 1.0 / self.label_topic_sd**2
+        prec = np.full(g * (1 + len(self.query_ids_)), topic_prec)
+        prec[:g] = 1.0 / self.label_sd**2
+        return prec
+
+    def _designs(self, campaign: Campaign) -> list[sp.csr_matrix]:
+        """Per topic, the ``(n, P)`` label design: for each source labelling a document, a 1 in
+        the column of its category's ``β`` and one in its topic's ``δ`` (a topic the fit did not
+        see: ``β`` only)."""
+        by_name = {s.name: s for s in campaign.labels}
+        missing = [name for name, _ in self.sources_ if name not in by_name]
+        if missing:
+            raise ValueError(f"the campaign lacks the label source(s) {missing} the model was fitted with")
+        g = self._n_global()
+        n_par = g * (1 + len(self.query_ids_))
+        topic_pos = {q: i for i, q in enumerate(self.query_ids_)}
+        aligned, start = [], 0
+        for name, categories in self.sources_:
+            source = by_name[name]
+            if tuple(source.categories) != categories:
+                raise ValueError(f"label source {name!r} has categories {source.categories}, fitted {categories}")
+            aligned.append((start, source.align(campaign)))
+            start += len(categories)
+        designs = []
+        for t, topic in enumerate(campaign.topics):
+            rows, cols = [], []
+            for first, codes in aligned:
+                labelled = np.flatnonzero(codes[t] >= 0)
+                column = first + codes[t][labelled]
+                rows += [labelled, labelled] if topic.query_id in topic_pos else [labelled]
+                cols += [column]
+                if topic.query_id in topic_pos:
+                    cols += [g * (1 + topic_pos[topic.query_id]) + column]
+            r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+            c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+            designs.append(sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(topic.n_docs, n_par)))
+        return designs
+
+    # ------------------------------------------------------------------ predict
+
+    def _predict(self, campaign: Campaign):
+        cached = getattr(self, "_cached", None)
+        self._cached = None
+        same = cached is not None and cached[0] is campaign
+        p, draws, params = cached[1] if same else self.fusion_._predict(campaign)
+        params = dict(params)
+        if not self.sources_:
+            return p, draws, params
+        designs = cached[2] if same else self._designs(campaign)
+        p = [_shifted(pt, d @ self.coef_) for pt, d in zip(p, designs)]
+        g = 0
+        for name, categories in self.sources_:
+            params[f"labels_{name}"] = dict(zip(categories, map(float, self.coef_[g : g + len(categories)])))
+            g += len(categories)
+        params["n_fit_labels"] = self.n_fit_
+        if draws is not None:
+            rng = np.random.default_rng(self.draw_seed_)
+            sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
+            # the Laplace covariance is block-sparse in practice: draw from it whole
+            gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
+                if sd.size else np.zeros((draws.n_draws, 0))
+            draws = LazyDraws(campaign.n_topics, draws.n_draws, _LabelDraws(draws, designs, gamma))
+        return p, draws, params
+
+
+    def __getstate__(self):
+        return {**self.__dict__, "_cached": None}
+
+
+class _LabelDraws:
+    """Topic ``t``'s draws: the default model's draw ``d`` shifted by the label draw ``d``."""
+
+    def __init__(self, draws, designs, gamma):
+        self.draws, self.designs, self.gamma_t = draws, designs, np.ascontiguousarray(gamma.T)
+
+    def __call__(self, t: int) -> np.ndarray:
+        shift = (self.designs[t] @ self.gamma_t).T  # (n_draws, n)
+        return _shifted(self.draws[t], shift)
+
+
+def _log_odds(p: np.ndarray) -> np.ndarray:
+    return logit(np.clip(p, _EDGE, 1 - _EDGE))
+
+
+def _shifted(p: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``expit(logit(p) + shift)``, with p = 0 or 1 (no evidence of the runs) kept."""
+    moved = expit(_log_odds(p) + shift)
+    return np.where((p <= 0) | (p >= 1), p, moved)
+
+
+def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9):
+    """Mode and Laplace covariance of ``logit P(y=1) = offset + design · θ``, θ ~ N(0, diag(1/prec)).
+
+    Newton's method with step halving, as :func:`~._newton.newton_maximise`, but on the
+    sparse curvature (each topic's ``δ`` meets only its own documents and ``β``).
+    """
+    from scipy.sparse.linalg import spsolve
+
+    def log_post(theta):
+        e = offset + design @ theta
+        return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * float(prec @ theta**2)
+
+    def gradient_curvature(theta):
+        s = expit(offset + design @ theta)
+        weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
+        return design.T @ (y - s) - prec * theta, (sp.diags(prec) + design.T @ weighted).tocsc()
+
+    theta = np.zeros(design.shape[1])
+    value = log_post(theta)
+    for _ in range(max_iter):
+        grad, curvature = gradient_curvature(theta)
+        step, t = spsolve(curvature, grad), 1.0
+        while (new := log_post(theta + t * step)) < value + 1e-4 * t * float(grad @ step) and t >= 1e-10:
+            t /= 2
+        theta, value = theta + t * step, new
+        if np.abs(t * step).max() < tol:
+            break
+    cov = np.linalg.inv(gradient_curvature(theta)[1].toarray())
+    return theta, (cov + cov.T) / 2
+
+
+register(LabelledFusion)

@@ -1,0 +1,97 @@
+"""Label files (relimpute.labels): read with the library's readers, checked against the campaign."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relimpute.data import Campaign
+from relimpute.errors import InputError
+from relimpute.labels import read_labels, with_labels
+
+QRELS = pd.DataFrame(
+    [("1", "d1", 1), ("1", "d2", 0), ("2", "e1", 0)], columns=["query_id", "doc_id", "relevance"]
+)
+RUNS = {
+    "A": pd.DataFrame(
+        [("1", "d1", 3.0), ("1", "d3", 2.0), ("2", "e1", 1.0), ("2", "e2", 0.5)],
+        columns=["query_id", "doc_id", "score"],
+    )
+}
+CAMPAIGN = Campaign.from_frames(QRELS, RUNS)
+
+
+def _file(tmp_path, text: str, name: str = "llm.txt"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_graded_labels_become_categories(tmp_path):
+    source = read_labels(_file(tmp_path, "1 0 d1 3\n1 0 d3 0\n2 0 e2 2\n", "umbrela-x.txt"))
+    assert (source.name, source.scale, source.categories) == ("umbrela-x", "graded", ("0", "2", "3"))
+    codes = source.align(CAMPAIGN)
+    topic = CAMPAIGN.topics[0]
+    got = dict(zip(topic.doc_ids, codes[0]))
+    assert got == {"d1": 2, "d2": -1, "d3": 0}  # d2 has no label
+    assert list(codes[1][CAMPAIGN.topics[1].doc_ids == "e2"]) == [1]
+
+
+def test_binary_labels_have_both_categories_even_if_one_is_unused(tmp_path):
+    source = read_labels(_file(tmp_path, "1 0 d1 1\n1 0 d3 1\n", "binary-llama3.2.txt"))
+    assert source.scale == "binary" and source.categories == ("0", "1")
+    assert source.name == "binary-llama3.2"  # a dot inside the name stays
+
+
+def test_probability_labels_are_binned(tmp_path):
+    text = "query_id\tdoc_id\tprobability\n1\td1\t0.95\n1\td3\t0.05\n2\te1\t1.0\n2\te2\t0.2\n"
+    source = read_labels(_file(tmp_path, text))
+    assert source.scale == "probability" and len(source.categories) == 5
+    assert source.frame["category"].tolist() == [4, 0, 4, 1]  # 1.0 in the last bin, 0.2 in [0.2, 0.4)
+
+
+@pytest.mark.parametrize(
+    "text, line, problem",
+    [
+        ("1 0 d1 1\n1 0 d3 x\n", 2, "relevance"),  # the qrels reader's own error
+        ("1 0 d1 1\n1 0 d3 -1\n", 2, "grades >= 0"),
+        ("1 0 d1 1 extra\n", 1, "4 fields"),
+        ("1\td1\t1.5\n", 1, r"outside \[0, 1\]"),
+    ],
+)
+def test_bad_lines_are_located(tmp_path, text, line, problem):
+    path = _file(tmp_path, text)
+    with pytest.raises(InputError, match=problem) as info:
+        read_labels(path)
+    assert info.value.source == str(path) and info.value.line == line
+
+
+def test_a_scale_with_too_many_grades_is_refused(tmp_path):
+    text = "".join(f"1 0 d{i} {i}\n" for i in range(11))
+    with pytest.raises(InputError, match="at most 10 grades"):
+        read_labels(_file(tmp_path, text))
+
+
+def test_labels_for_a_topic_or_document_the_campaign_lacks_are_located(tmp_path):
+    path = _file(tmp_path, "1 0 d1 1\n9 0 d1 1\n")
+    with pytest.raises(InputError, match="topic '9', which the campaign lacks") as info:
+        with_labels(CAMPAIGN, [path])
+    assert (info.value.source, info.value.line) == (str(path), 2)
+    path = _file(tmp_path, "1 0 d1 1\n2 0 e1 0\n2 0 zz 1\n")
+    with pytest.raises(InputError, match="document 'zz' of topic '2'") as info:
+        with_labels(CAMPAIGN, [path])
+    assert info.value.line == 3
+
+
+def test_two_sources_need_two_names(tmp_path):
+    a = _file(tmp_path, "1 0 d1 1\n")
+    with pytest.raises(InputError, match="two label sources named 'llm'"):
+        with_labels(CAMPAIGN, [a, a])
+
+
+def test_the_campaign_keeps_its_labels_through_with_judged_and_subset(tmp_path):
+    labelled = with_labels(CAMPAIGN, [_file(tmp_path, "1 0 d1 1\n2 0 e2 0\n")])
+    hidden = labelled.with_judged([np.zeros(t.n_docs, bool) for t in labelled.topics])
+    assert hidden.labels == labelled.labels and len(hidden.labels) == 1
+    assert CAMPAIGN.labels == ()  # the original is unchanged
