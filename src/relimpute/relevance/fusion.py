@@ -371,12 +371,21 @@ class RankFusion(RelevanceModel):
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
-        theta, cov = _fit_logistic(design, y, prec, shift, start)
+        theta, cov = self._fit_theta(design, y, prec, shift, start)
         self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
+
+    def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mode and covariance of ``θ``: the inference engine (here Newton +
+        Laplace; the Bayesian hierarchy samples the same posterior by NUTS)."""
+        return _fit_logistic(design, y, prec, shift, start)
+
+    def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``(n, P)`` posterior draws of ``θ`` (here from the Laplace approximation)."""
+        return rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
 
     def _designs(self, campaign: Campaign, evidence, rows=None) -> list[sp.csr_matrix]:
         """Per topic, ``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α, u)``,
@@ -470,7 +479,7 @@ class RankFusion(RelevanceModel):
         docstring), turned into p and capture-adjusted; each topic's computed when read."""
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
-        theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
+        theta = self._theta_draws(rng, n)
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         run_effects = below = None
         if self.beyond_run_sd > 0:
