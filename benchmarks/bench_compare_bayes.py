@@ -2,7 +2,7 @@
 
 Two parts. ``stages`` runs the command's steps in this process and times each
 (wall and CPU): load the campaign, import PyMC, compile the model for nutpie,
-NUTS sampling (``models/bayes.json``: 2 chains x (300 tuning + 1500 draws)),
+NUTS sampling (the chains, tuning steps and draws of ``models/bayes.json``),
 prediction of every document over the posterior draws, and the Monte Carlo
 over every pair of runs (4,000 draws, as ``compare``); with the sampler's
 diagnostics. ``cli`` runs ``relimpute compare QRELS RUNS --rel-threshold 2

@@ -57,8 +57,10 @@ def _fusion_fit_set(campaign, model: RankFusion):
 
     class Capture(RankFusion):
         def _fit_theta(self, design, y, prec, shift, start):
-            captured.update(design=design, y=y, centre=np.asarray(self.weight_mean) * self.feature_scale_)
-            return super()._fit_theta(design, y, prec, shift, start)
+            centre = np.asarray(self.weight_mean) * self.feature_scale_
+            theta, cov = super()._fit_theta(design, y, prec, shift, start)
+            captured.update(design=design, y=y, prec=prec, shift=shift, centre=centre, theta=theta, cov=cov)
+            return theta, cov
 
     Capture(**model.get_params()).fit(campaign, rng=0)
     return captured
@@ -209,12 +211,15 @@ def test_advi_refit_on_other_judgments_equals_a_fresh_compile(campaign):
     assert list(again.idata_.posterior["system"].to_numpy()) == list(campaign.systems)
 
 
-#: NUTS against Newton + Laplace with the spreads fixed (the same posterior): each
-#: parameter's posterior mean within MEAN_TOL Laplace sds of the mode, its sd within
-#: SD_TOL (relative) of the Laplace sd. A depth-20 pool of 15 topics: ~100 judged
-#: documents per topic, where the posterior is near normal (a mean-mode gap of a
-#: skewed posterior is not an error of either engine).
-MEAN_TOL, SD_TOL = 0.25, 0.2
+#: NUTS against the exact posterior moments with the spreads fixed (the default model's
+#: posterior), found independently by importance sampling from a multivariate t around the
+#: Laplace approximation (the fusion log posterior written out here): every mean within
+#: MEAN_TOL posterior sds, every sd within SD_TOL (relative). Then NUTS against Newton +
+#: Laplace where the posterior is near normal (the exact mean within NEAR_NORMAL sds of the
+#: mode): the same tolerances. Topic intercepts with few relevant documents are skewed
+#: (their mean lies a few tenths of an sd from the mode on this campaign), which neither engine gets
+#: wrong: the Laplace form centres on the mode by construction.
+MEAN_TOL, SD_TOL, NEAR_NORMAL = 0.15, 0.15, 0.1
 
 
 @pytest.fixture(scope="module")
@@ -222,18 +227,51 @@ def deep_pool():
     return pool_depth(simulate_campaign(n_topics=15, n_systems=6, depth=60, rng=7).campaign, 20)
 
 
+def _importance_moments(fit, mode, cov, n=40_000, df=8, seed=0):
+    """Posterior mean and sd of θ by self-normalised importance sampling (t proposal)."""
+    rng = np.random.default_rng(seed)
+    chol = np.linalg.cholesky(cov)
+    z = rng.standard_normal((n, len(mode)))
+    scale = np.sqrt(df / rng.chisquare(df, size=n))
+    theta = mode + (z @ chol.T) * scale[:, None]
+    maha = ((z * scale[:, None]) ** 2).sum(axis=1)
+    log_q = -0.5 * (df + len(mode)) * np.log1p(maha / df)
+    design, y, prec, shift = fit["design"], fit["y"], fit["prec"], fit["shift"]
+    log_p = np.empty(n)
+    for lo in range(0, n, 5000):
+        t = theta[lo : lo + 5000]
+        eta = design @ t.T
+        log_p[lo : lo + 5000] = (
+            y @ log_expit(eta) + (1 - y) @ log_expit(-eta)
+            - 0.5 * np.einsum("ij,jk,ik->i", t, prec, t) + t @ shift
+        )  # fmt: skip
+    w = np.exp(log_p - log_q - (log_p - log_q).max())
+    w /= w.sum()
+    mean = w @ theta
+    return mean, np.sqrt(w @ (theta - mean) ** 2), 1.0 / (w**2).sum()
+
+
 @pytest.mark.slow
-def test_nuts_agrees_with_newton_laplace_where_the_posterior_is_near_normal(deep_pool):
+def test_nuts_is_the_default_models_posterior_and_agrees_with_laplace_where_normal(deep_pool):
     nuts = BayesianHierarchy(priors=FIXED, n_draws=20).fit(deep_pool, rng=3)
     d = nuts.diagnostics_
     assert d.converged, str(d)  # R-hat <= 1.01, bulk and tail ESS >= 400, no divergence
     assert d.rhat_max <= 1.01 and min(d.ess_bulk_min, d.ess_tail_min) >= 400
-    laplace = RankFusion(n_draws=0).fit(deep_pool, rng=3)
-    sd = np.sqrt(np.diag(laplace.covariance_))
-    gap = np.abs(nuts.fusion_.coef_ - laplace.coef_) / sd
-    ratio = np.sqrt(np.diag(nuts.fusion_.covariance_)) / sd
-    assert gap.max() < MEAN_TOL, gap.round(2)
-    assert np.all(np.abs(ratio - 1) < SD_TOL), ratio.round(2)
+    fit = _fusion_fit_set(deep_pool, RankFusion(n_draws=0))
+    mode, cov = fit["theta"], fit["cov"]
+    mean, sd, ess = _importance_moments(fit, mode, cov)
+    assert ess > 2000  # the oracle itself is accurate
+    nuts_mean = nuts.fusion_.coef_
+    nuts_sd = np.sqrt(np.diag(nuts.fusion_.covariance_))
+    assert np.abs(nuts_mean - mean).max() / sd.min() < 1  # (a gross error)
+    assert np.all(np.abs(nuts_mean - mean) / sd < MEAN_TOL), ((nuts_mean - mean) / sd).round(2)
+    assert np.all(np.abs(nuts_sd / sd - 1) < SD_TOL), (nuts_sd / sd).round(2)
+    laplace_sd = np.sqrt(np.diag(cov))
+    normal = np.abs(mean - mode) / sd < NEAR_NORMAL
+    assert normal[:3].all() and normal.sum() >= 6  # the weights and most run effects
+    gap = np.abs(nuts_mean - mode)[normal] / laplace_sd[normal]
+    assert gap.max() < MEAN_TOL + NEAR_NORMAL, gap.round(2)
+    assert np.all(np.abs(nuts_sd / laplace_sd - 1)[normal] < SD_TOL), (nuts_sd / laplace_sd).round(2)
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...data import Campaign
 from ...errors import ConvergenceWarning
+from ...progress import progress
 from ..base import RelevanceModel, register
 from ..fusion import RankFusion
 from . import persistence
@@ -165,7 +166,12 @@ class BayesianHierarchy(RelevanceModel):
         self._systems = tuple(campaign.systems)
         self._topics = tuple(campaign.query_ids)
         fusion = self._posterior_model()
-        fusion._fit(campaign, rng)
+        nuts = self.method == "nuts"
+        total = int(self.chains) * (int(self.tune) + int(self.draws)) if nuts else int(self.advi_steps)
+        # shown at once: the fit set, importing PyMC and compiling take seconds before the first step
+        with progress(None, desc="bayes: the judged documents", total=total) as self._bar:
+            fusion._fit(campaign, rng)
+        self._bar = None
         fusion._engine = None  # the fitted state only (pickles without the sampler)
         self.fusion_ = fusion
         if not self.diagnostics_.converged:
@@ -178,45 +184,41 @@ class BayesianHierarchy(RelevanceModel):
 
     def _sample(self, design, y, n_topics, weight_centre, settings) -> np.ndarray:
         """``(D, P)`` posterior draws of ``θ`` (the engine of :class:`FusionPosterior`)."""
-        from ...progress import progress
-
         design = JudgedDesign.from_fusion(design, y, n_topics, weight_centre)
         settings = {**self._priors, **settings}
         systems = self._systems if settings["run_effect_sd"] > 0 else ()
         topics, seed = self._topics, self._seed
         start = time.perf_counter()
-        nuts = self.method == "nuts"
-        total = int(self.chains) * (int(self.tune) + int(self.draws)) if nuts else int(self.advi_steps)
-        # shown at once: importing PyMC and compiling take seconds before the first step
-        with progress(None, desc="bayes: loading PyMC", total=total) as bar:
-            _import_pymc()
-            if nuts and self.sampler == "nutpie":
-                bar.set_description("bayes: compiling the model")
-                program, compile_seconds = _NutsProgram.for_model(design, topics, systems, settings)
-                bar.set_description("bayes: NUTS (nutpie)")
-                idata = program.sample(
-                    design, topics, systems, draws=int(self.draws), tune=int(self.tune),
-                    chains=int(self.chains), target_accept=float(self.target_accept),
-                    seed=seed, bar=bar,
-                )  # fmt: skip
-            elif nuts:
-                bar.set_description("bayes: NUTS (PyMC)")
-                compile_seconds = math.nan
-                idata = _sample_nuts_pymc(
-                    build_model(design, topics, systems, settings), draws=int(self.draws),
-                    tune=int(self.tune), chains=int(self.chains),
-                    target_accept=float(self.target_accept), seed=seed,
-                )  # fmt: skip
-            else:
-                bar.set_description("bayes: compiling the model")
-                program = _AdviProgram.for_model(
-                    design, topics, systems, settings, float(self.advi_learning_rate)
-                )
-                bar.set_description("bayes: ADVI")
-                idata, loss = program.fit(
-                    design, topics, systems, steps=int(self.advi_steps),
-                    draws=int(self.draws) * int(self.chains), seed=seed, bar=bar,
-                )  # fmt: skip
+        nuts, bar = self.method == "nuts", self._bar
+        bar.set_description("bayes: loading PyMC")
+        _import_pymc()
+        if nuts and self.sampler == "nutpie":
+            bar.set_description("bayes: compiling the model")
+            program, compile_seconds = _NutsProgram.for_model(design, topics, systems, settings)
+            bar.set_description("bayes: NUTS (nutpie)")
+            idata = program.sample(
+                design, topics, systems, draws=int(self.draws), tune=int(self.tune),
+                chains=int(self.chains), target_accept=float(self.target_accept),
+                seed=seed, bar=bar,
+            )  # fmt: skip
+        elif nuts:
+            bar.set_description("bayes: NUTS (PyMC)")
+            compile_seconds = math.nan
+            idata = _sample_nuts_pymc(
+                build_model(design, topics, systems, settings), draws=int(self.draws),
+                tune=int(self.tune), chains=int(self.chains),
+                target_accept=float(self.target_accept), seed=seed,
+            )  # fmt: skip
+        else:
+            bar.set_description("bayes: compiling the model")
+            program = _AdviProgram.for_model(
+                design, topics, systems, settings, float(self.advi_learning_rate)
+            )
+            bar.set_description("bayes: ADVI")
+            idata, loss = program.fit(
+                design, topics, systems, steps=int(self.advi_steps),
+                draws=int(self.draws) * int(self.chains), seed=seed, bar=bar,
+            )  # fmt: skip
         seconds = time.perf_counter() - start
         if nuts:
             self.diagnostics_ = _nuts_diagnostics(

@@ -54,6 +54,7 @@ class FusionPosterior(RankFusion):
     def set_draws(self, theta: np.ndarray) -> None:
         """Keep the ``(D, P)`` posterior draws of ``θ``, their mean and covariance."""
         self.theta_draws_ = np.asarray(theta, dtype=float)
+        self.n_draws = min(int(self.n_draws), len(self.theta_draws_))  # no draw used twice
         self.coef_ = self.theta_draws_.mean(axis=0)
         self.covariance_ = np.atleast_2d(np.cov(self.theta_draws_, rowvar=False))
 
