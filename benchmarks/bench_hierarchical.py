@@ -26,6 +26,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -137,7 +138,7 @@ def main(argv=None) -> int:
     if args.trials:
         return trial_fits(campaign, args.trials, argv)
     meta = {
-        "command": "python benchmarks/bench_hierarchical.py " + " ".join(argv or []),
+        "command": "python benchmarks/bench_hierarchical.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "campaign": repr(campaign),
@@ -200,7 +201,7 @@ def trial_fits(campaign: Campaign, n_trials: int, argv) -> int:
     later = frame.iloc[1:]
     out = OUT.parent / "hierarchical_trials"
     meta = {
-        "command": "python benchmarks/bench_hierarchical.py " + " ".join(argv or []),
+        "command": "python benchmarks/bench_hierarchical.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "median_fit_wall_s_after_first": float(later["fit_wall_s"].median()) if len(later) else None,
