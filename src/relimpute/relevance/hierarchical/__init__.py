@@ -1,8 +1,8 @@
 """The default relevance model's likelihood as a Bayesian hierarchy in PyMC, sampled by NUTS.
 
 One likelihood, two inference engines. The default model
-(:class:`~relimpute.relevance.fusion.RankFusion`, ``docs/math/`` and its module
-docstring) is
+(:class:`~relimpute.relevance.fusion.RankFusion`, whose module docstring
+derives it) is
 
     logit P(X_ti = 1) = α_t + w · z_ti + Σ_j u_j / log2(1 + r_ij),
     α_t ~ N(μ, σ_α²),  u_j ~ N(0, σ_u²),  w ~ N(w₀, σ_w²),  μ ~ N(m, s²)
