@@ -22,7 +22,8 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     (the shipped ``models/bayes.json``: the default model's likelihood, its
     spreads learned) and takes its confidence from Monte Carlo over the
     posterior draws, so parameter uncertainty reaches P(ΔMAP > 0): the full
-    posterior against ``fusion-mc``'s Laplace form of the same model. ``rtc+bayes`` gathers with RTC instead.
+    posterior against ``fusion-mc``'s Laplace form of the same model.
+    ``rtc+bayes`` gathers with RTC instead.
 ``fusion-mc``
     The MTC judgments generalised by the default rank-fusion model, with the
     confidence from Monte Carlo over its Laplace posterior draws (``mtc+fusion``
