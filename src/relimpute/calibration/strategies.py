@@ -18,9 +18,12 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     exactly what ``mtc`` judges, so the paired comparison with ``mtc``
     isolates the model (and the study avoids refitting a PyMC model every 10
     judgments). It is fitted by ADVI; ``bayes-nuts`` fits by NUTS with one
-    chain per trial (trials already run in parallel); ``bayes-mc`` takes its
-    confidence from Monte Carlo over the posterior draws, so parameter
-    uncertainty reaches P(ΔMAP > 0). ``rtc+bayes`` gathers with RTC instead.
+    chain per trial (trials already run in parallel); ``bayes-mc`` fits by NUTS
+    (the shipped ``models/bayes.json``: the default model's likelihood, its
+    spreads learned) and takes its confidence from Monte Carlo over the
+    posterior draws, so parameter uncertainty reaches P(ΔMAP > 0): the full
+    posterior against ``fusion-mc``'s Laplace form of the same model.
+    ``rtc+bayes`` gathers with RTC instead.
 ``fusion-mc``
     The MTC judgments generalised by the default rank-fusion model, with the
     confidence from Monte Carlo over its Laplace posterior draws (``mtc+fusion``
@@ -219,7 +222,7 @@ register_strategy(
         "bayes-mc",
         selector="mtc",
         model="bayes",
-        model_params={"method": "advi", "return_draws": True, "n_draws": 200},
+        model_params={"return_draws": True, "n_draws": 200},
         monte_carlo_draws=4000,
     )
 )

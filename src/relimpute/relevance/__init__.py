@@ -10,9 +10,9 @@ from .base import (
 )
 from .expert import ExpertAggregation
 from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
-from .uniform import Nonrelevant, Uniform, UniformPrior, UnjudgedNonrelevant  # noqa: F401 (old names)
+from .uniform import Nonrelevant, Uniform
 from .hierarchical import BayesianHierarchy
-from .fusion import Fusion, RankFusion  # noqa: F401 (RankFusion: the old name)
+from .fusion import Fusion
 from .labelled import LabelledFusion
 
 __all__ = [

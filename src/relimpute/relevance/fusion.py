@@ -61,7 +61,6 @@ __all__ = [
     "SPREAD_RATIO",
     "CUT_SD",
     "Fusion",
-    "RankFusion",
     "TopicEvidence",
     "capture_factors",
     "judged_prefixes",
@@ -248,7 +247,7 @@ class Fusion(RelevanceModel):
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
-        theta, cov = _fit_logistic(design, y, prec, shift, start)
+        theta, cov = self._fit_theta(design, y, prec, shift, start)
         self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
         self.cuts_ = np.zeros(1)
         if len(self.grade_levels_) > 2:  # the cut-points given the log-odds of relevance
@@ -262,6 +261,15 @@ class Fusion(RelevanceModel):
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
+
+    def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mode and covariance of ``θ``: the inference engine (here Newton +
+        Laplace; the Bayesian hierarchy samples the same posterior by NUTS)."""
+        return _fit_logistic(design, y, prec, shift, start)
+
+    def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``(n, P)`` posterior draws of ``θ`` (here from the Laplace approximation)."""
+        return rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
 
     def _designs(self, campaign: Campaign, evidence, rows=None) -> list[sp.csr_matrix]:
         """Per topic, ``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α, u)``,
@@ -373,7 +381,7 @@ class Fusion(RelevanceModel):
         docstring), turned into p and capture-adjusted; each topic's computed when read."""
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
-        theta = rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
+        theta = self._theta_draws(rng, n)
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         run_effects = below = None
         if self.beyond_run_sd > 0:
@@ -408,4 +416,3 @@ def _grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
 
 
 register(Fusion)
-RankFusion = Fusion  # deprecated 0.1 name (CHANGELOG.md), kept while other branches merge

@@ -40,6 +40,3 @@ class Nonrelevant(Uniform):
 
 register(Uniform)
 register(Nonrelevant)
-# deprecated 0.1 names (CHANGELOG.md), kept while other branches merge
-UniformPrior = Uniform
-UnjudgedNonrelevant = Nonrelevant

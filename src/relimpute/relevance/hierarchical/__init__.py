@@ -1,52 +1,44 @@
-"""A Bayesian hierarchical relevance model in PyMC, partially pooled across topics and systems.
+"""The default relevance model's likelihood as a Bayesian hierarchy in PyMC, sampled by NUTS.
 
-Carterette 2007 §3.1 rejects a hierarchical model because it "will not
-generalize to unseen topics"; this one does, by drawing the parameters of an
-unseen topic or system from the fitted hyperpriors. The relevance of
-document ``i`` of topic ``t`` is ``X_ti ~ Bernoulli(σ(η_ti))`` with log-odds
+One likelihood, two inference engines. The default model
+(:class:`~relimpute.relevance.fusion.Fusion`, whose module docstring
+derives it) is
 
-    η_ti = α_t + Σ_{j ∈ C_t} [ R_jti · β_j · r_jti^(−γ_j) + (R_jti − ½) · δ_j ]
+    logit P(X_ti = 1) = α_t + w · z_ti + Σ_j u_j / log2(1 + r_ij),
+    α_t ~ N(μ, σ_α²),  u_j ~ N(0, σ_u²),  w ~ N(w₀, σ_w²),  μ ~ N(m, s²)
 
-where ``C_t`` are the systems that retrieve anything for topic ``t``,
-``R_jti`` is 1 when system ``j`` retrieves the document (at 1-based rank
-``r_jti``) and 0 otherwise. Each system has a reliability ``β_j`` (log-odds
-its top document adds), a decay shape ``γ_j`` (the contribution falls as a
-power of the rank, linearly in log rank: ``log g = −γ log r``) and a
-retrieval evidence ``δ_j`` (effect-coded, so a document the system leaves out
-loses ``δ_j / 2``: the evidence of *not* retrieving). The topic intercept is
-the log-odds of a document retrieved, at infinite depth, by half the covering
-systems. Partial pooling (non-centred)::
+on its fit set (the judged documents within each topic's pool depth: the
+judged-depth structure), with the capture adjustment and the below-pool decay
+applied to its predictions. It fixes the spreads σ_α, σ_u, σ_w at values chosen
+leave-one-collection-out on grids (``models/fusion.json``) and finds the
+posterior of ``θ = (w, μ, α, u)`` by Newton's method with a Laplace
+approximation. This hierarchy keeps that likelihood and turns the spreads into
+hyper-parameters, ``σ ~ LogNormal(log σ₀, s)`` centred on the default's
+settings σ₀ (:data:`DEFAULT_PRIORS`), learned from the judgments, and samples
+the joint posterior by NUTS (nutpie, compiled once per model shape with the
+judgments swapped in as data; or PyMC's sampler), or approximates it by
+mean-field ADVI. Non-centred: ``α_t = μ + σ_α z_t``, ``u_j = σ_u z_j``,
+``w = w₀ + σ_w z_w`` on standardised features, so NUTS sees unit-scale,
+weakly correlated parameters instead of the funnel of centred spreads. The
+below-pool spreads (``beyond_decay_sd``, ``beyond_run_sd``) have nothing in the
+judgments to update them (fusion module docstring): they stay priors, drawn per
+posterior draw as the default model draws them.
 
-    α_t ~ N(μ_α, σ_α),  β_j ~ N(μ_β, σ_β),  log γ_j ~ N(μ_logγ, σ_logγ),  δ_j ~ N(μ_δ, σ_δ)
+Prediction is the default model's code over the sampled ``θ``
+(:class:`~.prediction.FusionPosterior`). Convergence after NUTS is checked with
+rank-normalised R-hat, bulk/tail ESS (Vehtari et al. 2021, Bayesian Analysis
+16(2)) and the count of divergent transitions; a fit that fails says so (a
+:class:`~relimpute.errors.ConvergenceWarning`, ``converged`` False in the
+estimate's parameters).
 
-with the hyperpriors of ``models/bayes.json``. By default
-(``delta_pooling="shared"``) the retrieval evidence is one δ for every
-system (δ_j = μ_δ, σ_δ = 0), the others stay per system: with per-system δ_j
-the posterior of σ_δ on DL 2019 is a funnel set by its prior (90% interval
-0.07-0.59 under HalfNormal(0.25), 0.006-0.22 under HalfNormal(0.1)) that NUTS
-does not converge on (R-hat ~1.03, divergences; models/bayes.json), i.e. the
-data barely say how much the δ_j differ; ``delta_pooling="partial"`` is that
-model. The model is fitted on the
-judged documents only (labels at ``campaign.rel_threshold``) by NUTS (nutpie
-with its low-rank mass-matrix adaptation, which follows the posterior
-correlation between the topic intercepts and the δ_j; or PyMC's sampler) or
-by mean-field ADVI (PyMC's ``ADVI`` with Adam, its step compiled once per model
-shape and refitted on swapped ``pm.Data``; PyMC 5.28 has no native Pathfinder,
-that lives in pymc-extras); prediction for every document of a
-campaign is vectorised numpy over the posterior draws (no PyMC graph over the
-unjudged documents). Convergence after NUTS is checked with rank-normalised
-R-hat, bulk/tail ESS (Vehtari et al. 2021, Bayesian Analysis 16(2)) and the
-count of divergent transitions.
-
-The package: :mod:`.design` (priors, the judged documents as model inputs, the
-PyMC model), :mod:`.inference` (NUTS, ADVI, diagnostics), :mod:`.prediction`
-(posterior draws, log-odds of every document), :mod:`.persistence` (netCDF),
+The package: :mod:`.design` (hyperpriors, the fit set as model inputs, the PyMC
+model), :mod:`.inference` (NUTS, ADVI, diagnostics), :mod:`.prediction`
+(the default model over the draws), :mod:`.persistence` (netCDF),
 :mod:`.model` (:class:`BayesianHierarchy`, registered as ``"bayes"``).
 """
 
 from .design import (
     DEFAULT_PRIORS,
-    DELTA_POOLING,
     FORMAT_VERSION,
     METHODS,
     SAMPLERS,
@@ -58,20 +50,18 @@ from .design import (
 )
 from .inference import FitDiagnostics, _AdviProgram, _NutsProgram, elbo_plateau
 from .model import BayesianHierarchy
-from .prediction import PosteriorDraws, topic_log_odds
+from .prediction import FusionPosterior
 
 __all__ = [
     "DEFAULT_PRIORS",
-    "DELTA_POOLING",
     "FORMAT_VERSION",
     "METHODS",
     "SAMPLERS",
     "BayesianHierarchy",
     "FitDiagnostics",
+    "FusionPosterior",
     "JudgedDesign",
-    "PosteriorDraws",
     "build_model",
     "design_data",
     "elbo_plateau",
-    "topic_log_odds",
 ]

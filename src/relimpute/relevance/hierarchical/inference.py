@@ -91,12 +91,12 @@ class _NutsProgram:
         self.compile_seconds = time.perf_counter() - start
 
     @classmethod
-    def for_model(cls, design, topics, systems, priors, delta_pooling):
+    def for_model(cls, design, topics, systems, settings):
         """The program for this shape (compiled now if new) and the seconds spent compiling."""
-        key = (len(topics), len(systems), tuple(sorted(priors.items())), delta_pooling)
+        key = (len(topics), len(systems), tuple(sorted(settings.items())))
         program, seconds = cls._cache.pop(key, None), 0.0
         if program is None:
-            program = cls(build_model(design, topics, systems, priors, delta_pooling))
+            program = cls(build_model(design, topics, systems, settings))
             seconds = program.compile_seconds
         cls._cache[key] = program  # most recently used last
         while len(cls._cache) > cls._cache_size:
@@ -130,8 +130,17 @@ class _NutsProgram:
             del idata[group]
         if bar is not None:
             bar.update(bar.total - bar.n)
-        idata.posterior = idata.posterior.assign_coords(topic=list(topics), system=list(systems))
-        return idata
+        return _named(idata, topics, systems)
+
+
+def _named(idata, topics, systems):
+    """``idata`` with this campaign's topics and runs as coordinates (the program may have
+    been compiled for another campaign of the same shape)."""
+    coords = {"topic": list(topics)}
+    if "system" in idata.posterior.dims:
+        coords["system"] = list(systems)
+    idata.posterior = idata.posterior.assign_coords(coords)
+    return idata
 
 
 def _finished(sampler) -> bool:
@@ -244,11 +253,11 @@ class _AdviProgram:
         ]
 
     @classmethod
-    def for_model(cls, design, topics, systems, priors, delta_pooling, learning_rate):
-        key = (len(topics), len(systems), tuple(sorted(priors.items())), delta_pooling, learning_rate)
+    def for_model(cls, design, topics, systems, settings, learning_rate):
+        key = (len(topics), len(systems), tuple(sorted(settings.items())), learning_rate)
         program = cls._cache.pop(key, None)
         if program is None:
-            program = cls(build_model(design, topics, systems, priors, delta_pooling), learning_rate)
+            program = cls(build_model(design, topics, systems, settings), learning_rate)
         cls._cache[key] = program  # most recently used last
         while len(cls._cache) > cls._cache_size:
             cls._cache.pop(next(iter(cls._cache)))
@@ -272,8 +281,7 @@ class _AdviProgram:
                 if bar is not None and (i + 1) % 100 == 0:
                     bar.update(100)
             idata = self.inference.approx.sample(draws, random_seed=seed + 1)
-        idata.posterior = idata.posterior.assign_coords(topic=list(topics), system=list(systems))
-        return idata, loss
+        return _named(idata, topics, systems), loss
 
 
 def elbo_plateau(loss: np.ndarray) -> tuple[float, float]:

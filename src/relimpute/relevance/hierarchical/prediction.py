@@ -1,89 +1,62 @@
-"""Prediction of the Bayesian hierarchy: posterior draws of its parameters, log-odds of every document.
+"""Prediction of the Bayesian hierarchy: the default model's, over the NUTS draws of ``θ``.
 
-Vectorised numpy over the posterior draws (no PyMC graph over the unjudged
-documents); an unseen topic or system draws its parameters from the fitted
-hyperpriors (package docstring).
+:class:`FusionPosterior` is :class:`~relimpute.relevance.fusion.Fusion` with
+its inference engine swapped: the fit set, the standardisation, the capture
+adjustment and the below-pool decay are the default model's own code; only
+the posterior of ``θ = (w, μ, α, u)`` comes from the sampler instead of Newton
++ Laplace.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import numpy as np
-import scipy.sparse as sp
 
-from ...data import TopicData
-from .design import _HYPER
+from ..fusion import Fusion
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class PosteriorDraws:
-    """Posterior draws of every parameter, ``(D, ...)`` numpy arrays (D draws)."""
-
-    alpha: np.ndarray
-    beta: np.ndarray
-    gamma: np.ndarray
-    delta: np.ndarray
-    hyper: Mapping[str, np.ndarray]
-
-    @classmethod
-    def from_idata(cls, idata, n_draws: int) -> PosteriorDraws:
-        post = idata.posterior
-        total = post.sizes["chain"] * post.sizes["draw"]
-        pick = np.unique(np.linspace(0, total - 1, min(n_draws, total)).round().astype(int))
-
-        def flat(name):
-            if name not in post:  # σ_δ of a shared δ
-                return np.zeros(len(pick))
-            values = post[name].to_numpy()
-            return values.reshape(total, *values.shape[2:])[pick]
-
-        return cls(
-            alpha=flat("alpha"),
-            beta=flat("beta"),
-            gamma=flat("gamma"),
-            delta=flat("delta"),
-            hyper={h: flat(h) for h in _HYPER},
-        )
-
-    @property
-    def n(self) -> int:
-        return self.beta.shape[0]
-
-    def new_topic(self, key: str, seed: int) -> np.ndarray:
-        """``(D,)`` α for an unseen topic: one hyperprior draw per posterior draw."""
-        z = np.random.default_rng([seed, 0, zlib.crc32(key.encode())]).standard_normal(self.n)
-        return self.hyper["mu_alpha"] + self.hyper["sigma_alpha"] * z
-
-    def new_system(self, key: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(D,)`` β, γ, δ for an unseen system, drawn from the hyperpriors."""
-        z = np.random.default_rng([seed, 1, zlib.crc32(key.encode())]).standard_normal((3, self.n))
-        h = self.hyper
-        return (
-            h["mu_beta"] + h["sigma_beta"] * z[0],
-            np.exp(h["mu_log_gamma"] + h["sigma_log_gamma"] * z[1]),
-            h["mu_delta"] + h["sigma_delta"] * z[2],
-        )
+def thinned(theta: np.ndarray, n: int) -> np.ndarray:
+    """``min(n, D)`` of the ``(D, P)`` draws, evenly spaced over the chains."""
+    pick = np.unique(np.linspace(0, len(theta) - 1, min(n, len(theta))).round().astype(int))
+    return theta[pick]
 
 
-def topic_log_odds(
-    topic: TopicData, alpha: np.ndarray, curve: np.ndarray, delta: np.ndarray
-) -> np.ndarray:
-    """``(D, n)`` log-odds η of every document of one topic for D parameter draws.
+class FusionPosterior(Fusion):
+    """The default model whose ``θ`` posterior is given by ``engine`` (see the module).
 
-    ``curve[d, j, r - 1] = β_j r^(−γ_j) + δ_j`` is what retrieving at rank r
-    adds on top of the ``−δ_j / 2`` every covering system contributes; the
-    sparse (document, system, rank) triplets of the topic gather from it.
+    ``engine(design, y, n_topics, weight_centre, settings)`` returns the ``(D, P)``
+    posterior draws of ``θ``; :meth:`_fit_theta` keeps them, the posterior mean as
+    ``coef_`` (the point estimate) and their covariance as ``covariance_``.
     """
-    covering = topic.depth > 0
-    base = alpha - 0.5 * delta[:, covering].sum(axis=1)
-    systems = np.repeat(np.arange(len(topic.depth)), topic.depth)
-    ranks = np.concatenate([np.arange(d) for d in topic.depth]) if len(systems) else systems
-    docs = topic.ranking[systems, ranks]
-    values = curve[:, systems, ranks]  # (D, n_triplets)
-    scatter = sp.csr_matrix(
-        (np.ones(len(docs)), (docs, np.arange(len(docs)))), shape=(topic.n_docs, len(docs))
-    )
-    return base[:, None] + np.asarray(scatter @ values.T).T
+
+    name = "bayes-fusion"  # never registered: BayesianHierarchy is "bayes"
+
+    def __init__(self, engine: Callable | None = None, **settings):
+        super().__init__(**settings)
+        self._engine = engine
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in Fusion().get_params()}
+
+    def _fit_theta(self, design, y, prec, shift, start):
+        centre = np.asarray(self.weight_mean, float) * self.feature_scale_
+        settings = {
+            "intercept_sd": float(self.intercept_sd),
+            "run_effect_sd": float(self.run_effect_sd),
+            "weight_sd": float(self.weight_sd),
+            "mean_mean": float(self.mean_prior[0]),
+            "mean_sd": float(self.mean_prior[1]),
+        }
+        self.set_draws(self._engine(design, y, len(self.query_ids_), centre, settings))
+        return self.coef_, self.covariance_
+
+    def set_draws(self, theta: np.ndarray) -> None:
+        """Keep the ``(D, P)`` posterior draws of ``θ``, their mean and covariance."""
+        self.theta_draws_ = np.asarray(theta, dtype=float)
+        self.n_draws = min(int(self.n_draws), len(self.theta_draws_))  # no draw used twice
+        self.coef_ = self.theta_draws_.mean(axis=0)
+        self.covariance_ = np.atleast_2d(np.cov(self.theta_draws_, rowvar=False))
+
+    def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return thinned(self.theta_draws_, n)
