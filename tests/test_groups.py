@@ -41,9 +41,9 @@ def test_dl19_groups(dl19_dir):
 @pytest.mark.parametrize(
     "command",
     [
-        ["calibrate", "--one-per-group"],
+        ["calibrate", "--groups"],
         ["poolbias", "--groups"],
-        ["power", "--pooled-from"],
+        ["power", "--groups"],
     ],
 )
 def test_every_command_reports_the_readers_error(tmp_path, capsys, command):
@@ -55,7 +55,7 @@ def test_every_command_reports_the_readers_error(tmp_path, capsys, command):
     name, flag = command
     argv = [name, str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), flag, str(table)]
     if name != "power":
-        argv += ["-o", str(tmp_path / "out")] + (["--depth", "1"] if name == "poolbias" else [])
+        argv += ["-o", str(tmp_path / "out")] + (["--pool-depth", "1"] if name == "poolbias" else [])
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "groups.tsv, line 3: run 'A' listed twice" in err and "Traceback" not in err

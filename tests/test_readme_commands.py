@@ -168,7 +168,8 @@ def check(command: str, done: subprocess.CompletedProcess, folder: Path) -> None
     elif sub == "fit":
         (target,) = _outputs(words)
         lines = (folder / target).read_text().splitlines()
-        assert lines[0].split("\t") == ["query_id", "doc_id", "probability"]
+        # DL's grades 0-3: P(grade >= g) for every grade beside P(relevant)
+        assert lines[0].split("\t") == ["query_id", "doc_id", "probability", "p_ge_1", "p_ge_2", "p_ge_3"]
         probabilities = [float(line.split("\t")[2]) for line in lines[1:]]
         assert len(probabilities) > 100_000  # every retrieved document of 43 topics
         assert all(0.0 <= p <= 1.0 for p in probabilities)

@@ -12,8 +12,8 @@ for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8
   name=${spec%%:*}; rest=${spec#*:}; folder=${rest%%:*}; threshold=${rest#*:}
   D=../shared/data/$folder
   relimpute calibrate "$D/qrels.txt" "$D/runs" --rel-threshold "$threshold" \
-    --k 10 --c 2 --one-per-group "$D/groups.tsv" --depth 100 --seed 2007 --jobs 2 \
+    --k 10 --c 2 --groups "$D/groups.tsv" --depth 100 --seed 2007 --jobs 2 \
     --trials "$TRIALS" --budget "$BUDGET" --strategies mtc,fusion-mc,posterior \
-    --models "examples/calibration/held_out/$name" --quiet -o "$OUT/$name" $RESUME
+    --settings-dir "examples/calibration/held_out/$name" --quiet -o "$OUT/$name" $RESUME
 done
 python examples/posterior_selector/summarize.py "$OUT"

@@ -79,7 +79,7 @@ def plot(trials: dict[str, pd.DataFrame], path: Path) -> None:
         ax.scatter(x, y, s=14)
         ax.set(xscale="log", yscale="log", title=COLLECTIONS.get(name, name),
                xlabel="MTC judgments + 1", ylabel="posterior selector judgments + 1")
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

@@ -106,10 +106,9 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
 def load_campaign(args, command: str):
     """The campaign the arguments name; the input policies' notes go to stderr."""
     from ..data import Campaign
-    from ..progress import progress
 
-    # a bar from the start: reading a large campaign takes seconds before any model runs
-    with warnings.catch_warnings(), progress(None, desc="reading the qrels and runs", total=1):
+    # reading the runs shows its own bar from the start (relimpute._assembly)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the notes are printed below instead
         campaign = Campaign.from_files(
             args.qrels,
