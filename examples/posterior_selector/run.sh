@@ -3,9 +3,9 @@
 # judgments over MTC, and stay calibrated? Carterette (2007) §4.3 protocol on the three
 # development collections; fusion's settings chosen without the collection under study
 # (examples/calibration/held_out/NAME/fusion.json). Run from the repository root; data in
-# ../shared/data (examples/README.md). TRIALS and BUDGET may be set in the environment.
+# ../shared/data (examples/README.md). TRIALS, BUDGET and OUT may be set in the environment.
 set -e
-OUT=examples/posterior_selector/results
+OUT=${OUT:-examples/posterior_selector/results}
 TRIALS=${TRIALS:-20}
 BUDGET=${BUDGET:-300}
 for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8-adhoc:1; do

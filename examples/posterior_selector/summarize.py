@@ -38,15 +38,20 @@ def collection_rows(folder: Path, name: str) -> pd.DataFrame:
             "stopped_at_budget": float((part["stopped_because"] == "budget").mean()),
             "initial_decided": float((part["stopped_because"] == "confidence").mean()),
             "initial_right_when_decided": initial,
-            "W": float(s["w"]),
-            "W_low": float(s["w_low"]),
-            "W_high": float(s["w_high"]),
-            "share_conf_95": float(s["share_conf_95"]),
-            "accuracy_conf_95": float(s["accuracy_conf_95"]),
-            "mean_tau": float(s["mean_tau"]),
+            "W": _number(s["w"]),
+            "W_low": _number(s["w_low"]),
+            "W_high": _number(s["w_high"]),
+            "share_conf_95": _number(s["share_conf_95"]),
+            "accuracy_conf_95": _number(s["accuracy_conf_95"]),
+            "mean_tau": _number(s["mean_tau"]),
             "median_seconds": float(part["seconds"].median()),
         })
     return pd.DataFrame(rows)
+
+
+def _number(value) -> float:
+    """A report.json number; NaN where the report has none (null: no pair in that bin)."""
+    return float("nan") if value is None else float(value)
 
 
 def _initial_pair_calls(pairs: pd.DataFrame, trials: pd.DataFrame) -> float:
