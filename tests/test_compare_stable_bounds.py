@@ -19,7 +19,7 @@ def _bounds(dl19_dir, seed, capsys) -> tuple[str, str]:
             "--systems", "p_bert", "bm25base_p", "--seed", str(seed)]  # fmt: skip
     assert main(argv) == 0
     out, err = capsys.readouterr()
-    assert "printed to the digits their Monte Carlo error allows" in err
+    assert "rounded at the decimal of their Monte Carlo standard error" in err
     header, row = out.splitlines()
     cells = dict(zip(header.split(), row.split()))
     return cells["ci_low"], cells["ci_high"]

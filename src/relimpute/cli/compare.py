@@ -277,8 +277,9 @@ def run(args) -> int:
 
 
 def _bounds_to_their_digits(result, estimate, args):
-    """The answer with each Monte Carlo bound rounded to the decimals its Monte Carlo standard
-    error allows (at most half a unit of the last digit; 1 to 4 decimals), and a note saying so.
+    """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
+    error (the last digit printed is uncertain by about one unit; 1 to 4 decimals; never
+    ``-0.0``), and a note saying so.
 
     The bounds are tail quantiles: with a model's posterior draws they rest on the few
     draws in the tail, so their last digits would change with the seed.
@@ -294,16 +295,16 @@ def _bounds_to_their_digits(result, estimate, args):
     errors = bound_standard_errors(result.scores.draws, result.pairs, args.confidence, clusters)
     for column, se in zip(("ci_low", "ci_high"), errors):
         with np.errstate(divide="ignore"):
-            digits = np.clip(np.floor(-np.log10(2 * se)), 1, 4).astype(int)
-        values = frame[column].to_numpy()
+            digits = np.clip(np.floor(-np.log10(se)), 1, 4).astype(int)
+        rounded = [round(float(v), int(d)) + 0.0 for v, d in zip(frame[column].to_numpy(), digits)]
         if args.format in ("tsv", "json"):
-            frame[column] = [round(float(v), int(d)) for v, d in zip(values, digits)]
+            frame[column] = rounded
         else:
-            frame[column] = [f"{v:.{d}f}" for v, d in zip(values, digits)]
+            frame[column] = [f"{v:.{d}f}" for v, d in zip(rounded, digits)]
     worst = max(float(np.max(e, initial=0.0)) for e in errors)
     print(
-        f"relimpute {COMMAND}: ci_low and ci_high are printed to the digits their Monte Carlo "
-        f"error allows (standard error up to {worst:.2g}"
+        f"relimpute {COMMAND}: ci_low and ci_high are rounded at the decimal of their Monte Carlo "
+        f"standard error (up to {worst:.2g}"
         + (f", over {estimate.n_draws} posterior draws of the model)" if estimate.n_draws else ")"),
         file=sys.stderr,
     )
