@@ -170,7 +170,7 @@ def _field_count(source) -> int:
     """Fields on the first non-blank line of a file (3 for a header line); 4 or 3 for a DataFrame."""
     if isinstance(source, pd.DataFrame):
         return 3 if "probability" in source.columns or "p" in source.columns else 4
-    from .io import _read_bytes
+    from ._parsing import _read_bytes
 
     for line in _read_bytes(source).splitlines():
         if line.strip():
@@ -182,7 +182,7 @@ def _line_of(source, query: str, doc: str) -> int | None:
     """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
     if isinstance(source, pd.DataFrame):
         return None
-    from .io import _read_bytes
+    from ._parsing import _read_bytes
 
     for number, line in enumerate(_read_bytes(source).decode("utf-8", "replace").splitlines(), 1):
         fields = line.split()
