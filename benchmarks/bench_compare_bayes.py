@@ -45,7 +45,7 @@ def stages() -> dict:
     from relimpute import Campaign
     from relimpute.confidence import ConfidenceEngine
     from relimpute.relevance import load_model
-    from relimpute.relevance.hierarchical import _import_pymc
+    from relimpute.relevance.bayes import _import_pymc
 
     row: dict = {}
     with warnings.catch_warnings():

@@ -254,28 +254,22 @@ def test_run_study_takes_confidence_and_still_reads_alpha(dl19_cut):
         run_study(dl19_cut, "mtc", confidence=0.4, **kwargs)
 
 
-def test_rtc_paper_loop_refits_the_papers_model():
-    """``rtc-paper`` judges with the paper's model, not with models/rtc.json's settings.
-
-    The selection loop fills its model's parameters from the shipped file first, so the
-    strategy must give every parameter: the model the loop refits is the one the study
-    then generalises with (the class defaults).
-    """
+def test_rtc_loop_refits_the_papers_model():
+    """``rtc`` judges with the model the study then generalises with: the paper's
+    (models/rtc.json, the class defaults), refitted after 10 judgments."""
     from relimpute.calibration.strategies import get_calibration_strategy
-    from relimpute.relevance import ExpertAggregation
+    from relimpute.relevance import RTC
     from relimpute.selection import SimulatedAssessor, run_selection
-    from relimpute.selection.rtc import RTC
+    from relimpute.selection.rtc import RTCSelection
     from relimpute.simulate import simulate_campaign
 
-    strategy = get_calibration_strategy("rtc-paper")
-    from relimpute.relevance.expert import PAPER_PARAMS
-
-    paper = ExpertAggregation(**PAPER_PARAMS).get_params()
+    strategy = get_calibration_strategy("rtc")
+    paper = RTC().get_params()
     assert strategy.make_model().get_params() == paper
     sim = simulate_campaign(n_topics=4, n_systems=3, n_docs=150, depth=20, rng=5)
     full = sim.campaign
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
-    selector = RTC(**strategy.selector_kwargs())
+    selector = RTCSelection(**strategy.selector_kwargs())
     pair = list(full.systems[:2])
     run_selection(hidden.subset(pair), selector, SimulatedAssessor(full), systems=pair,
                   confidence=None, budget=12, rng=0)

@@ -134,7 +134,7 @@ def test_every_model_module_can_be_named():
     from relimpute import relevance
 
     modules = {m.name for m in pkgutil.iter_modules(relevance.__path__)}
-    names = ["rtc", "uniform", "nonrelevant"] + (["bayes"] if "hierarchical" in modules else [])
+    names = ["rtc", "uniform", "nonrelevant"] + (["bayes"] if "bayes" in modules else [])
     for name in names:
         assert load_settings(name).model == name
 

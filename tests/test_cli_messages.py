@@ -459,15 +459,31 @@ def test_calibration_warning_reads_the_study_summaries(tmp_path):
     assert calibration_warning("bayes", tmp_path) is None  # no study ran it: nothing to say
 
 
+def test_calibration_warning_reads_the_rtc_reproduction(tmp_path):
+    """RTC as published is studied in examples/rtc_paper (strategy ``rtc[paper]``); its MTC
+    row there repeats the TREC-8 reusability study and is not read twice."""
+    from relimpute.cli._calibration_check import calibration_warning
+
+    _study(tmp_path, "trec8", {"mtc": (-8.4, -10.0), "fusion-mc": (0.2, 0.0)})
+    results = tmp_path / "examples" / "rtc_paper" / "results"
+    results.mkdir(parents=True)
+    (results / "summary.csv").write_text(
+        "strategy,trials,w,w_low,w_high\nmtc,200,-8.4,-10.0,-7\nrtc[paper],200,-20.7,-22.7,-18.8\n"
+    )
+    assert "(W -20.70 on rtc_paper;" in calibration_warning("rtc", tmp_path)
+    assert "(W -8.40 on trec8;" in calibration_warning("uniform", tmp_path)
+
+
 @pytest.mark.parametrize("extra, model", [(["--model", "rtc"], "rtc"),
                                           (["--prior", "0.5"], "uniform")])  # fmt: skip
 def test_compare_with_an_uncalibrated_model_says_so(collection, capsys, extra, model):
     import pandas as pd
 
-    root = Path(__file__).resolve().parents[1] / "examples" / "calibration"
-    strategy = {"rtc": "rtc", "uniform": "mtc"}[model]
+    root = Path(__file__).resolve().parents[1] / "examples"
+    strategy, studies = {"rtc": ("rtc[paper]", "rtc_paper/results/summary.csv"),
+                         "uniform": ("mtc", "calibration/*/summary.csv")}[model]  # fmt: skip
     measured = [pd.read_csv(p).set_index("strategy").loc[strategy, "w"]
-                for p in sorted(root.glob("*/summary.csv"))]  # fmt: skip
+                for p in sorted(root.glob(studies))]  # fmt: skip
     if not measured:
         pytest.skip("the calibration studies are not in this checkout")
     code, err = _run(["compare", collection / "qrels.txt", collection / "runs", *extra], capsys)

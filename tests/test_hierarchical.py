@@ -20,9 +20,9 @@ from scipy.stats import lognorm, norm
 
 from relimpute.errors import ConvergenceWarning
 from relimpute.relevance import Fusion, get_model
-from relimpute.relevance.hierarchical import (
+from relimpute.relevance.bayes import (
     DEFAULT_PRIORS,
-    BayesianHierarchy,
+    Bayes,
     FusionPosterior,
     JudgedDesign,
     _AdviProgram,
@@ -43,7 +43,7 @@ def campaign():
 
 @pytest.fixture(scope="module")
 def fitted(campaign):
-    return BayesianHierarchy(**SMALL_ADVI).fit(campaign, rng=11)
+    return Bayes(**SMALL_ADVI).fit(campaign, rng=11)
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_predictions_are_the_default_models_code_over_the_draws(fitted, estimate
 
 def test_save_load_round_trip(fitted, estimate, campaign, tmp_path):
     path = fitted.save(tmp_path / "bayes.nc")
-    loaded = BayesianHierarchy.load(path)
+    loaded = Bayes.load(path)
     assert loaded.get_params() == fitted.get_params()
     assert str(loaded.diagnostics_) == str(fitted.diagnostics_)  # (NaN fields: compare text)
     again = loaded.predict(campaign)
@@ -144,7 +144,7 @@ def test_save_load_round_trip(fitted, estimate, campaign, tmp_path):
 
 
 def test_load_rejects_an_altered_configuration(fitted, tmp_path):
-    from relimpute.relevance.hierarchical import _import_arviz
+    from relimpute.relevance.bayes import _import_arviz
 
     az = _import_arviz()
     path = fitted.save(tmp_path / "bayes.nc")
@@ -155,7 +155,7 @@ def test_load_rejects_an_altered_configuration(fitted, tmp_path):
     )
     idata.to_netcdf(str(tmp_path / "altered.nc"))
     with pytest.raises(ValueError, match="hash"):
-        BayesianHierarchy.load(tmp_path / "altered.nc")
+        Bayes.load(tmp_path / "altered.nc")
 
 
 def test_pickle_round_trip(fitted, estimate, campaign):
@@ -166,29 +166,29 @@ def test_pickle_round_trip(fitted, estimate, campaign):
 
 def test_registered_under_bayes_and_validates(campaign):
     model = get_model("bayes", method="advi")
-    assert isinstance(model, BayesianHierarchy) and model.method == "advi"
+    assert isinstance(model, Bayes) and model.method == "advi"
     with pytest.raises(ValueError, match="method"):
-        BayesianHierarchy(method="gibbs").fit(campaign)
+        Bayes(method="gibbs").fit(campaign)
     with pytest.raises(ValueError, match="unknown prior"):
-        BayesianHierarchy(priors={"beta_scale": 1.0}).fit(campaign)
+        Bayes(priors={"beta_scale": 1.0}).fit(campaign)
     with pytest.raises(ValueError, match="must be finite and >= 0"):
-        BayesianHierarchy(priors={"weight_sd_log_sd": -1.0}).fit(campaign)
+        Bayes(priors={"weight_sd_log_sd": -1.0}).fit(campaign)
     with pytest.raises(ValueError, match="unknown fusion setting"):
-        BayesianHierarchy(fusion={"intercept": 1.0}).fit(campaign)
+        Bayes(fusion={"intercept": 1.0}).fit(campaign)
     with pytest.raises(RuntimeError, match="not fitted"):
-        BayesianHierarchy().predict(campaign)
+        Bayes().predict(campaign)
 
 
 def test_fusion_settings_reach_the_likelihood(campaign):
     """``fusion`` overrides the default model's settings: without run effects θ has none."""
-    model = BayesianHierarchy(**SMALL_ADVI, fusion={"run_effect_sd": 0.0}).fit(campaign, rng=1)
+    model = Bayes(**SMALL_ADVI, fusion={"run_effect_sd": 0.0}).fit(campaign, rng=1)
     assert model.fusion_.systems_ == () and "z_u" not in model.idata_.posterior
     assert model.fusion_.coef_.shape == (3 + 1 + campaign.n_topics,)
     assert isinstance(model.fusion_, FusionPosterior)
 
 
 def test_convergence_warning_on_a_starved_sampler(campaign):
-    model = BayesianHierarchy(method="nuts", sampler="pymc", draws=20, tune=5, chains=2)
+    model = Bayes(method="nuts", sampler="pymc", draws=20, tune=5, chains=2)
     with pytest.warns(ConvergenceWarning, match="ESS"):
         model.fit(campaign, rng=3)
     assert not model.diagnostics_.converged
@@ -200,9 +200,9 @@ def test_advi_refit_on_other_judgments_equals_a_fresh_compile(campaign):
     the variational and optimiser state, so its draws do not depend on what ran before."""
     other = campaign.pooled(5)  # same shape, fewer judgments
     _AdviProgram._cache.clear()
-    fresh = BayesianHierarchy(**SMALL_ADVI).fit(campaign, rng=5)
-    between = BayesianHierarchy(**SMALL_ADVI).fit(other, rng=6)
-    again = BayesianHierarchy(**SMALL_ADVI).fit(campaign, rng=5)
+    fresh = Bayes(**SMALL_ADVI).fit(campaign, rng=5)
+    between = Bayes(**SMALL_ADVI).fit(other, rng=6)
+    again = Bayes(**SMALL_ADVI).fit(campaign, rng=5)
     assert len(_AdviProgram._cache) == 1  # one compilation served the three fits
     np.testing.assert_array_equal(
         np.concatenate(fresh.predict(campaign).p), np.concatenate(again.predict(campaign).p)
@@ -253,7 +253,7 @@ def _importance_moments(fit, mode, cov, n=40_000, df=8, seed=0):
 
 @pytest.mark.slow
 def test_nuts_is_the_default_models_posterior_and_agrees_with_laplace_where_normal(deep_pool):
-    nuts = BayesianHierarchy(priors=FIXED, n_draws=20).fit(deep_pool, rng=3)
+    nuts = Bayes(priors=FIXED, n_draws=20).fit(deep_pool, rng=3)
     d = nuts.diagnostics_
     assert d.converged, str(d)  # R-hat <= 1.01, bulk and tail ESS >= 400, no divergence
     assert d.rhat_max <= 1.01 and min(d.ess_bulk_min, d.ess_tail_min) >= 400
@@ -277,11 +277,11 @@ def test_nuts_is_the_default_models_posterior_and_agrees_with_laplace_where_norm
 @pytest.mark.slow
 def test_nuts_refit_on_swapped_judgments_equals_the_first_fit(deep_pool):
     """nutpie compiles once per model shape; a refit swaps the judgments in (issue 25)."""
-    first = BayesianHierarchy(n_draws=20).fit(deep_pool, rng=11)
+    first = Bayes(n_draws=20).fit(deep_pool, rng=11)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        between = BayesianHierarchy(draws=100, tune=100).fit(deep_pool.pooled(5), rng=6)
-    again = BayesianHierarchy(n_draws=20).fit(deep_pool, rng=11)
+        between = Bayes(draws=100, tune=100).fit(deep_pool.pooled(5), rng=6)
+    again = Bayes(n_draws=20).fit(deep_pool, rng=11)
     assert between.diagnostics_.compile_seconds == 0 == again.diagnostics_.compile_seconds
     assert between.diagnostics_.n_judged < first.diagnostics_.n_judged
     np.testing.assert_array_equal(again.fusion_.theta_draws_, first.fusion_.theta_draws_)
@@ -291,8 +291,8 @@ def test_nuts_refit_on_swapped_judgments_equals_the_first_fit(deep_pool):
 def test_progress_reads_a_running_nutpie_sampler():
     """The NUTS progress bar counts tuning and draws of all chains; nutpie 0.16 raises
     TimeoutError from ``is_finished`` while sampling, which means "not yet"."""
-    from relimpute.relevance.hierarchical import _import_arviz
-    from relimpute.relevance.hierarchical.inference import _finished, _iterations_done
+    from relimpute.relevance.bayes import _import_arviz
+    from relimpute.relevance.bayes.inference import _finished, _iterations_done
 
     class Sampler:
         def __init__(self, trace, done):

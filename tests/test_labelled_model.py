@@ -1,4 +1,4 @@
-"""LabelledFusion: label error learned from the judgments, oracle on simulated labels."""
+"""FusionLLM: label error learned from the judgments, oracle on simulated labels."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from relimpute.labels import read_labels, with_labels
-from relimpute.relevance import LabelledFusion, Fusion
+from relimpute.relevance import FusionLLM, Fusion
 from relimpute.simulate import simulate_campaign
 
 #: P(label = v | relevant) and P(label = v | not relevant) of the simulated labeller
@@ -36,7 +36,7 @@ def simulated():
     truth = simulate_campaign(n_topics=30, n_systems=10, rng=3).campaign
     source = _labels(truth, np.random.default_rng(3), share=0.7)
     judged = with_labels(truth.pooled(20), [source])
-    model = LabelledFusion(fusion={"n_draws": 20}).fit(judged, rng=0)
+    model = FusionLLM(fusion={"n_draws": 20}).fit(judged, rng=0)
     return truth, judged, source, model, model.predict(judged)
 
 
@@ -69,7 +69,7 @@ def test_a_label_never_overrules_a_judgment(simulated):
 def test_draws_carry_the_label_uncertainty(simulated):
     _, judged, source, model, estimate = simulated
     assert estimate.n_draws == 20
-    fewer = LabelledFusion(fusion={"n_draws": 20}, label_sd=2.0)
+    fewer = FusionLLM(fusion={"n_draws": 20}, label_sd=2.0)
     # the same campaign with a tenth of the judged documents: the shifts are less sure
     sparse = judged.with_judged([t.judged & (np.arange(t.n_docs) % 10 == 0) for t in judged.topics])
     fewer.fit(sparse, rng=0)
@@ -83,7 +83,7 @@ def test_draws_carry_the_label_uncertainty(simulated):
 def test_without_labels_it_is_the_default_model(simulated):
     _, judged, _, _, _ = simulated
     bare = simulate_campaign(n_topics=5, n_systems=6, rng=1).campaign.pooled(10)
-    a = LabelledFusion(fusion={"n_draws": 0}).fit_predict(bare, rng=2)
+    a = FusionLLM(fusion={"n_draws": 0}).fit_predict(bare, rng=2)
     b = Fusion(n_draws=0).fit_predict(bare, rng=2)
     for x, y in zip(a.p, b.p):
         np.testing.assert_array_equal(x, y)

@@ -18,8 +18,7 @@ from relimpute.relevance.base import _REGISTRY
 from relimpute.relevance.settings import MODELS_DIRS, _discover_models
 
 MODELS = MODELS_DIRS[0]
-#: models whose class defaults are not the shipped settings, and why (none: the paper's RTC is
-#: the explicit relimpute.relevance.expert.PAPER_PARAMS)
+#: models whose class defaults are not the shipped settings, and why (none)
 NOT_DEFAULTS: dict[str, str] = {}
 
 
@@ -32,7 +31,7 @@ def _effective(name: str, params: dict) -> dict:
     """The hyper-parameters with a model's None-means-default spelled out."""
     params = _plain(params)
     if name == "bayes" and params.get("priors") is None:
-        from relimpute.relevance.hierarchical import DEFAULT_PRIORS
+        from relimpute.relevance.bayes import DEFAULT_PRIORS
 
         params["priors"] = dict(DEFAULT_PRIORS)
     return params

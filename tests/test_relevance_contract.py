@@ -178,7 +178,7 @@ def test_topic_without_judgments_and_run_missing_a_topic(fitted):
         # fitted calibrations and weights; run C, missing the topic, gives no opinion
         from scipy.special import expit
 
-        from relimpute.relevance.expert import rank_probabilities
+        from relimpute.relevance.rtc import rank_probabilities
 
         q = rank_probabilities(3, 0, 0)
         a, b, w = est.params["A"], est.params["B"], est.params["weights"]

@@ -9,23 +9,25 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from relimpute.relevance import ExpertAggregation, get_model
-from relimpute.relevance.expert import PAPER_PARAMS, fit_aggregation, fit_platt, rank_probabilities
+from relimpute.relevance import RTC, get_model
+from relimpute.relevance.rtc import fit_aggregation, fit_platt, rank_probabilities
 
 
 def paper(**over):
-    """The paper's model (PAPER_PARAMS) with some parameters changed."""
-    return {**PAPER_PARAMS, **over}
+    """The paper's model (the class defaults) with some parameters changed."""
+    return {**RTC().get_params(), **over}
 
 
 def test_class_defaults_are_the_shipped_settings():
-    """One science per name: ``ExpertAggregation()`` is ``load_model("rtc")``
-    (models/rtc.json), and the paper's reading differs from it only by name."""
+    """One science per name: ``RTC()`` is ``load_model("rtc")`` (models/rtc.json), and
+    both are the paper's reading: Eq. 2 without an intercept, Beta(1, 1) weights, no
+    opinion from an expert that does not retrieve the document."""
     from relimpute.relevance import load_settings
 
-    assert ExpertAggregation().get_params() == load_settings("rtc").params
-    assert set(PAPER_PARAMS) == set(ExpertAggregation().get_params())
-    assert PAPER_PARAMS != ExpertAggregation().get_params()
+    params = RTC().get_params()
+    assert params == load_settings("rtc").params
+    assert (params["aggregate"], params["intercept"], params["unretrieved"]) == ("probability", False, "zero")
+    assert (params["weight_prior"], params["weight_alpha"], params["weight_beta"]) == ("beta", 1.0, 1.0)
 
 
 def _oracle_theta(depth: int, a: float, b: float) -> np.ndarray:
@@ -171,7 +173,7 @@ def test_aggregation_validates():
 )
 def test_model_validates_hyper_parameters(params, dl19_small):
     with pytest.raises(ValueError):
-        ExpertAggregation(**params).fit(dl19_small)
+        RTC(**params).fit(dl19_small)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from relimpute.data import Campaign
 from relimpute.errors import InputError
 from relimpute.selection import (
     MTC,
-    RTC,
+    RTCSelection,
     SelectionSession,
     SelectionState,
     SimulatedAssessor,
@@ -415,7 +415,7 @@ def test_rtc_refits_every_interval(small):
     )
     assert result.n_judgments == 7
     session = SelectionSession(
-        hidden, RTC(model="uniform", interval=3, model_params={"prior": 0.3}), ("s0", "s1")
+        hidden, RTCSelection(model="uniform", interval=3, model_params={"prior": 0.3}), ("s0", "s1")
     )
     state = session.state
     assert all(np.allclose(p[~j], 0.3) for p, j in zip(state.p, state.judged))
@@ -490,7 +490,7 @@ def test_alpha_is_the_deprecated_name_of_the_stopping_confidence(small):
 
 
 def test_rtc_stop_on_prior_chooses_with_the_model_and_stops_on_half():
-    """``RTC(stop_on="prior")``: MTC's confidence (½ for unjudged), the model's choices.
+    """``RTCSelection(stop_on="prior")``: MTC's confidence (½ for unjudged), the model's choices.
 
     Oracles: the tracker equals a fresh PairConfidence over a state whose unjudged
     documents are ½; the incrementally updated sums equal ``system_sums`` over the
@@ -501,7 +501,7 @@ def test_rtc_stop_on_prior_chooses_with_the_model_and_stops_on_half():
     full = simulate_campaign(n_topics=4, n_systems=3, n_docs=150, depth=20, rng=5).campaign
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     pair = tuple(full.systems[:2])
-    rtc = RTC(model="uniform", model_params={"prior": 0.2}, interval=7, stop_on="prior")
+    rtc = RTCSelection(model="uniform", model_params={"prior": 0.2}, interval=7, stop_on="prior")
     session = SelectionSession(hidden.subset(list(pair)), rtc, pair, confidence=None)
     oracle = SimulatedAssessor(full)
     for _ in range(17):  # two refits and a few judgments after the second
@@ -521,7 +521,7 @@ def test_rtc_stop_on_prior_chooses_with_the_model_and_stops_on_half():
     np.testing.assert_allclose(session.tracker.e_q, tracker.e_q, rtol=0, atol=1e-12)
     np.testing.assert_allclose(session.tracker.var_q, tracker.var_q, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="stop_on"):
-        SelectionSession(hidden.subset(list(pair)), RTC(stop_on="never"), pair)
+        SelectionSession(hidden.subset(list(pair)), RTCSelection(stop_on="never"), pair)
 
 
 def test_posterior_selection_stops_on_the_posterior_predictive_confidence():
@@ -564,7 +564,7 @@ def test_posterior_selection_stops_on_the_posterior_predictive_confidence():
     judge(2)
     assert seen[9] == seen[10] == seen[11]
     with pytest.raises(ValueError, match="posterior draws"):
-        SelectionSession(hidden.subset(list(pair)), RTC(model="uniform", stop_on="posterior"), pair)
+        SelectionSession(hidden.subset(list(pair)), RTCSelection(model="uniform", stop_on="posterior"), pair)
 
 
 def test_posterior_screen_skips_only_refits_that_cannot_stop():

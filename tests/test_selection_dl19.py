@@ -61,7 +61,7 @@ def test_dl19_median_judgments_mtc_ip(dl19, dl19_dir):
 
 @pytest.mark.slow
 def test_dl19_median_judgments_rtc(dl19, dl19_dir):
-    pytest.importorskip("relimpute.relevance.expert")
+    pytest.importorskip("relimpute.relevance.rtc")
     counts = _study(dl19, dl19_dir, 20, {"rtc": ("rtc", {"model": "rtc"}), "mtc": ("mtc", {})})
     rtc, mtc = counts["rtc"], counts["mtc"]
     print(f"\nDL19, 20 trials: RTC median {np.median(rtc):.0f} (MTC {np.median(mtc):.0f})")

@@ -32,8 +32,6 @@ def fitted_on(spec: dict, collection: str) -> str:
     model = spec.get("model", "")
     if model.endswith(".json"):  # held-out settings: chosen without this collection
         return "+".join(c for c in COLLECTIONS if c != collection)
-    if model == "rtc":
-        return "dl19 (models/rtc.json)"
     return "nothing (no learned setting)"
 
 

@@ -4,10 +4,10 @@
 # Each collection is scored with fusion's settings chosen without it (held_out/NAME/fusion.json,
 # written by held_out.py); the other models use the shipped models/.
 # Seed 2007 everywhere: trial t is the same run set and initial pair for every strategy.
-# About 25 minutes per collection on 2 cores (RTC's selection loop takes most of it).
+# About 25 minutes per collection on 2 cores.
 set -e
 OUT=examples/calibration
-STRATEGIES=mtc,rtc,mtc+fusion,fusion-mc
+STRATEGIES=mtc,mtc+fusion,fusion-mc
 for spec in dl19:trec-dl-2019-passage:2 dl21:trec-dl-2021-passage:2 trec8:trec-8-adhoc:1; do
   name=${spec%%:*}; rest=${spec#*:}; folder=${rest%%:*}; threshold=${rest#*:}
   D=../shared/data/$folder

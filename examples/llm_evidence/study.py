@@ -24,7 +24,7 @@ fusion
     the default model on the human labels kept, without labels.
 fusion-llm:SOURCE
     the default model plus the labels of SOURCE, their error learned from the human
-    labels kept (``relimpute.relevance.LabelledFusion``, class defaults: chosen before
+    labels kept (``relimpute.relevance.FusionLLM``, class defaults: chosen before
     either collection was looked at, so leave-one-collection-out trivially).
 
 Per method: mean |bias| of MAP, coverage and mean width of 95% intervals for every
@@ -52,7 +52,7 @@ from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
 from relimpute.labels import read_labels, with_labels
 from relimpute.measures import evaluate
-from relimpute.relevance import LabelledFusion, load_model
+from relimpute.relevance import FusionLLM, load_model
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 COLLECTIONS = {"dl19": "trec-dl-2019-passage", "dl21": "trec-dl-2021-passage"}
@@ -245,7 +245,7 @@ def run_setting(collection, full, design, size, sources, args) -> tuple[list[dic
         for method, result in ppi_answers(truth_ap, only_llm, budget, per_topic_judged, args.ppi_reps, args.seed).items():
             add(method, result, name)
         one = replace(kept, labels=(source,))
-        add("fusion-llm", model_answer(LabelledFusion(), one, truth, args.seed), name)
+        add("fusion-llm", model_answer(FusionLLM(), one, truth, args.seed), name)
     return rows, runs
 
 

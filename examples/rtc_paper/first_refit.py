@@ -20,8 +20,7 @@ import pandas as pd
 from relimpute import Campaign
 from relimpute.calibration.trials import trial_specs
 from relimpute.groups import read_groups
-from relimpute.relevance.expert import PAPER_PARAMS
-from relimpute.selection import RTC, SelectionSession, SimulatedAssessor
+from relimpute.selection import RTCSelection, SelectionSession, SimulatedAssessor
 from relimpute.selection.stopping import PairConfidence
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec-8-adhoc"
@@ -30,7 +29,7 @@ DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec-8-
 def refit_rows(campaign: Campaign, spec, max_judgments: int) -> list[dict]:
     full = campaign.subset(list(spec.systems))
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
-    loop = RTC(model="rtc", model_params=PAPER_PARAMS)
+    loop = RTCSelection(model="rtc")  # the paper's model: the class defaults
     session = SelectionSession(hidden.subset(list(spec.initial)), loop, spec.initial, confidence=0.95)
     oracle, state, rows = SimulatedAssessor(full), session.state, []
     while True:

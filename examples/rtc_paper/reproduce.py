@@ -14,7 +14,6 @@ README.md); every reading uses the same trials (same runs, same initial pair).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -23,8 +22,7 @@ from relimpute import Campaign
 from relimpute.calibration import CalibrationReport, run_study
 from relimpute.calibration.strategies import Strategy, get_calibration_strategy
 from relimpute.groups import read_groups
-from relimpute.relevance import ExpertAggregation
-from relimpute.relevance.expert import PAPER_PARAMS
+from relimpute.relevance import RTC
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec-8-adhoc"
 
@@ -42,9 +40,9 @@ PAPER = {
 PAPER_W_BY_INITIAL = {"two initial": -1.11, "one initial": -0.87, "no initial": -0.27}
 PAPER_W_BY_SIMILARITY = {"0-0.1": 0.44, "0.1-0.2": -0.45, "0.2-0.3": -0.49}
 
-PAPER_MODEL = dict(PAPER_PARAMS)
+PAPER_MODEL = RTC().get_params()  # the class defaults are the paper's reading
 
-#: reading name -> stage parameters of ExpertAggregation (the rest: class defaults)
+#: reading name -> stage parameters of RTC (the rest: class defaults)
 READINGS: dict[str, dict] = {
     # every stage as the class defaults read the paper
     "paper": {},
@@ -66,7 +64,7 @@ def reading_strategy(name: str, overrides: dict) -> Strategy:
     return Strategy(
         name=f"rtc[{name}]",
         selector="rtc",
-        model=ExpertAggregation(**params),
+        model=RTC(**params),
         selector_params={"model": "rtc", "model_params": params, **LOOP.get(name, {})},
     )
 

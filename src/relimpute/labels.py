@@ -9,7 +9,7 @@ probabilistic-qrels format ``query_id doc_id probability``), so a bad line gets
 the same error, naming file and line, as a bad qrels line.
 
 What the labels are taken to mean: evidence whose error is learned from the
-human judgments at hand (:class:`relimpute.relevance.labelled.LabelledFusion`),
+human judgments at hand (:class:`relimpute.relevance.fusion_llm.FusionLLM`),
 never a judgment; a judged document keeps its human label whatever the label
 file says. The label values become categories (each grade, or one of
 :data:`PROBABILITY_BINS` bins of a probability), and the model learns

@@ -10,9 +10,7 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
 ``rtc``
     The RTC loop (MTC re-estimating p with the expert model every 10
     judgments); the expert model generalises (§3, §4.3 step 4). Both use the
-    shipped settings ``models/rtc.json`` (the class defaults); ``rtc-paper``
-    judges and generalises with the paper's model
-    (:data:`relimpute.relevance.expert.PAPER_PARAMS`).
+    paper's model (``models/rtc.json``, the class defaults).
 ``bayes``
     The MTC judgments generalised by the Bayesian hierarchy. It judges
     exactly what ``mtc`` judges, so the paired comparison with ``mtc``
@@ -51,8 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .._registry import Registry
-from ..relevance import ExpertAggregation, RelevanceModel, get_model
-from ..relevance.expert import PAPER_PARAMS
+from ..relevance import RelevanceModel, get_model
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,15 +201,6 @@ def resolve_strategies(names: str | list[str | Strategy]) -> tuple[Strategy, ...
 
 register_strategy(Strategy("mtc", selector="mtc", model="uniform", model_params={"prior": 0.5}))
 register_strategy(Strategy("rtc", selector="rtc", model="rtc"))
-register_strategy(
-    Strategy(
-        "rtc-paper",
-        selector="rtc",
-        model=ExpertAggregation(**PAPER_PARAMS),
-        # every parameter given: the loop refits the paper's model, not models/rtc.json
-        selector_params={"model": "rtc", "model_params": dict(PAPER_PARAMS)},
-    )
-)
 register_strategy(
     Strategy("bayes", selector="mtc", model="bayes", model_params={"method": "advi", "return_draws": False})
 )

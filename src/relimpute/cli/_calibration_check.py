@@ -1,8 +1,8 @@
 """One line on stderr when a relevance model failed the project's own calibration study.
 
 The shipped reusability studies (Carterette 2007 §4.3–4.4; ``examples/calibration/<collection>/
-summary.csv``, and ``benchmarks/results/calibration.json`` for strategies only benchmarked
-there) measure the bookmaker W of each strategy's confidence; the target is W >= -0.5 with 95%
+summary.csv``, the reproduction of RTC in ``examples/rtc_paper/results/summary.csv``, and
+``benchmarks/results/calibration.json`` for strategies only benchmarked there) measure the bookmaker W of each strategy's confidence; the target is W >= -0.5 with 95%
 confidence (``w_low``). A model whose confidence the studies found over-stated says so, with
 the W measured, when a command uses it. The studies live in the repository (source and
 editable installs); without them nothing is said.
@@ -16,8 +16,11 @@ from pathlib import Path
 
 #: W at or above which a strategy's confidence counts as calibrated (examples/calibration)
 W_TARGET = -0.5
-#: the calibration strategy whose confidence is the model's (uniform: MTC's uniform prior)
-STRATEGY_OF_MODEL = {"rtc": "rtc", "uniform": "mtc", "bayes": "bayes"}
+#: the calibration strategies whose confidence is the model's (uniform: MTC's uniform prior;
+#: rtc: the loop and model of Carterette 2007, ``rtc[paper]`` in its reproduction)
+STRATEGY_OF_MODEL = {"rtc": ("rtc", "rtc[paper]"), "uniform": ("mtc",), "bayes": ("bayes",)}
+#: the study summaries read, relative to the repository
+SUMMARIES = ("examples/calibration/*/summary.csv", "examples/rtc_paper/results/summary.csv")
 #: the strategy of the default answer (the default model, confidence over its posterior draws)
 DEFAULT_STRATEGY = "fusion-mc"
 
@@ -27,26 +30,37 @@ def _repository() -> Path | None:
     return root if (root / "examples" / "calibration").is_dir() else None
 
 
-def measured_w(strategy: str, root: Path | None = None) -> list[tuple[str, float, float]]:
-    """``(study, W, lower 95% bound)`` of ``strategy`` in every shipped study that ran it."""
+def _study_name(summary: Path) -> str:
+    folder = summary.parent
+    return folder.parent.name if folder.name == "results" else folder.name
+
+
+def measured_w(strategy: str | tuple[str, ...], root: Path | None = None) -> list[tuple[str, float, float]]:
+    """``(study, W, lower 95% bound)`` of ``strategy`` (or any of several names) in every
+    shipped study that ran it."""
     root = root or _repository()
     if root is None:
         return []
+    names = (strategy,) if isinstance(strategy, str) else tuple(strategy)
     found = []
-    for summary in sorted((root / "examples" / "calibration").glob("*/summary.csv")):
-        try:
-            with open(summary, encoding="utf-8", newline="") as handle:
-                rows = [r for r in csv.DictReader(handle) if r.get("strategy") == strategy]
-            found += [(summary.parent.name, float(r["w"]), float(r["w_low"])) for r in rows]
-        except (OSError, KeyError, ValueError):
-            continue
+    for pattern in SUMMARIES:  # a later source only for strategies the earlier ones lack
+        if found:
+            break
+        for summary in sorted(root.glob(pattern)):
+            try:
+                with open(summary, encoding="utf-8", newline="") as handle:
+                    rows = [r for r in csv.DictReader(handle) if r.get("strategy") in names]
+                found += [(_study_name(summary), float(r["w"]), float(r["w_low"])) for r in rows]
+            except (OSError, KeyError, ValueError):
+                continue
     if not found:  # strategies only the calibration benchmark ran (bayes)
         bench = root / "benchmarks" / "results" / "calibration.json"
-        try:
-            row = json.loads(bench.read_text(encoding="utf-8"))["headline"][strategy]
-            found.append(("dl19 benchmark", float(row["w"]), float(row["w_low"])))
-        except (OSError, KeyError, TypeError, ValueError):
-            pass
+        for name in names:
+            try:
+                row = json.loads(bench.read_text(encoding="utf-8"))["headline"][name]
+                found.append(("dl19 benchmark", float(row["w"]), float(row["w_low"])))
+            except (OSError, KeyError, TypeError, ValueError):
+                pass
     return found
 
 

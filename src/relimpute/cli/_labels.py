@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-#: the model that reads the labels (relimpute.relevance.labelled.LabelledFusion.name)
+#: the model that reads the labels (relimpute.relevance.fusion_llm.FusionLLM.name)
 LABELS_MODEL = "fusion-llm"
 
 LLM_LABELS_HELP = (

@@ -29,8 +29,8 @@ P(MAP_a > MAP_b) for every pair of the k runs. The report (markdown, CSV, JSON,
 reliability diagram) compares confidence with accuracy: Table 2 per strategy, W,
 ECE, Brier, log loss, Tables 3-4, and paired tests between strategies.
 
-strategies: mtc (uniform prior), rtc (expert model, shipped settings), rtc-paper
-(the paper's expert model), bayes (Bayesian hierarchy on the MTC judgments),
+strategies: mtc (uniform prior), rtc (Carterette 2007: the RTC loop and its expert
+model, as published), bayes (Bayesian hierarchy on the MTC judgments),
 bayes-mc (the same, confidence by Monte Carlo over its posterior draws),
 fusion-mc (the default answer: the MTC judgments generalised by the default
 fusion model, confidence by Monte Carlo over its posterior draws), posterior

@@ -8,19 +8,20 @@ from .base import (
     get_model,
     register,
 )
-from .expert import ExpertAggregation
+from .rtc import RTC
 from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
-from .uniform import Nonrelevant, Uniform
-from .hierarchical import BayesianHierarchy
+from .uniform import Uniform
+from .nonrelevant import Nonrelevant
+from .bayes import Bayes
 from .fusion import Fusion
-from .labelled import LabelledFusion
+from .fusion_llm import FusionLLM
 
 __all__ = [
     "DEFAULT_MODEL",
-    "BayesianHierarchy",
-    "ExpertAggregation",
+    "Bayes",
+    "RTC",
     "Fusion",
-    "LabelledFusion",
+    "FusionLLM",
     "ModelSettings",
     "load_model",
     "load_settings",

@@ -12,7 +12,7 @@ Beta(a, b) prior on ``σ(θ_r)`` carried to ``θ_r``). It is strictly concave;
 the kernels return its gradient, its slope along a direction, and the
 weighted graph whose Laplacian plus a diagonal is the negative Hessian, and
 solve the Newton system. Imported lazily by
-:mod:`relimpute.relevance.expert` (numba compiles on first use).
+:mod:`relimpute.relevance.rtc` (numba compiles on first use).
 """
 
 from __future__ import annotations

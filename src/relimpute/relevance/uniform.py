@@ -1,8 +1,9 @@
-"""Fixed-prior relevance: the MTC assumption and the two classic baselines.
+"""Fixed-prior relevance: the MTC assumption.
 
 ``Uniform(prior=0.5)`` is the assumption of Carterette et al.'s MTC (and
 Carterette 2007 §4.3): every unjudged document is relevant with the same
-probability. ``prior=0`` is the convention "unjudged = nonrelevant".
+probability. ``prior=0`` is the convention "unjudged = nonrelevant"
+(:class:`~relimpute.relevance.nonrelevant.Nonrelevant`).
 """
 
 from __future__ import annotations
@@ -29,14 +30,4 @@ class Uniform(RelevanceModel):
         return p, None, {"prior": float(self.prior)}
 
 
-class Nonrelevant(Uniform):
-    """The trec_eval convention: unjudged documents are nonrelevant (p = 0)."""
-
-    name = "nonrelevant"
-
-    def __init__(self):
-        super().__init__(prior=0.0)
-
-
 register(Uniform)
-register(Nonrelevant)

@@ -23,13 +23,13 @@ from .loop import SelectionResult, SelectionSession, run_selection
 from .mtc import MTC
 from .pooling import DepthPooling, IncrementalPooling, MoveToFront
 from .posterior import PosteriorSelection
-from .rtc import RTC
+from .rtc import RTCSelection
 from .stopping import PairConfidence, StoppingRule
 
 __all__ = [
     "PosteriorSelection",
     "MTC",
-    "RTC",
+    "RTCSelection",
     "Assessor",
     "DepthPooling",
     "IncrementalPooling",

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import register
-from .rtc import RTC
+from .rtc import RTCSelection
 
 
-class PosteriorSelection(RTC):
+class PosteriorSelection(RTCSelection):
     """The RTC loop on the default model, stopping on its posterior predictive confidence.
 
     Parameters
@@ -35,7 +35,7 @@ class PosteriorSelection(RTC):
     screen
         Skip the Monte Carlo at a refit when the confidence with the refitted
         probabilities taken as known is more than this below the stopping
-        confidence (see :class:`~.rtc.RTC`); None computes it at every refit.
+        confidence (see :class:`~.rtc.RTCSelection`); None computes it at every refit.
     """
 
     name = "posterior"

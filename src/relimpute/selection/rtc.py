@@ -32,11 +32,11 @@ from .base import SelectionState, register
 from .mtc import MTC
 from .stopping import PosteriorPairConfidence
 
-#: what the loop's stopping confidence reads (see :class:`RTC`)
+#: what the loop's stopping confidence reads (see :class:`RTCSelection`)
 STOP_ON = ("model", "prior", "posterior", "auto")
 
 
-class RTC(MTC):
+class RTCSelection(MTC):
     """Robust test collections selection (Carterette 2007 §3–4).
 
     Parameters
@@ -192,4 +192,4 @@ def _clearly_below(p_a_better, n_draws: int, target: float) -> bool:
     return bool(np.all(confidence + 4.0 * error + 0.02 < target))
 
 
-register(RTC)
+register(RTCSelection)

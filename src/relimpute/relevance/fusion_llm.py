@@ -48,7 +48,7 @@ from .base import LazyDraws, RelevanceModel, register
 _EDGE = 1e-12
 
 
-class LabelledFusion(RelevanceModel):
+class FusionLLM(RelevanceModel):
     """The default model's consensus plus automatic labels calibrated on the judgments.
 
     Module docstring for the model. Label sources come with the campaign
@@ -256,4 +256,4 @@ def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: f
     return theta, (cov + cov.T) / 2
 
 
-register(LabelledFusion)
+register(FusionLLM)

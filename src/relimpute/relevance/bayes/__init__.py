@@ -34,7 +34,7 @@ estimate's parameters).
 The package: :mod:`.design` (hyperpriors, the fit set as model inputs, the PyMC
 model), :mod:`.inference` (NUTS, ADVI, diagnostics), :mod:`.prediction`
 (the default model over the draws), :mod:`.persistence` (netCDF),
-:mod:`.model` (:class:`BayesianHierarchy`, registered as ``"bayes"``).
+:mod:`.model` (:class:`Bayes`, registered as ``"bayes"``).
 """
 
 from .design import (
@@ -49,7 +49,7 @@ from .design import (
     design_data,
 )
 from .inference import FitDiagnostics, _AdviProgram, _NutsProgram, elbo_plateau
-from .model import BayesianHierarchy
+from .model import Bayes
 from .prediction import FusionPosterior
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
     "FORMAT_VERSION",
     "METHODS",
     "SAMPLERS",
-    "BayesianHierarchy",
+    "Bayes",
     "FitDiagnostics",
     "FusionPosterior",
     "JudgedDesign",

@@ -30,7 +30,7 @@ class FusionPosterior(Fusion):
     ``coef_`` (the point estimate) and their covariance as ``covariance_``.
     """
 
-    name = "bayes-fusion"  # never registered: BayesianHierarchy is "bayes"
+    name = "bayes-fusion"  # never registered: Bayes is "bayes"
 
     def __init__(self, engine: Callable | None = None, **settings):
         super().__init__(**settings)

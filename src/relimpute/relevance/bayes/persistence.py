@@ -21,7 +21,7 @@ def config_hash(config_json: str) -> str:
 def save(model, path: str | Path) -> Path:
     """Write ``model``'s posterior as netCDF with the configuration and its hash in the attrs."""
     if not getattr(model, "fitted_", False):
-        raise RuntimeError("BayesianHierarchy is not fitted: nothing to save")
+        raise RuntimeError("Bayes is not fitted: nothing to save")
     config_json = json.dumps(model.config(), sort_keys=True)
     idata = model.idata_.copy()
     idata.posterior.attrs.update(

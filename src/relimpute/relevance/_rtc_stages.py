@@ -3,7 +3,7 @@
 Stage 1 turns ranks into probabilities per topic (:func:`rank_probabilities`),
 stage 2 calibrates them per expert by Platt scaling (:func:`fit_platt`), and
 stage 3 weighs the experts (:func:`fit_aggregation`).
-:class:`~relimpute.relevance.expert.ExpertAggregation` chains them.
+:class:`~relimpute.relevance.rtc.RTC` chains them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Design of the Bayesian hierarchy: its hyperpriors, the fit set as model inputs, the PyMC model.
 
-The model is the one of the package docstring (:mod:`relimpute.relevance.hierarchical`):
+The model is the one of the package docstring (:mod:`relimpute.relevance.bayes`):
 the default model's likelihood (:mod:`relimpute.relevance.fusion`) with its
 spreads as hyper-parameters.
 """

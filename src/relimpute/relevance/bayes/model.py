@@ -38,7 +38,7 @@ from .inference import (
 from .prediction import FusionPosterior
 
 
-class BayesianHierarchy(RelevanceModel):
+class Bayes(RelevanceModel):
     """The default model's likelihood with learned spreads, sampled by NUTS (package docstring).
 
     Parameters
@@ -257,7 +257,7 @@ class BayesianHierarchy(RelevanceModel):
         return persistence.save(self, path)
 
     @classmethod
-    def load(cls, path: str | Path) -> BayesianHierarchy:
+    def load(cls, path: str | Path) -> Bayes:
         """Restore a model written by :meth:`save`, checking its configuration and hash."""
         return persistence.load(cls, path)
 
@@ -283,4 +283,4 @@ def _plain(value):
     return list(value) if isinstance(value, tuple) else value
 
 
-register(BayesianHierarchy)
+register(Bayes)
