@@ -241,14 +241,14 @@ def test_monte_carlo_confidence_agrees_with_exact(dl19_cut):
     assert np.abs(wide["mtc"] - wide["mtc-mc"]).max() < 0.06
 
 
-def test_run_study_takes_confidence_and_still_reads_alpha(dl19_cut):
-    """confidence= is the stopping confidence (as the CLI's --confidence); the old alpha=
-    gives the same study with a FutureWarning; out-of-range values are refused."""
+def test_run_study_takes_confidence(dl19_cut):
+    """confidence= is the stopping confidence (as the CLI's --confidence; the report keeps the
+    paper's key ``alpha``); the alpha= keyword removed in 0.3.0 is refused; out-of-range
+    values are refused."""
     kwargs = {"n_trials": 1, "k": 3, "c": 2, "depth": None, "seed": 5, "progress": False}
     new = run_study(dl19_cut, "mtc", confidence=0.9, **kwargs)
-    with pytest.warns(FutureWarning, match="run_study"):
-        old = run_study(dl19_cut, "mtc", alpha=0.9, **kwargs)
-    pd.testing.assert_frame_equal(new.pairs, old.pairs)
+    with pytest.raises(TypeError, match="alpha"):
+        run_study(dl19_cut, "mtc", alpha=0.9, **kwargs)
     assert new.config["alpha"] == 0.9
     with pytest.raises(ValueError, match="confidence"):
         run_study(dl19_cut, "mtc", confidence=0.4, **kwargs)

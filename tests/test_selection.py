@@ -475,17 +475,14 @@ def test_empty_runs_and_fully_judged_topics(name):
     assert np.isfinite(result.pairs[["e_delta_map", "sd_delta_map", "p_a_better"]].to_numpy()).all()
 
 
-def test_alpha_is_the_deprecated_name_of_the_stopping_confidence(small):
-    """``alpha=`` still works where ``confidence=`` replaced it, with a FutureWarning,
-    and gives the same judgments."""
+def test_alpha_keyword_is_gone(small):
+    """``alpha=`` (replaced by ``confidence=`` in 0.2.0) is removed in 0.3.0: the selection
+    strategies take no such parameter, so it is refused rather than silently ignored."""
     truth, hidden = small
     oracle = SimulatedAssessor(truth)
-    new = run_selection(hidden, "mtc", oracle, ("s0", "s1"), confidence=0.9)
-    with pytest.warns(FutureWarning, match="confidence="):
-        old = run_selection(hidden, "mtc", oracle, ("s0", "s1"), alpha=0.9)
-    assert old.n_judgments == new.n_judgments and old.stopped_because == new.stopped_because
-    with pytest.warns(FutureWarning, match="SelectionSession"):
-        session = SelectionSession(hidden, "mtc", ("s0", "s1"), alpha=None)
+    with pytest.raises(TypeError, match="alpha"):
+        run_selection(hidden, "mtc", oracle, ("s0", "s1"), alpha=0.9)
+    session = SelectionSession(hidden, "mtc", ("s0", "s1"), confidence=None)
     assert session.stopping.confidence is None
 
 

@@ -41,7 +41,6 @@ import pandas as pd
 
 from ..data import Campaign
 from ..relevance import get_model
-from ..selection.stopping import NOT_GIVEN, stopping_confidence
 from .metrics import kendall_tau
 from .strategies import Strategy, resolve_strategies
 from .study import CalibrationStudy
@@ -344,7 +343,6 @@ def run_study(
     seed: int | None = None,
     jobs: int = 1,
     progress: bool = True,
-    alpha=NOT_GIVEN,
     checkpoint=None,
     max_judgments: int | None = None,
     measure: str = "AP",
@@ -359,7 +357,7 @@ def run_study(
         Names (comma-separated or a list) or :class:`Strategy` objects.
     n_trials, k, c, confidence
         Carterette (2007) §4.3: trials, runs per trial, initial runs, target
-        confidence (the paper's α; ``alpha=`` is its deprecated name here).
+        confidence (the paper's α).
     depth
         Truncate runs at this depth (Carterette: 100); None keeps full depth.
     groups
@@ -386,7 +384,6 @@ def run_study(
     from ..progress import progress as progress_bar
     from ..progress import quiet
 
-    confidence = stopping_confidence(confidence, alpha, "run_study")
     if not 0.5 < confidence <= 1.0:
         raise ValueError(f"confidence must lie in (0.5, 1], got {confidence}")
     if max_judgments is not None and (int(max_judgments) != max_judgments or max_judgments < 1):

@@ -19,7 +19,7 @@ from ..data import Campaign
 from ..relevance.base import as_generator
 from .assessors import Assessor
 from .base import SelectionState, SelectionStrategy, get_strategy
-from .stopping import _NOT_GIVEN, PairConfidence, StoppingRule, stopping_confidence
+from .stopping import PairConfidence, StoppingRule
 
 TRACE_COLUMNS = [
     "judgment",
@@ -83,11 +83,9 @@ class SelectionSession:
         budget: int | None = None,
         depth: int | None = None,
         rng: int | np.random.Generator | None = None,
-        alpha=_NOT_GIVEN,
         **strategy_params,
     ):
         self.original = campaign
-        confidence = stopping_confidence(confidence, alpha, "SelectionSession")
         self.stopping = StoppingRule(confidence=confidence, budget=budget)
         systems = campaign.systems if systems is None else tuple(systems)
         self.state = SelectionState(campaign.truncated(depth), systems)
@@ -303,7 +301,6 @@ def run_selection(
     budget: int | None = None,
     depth: int | None = None,
     rng: int | np.random.Generator | None = None,
-    alpha=_NOT_GIVEN,
     **strategy_params,
 ) -> SelectionResult:
     """Judge documents chosen by ``strategy`` until a stopping rule fires.
@@ -325,7 +322,7 @@ def run_selection(
         campaign,
         strategy,
         systems,
-        confidence=stopping_confidence(confidence, alpha, "run_selection"),
+        confidence=confidence,
         budget=budget,
         depth=depth,
         rng=rng,

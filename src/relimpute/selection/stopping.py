@@ -12,7 +12,6 @@ confidence engine with the paper's ratio ``Var[ΔQ] / E[R]²``.
 
 from __future__ import annotations
 
-import warnings
 
 from dataclasses import dataclass, replace
 
@@ -170,21 +169,3 @@ class StoppingRule:
         if exhausted:
             return "exhausted"
         return None
-
-
-#: marks a keyword the caller did not give
-NOT_GIVEN = object()
-_NOT_GIVEN = NOT_GIVEN  # the name the selection loop imports
-
-
-def stopping_confidence(confidence: float | None, alpha, where: str) -> float | None:
-    """``confidence``, or the deprecated ``alpha`` keyword it replaced (with a warning)."""
-    if alpha is NOT_GIVEN:
-        return confidence
-    warnings.warn(
-        f"{where}(alpha=...) is deprecated; use confidence=... (the same number, as the CLI's "
-        "--confidence)",
-        FutureWarning,
-        stacklevel=3,
-    )
-    return alpha
