@@ -15,7 +15,7 @@ import numpy as np
 
 from relimpute.relevance import Fusion, load_model
 from relimpute.relevance.base import _REGISTRY
-from relimpute.relevance.settings import MODELS_DIRS, _discover_models
+from relimpute.relevance.settings import MODELS_DIRS
 
 MODELS = MODELS_DIRS[0]
 #: models whose class defaults are not the shipped settings, and why (none)
@@ -48,7 +48,7 @@ def _rows(readme: str) -> dict[str, str]:
 
 
 def test_every_file_and_the_readme_agree_with_the_code():
-    _discover_models()
+    _REGISTRY.discover()
     files = sorted(MODELS.glob("*.json"))
     assert files, f"no settings files in {MODELS}"
     rows = _rows((MODELS / "README.md").read_text(encoding="utf-8"))

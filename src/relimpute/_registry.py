@@ -14,11 +14,17 @@ bottom (habit 1 of docs/contributing.md: declare, then register)::
 
 ``get(name)`` returns it, or raises (``KeyError`` unless the registry says otherwise)
 with a "did you mean" hint (:mod:`difflib`) and the list of names.
+
+Discovery: a registry made with ``discover="relimpute.relevance"`` imports every public
+module of that package (each registers itself) before it answers a name it does not hold
+or lists its names, so a new plug-in is one file in the package, with no import to add.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
+import pkgutil
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
@@ -28,11 +34,30 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Named plug-ins of one kind (``kind`` names it in errors: ``"relevance model"``)."""
 
-    def __init__(self, kind: str, *, error: type[Exception] = KeyError, sort: bool = True):
+    def __init__(
+        self,
+        kind: str,
+        *,
+        error: type[Exception] = KeyError,
+        sort: bool = True,
+        discover: str | None = None,
+    ):
         self.kind = kind
         self.error = error
         self.sort = sort
+        self.package = discover
+        self._discovered = discover is None
         self._items: dict[str, T] = {}
+
+    def discover(self) -> None:
+        """Import every public module (and subpackage) of the registry's package once."""
+        if self._discovered:
+            return
+        self._discovered = True  # first: the modules imported below look names up too
+        package = importlib.import_module(self.package)
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{self.package}.{info.name}")
 
     def register(self, item: T | None = None, *, name: str | None = None):
         """Register ``item`` under ``name`` (default: its ``name`` attribute); returns it.
@@ -52,10 +77,12 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         """The registered names (sorted, unless the registry keeps registration order)."""
+        self.discover()
         return sorted(self._items) if self.sort else list(self._items)
 
     def closest(self, name: str) -> str | None:
         """The registered name nearest to ``name`` (case-insensitive first), or None."""
+        self.discover()
         by_lower = {key.lower(): key for key in self._items}
         if str(name).lower() in by_lower:
             return by_lower[str(name).lower()]
@@ -70,20 +97,26 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The item registered as ``name``; an error with a hint otherwise."""
-        try:
-            return self._items[name]
-        except (KeyError, TypeError):
-            raise self.unknown(name) from None
+        if name not in self:
+            raise self.unknown(name)
+        return self._items[name]
 
     __getitem__ = get
 
     def __contains__(self, name: object) -> bool:
+        try:
+            if name in self._items:
+                return True
+        except TypeError:  # unhashable
+            return False
+        self.discover()
         return name in self._items
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
+        self.discover()
         return len(self._items)
 
     def items(self) -> list[tuple[str, T]]:

@@ -19,7 +19,7 @@ study (:mod:`.study`)
     coverage per corrector, measure and depth.
 """
 
-from . import (  # noqa: F401  (register the correctors)
+from . import (  # noqa: F401  (their import order is the report's order of correctors)
     anti_precision,
     common_topics,
     condensed,

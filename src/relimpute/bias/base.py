@@ -227,7 +227,7 @@ class Corrector:
         return f"{type(self).__name__}({args})"
 
 
-_REGISTRY: Registry[type[Corrector]] = Registry("corrector", sort=False)
+_REGISTRY: Registry[type[Corrector]] = Registry("corrector", sort=False, discover="relimpute.bias")
 
 
 def register(cls: type[Corrector]) -> type[Corrector]:

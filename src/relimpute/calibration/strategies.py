@@ -151,7 +151,7 @@ def with_settings_from(strategies: Sequence[Strategy], folder: str | os.PathLike
     )
 
 
-_STRATEGIES: Registry[Strategy] = Registry("strategy")
+_STRATEGIES: Registry[Strategy] = Registry("strategy", discover="relimpute.calibration")
 
 
 def register_strategy(strategy: Strategy) -> Strategy:

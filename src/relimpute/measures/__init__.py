@@ -30,21 +30,6 @@ With complete 0/1 judgments the scores equal trec_eval / ir_measures
 (tested on TREC DL 2019 to 1e-9).
 """
 
-from . import (  # noqa: F401  (register the measures)
-    ap,
-    bpref,
-    counts,
-    err,
-    infap,
-    judged,
-    ndcg,
-    precision,
-    rbp,
-    recall,
-    rprec,
-    rr,
-    success,
-)
 from ._ranked import at_ranks, condense
 from ._registry import (
     Measure,

@@ -240,7 +240,7 @@ class Measure:
         return f"<measure {self}>"
 
 
-_REGISTRY: Registry[type[Measure]] = Registry("measure", error=ValueError)
+_REGISTRY: Registry[type[Measure]] = Registry("measure", error=ValueError, discover="relimpute.measures")
 _FAMILY_NAMES: dict[str, type[Measure]] = {}  # families and their aliases
 _TREC_EVAL: dict[str, type[Measure]] = {}  # trec_eval names without a cutoff
 _TREC_EVAL_STEMS: dict[str, type[Measure]] = {}  # stems of trec_eval's cut names

@@ -155,7 +155,7 @@ def bca_bounds(replicates, observed, acceleration, level: float):
 
 
 IntervalMethod = Callable[[CorpusBootstrap, float, float], tuple[np.ndarray, np.ndarray]]
-METHODS: Registry[IntervalMethod] = Registry("interval method", error=ValueError)
+METHODS: Registry[IntervalMethod] = Registry("interval method", error=ValueError, discover="relimpute.precision")
 
 
 def register(name: str, method: IntervalMethod) -> None:

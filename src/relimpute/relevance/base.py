@@ -331,7 +331,7 @@ def _labelled_draws(topics, relevant, t: int, draws: np.ndarray) -> np.ndarray:
     return np.where(topics[t].judged[None, :], fixed, np.clip(draws, 0.0, 1.0))
 
 
-_REGISTRY: Registry[type[RelevanceModel]] = Registry("relevance model")
+_REGISTRY: Registry[type[RelevanceModel]] = Registry("relevance model", discover="relimpute.relevance")
 
 
 def register(cls: type[RelevanceModel]) -> type[RelevanceModel]:

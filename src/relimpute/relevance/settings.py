@@ -16,11 +16,9 @@ it a name falls back to the class defaults.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
-import pkgutil
 import sysconfig
 import warnings
 from collections.abc import Mapping
@@ -84,19 +82,11 @@ class ModelSettings:
         return f"{self.model}({args})  [from {self.source}]"
 
 
-def _discover_models() -> None:
-    """Import every plug-in module of :mod:`relimpute.relevance` (each registers itself)."""
-    package = __name__.rpartition(".")[0]  # this module's package, without importing it here
-    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
-
-
 def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     """Settings from a registered name or a settings file (module docstring).
 
-    Every model module of the package is imported first, so any model that
-    registers itself in its own file can be named.
+    Any model that registers itself in its own file of the package can be named (the
+    registry discovers it).
 
     Raises
     ------
@@ -104,7 +94,6 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
         Unknown name, unreadable file, invalid JSON, unknown model or
         hyper-parameter in the file (the message names the file).
     """
-    _discover_models()
     text = os.fspath(name_or_path)
     path = Path(text)
     looks_like_path = path.suffix == ".json" or os.sep in text or os.path.lexists(path)

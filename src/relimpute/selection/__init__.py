@@ -10,7 +10,6 @@
 - :mod:`.loop` — :class:`SelectionSession` and :func:`run_selection`.
 """
 
-from . import mtc, pooling, posterior, rtc  # noqa: F401  (register the strategies)
 from .assessors import Assessor, SimulatedAssessor
 from .base import (
     SelectionState,

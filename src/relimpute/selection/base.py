@@ -208,7 +208,7 @@ class SelectionStrategy:
         return None
 
 
-_REGISTRY: Registry[type[SelectionStrategy]] = Registry("selection strategy")
+_REGISTRY: Registry[type[SelectionStrategy]] = Registry("selection strategy", discover="relimpute.selection")
 
 
 def register(cls: type[SelectionStrategy]) -> type[SelectionStrategy]:
