@@ -102,7 +102,7 @@ def test_constants_written_out_for_help_match_their_sources():
     from relimpute.measures.significance import CORRECTIONS, TESTS
     from relimpute.relevance.settings import DEFAULT_MODEL
 
-    assert _common.DEFAULT_MODEL == DEFAULT_MODEL
+    assert _common.DEFAULT_MODEL is DEFAULT_MODEL  # one definition (relimpute._defaults)
     assert (poolbias.STUDY_MEASURES, power.MEASURES) == (STUDY_MEASURES, MEASURES)
     assert (evaluate.TESTS, evaluate.CORRECTIONS) == (TESTS, CORRECTIONS)
     listing = "".join(f"  {syntax:<18} {text}\n" for syntax, text in describe_measures())

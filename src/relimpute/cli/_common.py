@@ -10,6 +10,8 @@ import sys
 import warnings
 from contextlib import contextmanager
 
+from .._defaults import DEFAULT_MODEL  # noqa: F401  (light: --help loads no model)
+
 
 def add_campaign_arguments(
     parser, *, runs_required: bool = True, qrels_required: bool = True
@@ -47,9 +49,6 @@ def add_campaign_arguments(
     )
 
 
-#: relimpute.relevance.settings.DEFAULT_MODEL, named here so that --help need not load the
-#: relevance models (scipy); tests/test_startup.py checks that the two agree
-DEFAULT_MODEL = "fusion"
 
 
 @contextmanager

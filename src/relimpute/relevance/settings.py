@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._defaults import DEFAULT_MODEL
 from ..errors import InputError
 from .base import _REGISTRY, RelevanceModel, available_models
 
@@ -130,8 +131,6 @@ def settings_in(folder: str | os.PathLike, name: str) -> str:
     return str(path) if path.is_file() else name
 
 
-#: the model behind every default answer (``relimpute compare``/``fit``, :func:`load_model`)
-DEFAULT_MODEL = "fusion"
 
 
 def load_model(name_or_path: str | os.PathLike = DEFAULT_MODEL) -> RelevanceModel:
