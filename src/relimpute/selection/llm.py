@@ -1,0 +1,80 @@
+"""Judging with automatic labels: humans judge where the labels leave the comparison unsure.
+
+The RTC loop (Carterette 2007 §3–4, Algorithm 1) on the label-aware model
+(:class:`~relimpute.relevance.fusion_llm.FusionLLM`: the runs' consensus plus
+the labels, their error learned from the judgments so far), refitted every
+``interval`` judgments, stopping on its posterior predictive confidence as
+:class:`~.posterior.PosteriorSelection` does (issue 28 item 4).
+
+What it judges. MTC's weight of an unjudged document is the change of
+``E[ΔMAP]`` between its two outcomes, ``|E[ΔQ | x_i = 1] − E[ΔQ | x_i = 0]|``
+over ``T · E[R_t]`` (:mod:`.mtc`). A document the model is sure of barely moves
+the comparison when judged, however large that change: its expected movement
+is ``p_i`` times the change to 1 plus ``1 − p_i`` times the change to 0, ::
+
+    w_i = 2 p_i (1 − p_i) · |E[ΔQ | x_i = 1] − E[ΔQ | x_i = 0]| / (T · E[R_t])
+
+with ``p_i`` the model's probability (the expected absolute change of
+``E[ΔQ]`` when ``x_i ~ Bernoulli(p_i)``; summed over the undecided pairs for a
+run set). The labels enter through ``p_i``: where a label and the runs agree
+the model is sure and the document waits; where they disagree, or a label
+value has proved unreliable, ``p_i`` is near ½ and the document is judged
+first, which is also where a human label teaches the model most about the
+labels' error. Before the first judgment of a labelled document the labels'
+shifts sit at their prior mean 0 and the choice is the runs' alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .base import SelectionState, register
+from .rtc import RTCSelection
+
+
+class LLMSelection(RTCSelection):
+    """The RTC loop on ``fusion-llm``, judging where the model is least sure (module docstring).
+
+    Parameters
+    ----------
+    model
+        A registered relevance model or settings file (``"fusion-llm"``: the
+        labels of the campaign, :func:`relimpute.labels.with_labels`, as evidence;
+        without any it is the default model).
+    interval
+        Refit the model every this many judgments.
+    model_params
+        Hyper-parameters overriding the model's settings.
+    stop_on
+        What the stopping confidence reads, as :class:`~.rtc.RTCSelection`:
+        ``"posterior"`` (default) Monte Carlo over the refitted model's draws.
+    mc_draws
+        Monte Carlo draws of the confidence.
+    screen
+        Skip the Monte Carlo at a refit that cannot stop (:class:`~.rtc.RTCSelection`).
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        model: str = "fusion-llm",
+        interval: int = 10,
+        model_params: Mapping[str, Any] | None = None,
+        stop_on: str = "posterior",
+        mc_draws: int = 4000,
+        screen: float | None = 0.05,
+    ):
+        super().__init__(model=model, interval=interval, model_params=model_params,
+                         stop_on=stop_on, mc_draws=mc_draws, screen=screen)  # fmt: skip
+
+    def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
+        """``(n,)`` expected absolute change of ``E[ΔQ]`` per document over ``T · E[R_t]``."""
+        p = self._choice_probabilities(state)[t]
+        return 2.0 * p * (1.0 - p) * super().topic_weights(state, t)
+
+
+register(LLMSelection)
