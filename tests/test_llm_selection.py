@@ -40,7 +40,7 @@ def test_weights_are_the_expected_change_of_the_comparison_by_enumeration():
     campaign = random_campaign(rng, n_topics=2, n_systems=2, n_docs=7, depth=5)
     campaign = with_labels(campaign, [_labels(campaign, 0.8, rng)])
     state = SelectionState(campaign, ("s0", "s1"))
-    selector = LLMSelection(model_params=CHEAP, stop_on="model", interval=2)
+    selector = LLMSelection(model_params=CHEAP, stop_on="model", interval=2, frontier=False)
     selector.start(state, np.random.default_rng(0))
     for step in range(3):
         oracle = oracle_weights(state)
@@ -66,7 +66,7 @@ def test_labels_that_agree_with_the_truth_are_judged_last():
     source = _labels(truth, 0.5, np.random.default_rng(1), truth=truth)
     campaign = with_labels(truth.pooled(10), [source])
     pair = tuple(truth.systems[:2])
-    session = SelectionSession(campaign, LLMSelection(model_params=CHEAP, stop_on="model", interval=1000),
+    session = SelectionSession(campaign, LLMSelection(model_params=CHEAP, stop_on="model", interval=1000, frontier=False),
                                pair, confidence=None, rng=0)  # fmt: skip
     selector, state = session.strategy, session.state
     assert selector.estimate_.params["labels_sim"]["1"] > 1.5 > -1.5 > selector.estimate_.params["labels_sim"]["0"]
@@ -80,6 +80,33 @@ def test_labels_that_agree_with_the_truth_are_judged_last():
         selector.skipped(state, t, i)
     assert 0.3 < labelled.mean() < 0.7
     assert np.mean(chosen) < labelled.mean() / 2
+
+
+def test_the_frontier_keeps_the_judged_set_a_union_of_run_prefixes():
+    """With ``frontier`` every judgment is some compared run's best-ranked unjudged document,
+    so each run's judged documents stay a prefix of its ranking (up to the one being extended),
+    and the document chosen is the frontier's argmax of the unrestricted weights."""
+    truth = simulate_campaign(n_topics=4, n_systems=4, n_docs=80, depth=15, rng=9).campaign
+    campaign = with_labels(truth.pooled(2), [_labels(truth, 0.7, np.random.default_rng(4), truth=truth)])
+    systems = tuple(truth.systems[:3])
+    free = LLMSelection(model_params=CHEAP, stop_on="model", interval=1000, frontier=False)
+    bound = LLMSelection(model_params=CHEAP, stop_on="model", interval=1000)
+    state, other = SelectionState(campaign, systems), SelectionState(campaign, systems)
+    free.start(other, np.random.default_rng(0))
+    bound.start(state, np.random.default_rng(0))
+    for _ in range(25):
+        t, i = bound.propose(state)
+        ranks = state.ranks[t][:, i]
+        above = [(0 < state.ranks[t][k]) & (state.ranks[t][k] < ranks[k]) for k in range(len(systems))]
+        assert any(r > 0 and not (a & state.candidates[t]).any() for r, a in zip(ranks, above))
+        weights = free.topic_weights(other, t)
+        best = max(float(free.topic_weights(other, k)[bound.topic_weights(state, k) >= 0].max())
+                   for k in range(state.n_topics) if state.candidates[k].any())  # fmt: skip
+        assert weights[i] == pytest.approx(best, rel=1e-10)
+        grade = int(truth.topics[t].grades[i])
+        for s, sel in ((state, bound), (other, free)):
+            before = s.record(t, i, grade)
+            sel.observe(s, t, i, before)
 
 
 def test_without_labels_it_is_the_posterior_loop_with_uncertainty_weights():

@@ -22,6 +22,16 @@ value has proved unreliable, ``p_i`` is near ½ and the document is judged
 first, which is also where a human label teaches the model most about the
 labels' error. Before the first judgment of a labelled document the labels'
 shifts sit at their prior mean 0 and the choice is the runs' alone.
+
+Where it may judge. The default model learns from the judged documents within
+the runs' judged prefixes (docs/math/fusion.md, "Which judged documents it
+learns from"): a pool, chosen on the runs' evidence only, so the fit is
+unbiased given its features. Documents picked anywhere for their labels would
+be a sample chosen on something the runs do not see, and the fit would learn
+the wrong level. With ``frontier=True`` (the default) only the next unjudged
+document of some compared run is a candidate, so every judgment extends a run's
+judged prefix and the judged set stays a pool; the labels choose which run's
+pool grows.
 """
 
 from __future__ import annotations
@@ -55,6 +65,9 @@ class LLMSelection(RTCSelection):
         Monte Carlo draws of the confidence.
     screen
         Skip the Monte Carlo at a refit that cannot stop (:class:`~.rtc.RTCSelection`).
+    frontier
+        Judge only the first candidate of some compared run's ranking (module docstring);
+        False: any candidate.
     """
 
     name = "llm"
@@ -67,14 +80,32 @@ class LLMSelection(RTCSelection):
         stop_on: str = "posterior",
         mc_draws: int = 4000,
         screen: float | None = 0.05,
+        frontier: bool = True,
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
                          stop_on=stop_on, mc_draws=mc_draws, screen=screen)  # fmt: skip
+        self.frontier = frontier
 
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
-        """``(n,)`` expected absolute change of ``E[ΔQ]`` per document over ``T · E[R_t]``."""
+        """``(n,)`` expected absolute change of ``E[ΔQ]`` per document over ``T · E[R_t]``
+        (0 for non-candidates; with ``frontier``, −1 for candidates no run reaches next)."""
         p = self._choice_probabilities(state)[t]
-        return 2.0 * p * (1.0 - p) * super().topic_weights(state, t)
+        weights = 2.0 * p * (1.0 - p) * super().topic_weights(state, t)
+        if self.frontier:
+            weights[state.candidates[t] & ~frontier_documents(state, t)] = -1.0
+        return weights
+
+
+def frontier_documents(state: SelectionState, t: int) -> np.ndarray:
+    """``(n,)`` bool: per compared run, its best-ranked candidate document of topic ``t``."""
+    topic = state.campaign.topics[t]
+    out = np.zeros(topic.n_docs, dtype=bool)
+    for s in state.compared:
+        docs = topic.ranking[s, : int(topic.depth[s])]
+        open_ = state.candidates[t][docs]
+        if open_.any():
+            out[docs[np.argmax(open_)]] = True
+    return out
 
 
 register(LLMSelection)
