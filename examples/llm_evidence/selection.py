@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     checkpoints = [round(float(k) * full.n_topics) for k in args.per_topic.split(",")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [{"selector": "labels only", "judgments": 0, "per_topic": 0.0, "labelled_share": np.nan,
+    rows = [{"selector": "no judgment", "judgments": 0, "per_topic": 0.0, "labelled_share": np.nan,
              **score(hidden, truth, args.seed), "seconds": 0.0}]  # fmt: skip
     known = selectors()
     for name in args.selectors.split(","):
