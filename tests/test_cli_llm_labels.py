@@ -102,7 +102,34 @@ def test_labels_on_documents_outside_the_campaign_are_set_aside_and_said(files, 
 def test_judge_needs_the_strategy_that_refits_a_model(files, capsys):
     qrels, runs, labels, tmp = files
     code = main(["judge", qrels, *runs, "--llm-labels", labels, "--journal", str(tmp / "j.jsonl")])
-    assert code == 2 and "--strategy rtc" in capsys.readouterr().err
+    assert code == 2 and "--strategy llm or rtc" in capsys.readouterr().err
+    code = main(["judge", qrels, *runs, "--strategy", "llm", "--journal", str(tmp / "j.jsonl")])
+    assert code == 2 and "--strategy llm chooses with automatic labels" in capsys.readouterr().err
+
+
+def test_judge_llm_chooses_with_the_labels_model(files, monkeypatch, capsys):
+    """``judge --strategy llm --llm-labels F``: the labels' model chooses, the journal says so,
+    and the document shown is the one the selector proposes on the same campaign."""
+    import io
+    import json
+    import sys
+
+    from relimpute.labels import with_labels
+    from relimpute.selection import SelectionSession
+    from relimpute.data import Campaign
+
+    qrels, runs, labels, tmp = files
+    journal = tmp / "j.jsonl"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    argv = ["judge", qrels, *runs, "--strategy", "llm", "--llm-labels", labels, "--journal", str(journal)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    header = json.loads(journal.read_text().splitlines()[0])
+    assert header["strategy"] == "llm" and header["model"] == "fusion-llm"
+    campaign = with_labels(Campaign.from_files(qrels, runs), [labels])
+    session = SelectionSession(campaign, "llm", confidence=0.95, rng=0, model="fusion-llm", screen=None)
+    query_id, doc_id = session.propose()
+    assert f"topic {query_id}  document {doc_id}" in out
 
 
 def test_calibrate_swaps_the_default_model_for_the_labels_model():
@@ -116,6 +143,22 @@ def test_calibrate_swaps_the_default_model_for_the_labels_model():
     assert [s.model for s in swapped] == ["fusion-llm", "uniform"]
     model = swapped[0].make_model()
     assert model.fusion == {"n_draws": 200} and np.isfinite(model.label_sd)
+
+
+def test_calibrate_swaps_a_held_out_default_model_keeping_its_settings(tmp_path):
+    """With --settings-dir the default model is a settings file: the labels' model wraps it
+    with those settings (they were chosen without the collection), not the class defaults."""
+    import json
+    from types import SimpleNamespace
+
+    from relimpute.calibration.strategies import resolve_strategies, with_settings_from
+    from relimpute.cli._labels import strategies_with_labels
+
+    (tmp_path / "fusion.json").write_text(json.dumps({"model": "fusion", "params": {"weight_sd": 0.5}}))
+    strategies = with_settings_from(resolve_strategies(["fusion-mc", "mtc"]), tmp_path)
+    swapped = strategies_with_labels(SimpleNamespace(llm_labels=["x.txt"]), strategies)
+    assert [s.model for s in swapped] == ["fusion-llm", "uniform"]
+    assert swapped[0].make_model().fusion == {"weight_sd": 0.5, "n_draws": 200}
 
 
 def test_judge_rtc_refits_the_labels_model_and_records_it(files, monkeypatch, capsys):

@@ -136,7 +136,8 @@ def metrics(truth, e_map, lo=None, hi=None, d_lo=None, d_hi=None, p_a_better=Non
     return out
 
 
-def model_answer(model, kept: Campaign, truth, seed: int) -> dict:
+def model_answer(model, kept: Campaign, truth, seed: int, keep_pairs: bool = False) -> dict:
+    """The study's numbers for a model; ``keep_pairs`` adds every pair's P(ΔMAP > 0) (``p_a_better``)."""
     started = time.perf_counter()
     estimate = model.fit_predict(kept, rng=seed)
     fitted = time.perf_counter() - started
@@ -159,6 +160,8 @@ def model_answer(model, kept: Campaign, truth, seed: int) -> dict:
                   scores["ci_high"].to_numpy(), d_lo, d_hi, p)  # fmt: skip
     out["fit_seconds"] = fitted
     out["per_run"] = scores["e_map"].to_numpy()
+    if keep_pairs:
+        out["p_a_better"] = p
     return out
 
 

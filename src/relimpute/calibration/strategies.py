@@ -31,6 +31,11 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     judgments) until its posterior predictive confidence reaches α
     (:class:`relimpute.selection.PosteriorSelection`), then generalised and
     scored as ``fusion-mc``.
+``llm``
+    Judged by the RTC loop on ``fusion-llm`` where the labels leave the comparison
+    least sure (:class:`relimpute.selection.LLMSelection`), stopping on its posterior
+    predictive confidence; generalised and scored as ``fusion-mc`` with the labels'
+    model (without label sources it is the default model).
 ``ip``
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
@@ -219,3 +224,7 @@ register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from
 _DEFAULT_ANSWER = {"model": "fusion", "model_params": {"n_draws": 200}, "monte_carlo_draws": 4000}
 register_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
 register_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))
+register_strategy(
+    Strategy("llm", selector="llm", model="fusion-llm", model_params={"fusion": {"n_draws": 200}},
+             monte_carlo_draws=_DEFAULT_ANSWER["monte_carlo_draws"])  # fmt: skip
+)

@@ -90,10 +90,21 @@ def strategies_with_labels(args, strategies: list) -> list:
     from ..errors import InputError
     from ..relevance.settings import DEFAULT_MODEL
 
+    from ..relevance import load_settings
+
+    def default_params(strategy):
+        """The default model's parameters of a strategy that generalises with it (a settings
+        file for it included, as ``--settings-dir`` gives), else None."""
+        if not isinstance(strategy.model, str) or strategy.selector in ("rtc", "posterior"):
+            return None
+        if strategy.model == DEFAULT_MODEL:
+            return dict(strategy.model_params)
+        settings = load_settings(strategy.model)
+        return {**settings.params, **strategy.model_params} if settings.model == DEFAULT_MODEL else None
+
     swapped = [
-        replace(s, model=LABELS_MODEL, model_params={"fusion": dict(s.model_params)})
-        if s.model == DEFAULT_MODEL and s.selector not in ("rtc", "posterior")
-        else s
+        s if (params := default_params(s)) is None
+        else replace(s, model=LABELS_MODEL, model_params={"fusion": params})
         for s in strategies
     ]
     if not any(s.model == LABELS_MODEL for s in swapped):

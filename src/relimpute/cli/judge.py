@@ -38,6 +38,8 @@ stops with an error). Write the initial qrels plus the session's judgments
 with --export-qrels OUT (the qrels must be the ones the session used).
 """
 
+#: the strategies that refit a model, so read --llm-labels
+LABEL_STRATEGIES = ("llm", "rtc")
 IR_DATASETS_PREFIX = "irds:"  # relimpute.adapters' (that module loads pandas)
 CONTROL_KEYS = {"s": "skip", "u": "undo", "q": "quit"}
 BINARY_KEYS = {"r": 1, "1": 1, "n": 0, "0": 0}
@@ -72,15 +74,16 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--strategy",
         default="mtc",
-        choices=("mtc", "rtc", "posterior", "ip", "depth", "mtf"),
+        choices=("mtc", "rtc", "posterior", "llm", "ip", "depth", "mtf"),
         help="selection strategy (default: %(default)s); rtc is MTC with p re-estimated by "
         "--model every 10 judgments, stopping on its posterior predictive confidence when the "
         "model returns posterior draws (fusion) and on its point estimate otherwise; posterior refits the default "
         "model every 10 judgments and stops on its posterior predictive confidence (Monte Carlo "
-        "over its draws, the confidence `compare` states); the pooling orders ip, depth "
+        "over its draws, the confidence `compare` states); llm is the posterior loop on the model "
+        "with --llm-labels, judging first where the labels and the runs leave it least sure; the pooling orders ip, depth "
         "(k = 100) and mtf stop at --budget or when their pool is exhausted, not at --confidence",
     )
-    add_model_argument(parser, "rtc", what="relevance model of --strategy rtc")
+    add_model_argument(parser, "rtc", what="relevance model of --strategy rtc (and llm: a settings file for fusion-llm)")
     add_llm_labels_argument(parser)
     parser.add_argument(
         "--prior",
@@ -103,9 +106,13 @@ def run(args) -> int:
         raise InputError("give at least one run (or --export-qrels OUT)")
     if args.pair and args.pair[0] == args.pair[1]:
         raise InputError(f"--pair needs two different runs, got {args.pair[0]!r} twice")
+    if args.strategy == "llm" and not args.llm_labels:
+        raise InputError("--strategy llm chooses with automatic labels: give them with --llm-labels FILE")
     if args.llm_labels:  # the labels are evidence for the model the RTC loop refits
-        if args.strategy != "rtc":
-            raise InputError("--llm-labels needs --strategy rtc, the strategy that refits a model on the judgments")
+        if args.strategy not in LABEL_STRATEGIES:
+            raise InputError(
+                "--llm-labels needs --strategy llm or rtc, the strategies that refit a model on the judgments"
+            )
         args.model = model_with_labels(args, None if args.model == "rtc" else args.model)
     return _interactive(args)
 
@@ -177,7 +184,7 @@ def _settings(args, systems, scale) -> dict:
         "rel_threshold": args.rel_threshold,
         "scale": list(scale),
         "prior": args.prior if args.strategy == "mtc" else None,
-        "model": args.model if args.strategy == "rtc" else None,
+        "model": args.model if args.strategy in LABEL_STRATEGIES else None,
     }
 
 
@@ -190,8 +197,9 @@ def _build(campaign, systems, args):
         "mtc": {"prior": args.prior},
         "rtc": {"model": args.model, "stop_on": "auto"},
         "posterior": {"screen": None},
+        "llm": {"model": args.model, "screen": None},
     }.get(args.strategy, {})
-    stop_at = args.confidence if args.strategy in ("mtc", "rtc", "posterior") else None
+    stop_at = args.confidence if args.strategy in ("mtc", "rtc", "posterior", "llm") else None
     return SelectionSession(
         campaign,
         args.strategy,

@@ -3,6 +3,7 @@
 - :mod:`.base` — the strategy protocol, the loop state and the registry
   (``get_strategy(name, **params)``, ``available_strategies()``).
 - :mod:`.mtc` (``"mtc"``), :mod:`.rtc` (``"rtc"``) — Carterette 2007 Alg. 1.
+- :mod:`.llm` (``"llm"``) — judging where the automatic labels leave the comparison unsure.
 - :mod:`.pooling` — ``"ip"``, ``"depth"``, ``"mtf"`` (Cormack et al. 1998).
 - :mod:`.stopping` — confidence, budget, exhaustion.
 - :mod:`.assessors` — the simulated oracle from full qrels.
@@ -18,6 +19,7 @@ from .base import (
     get_strategy,
     register,
 )
+from .llm import LLMSelection
 from .loop import SelectionResult, SelectionSession, run_selection
 from .mtc import MTC
 from .pooling import DepthPooling, IncrementalPooling, MoveToFront
@@ -26,6 +28,7 @@ from .rtc import RTCSelection
 from .stopping import PairConfidence, StoppingRule
 
 __all__ = [
+    "LLMSelection",
     "PosteriorSelection",
     "MTC",
     "RTCSelection",
