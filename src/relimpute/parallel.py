@@ -10,11 +10,13 @@ units.
 Three ways to run, chosen by the arguments:
 
 ``client`` (a ``distributed.Client``, or a scheduler address)
-    The ``shared`` objects (the campaign, the strategies, ...) are scattered to every worker
-    once (``Client.scatter(..., broadcast=True)``); each task carries only its unit. A task
-    whose worker dies is run again on another worker by the scheduler (up to
-    ``distributed.scheduler.allowed-failures`` deaths, default 3); one that raises is
-    retried ``retries`` times (``Client.submit(retries=)``).
+    The ``shared`` objects (the campaign, the strategies, ...) go to the scheduler once, as
+    one task's argument, and each worker fetches that task's result once (from the worker
+    that holds it); each task carries only its unit. A task whose worker dies is run again
+    on another worker by the scheduler (up to ``distributed.scheduler.allowed-failures``
+    deaths, default 3), the shared task too when every worker holding it died (scattered
+    data could not be made again); a task that raises is retried ``retries`` times
+    (``Client.submit(retries=)``).
 ``jobs`` (an int other than 1; -1 = all cores)
     joblib on local processes (loky); the shared objects are pickled once per batch of tasks.
 ``jobs=None``
@@ -43,12 +45,16 @@ LOCAL = "local"
 
 
 class _Shared:
-    """The objects every unit needs, sent (scattered) as one piece, not split up by Dask."""
+    """The objects every unit needs, sent as one piece (Dask does not look inside it)."""
 
     __slots__ = ("values",)
 
     def __init__(self, values: Mapping[str, Any]):
         self.values = dict(values)
+
+
+def _keep(shared: _Shared) -> _Shared:
+    return shared
 
 
 def _call(function: Callable, shared: _Shared, index: int, unit: Any) -> tuple[int, Any]:
@@ -124,13 +130,17 @@ def _on_joblib(function, holder, units, jobs) -> Iterator[tuple[int, Any]]:
 
 
 def _on_cluster(function, holder, units, client, retries, desc) -> Iterator[tuple[int, Any]]:
+    import dask
     from distributed import as_completed
 
-    scattered = client.scatter(holder, broadcast=True)
     token = uuid.uuid4().hex[:8]
     name = desc.replace(" ", "-")
+    # the shared objects as a task's result rather than scattered: a worker fetches it once (from
+    # a peer), and the scheduler can make it again when the workers holding it die
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GiB"}):
+        held = client.submit(_keep, holder, key=f"{name}-shared-{token}", pure=False)
     futures = [
-        client.submit(_call, function, scattered, i, u, key=f"{name}-{i}-{token}", pure=False,
+        client.submit(_call, function, held, i, u, key=f"{name}-{i}-{token}", pure=False,
                       retries=retries)  # fmt: skip
         for i, u in enumerate(units)
     ]
@@ -138,8 +148,7 @@ def _on_cluster(function, holder, units, client, retries, desc) -> Iterator[tupl
         for future in as_completed(futures):
             yield future.result()
     finally:  # the study failed or was interrupted: the cluster stops working for it
-        client.cancel(futures)
-        del scattered
+        client.cancel([*futures, held])
 
 
 def _connect(address: str, jobs: int | None):
@@ -156,7 +165,7 @@ def _connect(address: str, jobs: int | None):
         cores = os.cpu_count() or 1
         workers = cores if jobs is None else jobs if jobs > 0 else max(1, cores + 1 + jobs)
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                               dashboard_address=None, processes=True)  # fmt: skip
+                               dashboard_address=":0", processes=True)  # fmt: skip
         return Client(cluster), cluster
     try:
         return Client(address, timeout="20s"), None
