@@ -32,7 +32,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 p_value: two-sided, of no difference, normal with that standard error
   --split       the paper's validation: split the documents in two by MD5 of
                 the docno, intervals on one half, the other half's value
-                below / in / above (the model predicts 83.5% in for 95%)
+                below / in / above (the model predicts 83.5% in for 95%); --splits N
+                adds N - 1 salted splits (--jobs / --scheduler run them in parallel)
 
 examples:
   relimpute bootstrap qrels.txt runs/ --rel-threshold 2
