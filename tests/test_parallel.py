@@ -127,14 +127,38 @@ def test_studies_write_the_same_bytes_serially_on_two_processes_and_on_a_cluster
     assert on_cluster == serial
 
 
-def test_calibrate_on_a_cluster_writes_the_serial_report(data, tmp_path, cluster):
+def test_calibrate_interrupted_on_a_cluster_resumes_to_the_serial_report(data, tmp_path, cluster,
+                                                                         monkeypatch, capsys):
+    """The client dies (here: Ctrl-C once two trials are saved) while the cluster runs the study;
+    ``--resume`` on the cluster runs only the others and writes the serial run's report."""
+    import gc
+
+    from relimpute._study_folder import StudyFolder
+
     _, qrels, runs = data
     argv = ["calibrate", qrels, runs, "--trials", "5", "--k", "3", "--c", "2", "--strategies", "mtc",
             "--seed", "9", "--depth", "10", "--quiet", "-o"]  # fmt: skip
     assert main([*argv, str(tmp_path / "serial")]) == 0
-    assert main([*argv, str(tmp_path / "cluster"), "--scheduler", cluster.scheduler_address]) == 0
-    _same_report(tmp_path / "serial", tmp_path / "cluster", {"trials.csv": ["seconds"]})
-    trials = pd.read_csv(tmp_path / "cluster" / "trials.csv")
+    out = tmp_path / "cluster"
+    on_cluster = [*argv, str(out), "--scheduler", cluster.scheduler_address]
+    save, saved = StudyFolder.save, []
+
+    def save_then_die(folder, key, payload):
+        save(folder, key, payload)
+        saved.append(key)
+        if len(saved) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(StudyFolder, "save", save_then_die)
+    assert main(on_cluster) == 130
+    monkeypatch.undo()
+    gc.collect()  # the interrupted run's folder lock goes, as with its process
+    assert len(list((out / ".resume").glob("*.json"))) == 2
+    capsys.readouterr()
+    assert main([*on_cluster, "--resume"]) == 0
+    assert "2 finished parts kept" in capsys.readouterr().err
+    _same_report(tmp_path / "serial", out, {"trials.csv": ["seconds"]})
+    trials = pd.read_csv(out / "trials.csv")
     assert list(trials["trial"]) == list(range(5))
 
 
