@@ -22,6 +22,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import cloudpickle  # noqa: E402  (after the skip: distributed brings it)
+import joblib  # noqa: E402
 
 from relimpute import parallel  # noqa: E402
 from relimpute.cli import main  # noqa: E402
@@ -66,8 +67,14 @@ def test_results_come_back_in_the_units_order_on_every_path(cluster):
     with distributed.Client(cluster.scheduler_address) as client:
         got = parallel.map_units(_late_first, range(4), shared={"offset": 10}, client=client,
                                  progress=False, on_result=record)  # fmt: skip
-    assert got == want
+        with joblib.parallel_config(backend="dask"):  # the ambient joblib backend (jobs=None)
+            ambient = parallel.map_units(_late_first, range(4), shared={"offset": 10}, jobs=None,
+                                         progress=False)  # fmt: skip
+    assert got == want and ambient == want
     assert sorted(seen) == [0, 1, 2, 3] and seen != [0, 1, 2, 3]  # saved as they finished
+    assert parallel._in_this_process(None)  # no joblib backend set: this process
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        assert not parallel._in_this_process(None)
     # an address works as a client too (connected for the call)
     assert parallel.map_units(_late_first, [3], shared={"offset": 1}, client=cluster.scheduler_address,
                               progress=False) == [4]  # fmt: skip
