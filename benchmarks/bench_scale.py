@@ -9,8 +9,10 @@ CPU seconds (this process and every process under it), the bytes sent (the share
 once; each task's own unit), and each worker's peak memory (VmHWM). The workers are started
 before the clock starts on both sides (loky: a warm-up map; Dask: the cluster), and each
 imports relimpute on its first task, inside the timing (one trial run here first compiles
-numba's kernels into their cache). With one worker, joblib runs in this process. The figure of record is the ratio Dask
-/ joblib (issue 29: overhead within 10%), not the seconds: the machine is shared.
+numba's kernels into their cache). With one worker, joblib runs in this process, already warm
+(no worker to start or import). The figure of record is the ratio Dask / joblib (issue 29:
+overhead within 10%), not the seconds: the machine is shared. The full run (100 trials) is for
+a quiet machine.
 """
 
 from __future__ import annotations
@@ -107,12 +109,17 @@ def on_dask(campaign, groups, args, n: int) -> tuple[dict, object]:
                       dashboard_address=":0") as cluster, Client(cluster) as client:  # fmt: skip
         client.wait_for_workers(n)
         startup = time.perf_counter() - started
+        before, idle = _tree_cpu(), time.perf_counter()
+        time.sleep(10)  # the cluster's own ticking (heartbeats, monitors), with no task to run
+        idle_cpu = _cpu_since(before) / (time.perf_counter() - idle)
         before, started = _tree_cpu(), time.perf_counter()
         study = _study(campaign, groups, args, client=client)
         wall = time.perf_counter() - started
         cpu = _cpu_since(before)
         peaks = list(client.run(peak_rss_mb).values())
-    return {"wall_s": wall, "cpu_s": cpu, "worker_peak_mb": peaks, "cluster_start_s": startup}, study
+    figures = {"wall_s": wall, "cpu_s": cpu, "worker_peak_mb": peaks, "cluster_start_s": startup,
+               "idle_cpu_s_per_s": idle_cpu}  # fmt: skip
+    return figures, study
 
 
 def main() -> None:
@@ -181,6 +188,15 @@ def _markdown(result: dict, args) -> str:
     lines += ["", "Dask's cluster start (outside the timing): "
               + ", ".join(f"{r['workers']} workers {r['cluster_start_s']:.1f} s" for r in result["runs"]
                           if r["backend"] == "dask") + "."]  # fmt: skip
+    idle = [r for r in result["runs"] if "idle_cpu_s_per_s" in r]
+    if idle:
+        lines += ["", "The idle cluster's own CPU (heartbeats, monitors; no task), CPU s per wall s: "
+                  + ", ".join(f"{r['workers']} workers {r['idle_cpu_s_per_s']:.3f}" for r in idle) + "."]
+    if m["load_average_1min"] > m["cpus"]:
+        lines += ["", f"The machine was loaded (load {m['load_average_1min']} on {m['cpus']} CPUs): Dask's "
+                  "scheduler, nannies and workers tick on the wall clock (the idle figure above), so "
+                  "its CPU overhead grows with the waiting. These ratios are not of record; the full "
+                  "run (100 trials) is for a quiet machine."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
