@@ -74,15 +74,22 @@ def leave_one_group_out(
     ``left_out`` holds the group's *pooled* runs (those whose full-pool score
     includes their own contribution); unpooled runs never contribute.
     """
+    for group, left, kept in group_leave_outs(campaign, groups, runs=runs):
+        yield LeaveOutPool(left, kept, campaign.pooled(depth, kept), group)
+
+
+def group_leave_outs(
+    campaign: Campaign, groups: RunGroups, *, runs: Sequence[str] | None = None
+) -> Iterator[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """``(group, left out, kept)`` of each step of :func:`leave_one_group_out`, without
+    building its campaign (a study builds it where the step runs)."""
     runs = tuple(campaign.systems if runs is None else runs)
     groups.check_runs(runs)
     pooled = groups.pooled_runs(runs)
     for group in groups.group_names():
         left = tuple(r for r in groups.members(group, pooled_only=True) if r in runs)
-        if not left:
-            continue
-        kept = tuple(r for r in pooled if r not in left)
-        yield LeaveOutPool(left, kept, campaign.pooled(depth, kept), group)
+        if left:
+            yield group, left, tuple(r for r in pooled if r not in left)
 
 
 def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) -> pd.DataFrame:

@@ -43,7 +43,7 @@ from ..measures import parse_measures
 from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
 from ..groups import RunGroups
-from .pools import check_depth, leave_one_group_out
+from .pools import LeaveOutPool, check_depth, group_leave_outs
 
 #: correctors of the study without a relevance model (the fast ones)
 PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
@@ -137,6 +137,8 @@ def run_pool_bias_study(
     seed: int = 0,
     progress: bool = True,
     checkpoint=None,
+    jobs: int | None = 1,
+    client=None,
 ) -> PoolBiasStudy:
     """Run the study (module docstring) at one pool depth.
 
@@ -146,10 +148,11 @@ def run_pool_bias_study(
     fit shared; None: the default spread only).
     ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
     ``checkpoint`` (a :class:`relimpute._study_folder.StudyFolder`) saves each group as
-    it finishes, with the state of the common-topic draws after it; groups it already
-    holds are not run again, so a killed study resumes with the same result.
+    it finishes; groups it already holds are not run again, so a killed study resumes with
+    the same result. ``jobs`` and ``client`` say where the groups run
+    (:func:`relimpute.parallel.map_units`); the result does not depend on them.
     """
-    from tqdm.auto import tqdm
+    from ..parallel import map_units
 
     pooled = check_study_input(campaign, groups, depth, n_common)
     parsed = parse_measures(measures)
@@ -159,61 +162,37 @@ def run_pool_bias_study(
     truth = topic_scores(full, parsed, pooled_rows)  # (M, P, T)
     truth_mean = truth.mean(axis=2)
     position = {r: i for i, r in enumerate(pooled)}
+    steps = list(group_leave_outs(full, groups, runs=pooled))
+    # every group's common-topic draws, drawn here in group order: a group's result does not
+    # depend on which worker runs it or when (and is the one a serial run gives)
     rng = np.random.default_rng(seed)
-    timing: dict[str, float] = {}
-    parts = []
-    steps = list(leave_one_group_out(full, groups, depth, runs=pooled))
-    bar = tqdm(steps, desc=f"groups (depth {depth})", unit="group", disable=None if progress else True)
-    for number, step in enumerate(bar):
-        key = f"group-{number}"
-        saved = None if checkpoint is None else checkpoint.load(key)
-        if saved is not None and saved.get("group") == str(step.label):
-            parts += [frame_from_json(f) for f in saved["parts"]]
-            for label, seconds in saved["timing"].items():
-                timing[label] = timing.get(label, 0.0) + seconds
-            rng.bit_generator.state = saved["rng"]
-            continue
-        first, before = len(parts), dict(timing)
-        subset = step.campaign.subset(list(step.kept) + list(step.left_out))
-        context = PoolContext.build(subset, step.kept, depth)
-        chosen = [get_corrector(n) for n in correctors]
-        if model_groups is None or step.label in model_groups:
-            chosen += [
-                get_corrector("model", model=m, n_draws=n_draws, seed=seed, **spread)
-                for m in models
-                for spread in ([{}] if group_sds is None else [{"group_sd": g} for g in group_sds])
-            ]
-        for corrector in chosen:
-            label = corrector.name
-            if label == "model":
-                spread = None if group_sds is None else corrector.group_sd
-                label = model_label(corrector.model, spread)
-            start = time.perf_counter()
-            table = corrector.correct_context(context, step.left_out, parsed).table
-            timing[label] = timing.get(label, 0.0) + time.perf_counter() - start
-            parts.append(table.assign(group=step.label, corrector=label, repeat=0))
-        if n_common:
-            start = time.perf_counter()
-            rows = subset.system_index(list(step.left_out))
-            unpooled = context.reduced_scores(parsed, rows)
-            parts.append(
-                _common_topics(
-                    step, parsed, names, unpooled, truth, position, n_common, common_repeats, rng
-                )
-            )
-            timing["webber-park-topics"] = (
-                timing.get("webber-park-topics", 0.0) + time.perf_counter() - start
-            )
+    draws = [[np.sort(rng.choice(full.n_topics, size=n_common, replace=False))
+              for _ in range(common_repeats)] if n_common else [] for _ in steps]  # fmt: skip
+    units, found = [], {}
+    for number, ((label, left_out, kept), common) in enumerate(zip(steps, draws)):
+        saved = None if checkpoint is None else checkpoint.load(f"group-{number}")
+        if saved is not None and saved.get("group") == str(label):
+            found[number] = ([frame_from_json(f) for f in saved["parts"]], saved["timing"])
+        else:
+            units.append((number, label, left_out, kept, common))
+
+    def finished(index: int, result: tuple[list[pd.DataFrame], dict]) -> None:
+        number, label = units[index][:2]
+        found[number] = result
         if checkpoint is not None:
-            checkpoint.save(
-                key,
-                {
-                    "group": str(step.label),
-                    "parts": [frame_to_json(f) for f in parts[first:]],
-                    "timing": {k: v - before.get(k, 0.0) for k, v in timing.items()},
-                    "rng": rng.bit_generator.state,
-                },
-            )
+            checkpoint.save(f"group-{number}", {"group": str(label), "timing": result[1],
+                                                "parts": [frame_to_json(f) for f in result[0]]})  # fmt: skip
+
+    shared = {"full": full, "depth": depth, "parsed": parsed, "names": names, "truth": truth,
+              "position": position, "correctors": list(correctors), "models": list(models),
+              "model_groups": model_groups, "group_sds": group_sds, "n_draws": n_draws, "seed": seed}  # fmt: skip
+    map_units(_group_unit, units, shared=shared, jobs=jobs, client=client, desc=f"groups (depth {depth})",
+              unit="group", progress=progress, on_result=finished)  # fmt: skip
+    parts, timing = [], {}
+    for number in range(len(steps)):
+        parts += found[number][0]
+        for label, seconds in found[number][1].items():
+            timing[label] = timing.get(label, 0.0) + seconds
     estimates = pd.concat(parts, ignore_index=True)
     lookup = {(r, m): truth_mean[k, position[r]] for k, m in enumerate(names) for r in pooled}
     estimates["truth"] = [lookup[(r, m)] for r, m in zip(estimates["run"], estimates["measure"])]
@@ -254,6 +233,38 @@ def run_pool_bias_study(
     return PoolBiasStudy(estimates, metrics, truth, timing, settings)
 
 
+def _group_unit(unit, *, full, depth, parsed, names, truth, position, correctors, models,
+                model_groups, group_sds, n_draws, seed) -> tuple[list[pd.DataFrame], dict]:
+    """One group left out of the pool: its tables and the seconds per corrector."""
+    _, label, left_out, kept, common = unit
+    step = LeaveOutPool(left_out, kept, full.pooled(depth, kept), label)
+    timing: dict[str, float] = {}
+    parts = []
+    subset = step.campaign.subset(list(step.kept) + list(step.left_out))
+    context = PoolContext.build(subset, step.kept, depth)
+    chosen = [get_corrector(n) for n in correctors]
+    if model_groups is None or step.label in model_groups:
+        chosen += [
+            get_corrector("model", model=m, n_draws=n_draws, seed=seed, **spread)
+            for m in models
+            for spread in ([{}] if group_sds is None else [{"group_sd": g} for g in group_sds])
+        ]
+    for corrector in chosen:
+        name = corrector.name
+        if name == "model":
+            name = model_label(corrector.model, None if group_sds is None else corrector.group_sd)
+        start = time.perf_counter()
+        table = corrector.correct_context(context, step.left_out, parsed).table
+        timing[name] = timing.get(name, 0.0) + time.perf_counter() - start
+        parts.append(table.assign(group=step.label, corrector=name, repeat=0))
+    if common:
+        start = time.perf_counter()
+        unpooled = context.reduced_scores(parsed, subset.system_index(list(step.left_out)))
+        parts.append(_common_topics(step, names, unpooled, truth, position, common))
+        timing["webber-park-topics"] = time.perf_counter() - start
+    return parts, timing
+
+
 def full_pool_scores(
     campaign: Campaign, groups: RunGroups, depth: int, measures: Iterable[str] = STUDY_MEASURES
 ) -> tuple[tuple[str, ...], np.ndarray]:
@@ -263,14 +274,10 @@ def full_pool_scores(
     return pooled, topic_scores(full, parse_measures(measures), full.system_index(list(pooled)))
 
 
-def _common_topics(
-    step, parsed, names, unpooled, truth, position, n_common, repeats, rng
-) -> pd.DataFrame:
-    """Webber & Park Algorithm 2 on ``repeats`` random sets of ``n_common`` common topics."""
-    n_topics = unpooled.shape[2]
+def _common_topics(step, names, unpooled, truth, position, draws) -> pd.DataFrame:
+    """Webber & Park Algorithm 2 on each of ``draws``, a set of common topics."""
     rows = []
-    for repeat in range(repeats):
-        common = np.sort(rng.choice(n_topics, size=n_common, replace=False))
+    for repeat, common in enumerate(draws):
         for j, run in enumerate(step.left_out):
             for k, name in enumerate(names):
                 fit = common_topic_adjustment(

@@ -341,7 +341,8 @@ def run_study(
     depth: int | None = 100,
     groups: Mapping[str, str] | None = None,
     seed: int | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
+    client=None,
     progress: bool = True,
     checkpoint=None,
     max_judgments: int | None = None,
@@ -364,8 +365,10 @@ def run_study(
         Run → group: draw one run per group (k of the groups uniformly).
     seed
         Study seed; trial seeds come from ``SeedSequence(seed).spawn(n_trials)``.
-    jobs
-        Parallel workers (joblib; -1 = all cores). Results do not depend on it.
+    jobs, client
+        Where the trials run (:func:`relimpute.parallel.map_units`): joblib processes (-1 = all
+        cores; None = the ambient joblib backend), or a ``distributed.Client`` (or a scheduler
+        address). Results do not depend on either.
     progress
         Show a progress bar over trials (on a terminal; :func:`relimpute.progress.quiet`).
     max_judgments
@@ -379,10 +382,7 @@ def run_study(
         The measure whose mean over topics the confidence and the truth are about (default
         AP: MAP); the judging still follows each strategy.
     """
-    from joblib import Parallel, delayed
-
-    from ..progress import progress as progress_bar
-    from ..progress import quiet
+    from ..parallel import map_units
 
     if not 0.5 < confidence <= 1.0:
         raise ValueError(f"confidence must lie in (0.5, 1], got {confidence}")
@@ -395,21 +395,17 @@ def run_study(
     similarity = run_similarity(base)
     done = _finished_trials(checkpoint, specs)
     todo = [spec for spec in specs if spec.trial not in done]
-    tasks = (
-        delayed(run_trial)(
-            base, spec, chosen, confidence=confidence, similarity=similarity, truth=truth,
-            max_judgments=max_judgments,
-            measure=measure,
-        )  # fmt: skip
-        for spec in todo
-    )
-    results = Parallel(n_jobs=jobs, return_as="generator")(tasks)
-    with quiet(not progress):
-        bar = progress_bar(results, total=len(todo), desc="calibration trials")
-    for spec, frames in zip(todo, bar):
+
+    def finished(index: int, frames: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+        spec = todo[index]
         done[spec.trial] = frames
         if checkpoint is not None:
             checkpoint.save(f"trial-{spec.trial}", _trial_part(spec, *frames))
+
+    shared = {"campaign": base, "strategies": chosen, "confidence": confidence, "similarity": similarity,
+              "truth": truth, "max_judgments": max_judgments, "measure": measure}  # fmt: skip
+    map_units(_trial_unit, todo, shared=shared, jobs=jobs, client=client, desc="calibration trials",
+              unit="trial", progress=progress, on_result=finished)  # fmt: skip
     pairs = [done[spec.trial][0] for spec in specs]
     trials = [done[spec.trial][1] for spec in specs]
     config = {
@@ -441,6 +437,11 @@ def run_study(
         trials=pd.concat(trials, ignore_index=True),
         config=config,
     )
+
+
+def _trial_unit(spec: TrialSpec, *, campaign: Campaign, strategies, **options):
+    """One trial as a unit of :func:`relimpute.parallel.map_units` (the campaign shared)."""
+    return run_trial(campaign, spec, strategies, **options)
 
 
 def _trial_part(spec: TrialSpec, pairs: pd.DataFrame, trials: pd.DataFrame) -> dict[str, Any]:

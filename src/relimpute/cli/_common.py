@@ -230,6 +230,22 @@ def jobs_int(text: str) -> int:
     return value
 
 
+def add_parallel_arguments(parser, units: str) -> None:
+    """``--jobs N`` and ``--scheduler ADDRESS``: where a study's ``units`` run
+    (:mod:`relimpute.parallel`; the results do not depend on it)."""
+    parser.add_argument(
+        "--jobs", type=jobs_int, default=1,
+        help=f"run the {units} on N local processes (-1 = all cores; default 1); with "
+        "--scheduler local, the number of workers",
+    )  # fmt: skip
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help=f"run the {units} on the Dask cluster whose scheduler listens at ADDRESS (e.g. "
+        "tcp://10.0.0.5:8786), or 'local' for a cluster of --jobs worker processes on this "
+        "machine; needs pip install 'relimpute[dask]' (docs: distributed.md)",
+    )  # fmt: skip
+
+
 def finite_at_least(low: float):
     """An argparse ``type``: a finite float of at least ``low`` (NaN and infinities refused)."""
     return number_between(low, float("inf"), open_interval=False)

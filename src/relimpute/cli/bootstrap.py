@@ -7,6 +7,7 @@ import sys
 from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
+    add_parallel_arguments,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -31,7 +32,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 p_value: two-sided, of no difference, normal with that standard error
   --split       the paper's validation: split the documents in two by MD5 of
                 the docno, intervals on one half, the other half's value
-                below / in / above (the model predicts 83.5% in for 95%)
+                below / in / above (the model predicts 83.5% in for 95%); --splits N
+                adds N - 1 salted splits (--jobs / --scheduler run them in parallel)
 
 examples:
   relimpute bootstrap qrels.txt runs/ --rel-threshold 2
@@ -80,6 +82,12 @@ def add_arguments(parser) -> None:
         default=1e-3,
         help="nudging of AP = 0 and 1 before logit (default: %(default)s)",
     )
+    parser.add_argument(
+        "--splits", type=integer_at_least(1), default=1, metavar="N",
+        help="with --split: the paper's split and N - 1 salted ones (MD5 of salt + docno), "
+        "the table then one block per split (column split; 0 = the paper's); default 1",
+    )  # fmt: skip
+    add_parallel_arguments(parser, "splits of --split")
     add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
 
@@ -95,26 +103,13 @@ def run(args) -> int:
         paired_difference,
         small_r_corrected,
     )
-    from ..precision.split import split_validation
 
     campaign = load_campaign(args, COMMAND)
     if args.compare:
         check_run_names(args.compare, campaign.systems, "--pair")
     options = {"level": args.confidence, "epsilon": args.epsilon}
     if args.split:
-        result = split_validation(campaign, args.resamples, rng=args.seed, **options)
-        print(f"relimpute bootstrap: {result}", file=sys.stderr)
-        for row in result.variance_ratio().itertuples(index=False):
-            print(
-                f"relimpute bootstrap: {row.measure} ({row.method}): observed / predicted "
-                f"variance of the halves' difference {row.variance_ratio:.2f}",
-                file=sys.stderr,
-            )
-        frame = pd.concat(
-            [result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True
-        )
-        emit(frame[["measure", "method", "direction", "below", "in", "above", "n"]], args.format)
-        return 0
+        return _split(campaign, args, options)
     boot = corpus_bootstrap(campaign, args.resamples, rng=args.seed)
     if args.compare:
         diff = paired_difference(boot, *args.compare, scale=args.scale, **options)
@@ -133,4 +128,32 @@ def run(args) -> int:
         mean_intervals(boot, "L-MAP", "bootstrap", **options).to_frame(),
     ]
     emit(pd.concat(frames, ignore_index=True), args.format)
+    return 0
+
+
+def _split(campaign, args, options) -> int:
+    """``--split``: the split-corpus validation on --splits splits (one table, a block each)."""
+    import pandas as pd
+
+    from ..parallel import cluster
+    from ..precision.split import split_study
+
+    with cluster(args.scheduler, args.jobs) as client:
+        results = split_study(campaign, args.splits, args.resamples, seed=args.seed, jobs=args.jobs,
+                              client=client, **options)  # fmt: skip
+    columns = ["measure", "method", "direction", "below", "in", "above", "n"]
+    frames = []
+    for number, result in enumerate(results):
+        label = "" if args.splits == 1 else f"split {number}: "
+        print(f"relimpute bootstrap: {label}{result}", file=sys.stderr)
+        for row in result.variance_ratio().itertuples(index=False):
+            print(
+                f"relimpute bootstrap: {label}{row.measure} ({row.method}): observed / predicted "
+                f"variance of the halves' difference {row.variance_ratio:.2f}",
+                file=sys.stderr,
+            )
+        frame = pd.concat([result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True)
+        frames.append(frame[columns] if args.splits == 1 else frame[columns].assign(split=number))
+    table = pd.concat(frames, ignore_index=True)
+    emit(table if args.splits == 1 else table[["split", *columns]], args.format)
     return 0

@@ -8,8 +8,8 @@ from pathlib import Path
 from ._common import (
     add_campaign_arguments,
     add_seed_argument,
+    add_parallel_arguments,
     integer_at_least,
-    jobs_int,
     load_campaign,
     number_between,
     positive_int,
@@ -84,7 +84,7 @@ def add_arguments(parser) -> None:
         "(e.g. nDCG@10; the judging still follows each strategy; default %(default)s)",
     )  # fmt: skip
     add_seed_argument(parser, "the study (trials are reproducible from it)")
-    parser.add_argument("--jobs", type=jobs_int, default=1, help="parallel workers (-1 = all cores)")
+    add_parallel_arguments(parser, "trials")
     parser.add_argument(
         "--settings-dir",
         dest="models",
@@ -107,7 +107,8 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from .._files import check_output_path
     from .._study_folder import open_study
-    from ..calibration import CalibrationReport, run_study
+    from ..calibration import CalibrationReport
+    from ..parallel import cluster
     from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..calibration.trials import trial_specs
     from ..errors import InputError
@@ -128,8 +129,21 @@ def run(args) -> int:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     identity = _identity(args, campaign, strategies, groups)
-    folder = open_study(COMMAND, args.output, identity, args.resume)
-    study = run_study(
+    with cluster(args.scheduler, args.jobs) as client:
+        folder = open_study(COMMAND, args.output, identity, args.resume)
+        study = _run(campaign, strategies, groups, folder, args, client)
+    study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
+    report = CalibrationReport.from_study(study, cap=args.cap)
+    folder.finish(report.write(args.output, study=study))
+    print(report.terminal_summary())
+    print(f"\nreport written to {Path(args.output) / 'report.md'}")
+    return 0
+
+
+def _run(campaign, strategies, groups, folder, args, client):
+    from ..calibration import run_study
+
+    return run_study(
         campaign,
         strategies,
         n_trials=args.trials,
@@ -141,16 +155,11 @@ def run(args) -> int:
         seed=folder.study["seed"],
         max_judgments=args.budget,
         jobs=args.jobs,
+        client=client,
         progress=not args.quiet,
         checkpoint=folder,
         measure=args.measure,
     )
-    study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
-    report = CalibrationReport.from_study(study, cap=args.cap)
-    folder.finish(report.write(args.output, study=study))
-    print(report.terminal_summary())
-    print(f"\nreport written to {Path(args.output) / 'report.md'}")
-    return 0
 
 
 def _identity(args, campaign, strategies, groups) -> dict:

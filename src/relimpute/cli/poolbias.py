@@ -6,6 +6,7 @@ import sys
 
 from ._common import (
     add_campaign_arguments,
+    add_parallel_arguments,
     finite_at_least,
     flag_names,
     integer_at_least,
@@ -103,6 +104,7 @@ def add_arguments(parser) -> None:
         default=0,
         help="seed of Algorithm 2's topic draws and the models (default 0)",
     )
+    add_parallel_arguments(parser, "groups")
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
     parser.add_argument(
@@ -119,9 +121,10 @@ def run(args) -> int:
     from .._files import check_output_path
     from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
-    from ..bias.study import check_study_input, run_pool_bias_study, write_study
+    from ..bias.study import check_study_input, write_study
     from ..errors import InputError
     from ..measures import parse_measures
+    from ..parallel import cluster
     from ..relevance import load_settings
 
     check_output_path(args.output, directory=True)  # before the study, not after it
@@ -148,8 +151,20 @@ def run(args) -> int:
     with flag_names(depth="--pool-depth", n_common="--common-topics"):
         check_study_input(campaign, groups, args.depth, args.common_topics)
     identity = _identity(args, campaign, measures, models)
-    folder = open_study(COMMAND, args.output, identity, args.resume)
-    study = run_pool_bias_study(
+    with cluster(args.scheduler, args.jobs) as client:
+        folder = open_study(COMMAND, args.output, identity, args.resume)
+        study = _run(campaign, groups, measures, correctors, folder, args, client)
+    paths = write_study(study, args.output)
+    folder.finish(paths)
+    emit(study.metrics, args.format)
+    print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
+    return 0
+
+
+def _run(campaign, groups, measures, correctors, folder, args, client):
+    from ..bias.study import run_pool_bias_study
+
+    return run_pool_bias_study(
         campaign,
         groups,
         depth=args.depth,
@@ -162,12 +177,9 @@ def run(args) -> int:
         n_draws=args.draws,
         seed=args.seed,
         checkpoint=folder,
+        jobs=args.jobs,
+        client=client,
     )
-    paths = write_study(study, args.output)
-    folder.finish(paths)
-    emit(study.metrics, args.format)
-    print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
-    return 0
 
 
 def _identity(args, campaign, measures, models) -> dict:

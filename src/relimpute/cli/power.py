@@ -7,6 +7,7 @@ import sys
 from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
+    add_parallel_arguments,
     add_seed_argument,
     finite_at_least,
     flag_names,
@@ -99,6 +100,7 @@ def add_arguments(parser) -> None:
         help="draw power and bias against judgments (.png, .pdf or .svg)",
     )
     add_seed_argument(parser, "the topic subsets")
+    add_parallel_arguments(parser, "designs (strategy x measure x depth)")
     add_format_argument(parser)
 
 
@@ -123,6 +125,7 @@ def _alpha(args) -> float:
 
 def run(args) -> int:
     from .._files import check_figure_path, check_output_path, write_table
+    from ..parallel import cluster
     from ..precision.power import power_curves
 
     if args.output:  # before the study, not after it
@@ -131,7 +134,8 @@ def run(args) -> int:
         check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
-    with flag_names(depths="--pool-depth", topic_counts="--n-topics", alpha="--confidence", measures="-m"):
+    flags = {"depths": "--pool-depth", "topic_counts": "--n-topics", "alpha": "--confidence", "measures": "-m"}
+    with flag_names(**flags), cluster(args.scheduler, args.jobs) as client:
         result = power_curves(
             campaign,
             depths=args.depths,
@@ -142,6 +146,8 @@ def run(args) -> int:
             repetitions=args.repetitions,
             alpha=_alpha(args),
             rng=args.seed,
+            jobs=args.jobs,
+            client=client,
         )
     print(f"relimpute power: {result}", file=sys.stderr)
     if args.output:

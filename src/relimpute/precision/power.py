@@ -164,6 +164,8 @@ def power_curves(
     alpha: float = 0.05,
     rng: int | np.random.Generator | None = None,
     progress: bool | None = None,
+    jobs: int | None = 1,
+    client=None,
 ) -> PowerCurves:
     """Power and bias curves of pooling strategies on ``campaign`` (its judgments are the gold).
 
@@ -180,7 +182,10 @@ def power_curves(
     pool_systems
         Runs that form the pools (default: all); ``systems`` the evaluated runs.
     repetitions
-        Random topic subsets per n (one when n is every topic).
+        Random topic subsets per n (one when n is every topic), all drawn before any cell runs.
+    jobs, client
+        Where the grid cells (strategy × measure × depth) run
+        (:func:`relimpute.parallel.map_units`); the curves do not depend on them.
     """
     depths = sorted({int(k) for k in depths})
     if not depths or depths[0] < 1:
@@ -240,46 +245,50 @@ def power_curves(
         for n in topic_counts
     }
 
-    from tqdm.auto import tqdm  # shown in a terminal only (disable=None)
+    from ..parallel import map_units
 
-    jobs = [(s, m, k) for s in strategies for m in measures for k in depths]
-    rows = []
-    for strategy, measure, k in tqdm(
-        jobs,
-        desc="power",
-        unit="design",
-        disable=None if progress is None else not progress,
-        leave=False,
-    ):
-        pools = [order[:size] for order, size in zip(orders[strategy], pool_sizes[k])]
-        scores = _per_topic_scores(campaign, pools, evaluated, parsed[measure], k)
-        for n, draws in subsets.items():
-            found = [
-                _assess(scores[:, topics], pairs, gold_sign, gold_map, alpha) for topics in draws
-            ]
-            power, bias, tau = np.array(found).T
-            efforts = [pool_sizes[k][topics].sum() for topics in draws]
-            rows.append(
-                {
-                    "strategy": strategy,
-                    "measure": measure,
-                    "depth": k,
-                    "n_topics": n,
-                    "effort": float(np.mean(efforts)),
-                    "effort_per_topic": float(np.mean(efforts)) / n,
-                    "power": float(power.mean()),
-                    "power_sd": float(power.std(ddof=1)) if len(draws) > 1 else 0.0,
-                    "bias": float(np.nanmean(bias)) if np.isfinite(bias).any() else np.nan,
-                    "tau": float(tau.mean()),
-                    "repetitions": len(draws),
-                }
-            )
+    shared = {"campaign": campaign, "orders": orders, "pool_sizes": pool_sizes, "evaluated": evaluated,
+              "parsed": parsed, "subsets": subsets, "pairs": pairs, "gold_sign": gold_sign,
+              "gold_map": gold_map, "alpha": alpha}  # fmt: skip
+    cells = [(s, m, k) for s in strategies for m in measures for k in depths]
+    found = map_units(_design_rows, cells, shared=shared, jobs=jobs, client=client, desc="power",
+                      unit="design", progress=progress is None or progress)  # fmt: skip
+    rows = [row for cell in found for row in cell]
     return PowerCurves(
         curves=pd.DataFrame(rows),
         gold=pd.Series(gold_map, index=[campaign.systems[i] for i in evaluated], name="gold_map"),
         alpha=float(alpha),
         n_topics_available=n_avail,
     )
+
+
+def _design_rows(cell, *, campaign, orders, pool_sizes, evaluated, parsed, subsets, pairs, gold_sign,
+                 gold_map, alpha) -> list[dict]:
+    """The curves' rows of one grid cell (strategy, measure, depth), one per number of topics."""
+    strategy, measure, k = cell
+    pools = [order[:size] for order, size in zip(orders[strategy], pool_sizes[k])]
+    scores = _per_topic_scores(campaign, pools, evaluated, parsed[measure], k)
+    rows = []
+    for n, draws in subsets.items():
+        found = [_assess(scores[:, topics], pairs, gold_sign, gold_map, alpha) for topics in draws]
+        power, bias, tau = np.array(found).T
+        efforts = [pool_sizes[k][topics].sum() for topics in draws]
+        rows.append(
+            {
+                "strategy": strategy,
+                "measure": measure,
+                "depth": k,
+                "n_topics": n,
+                "effort": float(np.mean(efforts)),
+                "effort_per_topic": float(np.mean(efforts)) / n,
+                "power": float(power.mean()),
+                "power_sd": float(power.std(ddof=1)) if len(draws) > 1 else 0.0,
+                "bias": float(np.nanmean(bias)) if np.isfinite(bias).any() else np.nan,
+                "tau": float(tau.mean()),
+                "repetitions": len(draws),
+            }
+        )
+    return rows
 
 
 def _assess(scores, pairs, gold_sign, gold_map, alpha) -> tuple[float, float, float]:

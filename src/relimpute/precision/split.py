@@ -225,6 +225,45 @@ def split_validation(
     )
 
 
+def split_salt(index: int) -> str:
+    """The salt of split ``index`` of a split study: the paper's split (no salt) first."""
+    return "" if index == 0 else f"split-{index}"
+
+
+def split_study(
+    campaign: Campaign,
+    n_splits: int,
+    n_resamples: int = 2000,
+    *,
+    seed: int | None = None,
+    jobs: int | None = 1,
+    client=None,
+    progress: bool | None = None,
+    **options,
+) -> list[SplitValidation]:
+    """:func:`split_validation` on ``n_splits`` splits of the documents: the paper's MD5 split
+    (resamples seeded by ``seed``, as :func:`split_validation` with ``rng=seed``), then salted
+    ones (:func:`split_salt`; split ``i`` seeded by ``[seed, i]``), in that order whatever runs
+    them (``jobs``, ``client``: :func:`relimpute.parallel.map_units`). ``options`` go to
+    :func:`split_validation` (level, epsilon, near)."""
+    from ..parallel import map_units
+
+    if int(n_splits) != n_splits or n_splits < 1:
+        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
+    if seed is None:  # one seed drawn here, so every split's resamples follow from it
+        seed = int(np.random.SeedSequence().entropy % 2**63)
+    units = [(split_salt(i), seed if i == 0 else [seed, i]) for i in range(int(n_splits))]
+    shared = {"campaign": campaign, "n_resamples": n_resamples, **options}
+    return map_units(_split_unit, units, shared=shared, jobs=jobs, client=client, desc="splits",
+                     unit="split", progress=progress is None or progress)  # fmt: skip
+
+
+def _split_unit(unit, *, campaign, n_resamples, **options) -> SplitValidation:
+    salt, seed = unit
+    rng = np.random.default_rng(seed)
+    return split_validation(campaign, n_resamples, rng=rng, salt=salt, progress=False, **options)
+
+
 def _list_rows(direction, source: CorpusBootstrap, other, usable, depth, level, epsilon, near):
     rows = []
     s, t = np.nonzero(usable)
