@@ -194,10 +194,11 @@ def topic_draws(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
     alive, lo, hi, edges, factors,
 ):  # fmt: skip
-    """``(hi − lo, n_draws)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
-    topic) of the stacked design (transposed: a document's draws in a row)."""
+    """``(n_draws, hi − lo)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
+    topic) of the stacked design, C-ordered (a draw's documents in a row, as the Monte
+    Carlo reads them; no transposed copy)."""
     n_draws = theta_t.shape[1]
-    out = np.zeros((hi - lo, n_draws))
+    out = np.zeros((n_draws, hi - lo))
     if not alive:
         return out
     eta = np.empty(n_draws)
@@ -209,7 +210,7 @@ def topic_draws(
         )  # fmt: skip
         for d in range(n_draws):
             p = 1.0 / (1.0 + np.exp(-eta[d]))
-            out[row - lo, d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
+            out[d, row - lo] = p * factors[d, _bin(edges[d], _key(eta[d]))]
     return out
 
 

@@ -57,6 +57,7 @@ class _PosteriorDraws:
         self.parts = None
         self.design = (stacked.indptr, stacked.indices, stacked.data)
         self.low = (low.indptr, low.indices, low.data.astype(float))
+        _release_freed_memory()  # the fit's and the per-topic designs' memory, now free
 
     def _common(self):
         self._stack()
@@ -84,4 +85,18 @@ class _PosteriorDraws:
         return topic_draws(
             *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
             edges, factors,
-        ).T  # fmt: skip
+        )  # fmt: skip
+
+
+def _release_freed_memory() -> None:
+    """Hand the memory the C heap holds free back to the system (glibc's ``malloc_trim``).
+
+    The fit and the per-topic designs free hundreds of MB in blocks the heap keeps (a
+    campaign of 2 million documents: about 230 MB of the peak); elsewhere a no-op.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # the process's own symbols: libc's on Linux
+    except (OSError, AttributeError, TypeError):  # no malloc_trim (macOS, musl, Windows)
+        pass
