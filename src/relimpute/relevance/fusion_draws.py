@@ -51,13 +51,15 @@ class _PosteriorDraws:
         if self.design is not None:
             return
         designs, below = self.parts
+        _release_freed_memory()  # the fit's and the prediction's, before the stacked copies
         n_rows, n_cols = int(self.bounds[-1]), self.theta_t.shape[0]
         stacked = sp.vstack(designs, format="csr") if designs else sp.csr_matrix((n_rows, n_cols))
         low = sp.vstack(below, format="csr") if below else sp.csr_matrix((n_rows, 0))
         self.parts = None
         self.design = (stacked.indptr, stacked.indices, stacked.data)
         self.low = (low.indptr, low.indices, low.data.astype(float))
-        _release_freed_memory()  # the fit's and the per-topic designs' memory, now free
+        del designs, below, stacked, low
+        _release_freed_memory()  # the per-topic designs', now free
 
     def _common(self):
         self._stack()
