@@ -58,8 +58,24 @@ def test_loading_the_runs_shows_a_bar_first_and_from_its_start(collection):
     assert code == 0
     texts = [text for _, text in shown]
     assert texts, "nothing on the terminal"
-    # shown before the first run is read (0 of 3), not once they all are
-    assert texts[0].startswith("reading runs:") and "0/3" in texts[0], texts
+    # first what runs (before the qrels are read), then the runs' bar from 0 of 3, not once
+    # they all are
+    assert texts[0].startswith("relimpute evaluate: reading the qrels and runs ..."), texts
+    bars = [text for text in texts if text.startswith("reading runs:")]
+    assert bars and "0/3" in bars[0], texts
+
+
+def test_fit_says_what_it_does_at_every_step(collection, tmp_path):
+    """The steps with nothing to count show a line from their start (issue 26: progress
+    within 2 s): reading the campaign, the model's fit, writing the file; in that order."""
+    out = tmp_path / "p.tsv"
+    shown, code = _stderr_on_a_terminal(["fit", *collection, "-o", str(out)])
+    assert code == 0 and out.is_file()
+    texts = [text for _, text in shown]
+    steps = ["reading the qrels and runs ...", "fitting fusion ...", f"writing {out} ..."]
+    at = [next((i for i, t in enumerate(texts) if t.startswith(f"relimpute fit: {s}")), None)
+          for s in steps]  # fmt: skip
+    assert None not in at and at == sorted(at), texts
 
 
 def test_quiet_and_a_pipe_show_no_bar(collection):
@@ -90,3 +106,17 @@ def test_a_fit_counts_its_steps_once_it_lasts(monkeypatch, delay, shown):
     )  # fmt: skip
     assert theta == pytest.approx([3.0, 3.0])
     assert ("fitting:" in terminal.getvalue()) == shown
+
+
+def test_a_stage_is_shown_at_once_and_cleared(monkeypatch):
+    from relimpute.progress import quiet, stage
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with stage("relimpute x: doing it"):
+        assert "relimpute x: doing it ..." in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r") or "\x1b" in terminal.getvalue()  # cleared
+    before = terminal.getvalue()
+    with quiet(), stage("relimpute x: again"):
+        pass
+    assert terminal.getvalue() == before

@@ -46,6 +46,32 @@ def test_a_subcommand_imports_only_its_own_module():
     assert "inspect" not in loaded  # pkgutil.iter_modules would load it: ~10 ms of CPU
 
 
+@pytest.mark.parametrize("command", sorted(_subcommand_index()))
+def test_every_subcommand_help_loads_no_numerical_stack(command):
+    """``relimpute COMMAND --help`` within 0.1 s of CPU (issue 26) is kept by loading none of
+    numpy, pandas, pyarrow, scipy, numba or PyMC (each costs more than the whole budget);
+    not timed here, the shared machine's timings are noise."""
+    loaded = _modules_after(
+        f"from relimpute.cli import main\ntry:\n    main([{command!r}, '--help'])\n"
+        "except SystemExit:\n    pass"
+    )
+    assert _subcommand_index()[command][0] in loaded  # its own module, whose help it is
+    assert not {m for m in loaded if m.split(".")[0] in HEAVY}
+    assert "locale" not in loaded  # argparse's gettext lookups are skipped (cli._untranslated)
+
+
+def test_argparse_messages_are_restored_after_main():
+    import argparse
+
+    from relimpute.cli import main
+
+    before = argparse._
+    with pytest.raises(SystemExit):
+        main(["compare", "--no-such-option"])
+    assert argparse._ is before
+    assert main([]) == 2 and argparse._ is before
+
+
 def test_lazy_top_level_help_equals_the_full_one():
     assert build_parser([]).format_help() == build_parser().format_help()
 

@@ -1,8 +1,10 @@
 """Progress bars: tqdm on stderr, shown only when stderr is a terminal, never under :func:`quiet`.
 
 Every long operation (fusion's posterior draws, Monte Carlo chunks,
-calibration trials) goes through :func:`progress`; ``--quiet`` on the command
-line, or ``with relimpute.progress.quiet():`` in Python, switches them all off.
+calibration trials) goes through :func:`progress`, and a step with nothing to
+count (assembling the campaign, setting up a fit, writing a file) says what it
+does with :func:`stage`; ``--quiet`` on the command line, or ``with
+relimpute.progress.quiet():`` in Python, switches them all off.
 """
 
 from __future__ import annotations
@@ -23,6 +25,21 @@ def progress(
     # disable=None: tqdm shows the bar only when its output (stderr) is a terminal
     return tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, delay=delay,
                 disable=True if _quiet else None)  # fmt: skip
+
+
+@contextmanager
+def stage(desc: str) -> Iterator[None]:
+    """A transient line ``desc ...`` (on a terminal, unless quiet) while the block runs: shown
+    at once, above the bars of the steps inside it, gone when the block ends. Nothing else
+    should write to stderr inside the block (it would land on the same line)."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=None, desc=desc, bar_format="{desc} ...", leave=False,
+               disable=True if _quiet else None)  # fmt: skip
+    try:
+        yield
+    finally:
+        bar.close()
 
 
 @contextmanager

@@ -21,6 +21,7 @@ import re
 import signal
 import sys
 from collections.abc import Collection
+from contextlib import contextmanager
 
 from ..errors import InputError
 
@@ -106,7 +107,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, (module_name, help_text) in _subcommand_index().items():
         if commands is not None and command not in commands:
-            sub.add_parser(command, help=help_text)
+            sub.add_parser(command, help=help_text, add_help=False)  # listed, never parsed
             continue
         module = importlib.import_module(module_name)
         p = sub.add_parser(
@@ -165,13 +166,28 @@ def _drop_stdout(stream) -> None:
         pass
 
 
+@contextmanager
+def _untranslated():
+    """argparse's own messages as written (English, as relimpute's), not looked up by gettext:
+    each of its ~100 lookups searches the disk for a catalogue and the first imports
+    ``locale``, a fifth of ``relimpute COMMAND --help``'s CPU time above the interpreter's."""
+    saved = argparse._, argparse.ngettext
+    argparse._ = str
+    argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_chosen_command(argv))
-    args = parser.parse_args(argv)
-    if not getattr(args, "_run", None):
-        parser.print_help()
-        return 2
+    with _untranslated():
+        parser = build_parser(_chosen_command(argv))
+        args = parser.parse_args(argv)
+        if not getattr(args, "_run", None):
+            parser.print_help()
+            return 2
     from ..progress import quiet
 
     stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)

@@ -105,9 +105,11 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
 def load_campaign(args, command: str):
     """The campaign the arguments name; the input policies' notes go to stderr."""
     from ..data import Campaign
+    from ..progress import stage
 
-    # reading the runs shows its own bar from the start (relimpute._assembly)
-    with warnings.catch_warnings():
+    # reading the runs shows its own bar (relimpute._assembly); the stage covers the qrels
+    # before it and aligning the runs after it
+    with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
         warnings.simplefilter("ignore")  # the notes are printed below instead
         campaign = Campaign.from_files(
             args.qrels,

@@ -231,7 +231,10 @@ def run(args) -> int:
     from ._calibration_check import warn_if_uncalibrated
 
     warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
-    estimate = estimate_relevance(campaign, args)
+    from ..progress import stage
+
+    with stage(f"relimpute {COMMAND}: estimating the unjudged documents' relevance"):
+        estimate = estimate_relevance(campaign, args)
     engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
     if args.topics:
         result = engine.topic_bootstrap(

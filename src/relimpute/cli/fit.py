@@ -64,6 +64,7 @@ def run(args) -> int:
 
     from .._files import check_output_path
     from ..io import write_prob_qrels
+    from ..progress import stage
     from ..relevance import load_settings
 
     check_output_path(args.output)  # before the fit, not after it
@@ -73,8 +74,10 @@ def run(args) -> int:
     settings = load_settings(model)
     warn_if_uncalibrated(model, COMMAND)
     campaign = load_campaign(args, COMMAND)
-    estimate = settings.build().fit_predict(campaign, rng=args.seed)
-    write_prob_qrels(estimate.to_frame(), args.output)
+    with stage(f"relimpute {COMMAND}: fitting {model or 'the model'}"):
+        estimate = settings.build().fit_predict(campaign, rng=args.seed)
+    with stage(f"relimpute {COMMAND}: writing {args.output}"):
+        write_prob_qrels(estimate.to_frame(), args.output)
     print(f"relimpute fit: {settings}", file=sys.stderr)
     print(f"relimpute fit: fitted {_describe(estimate.params)}", file=sys.stderr)
     relevant = campaign.relevant()

@@ -15,6 +15,8 @@ pair; the callers in :mod:`relimpute.confidence.moments` and
 from __future__ import annotations
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros  # the cttz instruction
+
 from .._jit import njit_cached
 
 
@@ -311,20 +313,12 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
             for w in range(first[s], last[s] + 1):
                 word = bits[s, w]
                 while word != 0:
-                    low = word & (~word + one)
-                    rank = (w << 6) + _DEBRUIJN[(low * _DEBRUIJN_MAGIC) >> np.uint64(58)]
+                    rank = (w << 6) + trailing_zeros(word)  # the lowest set bit's
                     i += 1
                     total += fixed_part[s, rank] + i * inverse[rank]
-                    word ^= low
+                    word &= word - one
                 bits[s, w] = 0
             first[s] = n_words
             last[s] = -1
             out[b, s] = total / n_rel
     return out
-
-
-#: trailing-zero count of a power of two ``x < 2^64``: ``_DEBRUIJN[(x * magic) >> 58]``
-_DEBRUIJN_MAGIC = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN = np.zeros(64, dtype=np.int64)
-for _k in range(64):
-    _DEBRUIJN[((1 << _k) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _k

@@ -158,7 +158,9 @@ def capture_draws(
     factors = np.empty((n_draws, n_bins))
     logits = np.empty((chunk, n_out))
     keys = np.empty(n_out)
-    point = np.empty(n_out)
+    alive_out = np.empty(n_out, dtype=np.bool_)
+    for i in range(n_out):
+        alive_out[i] = alive[rows[i]]
     eta = np.empty(chunk)
     extra = np.empty(chunk)
     for d0 in range(0, n_draws, chunk):
@@ -171,14 +173,13 @@ def capture_draws(
             logits[: d1 - d0, i] = eta[: d1 - d0]
         for k in range(d1 - d0):
             d = d0 + k
+            row = logits[k]
             for i in range(n_out):
-                alive_i = alive[rows[i]]
-                point[i] = 1.0 / (1.0 + np.exp(-logits[k, i])) if alive_i else 0.0
-                keys[i] = _key(logits[k, i]) if alive_i else LOW
+                keys[i] = _key(row[i]) if alive_out[i] else LOW
             if n_out:
                 edges[d] = _quantiles(keys, q)
             expected, found, unjudged = capture_sums(
-                keys, point, judged, relevant, starts, edges[d], n_bins
+                keys, row, alive_out, judged, relevant, starts, edges[d], n_bins
             )
             for b in range(n_bins):
                 if unjudged[b] > 0:
@@ -194,10 +195,11 @@ def topic_draws(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
     alive, lo, hi, edges, factors,
 ):  # fmt: skip
-    """``(hi − lo, n_draws)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
-    topic) of the stacked design (transposed: a document's draws in a row)."""
+    """``(n_draws, hi − lo)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
+    topic) of the stacked design, C-ordered (a draw's documents in a row, as the Monte
+    Carlo reads them; no transposed copy)."""
     n_draws = theta_t.shape[1]
-    out = np.zeros((hi - lo, n_draws))
+    out = np.zeros((n_draws, hi - lo))
     if not alive:
         return out
     eta = np.empty(n_draws)
@@ -209,7 +211,7 @@ def topic_draws(
         )  # fmt: skip
         for d in range(n_draws):
             p = 1.0 / (1.0 + np.exp(-eta[d]))
-            out[row - lo, d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
+            out[d, row - lo] = p * factors[d, _bin(edges[d], _key(eta[d]))]
     return out
 
 
@@ -224,13 +226,15 @@ def _key(eta):
 
 
 @njit_cached()
-def capture_sums(logits, point, judged, relevant, starts, edges, n_bins):
+def capture_sums(keys, logits, alive, judged, relevant, starts, edges, n_bins):
     """Per group, ``E_b``, ``F_b`` and ``U_b`` over the documents outside the fit set.
 
     The arrays hold those documents of every topic one after the other (topic
     ``t`` at ``starts[t]:starts[t + 1]``); a document's group is
-    ``searchsorted(edges, logit, side="right")``. Sums run per topic in document
-    order and are added topic by topic, as ``np.bincount`` per topic would.
+    ``searchsorted(edges, key, side="right")`` and its point probability
+    ``expit(logit)`` (0 where not ``alive``), computed here rather than stored. Sums run
+    per topic in document order and are added topic by topic, as ``np.bincount`` per
+    topic would.
     """
     expected = np.zeros(n_bins)
     found = np.zeros(n_bins)
@@ -243,12 +247,13 @@ def capture_sums(logits, point, judged, relevant, starts, edges, n_bins):
         f_t[:] = 0.0
         u_t[:] = 0.0
         for i in range(starts[t], starts[t + 1]):
-            b = _bin(edges, logits[i])
-            e_t[b] += point[i]
+            b = _bin(edges, keys[i])
+            point = 1.0 / (1.0 + np.exp(-logits[i])) if alive[i] else 0.0
+            e_t[b] += point
             if judged[i]:
                 f_t[b] += 1.0 if relevant[i] else 0.0
             else:
-                u_t[b] += point[i]
+                u_t[b] += point
         for b in range(n_bins):
             expected[b] += e_t[b]
             found[b] += f_t[b]

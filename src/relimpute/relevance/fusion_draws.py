@@ -51,12 +51,15 @@ class _PosteriorDraws:
         if self.design is not None:
             return
         designs, below = self.parts
+        _release_freed_memory()  # the fit's and the prediction's, before the stacked copies
         n_rows, n_cols = int(self.bounds[-1]), self.theta_t.shape[0]
         stacked = sp.vstack(designs, format="csr") if designs else sp.csr_matrix((n_rows, n_cols))
         low = sp.vstack(below, format="csr") if below else sp.csr_matrix((n_rows, 0))
         self.parts = None
         self.design = (stacked.indptr, stacked.indices, stacked.data)
         self.low = (low.indptr, low.indices, low.data.astype(float))
+        del designs, below, stacked, low
+        _release_freed_memory()  # the per-topic designs', now free
 
     def _common(self):
         self._stack()
@@ -69,8 +72,10 @@ class _PosteriorDraws:
             from ._fusion_kernels import capture_draws
 
             q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
-            # a few draws at a time over every document: a buffer of at most ~2^23 values
-            chunk = max(1, min(len(self.spreads), (1 << 23) // max(len(self.rows), 1)))
+            # a few draws at a time over every document: a buffer of at most ~2^24 values
+            # (128 MB; each chunk is one pass over the design, so 8 draws of 2 million
+            # documents at a time cost a third less time than 4)
+            chunk = max(1, min(len(self.spreads), (1 << 24) // max(len(self.rows), 1)))
             self.capture_ = capture_draws(
                 *self._common(), self.alive, self.rows, self.starts, self.judged, self.relevant,
                 q, self.floor, chunk,
@@ -84,4 +89,18 @@ class _PosteriorDraws:
         return topic_draws(
             *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
             edges, factors,
-        ).T  # fmt: skip
+        )  # fmt: skip
+
+
+def _release_freed_memory() -> None:
+    """Hand the memory the C heap holds free back to the system (glibc's ``malloc_trim``).
+
+    The fit and the per-topic designs free hundreds of MB in blocks the heap keeps (a
+    campaign of 2 million documents: about 230 MB of the peak); elsewhere a no-op.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # the process's own symbols: libc's on Linux
+    except (OSError, AttributeError, TypeError):  # no malloc_trim (macOS, musl, Windows)
+        pass
