@@ -12,9 +12,11 @@ draws a grade consistent with the binary draw of the same uniform.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from .ordinal import grade_shares
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,12 +33,19 @@ class GradeShares:
         Per topic ``(n, K − 1 − a)``: ``P(G ≥ l_k | G ≥ l_a)``, ``k = a + 1..K − 1``.
     below
         Per topic ``(n, a − 1)``: ``P(G ≥ l_k | G < l_a)``, ``k = 1..a − 1``.
+    eta, cut_draws
+        Optional, for a split that is uncertain (``docs/math/fusion.md``, "Each topic's
+        split"): per topic ``(n,)`` log-odds the split is taken at (NaN where it is known,
+        e.g. judged) and ``(M, K − 1)`` posterior draws of the topic's cut-points; posterior
+        draw ``m`` splits with ``cut_draws[t][m mod M]`` (:meth:`at_least`'s ``index``).
     """
 
     levels: tuple[int, ...]
     anchor: int
     above: tuple[np.ndarray, ...]
     below: tuple[np.ndarray, ...]
+    eta: tuple[np.ndarray, ...] | None = None
+    cut_draws: tuple[np.ndarray, ...] | None = None
 
     def __post_init__(self) -> None:
         if list(self.levels) != sorted(set(self.levels)) or len(self.levels) < 2:
@@ -47,25 +56,49 @@ class GradeShares:
         for a, b in zip(self.above, self.below):
             if a.shape[1:] != (n_above,) or b.shape[1:] != (n_below,) or len(a) != len(b):
                 raise ValueError("grade shares have the wrong shape for their levels")
+        if (self.eta is None) != (self.cut_draws is None):
+            raise ValueError("grade shares need both eta and cut_draws, or neither")
+        if self.eta is not None:
+            for a, e, c in zip(self.above, self.eta, self.cut_draws):
+                if e.shape != (len(a),) or c.ndim != 2 or c.shape[1] != len(self.levels) - 1:
+                    raise ValueError("grade shares' eta or cut_draws have the wrong shape")
 
     @property
     def threshold(self) -> int:
         """The lowest relevant grade."""
         return int(self.levels[self.anchor])
 
-    def at_least(self, t: int, p: np.ndarray, rows=slice(None)) -> np.ndarray:
+    def at_least(self, t: int, p: np.ndarray, rows=slice(None), index=None) -> np.ndarray:
         """``(..., m, K − 1)``: ``P(G ≥ l_k)``, ``k = 1..K − 1``, of topic ``t``'s documents
-        ``rows`` given their ``p`` (``(m,)`` or ``(B, m)``, e.g. posterior draws)."""
+        ``rows`` given their ``p`` (``(m,)`` or ``(B, m)``, e.g. posterior draws); ``index``
+        (``(B,)``, with ``(B, m)`` ``p``) the posterior draws', whose split they take when the
+        shares carry :attr:`cut_draws` (None: the point split)."""
         p = np.asarray(p, dtype=float)[..., None]
-        below = p + (1.0 - p) * self.below[t][rows]
-        above = p * self.above[t][rows]
+        above, below = self.above[t][rows], self.below[t][rows]
+        if index is not None and self.cut_draws is not None:
+            above, below = self._split_draws(t, rows, np.asarray(index), above, below)
+        below = p + (1.0 - p) * below
+        above = p * above
         return np.concatenate([below, p, above], axis=-1)
 
-    def draw(self, t: int, u: np.ndarray, p: np.ndarray, rows) -> np.ndarray:
+    def _split_draws(self, t, rows, index, above, below):
+        """``(B, m, ·)`` splits of ``rows`` at the cut-points of posterior draws ``index``;
+        a document whose ``eta`` is NaN keeps its split."""
+        eta = self.eta[t][rows]
+        known = np.isnan(eta)
+        cuts = self.cut_draws[t][index % len(self.cut_draws[t])]
+        up, down = grade_shares(np.where(known, 0.0, eta), cuts, self.anchor)
+        # drawn cut-points may leave their order: keep P(G ≥ l_k) decreasing in k
+        up, down = np.minimum.accumulate(up, axis=-1), np.minimum.accumulate(down, axis=-1)
+        keep = known[None, :, None]
+        return np.where(keep, above, up), np.where(keep, below, down)
+
+    def draw(self, t: int, u: np.ndarray, p: np.ndarray, rows, index=None) -> np.ndarray:
         """Grades of topic ``t``'s documents ``rows`` from uniforms ``u`` (``(B, m)``):
         ``l_m`` with ``m`` the number of levels ``k ≥ 1`` with ``u < P(G ≥ l_k)``, so a grade
-        is relevant exactly when ``u < p`` (``docs/math/fusion.md``, "Monte Carlo over grades")."""
-        exceed = self.at_least(t, p, rows)
+        is relevant exactly when ``u < p`` (``docs/math/fusion.md``, "Monte Carlo over grades");
+        ``index`` as in :meth:`at_least`."""
+        exceed = self.at_least(t, p, rows, index)
         count = (np.asarray(u, dtype=float)[..., None] < exceed).sum(axis=-1)
         return np.asarray(self.levels, dtype=np.int64)[count]
 
@@ -85,10 +118,14 @@ class GradeShares:
 
 
 def judged_shares(shares: GradeShares, topics) -> GradeShares:
-    """``shares`` with every judged document's split at the indicator of its grade."""
+    """``shares`` with every judged document's split at the indicator of its grade (and
+    known, with :attr:`GradeShares.eta`)."""
     parts = [shares.with_judged(t, topic.judged, topic.grades) for t, topic in enumerate(topics)]
-    return GradeShares(
-        shares.levels, shares.anchor, tuple(a for a, _ in parts), tuple(b for _, b in parts)
+    eta = shares.eta
+    if eta is not None:
+        eta = tuple(np.where(topic.judged, np.nan, e) for e, topic in zip(eta, topics))
+    return replace(
+        shares, above=tuple(a for a, _ in parts), below=tuple(b for _, b in parts), eta=eta
     )
 
 
