@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from relimpute.confidence import ConfidenceEngine
 from relimpute.relevance import Fusion
@@ -127,26 +127,29 @@ def _split_estimate(campaign, cut_draws):
     hit = topic.grades[:, None] >= np.array([1, 2, 3])[None, :]
     above = np.where(topic.judged[:, None], hit[:, 2:], above)
     below = np.where(topic.judged[:, None], hit[:, :1], below)
-    shares = GradeShares(LEVELS, 2, (above,), (below,), eta=(eta,), cut_draws=(cut_draws,))
+    offset = eta - logit(np.clip(post.mean(axis=0), 1e-12, 1 - 1e-12))  # NaN where judged
+    shares = GradeShares(LEVELS, 2, (above,), (below,), offset=(offset,), cut_draws=(cut_draws,))
     return RelevanceEstimate(("q",), (topic.doc_ids,), (post.mean(axis=0),), draws=(post,), grades=shares)
 
 
 def _exact_moments(campaign, estimate):
     """Mean and variance per run of nDCG@5 by enumeration: per posterior draw ``m``, every
     grade of every unjudged document with ``P(G ≥ l_k)`` from ``p_m`` and the cumulative
-    logits at cut-points ``m`` (written out here, not through :class:`GradeShares`)."""
+    logits at cut-points ``m`` and log-odds ``logit(p_m) + offset`` (written out here, not
+    through :class:`GradeShares`)."""
     topic, shares = campaign.topics[0], estimate.grades
     docs = list(topic.doc_ids)
     unjudged = [i for i in range(len(docs)) if not topic.judged[i]]
-    eta = shares.eta[0]
+    offset = shares.offset[0]
     first, second = np.zeros(len(RUNS)), np.zeros(len(RUNS))
     post = estimate.draws[0]
     for p, c in zip(post, shares.cut_draws[0]):
         probs = {}
         for i in unjudged:
             rel = p[i]
-            ge1 = rel + (1 - rel) * (expit(eta[i] + c[0]) - expit(eta[i])) / (1 - expit(eta[i]))
-            ge3 = rel * expit(eta[i] + c[2]) / expit(eta[i])
+            e = np.log(rel / (1 - rel)) + offset[i]  # the draw's log-odds of the split
+            ge1 = rel + (1 - rel) * (expit(e + c[0]) - expit(e)) / (1 - expit(e))
+            ge3 = rel * expit(e + c[2]) / expit(e)
             probs[i] = [1 - ge1, ge1 - rel, rel - ge3, ge3]
         for assignment in itertools.product(range(4), repeat=len(unjudged)):
             weight = np.prod([probs[i][g] for i, g in zip(unjudged, assignment)])
@@ -204,19 +207,20 @@ def test_fusion_draws_a_split_per_topic_and_leaves_relevance_alone():
     binary = Fusion(n_draws=6).fit(_graded_campaign(binary=True), rng=3).predict(_graded_campaign(binary=True))
     for t, topic in enumerate(campaign.topics):
         np.testing.assert_array_equal(estimate.draws[t], binary.draws[t])
-        at_mode = GradeShares(shares.levels, shares.anchor, shares.above, shares.below, eta=shares.eta,
-                              cut_draws=tuple(np.tile(c, (2, 1)) for c in cuts.topics))  # fmt: skip
-        p = estimate.draws[t][:2]
-        np.testing.assert_allclose(at_mode.at_least(t, p, index=np.arange(2)), shares.at_least(t, p), rtol=1e-12)
+        at_mode = GradeShares(shares.levels, shares.anchor, shares.above, shares.below,
+                              offset=shares.offset, cut_draws=tuple(np.tile(c, (2, 1)) for c in cuts.topics))
+        p = np.tile(estimate.p[t], (2, 1))  # the point estimate: its split, whatever the draw index
+        np.testing.assert_allclose(at_mode.at_least(t, p, index=np.arange(2)), shares.at_least(t, p),
+                                   rtol=1e-9, atol=1e-12)  # fmt: skip
         drawn = shares.at_least(t, estimate.draws[t], index=np.arange(6))
         expected = (topic.grades[topic.judged, None] >= np.asarray(shares.levels[1:])[None, :]).astype(float)
         assert np.all(drawn[:, topic.judged] == expected)
         assert np.all(np.diff(drawn, axis=-1) <= 1e-12)
 
 
-def test_grade_shares_need_eta_and_cut_draws_together():
-    with pytest.raises(ValueError, match="both eta and cut_draws"):
-        GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), eta=(np.zeros(3),))
+def test_grade_shares_need_offset_and_cut_draws_together():
+    with pytest.raises(ValueError, match="both offset and cut_draws"):
+        GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), offset=(np.zeros(3),))
     with pytest.raises(ValueError, match="wrong shape"):
-        GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), eta=(np.zeros(2),),
+        GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), offset=(np.zeros(2),),
                     cut_draws=(np.zeros((4, 3)),))  # fmt: skip

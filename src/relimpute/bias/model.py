@@ -150,14 +150,14 @@ def _moved_grades(shares, source, target, n):
         tuple(a.T for a in _moved(tuple(x.T for x in parts), source, target, n))
         for parts in (shares.above, shares.below)
     )
-    eta = shares.eta
-    if eta is not None:  # a document the source lacks, or whose split is known, stays known
+    offset = shares.offset
+    if offset is not None:  # a document the source lacks, or whose split is known, stays known
         value, open_ = (
             _moved(parts, source, target, n)
-            for parts in (tuple(np.nan_to_num(e) for e in eta), tuple(1.0 - np.isnan(e) for e in eta))
+            for parts in (tuple(np.nan_to_num(e) for e in offset), tuple(1.0 - np.isnan(e) for e in offset))
         )
-        eta = tuple(np.where(o > 0, v, np.nan) for v, o in zip(value, open_))
-    return replace(shares, above=above, below=below, eta=eta)
+        offset = tuple(np.where(o > 0, v, np.nan) for v, o in zip(value, open_))
+    return replace(shares, above=above, below=below, offset=offset)
 
 
 def group_shifted(

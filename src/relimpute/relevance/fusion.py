@@ -375,10 +375,12 @@ class Fusion(RelevanceModel):
         if self._shares is None:
             return estimate
         (split, cut_draws), eta = self._shares, self._eta
+        # a draw's split moves with its log-odds of relevance (the cumulative logits share η)
+        offset = tuple(e - logit(np.clip(p, 1e-12, 1 - 1e-12)) for e, p in zip(eta, estimate.p))
         shares = GradeShares(
             tuple(map(int, self.grade_levels_)), self.anchor_,
             tuple(a for a, _ in split), tuple(b for _, b in split),
-            eta=None if cut_draws is None else tuple(eta), cut_draws=cut_draws,
+            offset=None if cut_draws is None else offset, cut_draws=cut_draws,
         )  # fmt: skip
         self._shares = self._eta = None
         return replace(estimate, grades=judged_shares(shares, campaign.topics))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.special import logit
 
 from .ordinal import grade_shares
 
@@ -33,18 +34,19 @@ class GradeShares:
         Per topic ``(n, K − 1 − a)``: ``P(G ≥ l_k | G ≥ l_a)``, ``k = a + 1..K − 1``.
     below
         Per topic ``(n, a − 1)``: ``P(G ≥ l_k | G < l_a)``, ``k = 1..a − 1``.
-    eta, cut_draws
+    offset, cut_draws
         Optional, for a split that is uncertain (``docs/math/fusion.md``, "Each topic's
-        split"): per topic ``(n,)`` log-odds the split is taken at (NaN where it is known,
-        e.g. judged) and ``(M, K − 1)`` posterior draws of the topic's cut-points; posterior
-        draw ``m`` splits with ``cut_draws[t][m mod M]`` (:meth:`at_least`'s ``index``).
+        split"): per topic ``(n,)`` the log-odds the split is taken at less those of ``p``
+        (NaN where the split is known, e.g. judged) and ``(M, K − 1)`` posterior draws of the
+        topic's cut-points; posterior draw ``m`` of ``p`` splits at log-odds
+        ``logit(p_m) + offset`` with ``cut_draws[t][m mod M]`` (:meth:`at_least`'s ``index``).
     """
 
     levels: tuple[int, ...]
     anchor: int
     above: tuple[np.ndarray, ...]
     below: tuple[np.ndarray, ...]
-    eta: tuple[np.ndarray, ...] | None = None
+    offset: tuple[np.ndarray, ...] | None = None
     cut_draws: tuple[np.ndarray, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -56,12 +58,12 @@ class GradeShares:
         for a, b in zip(self.above, self.below):
             if a.shape[1:] != (n_above,) or b.shape[1:] != (n_below,) or len(a) != len(b):
                 raise ValueError("grade shares have the wrong shape for their levels")
-        if (self.eta is None) != (self.cut_draws is None):
-            raise ValueError("grade shares need both eta and cut_draws, or neither")
-        if self.eta is not None:
-            for a, e, c in zip(self.above, self.eta, self.cut_draws):
+        if (self.offset is None) != (self.cut_draws is None):
+            raise ValueError("grade shares need both offset and cut_draws, or neither")
+        if self.offset is not None:
+            for a, e, c in zip(self.above, self.offset, self.cut_draws):
                 if e.shape != (len(a),) or c.ndim != 2 or c.shape[1] != len(self.levels) - 1:
-                    raise ValueError("grade shares' eta or cut_draws have the wrong shape")
+                    raise ValueError("grade shares' offset or cut_draws have the wrong shape")
 
     @property
     def threshold(self) -> int:
@@ -73,21 +75,23 @@ class GradeShares:
         ``rows`` given their ``p`` (``(m,)`` or ``(B, m)``, e.g. posterior draws); ``index``
         (``(B,)``, with ``(B, m)`` ``p``) the posterior draws', whose split they take when the
         shares carry :attr:`cut_draws` (None: the point split)."""
-        p = np.asarray(p, dtype=float)[..., None]
+        p = np.asarray(p, dtype=float)
         above, below = self.above[t][rows], self.below[t][rows]
         if index is not None and self.cut_draws is not None:
-            above, below = self._split_draws(t, rows, np.asarray(index), above, below)
+            above, below = self._split_draws(t, rows, np.asarray(index), p, above, below)
+        p = p[..., None]
         below = p + (1.0 - p) * below
         above = p * above
         return np.concatenate([below, p, above], axis=-1)
 
-    def _split_draws(self, t, rows, index, above, below):
-        """``(B, m, ·)`` splits of ``rows`` at the cut-points of posterior draws ``index``;
-        a document whose ``eta`` is NaN keeps its split."""
-        eta = self.eta[t][rows]
-        known = np.isnan(eta)
+    def _split_draws(self, t, rows, index, p, above, below):
+        """``(B, m, ·)`` splits of ``rows`` at the cut-points of posterior draws ``index`` and
+        their log-odds ``logit(p) + offset``; a document whose ``offset`` is NaN keeps its split."""
+        offset = self.offset[t][rows]
+        known = np.isnan(offset)
         cuts = self.cut_draws[t][index % len(self.cut_draws[t])]
-        up, down = grade_shares(np.where(known, 0.0, eta), cuts, self.anchor)
+        eta = logit(np.clip(p, 1e-12, 1 - 1e-12)) + np.where(known, 0.0, offset)
+        up, down = grade_shares(eta, cuts, self.anchor)
         # drawn cut-points may leave their order: keep P(G ≥ l_k) decreasing in k
         up, down = np.minimum.accumulate(up, axis=-1), np.minimum.accumulate(down, axis=-1)
         keep = known[None, :, None]
@@ -119,13 +123,13 @@ class GradeShares:
 
 def judged_shares(shares: GradeShares, topics) -> GradeShares:
     """``shares`` with every judged document's split at the indicator of its grade (and
-    known, with :attr:`GradeShares.eta`)."""
+    known, with :attr:`GradeShares.offset`)."""
     parts = [shares.with_judged(t, topic.judged, topic.grades) for t, topic in enumerate(topics)]
-    eta = shares.eta
-    if eta is not None:
-        eta = tuple(np.where(topic.judged, np.nan, e) for e, topic in zip(eta, topics))
+    offset = shares.offset
+    if offset is not None:
+        offset = tuple(np.where(topic.judged, np.nan, e) for e, topic in zip(offset, topics))
     return replace(
-        shares, above=tuple(a for a, _ in parts), below=tuple(b for _, b in parts), eta=eta
+        shares, above=tuple(a for a, _ in parts), below=tuple(b for _, b in parts), offset=offset
     )
 
 

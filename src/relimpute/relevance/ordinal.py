@@ -143,8 +143,8 @@ def _interval_derivatives(a, b):
 def grade_shares(eta, cuts, anchor: int) -> tuple[np.ndarray, np.ndarray]:
     """``P(G ≥ l_k | G ≥ l_a)`` for ``k > a`` and ``P(G ≥ l_k | G < l_a)`` for ``0 < k < a``
     at log-odds ``eta`` (``(n,)``), as ``(n, K − 1 − a)`` and ``(n, a − 1)`` arrays; cut-points
-    ``(…, K − 1)`` (e.g. posterior draws) give ``(…, n, ·)``."""
-    eta = np.asarray(eta, dtype=float)[:, None]
+    ``(B, K − 1)`` with ``eta`` ``(n,)`` or ``(B, n)`` (e.g. posterior draws) give ``(B, n, ·)``."""
+    eta = np.asarray(eta, dtype=float)[..., None]
     cuts = np.asarray(cuts, dtype=float)[..., None, :]
     above = cuts[..., anchor:]  # c_{a+1}.. (cuts holds c_1..c_{K−1})
     below = cuts[..., : anchor - 1]
