@@ -219,9 +219,13 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
     for _ in range(2 if any(k + 1 in free for k in free) else 1):
         for f in range(len(free)):
             for sd in topic_sds:
+                if sd == tau[f]:
+                    continue  # fitted already
                 trial = tau.copy()
                 trial[f] = sd
-                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial)
+                # from the best mode so far (a cut-point newly without topic terms: at 0)
+                start = best[0] * np.concatenate([np.ones(len(free)), np.tile(trial > 0, n_topics)])
+                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start)
                 if fitted[-1] > best[-1] + 1e-9:
                     best, tau = fitted, trial
     phi, cov, _ = best
@@ -233,10 +237,11 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
     return TopicCuts(shared, topics, tuple(free), tau, cov)
 
 
-def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau):
+def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, start=None):
     """Mode of ``(c, b)`` and log marginal likelihood (Laplace, up to a constant that does
-    not depend on ``tau``) of :func:`fit_topic_cuts` at spreads ``tau``, and a function
-    giving the mode's Laplace covariance; a cut-point with ``τ = 0`` has no topic terms."""
+    not depend on ``tau``) of :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from
+    ``start``), and a function giving the mode's Laplace covariance; a cut-point with
+    ``τ = 0`` has no topic terms."""
     n_free = len(free)
     pooled = np.asarray(tau) > 0
     prior_b = np.where(pooled, 1 / np.where(pooled, tau, 1.0) ** 2, 0.0)
@@ -244,8 +249,8 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau):
     tail = np.clip(np.cumsum(frequency[::-1])[::-1] / max(len(level), 1), 1e-3, 1 - 1e-3)
     logits = np.log(tail) - np.log1p(-tail)
     anchor = next(k for k in range(1, n_levels) if k not in free)
-    start = np.zeros(n_free * (1 + n_topics))
-    start[:n_free] = np.sort(logits[free] - logits[anchor])[::-1]
+    empirical = np.zeros(n_free * (1 + n_topics))
+    empirical[:n_free] = np.sort(logits[free] - logits[anchor])[::-1]
     position = {k: i for i, k in enumerate(free)}
 
     def cuts_of(phi):
@@ -280,6 +285,8 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau):
         g_b = np.where(pooled, grad - prior_b * b, 0.0)
         return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, cut_sd, prior_b, pooled)
 
+    if start is None or not np.isfinite(log_post(start)):
+        start = empirical
     phi = newton_maximise(log_post, gradient_curvature, start, solve=_Arrowhead.solve)
     curv = gradient_curvature(phi)[1]
     evidence = log_post(phi) - 0.5 * curv.logdet() - n_topics * np.sum(np.log(np.asarray(tau)[pooled]))
