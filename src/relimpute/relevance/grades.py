@@ -86,16 +86,20 @@ class GradeShares:
 
     def _split_draws(self, t, rows, index, p, above, below):
         """``(B, m, ·)`` splits of ``rows`` at the cut-points of posterior draws ``index`` and
-        their log-odds ``logit(p) + offset``; a document whose ``offset`` is NaN keeps its split."""
+        their log-odds ``logit(p) + offset`` (rows of one draw share ``p``); a document whose
+        ``offset`` is NaN keeps its split."""
         offset = self.offset[t][rows]
         known = np.isnan(offset)
-        cuts = self.cut_draws[t][index % len(self.cut_draws[t])]
-        eta = logit(np.clip(p, 1e-12, 1 - 1e-12)) + np.where(known, 0.0, offset)
+        # rows of one posterior draw share p: each draw's split once (Monte Carlo repeats them)
+        p = np.broadcast_to(p, (len(index), p.shape[-1]))
+        unique, first, inverse = np.unique(index, return_index=True, return_inverse=True)
+        cuts = self.cut_draws[t][unique % len(self.cut_draws[t])]
+        eta = logit(np.clip(p[first], 1e-12, 1 - 1e-12)) + np.where(known, 0.0, offset)
         up, down = grade_shares(eta, cuts, self.anchor)
         # drawn cut-points may leave their order: keep P(G ≥ l_k) decreasing in k
         up, down = np.minimum.accumulate(up, axis=-1), np.minimum.accumulate(down, axis=-1)
         keep = known[None, :, None]
-        return np.where(keep, above, up), np.where(keep, below, down)
+        return np.where(keep, above, up[inverse]), np.where(keep, below, down[inverse])
 
     def draw(self, t: int, u: np.ndarray, p: np.ndarray, rows, index=None) -> np.ndarray:
         """Grades of topic ``t``'s documents ``rows`` from uniforms ``u`` (``(B, m)``):
