@@ -150,7 +150,14 @@ def _moved_grades(shares, source, target, n):
         tuple(a.T for a in _moved(tuple(x.T for x in parts), source, target, n))
         for parts in (shares.above, shares.below)
     )
-    return replace(shares, above=above, below=below)
+    offset = shares.offset
+    if offset is not None:  # a document the source lacks, or whose split is known, stays known
+        value, open_ = (
+            _moved(parts, source, target, n)
+            for parts in (tuple(np.nan_to_num(e) for e in offset), tuple(1.0 - np.isnan(e) for e in offset))
+        )
+        offset = tuple(np.where(o > 0, v, np.nan) for v, o in zip(value, open_))
+    return replace(shares, above=above, below=below, offset=offset)
 
 
 def group_shifted(
@@ -235,14 +242,12 @@ def graded_draws(
             other_grades = np.array([0])
         for lo in range(0, n_draws, chunk):
             size = min(chunk, n_draws - lo)
-            if posterior is None:
-                prob = p[uncertain][None, :]
-            else:
-                prob = posterior[(lo + np.arange(size)) % posterior.shape[0]][:, uncertain]
+            index = None if posterior is None else (lo + np.arange(size)) % posterior.shape[0]
+            prob = p[uncertain][None, :] if posterior is None else posterior[index][:, uncertain]
             u = rng.random((size, len(uncertain)))
             labels = np.repeat(base[None, :], size, axis=0)
             if estimate.grades is not None:  # the model's own distribution over the grades
-                labels[:, uncertain] = estimate.grades.draw(t, u, prob, uncertain)
+                labels[:, uncertain] = estimate.grades.draw(t, u, prob, uncertain, index)
             else:
                 labels[:, uncertain] = np.where(
                     u < prob,

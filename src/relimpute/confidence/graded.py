@@ -4,7 +4,9 @@ With an estimate that carries grades (:class:`~relimpute.relevance.grades.GradeS
 a measure that reads grades (one whose registry entry says ``graded``: ``nDCG@k``,
 ``DCG@k``, ``ERR@k``) gets, per draw, each unjudged document's grade drawn from its distribution: one uniform ``U`` per document gives grade ``l_m``,
 ``m = #{k ≥ 1 : U < P(G ≥ l_k)}`` (``docs/math/fusion.md``, "Monte Carlo over grades").
-``G`` is relevant exactly when ``U < p``; binary measures keep the binary path. A
+``G`` is relevant exactly when ``U < p``; binary measures keep the binary path. With
+drawn cut-points (:attr:`~relimpute.relevance.grades.GradeShares.cut_draws`) posterior draw
+``m`` splits relevance into grades at its own cut-points, one split per topic and draw. A
 document with ``p = 0`` may still hold a grade below the threshold that has a gain, so
 it is drawn too (:func:`possible`). Judged documents keep their grades.
 """
@@ -20,8 +22,10 @@ from ..relevance.base import RelevanceEstimate
 
 
 def graded_scorer(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> Callable | None:
-    """``score(t, view, uncertain, u, prob) -> (B, S)`` scores with drawn grades, or None
-    when the estimate has no grades or the measure does not read grades (binary paths)."""
+    """``score(t, view, uncertain, u, prob, index=None) -> (B, S)`` scores with drawn grades
+    (``index``: the posterior draws of ``prob``'s rows, whose split of relevance into grades
+    they take), or None when the estimate has no grades or the measure does not read grades
+    (binary paths)."""
     from ..measures import parse_measure
 
     shares = estimate.grades
@@ -30,11 +34,11 @@ def graded_scorer(measure: str, campaign: Campaign, estimate: RelevanceEstimate)
         return None
     threshold = campaign.rel_threshold
 
-    def score(t, view, uncertain, u, prob):
+    def score(t, view, uncertain, u, prob, index=None):
         topic = campaign.topics[t]
         base = np.where(topic.judged, topic.grades, 0).astype(np.int64)
         labels = np.repeat(base[None, :], len(u), axis=0)
-        labels[:, uncertain] = shares.draw(t, u, prob, uncertain)
+        labels[:, uncertain] = shares.draw(t, u, prob, uncertain, index)
         keep = np.arange(view.ranking.shape[1])[None, :] < view.depth[:, None]
         return parsed.score(np.where(keep, view.ranking, -1), labels, rel_threshold=threshold)
 

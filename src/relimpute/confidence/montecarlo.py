@@ -95,14 +95,12 @@ def simulate(
             continue
         for start in range(0, n_draws, chunk):
             size = min(chunk, n_draws - start)
-            if post is None:
-                prob = p[uncertain][None, :]
-            else:
-                prob = post[(start + np.arange(size)) % post.shape[0]][:, uncertain]
+            index = None if post is None else (start + np.arange(size)) % post.shape[0]
+            prob = p[uncertain][None, :] if post is None else post[index][:, uncertain]
             # float32 uniforms: half the cost; p is resolved to 2^-24
             u = rng.random((size, len(uncertain)), dtype=np.float32)
             if graded is not None:  # the same uniforms draw grades (confidence.graded)
-                scores = graded(t, view, uncertain, u, prob)
+                scores = graded(t, view, uncertain, u, prob, index)
             else:
                 scores = scorer(topic, view, relevant, uncertain, u < prob)
             _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topics)

@@ -18,13 +18,15 @@ def newton_maximise(
     max_iter: int = 100,
     ridge: float = 0.0,
     tol: float = 1e-9,
+    solve: Callable | None = None,
 ) -> np.ndarray:
     """The maximiser of a smooth concave ``log_post``.
 
     ``gradient_curvature(θ)`` returns the gradient and the curvature (minus the
     Hessian, positive definite). Each step solves ``(curvature + ridge·I) s =
     gradient`` and halves its length until the Armijo condition holds; the
-    iterations stop when a step moves no coordinate by ``tol``. On a terminal a fit
+    iterations stop when a step moves no coordinate by ``tol``. ``solve(curvature, gradient)``,
+    when given, solves for the step (a curvature with structure; ``ridge`` is then ignored). On a terminal a fit
     lasting over ``PROGRESS_DELAY`` seconds counts its steps with a progress bar (a large
     fit takes tens of seconds; the many small fits of a study stay silent).
     """
@@ -36,13 +38,18 @@ def newton_maximise(
     with steps:
         for _ in steps:
             grad, curvature = gradient_curvature(theta)
-            step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
+            if solve is not None:
+                step = solve(curvature, grad)
+            else:
+                step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
             t = 1.0
             while True:
                 new = log_post(theta + t * step)
                 if new >= value + 1e-4 * t * float(grad @ step) or t < 1e-10:
                     break
                 t /= 2
+            if not np.isfinite(new):  # at the edge of the domain (ordered cut-points): stay
+                break
             theta, value = theta + t * step, new
             if np.abs(t * step).max() < tol:
                 break

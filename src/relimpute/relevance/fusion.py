@@ -12,7 +12,7 @@ documents were chosen* (a pool is not a random sample of the documents).
   pooled topic intercepts, per-run effects and ordered cut-points (the proportional-odds
   model, McCullagh 1980): ``θ`` by Newton's method with a Laplace approximation on relevance
   at the threshold (the binary model, unchanged by grades), then the cut-points given the
-  log-odds (:mod:`.ordinal`);
+  log-odds, partially pooled over topics (:func:`.ordinal.fit_topic_cuts`);
 - fitted only on the judged documents inside the pool the judging followed
   (:func:`pool_depth`), corrected for the documents judged beyond it (the capture
   adjustment, :mod:`.fusion_capture`), with relevance fading below the pool by
@@ -52,7 +52,7 @@ from .fusion_evidence import (
 from .fusion_draws import _PosteriorDraws
 from .ordinal import fit_logistic as _fit_logistic
 from .grades import GradeShares, judged_shares
-from .ordinal import fit_ordinal, grade_shares
+from .ordinal import fit_topic_cuts, grade_shares
 
 __all__ = [
     "FEATURE_NAMES",
@@ -154,7 +154,10 @@ class Fusion(RelevanceModel):
         Judged documents the model was fitted on.
     grade_levels_, anchor_, cuts_
         The grade levels of the fit set, the index of the lowest relevant one and the
-        cut-points ``c_1..c_{K−1}`` (``c_a = 0``); a binary scale is ``(0, 1)``, 1, ``(0,)``.
+        shared cut-points ``c_1..c_{K−1}`` (``c_a = 0``); a binary scale is ``(0, 1)``, 1, ``(0,)``.
+    topic_cuts_
+        Each topic's cut-points, their spread and Laplace covariance
+        (:class:`~.ordinal.TopicCuts`; None on a binary scale).
     """
 
     name = "fusion"
@@ -249,13 +252,15 @@ class Fusion(RelevanceModel):
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
         theta, cov = self._fit_theta(design, y, prec, shift, start)
         self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
-        self.cuts_ = np.zeros(1)
+        self.cuts_, self.topic_cuts_ = np.zeros(1), None
         if len(self.grade_levels_) > 2:  # the cut-points given the log-odds of relevance
             level = np.searchsorted(self.grade_levels_, grades)
-            self.cuts_ = fit_ordinal(
-                sp.csr_matrix((len(y), 0)), level, self.anchor_, len(self.grade_levels_),
-                np.zeros((0, 0)), np.zeros(0), np.zeros(0), cut_sd=CUT_SD, offset=design @ theta,
-            )[1]  # fmt: skip
+            topic = np.repeat(np.arange(campaign.n_topics), [int(m.sum()) for m in masks])
+            self.topic_cuts_ = fit_topic_cuts(
+                design @ theta, level, topic, campaign.n_topics, self.anchor_,
+                len(self.grade_levels_), cut_sd=CUT_SD,
+            )  # fmt: skip
+            self.cuts_ = self.topic_cuts_.shared
         self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
@@ -343,8 +348,24 @@ class Fusion(RelevanceModel):
         }
         if len(self.grade_levels_) > 2:
             params["cut_points"] = dict(zip(map(int, self.grade_levels_[1:]), map(float, self.cuts_)))
-            self._shares = [grade_shares(e, self.cuts_, self.anchor_) for e in eta]
+            self._shares, self._eta = self._grade_split(campaign, eta), eta
         return p, draws, params
+
+    def _grade_split(self, campaign: Campaign, eta) -> tuple[list, tuple | None]:
+        """Per topic the split into grades at its cut-points (``docs/math/fusion.md``, "Each
+        topic's split"), and with posterior draws each topic's ``(n_draws, K − 1)`` drawn
+        cut-points (from their own stream: the draws of ``p`` are those without grades)."""
+        cuts = getattr(self, "topic_cuts_", None)
+        if cuts is None:  # a model saved before the cut-points were per topic
+            return [grade_shares(e, self.cuts_, self.anchor_) for e in eta], None
+        known = {q: i for i, q in enumerate(self.query_ids_)}
+        index = [known.get(q, -1) for q in campaign.query_ids]
+        split = [grade_shares(e, c, self.anchor_) for e, c in zip(eta, cuts.of(index))]
+        if not self.n_draws:
+            return split, None
+        rng = np.random.default_rng([self.draw_seed_, 1])
+        drawn = cuts.draws(rng, int(self.n_draws), index)
+        return split, tuple(drawn[:, t] for t in range(campaign.n_topics))
 
     def predict(self, campaign: Campaign) -> RelevanceEstimate:
         """Probabilities of relevance, and with a graded scale each document's distribution
@@ -353,11 +374,15 @@ class Fusion(RelevanceModel):
         estimate = super().predict(campaign)
         if self._shares is None:
             return estimate
+        (split, cut_draws), eta = self._shares, self._eta
+        # a draw's split moves with its log-odds of relevance (the cumulative logits share η)
+        offset = tuple(e - logit(np.clip(p, 1e-12, 1 - 1e-12)) for e, p in zip(eta, estimate.p))
         shares = GradeShares(
             tuple(map(int, self.grade_levels_)), self.anchor_,
-            tuple(a for a, _ in self._shares), tuple(b for _, b in self._shares),
+            tuple(a for a, _ in split), tuple(b for _, b in split),
+            offset=None if cut_draws is None else offset, cut_draws=cut_draws,
         )  # fmt: skip
-        self._shares = None
+        self._shares = self._eta = None
         return replace(estimate, grades=judged_shares(shares, campaign.topics))
 
     def _capture(self, campaign, point, outside, relevant):

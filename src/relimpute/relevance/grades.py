@@ -12,9 +12,12 @@ draws a grade consistent with the binary draw of the same uniform.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.special import logit
+
+from .ordinal import grade_shares
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,12 +34,20 @@ class GradeShares:
         Per topic ``(n, K − 1 − a)``: ``P(G ≥ l_k | G ≥ l_a)``, ``k = a + 1..K − 1``.
     below
         Per topic ``(n, a − 1)``: ``P(G ≥ l_k | G < l_a)``, ``k = 1..a − 1``.
+    offset, cut_draws
+        Optional, for a split that is uncertain (``docs/math/fusion.md``, "Each topic's
+        split"): per topic ``(n,)`` the log-odds the split is taken at less those of ``p``
+        (NaN where the split is known, e.g. judged) and ``(M, K − 1)`` posterior draws of the
+        topic's cut-points; posterior draw ``m`` of ``p`` splits at log-odds
+        ``logit(p_m) + offset`` with ``cut_draws[t][m mod M]`` (:meth:`at_least`'s ``index``).
     """
 
     levels: tuple[int, ...]
     anchor: int
     above: tuple[np.ndarray, ...]
     below: tuple[np.ndarray, ...]
+    offset: tuple[np.ndarray, ...] | None = None
+    cut_draws: tuple[np.ndarray, ...] | None = None
 
     def __post_init__(self) -> None:
         if list(self.levels) != sorted(set(self.levels)) or len(self.levels) < 2:
@@ -47,25 +58,55 @@ class GradeShares:
         for a, b in zip(self.above, self.below):
             if a.shape[1:] != (n_above,) or b.shape[1:] != (n_below,) or len(a) != len(b):
                 raise ValueError("grade shares have the wrong shape for their levels")
+        if (self.offset is None) != (self.cut_draws is None):
+            raise ValueError("grade shares need both offset and cut_draws, or neither")
+        if self.offset is not None:
+            for a, e, c in zip(self.above, self.offset, self.cut_draws):
+                if e.shape != (len(a),) or c.ndim != 2 or c.shape[1] != len(self.levels) - 1:
+                    raise ValueError("grade shares' offset or cut_draws have the wrong shape")
 
     @property
     def threshold(self) -> int:
         """The lowest relevant grade."""
         return int(self.levels[self.anchor])
 
-    def at_least(self, t: int, p: np.ndarray, rows=slice(None)) -> np.ndarray:
+    def at_least(self, t: int, p: np.ndarray, rows=slice(None), index=None) -> np.ndarray:
         """``(..., m, K − 1)``: ``P(G ≥ l_k)``, ``k = 1..K − 1``, of topic ``t``'s documents
-        ``rows`` given their ``p`` (``(m,)`` or ``(B, m)``, e.g. posterior draws)."""
-        p = np.asarray(p, dtype=float)[..., None]
-        below = p + (1.0 - p) * self.below[t][rows]
-        above = p * self.above[t][rows]
+        ``rows`` given their ``p`` (``(m,)`` or ``(B, m)``, e.g. posterior draws); ``index``
+        (``(B,)``, with ``(B, m)`` ``p``) the posterior draws', whose split they take when the
+        shares carry :attr:`cut_draws` (None: the point split)."""
+        p = np.asarray(p, dtype=float)
+        above, below = self.above[t][rows], self.below[t][rows]
+        if index is not None and self.cut_draws is not None:
+            above, below = self._split_draws(t, rows, np.asarray(index), p, above, below)
+        p = p[..., None]
+        below = p + (1.0 - p) * below
+        above = p * above
         return np.concatenate([below, p, above], axis=-1)
 
-    def draw(self, t: int, u: np.ndarray, p: np.ndarray, rows) -> np.ndarray:
+    def _split_draws(self, t, rows, index, p, above, below):
+        """``(B, m, ·)`` splits of ``rows`` at the cut-points of posterior draws ``index`` and
+        their log-odds ``logit(p) + offset`` (rows of one draw share ``p``); a document whose
+        ``offset`` is NaN keeps its split."""
+        offset = self.offset[t][rows]
+        known = np.isnan(offset)
+        # rows of one posterior draw share p: each draw's split once (Monte Carlo repeats them)
+        p = np.broadcast_to(p, (len(index), p.shape[-1]))
+        unique, first, inverse = np.unique(index, return_index=True, return_inverse=True)
+        cuts = self.cut_draws[t][unique % len(self.cut_draws[t])]
+        eta = logit(np.clip(p[first], 1e-12, 1 - 1e-12)) + np.where(known, 0.0, offset)
+        up, down = grade_shares(eta, cuts, self.anchor)
+        # drawn cut-points may leave their order: keep P(G ≥ l_k) decreasing in k
+        up, down = np.minimum.accumulate(up, axis=-1), np.minimum.accumulate(down, axis=-1)
+        keep = known[None, :, None]
+        return np.where(keep, above, up[inverse]), np.where(keep, below, down[inverse])
+
+    def draw(self, t: int, u: np.ndarray, p: np.ndarray, rows, index=None) -> np.ndarray:
         """Grades of topic ``t``'s documents ``rows`` from uniforms ``u`` (``(B, m)``):
         ``l_m`` with ``m`` the number of levels ``k ≥ 1`` with ``u < P(G ≥ l_k)``, so a grade
-        is relevant exactly when ``u < p`` (``docs/math/fusion.md``, "Monte Carlo over grades")."""
-        exceed = self.at_least(t, p, rows)
+        is relevant exactly when ``u < p`` (``docs/math/fusion.md``, "Monte Carlo over grades");
+        ``index`` as in :meth:`at_least`."""
+        exceed = self.at_least(t, p, rows, index)
         count = (np.asarray(u, dtype=float)[..., None] < exceed).sum(axis=-1)
         return np.asarray(self.levels, dtype=np.int64)[count]
 
@@ -85,10 +126,14 @@ class GradeShares:
 
 
 def judged_shares(shares: GradeShares, topics) -> GradeShares:
-    """``shares`` with every judged document's split at the indicator of its grade."""
+    """``shares`` with every judged document's split at the indicator of its grade (and
+    known, with :attr:`GradeShares.offset`)."""
     parts = [shares.with_judged(t, topic.judged, topic.grades) for t, topic in enumerate(topics)]
-    return GradeShares(
-        shares.levels, shares.anchor, tuple(a for a, _ in parts), tuple(b for _, b in parts)
+    offset = shares.offset
+    if offset is not None:
+        offset = tuple(np.where(topic.judged, np.nan, e) for e, topic in zip(offset, topics))
+    return replace(
+        shares, above=tuple(a for a, _ in parts), below=tuple(b for _, b in parts), offset=offset
     )
 
 

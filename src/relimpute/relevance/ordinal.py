@@ -14,6 +14,8 @@ rank-fusion model fits ``θ`` by :func:`fit_logistic` and the cut-points alone g
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, log_expit
@@ -140,10 +142,199 @@ def _interval_derivatives(a, b):
 
 def grade_shares(eta, cuts, anchor: int) -> tuple[np.ndarray, np.ndarray]:
     """``P(G ≥ l_k | G ≥ l_a)`` for ``k > a`` and ``P(G ≥ l_k | G < l_a)`` for ``0 < k < a``
-    at log-odds ``eta`` (``(n,)``), as ``(n, K − 1 − a)`` and ``(n, a − 1)`` arrays."""
-    eta = np.asarray(eta, dtype=float)[:, None]
-    above = cuts[anchor:]  # c_{a+1}.. (cuts holds c_1..c_{K−1})
-    below = cuts[: anchor - 1]
+    at log-odds ``eta`` (``(n,)``), as ``(n, K − 1 − a)`` and ``(n, a − 1)`` arrays; cut-points
+    ``(B, K − 1)`` with ``eta`` ``(n,)`` or ``(B, n)`` (e.g. posterior draws) give ``(B, n, ·)``."""
+    eta = np.asarray(eta, dtype=float)[..., None]
+    cuts = np.asarray(cuts, dtype=float)[..., None, :]
+    above = cuts[..., anchor:]  # c_{a+1}.. (cuts holds c_1..c_{K−1})
+    below = cuts[..., : anchor - 1]
     over = np.exp(log_expit(eta + above) - log_expit(eta))
     under = -np.expm1(log_expit(-eta - below) - log_expit(-eta))
     return np.clip(over, 0.0, 1.0), np.clip(under, 0.0, 1.0)
+
+
+#: the per-topic spreads of the cut-points the marginal likelihood chooses among
+#: (:func:`fit_topic_cuts`), set a priori from none to as wide as ``fusion.CUT_SD``
+TOPIC_CUT_SDS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+
+
+@dataclass(frozen=True, eq=False)
+class TopicCuts:
+    """Cut-points partially pooled over topics (:func:`fit_topic_cuts`).
+
+    ``shared`` the ``(K − 1,)`` shared ``c_1..c_{K−1}`` (``c_a = 0``) and ``topics`` each
+    fitted topic's ``c_k + b_tk`` at the posterior mode; ``free`` the level indices of the
+    free cut-points, ``tau`` their topic spreads, ``covariance`` the Laplace covariance of
+    ``(c, b_1, …, b_T)`` over the free cut-points (topic-major).
+    """
+
+    shared: np.ndarray
+    topics: np.ndarray
+    free: tuple[int, ...]
+    tau: np.ndarray
+    covariance: np.ndarray
+
+    def of(self, index) -> np.ndarray:
+        """``(m, K − 1)`` cut-points of the fitted topics ``index`` (−1: a topic the fit did
+        not see, which takes the shared ones)."""
+        index = np.asarray(index, dtype=np.int64)
+        return np.where((index >= 0)[:, None], self.topics[np.maximum(index, 0)], self.shared)
+
+    def draws(self, rng: np.random.Generator, n: int, index) -> np.ndarray:
+        """``(n, m, K − 1)`` Laplace draws of the cut-points of topics ``index`` (as in
+        :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``)."""
+        index = np.asarray(index, dtype=np.int64)
+        cols = np.asarray(self.free) - 1
+        n_free, n_topics = len(cols), len(self.topics)
+        mode = np.concatenate([self.shared[cols], (self.topics[:, cols] - self.shared[cols]).ravel()])
+        active = np.diag(self.covariance) > 0
+        phi = np.tile(mode, (n, 1))
+        phi[:, active] = rng.multivariate_normal(
+            mode[active], self.covariance[np.ix_(active, active)], size=n, method="eigh"
+        )
+        offsets = phi[:, n_free:].reshape(n, n_topics, n_free)[:, np.maximum(index, 0)]
+        unseen = rng.normal(size=(n, len(index), n_free)) * self.tau
+        offsets = np.where((index >= 0)[None, :, None], offsets, unseen)
+        out = np.broadcast_to(self.shared, (n, len(index), len(self.shared))).copy()
+        out[..., cols] = phi[:, None, :n_free] + offsets
+        return out
+
+
+def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int, cut_sd: float,
+                   topic_sds=TOPIC_CUT_SDS) -> TopicCuts:  # fmt: skip
+    """Cut-points partially pooled over topics, given the log-odds ``eta``.
+
+    Topic ``t``'s free cut-point ``k`` is ``c_k + b_tk`` with ``c_k ~ N(0, cut_sd²)`` and
+    ``b_tk ~ N(0, τ_k²)`` (``c_a = 0``; ``docs/math/fusion.md``, "Each topic's split");
+    ``level`` and ``topic`` give each row's grade index and topic. Each ``τ_k`` is the value
+    of ``topic_sds`` with the largest Laplace marginal likelihood (coordinate-wise, two
+    passes; ``τ = 0`` fits the shared cut-points alone): learned from the judgments.
+    """
+    eta, level = np.asarray(eta, float), np.asarray(level, np.int64)
+    topic = np.asarray(topic, np.int64)
+    free = [k for k in range(1, n_levels) if k != anchor]
+    tau = np.zeros(len(free))
+    best = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau)
+    # cut-points next to each other share rows: then a second pass
+    for _ in range(2 if any(k + 1 in free for k in free) else 1):
+        for f in range(len(free)):
+            for sd in topic_sds:
+                if sd == tau[f]:
+                    continue  # fitted already
+                trial = tau.copy()
+                trial[f] = sd
+                # from the best mode so far (a cut-point newly without topic terms: at 0)
+                start = best[0] * np.concatenate([np.ones(len(free)), np.tile(trial > 0, n_topics)])
+                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start)
+                if fitted[-1] > best[-1] + 1e-9:
+                    best, tau = fitted, trial
+    phi, cov, _ = best
+    cov = cov()
+    shared = np.zeros(n_levels - 1)
+    shared[np.asarray(free) - 1] = phi[: len(free)]
+    topics = np.tile(shared, (n_topics, 1))
+    topics[:, np.asarray(free) - 1] += phi[len(free) :].reshape(n_topics, len(free))
+    return TopicCuts(shared, topics, tuple(free), tau, cov)
+
+
+def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, start=None):
+    """Mode of ``(c, b)`` and log marginal likelihood (Laplace, up to a constant that does
+    not depend on ``tau``) of :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from
+    ``start``), and a function giving the mode's Laplace covariance; a cut-point with
+    ``τ = 0`` has no topic terms."""
+    n_free = len(free)
+    pooled = np.asarray(tau) > 0
+    prior_b = np.where(pooled, 1 / np.where(pooled, tau, 1.0) ** 2, 0.0)
+    frequency = np.bincount(level, minlength=n_levels)
+    tail = np.clip(np.cumsum(frequency[::-1])[::-1] / max(len(level), 1), 1e-3, 1 - 1e-3)
+    logits = np.log(tail) - np.log1p(-tail)
+    anchor = next(k for k in range(1, n_levels) if k not in free)
+    empirical = np.zeros(n_free * (1 + n_topics))
+    empirical[:n_free] = np.sort(logits[free] - logits[anchor])[::-1]
+    position = {k: i for i, k in enumerate(free)}
+
+    def cuts_of(phi):
+        c = np.zeros((n_topics, n_levels + 1))
+        c[:, 0], c[:, n_levels] = np.inf, -np.inf
+        c[:, free] = phi[:n_free] + phi[n_free:].reshape(n_topics, n_free)
+        return c
+
+    def log_post(phi):
+        c = cuts_of(phi)
+        if np.any(np.diff(c[:, 1:n_levels], axis=1) >= 0):
+            return -np.inf  # cut-points out of order: not a distribution
+        value = np.sum(_log_interval(eta + c[topic, level], eta + c[topic, level + 1]))
+        b = phi[n_free:].reshape(n_topics, n_free)
+        return float(value - 0.5 * phi[:n_free] @ phi[:n_free] / cut_sd**2 - 0.5 * np.sum(prior_b * b**2))
+
+    def gradient_curvature(phi):
+        c = cuts_of(phi)
+        ga, gb, haa, hbb, hab = _interval_derivatives(eta + c[topic, level], eta + c[topic, level + 1])
+        grad = np.zeros((n_topics, n_free))  # per topic, in the topic's own cut-points
+        hess = np.zeros((n_topics, n_free, n_free))
+        for k, i in position.items():
+            on_a, on_b = level == k, level + 1 == k
+            grad[:, i] = np.bincount(topic[on_a], ga[on_a], n_topics) + np.bincount(topic[on_b], gb[on_b], n_topics)
+            hess[:, i, i] = -np.bincount(topic[on_a], haa[on_a], n_topics) - np.bincount(topic[on_b], hbb[on_b], n_topics)
+            if k + 1 in position:  # rows between the two: A on c_k, B on c_{k+1}
+                j = position[k + 1]
+                hess[:, i, j] = hess[:, j, i] = -np.bincount(topic[on_a], hab[on_a], n_topics)
+        b = phi[n_free:].reshape(n_topics, n_free)
+        # (c, b_t) enter every row of topic t as c + b_t: an arrowhead curvature
+        g_c = grad.sum(axis=0) - phi[:n_free] / cut_sd**2
+        g_b = np.where(pooled, grad - prior_b * b, 0.0)
+        return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, cut_sd, prior_b, pooled)
+
+    if start is None or not np.isfinite(log_post(start)):
+        start = empirical
+    phi = newton_maximise(log_post, gradient_curvature, start, solve=_Arrowhead.solve)
+    curv = gradient_curvature(phi)[1]
+    evidence = log_post(phi) - 0.5 * curv.logdet() - n_topics * np.sum(np.log(np.asarray(tau)[pooled]))
+    return phi, lambda: curv.covariance, evidence
+
+
+class _Arrowhead:
+    """Minus the Hessian of :func:`_fit_topic_cuts` in ``(c, b_1..b_T)``: the shared block
+    ``Σ_t H_t + I/cut_sd²``, each topic's ``H_t + diag(1/τ²)`` and the coupling ``H_t``
+    (``H_t`` the likelihood's curvature in topic ``t``'s cut-points); solved through the
+    Schur complement of the topic blocks, ``O(T)``. Topic terms of a cut-point with
+    ``τ = 0`` are held at 0 (identity rows)."""
+
+    def __init__(self, hess, cut_sd, prior_b, pooled):
+        n_free = hess.shape[1]
+        keep = np.outer(pooled, pooled)
+        self.couple = hess * pooled[None, None, :]  # rows c, columns b_t
+        self.topic = np.where(keep, hess, 0.0) + np.diag(np.where(pooled, prior_b, 1.0))
+        self.shared = hess.sum(axis=0) + np.eye(n_free) / cut_sd**2
+        self.pooled = pooled
+        inv_topic = np.linalg.inv(self.topic)
+        self.inv_topic = inv_topic
+        self.schur = self.shared - np.einsum("tij,tjk,tlk->il", self.couple, inv_topic, self.couple)
+
+    def solve(self, g):
+        n_free = len(self.shared)
+        g_c, g_b = g[:n_free], g[n_free:].reshape(-1, n_free)
+        y = np.einsum("tij,tj->ti", self.inv_topic, g_b)
+        s_c = np.linalg.solve(self.schur, g_c - np.einsum("tij,tj->i", self.couple, y))
+        s_b = np.einsum("tij,tj->ti", self.inv_topic, g_b - np.einsum("tji,j->ti", self.couple, s_c))
+        return np.concatenate([s_c, s_b.ravel()])
+
+    def logdet(self) -> float:
+        """Over the free parameters (topic terms of a cut-point with ``τ = 0`` left out)."""
+        return float(np.sum(np.linalg.slogdet(self.topic)[1]) + np.linalg.slogdet(self.schur)[1])
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """The inverse, dense; 0 on the held topic terms."""
+        n_free, n_topics = len(self.shared), len(self.topic)
+        dense = np.zeros((n_free * (1 + n_topics),) * 2)
+        dense[:n_free, :n_free] = self.shared
+        for t in range(n_topics):
+            block = slice(n_free * (1 + t), n_free * (2 + t))
+            dense[:n_free, block] = self.couple[t]
+            dense[block, :n_free] = self.couple[t].T
+            dense[block, block] = self.topic[t]
+        cov = np.linalg.inv(dense)
+        held = np.concatenate([np.zeros(n_free, bool), np.tile(~self.pooled, n_topics)])
+        cov[held] = cov[:, held] = 0.0
+        return (cov + cov.T) / 2
