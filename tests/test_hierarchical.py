@@ -10,8 +10,10 @@ unit test may).
 
 from __future__ import annotations
 
+import json
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -320,3 +322,47 @@ def test_progress_reads_a_running_nutpie_sampler():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a warning that escaped would fail here
         assert _iterations_done(Sampler(trace, False)) == 2 * (5 + 3)
+
+
+HELD_OUT = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "held_out"
+
+
+@pytest.mark.parametrize("collection", ["dl19", "dl21", "trec8"])
+def test_held_out_bayes_settings_centre_on_the_held_out_default(collection):
+    """held_out/C/bayes.json (examples/bayes_calibration/held_out.py) is models/bayes.json with
+    the default model's settings chosen without C: a bayes-mc study on C is held out."""
+    folder = HELD_OUT / collection
+    fusion = json.loads((folder / "fusion.json").read_text())["params"]
+    bayes = json.loads((folder / "bayes.json").read_text())
+    shipped = json.loads((HELD_OUT.parents[2] / "models" / "bayes.json").read_text())["params"]
+    assert bayes["model"] == "bayes"
+    assert bayes["params"]["fusion"] == {k: v for k, v in fusion.items() if k != "n_draws"}
+    assert {k: v for k, v in bayes["params"].items() if k != "fusion"} == {
+        k: v for k, v in shipped.items() if k != "fusion"
+    }
+
+
+def test_settings_dir_gives_bayes_mc_the_held_out_centres(campaign):
+    """calibrate --settings-dir held_out/dl21: bayes-mc's model reads held_out/dl21/bayes.json
+    (keeping the strategy's own draws) and its hyperpriors are centred on dl21's held-out
+    spreads; fusion-mc reads fusion.json from the same folder."""
+    from relimpute.calibration.strategies import resolve_strategies, with_settings_from
+
+    strategies = with_settings_from(resolve_strategies("bayes-mc,fusion-mc"), HELD_OUT / "dl21")
+    by_name = {s.name: s for s in strategies}
+    model = by_name["bayes-mc"].make_model()
+    assert isinstance(model, Bayes) and model.n_draws == 200
+    assert model.fusion["run_effect_sd"] == 4.0 and model.fusion["weight_sd"] == 0.5
+    assert by_name["fusion-mc"].make_model().run_effect_sd == 4.0
+    posterior = model._posterior_model()
+    assert (posterior.run_effect_sd, posterior.weight_sd, posterior.beyond_decay) == (4.0, 0.5, 0.3)
+    centres = {}
+
+    class Capture(Bayes):
+        def _sample(self, design, y, n_topics, weight_centre, settings):
+            centres.update(settings)
+            return super()._sample(design, y, n_topics, weight_centre, settings)
+
+    Capture(**SMALL_ADVI, fusion=model.fusion).fit(campaign, rng=2)
+    # the hyperpriors' centres (build_model's LogNormal(log centre, s)) are dl21's held-out spreads
+    assert (centres["run_effect_sd"], centres["weight_sd"]) == (4.0, 0.5)
