@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import time
 import warnings
 from pathlib import Path
 
@@ -291,14 +292,26 @@ def test_nuts_refit_on_swapped_judgments_equals_the_first_fit(deep_pool):
 
 
 def test_progress_reads_a_running_nutpie_sampler():
-    """The NUTS progress bar counts tuning and draws of all chains; nutpie 0.16 raises
-    TimeoutError from ``is_finished`` while sampling, which means "not yet"."""
-    from relimpute.relevance.bayes import _import_arviz
+    """The NUTS progress bar counts tuning and draws of all chains on nutpie's raw trace (one
+    batch of statistics per chain); nutpie 0.16 raises TimeoutError from ``is_finished``
+    while sampling, which means "not yet"."""
+    from types import SimpleNamespace
+
     from relimpute.relevance.bayes.inference import _finished, _iterations_done
 
+    class Raw:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def inspect(self):
+            if self.rows is None:
+                raise RuntimeError("nothing stored yet")
+            batches = [SimpleNamespace(num_rows=n) for n in self.rows]
+            return SimpleNamespace(get_arrow_trace=lambda: (batches, batches))
+
     class Sampler:
-        def __init__(self, trace, done):
-            self.trace, self.done = trace, done
+        def __init__(self, rows, done):
+            self._sampler, self.done = Raw(rows), done
 
         @property
         def is_finished(self):
@@ -306,22 +319,30 @@ def test_progress_reads_a_running_nutpie_sampler():
                 raise TimeoutError("Timeout while waiting for sampler to finish")
             return True
 
-        def inspect(self):
-            if self.trace is None:
-                raise RuntimeError("nothing stored yet")
-            # as ArviZ does while a chain has no draws yet: kept off the user's terminal
-            warnings.warn("More chains (2) than draws (0)", UserWarning, stacklevel=1)
-            return self.trace
-
-    az = _import_arviz()
-    trace = az.from_dict(
-        posterior={"x": np.zeros((2, 3))}, warmup_posterior={"x": np.zeros((2, 5))}, save_warmup=True
-    )
-    assert not _finished(Sampler(None, False)) and _finished(Sampler(trace, True))
+    assert not _finished(Sampler(None, False)) and _finished(Sampler([8, 8], True))
     assert _iterations_done(Sampler(None, False)) == 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a warning that escaped would fail here
-        assert _iterations_done(Sampler(trace, False)) == 2 * (5 + 3)
+    assert _iterations_done(Sampler([8, 5], False)) == 13
+
+
+@pytest.mark.slow
+def test_progress_counts_a_real_nutpie_trace():
+    """nutpie's raw trace as the installed version stores it: every tuning step and draw."""
+    import nutpie
+
+    from relimpute.relevance.bayes import _import_pymc
+    from relimpute.relevance.bayes.inference import _finished, _iterations_done
+
+    pm = _import_pymc()
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, 1.0, shape=2)
+    sampler = nutpie.sample(
+        nutpie.compile_pymc_model(model), draws=30, tune=20, chains=2, seed=1,
+        progress_bar=False, blocking=False, save_warmup=True,
+    )  # fmt: skip
+    while not _finished(sampler):
+        time.sleep(0.1)
+    assert _iterations_done(sampler) == 2 * (20 + 30)
+    assert sampler.wait().posterior.sizes["draw"] == 30
 
 
 HELD_OUT = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "held_out"
