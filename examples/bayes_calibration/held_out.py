@@ -26,7 +26,7 @@ SHIPPED = ROOT / "models" / "bayes.json"
 
 
 def held_out_bayes(fusion_file: Path, shipped: dict) -> dict:
-    """``shipped`` (a bayes settings file) centred on the default model's settings in ``fusion_file``."""
+    """``shipped`` (a bayes settings file) centred on the default's settings in ``fusion_file``."""
     fusion = json.loads(fusion_file.read_text(encoding="utf-8"))
     if fusion.get("model") != "fusion":
         raise ValueError(f"{fusion_file}: not a fusion settings file")
@@ -36,11 +36,13 @@ def held_out_bayes(fusion_file: Path, shipped: dict) -> dict:
         "model": "bayes",
         "params": {**shipped["params"], "fusion": centre},
         "provenance": {
-            "data": f"the hyperpriors' centres chosen without {name}: {fusion['provenance']['data']}",
+            "data": f"the hyperpriors' centres chosen without {name}: "
+            + fusion["provenance"]["data"],
             "command": "python examples/bayes_calibration/held_out.py",
             "how_chosen": f"models/bayes.json with fusion set to held_out/{name}/fusion.json's "
             "parameters (its n_draws aside): the hierarchy's spreads are centred, and its "
-            f"likelihood's other settings fixed, at values chosen leave-one-collection-out for {name}",
+            "likelihood's other settings fixed, at values chosen leave-one-collection-out for "
+            + name,
         },
     }
 

@@ -35,7 +35,7 @@ def converged_share(trials: pd.DataFrame, strategy: str) -> tuple[int, int]:
 def collection_rows(folder: Path, name: str) -> list[dict]:
     summary = pd.read_csv(folder / "summary.csv").set_index("strategy")
     shortfall = worst_bin_shortfall(pd.read_csv(folder / "table2_bins.csv"))
-    trials = pd.read_csv(folder / "trials.csv")
+    trials = pd.read_csv(folder / "trials.csv", dtype={"warning_messages": "string"})
     paired = pd.read_csv(folder / "paired_tests.csv").set_index("outcome")
     rows = []
     for strategy, row in summary.iterrows():
@@ -54,12 +54,12 @@ def collection_rows(folder: Path, name: str) -> list[dict]:
                 "converged": f"{ok}/{n}" if strategy.startswith("bayes") else "",
             }
         )
+    bayes = next(r for r in rows if r["strategy"] == "bayes-mc")
     for outcome in ("w", "tau"):
         if outcome in paired.index:
-            p = paired.loc[outcome]
-            rows[-1 if rows[-1]["strategy"].startswith("bayes") else 0][f"paired {outcome}"] = (
-                f"{p['mean_difference']:+.3f} (p {p['pvalue']:.2f})"
-            )
+            p = paired.loc[outcome]  # strategy_a minus strategy_b: said as bayes-mc minus fusion-mc
+            sign = 1 if p["strategy_a"] == "bayes-mc" else -1
+            bayes[f"paired {outcome}"] = f"{sign * p['mean_difference']:+.3f} (p {p['pvalue']:.2f})"
     return rows
 
 
@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
     if not rows:
         return 1
     table = pd.DataFrame(rows).fillna("")
-    text = table.to_markdown(index=False)
+    text = table.to_markdown(index=False, disable_numparse=True)
     (out / "headline.md").write_text(
         "bayes-mc (paired columns: bayes-mc minus fusion-mc on the same trials)\n\n" + text + "\n",
         encoding="utf-8",
