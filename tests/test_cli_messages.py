@@ -437,8 +437,10 @@ def test_bootstrap_compare_p_values(collection, capsys):
 # --------------------------------------------------------------------------- uncalibrated models
 
 
-def _study(root: Path, collection: str, rows: dict[str, tuple[float, float]]) -> None:
-    folder = root / "examples" / "calibration" / collection
+def _study(
+    root: Path, collection: str, rows: dict[str, tuple[float, float]], study: str = "calibration"
+) -> None:
+    folder = root / "examples" / study / collection
     folder.mkdir(parents=True)
     lines = ["strategy,trials,w,w_low,w_high"]
     lines += [f"{s},200,{w},{low},{w + 1}" for s, (w, low) in rows.items()]
@@ -457,6 +459,21 @@ def test_calibration_warning_reads_the_study_summaries(tmp_path):
     assert "W +0.10 on trec8;" in calibration_warning("uniform", tmp_path)  # its lower bound
     assert calibration_warning("fusion", tmp_path) is None
     assert calibration_warning("bayes", tmp_path) is None  # no study ran it: nothing to say
+
+
+def test_calibration_warning_reads_the_held_out_bayes_study(tmp_path):
+    """The hierarchy as shipped (NUTS draws into Monte Carlo) is bayes-mc, studied held out in
+    examples/bayes_calibration/loco; the default's verdict still comes from examples/calibration."""
+    from relimpute.cli._calibration_check import calibration_warning
+
+    _study(tmp_path, "dl19", {"fusion-mc": (0.3, 0.1), "bayes": (-10.0, -12.0)})
+    loco = "bayes_calibration/loco"
+    _study(tmp_path, "dl19", {"bayes-mc": (0.4, 0.1), "fusion-mc": (0.5, 0.3)}, loco)
+    _study(tmp_path, "dl21", {"bayes-mc": (-0.9, -1.6), "fusion-mc": (0.3, 0.1)}, loco)
+    assert calibration_warning("bayes", tmp_path) == (
+        "warning: model 'bayes' failed the shipped calibration study (W -0.90 on dl21; "
+        "calibrated is W >= -0.5): its confidence is over-stated; the default model passes"
+    )
 
 
 def test_calibration_warning_reads_the_rtc_reproduction(tmp_path):

@@ -10,8 +10,11 @@ unit test may).
 
 from __future__ import annotations
 
+import json
 import pickle
+import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -289,14 +292,26 @@ def test_nuts_refit_on_swapped_judgments_equals_the_first_fit(deep_pool):
 
 
 def test_progress_reads_a_running_nutpie_sampler():
-    """The NUTS progress bar counts tuning and draws of all chains; nutpie 0.16 raises
-    TimeoutError from ``is_finished`` while sampling, which means "not yet"."""
-    from relimpute.relevance.bayes import _import_arviz
+    """The NUTS progress bar counts tuning and draws of all chains on nutpie's raw trace (one
+    batch of statistics per chain); nutpie 0.16 raises TimeoutError from ``is_finished``
+    while sampling, which means "not yet"."""
+    from types import SimpleNamespace
+
     from relimpute.relevance.bayes.inference import _finished, _iterations_done
 
+    class Raw:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def inspect(self):
+            if self.rows is None:
+                raise RuntimeError("nothing stored yet")
+            batches = [SimpleNamespace(num_rows=n) for n in self.rows]
+            return SimpleNamespace(get_arrow_trace=lambda: (batches, batches))
+
     class Sampler:
-        def __init__(self, trace, done):
-            self.trace, self.done = trace, done
+        def __init__(self, rows, done):
+            self._sampler, self.done = Raw(rows), done
 
         @property
         def is_finished(self):
@@ -304,19 +319,71 @@ def test_progress_reads_a_running_nutpie_sampler():
                 raise TimeoutError("Timeout while waiting for sampler to finish")
             return True
 
-        def inspect(self):
-            if self.trace is None:
-                raise RuntimeError("nothing stored yet")
-            # as ArviZ does while a chain has no draws yet: kept off the user's terminal
-            warnings.warn("More chains (2) than draws (0)", UserWarning, stacklevel=1)
-            return self.trace
-
-    az = _import_arviz()
-    trace = az.from_dict(
-        posterior={"x": np.zeros((2, 3))}, warmup_posterior={"x": np.zeros((2, 5))}, save_warmup=True
-    )
-    assert not _finished(Sampler(None, False)) and _finished(Sampler(trace, True))
+    assert not _finished(Sampler(None, False)) and _finished(Sampler([8, 8], True))
     assert _iterations_done(Sampler(None, False)) == 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a warning that escaped would fail here
-        assert _iterations_done(Sampler(trace, False)) == 2 * (5 + 3)
+    assert _iterations_done(Sampler([8, 5], False)) == 13
+
+
+@pytest.mark.slow
+def test_progress_counts_a_real_nutpie_trace():
+    """nutpie's raw trace as the installed version stores it: every tuning step and draw."""
+    import nutpie
+
+    from relimpute.relevance.bayes import _import_pymc
+    from relimpute.relevance.bayes.inference import _finished, _iterations_done
+
+    pm = _import_pymc()
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, 1.0, shape=2)
+    sampler = nutpie.sample(
+        nutpie.compile_pymc_model(model), draws=30, tune=20, chains=2, seed=1,
+        progress_bar=False, blocking=False, save_warmup=True,
+    )  # fmt: skip
+    while not _finished(sampler):
+        time.sleep(0.1)
+    assert _iterations_done(sampler) == 2 * (20 + 30)
+    assert sampler.wait().posterior.sizes["draw"] == 30
+
+
+HELD_OUT = Path(__file__).resolve().parents[1] / "examples" / "calibration" / "held_out"
+
+
+@pytest.mark.parametrize("collection", ["dl19", "dl21", "trec8"])
+def test_held_out_bayes_settings_centre_on_the_held_out_default(collection):
+    """held_out/C/bayes.json (examples/bayes_calibration/held_out.py) is models/bayes.json with
+    the default model's settings chosen without C: a bayes-mc study on C is held out."""
+    folder = HELD_OUT / collection
+    fusion = json.loads((folder / "fusion.json").read_text())["params"]
+    bayes = json.loads((folder / "bayes.json").read_text())
+    shipped = json.loads((HELD_OUT.parents[2] / "models" / "bayes.json").read_text())["params"]
+    assert bayes["model"] == "bayes"
+    assert bayes["params"]["fusion"] == {k: v for k, v in fusion.items() if k != "n_draws"}
+    assert {k: v for k, v in bayes["params"].items() if k != "fusion"} == {
+        k: v for k, v in shipped.items() if k != "fusion"
+    }
+
+
+def test_settings_dir_gives_bayes_mc_the_held_out_centres(campaign):
+    """calibrate --settings-dir held_out/dl21: bayes-mc's model reads held_out/dl21/bayes.json
+    (keeping the strategy's own draws) and its hyperpriors are centred on dl21's held-out
+    spreads; fusion-mc reads fusion.json from the same folder."""
+    from relimpute.calibration.strategies import resolve_strategies, with_settings_from
+
+    strategies = with_settings_from(resolve_strategies("bayes-mc,fusion-mc"), HELD_OUT / "dl21")
+    by_name = {s.name: s for s in strategies}
+    model = by_name["bayes-mc"].make_model()
+    assert isinstance(model, Bayes) and model.n_draws == 200
+    assert model.fusion["run_effect_sd"] == 4.0 and model.fusion["weight_sd"] == 0.5
+    assert by_name["fusion-mc"].make_model().run_effect_sd == 4.0
+    posterior = model._posterior_model()
+    assert (posterior.run_effect_sd, posterior.weight_sd, posterior.beyond_decay) == (4.0, 0.5, 0.3)
+    centres = {}
+
+    class Capture(Bayes):
+        def _sample(self, design, y, n_topics, weight_centre, settings):
+            centres.update(settings)
+            return super()._sample(design, y, n_topics, weight_centre, settings)
+
+    Capture(**SMALL_ADVI, fusion=model.fusion).fit(campaign, rng=2)
+    # the hyperpriors' centres (build_model's LogNormal(log centre, s)) are dl21's held-out spreads
+    assert (centres["run_effect_sd"], centres["weight_sd"]) == (4.0, 0.5)

@@ -2,6 +2,7 @@
 
 The shipped reusability studies (Carterette 2007 §4.3–4.4; ``examples/calibration/<collection>/
 summary.csv``, the reproduction of RTC in ``examples/rtc_paper/results/summary.csv``, and
+``examples/bayes_calibration/loco/<collection>/summary.csv`` for the hierarchy, and
 ``benchmarks/results/calibration.json`` for strategies only benchmarked there) measure the bookmaker W of each strategy's confidence; the target is W >= -0.5 with 95%
 confidence (``w_low``). A model whose confidence the studies found over-stated says so, with
 the W measured, when a command uses it. The studies live in the repository (source and
@@ -17,10 +18,15 @@ from pathlib import Path
 #: W at or above which a strategy's confidence counts as calibrated (examples/calibration)
 W_TARGET = -0.5
 #: the calibration strategies whose confidence is the model's (uniform: MTC's uniform prior;
-#: rtc: the loop and model of Carterette 2007, ``rtc[paper]`` in its reproduction)
-STRATEGY_OF_MODEL = {"rtc": ("rtc", "rtc[paper]"), "uniform": ("mtc",), "bayes": ("bayes",)}
-#: the study summaries read, relative to the repository
-SUMMARIES = ("examples/calibration/*/summary.csv", "examples/rtc_paper/results/summary.csv")
+#: rtc: the loop and model of Carterette 2007, ``rtc[paper]`` in its reproduction; bayes: its
+#: shipped settings, NUTS draws carried into Monte Carlo, ``bayes-mc``)
+STRATEGY_OF_MODEL = {"rtc": ("rtc", "rtc[paper]"), "uniform": ("mtc",), "bayes": ("bayes-mc",)}
+#: the study summaries read, relative to the repository (the hierarchy's held-out study last)
+SUMMARIES = (
+    "examples/calibration/*/summary.csv",
+    "examples/rtc_paper/results/summary.csv",
+    "examples/bayes_calibration/loco/*/summary.csv",
+)
 #: the strategy of the default answer (the default model, confidence over its posterior draws)
 DEFAULT_STRATEGY = "fusion-mc"
 

@@ -152,18 +152,18 @@ def _finished(sampler) -> bool:
 
 
 def _iterations_done(sampler) -> int:
-    """Iterations (tuning and draws, all chains) a running nutpie sampler has finished."""
+    """Iterations (tuning and draws, all chains) a running nutpie sampler has finished.
+
+    Counted on nutpie's raw trace (Arrow record batches: draws and sampler
+    statistics, one batch per chain), not on ``sampler.inspect()``, which
+    converts the whole trace to InferenceData at every poll (most of the main
+    thread's time while sampling, growing with the trace).
+    """
     try:
-        with warnings.catch_warnings():  # ArviZ: "more chains than draws" early on
-            warnings.simplefilter("ignore")
-            trace = sampler.inspect()
+        _, stats = sampler._sampler.inspect().get_arrow_trace()
+        return sum(int(batch.num_rows) for batch in stats)
     except Exception:  # noqa: BLE001 (nothing stored yet: the count is only for display)
         return 0
-    return sum(
-        trace[g].sizes["chain"] * trace[g].sizes["draw"]
-        for g in ("warmup_posterior", "posterior")
-        if g in trace.groups()
-    )
 
 
 def _sample_nuts_pymc(model, *, draws, tune, chains, target_accept, seed):

@@ -62,9 +62,10 @@ class Bayes(RelevanceModel):
         Whether :meth:`predict` returns the draws.
     rhat_max, min_ess_per_chain
         Convergence thresholds after NUTS (Vehtari et al. 2021: R-hat ≤ 1.01,
-        bulk and tail ESS ≥ 100 per chain); a failed check, or any divergent
-        transition, raises a :class:`~relimpute.errors.ConvergenceWarning` and
-        ``converged`` is False in the estimate's parameters.
+        bulk and tail ESS ≥ 400: 200 per chain over the default 2 chains); a
+        failed check, or any divergent transition, raises a
+        :class:`~relimpute.errors.ConvergenceWarning` and ``converged`` is False
+        in the estimate's parameters.
     priors
         Overrides of :data:`DEFAULT_PRIORS` (keys must exist there).
     fusion
@@ -86,11 +87,11 @@ class Bayes(RelevanceModel):
     def __init__(
         self,
         method: str = "nuts",
-        draws: int = 1000,
-        tune: int = 300,
+        draws: int = 2000,
+        tune: int = 500,
         chains: int = 2,
         sampler: str = "nutpie",
-        target_accept: float = 0.9,
+        target_accept: float = 0.95,
         advi_steps: int = 5000,
         advi_tolerance: float = 0.01,
         advi_learning_rate: float = 0.02,
