@@ -1,10 +1,10 @@
 """One line on stderr when a relevance model failed the project's own calibration study.
 
-The shipped reusability studies (Carterette 2007 §4.3–4.4; ``examples/calibration/<collection>/
-summary.csv``, the reproduction of RTC in ``examples/rtc_paper/results/summary.csv``, and
-``examples/bayes_calibration/loco/<collection>/summary.csv`` for the hierarchy, and
-``benchmarks/results/calibration.json`` for strategies only benchmarked there) measure the bookmaker W of each strategy's confidence; the target is W >= -0.5 with 95%
-confidence (``w_low``). A model whose confidence the studies found over-stated says so, with
+The shipped reusability studies (Carterette 2007 §4.3–4.4: :data:`SUMMARIES`, the
+reproduction of RTC and the hierarchy's held-out study among them, and
+``benchmarks/results/calibration.json`` for strategies only benchmarked there) measure the
+bookmaker W of each strategy's confidence; the target is W >= -0.5 with 95% confidence
+(``w_low``). A model whose confidence the studies found over-stated says so, with
 the W measured, when a command uses it. The studies live in the repository (source and
 editable installs); without them nothing is said.
 """
