@@ -603,3 +603,28 @@ def test_posterior_screen_skips_only_refits_that_cannot_stop():
         assert float(session.confidence()[0]) >= 0.95
     with pytest.raises(ValueError, match="screen"):
         SelectionSession(hidden.subset(list(pair)), PosteriorSelection(screen=0.7), pair)
+
+
+def test_posterior_choose_variance_weights_mtc_by_the_label_sd():
+    """``choose="variance"``: MTC's weight (by enumeration, with the model's p) times
+    ``sqrt(p (1 − p))``, and the proposal is its argmax over every topic, before and
+    after refits."""
+    from relimpute.selection import PosteriorSelection
+
+    rng = np.random.default_rng(11)
+    campaign = random_campaign(rng, n_topics=3, n_systems=2, n_docs=7, depth=5)
+    state = SelectionState(campaign, ("s0", "s1"))
+    selector = PosteriorSelection(model_params={"n_draws": 8}, interval=2, choose="variance")
+    selector.start(state, np.random.default_rng(0))
+    for step in range(4):
+        oracle = [w * np.sqrt(p * (1 - p)) for w, p in zip(oracle_weights(state), state.p)]
+        for t in range(state.n_topics):
+            np.testing.assert_allclose(selector.topic_weights(state, t), oracle[t], rtol=0, atol=1e-12)
+        assert any(((p > 0) & (p < 1) & (p != 0.5)).any() for p in state.p)  # the model's p, not ½
+        t, i = selector.propose(state)
+        assert oracle[t][i] == pytest.approx(max(o.max() for o in oracle), abs=1e-12)
+        before = state.record(t, i, step % 2)
+        selector.observe(state, t, i, before)
+    assert selector.n_fits_ == 3  # at the start, after 2 and after 4 judgments
+    with pytest.raises(ValueError, match="choose"):
+        PosteriorSelection(choose="entropy").start(SelectionState(campaign, ("s0", "s1")), rng)

@@ -1,8 +1,9 @@
 """The posterior selector against MTC on each collection: judgments, calibration, time.
 
 Reads the ``relimpute calibrate`` folders ``run.sh`` writes (one per collection) and writes
-``summary.csv`` (one row per collection and strategy), ``summary.md`` (the headline table)
-and ``judgments.png`` (judgments per trial, MTC against the posterior selector).
+``summary.csv`` (one row per collection and strategy), ``summary.md`` (the headline table),
+``initial_pairs.csv`` (how far apart the initial pair truly is, by how each trial stopped: a
+selector cannot decide a pair whose true ΔMAP is nearly 0 within a budget) and ``judgments.png`` (judgments per trial, MTC against the posterior selector).
 
     python examples/posterior_selector/summarize.py [RESULTS]
 """
@@ -67,6 +68,25 @@ def _initial_pair_calls(pairs: pd.DataFrame, trials: pd.DataFrame) -> float:
     return float(np.mean(right)) if right else float("nan")
 
 
+def initial_pair_rows(folder: Path, name: str) -> pd.DataFrame:
+    """Per strategy and stop reason: trials, and the median and quartiles of the initial
+    pair's true |ΔMAP| (official qrels, runs cut at the study's depth)."""
+    trials = pd.read_csv(folder / "trials.csv")
+    pairs = pd.read_csv(folder / "pairs.csv.gz")
+    initial = pairs[pairs["n_initial"] == 2].drop_duplicates("trial").set_index("trial")["true_delta_map"]
+    trials = trials.assign(true_abs_delta_map=trials["trial"].map(initial).abs())
+    rows = []
+    for (strategy, reason), part in trials.groupby(["strategy", "stopped_because"], sort=False):
+        d = part["true_abs_delta_map"]
+        rows.append({
+            "collection": COLLECTIONS.get(name, name), "strategy": strategy, "stopped_because": reason,
+            "trials": len(part), "median_judgments": float(part["judgments"].median()),
+            "true_abs_delta_map_median": float(d.median()), "true_abs_delta_map_q25": float(d.quantile(0.25)),
+            "true_abs_delta_map_q75": float(d.quantile(0.75)), "below_0.01": int((d < 0.01).sum()),
+        })
+    return pd.DataFrame(rows)
+
+
 def plot(trials: dict[str, pd.DataFrame], path: Path) -> None:
     """Judgments per trial: MTC (x) against the posterior selector (y), one panel per collection."""
     import matplotlib
@@ -92,13 +112,14 @@ def plot(trials: dict[str, pd.DataFrame], path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     results = Path(argv[0]) if argv else Path(__file__).resolve().parent / "results"
-    frames, trials = [], {}
+    frames, initial, trials = [], [], {}
     for name in COLLECTIONS:
         folder = results / name
         if not (folder / "report.json").is_file():
             print(f"{folder}: no finished study, left out", file=sys.stderr)
             continue
         frames.append(collection_rows(folder, name))
+        initial.append(initial_pair_rows(folder, name))
         trials[name] = pd.read_csv(folder / "trials.csv")
     if not frames:
         raise SystemExit(f"no study under {results}: run examples/posterior_selector/run.sh first")
@@ -107,8 +128,11 @@ def main(argv: list[str] | None = None) -> None:
     shown = table[["collection", "strategy", "trials", "median_judgments", "mean_judgments", "stopped_at_budget",
                    "W", "accuracy_conf_95", "share_conf_95", "mean_tau", "median_seconds"]]
     (results / "summary.md").write_text(shown.to_markdown(index=False, floatfmt=".3g") + "\n")
+    hard = pd.concat(initial, ignore_index=True)
+    hard.to_csv(results / "initial_pairs.csv", index=False, float_format="%.4g")
     plot(trials, results / "judgments.png")
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(hard.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,15 @@ model's joint posterior draws. A model fitted on a few judgments is uncertain
 about its own parameters; stopping on its point estimate (RTC read literally)
 declares a pair decided after ten or twenty judgments and is then wrong far
 more often than it says (examples/rtc_paper/).
+
+Which document to judge (``choose``): MTC's weight ``w_i`` (Carterette 2007
+§2.1, with the model's p for the unjudged documents) is the change of
+``E[ΔMAP]`` when document ``i`` turns relevant, whatever the model believes of
+it. ``choose="variance"`` ranks by ``|w_i| · sqrt(p_i (1 − p_i))``: to first
+order (ΔMAP linear in the label) judging ``i`` removes ``w_i² p_i (1 − p_i)``
+from ``Var[ΔMAP]``, so a document the model is already sure of is not judged
+first (docs/math/map-difference.md). With ``p = ½`` for every document both
+rank alike.
 """
 
 from __future__ import annotations
@@ -14,8 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import register
+import numpy as np
+
+from .base import SelectionState, register
 from .rtc import RTCSelection
+
+#: how the posterior selector ranks the candidates (see the module docstring)
+CHOOSE = ("mtc", "variance")
 
 
 class PosteriorSelection(RTCSelection):
@@ -36,6 +50,10 @@ class PosteriorSelection(RTCSelection):
         Skip the Monte Carlo at a refit when the confidence with the refitted
         probabilities taken as known is more than this below the stopping
         confidence (see :class:`~.rtc.RTCSelection`); None computes it at every refit.
+    choose
+        ``"mtc"``: MTC's weights with the model's p. ``"variance"``: those
+        weights times the sd ``sqrt(p (1 − p))`` of the document's label (the
+        module docstring).
     """
 
     name = "posterior"
@@ -47,9 +65,23 @@ class PosteriorSelection(RTCSelection):
         model_params: Mapping[str, Any] | None = None,
         mc_draws: int = 4000,
         screen: float | None = 0.05,
+        choose: str = "mtc",
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
                          stop_on="posterior", mc_draws=mc_draws, screen=screen)
+        self.choose = choose
+
+    def _initial_p(self, state: SelectionState) -> None:
+        if self.choose not in CHOOSE:
+            raise ValueError(f"choose must be one of {CHOOSE}, got {self.choose!r}")
+        super()._initial_p(state)
+
+    def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
+        weights = super().topic_weights(state, t)
+        if self.choose == "mtc":
+            return weights
+        p = self.choice_p_[t]
+        return weights * np.sqrt(np.clip(p * (1.0 - p), 0.0, None))
 
 
 register(PosteriorSelection)

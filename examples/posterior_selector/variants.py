@@ -1,0 +1,53 @@
+"""The study of run.sh with the posterior selector's own settings changed (``relimpute calibrate``
+names a strategy but does not set a selector's parameters).
+
+Runs ``mtc``, ``fusion-mc`` and ``posterior`` (with ``--choose``) on each collection, the
+protocol of run.sh (k = 10, c = 2, depth 100, seed 2007, budget 300, the default model's
+settings chosen without the collection), and writes one ``relimpute calibrate``-style folder
+per collection under ``--out`` for summarize.py:
+
+    python examples/posterior_selector/variants.py --choose variance --trials 10 \\
+        --out examples/posterior_selector/variance
+    python examples/posterior_selector/summarize.py examples/posterior_selector/variance
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from _protocol import C, COLLECTIONS, DEPTH, K, SEED, held_out, load
+
+
+def main(argv: list[str] | None = None) -> None:
+    from relimpute.calibration import CalibrationReport, run_study
+    from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
+    from relimpute.selection.posterior import CHOOSE
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--choose", choices=CHOOSE, required=True)
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--budget", type=int, default=300)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--collections", default=",".join(COLLECTIONS))
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    for name in args.collections.split(","):
+        campaign, groups = load(name)
+        posterior = get_calibration_strategy("posterior")
+        strategies = [get_calibration_strategy("mtc"), get_calibration_strategy("fusion-mc"),
+                      replace(posterior, selector_params={**posterior.selector_params, "choose": args.choose})]  # fmt: skip
+        strategies = with_settings_from(strategies, held_out(name))
+        study = run_study(
+            campaign, strategies, n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
+            groups=groups, jobs=args.jobs,
+            progress=False, max_judgments=args.budget,
+        )  # fmt: skip
+        study.config["collection"] = COLLECTIONS[name][0]
+        CalibrationReport.from_study(study, cap=0.95).write(args.out / name, study=study)
+        print(f"{name}: {args.out / name}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
