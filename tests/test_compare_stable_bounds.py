@@ -11,8 +11,6 @@ import pytest
 
 from relimpute.cli import main
 
-pytestmark = pytest.mark.shared_data
-
 
 def _bounds(dl19_dir, seed, capsys) -> tuple[str, str]:
     argv = ["compare", str(dl19_dir / "qrels.txt"), str(dl19_dir / "runs"), "--rel-threshold", "2",
@@ -29,6 +27,7 @@ def _decimals(text: str) -> int:
     return len(text.partition(".")[2])
 
 
+@pytest.mark.shared_data
 def test_two_seeds_print_the_same_bounds_to_the_printed_digits(dl19_dir, capsys):
     first, second = _bounds(dl19_dir, 1, capsys), _bounds(dl19_dir, 2, capsys)
     for a, b in zip(first, second):
@@ -37,3 +36,23 @@ def test_two_seeds_print_the_same_bounds_to_the_printed_digits(dl19_dir, capsys)
         # equal at the coarser of the two printings, up to the rounding of its last digit
         assert abs(float(a) - float(b)) <= 10.0**-digits + 1e-12, (first, second)
     assert 0.0 <= float(first[0]) < float(first[1])  # p_bert is better: the interval says so
+
+
+@pytest.mark.parametrize(
+    "value, se, decimals",
+    [
+        (0.0321, 0.008, 2),  # the decimal of its standard error
+        (0.0042, 0.004, 3),  # would read 0.00 beside P = 0.998: one more decimal
+        (-0.0042, 0.004, 3),
+        (0.00004, 0.004, 4),  # never beyond four
+        (0.0, 0.004, 2),  # a bound that is 0 stays 0
+        (0.51, 0.2, 1),
+        (0.51, 0.0, 4),  # no Monte Carlo error: four decimals
+    ],
+)
+def test_a_bound_never_reads_zero_when_it_is_not(value, se, decimals):
+    from relimpute.cli.compare import bound_decimals
+
+    assert bound_decimals(value, se) == decimals
+    if value != 0 and decimals < 4:
+        assert round(value, decimals) != 0

@@ -279,10 +279,22 @@ def run(args) -> int:
     return 0
 
 
+def bound_decimals(value: float, se: float) -> int:
+    """Decimals to print a Monte Carlo bound with: those of its standard error ``se`` (1 to 4),
+    and more (up to 4) while the bound would read 0 though it is not, so that a bound never
+    looks like touching zero beside a confident P(A beats B)."""
+    import math
+
+    digits = 4 if not se > 0 else min(max(math.floor(-math.log10(se)), 1), 4)
+    while digits < 4 and value != 0 and round(value, digits) == 0:
+        digits += 1
+    return digits
+
+
 def _bounds_to_their_digits(result, estimate, args):
     """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (the last digit printed is uncertain by about one unit; 1 to 4 decimals; never
-    ``-0.0``), and a note saying so.
+    ``-0.0``, and never 0 for a bound that is not: :func:`bound_decimals`), and a note saying so.
 
     The bounds are tail quantiles: with a model's posterior draws they rest on the few
     draws in the tail, so their last digits would change with the seed.
@@ -297,9 +309,9 @@ def _bounds_to_their_digits(result, estimate, args):
     clusters = estimate.n_draws or len(result.scores.draws)  # draws sharing a posterior draw
     errors = bound_standard_errors(result.scores.draws, result.pairs, args.confidence, clusters)
     for column, se in zip(("ci_low", "ci_high"), errors):
-        with np.errstate(divide="ignore"):
-            digits = np.clip(np.floor(-np.log10(se)), 1, 4).astype(int)
-        rounded = [round(float(v), int(d)) + 0.0 for v, d in zip(frame[column].to_numpy(), digits)]
+        values = frame[column].to_numpy()
+        digits = [bound_decimals(float(v), float(e)) for v, e in zip(values, se)]
+        rounded = [round(float(v), d) + 0.0 for v, d in zip(values, digits)]
         if args.format in ("tsv", "json"):
             frame[column] = rounded
         else:
