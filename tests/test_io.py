@@ -515,7 +515,7 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
         raise OSError("disk on fire")
 
     if target == "os.replace":
-        monkeypatch.setattr(rio.os, "replace", boom)
+        monkeypatch.setattr(os, "replace", boom)  # the one os module every writer renames with
     else:  # the disk fills while the (compressed) text is written
         monkeypatch.setattr(_files, "write_fully", boom)
     new = pd.DataFrame({"query_id": ["9"], "doc_id": ["z"], "relevance": [1]})

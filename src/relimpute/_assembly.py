@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .io import as_string_array, read_qrels, read_run, read_run_columns, trec_scores
+from ._parsing import as_string_array, trec_scores
+from ._reading import read_qrels, read_run, read_run_columns
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
 _PAIR_CELLS = 1 << 24  # (system, document) cells one pass of _repeating_systems marks

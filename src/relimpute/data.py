@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from ._assembly import UNJUDGED, Aligned, align_files, align_frames
-from .io import read_qrels, run_files, skipped_note, write_qrels, write_run
+from ._reading import read_qrels, run_files, skipped_note
+from ._writing import write_qrels, write_run
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicData:

@@ -61,12 +61,12 @@ def measured_w(strategy: str | tuple[str, ...], root: Path | None = None) -> lis
                 continue
     if not found:  # strategies only the calibration benchmark ran (bayes)
         bench = root / "benchmarks" / "results" / "calibration.json"
-        for name in names:
-            try:
-                row = json.loads(bench.read_text(encoding="utf-8"))["headline"][name]
-                found.append(("dl19 benchmark", float(row["w"]), float(row["w_low"])))
-            except (OSError, KeyError, TypeError, ValueError):
-                pass
+        try:
+            headline = json.loads(bench.read_text(encoding="utf-8"))["headline"]
+            rows = [headline[name] for name in names if name in headline]
+            found += [("dl19 benchmark", float(r["w"]), float(r["w_low"])) for r in rows]
+        except (OSError, KeyError, TypeError, ValueError):
+            pass
     return found
 
 

@@ -26,7 +26,7 @@ from .._display import short_repr
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
-from ..io import GRADE_COLUMN
+from .._parsing import GRADE_COLUMN
 from .grades import GradeShares, from_exceedance, grade_column, judged_shares, levels_of_columns
 
 
