@@ -628,3 +628,39 @@ def test_posterior_choose_variance_weights_mtc_by_the_label_sd():
     assert selector.n_fits_ == 3  # at the start, after 2 and after 4 judgments
     with pytest.raises(ValueError, match="choose"):
         PosteriorSelection(choose="entropy").start(SelectionState(campaign, ("s0", "s1")), rng)
+
+
+def test_posterior_refits_at_the_threshold_decide_as_the_graded_fit():
+    """The posterior selector fits the default model on labels read at the threshold and
+    keeps each refit's draws for all its Monte Carlo passes; oracle: the RTC loop on the
+    same model fitted on the graded judgments (stop_on="posterior", the same rng), whose
+    judgments, confidences and refits it must reproduce exactly."""
+    from dataclasses import replace
+
+    from relimpute.selection import PosteriorSelection
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(
+        n_topics=6, n_systems=3, n_docs=200, depth=30, grade_probs=(0.4, 0.3, 0.3), rng=11
+    ).campaign
+    full = replace(full, rel_threshold=2)
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+
+    def run(selector):
+        session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=0.95, budget=45, rng=3)
+        trace = []
+        while session.stop_reason() is None:
+            q, d = session.propose()
+            session.judge(q, d, oracle.judge(q, d))
+            trace.append((q, d, float(session.tracker.p_a_better()[0])))
+        return session, trace
+
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "screen": None}
+    graded, expected = run(RTCSelection(model="fusion", stop_on="posterior", **settings))
+    fast, trace = run(PosteriorSelection(**settings))
+    assert trace == expected and fast.stop_reason() == graded.stop_reason()
+    assert fast.strategy.n_fits_ == graded.strategy.n_fits_ >= 3
+    assert graded.strategy.estimate_.grades is not None  # the oracle did fit grades
+    assert fast.strategy.estimate_.grades is None

@@ -16,20 +16,35 @@ order (ΔMAP linear in the label) judging ``i`` removes ``w_i² p_i (1 − p_i)`
 from ``Var[ΔMAP]``, so a document the model is already sure of is not judged
 first (docs/math/map-difference.md). With ``p = ½`` for every document both
 rank alike.
+
+The stopping confidence is the posterior predictive P(ΔMAP > 0), a binary measure, so
+each refit fits the default model on the judgments read at the relevance threshold
+(grades 0/1): its probabilities of relevance and their draws do not depend on the grades
+(only its split of relevance into grades does, docs/math/fusion.md "Relevance and
+grades"), and the cut-points' fit is skipped. Each topic's posterior draws are computed
+once per refit, not once per Monte Carlo pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ..relevance.base import LazyDraws
 from .base import SelectionState, register
 from .rtc import RTCSelection
 
 #: how the posterior selector ranks the candidates (see the module docstring)
 CHOOSE = ("mtc", "variance")
+#: models whose probabilities of relevance (and their draws) are fitted at the threshold
+#: alone, the grades only split them (relimpute/relevance/fusion.py): refitted on binary labels
+THRESHOLD_ONLY = ("fusion",)
+#: keep a refit's posterior draws of every topic when they hold at most this many values
+#: (2^24 float64: 128 MB); larger campaigns recompute a topic's draws at each pass
+KEEP_DRAWS = 1 << 24
 
 
 class PosteriorSelection(RTCSelection):
@@ -54,6 +69,12 @@ class PosteriorSelection(RTCSelection):
         ``"mtc"``: MTC's weights with the model's p. ``"variance"``: those
         weights times the sd ``sqrt(p (1 − p))`` of the document's label (the
         module docstring).
+
+    Attributes
+    ----------
+    estimate_
+        The latest refit's estimate (of the default model: relevance at the threshold,
+        no grades).
     """
 
     name = "posterior"
@@ -76,12 +97,37 @@ class PosteriorSelection(RTCSelection):
             raise ValueError(f"choose must be one of {CHOOSE}, got {self.choose!r}")
         super()._initial_p(state)
 
+    def _fit_predict(self, campaign):
+        if self.model_name_ not in THRESHOLD_ONLY:
+            return super()._fit_predict(campaign)
+        threshold = campaign.rel_threshold
+        binary = tuple(replace(t, grades=(t.grades >= threshold).astype(t.grades.dtype)) for t in campaign.topics)
+        return super()._fit_predict(replace(campaign, topics=binary, rel_threshold=1))
+
+    def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
+        draws = estimate.draws
+        if isinstance(draws, LazyDraws) and draws.n_draws * sum(len(p) for p in estimate.p) <= KEEP_DRAWS:
+            estimate = replace(estimate, draws=_kept(draws))
+        super()._posterior_confidence(state, campaign, estimate)
+
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
         weights = super().topic_weights(state, t)
         if self.choose == "mtc":
             return weights
         p = self.choice_p_[t]
         return weights * np.sqrt(np.clip(p * (1.0 - p), 0.0, None))
+
+
+def _kept(draws: LazyDraws) -> LazyDraws:
+    """``draws`` with each topic's array computed when first read and then kept."""
+    kept: dict[int, np.ndarray] = {}
+
+    def make(t: int) -> np.ndarray:
+        if t not in kept:
+            kept[t] = draws[t]
+        return kept[t]
+
+    return LazyDraws(draws.n_topics, draws.n_draws, make)
 
 
 register(PosteriorSelection)

@@ -120,9 +120,8 @@ class RTCSelection(MTC):
         self._refit(state)
 
     def _refit(self, state: SelectionState) -> None:
-        model = get_model(self.model_name_, **self.model_params_)
         campaign = state.current_campaign()
-        estimate = self.estimate_ = model.fit_predict(campaign, rng=self.rng_)
+        estimate = self.estimate_ = self._fit_predict(campaign)
         for p, judged, fitted in zip(self.choice_p_, state.judged, estimate.p):
             p[~judged] = fitted[~judged]
         self.n_fits_ += 1
@@ -132,6 +131,10 @@ class RTCSelection(MTC):
                 self.posterior_ = PosteriorPairConfidence(len(state.pairs))
         if self.stop_on_ == "posterior":
             self._posterior_confidence(state, campaign, estimate)
+
+    def _fit_predict(self, campaign):
+        """The model fitted on ``campaign`` and its estimate of every document."""
+        return get_model(self.model_name_, **self.model_params_).fit_predict(campaign, rng=self.rng_)
 
     def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
         """Monte Carlo over the model's draws, E[R] over the compared systems (as
