@@ -649,7 +649,8 @@ def test_posterior_refits_at_the_threshold_decide_as_the_graded_fit():
     oracle = SimulatedAssessor(full)
 
     def run(selector):
-        session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=0.95, budget=45, rng=3)
+        campaign = hidden.subset(list(pair))
+        session = SelectionSession(campaign, selector, pair, confidence=0.95, budget=45, rng=3)
         trace = []
         while session.stop_reason() is None:
             q, d = session.propose()

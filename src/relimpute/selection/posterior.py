@@ -100,13 +100,16 @@ class PosteriorSelection(RTCSelection):
     def _fit_predict(self, campaign):
         if self.model_name_ not in THRESHOLD_ONLY:
             return super()._fit_predict(campaign)
-        threshold = campaign.rel_threshold
-        binary = tuple(replace(t, grades=(t.grades >= threshold).astype(t.grades.dtype)) for t in campaign.topics)
+        level = campaign.rel_threshold
+        binary = tuple(
+            replace(t, grades=(t.grades >= level).astype(t.grades.dtype)) for t in campaign.topics
+        )
         return super()._fit_predict(replace(campaign, topics=binary, rel_threshold=1))
 
     def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
         draws = estimate.draws
-        if isinstance(draws, LazyDraws) and draws.n_draws * sum(len(p) for p in estimate.p) <= KEEP_DRAWS:
+        size = sum(len(p) for p in estimate.p)
+        if isinstance(draws, LazyDraws) and draws.n_draws * size <= KEEP_DRAWS:
             estimate = replace(estimate, draws=_kept(draws))
         super()._posterior_confidence(state, campaign, estimate)
 

@@ -134,7 +134,8 @@ class RTCSelection(MTC):
 
     def _fit_predict(self, campaign):
         """The model fitted on ``campaign`` and its estimate of every document."""
-        return get_model(self.model_name_, **self.model_params_).fit_predict(campaign, rng=self.rng_)
+        model = get_model(self.model_name_, **self.model_params_)
+        return model.fit_predict(campaign, rng=self.rng_)
 
     def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
         """Monte Carlo over the model's draws, E[R] over the compared systems (as
