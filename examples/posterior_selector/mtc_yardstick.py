@@ -6,13 +6,14 @@ collection) the judging loops of ``mtc`` and ``posterior`` run on the initial pa
 ``relimpute calibrate`` runs them (the same strategies, rng streams and oracle: the judgments
 of ``results/NAME``'s trials); one row per trial: the pair's true ΔMAP, MTC's judgments, its
 stated confidence and whether it calls the pair the right way, and the same for the posterior
-selector, and the posterior predictive confidence of the default model before any judgment. Writes ``results/yardstick_NAME.csv`` and
-prints the table and the medians (all trials, and the trials MTC decides the right way).
+selector, and the posterior predictive confidence of the default model before any judgment.
+Writes ``results/yardstick_NAME.csv`` and prints the table and the medians (all trials, and
+the trials MTC decides the right way).
 
     python examples/posterior_selector/mtc_yardstick.py dl19 [--trials 20]
     # or split over two processes, then merge
-    python examples/posterior_selector/mtc_yardstick.py dl19 --only 0,1,2,3,4,5,6,7,8,9 --out a.csv
-    python examples/posterior_selector/mtc_yardstick.py dl19 --only 10,11,12,13,14,15,16,17,18,19 --out b.csv
+    python examples/posterior_selector/mtc_yardstick.py dl19 --only 0,2,4,6,8,10,12,14,16,18 --out a.csv
+    python examples/posterior_selector/mtc_yardstick.py dl19 --only 1,3,5,7,9,11,13,15,17,19 --out b.csv
     python examples/posterior_selector/mtc_yardstick.py dl19 --merge a.csv b.csv
 """
 
@@ -28,6 +29,7 @@ import pandas as pd
 from _protocol import C, COLLECTIONS, DEPTH, K, ROOT, SEED, held_out, load
 
 BUDGET = 300
+RESULTS = ROOT / "examples" / "posterior_selector" / "results"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,13 +41,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("collection", choices=sorted(COLLECTIONS))
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--only", help="comma-separated trial numbers (default: all), e.g. to split the work")
-    parser.add_argument("--out", type=Path, help="the CSV (default results/yardstick_NAME.csv), written trial by trial")
-    parser.add_argument("--merge", type=Path, nargs="+", help="no trials: merge these CSVs into --out, print the table")
+    parser.add_argument("--only", help="comma-separated trial numbers (default: all)")
+    parser.add_argument("--out", type=Path, help="the CSV, written trial by trial")
+    parser.add_argument("--merge", type=Path, nargs="+", help="merge these CSVs into --out")
     args = parser.parse_args(argv)
-    out = args.out or ROOT / "examples" / "posterior_selector" / "results" / f"yardstick_{args.collection}.csv"
+    out = args.out or RESULTS / f"yardstick_{args.collection}.csv"
     if args.merge:
-        frame = pd.concat([pd.read_csv(f) for f in args.merge]).drop_duplicates("trial").sort_values("trial")
+        frame = pd.concat([pd.read_csv(f) for f in args.merge])
+        frame = frame.drop_duplicates("trial").sort_values("trial")
         frame.to_csv(out, index=False, float_format="%.6g")
         print(table(frame))
         return
@@ -62,7 +65,8 @@ def main(argv: list[str] | None = None) -> None:
         hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
         a, b = spec.initial
         truth = true_map(full)
-        row = {"trial": spec.trial, "system_a": a, "system_b": b, "true_delta_map": truth[a] - truth[b]}
+        row = {"trial": spec.trial, "system_a": a, "system_b": b}
+        row["true_delta_map"] = truth[a] - truth[b]
         for strategy in strategies:
             start = time.process_time()
             result = _gather_judgments(
@@ -80,17 +84,19 @@ def main(argv: list[str] | None = None) -> None:
             if strategy.name == "posterior":  # what the default model says before any judgment
                 pair = hidden.subset([a, b])
                 estimate = strategy.make_model().fit(pair, rng=1).predict(pair)
-                p0 = ConfidenceEngine().monte_carlo(pair, estimate, pairs=[(a, b)], n_draws=4000, rng=2).p_a_better[0]
+                engine = ConfidenceEngine()
+                at_0 = engine.monte_carlo(pair, estimate, pairs=[(a, b)], n_draws=4000, rng=2)
+                p0 = at_0.p_a_better[0]
                 row["posterior_confidence_at_0"] = max(p0, 1 - p0)
         rows.append(row)
-        pd.DataFrame(rows).to_csv(out, index=False, float_format="%.6g")  # a killed run keeps its trials
+        pd.DataFrame(rows).to_csv(out, index=False, float_format="%.6g")  # a killed run keeps them
         print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}, flush=True)
     print(table(pd.DataFrame(rows)))
 
 
 def table(frame: pd.DataFrame) -> str:
     """The markdown table of the README and the medians under it."""
-    lines = [
+    lines = [  # fmt: skip
         "| trial | true ΔMAP | MTC judgments | MTC stated confidence | MTC call | posterior judgments "
         "| posterior confidence | posterior call | posterior confidence at 0 judgments |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -102,14 +108,14 @@ def table(frame: pd.DataFrame) -> str:
         return "right" if r[f"{key}_right"] else "**wrong**"
 
     for _, r in frame.iterrows():
-        lines.append(
+        lines.append(  # fmt: skip
             f"| {r.trial} | {r.true_delta_map:+.3f} | {r.mtc_judgments} | {r.mtc_confidence:.3f} | {call(r, 'mtc')} "
             f"| {r.posterior_judgments} | {r.posterior_confidence:.3f} | {call(r, 'posterior')} "
             f"| {r.posterior_confidence_at_0:.3f} |"
         )  # fmt: skip
     decided = frame[(frame.mtc_stopped == "confidence") & frame.mtc_right]
     med = lambda s: float(np.median(s))  # noqa: E731
-    lines += [
+    lines += [  # fmt: skip
         "",
         f"MTC median judgments, all {len(frame)} trials (as published): {med(frame.mtc_judgments):g}; "
         f"over the {len(decided)} trials MTC decides the right way: {med(decided.mtc_judgments):g}. "
