@@ -112,6 +112,47 @@ def map_units(
     return [results[i] for i in range(len(units))]
 
 
+def map_resumable(
+    function: Callable,
+    units: Sequence[Any],
+    *,
+    checkpoint,
+    name: str,
+    encode: Callable[[Any], Any],
+    decode: Callable[[Any], Any],
+    **options,
+) -> list[Any]:
+    """:func:`map_units`, keeping each finished unit in ``checkpoint`` as it ends.
+
+    ``checkpoint`` is a :class:`relimpute._study_folder.StudyFolder` (or None: plain
+    :func:`map_units`). Unit ``i`` is saved as part ``NAME-i`` with the unit itself and
+    ``encode(result)`` (JSON-able; exact, so a resumed study writes the same bytes); a part
+    already there for the same unit is ``decode``-d instead of run again. ``options`` go to
+    :func:`map_units` (``on_result`` sees the units run here only).
+    """
+    from ._study_folder import _normal
+
+    units = list(units)
+    found: dict[int, Any] = {}
+    for index, item in enumerate(units):
+        saved = None if checkpoint is None else checkpoint.load(f"{name}-{index}")
+        if isinstance(saved, dict) and saved.get("unit") == _normal(item) and "result" in saved:
+            found[index] = decode(saved["result"])
+    todo = [i for i in range(len(units)) if i not in found]
+    then = options.pop("on_result", None)
+
+    def finished(position: int, result: Any) -> None:
+        index = todo[position]
+        found[index] = result
+        if checkpoint is not None:
+            checkpoint.save(f"{name}-{index}", {"unit": _normal(units[index]), "result": encode(result)})
+        if then is not None:
+            then(index, result)
+
+    map_units(function, [units[i] for i in todo], on_result=finished, **options)
+    return [found[i] for i in range(len(units))]
+
+
 def _in_this_process(jobs: int | None) -> bool:
     if jobs is not None:
         return jobs == 1
