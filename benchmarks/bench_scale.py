@@ -22,6 +22,7 @@ import os
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -102,24 +103,41 @@ def on_joblib(campaign, groups, args, n: int) -> tuple[dict, object]:
 
 
 def on_dask(campaign, groups, args, n: int) -> tuple[dict, object]:
-    from distributed import Client, LocalCluster
+    from relimpute import parallel
 
+    # relimpute's settings of the clusters it starts, or (--dask-config default) Dask's own
+    settings = {} if args.dask_config == "default" else parallel.LOCAL_CLUSTER_CONFIG
+    poisoned = "MALLOC_TRIM_THRESHOLD_" not in os.environ  # a nanny sets it here too, for its spawns
     started = time.perf_counter()
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=":0") as cluster, Client(cluster) as client:  # fmt: skip
+    with _local_config(settings), parallel.cluster(parallel.LOCAL, n) as client:
         client.wait_for_workers(n)
         startup = time.perf_counter() - started
         before, idle = _tree_cpu(), time.perf_counter()
-        time.sleep(10)  # the cluster's own ticking (heartbeats, monitors), with no task to run
-        idle_cpu = _cpu_since(before) / (time.perf_counter() - idle)
+        time.sleep(10 if args.backend == "both" else 0)  # the cluster's own ticking, no task to run
+        idle_cpu = _cpu_since(before) / max(time.perf_counter() - idle, 1e-9)
         before, started = _tree_cpu(), time.perf_counter()
         study = _study(campaign, groups, args, client=client)
         wall = time.perf_counter() - started
         cpu = _cpu_since(before)
         peaks = list(client.run(peak_rss_mb).values())
+    if poisoned:  # the next joblib run's workers must not inherit it
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     figures = {"wall_s": wall, "cpu_s": cpu, "worker_peak_mb": peaks, "cluster_start_s": startup,
                "idle_cpu_s_per_s": idle_cpu}  # fmt: skip
     return figures, study
+
+
+@contextmanager
+def _local_config(settings: dict):
+    """relimpute.parallel.LOCAL_CLUSTER_CONFIG replaced by ``settings`` while the block runs."""
+    from relimpute import parallel
+
+    kept = parallel.LOCAL_CLUSTER_CONFIG
+    parallel.LOCAL_CLUSTER_CONFIG = settings
+    try:
+        yield
+    finally:
+        parallel.LOCAL_CLUSTER_CONFIG = kept
 
 
 def main() -> None:
@@ -128,6 +146,12 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="numbers of workers, comma-separated")
     parser.add_argument("--seed", type=int, default=2007)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--backend", choices=("both", "joblib", "dask"), default="both",
+                        help="one side only: print its figures, write no results (to time the two "
+                        "sides as whole processes, pair by pair)")  # fmt: skip
+    parser.add_argument("--dask-config", choices=("relimpute", "default"), default="relimpute",
+                        help="the clusters' Dask settings: relimpute's (parallel.LOCAL_CLUSTER_CONFIG, "
+                        "as --scheduler local) or Dask's defaults")  # fmt: skip
     args = parser.parse_args()
     if not (DL19 / "qrels.txt").is_file():
         print(f"skipped: DL 2019 data not found at {DL19}")
@@ -148,12 +172,16 @@ def main() -> None:
     rows, reference = [], None
     for n in [int(x) for x in args.workers.split(",")]:
         for backend, run in (("joblib", on_joblib), ("dask", on_dask)):
+            if args.backend not in ("both", backend):
+                continue
             figures, study = run(campaign, groups, args, n)
             pairs = study.pairs.to_csv(index=False)
             reference = reference or pairs
             rows.append({"backend": backend, "workers": n, **figures, **sizes,
                          "same_pairs_as_first_run": pairs == reference})  # fmt: skip
             print(rows[-1], file=sys.stderr)
+    if args.backend != "both":
+        return
     ratios = []
     for n in sorted({r["workers"] for r in rows}):
         joblib_row, dask_row = (next(r for r in rows if r["workers"] == n and r["backend"] == b)

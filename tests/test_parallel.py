@@ -177,15 +177,30 @@ def _die_once(unit: int, *, marker: str) -> tuple[int, int]:
     return unit * unit, os.getpid()
 
 
-def test_a_killed_worker_does_not_lose_the_study(tmp_path):
+def _settings(dask_worker) -> dict:
+    import dask
+
+    return {"profiled": "profile" in dask_worker.periodic_callbacks, "trim": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+            "tick": dask.config.get("distributed.admin.tick.interval")}  # fmt: skip
+
+
+def test_a_killed_worker_does_not_lose_the_study_on_a_cluster_of_ours(tmp_path, monkeypatch):
+    """``--scheduler local`` (worker processes, as the commands start them): a unit whose worker
+    dies runs again on another; the workers run with relimpute's settings (no profiler, no
+    malloc trimming, a slow tick: parallel.LOCAL_CLUSTER_CONFIG), this process's environment
+    is left as it was."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     marker = str(tmp_path / "killed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as local, distributed.Client(local) as client:  # fmt: skip
+    with parallel.cluster(parallel.LOCAL, 2) as client:
+        client.wait_for_workers(2)
+        settings = list(client.run(_settings).values())
         found = parallel.map_units(_die_once, range(4), shared={"marker": marker}, client=client,
                                    progress=False)  # fmt: skip
     assert [square for square, _ in found] == [0, 1, 4, 9]
     killed = int(Path(marker).read_text())
     assert found[1][1] != killed  # unit 1 ran again, in another process
+    assert settings == [{"profiled": False, "trim": None, "tick": "1s"}] * 2
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
 
 
 def test_without_dask_or_a_scheduler_the_command_says_so(data, monkeypatch, capsys):

@@ -42,6 +42,23 @@ from .errors import InputError
 RETRIES = 1
 #: the ``--scheduler`` value that starts a cluster of ``--jobs`` worker processes on this machine
 LOCAL = "local"
+#: Dask settings of the clusters relimpute starts (``local``); a running cluster keeps its own
+#: (docs/distributed.md says how to give them to ``dask worker``). Dask's defaults suit
+#: interactive work watched on its dashboard; a study's units are long and nobody watches:
+LOCAL_CLUSTER_CONFIG = {
+    # the statistical profiler: every worker walks its task's stack 100 times a second
+    "distributed.worker.profile.enabled": False,
+    # the event-loop health tick of every scheduler, nanny and worker: 50 a second each
+    "distributed.admin.tick.interval": "1s",
+    # process, network and disk counters for the dashboard (none is started without bokeh)
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    # the memory limit is checked once a second, not ten times
+    "distributed.worker.memory.monitor-interval": "1s",
+    # glibc then returns freed memory at once and maps every large array anew: page faults
+    # on each of numpy's temporaries (about 7% more CPU on a fusion-mc trial)
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
 
 
 class _Shared:
@@ -203,10 +220,13 @@ def _connect(address: str, jobs: int | None):
     if address == LOCAL:
         import os
 
+        import dask
+
         cores = os.cpu_count() or 1
         workers = cores if jobs is None else jobs if jobs > 0 else max(1, cores + 1 + jobs)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                               dashboard_address=":0", processes=True)  # fmt: skip
+        with dask.config.set(LOCAL_CLUSTER_CONFIG):  # read as the scheduler, nannies and workers start
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
+                                   dashboard_address=":0", processes=True)  # fmt: skip
         return Client(cluster), cluster
     try:
         return Client(address, timeout="20s"), None
