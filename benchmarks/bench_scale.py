@@ -3,8 +3,10 @@
 Run ``python benchmarks/bench_scale.py [--trials 100] [--workers 1,2,4]`` from the repository
 root (needs ``relimpute[dask]``); writes ``benchmarks/results/scale.json`` and ``.md``. The
 study: DL 2019, ``fusion-mc``, k = 10 runs one per group, c = 2, depth 100 (issue 29). For each
-number of workers it runs the same study on joblib processes (loky) and on a
-``distributed.LocalCluster`` of that many single-thread worker processes, and records wall and
+number of workers it runs the same study on joblib processes (loky) and on the
+``distributed.LocalCluster`` of that many single-thread worker processes that
+``--scheduler local`` starts (:func:`relimpute.parallel.cluster`, with its
+``LOCAL_CLUSTER_CONFIG``; ``--dask-config default``: Dask's own settings), and records wall and
 CPU seconds (this process and every process under it), the bytes sent (the shared objects,
 once; each task's own unit), and each worker's peak memory (VmHWM). The workers are started
 before the clock starts on both sides (loky: a warm-up map; Dask: the cluster), and each
@@ -12,7 +14,8 @@ imports relimpute on its first task, inside the timing (one trial run here first
 numba's kernels into their cache). With one worker, joblib runs in this process, already warm
 (no worker to start or import). The figure of record is the ratio Dask / joblib (issue 29:
 overhead within 10%), not the seconds: the machine is shared. The full run (100 trials) is for
-a quiet machine.
+a quiet machine. ``--backend joblib`` or ``dask`` runs one side and writes nothing, so that the
+two can be timed as whole processes, pair by pair, by an outside timer (e.g. ``/usr/bin/time -v``).
 """
 
 from __future__ import annotations
@@ -189,7 +192,8 @@ def main() -> None:
         ratios.append({"workers": n, "wall_ratio": dask_row["wall_s"] / joblib_row["wall_s"],
                        "cpu_ratio": dask_row["cpu_s"] / joblib_row["cpu_s"]})  # fmt: skip
     result = {"machine": {**info, "load_average_1min_end": round(os.getloadavg()[0], 2)},
-              "trials": args.trials, "seed": args.seed, "target_overhead": 0.10, "runs": rows,
+              "trials": args.trials, "seed": args.seed, "dask_config": args.dask_config,
+              "target_overhead": 0.10, "runs": rows,
               "ratios": ratios}  # fmt: skip
     write_results(result, _markdown(result, args), args.out, DL19, DL19, "scale")
 
@@ -200,7 +204,8 @@ def _markdown(result: dict, args) -> str:
         "# Scale: a fusion-mc calibration study on a Dask LocalCluster vs joblib (DL 2019)",
         "",
         f"Command: `python benchmarks/bench_scale.py --trials {args.trials} --workers {args.workers} "
-        f"--seed {args.seed}`; {m['started']}; {m['cpus']} CPUs, load {m['load_average_1min']} at the "
+        f"--seed {args.seed} --dask-config {args.dask_config}`; {m['started']}; {m['cpus']} CPUs, load "
+        f"{m['load_average_1min']} at the "
         f"start, {m['load_average_1min_end']} at the end; Python {m['python']}.",
         "",
         "| backend | workers | wall s | CPU s | worker peak MB | shared bytes (once) | bytes per task | same pairs |",
