@@ -3,8 +3,10 @@
 Run ``python benchmarks/bench_scale.py [--trials 100] [--workers 1,2,4]`` from the repository
 root (needs ``relimpute[dask]``); writes ``benchmarks/results/scale.json`` and ``.md``. The
 study: DL 2019, ``fusion-mc``, k = 10 runs one per group, c = 2, depth 100 (issue 29). For each
-number of workers it runs the same study on joblib processes (loky) and on a
-``distributed.LocalCluster`` of that many single-thread worker processes, and records wall and
+number of workers it runs the same study on joblib processes (loky) and on the
+``distributed.LocalCluster`` of that many single-thread worker processes that
+``--scheduler local`` starts (:func:`relimpute.parallel.cluster`, with its
+``LOCAL_CLUSTER_CONFIG``; ``--dask-config default``: Dask's own settings), and records wall and
 CPU seconds (this process and every process under it), the bytes sent (the shared objects,
 once; each task's own unit), and each worker's peak memory (VmHWM). The workers are started
 before the clock starts on both sides (loky: a warm-up map; Dask: the cluster), and each
@@ -12,7 +14,8 @@ imports relimpute on its first task, inside the timing (one trial run here first
 numba's kernels into their cache). With one worker, joblib runs in this process, already warm
 (no worker to start or import). The figure of record is the ratio Dask / joblib (issue 29:
 overhead within 10%), not the seconds: the machine is shared. The full run (100 trials) is for
-a quiet machine.
+a quiet machine. ``--backend joblib`` or ``dask`` runs one side and writes nothing, so that the
+two can be timed as whole processes, pair by pair, by an outside timer (e.g. ``/usr/bin/time -v``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -102,24 +106,41 @@ def on_joblib(campaign, groups, args, n: int) -> tuple[dict, object]:
 
 
 def on_dask(campaign, groups, args, n: int) -> tuple[dict, object]:
-    from distributed import Client, LocalCluster
+    from relimpute import parallel
 
+    # relimpute's settings of the clusters it starts, or (--dask-config default) Dask's own
+    settings = {} if args.dask_config == "default" else parallel.LOCAL_CLUSTER_CONFIG
+    poisoned = "MALLOC_TRIM_THRESHOLD_" not in os.environ  # a nanny sets it here too, for its spawns
     started = time.perf_counter()
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=":0") as cluster, Client(cluster) as client:  # fmt: skip
+    with _local_config(settings), parallel.cluster(parallel.LOCAL, n) as client:
         client.wait_for_workers(n)
         startup = time.perf_counter() - started
         before, idle = _tree_cpu(), time.perf_counter()
-        time.sleep(10)  # the cluster's own ticking (heartbeats, monitors), with no task to run
-        idle_cpu = _cpu_since(before) / (time.perf_counter() - idle)
+        time.sleep(10 if args.backend == "both" else 0)  # the cluster's own ticking, no task to run
+        idle_cpu = _cpu_since(before) / max(time.perf_counter() - idle, 1e-9)
         before, started = _tree_cpu(), time.perf_counter()
         study = _study(campaign, groups, args, client=client)
         wall = time.perf_counter() - started
         cpu = _cpu_since(before)
         peaks = list(client.run(peak_rss_mb).values())
+    if poisoned:  # the next joblib run's workers must not inherit it
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     figures = {"wall_s": wall, "cpu_s": cpu, "worker_peak_mb": peaks, "cluster_start_s": startup,
                "idle_cpu_s_per_s": idle_cpu}  # fmt: skip
     return figures, study
+
+
+@contextmanager
+def _local_config(settings: dict):
+    """relimpute.parallel.LOCAL_CLUSTER_CONFIG replaced by ``settings`` while the block runs."""
+    from relimpute import parallel
+
+    kept = parallel.LOCAL_CLUSTER_CONFIG
+    parallel.LOCAL_CLUSTER_CONFIG = settings
+    try:
+        yield
+    finally:
+        parallel.LOCAL_CLUSTER_CONFIG = kept
 
 
 def main() -> None:
@@ -128,6 +149,12 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="numbers of workers, comma-separated")
     parser.add_argument("--seed", type=int, default=2007)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--backend", choices=("both", "joblib", "dask"), default="both",
+                        help="one side only: print its figures, write no results (to time the two "
+                        "sides as whole processes, pair by pair)")  # fmt: skip
+    parser.add_argument("--dask-config", choices=("relimpute", "default"), default="relimpute",
+                        help="the clusters' Dask settings: relimpute's (parallel.LOCAL_CLUSTER_CONFIG, "
+                        "as --scheduler local) or Dask's defaults")  # fmt: skip
     args = parser.parse_args()
     if not (DL19 / "qrels.txt").is_file():
         print(f"skipped: DL 2019 data not found at {DL19}")
@@ -148,12 +175,16 @@ def main() -> None:
     rows, reference = [], None
     for n in [int(x) for x in args.workers.split(",")]:
         for backend, run in (("joblib", on_joblib), ("dask", on_dask)):
+            if args.backend not in ("both", backend):
+                continue
             figures, study = run(campaign, groups, args, n)
             pairs = study.pairs.to_csv(index=False)
             reference = reference or pairs
             rows.append({"backend": backend, "workers": n, **figures, **sizes,
                          "same_pairs_as_first_run": pairs == reference})  # fmt: skip
             print(rows[-1], file=sys.stderr)
+    if args.backend != "both":
+        return
     ratios = []
     for n in sorted({r["workers"] for r in rows}):
         joblib_row, dask_row = (next(r for r in rows if r["workers"] == n and r["backend"] == b)
@@ -161,7 +192,8 @@ def main() -> None:
         ratios.append({"workers": n, "wall_ratio": dask_row["wall_s"] / joblib_row["wall_s"],
                        "cpu_ratio": dask_row["cpu_s"] / joblib_row["cpu_s"]})  # fmt: skip
     result = {"machine": {**info, "load_average_1min_end": round(os.getloadavg()[0], 2)},
-              "trials": args.trials, "seed": args.seed, "target_overhead": 0.10, "runs": rows,
+              "trials": args.trials, "seed": args.seed, "dask_config": args.dask_config,
+              "target_overhead": 0.10, "runs": rows,
               "ratios": ratios}  # fmt: skip
     write_results(result, _markdown(result, args), args.out, DL19, DL19, "scale")
 
@@ -172,7 +204,8 @@ def _markdown(result: dict, args) -> str:
         "# Scale: a fusion-mc calibration study on a Dask LocalCluster vs joblib (DL 2019)",
         "",
         f"Command: `python benchmarks/bench_scale.py --trials {args.trials} --workers {args.workers} "
-        f"--seed {args.seed}`; {m['started']}; {m['cpus']} CPUs, load {m['load_average_1min']} at the "
+        f"--seed {args.seed} --dask-config {args.dask_config}`; {m['started']}; {m['cpus']} CPUs, load "
+        f"{m['load_average_1min']} at the "
         f"start, {m['load_average_1min_end']} at the end; Python {m['python']}.",
         "",
         "| backend | workers | wall s | CPU s | worker peak MB | shared bytes (once) | bytes per task | same pairs |",

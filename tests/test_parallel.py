@@ -177,15 +177,30 @@ def _die_once(unit: int, *, marker: str) -> tuple[int, int]:
     return unit * unit, os.getpid()
 
 
-def test_a_killed_worker_does_not_lose_the_study(tmp_path):
+def _settings(dask_worker) -> dict:
+    import dask
+
+    return {"profiled": "profile" in dask_worker.periodic_callbacks, "trim": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+            "tick": dask.config.get("distributed.admin.tick.interval")}  # fmt: skip
+
+
+def test_a_killed_worker_does_not_lose_the_study_on_a_cluster_of_ours(tmp_path, monkeypatch):
+    """``--scheduler local`` (worker processes, as the commands start them): a unit whose worker
+    dies runs again on another; the workers run with relimpute's settings (no profiler, no
+    malloc trimming, a slow tick: parallel.LOCAL_CLUSTER_CONFIG), this process's environment
+    is left as it was."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     marker = str(tmp_path / "killed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as local, distributed.Client(local) as client:  # fmt: skip
+    with parallel.cluster(parallel.LOCAL, 2) as client:
+        client.wait_for_workers(2)
+        settings = list(client.run(_settings).values())
         found = parallel.map_units(_die_once, range(4), shared={"marker": marker}, client=client,
                                    progress=False)  # fmt: skip
     assert [square for square, _ in found] == [0, 1, 4, 9]
     killed = int(Path(marker).read_text())
     assert found[1][1] != killed  # unit 1 ran again, in another process
+    assert settings == [{"profiled": False, "trim": None, "tick": "1s"}] * 2
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
 
 
 def test_without_dask_or_a_scheduler_the_command_says_so(data, monkeypatch, capsys):
@@ -207,3 +222,84 @@ def test_a_unit_that_fails_fails_the_study():
 
 def _divide(unit: int) -> float:
     return 1 / unit
+
+
+def _interrupt_after(monkeypatch, count: int) -> list[str]:
+    """Ctrl-C (KeyboardInterrupt) in the client once ``count`` finished units are saved."""
+    from relimpute._study_folder import StudyFolder
+
+    save, saved = StudyFolder.save, []
+
+    def save_then_die(folder, key, payload):
+        save(folder, key, payload)
+        saved.append(key)
+        if len(saved) == count:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(StudyFolder, "save", save_then_die)
+    return saved
+
+
+@pytest.mark.parametrize(("name", "units", "resumed_on"), [("power", 12, ["--jobs", "2"]), ("bootstrap", 3, [])])
+def test_power_and_split_studies_interrupted_then_resumed_write_the_uninterrupted_bytes(
+        data, tmp_path, cluster, monkeypatch, capsys, name, units, resumed_on):  # fmt: skip
+    """Each finished design / split is kept beside --output as it ends; a study whose client
+    dies on the cluster goes on (here on other workers) with --resume, runs only the others,
+    and writes the file and the table an uninterrupted serial run writes."""
+    import gc
+    import json
+
+    serial = tmp_path / "serial" / "table.tsv"
+    argv = _commands(data, tmp_path)[name]
+    argv = argv[:-2] if name == "power" else argv  # without its -o
+    assert main([*argv, "-o", str(serial)]) == 0
+    want = capsys.readouterr().out
+    out = tmp_path / "resumed" / "table.tsv"
+    study = out.parent / ".table.tsv.study"
+    saved = _interrupt_after(monkeypatch, 2)
+    assert main([*argv, "-o", str(out), "--scheduler", cluster.scheduler_address]) == 130
+    monkeypatch.undo()
+    gc.collect()  # the interrupted run's folder lock goes, as with its process
+    assert not out.exists() and len(saved) == 2
+    assert sorted(p.name for p in (study / ".resume").glob("*.json")) == sorted(f"{k}.json" for k in saved)
+    assert json.loads((study / "manifest.json").read_text())["state"] == "running"
+    capsys.readouterr()
+    ran = []
+    monkeypatch.setattr(parallel, "map_units", _counting(parallel.map_units, ran))
+    assert main([*argv, "-o", str(out), "--resume", *resumed_on]) == 0
+    resumed = capsys.readouterr()
+    assert "2 finished parts kept" in resumed.err
+    assert ran == [units - 2]  # the saved units were not run again
+    assert resumed.out == want and out.read_bytes() == serial.read_bytes()
+    assert json.loads((study / "manifest.json").read_text())["state"] == "complete"
+    assert not (study / ".resume").exists()  # the file holds what the parts held
+
+
+def _counting(map_units, ran: list[int]):
+    def counted(function, units, **options):
+        ran.append(len(units))
+        return map_units(function, units, **options)
+
+    return counted
+
+
+def test_resume_refuses_a_study_with_other_options_naming_the_option(data, tmp_path, capsys):
+    _, qrels, runs = data
+    curves, table = tmp_path / "curves.tsv", tmp_path / "split.tsv"
+    power = ["power", qrels, runs, "--pool-depth", "1,3", "--n-topics", "3", "--repetitions", "2", "-o", str(curves)]
+    split = ["bootstrap", qrels, runs, "--split", "--splits", "2", "--resamples", "10", "-o", str(table)]
+    assert main(power) == 0 and main(split) == 0
+    before = curves.read_bytes(), table.read_bytes()
+    capsys.readouterr()
+    for argv, option, there, now in ((power, "--pool-depth", "1,3", "1,3,5"), (split, "--resamples", "10", "12")):
+        changed = [*argv[: argv.index(option) + 1], now, *argv[argv.index(option) + 2 :]]
+        assert main([*changed, "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert "cannot resume: this folder holds another study" in err and "Traceback" not in err
+        shown = (f"[{there.replace(',', ', ')}]", f"[{now.replace(',', ', ')}]") if "," in there else (there, now)
+        assert f"{option}: {shown[0]} there, {shown[1]} now" in err
+    assert main([*power[:-2], "--resume"]) == 2
+    assert "--resume: goes on with the study kept beside --output" in capsys.readouterr().err
+    assert main(["bootstrap", qrels, runs, "-o", str(table)]) == 2
+    assert "--output: goes with --split" in capsys.readouterr().err
+    assert (curves.read_bytes(), table.read_bytes()) == before  # a refused run writes nothing

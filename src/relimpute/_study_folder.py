@@ -227,6 +227,20 @@ def open_study(command: str, path, study: Mapping[str, Any], resume: bool) -> St
     return folder
 
 
+def file_study(command: str, file, study: Mapping[str, Any], resume: bool) -> StudyFolder:
+    """:func:`open_study` for a study whose report is one ``file``: its manifest and finished
+    parts go in the hidden folder ``.NAME.study`` beside the file (:func:`finish_file_study`)."""
+    file = Path(file)
+    return open_study(command, file.parent / f".{file.name}.study", study, resume)
+
+
+def finish_file_study(folder: StudyFolder, file) -> None:
+    """Mark a :func:`file_study` complete once ``file`` is written, and drop its finished parts
+    (the file holds what they held; the manifest stays, naming the study that wrote it)."""
+    folder.finish([file])
+    shutil.rmtree(folder.parts, ignore_errors=True)
+
+
 def _check_same(old: Mapping[str, Any], new: Mapping[str, Any], where: Path) -> None:
     """Refuse to resume a folder holding another study, naming what differs."""
     if old.get("command") != new.get("command"):

@@ -42,6 +42,23 @@ from .errors import InputError
 RETRIES = 1
 #: the ``--scheduler`` value that starts a cluster of ``--jobs`` worker processes on this machine
 LOCAL = "local"
+#: Dask settings of the clusters relimpute starts (``local``); a running cluster keeps its own
+#: (docs/distributed.md says how to give them to ``dask worker``). Dask's defaults suit
+#: interactive work watched on its dashboard; a study's units are long and nobody watches:
+LOCAL_CLUSTER_CONFIG = {
+    # the statistical profiler: every worker walks its task's stack 100 times a second
+    "distributed.worker.profile.enabled": False,
+    # the event-loop health tick of every scheduler, nanny and worker: 50 a second each
+    "distributed.admin.tick.interval": "1s",
+    # process, network and disk counters for the dashboard (none is started without bokeh)
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.disk": False,
+    # the memory limit is checked once a second, not ten times
+    "distributed.worker.memory.monitor-interval": "1s",
+    # glibc then returns freed memory at once and maps every large array anew: page faults
+    # on each of numpy's temporaries (about 7% more CPU on a fusion-mc trial)
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
 
 
 class _Shared:
@@ -112,6 +129,47 @@ def map_units(
     return [results[i] for i in range(len(units))]
 
 
+def map_resumable(
+    function: Callable,
+    units: Sequence[Any],
+    *,
+    checkpoint,
+    name: str,
+    encode: Callable[[Any], Any],
+    decode: Callable[[Any], Any],
+    **options,
+) -> list[Any]:
+    """:func:`map_units`, keeping each finished unit in ``checkpoint`` as it ends.
+
+    ``checkpoint`` is a :class:`relimpute._study_folder.StudyFolder` (or None: plain
+    :func:`map_units`). Unit ``i`` is saved as part ``NAME-i`` with the unit itself and
+    ``encode(result)`` (JSON-able; exact, so a resumed study writes the same bytes); a part
+    already there for the same unit is ``decode``-d instead of run again. ``options`` go to
+    :func:`map_units` (``on_result`` sees the units run here only).
+    """
+    from ._study_folder import _normal
+
+    units = list(units)
+    found: dict[int, Any] = {}
+    for index, item in enumerate(units):
+        saved = None if checkpoint is None else checkpoint.load(f"{name}-{index}")
+        if isinstance(saved, dict) and saved.get("unit") == _normal(item) and "result" in saved:
+            found[index] = decode(saved["result"])
+    todo = [i for i in range(len(units)) if i not in found]
+    then = options.pop("on_result", None)
+
+    def finished(position: int, result: Any) -> None:
+        index = todo[position]
+        found[index] = result
+        if checkpoint is not None:
+            checkpoint.save(f"{name}-{index}", {"unit": _normal(units[index]), "result": encode(result)})
+        if then is not None:
+            then(index, result)
+
+    map_units(function, [units[i] for i in todo], on_result=finished, **options)
+    return [found[i] for i in range(len(units))]
+
+
 def _in_this_process(jobs: int | None) -> bool:
     if jobs is not None:
         return jobs == 1
@@ -162,10 +220,13 @@ def _connect(address: str, jobs: int | None):
     if address == LOCAL:
         import os
 
+        import dask
+
         cores = os.cpu_count() or 1
         workers = cores if jobs is None else jobs if jobs > 0 else max(1, cores + 1 + jobs)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
-                               dashboard_address=":0", processes=True)  # fmt: skip
+        with dask.config.set(LOCAL_CLUSTER_CONFIG):  # read as the scheduler, nannies and workers start
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
+                                   dashboard_address=":0", processes=True)  # fmt: skip
         return Client(cluster), cluster
     try:
         return Client(address, timeout="20s"), None

@@ -248,6 +248,22 @@ def add_parallel_arguments(parser, units: str) -> None:
     )  # fmt: skip
 
 
+def add_resumable_output(parser, report: str, units: str, only: str = "") -> None:
+    """``--output FILE.tsv`` (the ``report`` also as TSV) and ``--resume``: each finished unit of
+    the study is kept beside the file until it is written (:func:`relimpute._study_folder.file_study`)."""
+    parser.add_argument(
+        "--output", "-o", type=output_file(), metavar="FILE.tsv",
+        help=f"{only}also write the {report} as TSV; each finished {units[:-1]} is kept beside it in "
+        ".FILE.tsv.study/ until the file is written, for --resume",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", action="store_true",
+        help=f"{only}go on with the study a killed run left beside --output: the {units} it finished "
+        f"are kept, the others run, and it writes the {report} an uninterrupted run writes; refused "
+        "if that study had other runs, qrels or options",
+    )  # fmt: skip
+
+
 def finite_at_least(low: float):
     """An argparse ``type``: a finite float of at least ``low`` (NaN and infinities refused)."""
     return number_between(low, float("inf"), open_interval=False)

@@ -8,6 +8,7 @@ from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
+    add_resumable_output,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -33,7 +34,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
   --split       the paper's validation: split the documents in two by MD5 of
                 the docno, intervals on one half, the other half's value
                 below / in / above (the model predicts 83.5% in for 95%); --splits N
-                adds N - 1 salted splits (--jobs / --scheduler run them in parallel)
+                adds N - 1 salted splits (--jobs / --scheduler run them in parallel);
+                with -o FILE.tsv a killed study goes on with the same command and --resume
 
 examples:
   relimpute bootstrap qrels.txt runs/ --rel-threshold 2
@@ -88,6 +90,7 @@ def add_arguments(parser) -> None:
         "the table then one block per split (column split; 0 = the paper's); default 1",
     )  # fmt: skip
     add_parallel_arguments(parser, "splits of --split")
+    add_resumable_output(parser, "table", "splits", only="with --split: ")
     add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
 
@@ -104,6 +107,15 @@ def run(args) -> int:
         small_r_corrected,
     )
 
+    for given, option in ((args.output, "--output"), (args.resume, "--resume")):
+        if given and not args.split:
+            raise InputError("goes with --split (the split-corpus study) only", option)
+    if args.resume and not args.output:
+        raise InputError("goes on with the study kept beside --output FILE.tsv: give that too", "--resume")
+    if args.output:  # before the study, not after it
+        from .._files import check_output_path
+
+        check_output_path(args.output)
     campaign = load_campaign(args, COMMAND)
     if args.compare:
         check_run_names(args.compare, campaign.systems, "--pair")
@@ -135,12 +147,19 @@ def _split(campaign, args, options) -> int:
     """``--split``: the split-corpus validation on --splits splits (one table, a block each)."""
     import pandas as pd
 
+    from .._study_folder import file_study, finish_file_study, study_identity
     from ..parallel import cluster
     from ..precision.split import split_study
 
     with cluster(args.scheduler, args.jobs) as client:
+        folder = None
+        if args.output:
+            arguments = {"--splits": args.splits, "--resamples": args.resamples,
+                         "--confidence": args.confidence, "--epsilon": args.epsilon}  # fmt: skip
+            identity = study_identity(f"{COMMAND} --split", args.seed, arguments, campaign)
+            folder = file_study(COMMAND, args.output, identity, args.resume)
         results = split_study(campaign, args.splits, args.resamples, seed=args.seed, jobs=args.jobs,
-                              client=client, **options)  # fmt: skip
+                              client=client, checkpoint=folder, **options)  # fmt: skip
     columns = ["measure", "method", "direction", "below", "in", "above", "n"]
     frames = []
     for number, result in enumerate(results):
@@ -155,5 +174,11 @@ def _split(campaign, args, options) -> int:
         frame = pd.concat([result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True)
         frames.append(frame[columns] if args.splits == 1 else frame[columns].assign(split=number))
     table = pd.concat(frames, ignore_index=True)
-    emit(table if args.splits == 1 else table[["split", *columns]], args.format)
+    table = table if args.splits == 1 else table[["split", *columns]]
+    if args.output:
+        from .._files import write_table
+
+        write_table(table, args.output, sep="\t", index=False, float_format="%.6g")
+        finish_file_study(folder, args.output)
+    emit(table, args.format)
     return 0

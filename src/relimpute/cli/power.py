@@ -8,6 +8,7 @@ from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
+    add_resumable_output,
     add_seed_argument,
     finite_at_least,
     flag_names,
@@ -41,6 +42,7 @@ examples:
 exit status: 0 on success, 2 on bad input (too few topics, a budget below one
 topic's pool, unknown runs: the message names the option).
 Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
+With --output, a killed study goes on with the same command and --resume.
 """
 
 
@@ -90,9 +92,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--budget", type=finite_at_least(0), default=None, help="plan: total judgments available"
     )
-    parser.add_argument(
-        "--output", "-o", type=output_file(), metavar="FILE.tsv", help="also write the curves as TSV"
-    )
+    add_resumable_output(parser, "curves", "designs")
     parser.add_argument(
         "--plot",
         type=output_file(*PLOT_SUFFIXES),
@@ -125,33 +125,44 @@ def _alpha(args) -> float:
 
 def run(args) -> int:
     from .._files import check_figure_path, check_output_path, write_table
+    from .._study_folder import file_study, finish_file_study
     from ..parallel import cluster
     from ..precision.power import power_curves
 
+    if args.resume and not args.output:
+        raise InputError("goes on with the study kept beside --output FILE.tsv: give that too", "--resume")
     if args.output:  # before the study, not after it
         check_output_path(args.output)
     if args.plot:
         check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    measures = args.measures or MEASURES
     flags = {"depths": "--pool-depth", "topic_counts": "--n-topics", "alpha": "--confidence", "measures": "-m"}
     with flag_names(**flags), cluster(args.scheduler, args.jobs) as client:
+        folder = None
+        if args.output:
+            identity = _identity(args, campaign, strategies, measures, pooled)
+            folder = file_study(COMMAND, args.output, identity, args.resume)
         result = power_curves(
             campaign,
             depths=args.depths,
             topic_counts=args.topics,
-            strategies=[s.strip() for s in args.strategies.split(",") if s.strip()],
-            measures=args.measures or MEASURES,
+            strategies=strategies,
+            measures=measures,
             pool_systems=pooled,
             repetitions=args.repetitions,
             alpha=_alpha(args),
             rng=args.seed,
             jobs=args.jobs,
             client=client,
+            checkpoint=folder,
         )
     print(f"relimpute power: {result}", file=sys.stderr)
     if args.output:
         write_table(result.curves, args.output, sep="\t", index=False, float_format="%.6g")
+        finish_file_study(folder, args.output)
     if args.plot:
         from ..precision.power_plots import plot_power_curves
 
@@ -161,3 +172,13 @@ def run(args) -> int:
     else:
         emit(result.curves, args.format)
     return 0
+
+
+def _identity(args, campaign, strategies, measures, pooled) -> dict:
+    """What names this study beside its --output (what its curves depend on), by option."""
+    from .._study_folder import study_identity
+
+    arguments = {"--pool-depth": args.depths, "--n-topics": args.topics, "--strategies": strategies,
+                 "-m": list(measures), "--groups": pooled, "--repetitions": args.repetitions,
+                 "--confidence": args.confidence}  # fmt: skip
+    return study_identity(COMMAND, args.seed, arguments, campaign)

@@ -166,6 +166,7 @@ def power_curves(
     progress: bool | None = None,
     jobs: int | None = 1,
     client=None,
+    checkpoint=None,
 ) -> PowerCurves:
     """Power and bias curves of pooling strategies on ``campaign`` (its judgments are the gold).
 
@@ -186,6 +187,10 @@ def power_curves(
     jobs, client
         Where the grid cells (strategy × measure × depth) run
         (:func:`relimpute.parallel.map_units`); the curves do not depend on them.
+    checkpoint
+        A :class:`relimpute._study_folder.StudyFolder`: each grid cell is saved there as it
+        finishes, and cells it already holds are not run again, so a killed study resumes
+        with the same curves (the topic subsets depend on ``rng`` alone).
     """
     depths = sorted({int(k) for k in depths})
     if not depths or depths[0] < 1:
@@ -245,14 +250,15 @@ def power_curves(
         for n in topic_counts
     }
 
-    from ..parallel import map_units
+    from ..parallel import map_resumable
 
     shared = {"campaign": campaign, "orders": orders, "pool_sizes": pool_sizes, "evaluated": evaluated,
               "parsed": parsed, "subsets": subsets, "pairs": pairs, "gold_sign": gold_sign,
               "gold_map": gold_map, "alpha": alpha}  # fmt: skip
     cells = [(s, m, k) for s in strategies for m in measures for k in depths]
-    found = map_units(_design_rows, cells, shared=shared, jobs=jobs, client=client, desc="power",
-                      unit="design", progress=progress is None or progress)  # fmt: skip
+    found = map_resumable(_design_rows, cells, checkpoint=checkpoint, name="design", encode=list,
+                          decode=list, shared=shared, jobs=jobs, client=client, desc="power",
+                          unit="design", progress=progress is None or progress)  # fmt: skip
     rows = [row for cell in found for row in cell]
     return PowerCurves(
         curves=pd.DataFrame(rows),

@@ -239,14 +239,17 @@ def split_study(
     jobs: int | None = 1,
     client=None,
     progress: bool | None = None,
+    checkpoint=None,
     **options,
 ) -> list[SplitValidation]:
     """:func:`split_validation` on ``n_splits`` splits of the documents: the paper's MD5 split
     (resamples seeded by ``seed``, as :func:`split_validation` with ``rng=seed``), then salted
     ones (:func:`split_salt`; split ``i`` seeded by ``[seed, i]``), in that order whatever runs
     them (``jobs``, ``client``: :func:`relimpute.parallel.map_units`). ``options`` go to
-    :func:`split_validation` (level, epsilon, near)."""
-    from ..parallel import map_units
+    :func:`split_validation` (level, epsilon, near). ``checkpoint`` (a
+    :class:`relimpute._study_folder.StudyFolder`) saves each split as it finishes; splits it
+    already holds are not run again, so a killed study resumes with the same result."""
+    from ..parallel import map_resumable
 
     if int(n_splits) != n_splits or n_splits < 1:
         raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
@@ -254,8 +257,23 @@ def split_study(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     units = [(split_salt(i), seed if i == 0 else [seed, i]) for i in range(int(n_splits))]
     shared = {"campaign": campaign, "n_resamples": n_resamples, **options}
-    return map_units(_split_unit, units, shared=shared, jobs=jobs, client=client, desc="splits",
-                     unit="split", progress=progress is None or progress)  # fmt: skip
+    return map_resumable(_split_unit, units, checkpoint=checkpoint, name="split", encode=_split_to_json,
+                         decode=_split_from_json, shared=shared, jobs=jobs, client=client, desc="splits",
+                         unit="split", progress=progress is None or progress)  # fmt: skip
+
+
+def _split_to_json(result: SplitValidation) -> dict:
+    from .._study_folder import frame_to_json
+
+    return {"lists": frame_to_json(result.lists), "means": frame_to_json(result.means), "level": result.level,
+            "predicted": result.predicted, "n_resamples": result.n_resamples, "salt": result.salt}  # fmt: skip
+
+
+def _split_from_json(saved: dict) -> SplitValidation:
+    from .._study_folder import frame_from_json
+
+    frames = {name: frame_from_json(saved[name]) for name in ("lists", "means")}
+    return SplitValidation(**{**saved, **frames})
 
 
 def _split_unit(unit, *, campaign, n_resamples, **options) -> SplitValidation:
