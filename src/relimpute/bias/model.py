@@ -64,8 +64,8 @@ GRADED = ("nDCG",)
 GROUP_SD = 0.5
 
 #: Shipped ``split_sd``, the spread of the between-group term on the split into grades
-#: (module docstring): chosen leave-one-collection-out on the DL studies
-#: (examples/poolbias/README.md, "A left-out group's split").
+#: (module docstring): none. Chosen leave-one-collection-out on the DL studies its gain was
+#: within Monte Carlo noise (examples/poolbias/README.md, "A left-out group's split").
 SPLIT_SD = 0.0
 
 #: Posterior draws made when the model gives a point estimate only and the
