@@ -16,7 +16,7 @@ from relimpute.confidence import ConfidenceEngine
 from relimpute.relevance import Fusion
 from relimpute.relevance.base import RelevanceEstimate
 from relimpute.relevance.grades import GradeShares
-from relimpute.relevance.ordinal import _fit_topic_cuts, fit_topic_cuts, grade_shares
+from relimpute.relevance.ordinal import GAP_WEIGHT, _fit_topic_cuts, fit_topic_cuts, grade_shares
 
 from test_fusion_grades import _campaign as _graded_campaign
 from test_montecarlo_grades import LEVELS, RUNS, _campaign, _ndcg
@@ -42,9 +42,10 @@ def _direct(eta, level, topic, n_topics, tau, cut_sd=3.0):
         c[:, 0], c[:, 2] = phi[0] + b[:, 0], phi[1] + b[:, 1]
         cum = np.column_stack([np.ones(len(eta)), expit(eta[:, None] + c[topic]), np.zeros(len(eta))])
         prob = cum[np.arange(len(eta)), level] - cum[np.arange(len(eta)), level + 1]
-        if np.any(prob <= 0):
+        if np.any(prob <= 0) or np.any(c[:, 0] <= 0) or np.any(c[:, 2] >= 0):
             return 1e10
-        return -(np.log(prob).sum() - 0.5 * phi[:2] @ phi[:2] / cut_sd**2 - 0.5 * np.sum(b**2 / tau**2))
+        gaps = GAP_WEIGHT * (np.log(c[:, 0]).sum() + np.log(-c[:, 2]).sum())  # c_1 − 0 and 0 − c_3
+        return -(np.log(prob).sum() - 0.5 * phi[:2] @ phi[:2] / cut_sd**2 - 0.5 * np.sum(b**2 / tau**2) + gaps)
 
     return neg
 
@@ -65,6 +66,28 @@ def test_topic_cut_points_are_the_mode_an_independent_optimiser_finds_and_its_cu
             hess[i, j] = (neg(phi + e_i + e_j) - neg(phi + e_i - e_j) - neg(phi - e_i + e_j)
                           + neg(phi - e_i - e_j)) / (4 * h * h)  # fmt: skip
     np.testing.assert_allclose(cov(), np.linalg.inv(hess), rtol=2e-3, atol=1e-5)
+
+
+def test_a_topic_without_a_level_keeps_the_fit_converging():
+    """A topic that judged no passage of grade 1 pulls its cut-point c_1 towards 0, the edge
+    of the ordered region (DL 2019 has such topics): the gaps' prior keeps the mode inside,
+    Newton's method reaches the mode an independent optimiser finds, from any start, and the
+    spreads the marginal likelihood chooses are the grid's best from either start."""
+    rng = np.random.default_rng(6)
+    eta, level, topic = _topic_data(rng, n_topics=3, n=150, spread=1.5)
+    level[(topic == 0) & (level == 1)] = 0  # topic 0: no grade 1
+    tau = np.array([1.5, 1.5])
+    phi, _, evidence = _fit_topic_cuts(eta, level, topic, 3, [1, 3], 4, 3.0, tau)
+    res = minimize(_direct(eta, level, topic, 3, tau), phi + 0.05, method="Nelder-Mead",
+                   options={"xatol": 1e-7, "fatol": 1e-10, "maxiter": 40000, "maxfev": 40000})  # fmt: skip
+    np.testing.assert_allclose(phi, res.x, atol=2e-3)
+    other = _fit_topic_cuts(eta, level, topic, 3, [1, 3], 4, 3.0, tau, start=np.r_[0.3, -0.3, np.zeros(6)])
+    assert abs(other[2] - evidence) < 1e-6
+    assert 0 < phi[0] + phi[2] < 0.5  # topic 0's c_1: near the edge, inside
+    grid = [(a, b) for a in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0) for b in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)]
+    values = {g: _fit_topic_cuts(eta, level, topic, 3, [1, 3], 4, 3.0, np.array(g))[2] for g in grid}
+    chosen = fit_topic_cuts(eta, level, topic, 3, 2, 4, 3.0, topic_sds=(0.0, 0.5, 1.0, 1.5, 2.0, 3.0))
+    assert values[tuple(chosen.tau)] >= max(values.values()) - 1e-6
 
 
 def test_laplace_evidence_tracks_the_marginal_likelihood_by_quadrature():
@@ -89,6 +112,7 @@ def test_laplace_evidence_tracks_the_marginal_likelihood_by_quadrature():
             low = 1 - expit(e)[None, None, :]
             prob = np.where(lv == 2, top, np.where(lv == 1, mid, low))
             ll[:, t, :] = np.log(np.clip(prob, 1e-300, None)).sum(axis=-1)
+            ll[:, t, :] += GAP_WEIGHT * np.log(np.clip(-cut, 1e-300, None))  # the gap 0 − c_2
         prior_b = -0.5 * grid**2 / tau**2 - np.log(tau) - 0.5 * np.log(2 * np.pi)
         inner = np.log(np.sum(np.exp(ll + prior_b - ll.max()), axis=-1) * step) + ll.max()
         prior_c = -0.5 * grid**2 / 9.0
@@ -224,3 +248,62 @@ def test_grade_shares_need_offset_and_cut_draws_together():
     with pytest.raises(ValueError, match="wrong shape"):
         GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), offset=(np.zeros(2),),
                     cut_draws=(np.zeros((4, 3)),))  # fmt: skip
+
+
+def _shifted_moments(campaign, estimate, shift):
+    """:func:`_exact_moments` with posterior draw ``m``'s split at log-odds moved by
+    ``shift[m]`` (the between-group term on the split), written out per draw."""
+    first, second = [], []
+    for m, s in enumerate(shift):
+        one = _split_estimate(campaign, estimate.grades.cut_draws[0][[m]])
+        one = RelevanceEstimate(one.query_ids, one.doc_ids, one.p, draws=(estimate.draws[0][[m]],),
+                                grades=one.grades)  # fmt: skip
+        # the draw's split log-odds logit(p_m) + offset + s: the offset carries s
+        moved = GradeShares(LEVELS, 2, one.grades.above, one.grades.below,
+                            offset=(one.grades.offset[0] + s,), cut_draws=one.grades.cut_draws)  # fmt: skip
+        mean, var = _exact_moments(campaign, RelevanceEstimate(one.query_ids, one.doc_ids, one.p,
+                                                               draws=one.draws, grades=moved))  # fmt: skip
+        first.append(mean)
+        second.append(var + mean**2)
+    first, second = np.mean(first, axis=0), np.mean(second, axis=0)
+    return first, second - first**2
+
+
+def test_a_between_group_shift_of_the_split_matches_enumeration_and_leaves_relevance_alone():
+    """The pool-bias correction's term on the split (``split_sd``): drawn per posterior draw,
+    shared by every document; 60,000 draws against the enumerated mixture (mean within 4
+    standard errors, variance within 5%); it widens nDCG's distribution and the binary
+    measures' draws are bit for bit those without it."""
+    from relimpute.bias.model import graded_draws, group_shifted
+    from relimpute.measures import parse_measure
+
+    campaign = _campaign()
+    cut_draws = np.array([1.0, 0.0, -1.0]) + np.array([[-0.5, 0, -0.5], [0, 0, 0], [0.5, 0, 0.5]])
+    estimate = _split_estimate(campaign, cut_draws)
+    unknown = [~campaign.topics[0].judged]
+    shifted = group_shifted(estimate, unknown, 0.0, 11, split_sd=1.5)
+    shift = shifted.grades.split_shift
+    assert shift.shape == (3,) and np.all(np.diff(np.sort(shift)) > 0)
+    np.testing.assert_allclose(np.sort(shift) / 1.5, [-0.967422, 0.0, 0.967422], atol=1e-6)  # Φ⁻¹(1/6, ½, 5/6)
+    mean, var = _shifted_moments(campaign, estimate, shift)
+    draws = graded_draws(campaign, shifted, parse_measure("nDCG@5"), 60_000, rng=2)
+    np.testing.assert_array_less(np.abs(draws.mean(axis=0) - mean), 4 * np.sqrt(var / len(draws)))
+    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.05)
+    assert np.all(var > 1.03 * _exact_moments(campaign, estimate)[1])
+    # the confidence engine reads the same split
+    result = ConfidenceEngine().monte_carlo(campaign, shifted, pairs=[], measure="nDCG@5", n_draws=60_000, rng=7)
+    np.testing.assert_array_less(np.abs(result.scores.e_map - mean), 4 * np.sqrt(var / 60_000))
+    # relevance, its draws and every binary measure: unchanged, bit for bit
+    for measure in ("P@5", "AP"):
+        plain = ConfidenceEngine().monte_carlo(campaign, estimate, pairs=[], measure=measure, n_draws=500, rng=3)
+        moved = ConfidenceEngine().monte_carlo(campaign, shifted, pairs=[], measure=measure, n_draws=500, rng=3)
+        np.testing.assert_array_equal(plain.scores.draws, moved.scores.draws)
+    assert group_shifted(estimate, unknown, 0.0, 11) is estimate
+
+
+def test_split_shift_needs_drawn_splits_and_one_finite_shift_per_draw():
+    with pytest.raises(ValueError, match="split_shift"):
+        GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), split_shift=np.zeros(4))
+    with pytest.raises(ValueError, match="split_shift"):
+        GradeShares(LEVELS, 2, (np.zeros((3, 1)),), (np.zeros((3, 1)),), offset=(np.zeros(3),),
+                    cut_draws=(np.zeros((4, 3)),), split_shift=np.array([0.0, np.nan]))  # fmt: skip

@@ -53,6 +53,14 @@ def main() -> None:
         help="comma-separated between-group spreads to run each model with (one fit shared)",
     )
     parser.add_argument(
+        "--split-sds",
+        default=None,
+        help="comma-separated spreads of the between-group term on the split into grades",
+    )
+    parser.add_argument(
+        "--measures", default=None, help="comma-separated measures (default: the study's six)"
+    )
+    parser.add_argument(
         "--models-only", action="store_true", help="skip the published correctors and Algorithm 2"
     )
     parser.add_argument(
@@ -91,11 +99,13 @@ def main() -> None:
         campaign,
         groups,
         depth=args.depth,
+        **({"measures": args.measures.split(",")} if args.measures else {}),
         correctors=() if args.models_only else PUBLISHED,
         n_common=0 if args.models_only else 10,
         models=[held_out_settings(m, root) for m in args.models.split(",") if m],
         model_groups=args.model_groups.split(",") if args.model_groups else None,
         group_sds=[float(g) for g in args.group_sds.split(",")] if args.group_sds else None,
+        split_sds=[float(g) for g in args.split_sds.split(",")] if args.split_sds else None,
         n_draws=args.n_draws,
         seed=args.seed,
     )

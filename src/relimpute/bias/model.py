@@ -32,6 +32,14 @@ document takes a grade drawn from the topic's judged relevant grades, a
 drawn-nonrelevant one from its judged nonrelevant grades (grade 1 of TREC DL
 is "nonrelevant" at ``rel ≥ 2`` but has a gain). With binary qrels this is
 the engine's draw.
+
+Between-group term on the split. How the model splits relevance into grades is
+learned from the pool too, and for the new group's documents its error is
+shared as well: with ``split_sd > 0`` each posterior draw also shifts the
+log-odds at which every uncertain document's relevance splits into grades by
+one ``ε ~ N(0, split_sd²)`` (stratified, independent of ``δ``;
+``docs/math/fusion.md``, "A left-out group's split"). It moves graded
+measures only: ``p`` and its draws are unchanged.
 """
 
 from __future__ import annotations
@@ -54,6 +62,11 @@ GRADED = ("nDCG",)
 #: DL 2021 (depth 10); each collection's own study uses the value chosen on the
 #: other two (examples/poolbias/results/group_sd_choice.md).
 GROUP_SD = 0.5
+
+#: Shipped ``split_sd``, the spread of the between-group term on the split into grades
+#: (module docstring): none. Chosen leave-one-collection-out on the DL studies its gain was
+#: within Monte Carlo noise (examples/poolbias/README.md, "A left-out group's split").
+SPLIT_SD = 0.0
 
 #: Posterior draws made when the model gives a point estimate only and the
 #: between-group term needs draws to carry its shift.
@@ -161,8 +174,9 @@ def _moved_grades(shares, source, target, n):
 
 
 def group_shifted(
-    estimate: RelevanceEstimate, unknown: list[np.ndarray], group_sd: float, seed
-) -> RelevanceEstimate:
+    estimate: RelevanceEstimate, unknown: list[np.ndarray], group_sd: float, seed,
+    split_sd: float = 0.0,
+) -> RelevanceEstimate:  # fmt: skip
     """``estimate`` with the between-group term (module docstring) in its draws.
 
     Posterior draw ``m`` gets the shift ``δ_m = group_sd · Φ⁻¹((π(m) + ½) / M)``
@@ -171,19 +185,35 @@ def group_shifted(
     per-document offset that keeps each document's mean probability over the
     draws: the term adds correlation, not relevance. Without posterior
     draws, ``M`` = :data:`SHIFT_DRAWS` copies of the point estimate are shifted.
+    ``split_sd`` adds the term on the split into grades (module docstring).
     """
+    rng = as_generator(seed)
     if group_sd == 0:
-        return estimate
+        return _split_shifted(estimate, split_sd, rng)
     base = estimate.draws or tuple(np.broadcast_to(p, (SHIFT_DRAWS, len(p))) for p in estimate.p)
     n = base[0].shape[0]
-    order = as_generator(seed).permutation(n)
+    order = rng.permutation(n)
     shift = group_sd * ndtri((order + 0.5) / n)[:, None]  # the normal's quantiles
     draws = []
     for d, u in zip(base, unknown):
         moved = np.array(d, dtype=float)
         moved[:, u] = _mean_preserving_shift(d[:, u], shift)
         draws.append(moved)
-    return replace(estimate, draws=tuple(draws))
+    return _split_shifted(replace(estimate, draws=tuple(draws)), split_sd, rng)
+
+
+def _split_shifted(estimate: RelevanceEstimate, split_sd: float, rng) -> RelevanceEstimate:
+    """``estimate`` whose posterior draw ``m`` splits every uncertain document's relevance
+    into grades at log-odds shifted by ``ε_m = split_sd · Φ⁻¹((π(m) + ½) / M)`` (an
+    independent permutation: stratified ``N(0, split_sd²)``;
+    :attr:`~relimpute.relevance.grades.GradeShares.split_shift`). Unchanged when
+    ``split_sd`` is 0 or the estimate has no drawn splits; ``p`` and its draws never change."""
+    shares = estimate.grades
+    if split_sd == 0 or shares is None or shares.cut_draws is None or estimate.draws is None:
+        return estimate
+    n = estimate.draws[0].shape[0]
+    shift = split_sd * ndtri((rng.permutation(n) + 0.5) / n)
+    return replace(estimate, grades=replace(shares, split_shift=shift))
 
 
 def _mean_preserving_shift(draws: np.ndarray, shift: np.ndarray) -> np.ndarray:
@@ -279,6 +309,9 @@ class ModelBased(Corrector):
     group_sd
         Spread of the between-group shift of the log-odds (module docstring;
         0: documents independent given the model).
+    split_sd
+        Spread of the between-group shift of the split into grades (module
+        docstring; 0: none).
     """
 
     name = "model"
@@ -291,25 +324,30 @@ class ModelBased(Corrector):
         seed: int = 0,
         fit_depth: int | None = 100,
         group_sd: float = GROUP_SD,
+        split_sd: float = SPLIT_SD,
     ):
-        if not (np.isfinite(group_sd) and group_sd >= 0):
-            raise ValueError(f"group_sd must be a finite number >= 0, got {group_sd}")
+        for name, value in (("group_sd", group_sd), ("split_sd", split_sd)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
         self.model = model
         self.n_draws = n_draws
         self.level = level
         self.seed = seed
         self.fit_depth = fit_depth
         self.group_sd = group_sd
+        self.split_sd = split_sd
 
     def fitted(self, context: PoolContext, rows: np.ndarray) -> tuple[Campaign, RelevanceEstimate]:
         """The new runs' compact campaign and the restricted estimate on it, with the
         between-group term (cached; the fit is shared by every ``group_sd``)."""
         campaign, estimate = self._restricted(context, rows)
         fit = (self.model, self.seed, self.fit_depth, tuple(int(r) for r in rows))
-        key = ("model-shifted", *fit, self.group_sd)
+        key = ("model-shifted", *fit, self.group_sd, self.split_sd)
         if key not in context.cache:
             unknown = would_be_pooled(campaign, np.arange(len(rows)), context.depth)
-            context.cache[key] = group_shifted(estimate, unknown, self.group_sd, self.seed)
+            context.cache[key] = group_shifted(
+                estimate, unknown, self.group_sd, self.seed, split_sd=self.split_sd
+            )
         return campaign, context.cache[key]
 
     def _restricted(

@@ -111,14 +111,22 @@ def check_study_input(
     return pooled
 
 
-def model_label(model: str, group_sd: float | None = None) -> str:
+def model_label(model: str, group_sd: float | None = None, split_sd: float | None = None) -> str:
     """The corrector label of a model-based correction: ``model:NAME`` for a registered
     name, and for a settings file ``model:`` and the file's stem (``held_out/x/fusion.json``
     → ``model:fusion``; the study's settings record the file); a ``group_sd`` other than
-    the default adds ``[group_sd=…]``."""
+    the default adds ``[group_sd=…]``, a ``split_sd`` ``[split_sd=…]``."""
     text = str(model)
     label = f"model:{Path(text).stem if text.endswith('.json') else text}"
-    return label if group_sd is None else f"{label}[group_sd={group_sd:g}]"
+    label = label if group_sd is None else f"{label}[group_sd={group_sd:g}]"
+    return label if split_sd is None else f"{label}[split_sd={split_sd:g}]"
+
+
+def _spreads(group_sds, split_sds) -> list[dict]:
+    """The model correctors' keyword arguments: every ``group_sd`` with every ``split_sd``."""
+    groups = [{}] if group_sds is None else [{"group_sd": g} for g in group_sds]
+    splits = [{}] if split_sds is None else [{"split_sd": s} for s in split_sds]
+    return [{**g, **s} for g in groups for s in splits]
 
 
 def run_pool_bias_study(
@@ -131,6 +139,7 @@ def run_pool_bias_study(
     models: Sequence[str] = (),
     model_groups: Sequence[str] | None = None,
     group_sds: Sequence[float] | None = None,
+    split_sds: Sequence[float] | None = None,
     n_common: int = 10,
     common_repeats: int = 20,
     n_draws: int = 2000,
@@ -145,7 +154,8 @@ def run_pool_bias_study(
     ``models`` adds a model-based corrector per relevance model name (slow:
     one fit per group); ``model_groups`` restricts those to some groups;
     ``group_sds`` runs each of them with several between-group spreads (one
-    fit shared; None: the default spread only).
+    fit shared; None: the default spread only), ``split_sds`` with several spreads of
+    the between-group term on the split into grades (each with every ``group_sds``).
     ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
     ``checkpoint`` (a :class:`relimpute._study_folder.StudyFolder`) saves each group as
     it finishes; groups it already holds are not run again, so a killed study resumes with
@@ -185,7 +195,7 @@ def run_pool_bias_study(
 
     shared = {"full": full, "depth": depth, "parsed": parsed, "names": names, "truth": truth,
               "position": position, "correctors": list(correctors), "models": list(models),
-              "model_groups": model_groups, "group_sds": group_sds, "n_draws": n_draws, "seed": seed}  # fmt: skip
+              "model_groups": model_groups, "group_sds": group_sds, "split_sds": split_sds, "n_draws": n_draws, "seed": seed}  # fmt: skip
     map_units(_group_unit, units, shared=shared, jobs=jobs, client=client, desc=f"groups (depth {depth})",
               unit="group", progress=progress, on_result=finished)  # fmt: skip
     parts, timing = [], {}
@@ -216,9 +226,9 @@ def run_pool_bias_study(
         "measures": names,
         "correctors": list(correctors)
         + [
-            model_label(m, g)
+            model_label(m, spread.get("group_sd"), spread.get("split_sd"))
             for m in models
-            for g in ([None] if group_sds is None else group_sds)
+            for spread in _spreads(group_sds, split_sds)
         ],
         "model_settings": {model_label(m): str(m) for m in models},
         "n_common": n_common,
@@ -229,12 +239,13 @@ def run_pool_bias_study(
         "groups": len(steps),
         "model_groups": None if model_groups is None else list(model_groups),
         "group_sds": None if group_sds is None else list(group_sds),
+        **({} if split_sds is None else {"split_sds": list(split_sds)}),
     }
     return PoolBiasStudy(estimates, metrics, truth, timing, settings)
 
 
 def _group_unit(unit, *, full, depth, parsed, names, truth, position, correctors, models,
-                model_groups, group_sds, n_draws, seed) -> tuple[list[pd.DataFrame], dict]:
+                model_groups, group_sds, split_sds, n_draws, seed) -> tuple[list[pd.DataFrame], dict]:
     """One group left out of the pool: its tables and the seconds per corrector."""
     _, label, left_out, kept, common = unit
     step = LeaveOutPool(left_out, kept, full.pooled(depth, kept), label)
@@ -247,12 +258,13 @@ def _group_unit(unit, *, full, depth, parsed, names, truth, position, correctors
         chosen += [
             get_corrector("model", model=m, n_draws=n_draws, seed=seed, **spread)
             for m in models
-            for spread in ([{}] if group_sds is None else [{"group_sd": g} for g in group_sds])
+            for spread in _spreads(group_sds, split_sds)
         ]
     for corrector in chosen:
         name = corrector.name
         if name == "model":
-            name = model_label(corrector.model, None if group_sds is None else corrector.group_sd)
+            name = model_label(corrector.model, None if group_sds is None else corrector.group_sd,
+                               None if split_sds is None else corrector.split_sd)  # fmt: skip
         start = time.perf_counter()
         table = corrector.correct_context(context, step.left_out, parsed).table
         timing[name] = timing.get(name, 0.0) + time.perf_counter() - start

@@ -40,6 +40,11 @@ class GradeShares:
         (NaN where the split is known, e.g. judged) and ``(M, K − 1)`` posterior draws of the
         topic's cut-points; posterior draw ``m`` of ``p`` splits at log-odds
         ``logit(p_m) + offset`` with ``cut_draws[t][m mod M]`` (:meth:`at_least`'s ``index``).
+    split_shift
+        Optional, with :attr:`cut_draws`: ``(M,)`` per posterior draw a shift of the log-odds
+        every uncertain split (``offset`` not NaN, in every topic) is taken at, draw ``m``
+        splitting at ``logit(p_m) + offset + split_shift[m mod M]``: a between-group term on
+        the split (``docs/math/fusion.md``, "A left-out group's split").
     """
 
     levels: tuple[int, ...]
@@ -48,6 +53,7 @@ class GradeShares:
     below: tuple[np.ndarray, ...]
     offset: tuple[np.ndarray, ...] | None = None
     cut_draws: tuple[np.ndarray, ...] | None = None
+    split_shift: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if list(self.levels) != sorted(set(self.levels)) or len(self.levels) < 2:
@@ -64,6 +70,10 @@ class GradeShares:
             for a, e, c in zip(self.above, self.offset, self.cut_draws):
                 if e.shape != (len(a),) or c.ndim != 2 or c.shape[1] != len(self.levels) - 1:
                     raise ValueError("grade shares' offset or cut_draws have the wrong shape")
+        if self.split_shift is not None:
+            shift = np.asarray(self.split_shift)
+            if self.cut_draws is None or shift.ndim != 1 or not len(shift) or not np.all(np.isfinite(shift)):
+                raise ValueError("split_shift needs cut_draws and one finite shift per posterior draw")
 
     @property
     def threshold(self) -> int:
@@ -95,6 +105,8 @@ class GradeShares:
         unique, first, inverse = np.unique(index, return_index=True, return_inverse=True)
         cuts = self.cut_draws[t][unique % len(self.cut_draws[t])]
         eta = logit(np.clip(p[first], 1e-12, 1 - 1e-12)) + np.where(known, 0.0, offset)
+        if self.split_shift is not None:  # the draw's between-group shift of the split
+            eta = eta + self.split_shift[unique % len(self.split_shift)][:, None]
         up, down = grade_shares(eta, cuts, self.anchor)
         # drawn cut-points may leave their order: keep P(G ≥ l_k) decreasing in k
         up, down = np.minimum.accumulate(up, axis=-1), np.minimum.accumulate(down, axis=-1)

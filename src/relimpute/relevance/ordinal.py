@@ -153,6 +153,12 @@ def grade_shares(eta, cuts, anchor: int) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(over, 0.0, 1.0), np.clip(under, 0.0, 1.0)
 
 
+#: weight of the prior ``log(c_k − c_{k+1})`` on the gaps between a topic's consecutive
+#: cut-points (:func:`fit_topic_cuts`): keeps the mode inside the ordered region when a topic
+#: judged no passage of some level (its likelihood rises towards the edge, where Newton's
+#: method would stall), set a priori small enough to leave gaps of a logit or more alone
+GAP_WEIGHT = 0.1
+
 #: the per-topic spreads of the cut-points the marginal likelihood chooses among
 #: (:func:`fit_topic_cuts`), set a priori from none to as wide as ``fusion.CUT_SD``
 TOPIC_CUT_SDS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -261,11 +267,13 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
 
     def log_post(phi):
         c = cuts_of(phi)
-        if np.any(np.diff(c[:, 1:n_levels], axis=1) >= 0):
+        gaps = -np.diff(c[:, 1:n_levels], axis=1)
+        if np.any(gaps <= 0):
             return -np.inf  # cut-points out of order: not a distribution
         value = np.sum(_log_interval(eta + c[topic, level], eta + c[topic, level + 1]))
         b = phi[n_free:].reshape(n_topics, n_free)
-        return float(value - 0.5 * phi[:n_free] @ phi[:n_free] / cut_sd**2 - 0.5 * np.sum(prior_b * b**2))
+        prior = -0.5 * phi[:n_free] @ phi[:n_free] / cut_sd**2 - 0.5 * np.sum(prior_b * b**2)
+        return float(value + prior + GAP_WEIGHT * np.sum(np.log(gaps)))
 
     def gradient_curvature(phi):
         c = cuts_of(phi)
@@ -279,6 +287,19 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
             if k + 1 in position:  # rows between the two: A on c_k, B on c_{k+1}
                 j = position[k + 1]
                 hess[:, i, j] = hess[:, j, i] = -np.bincount(topic[on_a], hab[on_a], n_topics)
+        # the gaps' prior GAP_WEIGHT · log(c_k − c_{k+1}), k = 1..K − 2 (c_a = 0 held)
+        gaps = -np.diff(c[:, 1:n_levels], axis=1)
+        for k in range(1, n_levels - 1):
+            g, h = GAP_WEIGHT / gaps[:, k - 1], GAP_WEIGHT / gaps[:, k - 1] ** 2
+            if k in position:
+                grad[:, position[k]] += g
+                hess[:, position[k], position[k]] += h
+            if k + 1 in position:
+                grad[:, position[k + 1]] -= g
+                hess[:, position[k + 1], position[k + 1]] += h
+            if k in position and k + 1 in position:
+                hess[:, position[k], position[k + 1]] -= h
+                hess[:, position[k + 1], position[k]] -= h
         b = phi[n_free:].reshape(n_topics, n_free)
         # (c, b_t) enter every row of topic t as c + b_t: an arrowhead curvature
         g_c = grad.sum(axis=0) - phi[:n_free] / cut_sd**2
