@@ -13,11 +13,11 @@ from relimpute.cli import _literals, _subcommand_index, _subcommand_modules, bui
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "pymc")
 
 
-def _modules_after(code: str) -> set[str]:
+def _modules_after(code: str, *flags: str) -> set[str]:
     probe = code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run([sys.executable, *flags, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return set(done.stdout.split())
 
@@ -58,6 +58,36 @@ def test_every_subcommand_help_loads_no_numerical_stack(command):
     assert _subcommand_index()[command][0] in loaded  # its own module, whose help it is
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
     assert "locale" not in loaded  # argparse's gettext lookups are skipped (cli._untranslated)
+
+
+#: standard modules `COMMAND --help` used to load for one call each (terminal width, the
+#: subcommands' literals, a type hint, a signal number): under ``python -S`` (no site and
+#: none of its .pth files, which load some of them anyway) none may come back
+HELP_AVOIDS = ("ast", "shutil", "bz2", "lzma", "typing", "pathlib", "importlib.util", "signal")
+
+
+@pytest.mark.parametrize("command", ["", *sorted(_subcommand_index())])
+def test_help_loads_only_what_it_needs_of_the_standard_library(command):
+    words = [command, "--help"] if command else ["--help"]
+    loaded = _modules_after(
+        f"from relimpute.cli import main\ntry:\n    main({words!r})\nexcept SystemExit:\n    pass",
+        "-S",
+    )
+    assert "argparse" in loaded and not set(HELP_AVOIDS) & loaded
+
+
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch):
+    """The formatter's width without shutil equals shutil's, with $COLUMNS and without."""
+    import shutil
+
+    from relimpute.cli import _terminal_width
+
+    for columns in ("37", "200", "0", "x"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert _terminal_width() == shutil.get_terminal_size().columns
+        assert build_parser(["compare"]).format_help().startswith("usage: relimpute")
+    monkeypatch.delenv("COLUMNS")
+    assert _terminal_width() == shutil.get_terminal_size().columns
 
 
 def test_argparse_messages_are_restored_after_main():

@@ -7,7 +7,7 @@ records (NaN as null), markdown or a booktabs LaTeX ``tabular``.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help's start-up)
 
 if TYPE_CHECKING:  # pandas is loaded by the commands that make frames, not by --help
     import pandas as pd

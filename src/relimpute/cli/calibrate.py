@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from ._common import (
     add_campaign_arguments,
@@ -105,6 +104,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from pathlib import Path  # here, not at the top: --help does not load it
+
     from .._files import check_output_path
     from .._study_folder import open_study
     from ..calibration import CalibrationReport

@@ -193,15 +193,18 @@ def add_arguments(parser) -> None:
 def estimate_relevance(campaign, args):
     """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
     uniform --prior."""
-    from ..relevance import Uniform, load_model
+    from ..measures import parse_measure
+    from ..relevance import Fusion, Uniform, load_model
 
     if args.estimate is not None:
         return load_estimate(args.estimate, campaign)
     if args.prior is not None:
         return Uniform(prior=args.prior).fit_predict(campaign)
-    return load_model(model_with_labels(args, args.model) or DEFAULT_MODEL).fit_predict(
-        campaign, rng=args.seed
-    )
+    model = load_model(model_with_labels(args, args.model) or DEFAULT_MODEL)
+    model.fit(campaign, rng=args.seed)
+    if isinstance(model, Fusion) and not parse_measure(args.measure).graded:
+        return model.predict(campaign, grades=False)  # a binary measure reads no grades
+    return model.predict(campaign)
 
 
 def run(args) -> int:

@@ -253,19 +253,44 @@ class Fusion(RelevanceModel):
         theta, cov = self._fit_theta(design, y, prec, shift, start)
         self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
         self.cuts_, self.topic_cuts_ = np.zeros(1), None
-        if len(self.grade_levels_) > 2:  # the cut-points given the log-odds of relevance
+        if len(self.grade_levels_) > 2:  # the cut-points given the log-odds, fitted when read
             level = np.searchsorted(self.grade_levels_, grades)
             topic = np.repeat(np.arange(campaign.n_topics), [int(m.sum()) for m in masks])
-            self.topic_cuts_ = fit_topic_cuts(
-                design @ theta, level, topic, campaign.n_topics, self.anchor_,
-                len(self.grade_levels_), cut_sd=CUT_SD,
-            )  # fmt: skip
-            self.cuts_ = self.topic_cuts_.shared
+            self._pending_cuts = (design @ theta, level, topic, campaign.n_topics)
         self.coef_ = theta
         self.covariance_ = cov
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
+
+    @property
+    def topic_cuts_(self):
+        """Each topic's cut-points (:func:`.ordinal.fit_topic_cuts`), fitted when first read:
+        they do not move ``θ`` or ``p``, and a binary measure never reads them."""
+        pending = self.__dict__.pop("_pending_cuts", None)
+        if pending is not None:
+            eta, level, topic, n_topics = pending
+            self._topic_cuts = fit_topic_cuts(
+                eta, level, topic, n_topics, self.anchor_, len(self.grade_levels_), cut_sd=CUT_SD
+            )
+            self._cuts = self._topic_cuts.shared
+        return self.__dict__.get("_topic_cuts")
+
+    @topic_cuts_.setter
+    def topic_cuts_(self, value) -> None:
+        self.__dict__.pop("_pending_cuts", None)
+        self._topic_cuts = value
+
+    @property
+    def cuts_(self) -> np.ndarray:
+        """The shared cut-points ``c_1..c_{K−1}`` (fitted with :attr:`topic_cuts_`)."""
+        self.topic_cuts_  # noqa: B018  (fits them if pending)
+        return self.__dict__.get("_cuts")
+
+    @cuts_.setter
+    def cuts_(self, value) -> None:
+        self.__dict__.pop("_pending_cuts", None)
+        self._cuts = value
 
     def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mode and covariance of ``θ``: the inference engine (here Newton +
@@ -346,7 +371,7 @@ class Fusion(RelevanceModel):
             "n_fit": self.n_fit_,
             "capture_factor_min": float(factor.min()),
         }
-        if len(self.grade_levels_) > 2:
+        if len(self.grade_levels_) > 2 and getattr(self, "_with_grades", True):
             params["cut_points"] = dict(zip(map(int, self.grade_levels_[1:]), map(float, self.cuts_)))
             self._shares, self._eta = self._grade_split(campaign, eta), eta
         return p, draws, params
@@ -367,11 +392,15 @@ class Fusion(RelevanceModel):
         drawn = cuts.draws(rng, int(self.n_draws), index)
         return split, tuple(drawn[:, t] for t in range(campaign.n_topics))
 
-    def predict(self, campaign: Campaign) -> RelevanceEstimate:
+    def predict(self, campaign: Campaign, *, grades: bool = True) -> RelevanceEstimate:
         """Probabilities of relevance, and with a graded scale each document's distribution
-        over the grades (:class:`~.grades.GradeShares`; judged documents keep theirs)."""
-        self._shares = None
-        estimate = super().predict(campaign)
+        over the grades (:class:`~.grades.GradeShares`; judged documents keep theirs).
+        ``grades=False``: p and its draws only (the same numbers), for binary measures."""
+        self._shares, self._with_grades = None, grades
+        try:
+            estimate = super().predict(campaign)
+        finally:
+            self._with_grades = True
         if self._shares is None:
             return estimate
         (split, cut_draws), eta = self._shares, self._eta
