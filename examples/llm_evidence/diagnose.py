@@ -19,8 +19,12 @@ documents' share), and with every document at its truth (the floor no model can 
 documents no run retrieves count in the truth's R, but in E[R] only when judged). Per run the bias is set against how many unlabelled documents the run ranks in
 its top 100. Per label value, the mean probability the model gives the labelled documents is set
 against the share NIST judged relevant (the label model's calibration); per topic the same sums
-(per-topic pooling). Writes ``diagnosis.csv`` (per collection, design and model), ``diagnosis_runs.csv``
-and ``diagnosis_labels.csv``.
+(per-topic pooling). Two bounds (``diagnosis_bounds.csv``): the default model given *every* NIST
+judgment (what the runs' model says of the documents NIST never judged, which the truth counts
+non-relevant), and fusion-llm's estimate with each labelled document's probability replaced by
+the true share relevant of its label value (per collection, or per topic): the best any
+calibration of these labels by label value could do. Writes ``diagnosis.csv`` (per collection,
+design and model), ``diagnosis_runs.csv``, ``diagnosis_labels.csv`` and ``diagnosis_bounds.csv``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
+from scipy.stats import kendalltau, spearmanr
 
 sys.path.insert(0, str(Path(__file__).parent))
 from study import kept_judgments, load, per_topic_ap  # noqa: E402
@@ -104,6 +108,43 @@ def diagnose(collection: str, full, design: str, size: int, seed: int, models):
     return rows, runs, labels
 
 
+def bounds(collection: str, full, seed: int) -> list[dict]:
+    """The two bounds of the module docstring, as mean |bias| of MAP and τ."""
+    truth = per_topic_ap(full).mean(axis=0)
+    rel = full.relevant()
+
+    def row(design, size, what, campaign, estimate, p):
+        e = e_map(campaign, estimate, p)
+        return {"collection": collection, "design": design, "size": size, "what": what,
+                "mean_abs_bias": np.abs(e - truth).mean(), "mean_bias": (e - truth).mean(),
+                "tau": kendalltau(e, truth).statistic}  # fmt: skip
+
+    bare = replace(full, labels=())
+    complete = load_model("fusion").fit_predict(bare, rng=seed)
+    out = [row("all", 0, "fusion, every NIST judgment", bare, complete, complete.p)]
+    codes = next(s for s in full.labels if s.name == SOURCE).align(full)
+    for design, size in DESIGNS:
+        kept = kept_judgments(full, design, size, np.random.default_rng(seed))
+        estimate = FusionLLM().fit_predict(replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE)), rng=seed)
+        labelled = [f.judged & ~k.judged for f, k in zip(full.topics, kept.topics)]
+        v = np.concatenate([c[m] for c, m in zip(codes, labelled)])
+        x = np.concatenate([r[m] for r, m in zip(rel, labelled)])
+        shares = np.array([x[v == k].mean() if (v == k).any() else 0.0 for k in range(codes[0].max(initial=0) + 1)])
+        for what, per_topic in (("labels calibrated by the truth, per collection", False),
+                                ("labels calibrated by the truth, per topic", True)):  # fmt: skip
+            p = []
+            for c, m, r, q in zip(codes, labelled, rel, estimate.p):
+                share = shares.copy()
+                if per_topic:
+                    share = np.array([r[m & (c == k)].mean() if (m & (c == k)).any() else shares[k]
+                                      for k in range(len(shares))])  # fmt: skip
+                p.append(np.where(m, share[np.maximum(c, 0)], q))
+            out.append(row(design, size, what, kept, estimate, p))
+    for r in out:
+        print(f"{collection} bound: {r}", file=sys.stderr)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collections", default="dl19,dl21")
@@ -118,9 +159,10 @@ def main(argv=None) -> int:
         one = replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE))
         yield "fusion-llm", FusionLLM(), one
 
-    rows, runs, labels = [], [], []
+    rows, runs, labels, limits = [], [], [], []
     for collection in args.collections.split(","):
         full = load(collection, [SOURCE])
+        limits += bounds(collection, full, args.seed)
         for design, size in DESIGNS:
             r, s, lab = diagnose(collection, full, design, size, args.seed, models)
             rows += r
@@ -129,6 +171,7 @@ def main(argv=None) -> int:
     pd.DataFrame(rows).to_csv(out / "diagnosis.csv", index=False, float_format="%.4f")
     pd.DataFrame(runs).to_csv(out / "diagnosis_runs.csv", index=False, float_format="%.4f")
     pd.DataFrame(labels).to_csv(out / "diagnosis_labels.csv", index=False, float_format="%.4f")
+    pd.DataFrame(limits).to_csv(out / "diagnosis_bounds.csv", index=False, float_format="%.4f")
     return 0
 
 
