@@ -4,8 +4,9 @@ Run from the repository root::
 
     python examples/llm_evidence/diagnose.py [--collections dl19,dl21] [--out examples/llm_evidence/results]
 
-In each headline design of ``study.py`` (pool 3, random 10; UMBRELA GPT-4o) every document of a
-topic is one of
+In each headline design of ``study.py`` (pool 3, random 10; UMBRELA GPT-4o), for the default
+model, fusion-llm and fusion-llm with λ learned (``runs_weight_sd`` 1, whose fitted λ and its sd
+are reported), every document of a topic is one of
 
 - ``human``: a kept human (NIST) judgment: the model keeps it;
 - ``labelled``: judged by NIST but not kept, so it has the LLM's label: the *label model* decides it;
@@ -23,8 +24,11 @@ against the share NIST judged relevant (the label model's calibration); per topi
 judgment (what the runs' model says of the documents NIST never judged, which the truth counts
 non-relevant), and fusion-llm's estimate with each labelled document's probability replaced by
 the true share relevant of its label value (per collection, or per topic): the best any
-calibration of these labels by label value could do. Writes ``diagnosis.csv`` (per collection,
-design and model), ``diagnosis_runs.csv``, ``diagnosis_labels.csv`` and ``diagnosis_bounds.csv``.
+calibration of these labels by label value could do. And whether the label's error transports
+(``diagnosis_transport.csv``): P(label | relevant) and P(label | not relevant) inside the depth-3
+pool, where the human labels are, and below it, where they are applied. Writes ``diagnosis.csv``
+(per collection, design and model), ``diagnosis_runs.csv``, ``diagnosis_labels.csv``,
+``diagnosis_bounds.csv`` and ``diagnosis_transport.csv``.
 """
 
 from __future__ import annotations
@@ -78,7 +82,8 @@ def diagnose(collection: str, full, design: str, size: int, seed: int, models):
         floor = e_map(campaign, estimate, [r.astype(float) for r in rel]) - truth
         setting = {"collection": collection, "design": design, "size": size, "model": name}
         rows.append({
-            **setting,
+            **setting, "runs_weight_change": estimate.params.get("runs_weight_change", np.nan),
+            "runs_weight_change_sd": float(np.sqrt(model.covariance_[-1, -1])) if name != "fusion" else np.nan,
             "mean_abs_bias": np.abs(bias).mean(), "mean_bias": bias.mean(),
             "bias_unlabelled_share": (labels_true - truth).mean(),
             "abs_bias_unlabelled_share": np.abs(labels_true - truth).mean(),
@@ -145,6 +150,22 @@ def bounds(collection: str, full, seed: int) -> list[dict]:
     return out
 
 
+def transport(collection: str, full) -> list[dict]:
+    """P(label = v | relevance) in the depth-3 pool and among the judged documents below it."""
+    kept = full.pooled(3)
+    codes = next(s for s in full.labels if s.name == SOURCE).align(full)
+    out = []
+    for where, masks in (("pool 3", [k.judged for k in kept.topics]),
+                         ("below pool 3", [f.judged & ~k.judged for f, k in zip(full.topics, kept.topics)])):  # fmt: skip
+        v = np.concatenate([c[m] for c, m in zip(codes, masks)])
+        x = np.concatenate([r[m] for r, m in zip(full.relevant(), masks)])
+        for relevant in (True, False):
+            share = np.bincount(v[x == relevant], minlength=v.max() + 1) / max((x == relevant).sum(), 1)
+            out.append({"collection": collection, "where": where, "relevant": relevant,
+                        "n": int((x == relevant).sum()), **{f"P(label={k})": q for k, q in enumerate(share)}})  # fmt: skip
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collections", default="dl19,dl21")
@@ -158,10 +179,12 @@ def main(argv=None) -> int:
         yield "fusion", load_model("fusion"), replace(kept, labels=())
         one = replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE))
         yield "fusion-llm", FusionLLM(), one
+        yield "fusion-llm + λ", FusionLLM(runs_weight_sd=1.0), one
 
-    rows, runs, labels, limits = [], [], [], []
+    rows, runs, labels, limits, moved = [], [], [], [], []
     for collection in args.collections.split(","):
         full = load(collection, [SOURCE])
+        moved += transport(collection, full)
         limits += bounds(collection, full, args.seed)
         for design, size in DESIGNS:
             r, s, lab = diagnose(collection, full, design, size, args.seed, models)
@@ -172,6 +195,7 @@ def main(argv=None) -> int:
     pd.DataFrame(runs).to_csv(out / "diagnosis_runs.csv", index=False, float_format="%.4f")
     pd.DataFrame(labels).to_csv(out / "diagnosis_labels.csv", index=False, float_format="%.4f")
     pd.DataFrame(limits).to_csv(out / "diagnosis_bounds.csv", index=False, float_format="%.4f")
+    pd.DataFrame(moved).to_csv(out / "diagnosis_transport.csv", index=False, float_format="%.4f")
     return 0
 
 
