@@ -1,8 +1,8 @@
-"""Where fusion-llm's remaining MAP bias comes from (issue 28, item 3's goals still missed).
+"""Where fusion-llm's remaining MAP bias and τ shortfall come from (issue 28, item 3's goals).
 
 Run from the repository root::
 
-    python examples/llm_evidence/diagnose.py [--collections dl19,dl21] [--out examples/llm_evidence/results]
+    python examples/llm_evidence/diagnose.py [--collections dl19,dl21] [--out DIR]
 
 In each headline design of ``study.py`` (pool 3, random 10; UMBRELA GPT-4o), for the default
 model, fusion-llm and fusion-llm with λ learned (``runs_weight_sd`` 1, whose fitted λ and its sd
@@ -17,8 +17,9 @@ E[MAP] of each run is computed exactly from the point estimate (``ConfidenceEngi
 fitted, with the labelled documents set to their true relevance (what is left is the unlabelled
 documents' share), with the unlabelled documents set to 0 (what is left is the labelled
 documents' share), and with every document at its truth (the floor no model can remove: relevant
-documents no run retrieves count in the truth's R, but in E[R] only when judged). Per run the bias is set against how many unlabelled documents the run ranks in
-its top 100. Per label value, the mean probability the model gives the labelled documents is set
+documents no run retrieves count in the truth's R, but in E[R] only when judged). Per run the
+bias (and the unlabelled documents' share of it) is set against how many unlabelled documents the
+run ranks in its top 100 (Spearman's ρ). Per label value, the mean probability the model gives the labelled documents is set
 against the share NIST judged relevant (the label model's calibration); per topic the same sums
 (per-topic pooling). Two bounds (``diagnosis_bounds.csv``): the default model given *every* NIST
 judgment (what the runs' model says of the documents NIST never judged, which the truth counts
