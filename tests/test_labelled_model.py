@@ -95,3 +95,61 @@ def test_pickle_and_a_campaign_without_the_source(simulated):
     np.testing.assert_array_equal(clone.predict(judged).p[3], estimate.p[3])
     with pytest.raises(ValueError, match="lacks the label source"):
         clone.predict(dataclasses.replace(judged, labels=()))
+
+
+def test_the_offset_fit_recovers_a_known_runs_weight():
+    """Oracle on simulated data: logit P(y) = (1 + λ) η + β_v with λ = -0.4 and known β; the
+    fit (η as offset and as λ's column) recovers λ and β within 3 posterior sd."""
+    from scipy.special import expit
+    import scipy.sparse as sp
+
+    from relimpute.relevance.fusion_llm import _fit_offset_logistic
+
+    rng = np.random.default_rng(7)
+    n, beta, lam = 20_000, np.array([-2.0, -0.5, 1.0, 2.0]), -0.4
+    eta, v = rng.normal(-1.0, 2.0, n), rng.integers(0, 4, n)
+    y = (rng.random(n) < expit((1 + lam) * eta + beta[v])).astype(float)
+    design = sp.hstack([sp.csr_matrix((np.ones(n), (np.arange(n), v)), shape=(n, 4)),
+                        sp.csr_matrix(eta[:, None])], format="csr")  # fmt: skip
+    theta, cov = _fit_offset_logistic(design, y, eta, np.full(5, 1e-2))
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(theta - np.append(beta, lam)) <= 3 * sd), (theta, sd)
+    assert sd[-1] < 0.05
+
+
+def test_runs_weight_is_zero_when_the_labels_ignore_the_runs(simulated):
+    """The simulated labeller reads only the truth, so once a label is known the runs' log-odds
+    keep their weight: λ within 3 sd of 0; held at 0 (the default) it is the model without λ."""
+    _, judged, _, model, estimate = simulated
+    free = FusionLLM(fusion={"n_draws": 20}, runs_weight_sd=1.0).fit(judged, rng=0)
+    lam, sd = free.coef_[-1], np.sqrt(free.covariance_[-1, -1])
+    assert abs(lam) <= 3 * sd and sd < 0.3, (lam, sd)
+    assert abs(model.coef_[-1]) < 1e-6 and estimate.params["runs_weight_change"] == pytest.approx(0, abs=1e-6)
+
+
+def test_runs_weight_is_negative_when_the_labels_read_the_runs(simulated):
+    """A labeller that, given relevance, labels the documents the runs rank high higher (as an
+    LLM reads the same match of query and text the runs do) repeats the runs' evidence: the
+    runs' log-odds must count for less on a labelled document, λ < 0 (3 sd clear of 0), and its
+    draws carry λ's uncertainty."""
+    truth, judged, _, _, _ = simulated
+    pooled = truth.pooled(20)
+    runs_p = Fusion(n_draws=0).fit(pooled, rng=0)._predict(pooled)[0]  # the runs' p, judged or not
+    rng = np.random.default_rng(5)
+    rows = []
+    for topic, relevant, p in zip(truth.topics, truth.relevant(), runs_p):
+        # a latent score: relevance, the runs' log-odds and noise; cut into four labels
+        log_odds = np.log(np.clip(p, 1e-6, 1) / np.clip(1 - p, 1e-6, 1))
+        score = 2.0 * relevant + 0.8 * log_odds + rng.normal(0, 1, topic.n_docs)
+        keep = rng.random(topic.n_docs) < 0.7
+        rows.append(pd.DataFrame({"query_id": topic.query_id, "doc_id": topic.doc_ids[keep],
+                                  "relevance": np.digitize(score, [-4.0, -2.0, 0.5])[keep]}))  # fmt: skip
+    source = read_labels(pd.concat(rows, ignore_index=True), name="reads-runs")
+    campaign = with_labels(pooled, [source])
+    model = FusionLLM(fusion={"n_draws": 20}, runs_weight_sd=1.0).fit(campaign, rng=0)
+    lam, sd = model.coef_[-1], np.sqrt(model.covariance_[-1, -1])
+    assert lam + 3 * sd < 0, (lam, sd)
+    estimate = model.predict(campaign)
+    labelled = source.align(campaign)[0] >= 0
+    open_docs = labelled & ~campaign.topics[0].judged
+    assert np.ptp(estimate.draws[0][:, open_docs], axis=0).max() > 0

@@ -24,14 +24,16 @@ fusion
     the default model on the human labels kept, without labels.
 fusion-llm:SOURCE
     the default model plus the labels of SOURCE, their error learned from the human
-    labels kept (``relimpute.relevance.FusionLLM``, class defaults: chosen before
-    either collection was looked at, so leave-one-collection-out trivially).
+    labels kept (``relimpute.relevance.FusionLLM``, class defaults, chosen
+    leave-one-collection-out); with ``--runs-weight-sd`` also with λ, the runs' weight
+    on a labelled document, learned (``runs_weight_sd``).
 
 Per method: mean |bias| of MAP, coverage and mean width of 95% intervals for every
 run's MAP and every pair's ΔMAP, the bookmaker W and the accuracy of the pairs stated
-at >= 0.95 of P(ΔMAP < 0) (Carterette 2007), and Kendall's τ of the estimated MAP
-against the true. Writes ``summary.csv`` (one row per collection, design and method)
-and ``runs.csv`` (per run) to ``--out``.
+at >= 0.95 of P(ΔMAP < 0) (Carterette 2007), the log loss of that stated probability (the
+criterion of ``choose_settings.py``), and Kendall's τ of the estimated MAP against the
+true. Writes ``summary.csv`` (one row per collection, design and method) and ``runs.csv``
+(per run) to ``--out``.
 """
 
 from __future__ import annotations
@@ -128,7 +130,9 @@ def metrics(truth, e_map, lo=None, hi=None, d_lo=None, d_hi=None, p_a_better=Non
         decided = true_delta != 0
         confidence, correct = orient(p_a_better[decided], true_delta[decided] > 0)
         sure = confidence >= LEVEL
+        stated = np.clip(np.where(correct, confidence, 1 - confidence), 1e-6, 1)
         out |= {
+            "log_loss": float(-np.log(stated).mean()),
             "W": bookmaker_w(confidence, correct),
             "share_sure": float(sure.mean()),
             "accuracy_sure": float(correct[sure].mean()) if sure.any() else np.nan,
@@ -248,7 +252,9 @@ def run_setting(collection, full, design, size, sources, args) -> tuple[list[dic
         for method, result in ppi_answers(truth_ap, only_llm, budget, per_topic_judged, args.ppi_reps, args.seed).items():
             add(method, result, name)
         one = replace(kept, labels=(source,))
-        add("fusion-llm", model_answer(FusionLLM(), one, truth, args.seed), name)
+        for sd in args.runs_weight_sd:
+            method = "fusion-llm" if sd == 0 else f"fusion-llm, runs weight sd {sd:g}"
+            add(method, model_answer(FusionLLM(runs_weight_sd=sd), one, truth, args.seed), name)
     return rows, runs
 
 
@@ -259,6 +265,8 @@ def main(argv=None) -> int:
     parser.add_argument("--random", default="10", help="human labels per topic m, comma-separated")
     parser.add_argument("--sources", default=",".join(SOURCES))
     parser.add_argument("--ppi-reps", type=int, default=50)
+    parser.add_argument("--runs-weight-sd", default="0", type=lambda text: [float(x) for x in text.split(",")],
+                        help="FusionLLM runs_weight_sd values, comma-separated (0: the class default)")
     parser.add_argument("--seed", type=int, default=2007)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)

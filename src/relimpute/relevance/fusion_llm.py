@@ -11,8 +11,8 @@ consensus supports (its capture-adjusted prediction). For label source ``s``
 and label category ``v`` (a grade, or a bin of a probability) the label moves
 them::
 
-    logit P(X_ti = 1) = η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = the label of (t, i) by s,
-    β_{s,v} ~ N(0, label_sd²),   δ_{t,s,v} ~ N(0, label_topic_sd²)
+    logit P(X_ti = 1) = (1 + λ) η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = (t, i)'s label by s,
+    β_{s,v} ~ N(0, label_sd²),  δ_{t,s,v} ~ N(0, label_topic_sd²),  λ ~ N(0, runs_weight_sd²)
 
 a source that does not label (t, i) adds nothing, so a document no source
 labels keeps the default model's probability. ``β_{s,v}`` is the log
@@ -21,9 +21,14 @@ independently of the runs given relevance, ``log P(v | rel) / P(v | non-rel)``
 up to a constant shared by the categories: Bayes' rule); ``δ_{t,s,v}`` lets a
 topic's labels be better or worse than the collection's, partially pooled
 towards it (the random-intercept model of the default model, per label
-value). Fitted by penalised maximum likelihood (Newton) on the judged,
-labelled documents with ``η`` as an offset, with a Laplace approximation for
-the posterior of ``(β, δ)``.
+value). ``λ`` (only on labelled documents) lets the runs' evidence count for
+less (``λ < 0``) or more once a label is known: an LLM and the runs both
+respond to how well a document matches the query, so given relevance they need
+not be independent, and adding the two log-odds would then count their shared
+evidence twice (``runs_weight_sd = 0`` holds ``λ`` at 0: the independent
+combination). Fitted by penalised maximum likelihood (Newton) on the judged,
+labelled documents with ``η`` as an offset (and as ``λ``'s covariate), with a
+Laplace approximation for the posterior of ``(β, δ, λ)``.
 
 Draws. Posterior draw ``d`` adds the label shift of a Laplace draw of
 ``(β, δ)`` to the default model's draw ``d`` of the log-odds: the two posteriors
@@ -69,6 +74,9 @@ class FusionLLM(RelevanceModel):
         leave-one-collection-out on TREC DL 2019 and DL 2021 (the log loss of P(ΔMAP < 0) on
         each collection chose the other's setting, and both chose these;
         examples/llm_evidence/, "Settings chosen leave-one-collection-out").
+    runs_weight_sd
+        Prior sd of ``λ``, the change of the runs' log-odds weight on a labelled
+        document; 0 holds it at 0 (the runs' log-odds and the labels' shifts added).
 
     Attributes
     ----------
@@ -77,8 +85,8 @@ class FusionLLM(RelevanceModel):
     sources_
         ``(name, categories)`` of each label source, in the campaign's order.
     coef_, covariance_
-        Posterior mode and Laplace covariance of ``(β, δ)``: the ``β`` of every source
-        and category first, then per topic (:attr:`query_ids_`) the ``δ``.
+        Posterior mode and Laplace covariance of ``(β, δ, λ)``: the ``β`` of every source
+        and category first, then per topic (:attr:`query_ids_`) the ``δ``, ``λ`` last.
     n_fit_
         Judged, labelled documents the label shifts were learned from.
     """
@@ -91,10 +99,12 @@ class FusionLLM(RelevanceModel):
         fusion: str | Mapping[str, Any] = "fusion",
         label_sd: float = 2.0,
         label_topic_sd: float = 1.0,
+        runs_weight_sd: float = 0.0,
     ):
         self.fusion = fusion
         self.label_sd = label_sd
         self.label_topic_sd = label_topic_sd
+        self.runs_weight_sd = runs_weight_sd
 
     def _build_fusion(self):
         from .fusion import Fusion
@@ -107,13 +117,13 @@ class FusionLLM(RelevanceModel):
     # ------------------------------------------------------------------ fit
 
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
-        if not (self.label_sd > 0 and self.label_topic_sd >= 0):
-            raise ValueError("label_sd must be > 0 and label_topic_sd >= 0")
+        if not (self.label_sd > 0 and self.label_topic_sd >= 0 and self.runs_weight_sd >= 0):
+            raise ValueError("label_sd must be > 0, label_topic_sd and runs_weight_sd >= 0")
         self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)
         self.draw_seed_ = int(rng.integers(2**63))
-        n_par = self._n_global() * (1 + len(self.query_ids_))
+        n_par = self._n_global() * (1 + len(self.query_ids_)) + 1
         self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), np.zeros((n_par, n_par)), 0
         if not self.sources_:
             return
@@ -126,21 +136,21 @@ class FusionLLM(RelevanceModel):
             rows.append(designs[t][keep])
             offsets.append(_log_odds(p[t][keep]))
             ys.append(relevant[keep].astype(float))
-        design = sp.vstack(rows, format="csr")
+        offset = np.concatenate(offsets)
+        # λ's column: the runs' log-odds of each (labelled) document
+        design = sp.hstack([sp.vstack(rows), sp.csr_matrix(offset[:, None])], format="csr")
         self.n_fit_ = design.shape[0]
-        self.coef_, self.covariance_ = _fit_offset_logistic(
-            design, np.concatenate(ys), np.concatenate(offsets), self._precision()
-        )
+        self.coef_, self.covariance_ = _fit_offset_logistic(design, np.concatenate(ys), offset, self._precision())
 
     def _n_global(self) -> int:
         return sum(len(c) for _, c in self.sources_)
 
     def _precision(self) -> np.ndarray:
-        """Diagonal prior precision of ``(β, δ)``; a δ with ``label_topic_sd = 0`` is held at 0."""
+        """Diagonal prior precision of ``(β, δ, λ)``; a spread of 0 holds its parameters at 0."""
         g = self._n_global()
-        topic_prec = 1e12 if self.label_topic_sd == 0 else 1.0 / self.label_topic_sd**2
-        prec = np.full(g * (1 + len(self.query_ids_)), topic_prec)
+        prec = np.full(g * (1 + len(self.query_ids_)) + 1, _precision_of(self.label_topic_sd))
         prec[:g] = 1.0 / self.label_sd**2
+        prec[-1] = _precision_of(self.runs_weight_sd)
         return prec
 
     def _designs(self, campaign: Campaign) -> list[sp.csr_matrix]:
@@ -152,7 +162,7 @@ class FusionLLM(RelevanceModel):
         if missing:
             raise ValueError(f"the campaign lacks the label source(s) {missing} the model was fitted with")
         g = self._n_global()
-        n_par = g * (1 + len(self.query_ids_))
+        n_par = g * (1 + len(self.query_ids_))  # λ is not a column here (its value is η's)
         topic_pos = {q: i for i, q in enumerate(self.query_ids_)}
         aligned, start = [], 0
         for name, categories in self.sources_:
@@ -187,11 +197,13 @@ class FusionLLM(RelevanceModel):
         if not self.sources_:
             return p, draws, params
         designs = cached[2] if same else self._designs(campaign)
-        p = [_shifted(pt, d @ self.coef_) for pt, d in zip(p, designs)]
+        weight = self.coef_[-1]
+        p = [_shifted(pt, d @ self.coef_[:-1], weight, d.getnnz(axis=1) > 0) for pt, d in zip(p, designs)]
         g = 0
         for name, categories in self.sources_:
             params[f"labels_{name}"] = dict(zip(categories, map(float, self.coef_[g : g + len(categories)])))
             g += len(categories)
+        params["runs_weight_change"] = float(weight)
         params["n_fit_labels"] = self.n_fit_
         if draws is not None:
             rng = np.random.default_rng(self.draw_seed_)
@@ -211,20 +223,28 @@ class _LabelDraws:
     """Topic ``t``'s draws: the default model's draw ``d`` shifted by the label draw ``d``."""
 
     def __init__(self, draws, designs, gamma):
-        self.draws, self.designs, self.gamma_t = draws, designs, np.ascontiguousarray(gamma.T)
+        self.draws, self.designs = draws, designs
+        self.gamma_t, self.weight = np.ascontiguousarray(gamma[:, :-1].T), gamma[:, -1:]
 
     def __call__(self, t: int) -> np.ndarray:
         shift = (self.designs[t] @ self.gamma_t).T  # (n_draws, n)
-        return _shifted(self.draws[t], shift)
+        return _shifted(self.draws[t], shift, self.weight, self.designs[t].getnnz(axis=1) > 0)
 
 
 def _log_odds(p: np.ndarray) -> np.ndarray:
     return logit(np.clip(p, _EDGE, 1 - _EDGE))
 
 
-def _shifted(p: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """``expit(logit(p) + shift)``, with p = 0 or 1 (no evidence of the runs) kept."""
-    moved = expit(_log_odds(p) + shift)
+def _precision_of(sd: float) -> float:
+    """Prior precision of a spread; 0 holds the parameter at 0."""
+    return 1e12 if sd == 0 else 1.0 / sd**2
+
+
+def _shifted(p: np.ndarray, shift: np.ndarray, weight=0.0, labelled=True) -> np.ndarray:
+    """``expit((1 + weight) logit(p) + shift)`` (``weight`` only where ``labelled``), with
+    p = 0 or 1 (no evidence of the runs) kept."""
+    eta = _log_odds(p)
+    moved = expit(eta + np.where(labelled, weight * eta, 0.0) + shift)
     return np.where((p <= 0) | (p >= 1), p, moved)
 
 
