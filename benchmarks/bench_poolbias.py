@@ -1,7 +1,7 @@
 """The leave-one-group-out pool-bias study on TREC-8 ad hoc (issue 13): wall and CPU time.
 
 Loads the 71 pooled runs (full depth 1000) and the official qrels, then runs
-:func:`relimpute.bias.study.run_study` at pool depth 10 and 100 with every
+:func:`relimpute.bias.study.run_pool_bias_study` at pool depth 10 and 100 with every
 published corrector (reduced, condensed, Webber & Park Algorithms 1 and 2,
 Lipani 2016, Lipani 2015) and every study measure; with ``--models fusion``
 also the model-based corrector (one model fit per group). Writes
@@ -34,7 +34,7 @@ def main() -> None:
         print(f"skipped: {DATA} not found")
         return
     from relimpute.bias import read_groups
-    from relimpute.bias.study import run_study
+    from relimpute.bias.study import run_pool_bias_study
     from relimpute.data import Campaign
 
     wall, cpu = time.perf_counter(), time.process_time()
@@ -48,7 +48,7 @@ def main() -> None:
     ]
     for depth in args.depths:
         wall, cpu = time.perf_counter(), time.process_time()
-        study = run_study(campaign, groups, depth=depth, models=args.models, progress=False)
+        study = run_pool_bias_study(campaign, groups, depth=depth, models=args.models, progress=False)
         rows.append(
             {
                 "step": f"study depth {depth}",
