@@ -133,3 +133,29 @@ def test_calibrate_output_that_is_a_file(fit_files, capsys):
     assert f"{out}: is a file, not a directory to write into" in capsys.readouterr().err
     with pytest.raises(InputError, match="cannot write below"):
         _files.output_directory(out / "report")
+
+
+def test_a_palette_png_keeps_the_picture_in_fewer_bytes_and_the_same_bytes_each_time(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from PIL import Image
+
+
+    fig, ax = plt.subplots()
+    for shift in range(5):
+        ax.plot(np.linspace(0, 1, 50), np.sin(np.linspace(0, 6, 50) + shift), marker="o")
+    try:
+        full = _files.save_figure(fig, tmp_path / "full.png", dpi=80)
+        first = _files.save_figure(fig, tmp_path / "palette.png", dpi=80, colors=256)
+        again = _files.save_figure(fig, tmp_path / "again.png", dpi=80, colors=256)
+    finally:
+        plt.close(fig)
+    small = Image.open(first)
+    assert small.mode == "P" and len(small.getcolors(maxcolors=257)) <= 256
+    assert first.stat().st_size < full.stat().st_size
+    assert first.read_bytes() == again.read_bytes()
+    pixels = np.asarray(Image.open(full).convert("RGB"), dtype=float)
+    assert np.abs(np.asarray(small.convert("RGB"), dtype=float) - pixels).mean() < 2.0  # of 255

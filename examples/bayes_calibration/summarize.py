@@ -2,7 +2,7 @@
 
 Run from the repository root: ``python examples/bayes_calibration/summarize.py [OUT]``
 (default ``examples/bayes_calibration/loco``). Reads each ``OUT/<collection>/``
-(``summary.csv``, ``table2_bins.csv``, ``trials.csv``, ``paired_tests.csv``) and writes
+(``summary.csv``, ``table2_bins.csv``, ``trials.csv`` or ``trials.csv.gz``, ``paired_tests.csv``) and writes
 ``OUT/headline.md``: per collection and strategy, W with its 95% interval, accuracy and
 share of pairs stated at >= 0.95, the worst confidence bin's shortfall below its lower edge,
 Kendall tau, and for bayes-mc the share of trials whose NUTS fit passed the convergence
@@ -32,10 +32,23 @@ def converged_share(trials: pd.DataFrame, strategy: str) -> tuple[int, int]:
     return int((~failed).sum()), len(rows)
 
 
+def read_trials(folder: Path) -> pd.DataFrame:
+    """The study's ``trials.csv``; kept as ``trials.csv.gz`` (the committed copy, without the
+    run list, which the seed regenerates), written here from a fresh study's ``trials.csv``."""
+    fresh, kept = folder / "trials.csv", folder / "trials.csv.gz"
+    if fresh.is_file():
+        trials = pd.read_csv(fresh, dtype={"warning_messages": "string"})
+        trials.drop(columns=["systems"], errors="ignore").to_csv(
+            kept, index=False, compression={"method": "gzip", "mtime": 0}
+        )
+        return trials
+    return pd.read_csv(kept, dtype={"warning_messages": "string"})
+
+
 def collection_rows(folder: Path, name: str) -> list[dict]:
     summary = pd.read_csv(folder / "summary.csv").set_index("strategy")
     shortfall = worst_bin_shortfall(pd.read_csv(folder / "table2_bins.csv"))
-    trials = pd.read_csv(folder / "trials.csv", dtype={"warning_messages": "string"})
+    trials = read_trials(folder)
     paired = pd.read_csv(folder / "paired_tests.csv").set_index("outcome")
     rows = []
     for strategy, row in summary.iterrows():

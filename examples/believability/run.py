@@ -39,6 +39,7 @@ from scipy.stats import kendalltau
 from tqdm import tqdm
 
 from relimpute import Campaign
+from relimpute._files import save_figure
 from relimpute.confidence import ConfidenceEngine
 from relimpute.measures import evaluate
 from relimpute.relevance import load_model
@@ -296,7 +297,7 @@ def plot_calibration(curves: dict[str, dict[str, tuple]], path: Path) -> None:
                title=f"{name}: held-out judgments, depth-5 pool")
         ax.legend(loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100, colors=256)
     plt.close(fig)
 
 

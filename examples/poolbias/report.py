@@ -20,6 +20,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from relimpute._files import save_figure
+
 HERE = Path(__file__).resolve().parent / "results"
 
 
@@ -95,7 +97,7 @@ def main(stems: list[str]) -> None:
             ax.set_title(f"{stem}: {label}")
         axes[row, 0].legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(HERE / "poolbias_trec8.png", dpi=100)
+    save_figure(fig, HERE / "poolbias_trec8.png", dpi=100, colors=256)
 
 
 if __name__ == "__main__":

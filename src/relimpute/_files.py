@@ -345,9 +345,11 @@ def check_figure_path(path: str | os.PathLike) -> Path:
     return path
 
 
-def save_figure(fig, path: str | os.PathLike, **savefig) -> Path:
+def save_figure(fig, path: str | os.PathLike, *, colors: int | None = None, **savefig) -> Path:
     """Render a matplotlib figure in memory and write it with :func:`atomic_write_bytes`
-    (the format is the path's suffix; no date nor random ids, so a rerun gives the same bytes)."""
+    (the format is the path's suffix; no date nor random ids, so a rerun gives the same bytes).
+    ``colors``: a PNG is written with a palette of at most that many colours (a plot's few
+    colours and their anti-aliasing fit in 256: a third of the bytes)."""
     path = check_figure_path(path)
     kind = path.suffix.lower().lstrip(".")
     import matplotlib
@@ -356,4 +358,10 @@ def save_figure(fig, path: str | os.PathLike, **savefig) -> Path:
     metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(kind)
     with matplotlib.rc_context({"svg.hashsalt": "relimpute"}):  # no random ids in an SVG
         fig.savefig(buffer, format=kind, metadata=metadata, **savefig)
+    if colors is not None and kind == "png":
+        from PIL import Image
+
+        image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+        buffer = io.BytesIO()
+        image.quantize(colors=colors, method=Image.Quantize.MEDIANCUT).save(buffer, format="png", optimize=True)
     return atomic_write_bytes(path, buffer.getvalue())
