@@ -16,7 +16,7 @@ Protocol 2 (systems): fit on the official qrels and ask whether E[MAP] ranks
 the pooled runs as MAP does, whether P(A beats B) is ever confidently wrong
 on a clear difference, and whether E[MAP] matches MAP for well-judged runs.
 
-Writes ``<collection>_documents.csv`` (per model, k and topic),
+Writes ``<collection>_documents.csv.gz`` (per model, k and topic),
 ``<collection>_systems.csv`` (per model and run), ``summary.md`` and
 ``calibration.png`` to ``--out``. The data is read from ``../shared/data``
 (research use only, never copied here).
@@ -397,7 +397,7 @@ def run_collection(
     docs = pd.concat(doc_frames)
     lead = ["model", "k", "query_id"]
     docs[lead + [c for c in docs.columns if c not in lead]].to_csv(
-        out / f"{name}_documents.csv", index=False
+        out / f"{name}_documents.csv.gz", index=False, compression={"method": "gzip", "mtime": 0}
     )
     runs = pd.concat(run_frames)
     runs[["model"] + [c for c in runs.columns if c != "model"]].to_csv(
