@@ -24,6 +24,7 @@ from relimpute.relevance.fusion import CUT_SD
 from relimpute.relevance.ordinal import (
     GAP_WEIGHT,
     TOPIC_CUT_SDS,
+    _LevelRows,
     _interval_derivatives,
     _log_interval,
     fit_topic_cuts,
@@ -171,6 +172,23 @@ def test_cut_points_match_the_oracle_with_missing_levels_and_an_empty_topic():
     level[(topic == 1) & (level == 3)] = 2
     fitted = _assert_same(eta, level, topic, 6, 2, 4)
     assert fitted.topics[0, 0] < fitted.shared[0]  # no grade 1: c_1 pulled towards the anchor
+
+
+def test_log_likelihood_where_the_probabilities_underflow():
+    """Rows at log-odds far beyond any cut-point (``F`` underflows to 0 in double precision
+    below −745): the log-likelihood falls back to its stable form and equals the per-row
+    ``log(F(a) − F(b))``; its derivatives stay finite (the per-row forms divide 0 by 0)."""
+    rng = np.random.default_rng(4)
+    eta, level, topic = _graded(rng, n_topics=4, n=80, cuts=(1.5, 0.0, -2.0), spread=0.5)
+    eta[:3], level[:3] = -800.0, 3  # grade 3 at log-odds −800: log P ≈ −800
+    eta[3:6], level[3:6] = 800.0, 0
+    rows = _LevelRows(eta, level, topic, 4, 4)
+    c = np.tile([np.inf, 1.2, 0.0, -1.8, -np.inf], (4, 1))
+    c[:, [1, 3]] += rng.normal(0, 0.3, (4, 2))
+    direct = np.sum(_log_interval(eta + c[topic, level], eta + c[topic, level + 1]))
+    assert direct < -4000
+    np.testing.assert_allclose(rows.log_likelihood(c), direct, rtol=1e-12)
+    assert all(np.all(np.isfinite(part)) for part in rows.derivatives(c))
 
 
 def _dl_cut_inputs(folder):

@@ -21,6 +21,7 @@ def newton_maximise(
     tol: float = 1e-9,
     solve: Callable | None = None,
     show_progress: bool = True,
+    polish: bool = True,
 ) -> np.ndarray:
     """The maximiser of a smooth concave ``log_post``.
 
@@ -32,7 +33,9 @@ def newton_maximise(
     lasting over ``PROGRESS_DELAY`` seconds counts its steps with a progress bar (a large
     fit takes tens of seconds; the many small fits of a study stay silent), unless
     ``show_progress`` is false (fits of milliseconds, many in a row: the bar's set-up would
-    cost more than they do).
+    cost more than they do). ``polish=False`` stops before a step that moves no coordinate
+    by ``tol`` (the point is the mode within ``tol``): its line search would be decided by
+    the roundoff of ``log_post``, not by the step, at up to 34 evaluations.
     """
     from ..progress import progress
 
@@ -48,6 +51,8 @@ def newton_maximise(
                 step = solve(curvature, grad)
             else:
                 step = np.linalg.solve(curvature + ridge * np.eye(len(theta)), grad)
+            if not polish and np.abs(step).max() < tol:
+                break
             t = 1.0
             while True:
                 new = log_post(theta + t * step)

@@ -220,7 +220,8 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
     topic = np.asarray(topic, np.int64)
     free = [k for k in range(1, n_levels) if k != anchor]
     tau = np.zeros(len(free))
-    best = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau)
+    rows = _LevelRows(eta, level, topic, n_topics, n_levels)
+    best = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, rows=rows)
     # cut-points next to each other share rows: then a second pass
     for _ in range(2 if any(k + 1 in free for k in free) else 1):
         for f in range(len(free)):
@@ -231,7 +232,7 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
                 trial[f] = sd
                 # from the best mode so far (a cut-point newly without topic terms: at 0)
                 start = best[0] * np.concatenate([np.ones(len(free)), np.tile(trial > 0, n_topics)])
-                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start)
+                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start, rows)
                 if fitted[-1] > best[-1] + 1e-9:
                     best, tau = fitted, trial
     phi, cov, _ = best
@@ -259,15 +260,17 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
     empirical = np.zeros(n_free * (1 + n_topics))
     empirical[:n_free] = np.sort(logits[free] - logits[anchor])[::-1]
 
+    ends = np.zeros((n_topics, n_levels + 1))
+    ends[:, 0], ends[:, n_levels] = np.inf, -np.inf
+
     def cuts_of(phi):
-        c = np.zeros((n_topics, n_levels + 1))
-        c[:, 0], c[:, n_levels] = np.inf, -np.inf
+        """The topics' ``c_0..c_K`` and the gaps ``c_k − c_{k+1}``, k = 1..K − 2."""
+        c = ends.copy()
         c[:, free] = phi[:n_free] + phi[n_free:].reshape(n_topics, n_free)
-        return c
+        return c, c[:, 1 : n_levels - 1] - c[:, 2:n_levels]
 
     def log_post(phi):
-        c = cuts_of(phi)
-        gaps = -np.diff(c[:, 1:n_levels], axis=1)
+        c, gaps = cuts_of(phi)
         if np.any(gaps <= 0):
             return -np.inf  # cut-points out of order: not a distribution
         b = phi[n_free:].reshape(n_topics, n_free)
@@ -275,10 +278,9 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
         return float(rows.log_likelihood(c) + prior + GAP_WEIGHT * np.sum(np.log(gaps)))
 
     def gradient_curvature(phi):
-        c = cuts_of(phi)
+        c, gaps = cuts_of(phi)
         by_cut, diagonal, next_cut = rows.derivatives(c)
         # the gaps' prior GAP_WEIGHT · log(c_k − c_{k+1}), k = 1..K − 2 (c_a = 0 held)
-        gaps = -np.diff(c[:, 1:n_levels], axis=1)
         g, h = GAP_WEIGHT / gaps, GAP_WEIGHT / gaps**2
         by_cut[:, 1 : n_levels - 1] += g
         by_cut[:, 2:n_levels] -= g
@@ -300,7 +302,9 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
 
     if start is None or not np.isfinite(log_post(start)):
         start = empirical
-    phi = newton_maximise(log_post, gradient_curvature, start, solve=_Arrowhead.solve, show_progress=False)
+    phi = newton_maximise(
+        log_post, gradient_curvature, start, solve=_Arrowhead.solve, show_progress=False, polish=False
+    )
     curv = gradient_curvature(phi)[1]
     evidence = log_post(phi) - 0.5 * curv.logdet() - n_topics * np.sum(np.log(np.asarray(tau)[pooled]))
     return phi, lambda: curv.covariance, evidence
@@ -329,6 +333,8 @@ class _LevelRows:
 
     def log_likelihood(self, c) -> float:
         """``Σ log P`` at the topics' cut-points ``c`` (``(T, K + 1)``, ordered)."""
+        if self._cuts is not None and np.array_equal(c, self._cuts):
+            return self._value
         flat = c.ravel()
         step = c[:, 1:] - c[:, :-1]  # (T, K): b − a of each topic and level, −∞ at the two ends
         self._cuts, self._r, self._gap = c.copy(), np.exp(step), -np.expm1(step)
@@ -338,13 +344,13 @@ class _LevelRows:
             value = np.log(self._fa).sum() + np.log(self._fmb).sum()
         if not np.isfinite(value):  # underflow: the stable forms
             value = log_expit(a).sum() + log_expit(minus_b).sum()
-        return float(value + (self.counts * np.log(self._gap)).sum())
+        self._value = float(value + (self.counts * np.log(self._gap)).sum())
+        return self._value
 
     def derivatives(self, c):
         """Per topic: the log-likelihood's gradient in each ``c_k`` and minus its second
         derivatives in ``c_k`` and in ``(c_k, c_{k+1})``, as ``(T, K + 1)`` arrays."""
-        if self._cuts is None or not np.array_equal(c, self._cuts):
-            self.log_likelihood(c)
+        self.log_likelihood(c)  # the terms at c (kept when c was the last evaluated)
         size, shape = c.size, c.shape
         q = self._r / self._gap
         q_rows, w_rows = self.counts * q, self.counts * (q / self._gap)  # summed over each topic's rows
@@ -374,7 +380,7 @@ class _Arrowhead:
         self.topic = hess * np.outer(pooled, pooled) + np.diag(np.where(pooled, prior_b, 1.0))
         self.shared = hess.sum(axis=0) + np.eye(n_free) / cut_sd**2
         self.pooled = pooled
-        self.inv_topic = np.linalg.inv(self.topic)
+        self.inv_topic = _inverse(self.topic)
         self.gain = self.couple @ self.inv_topic  # the topic blocks symmetric: C_t H_t⁻¹
         self.schur = self.shared - np.einsum("tij,tkj->ik", self.gain, self.couple)
 
@@ -404,3 +410,16 @@ class _Arrowhead:
         held = np.concatenate([np.zeros(n_free, bool), np.tile(~self.pooled, n_topics)])
         cov[held] = cov[:, held] = 0.0
         return (cov + cov.T) / 2
+
+
+def _inverse(blocks):
+    """Inverses of a stack of small symmetric blocks ``(…, n, n)``: in closed form for
+    ``n ≤ 2`` (LAPACK's per-matrix overhead is most of the cost of a batch of 2×2s)."""
+    n = blocks.shape[-1]
+    if n == 1:
+        return 1 / blocks
+    if n == 2:
+        a, b, d = blocks[..., 0, 0], blocks[..., 0, 1], blocks[..., 1, 1]
+        det = a * d - b * b
+        return np.stack([np.stack([d, -b], axis=-1), np.stack([-b, a], axis=-1)], axis=-2) / det[..., None, None]
+    return np.linalg.inv(blocks)
