@@ -262,6 +262,8 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
 
     ends = np.zeros((n_topics, n_levels + 1))
     ends[:, 0], ends[:, n_levels] = np.inf, -np.inf
+    shared_prior = np.eye(n_free) / cut_sd**2  # the priors' curvature in c, in each b_t
+    topic_prior = np.diag(np.where(pooled, prior_b, 1.0))
 
     def cuts_of(phi):
         """The topics' ``c_0..c_K`` and the gaps ``c_k − c_{k+1}``, k = 1..K − 2."""
@@ -298,7 +300,7 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
         # (c, b_t) enter every row of topic t as c + b_t: an arrowhead curvature
         g_c = grad.sum(axis=0) - phi[:n_free] / cut_sd**2
         g_b = np.where(pooled, grad - prior_b * b, 0.0)
-        return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, cut_sd, prior_b, pooled)
+        return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, shared_prior, topic_prior, pooled)
 
     if start is None or not np.isfinite(log_post(start)):
         start = empirical
@@ -372,22 +374,23 @@ class _Arrowhead:
     ``Σ_t H_t + I/cut_sd²``, each topic's ``H_t + diag(1/τ²)`` and the coupling ``H_t``
     (``H_t`` the likelihood's curvature in topic ``t``'s cut-points); solved through the
     Schur complement of the topic blocks, ``O(T)``. Topic terms of a cut-point with
-    ``τ = 0`` are held at 0 (identity rows)."""
+    ``τ = 0`` are held at 0 (identity rows). ``shared_prior`` and ``topic_prior``: the
+    priors' curvature in ``c`` and in each ``b_t`` (held terms: 1)."""
 
-    def __init__(self, hess, cut_sd, prior_b, pooled):
-        n_free = hess.shape[1]
-        self.couple = hess * pooled[None, None, :]  # rows c, columns b_t
-        self.topic = hess * np.outer(pooled, pooled) + np.diag(np.where(pooled, prior_b, 1.0))
-        self.shared = hess.sum(axis=0) + np.eye(n_free) / cut_sd**2
+    def __init__(self, hess, shared_prior, topic_prior, pooled):
+        self.couple = hess * pooled  # rows c, columns b_t
+        self.topic = self.couple * pooled[:, None] + topic_prior  # held terms: identity
+        self.shared = hess.sum(axis=0) + shared_prior
         self.pooled = pooled
         self.inv_topic = _inverse(self.topic)
         self.gain = self.couple @ self.inv_topic  # the topic blocks symmetric: C_t H_t⁻¹
         self.schur = self.shared - np.einsum("tij,tkj->ik", self.gain, self.couple)
+        self.inv_schur = _inverse(self.schur)
 
     def solve(self, g):
         n_free = len(self.shared)
         g_c, g_b = g[:n_free], g[n_free:].reshape(-1, n_free)
-        s_c = np.linalg.solve(self.schur, g_c - np.einsum("tij,tj->i", self.gain, g_b))
+        s_c = self.inv_schur @ (g_c - np.einsum("tij,tj->i", self.gain, g_b))
         s_b = np.einsum("tij,tj->ti", self.inv_topic, g_b) - np.einsum("tji,j->ti", self.gain, s_c)
         return np.concatenate([s_c, s_b.ravel()])
 
@@ -420,6 +423,9 @@ def _inverse(blocks):
         return 1 / blocks
     if n == 2:
         a, b, d = blocks[..., 0, 0], blocks[..., 0, 1], blocks[..., 1, 1]
-        det = a * d - b * b
-        return np.stack([np.stack([d, -b], axis=-1), np.stack([-b, a], axis=-1)], axis=-2) / det[..., None, None]
+        scale = 1 / (a * d - b * b)
+        out = np.empty_like(blocks)
+        out[..., 0, 0], out[..., 1, 1] = d * scale, a * scale
+        out[..., 0, 1] = out[..., 1, 0] = -b * scale
+        return out
     return np.linalg.inv(blocks)
