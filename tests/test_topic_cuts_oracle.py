@@ -212,3 +212,29 @@ def test_cut_points_match_the_oracle_on_the_dl_collections(collection):
     inputs = _dl_cut_inputs(SHARED_DATA / collection)
     fitted = _assert_same(*inputs)
     assert np.all(fitted.tau > 0)  # the topics' splits differ on both (the spread search at work)
+
+
+def test_newton_without_polish_stops_before_a_step_below_tol():
+    """A log posterior whose roundoff makes each evaluation look 1e-15 worse than the last
+    (as a sum over thousands of rows may): the last step's line search, below tol, cannot
+    see an increase and halves 34 times; without polishing the fit stops before it, at the
+    mode within tol."""
+    counts = {}
+
+    def fit(polish):
+        calls = [0]
+
+        def log_post(theta):
+            calls[0] += 1
+            return -float(np.sum(np.cosh(theta - 3.0))) - 1e-15 * calls[0]
+
+        def gradient_curvature(theta):
+            return -np.sinh(theta - 3.0), np.diag(np.cosh(theta - 3.0))
+
+        theta = newton_maximise(log_post, gradient_curvature, np.zeros(2), show_progress=False, polish=polish)
+        counts[polish] = calls[0]
+        return theta
+
+    np.testing.assert_allclose(fit(False), 3.0, atol=1e-9)
+    np.testing.assert_allclose(fit(True), 3.0, atol=1e-9)
+    assert counts[True] >= counts[False] + 30
