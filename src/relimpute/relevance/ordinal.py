@@ -220,7 +220,8 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
     topic = np.asarray(topic, np.int64)
     free = [k for k in range(1, n_levels) if k != anchor]
     tau = np.zeros(len(free))
-    best = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau)
+    rows = _LevelRows(eta, level, topic, n_topics, n_levels)
+    best = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, rows=rows)
     # cut-points next to each other share rows: then a second pass
     for _ in range(2 if any(k + 1 in free for k in free) else 1):
         for f in range(len(free)):
@@ -231,7 +232,7 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
                 trial[f] = sd
                 # from the best mode so far (a cut-point newly without topic terms: at 0)
                 start = best[0] * np.concatenate([np.ones(len(free)), np.tile(trial > 0, n_topics)])
-                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start)
+                fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start, rows)
                 if fitted[-1] > best[-1] + 1e-9:
                     best, tau = fitted, trial
     phi, cov, _ = best
@@ -243,75 +244,129 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
     return TopicCuts(shared, topics, tuple(free), tau, cov)
 
 
-def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, start=None):
+def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, start=None, rows=None):
     """Mode of ``(c, b)`` and log marginal likelihood (Laplace, up to a constant that does
     not depend on ``tau``) of :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from
     ``start``), and a function giving the mode's Laplace covariance; a cut-point with
-    ``τ = 0`` has no topic terms."""
+    ``τ = 0`` has no topic terms. ``rows``: the :class:`_LevelRows` of the data, when built."""
+    rows = _LevelRows(eta, level, topic, n_topics, n_levels) if rows is None else rows
     n_free = len(free)
     pooled = np.asarray(tau) > 0
     prior_b = np.where(pooled, 1 / np.where(pooled, tau, 1.0) ** 2, 0.0)
-    frequency = np.bincount(level, minlength=n_levels)
-    tail = np.clip(np.cumsum(frequency[::-1])[::-1] / max(len(level), 1), 1e-3, 1 - 1e-3)
+    frequency = rows.counts.sum(axis=0)
+    tail = np.clip(np.cumsum(frequency[::-1])[::-1] / max(frequency.sum(), 1), 1e-3, 1 - 1e-3)
     logits = np.log(tail) - np.log1p(-tail)
     anchor = next(k for k in range(1, n_levels) if k not in free)
     empirical = np.zeros(n_free * (1 + n_topics))
     empirical[:n_free] = np.sort(logits[free] - logits[anchor])[::-1]
-    position = {k: i for i, k in enumerate(free)}
+
+    ends = np.zeros((n_topics, n_levels + 1))
+    ends[:, 0], ends[:, n_levels] = np.inf, -np.inf
+    shared_prior = np.eye(n_free) / cut_sd**2  # the priors' curvature in c, in each b_t
+    topic_prior = np.diag(np.where(pooled, prior_b, 1.0))
 
     def cuts_of(phi):
-        c = np.zeros((n_topics, n_levels + 1))
-        c[:, 0], c[:, n_levels] = np.inf, -np.inf
+        """The topics' ``c_0..c_K`` and the gaps ``c_k − c_{k+1}``, k = 1..K − 2."""
+        c = ends.copy()
         c[:, free] = phi[:n_free] + phi[n_free:].reshape(n_topics, n_free)
-        return c
+        return c, c[:, 1 : n_levels - 1] - c[:, 2:n_levels]
 
     def log_post(phi):
-        c = cuts_of(phi)
-        gaps = -np.diff(c[:, 1:n_levels], axis=1)
+        c, gaps = cuts_of(phi)
         if np.any(gaps <= 0):
             return -np.inf  # cut-points out of order: not a distribution
-        value = np.sum(_log_interval(eta + c[topic, level], eta + c[topic, level + 1]))
         b = phi[n_free:].reshape(n_topics, n_free)
         prior = -0.5 * phi[:n_free] @ phi[:n_free] / cut_sd**2 - 0.5 * np.sum(prior_b * b**2)
-        return float(value + prior + GAP_WEIGHT * np.sum(np.log(gaps)))
+        return float(rows.log_likelihood(c) + prior + GAP_WEIGHT * np.sum(np.log(gaps)))
 
     def gradient_curvature(phi):
-        c = cuts_of(phi)
-        ga, gb, haa, hbb, hab = _interval_derivatives(eta + c[topic, level], eta + c[topic, level + 1])
-        grad = np.zeros((n_topics, n_free))  # per topic, in the topic's own cut-points
-        hess = np.zeros((n_topics, n_free, n_free))
-        for k, i in position.items():
-            on_a, on_b = level == k, level + 1 == k
-            grad[:, i] = np.bincount(topic[on_a], ga[on_a], n_topics) + np.bincount(topic[on_b], gb[on_b], n_topics)
-            hess[:, i, i] = -np.bincount(topic[on_a], haa[on_a], n_topics) - np.bincount(topic[on_b], hbb[on_b], n_topics)
-            if k + 1 in position:  # rows between the two: A on c_k, B on c_{k+1}
-                j = position[k + 1]
-                hess[:, i, j] = hess[:, j, i] = -np.bincount(topic[on_a], hab[on_a], n_topics)
+        c, gaps = cuts_of(phi)
+        by_cut, diagonal, next_cut = rows.derivatives(c)
         # the gaps' prior GAP_WEIGHT · log(c_k − c_{k+1}), k = 1..K − 2 (c_a = 0 held)
-        gaps = -np.diff(c[:, 1:n_levels], axis=1)
-        for k in range(1, n_levels - 1):
-            g, h = GAP_WEIGHT / gaps[:, k - 1], GAP_WEIGHT / gaps[:, k - 1] ** 2
-            if k in position:
-                grad[:, position[k]] += g
-                hess[:, position[k], position[k]] += h
-            if k + 1 in position:
-                grad[:, position[k + 1]] -= g
-                hess[:, position[k + 1], position[k + 1]] += h
-            if k in position and k + 1 in position:
-                hess[:, position[k], position[k + 1]] -= h
-                hess[:, position[k + 1], position[k]] -= h
+        g, h = GAP_WEIGHT / gaps, GAP_WEIGHT / gaps**2
+        by_cut[:, 1 : n_levels - 1] += g
+        by_cut[:, 2:n_levels] -= g
+        diagonal[:, 1 : n_levels - 1] += h
+        diagonal[:, 2:n_levels] += h
+        next_cut[:, 1 : n_levels - 1] -= h
+        grad = by_cut[:, free]  # per topic, in the topic's own cut-points
+        hess = np.zeros((n_topics, n_free, n_free))
+        hess[:, range(n_free), range(n_free)] = diagonal[:, free]
+        for i, k in enumerate(free):
+            if k + 1 in free:  # rows between the two share them
+                j = free.index(k + 1)
+                hess[:, i, j] = hess[:, j, i] = next_cut[:, k]
         b = phi[n_free:].reshape(n_topics, n_free)
         # (c, b_t) enter every row of topic t as c + b_t: an arrowhead curvature
         g_c = grad.sum(axis=0) - phi[:n_free] / cut_sd**2
         g_b = np.where(pooled, grad - prior_b * b, 0.0)
-        return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, cut_sd, prior_b, pooled)
+        return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, shared_prior, topic_prior, pooled)
 
     if start is None or not np.isfinite(log_post(start)):
         start = empirical
-    phi = newton_maximise(log_post, gradient_curvature, start, solve=_Arrowhead.solve)
+    phi = newton_maximise(
+        log_post, gradient_curvature, start, solve=_Arrowhead.solve, show_progress=False, polish=False
+    )
     curv = gradient_curvature(phi)[1]
     evidence = log_post(phi) - 0.5 * curv.logdet() - n_topics * np.sum(np.log(np.asarray(tau)[pooled]))
     return phi, lambda: curv.covariance, evidence
+
+
+class _LevelRows:
+    """The rows of :func:`fit_topic_cuts`: a row of grade level ``k`` has probability
+    ``P = F(a) − F(b) = F(a) F(−b) (1 − r)`` with ``a = η + c_k``, ``b = η + c_{k+1}``,
+    ``r = e^{b − a}`` (``F`` logistic; ``c_0 = ∞``, ``c_K = −∞``), and ``r`` depends on the
+    topic and level alone. The log-likelihood's derivatives, summed over each topic's rows:
+    ``∂/∂a = F(−a) + q``, ``∂/∂b = −F(b) − q``, ``−∂²/∂a² = F'(a) + w``,
+    ``−∂²/∂b² = F'(b) + w``, ``∂²/∂a∂b = w``, with ``q = r/(1 − r)``, ``w = r/(1 − r)²``.
+    The terms of the last cut-points evaluated are kept for the derivatives."""
+
+    def __init__(self, eta, level, topic, n_topics, n_levels):
+        eta, level, topic = np.asarray(eta, float), np.asarray(level, np.int64), np.asarray(topic, np.int64)
+        self.n_topics, self.n_levels = n_topics, n_levels
+        upper, lower = level > 0, level < n_levels - 1  # rows with a finite a, with a finite b
+        # flat indices of each row's c_k and c_{k+1} in the (T, K + 1) cut-points
+        self.upper = (topic * (n_levels + 1) + level)[upper]
+        self.lower = (topic * (n_levels + 1) + level + 1)[lower]
+        self.eta_upper, self.minus_eta_lower = eta[upper], -eta[lower]
+        self.counts = np.zeros((n_topics, n_levels))  # rows of each topic and level
+        np.add.at(self.counts, (topic, level), 1.0)
+        self._cuts = None
+
+    def log_likelihood(self, c) -> float:
+        """``Σ log P`` at the topics' cut-points ``c`` (``(T, K + 1)``, ordered)."""
+        if self._cuts is not None and np.array_equal(c, self._cuts):
+            return self._value
+        flat = c.ravel()
+        step = c[:, 1:] - c[:, :-1]  # (T, K): b − a of each topic and level, −∞ at the two ends
+        self._cuts, self._r, self._gap = c.copy(), np.exp(step), -np.expm1(step)
+        a, minus_b = self.eta_upper + flat[self.upper], self.minus_eta_lower - flat[self.lower]
+        self._fa, self._fmb = expit(a), expit(minus_b)  # F(a), F(−b)
+        with np.errstate(divide="ignore"):
+            value = np.log(self._fa).sum() + np.log(self._fmb).sum()
+        if not np.isfinite(value):  # underflow: the stable forms
+            value = log_expit(a).sum() + log_expit(minus_b).sum()
+        self._value = float(value + (self.counts * np.log(self._gap)).sum())
+        return self._value
+
+    def derivatives(self, c):
+        """Per topic: the log-likelihood's gradient in each ``c_k`` and minus its second
+        derivatives in ``c_k`` and in ``(c_k, c_{k+1})``, as ``(T, K + 1)`` arrays."""
+        self.log_likelihood(c)  # the terms at c (kept when c was the last evaluated)
+        size, shape = c.size, c.shape
+        q = self._r / self._gap
+        q_rows, w_rows = self.counts * q, self.counts * (q / self._gap)  # summed over each topic's rows
+        fa, fmb = self._fa, self._fmb
+        grad = np.bincount(self.upper, 1 - fa, size) - np.bincount(self.lower, 1 - fmb, size)
+        diagonal = np.bincount(self.upper, fa * (1 - fa), size) + np.bincount(self.lower, fmb * (1 - fmb), size)
+        grad, diagonal = grad.reshape(shape), diagonal.reshape(shape)
+        grad[:, :-1] += q_rows  # a = c_k of level k's rows
+        grad[:, 1:] -= q_rows  # b = c_{k+1}
+        diagonal[:, :-1] += w_rows
+        diagonal[:, 1:] += w_rows
+        next_cut = np.zeros(shape)
+        next_cut[:, :-1] = -w_rows
+        return grad, diagonal, next_cut
 
 
 class _Arrowhead:
@@ -319,25 +374,24 @@ class _Arrowhead:
     ``Σ_t H_t + I/cut_sd²``, each topic's ``H_t + diag(1/τ²)`` and the coupling ``H_t``
     (``H_t`` the likelihood's curvature in topic ``t``'s cut-points); solved through the
     Schur complement of the topic blocks, ``O(T)``. Topic terms of a cut-point with
-    ``τ = 0`` are held at 0 (identity rows)."""
+    ``τ = 0`` are held at 0 (identity rows). ``shared_prior`` and ``topic_prior``: the
+    priors' curvature in ``c`` and in each ``b_t`` (held terms: 1)."""
 
-    def __init__(self, hess, cut_sd, prior_b, pooled):
-        n_free = hess.shape[1]
-        keep = np.outer(pooled, pooled)
-        self.couple = hess * pooled[None, None, :]  # rows c, columns b_t
-        self.topic = np.where(keep, hess, 0.0) + np.diag(np.where(pooled, prior_b, 1.0))
-        self.shared = hess.sum(axis=0) + np.eye(n_free) / cut_sd**2
+    def __init__(self, hess, shared_prior, topic_prior, pooled):
+        self.couple = hess * pooled  # rows c, columns b_t
+        self.topic = self.couple * pooled[:, None] + topic_prior  # held terms: identity
+        self.shared = hess.sum(axis=0) + shared_prior
         self.pooled = pooled
-        inv_topic = np.linalg.inv(self.topic)
-        self.inv_topic = inv_topic
-        self.schur = self.shared - np.einsum("tij,tjk,tlk->il", self.couple, inv_topic, self.couple)
+        self.inv_topic = _inverse(self.topic)
+        self.gain = self.couple @ self.inv_topic  # the topic blocks symmetric: C_t H_t⁻¹
+        self.schur = self.shared - np.einsum("tij,tkj->ik", self.gain, self.couple)
+        self.inv_schur = _inverse(self.schur)
 
     def solve(self, g):
         n_free = len(self.shared)
         g_c, g_b = g[:n_free], g[n_free:].reshape(-1, n_free)
-        y = np.einsum("tij,tj->ti", self.inv_topic, g_b)
-        s_c = np.linalg.solve(self.schur, g_c - np.einsum("tij,tj->i", self.couple, y))
-        s_b = np.einsum("tij,tj->ti", self.inv_topic, g_b - np.einsum("tji,j->ti", self.couple, s_c))
+        s_c = self.inv_schur @ (g_c - np.einsum("tij,tj->i", self.gain, g_b))
+        s_b = np.einsum("tij,tj->ti", self.inv_topic, g_b) - np.einsum("tji,j->ti", self.gain, s_c)
         return np.concatenate([s_c, s_b.ravel()])
 
     def logdet(self) -> float:
@@ -359,3 +413,19 @@ class _Arrowhead:
         held = np.concatenate([np.zeros(n_free, bool), np.tile(~self.pooled, n_topics)])
         cov[held] = cov[:, held] = 0.0
         return (cov + cov.T) / 2
+
+
+def _inverse(blocks):
+    """Inverses of a stack of small symmetric blocks ``(…, n, n)``: in closed form for
+    ``n ≤ 2`` (LAPACK's per-matrix overhead is most of the cost of a batch of 2×2s)."""
+    n = blocks.shape[-1]
+    if n == 1:
+        return 1 / blocks
+    if n == 2:
+        a, b, d = blocks[..., 0, 0], blocks[..., 0, 1], blocks[..., 1, 1]
+        scale = 1 / (a * d - b * b)
+        out = np.empty_like(blocks)
+        out[..., 0, 0], out[..., 1, 1] = d * scale, a * scale
+        out[..., 0, 1] = out[..., 1, 0] = -b * scale
+        return out
+    return np.linalg.inv(blocks)
