@@ -227,6 +227,19 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
     return source
 
 
+def labelled_documents(campaign) -> list[np.ndarray] | None:
+    """Per topic of ``campaign``, ``(n,)`` bool: the documents some label source of the campaign
+    names; None when it carries none. They count towards R (the campaign knows they exist:
+    :func:`relimpute.confidence.counted_documents`) whether or not a run retrieves them."""
+    if not campaign.labels:
+        return None
+    masks = [np.zeros(t.n_docs, dtype=bool) for t in campaign.topics]
+    for source in campaign.labels:
+        for mask, codes in zip(masks, source.align(campaign)):
+            mask |= codes >= 0
+    return masks
+
+
 def _path(source: LabelSource):
     return source.frame if source.source == "<DataFrame>" else source.source
 
