@@ -198,3 +198,28 @@ def test_fusion_llm_gives_unretrieved_labelled_documents_the_labels_calibration(
     p = FusionLLM(fusion={"n_draws": 0}).fit_predict(judged_unretrieved, rng=0).p
     for t, pt, r in zip(judged_unretrieved.topics, p, judged_unretrieved.relevant()):
         np.testing.assert_array_equal(pt[t.judged], r[t.judged])
+
+
+def test_a_label_blind_calibration_strategy_answers_as_without_labels():
+    """In a calibration trial the labels are for the strategies that read them: MTC (p = ½)
+    judges and answers exactly as on the campaign without labels, although labels name
+    documents no run retrieves (which would count at ½ in its R)."""
+    from relimpute.calibration import run_trial, trial_specs
+    from relimpute.calibration.strategies import resolve_strategies
+
+    truth = simulate_campaign(n_topics=6, n_systems=5, rng=8).campaign.truncated(20, shrink=True)
+    rows = [pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids, "relevance": t.grades}) for t in truth.topics]
+    labelled = with_labels(truth, [read_labels(pd.concat(rows), name="llm")])
+    assert any((~t.retrieved()).any() for t in labelled.topics)
+    spec = trial_specs(truth.systems, 1, 4, 2, seed=3)[0]
+    strategies = resolve_strategies("mtc")
+    plain = run_trial(truth, spec, strategies, max_judgments=40)
+    with_them = run_trial(labelled, spec, strategies, max_judgments=40)
+    for a, b in zip(plain, with_them):
+        pd.testing.assert_frame_equal(a.drop(columns="seconds", errors="ignore"),
+                                      b.drop(columns="seconds", errors="ignore"))  # fmt: skip
+    hidden = [np.zeros(t.n_docs, dtype=bool) for t in truth.topics]
+    bare, named = truth.with_judged(hidden), labelled.with_judged(hidden)
+    estimate = Uniform(0.5).fit_predict(bare)
+    assert not np.allclose(ConfidenceEngine().evaluate(bare, estimate).e_map,
+                           ConfidenceEngine().evaluate(named, estimate).e_map)  # fmt: skip
