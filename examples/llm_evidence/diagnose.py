@@ -16,8 +16,9 @@ are reported), every document of a topic is one of
 E[MAP] of each run is computed exactly from the point estimate (``ConfidenceEngine.evaluate``) as
 fitted, with the labelled documents set to their true relevance (what is left is the unlabelled
 documents' share), with the unlabelled documents set to 0 (what is left is the labelled
-documents' share), and with every document at its truth (the floor no model can remove: relevant
-documents no run retrieves count in the truth's R, but in E[R] only when judged). Per run the
+documents' share), and with every document at its truth (the floor no probability can remove:
+relevant documents no run retrieves count in the truth's R, in E[R] only when judged or named by
+a label source; the default model, fitted without labels, still has it). Per run the
 bias (and the unlabelled documents' share of it) is set against how many unlabelled documents the
 run ranks in its top 100 (Spearman's ρ). Per label value, the mean probability the model gives the labelled documents is set
 against the share NIST judged relevant (the label model's calibration); per topic the same sums
@@ -79,7 +80,7 @@ def diagnose(collection: str, full, design: str, size: int, seed: int, models):
                                           for x, m, u, r in zip(p, labelled, unlabelled, rel)])  # fmt: skip
         bias = fitted - truth
         # every document at its truth: what no p can remove (relevant documents no run retrieves
-        # count in the truth's R, but in E[R] only when judged)
+        # count in the truth's R, in E[R] only when judged or labelled)
         floor = e_map(campaign, estimate, [r.astype(float) for r in rel]) - truth
         setting = {"collection": collection, "design": design, "size": size, "model": name}
         rows.append({

@@ -23,6 +23,7 @@ through :meth:`~relimpute.data.Campaign.with_judged` and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,21 +72,25 @@ class LabelSource:
 
     def align(self, campaign) -> list[np.ndarray]:
         """Per topic of ``campaign``, ``(n,)`` int category codes of its documents (-1: no label)."""
-        labels: dict[str, dict[str, int]] = {}
-        for q, d, c in zip(self.frame["query_id"], self.frame["doc_id"], self.frame["category"].tolist()):
-            labels.setdefault(q, {})[d] = c
         out = []
         for topic in campaign.topics:
             codes = np.full(topic.n_docs, -1, dtype=np.int64)
-            lookup = labels.get(topic.query_id)
-            if lookup:
-                position = {d: i for i, d in enumerate(topic.doc_ids.tolist())}
-                found = [(position[d], c) for d, c in lookup.items() if d in position]
-                if found:
-                    at, values = zip(*found)
-                    codes[list(at)] = values
+            found = self._by_topic.get(topic.query_id)
+            if found is not None:
+                at = pd.Index(topic.doc_ids).get_indexer(found[0])
+                codes[at[at >= 0]] = found[1][at >= 0]
             out.append(codes)
         return out
+
+    @functools.cached_property
+    def _by_topic(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per topic, its labelled document ids and their category codes (the last label of a
+        pair given twice), computed once: :meth:`align` runs at every confidence computation."""
+        frame = self.frame.drop_duplicates(["query_id", "doc_id"], keep="last")
+        return {
+            str(q): (group["doc_id"].to_numpy(dtype=object), group["category"].to_numpy(np.int64))
+            for q, group in frame.groupby("query_id", sort=False)
+        }
 
     def __repr__(self) -> str:
         return (
@@ -225,6 +230,19 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
             _line_of(_path(source), q, d),
         )
     return source
+
+
+def labelled_documents(campaign) -> list[np.ndarray] | None:
+    """Per topic of ``campaign``, ``(n,)`` bool: the documents some label source of the campaign
+    names; None when it carries none. They count towards R (the campaign knows they exist:
+    :func:`relimpute.confidence.counted_documents`) whether or not a run retrieves them."""
+    if not campaign.labels:
+        return None
+    masks = [np.zeros(t.n_docs, dtype=bool) for t in campaign.topics]
+    for source in campaign.labels:
+        for mask, codes in zip(masks, source.align(campaign)):
+            mask |= codes >= 0
+    return masks
 
 
 def _path(source: LabelSource):

@@ -232,6 +232,17 @@ def _with_labels(campaign: Campaign, labelled: Campaign) -> Campaign:
     return replace(campaign, topics=topics)
 
 
+#: the relevance model that reads a campaign's label sources (relimpute.relevance.FusionLLM)
+LABELS_MODEL = "fusion-llm"
+
+
+def _label_free(campaign: Campaign, reads_labels: bool) -> Campaign:
+    """``campaign`` without its label sources for a selector or model that reads none: the
+    documents only a label names count towards R (docs/math/average-precision.md), which is
+    the labels' model's to use; a label-blind strategy answers as without labels."""
+    return campaign if reads_labels or not campaign.labels else replace(campaign, labels=())
+
+
 def run_trial(
     campaign: Campaign,
     spec: TrialSpec,
@@ -281,10 +292,12 @@ def run_trial(
             target, budget = None, spent[strategy.budget_from]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = _gather_judgments(hidden, assessor, strategy, spec.initial, target, budget, rng)
-            after = _with_labels(full, result.campaign_after)
+            model = strategy.make_model()
+            judging = _label_free(hidden, strategy.selector_kwargs().get("model") == LABELS_MODEL)
+            result = _gather_judgments(judging, assessor, strategy, spec.initial, target, budget, rng)
+            after = _with_labels(_label_free(full, model.name == LABELS_MODEL), result.campaign_after)
             spent[strategy.name] = result.n_judgments
-            estimate = strategy.make_model().fit(after, rng=rng).predict(after)
+            estimate = model.fit(after, rng=rng).predict(after)
             if strategy.monte_carlo_draws:
                 compared = engine.monte_carlo(
                     after, estimate, systems=systems, n_draws=strategy.monte_carlo_draws, rng=rng,

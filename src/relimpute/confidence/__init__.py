@@ -32,9 +32,10 @@ computed once and shared by all pairs.
 Topic level (for incremental loops such as MTC, which recompute only the
 topic whose judgment changed)
 -------------------------------------------------------------------------
-``expected_relevant(topic, p, systems=None, depth=None) -> float``
+``expected_relevant(topic, p, systems=None, depth=None, labelled=None) -> float``
     E[R]: Σp over every judged document plus every unjudged document
-    retrieved by the run set ``systems`` (row indices);
+    retrieved by the run set ``systems`` (row indices) or in ``labelled`` (the
+    documents a label source names, :func:`relimpute.labels.labelled_documents`);
     ``relevant_moments(...) -> (E[R], Var[R])``; ``counted_documents(...)`` the mask.
 ``pair_topic_moments(ranks_a, ranks_b, p, expected_r, *, var_r=None, ratio="constant")``
     ``-> (E[ΔAP], Var[ΔAP])`` with ranks as from ``TopicData.ranks(s)``

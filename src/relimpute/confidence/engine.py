@@ -52,8 +52,9 @@ class ConfidenceEngine:
     -----
     E[R] of a topic is Σp over every judged document plus every unjudged
     document retrieved by any system of the *campaign* (within ``depth``),
-    whichever systems are compared: a pair's answer does not depend on the
-    other runs on the command line. A topic a system retrieves nothing for scores 0 with
+    whichever systems are compared (a pair's answer does not depend on the
+    other runs on the command line), plus every document a label source of the
+    campaign names (:func:`~relimpute.confidence.moments.counted_documents`). A topic a system retrieves nothing for scores 0 with
     variance 0 and counts in MAP (the mean over all the campaign's topics, as
     trec_eval ``-c``); a topic with E[R] = 0 scores 0 with variance 0.
 
@@ -121,7 +122,7 @@ class ConfidenceEngine:
         """
         rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
         linear = _exact_measure(measure)
-        views = [self._view(topic, rows) for topic in campaign.topics]
+        views = self._views(campaign, rows)
         if linear is None:
             topic_moments = [
                 self._ap_topic(view, p, pair_idx) for view, p in zip(views, estimate.p)
@@ -235,7 +236,7 @@ class ConfidenceEngine:
         rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
         if int(n_draws) != n_draws or n_draws < 2:
             raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
-        views = [self._view(topic, rows) for topic in campaign.topics]
+        views = self._views(campaign, rows)
         shape = (int(n_draws), len(rows), campaign.n_topics)
         topic_draws = np.empty(shape) if keep_topic_draws else None
         comparison = simulate(
@@ -288,14 +289,20 @@ class ConfidenceEngine:
 
     # ------------------------------------------------------------------ private
 
-    def _view(self, topic: TopicData, rows: np.ndarray) -> _TopicView:
+    def _views(self, campaign: Campaign, rows: np.ndarray) -> list[_TopicView]:
+        from ..labels import labelled_documents
+
+        labelled = labelled_documents(campaign) or [None] * campaign.n_topics
+        return [self._view(topic, rows, named) for topic, named in zip(campaign.topics, labelled)]
+
+    def _view(self, topic: TopicData, rows: np.ndarray, labelled=None) -> _TopicView:
         depth = topic.depth[rows].astype(np.int64)
         width = int(depth.max(initial=0))
         if self.depth is not None:
             depth = np.minimum(depth, self.depth)
             width = min(width, self.depth)
         ranking = np.ascontiguousarray(topic.ranking[rows, :width], dtype=np.int64)
-        return _TopicView(ranking, depth, counted_documents(topic, None, self.depth))
+        return _TopicView(ranking, depth, counted_documents(topic, None, self.depth, labelled))
 
     def _ap_topic(self, view: _TopicView, p: np.ndarray, pairs: np.ndarray):
         """E/Var of AP per system and of ΔAP per pair on one topic (Carterette 2007 §2.1)."""

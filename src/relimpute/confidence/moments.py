@@ -77,20 +77,30 @@ def ratio_moments(e_q, var_q, cov_qr, e_r, var_r, ratio: str = "constant"):
 
 
 def counted_documents(
-    topic: TopicData, systems: Sequence[int] | None = None, depth: int | None = None
+    topic: TopicData,
+    systems: Sequence[int] | None = None,
+    depth: int | None = None,
+    labelled: np.ndarray | None = None,
 ) -> np.ndarray:
     """``(n,)`` bool: the documents whose relevance counts towards R.
 
-    Every judged document of the topic (judged relevant ones count even when
-    no run retrieved them) plus every document retrieved by any of
-    ``systems`` (row indices; all when None) within ``depth`` (Carterette 2007 §2.1: R counts every
-    relevant document of the topic, retrieved or not).
+    Every document of the topic the campaign has evidence of (Carterette 2007 §2.1: R counts
+    every relevant document of the topic, retrieved or not): every judged document (judged
+    relevant ones count even when no run retrieved them), every document retrieved by any of
+    ``systems`` (row indices; all when None) within ``depth``, and every document in
+    ``labelled`` (``(n,)`` bool, the documents a label source names:
+    :func:`relimpute.labels.labelled_documents`), each unjudged one by its probability
+    (docs/math/average-precision.md, "Which documents R counts").
     """
     rows = topic.ranking if systems is None else topic.ranking[np.asarray(systems, dtype=int)]
     if depth is not None:
         rows = rows[:, :depth]
     mask = topic.judged.copy()
     mask[rows[rows >= 0]] = True
+    if labelled is not None:
+        if labelled.shape != mask.shape:
+            raise ValueError(f"labelled has shape {labelled.shape}, the topic {mask.shape}")
+        mask |= labelled
     return mask
 
 
@@ -99,10 +109,11 @@ def relevant_moments(
     p: np.ndarray,
     systems: Sequence[int] | None = None,
     depth: int | None = None,
+    labelled: np.ndarray | None = None,
 ) -> tuple[float, float]:
     """``(E[R], Var[R])`` over :func:`counted_documents` with independent Bernoulli(p)."""
     p = _check_p(p, topic.n_docs)
-    mask = counted_documents(topic, systems, depth)
+    mask = counted_documents(topic, systems, depth, labelled)
     return float(p[mask].sum()), float((p[mask] * (1.0 - p[mask])).sum())
 
 
@@ -111,9 +122,10 @@ def expected_relevant(
     p: np.ndarray,
     systems: Sequence[int] | None = None,
     depth: int | None = None,
+    labelled: np.ndarray | None = None,
 ) -> float:
     """E[R] for a topic and a run set: Σp over :func:`counted_documents`."""
-    return relevant_moments(topic, p, systems, depth)[0]
+    return relevant_moments(topic, p, systems, depth, labelled)[0]
 
 
 # ---------------------------------------------------------------------- Q

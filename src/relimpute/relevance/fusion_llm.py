@@ -15,7 +15,17 @@ them::
     β_{s,v} ~ N(0, label_sd²),  δ_{t,s,v} ~ N(0, label_topic_sd²),  λ ~ N(0, runs_weight_sd²)
 
 a source that does not label (t, i) adds nothing, so a document no source
-labels keeps the default model's probability. ``β_{s,v}`` is the log
+labels keeps the default model's probability. A labelled document no run of the
+campaign retrieves has no runs' evidence (the default model's ``η`` there is its
+extrapolation far below every run, about 0): it gets the labels' probability alone,
+fitted the same way on every judged, labelled document without the offset::
+
+    logit P(X_ti = 1) = Σ_s ( α_{s,v} + ε_{t,s,v} ),
+    α_{s,v} ~ N(0, label_sd²),  ε_{t,s,v} ~ N(0, label_topic_sd²)
+
+(one source: the share of the judged documents with label ``v`` that are relevant, per
+topic partially pooled). Such documents count towards R because a label names them
+(:func:`relimpute.confidence.counted_documents`). ``β_{s,v}`` is the log
 likelihood ratio of label ``v`` beyond what the runs say (with labels drawn
 independently of the runs given relevance, ``log P(v | rel) / P(v | non-rel)``
 up to a constant shared by the categories: Bayes' rule); ``δ_{t,s,v}`` lets a
@@ -33,7 +43,8 @@ Laplace approximation for the posterior of ``(β, δ, λ)``.
 Draws. Posterior draw ``d`` adds the label shift of a Laplace draw of
 ``(β, δ)`` to the default model's draw ``d`` of the log-odds: the two posteriors
 are taken as independent (the label fit conditions on the default model's
-point estimate). Judged documents keep their human labels in every draw.
+point estimate); a labelled document no run retrieves takes a Laplace draw of
+``(α, ε)``. Judged documents keep their human labels in every draw.
 """
 
 from __future__ import annotations
@@ -87,6 +98,9 @@ class FusionLLM(RelevanceModel):
     coef_, covariance_
         Posterior mode and Laplace covariance of ``(β, δ, λ)``: the ``β`` of every source
         and category first, then per topic (:attr:`query_ids_`) the ``δ``, ``λ`` last.
+    alone_coef_, alone_covariance_
+        The same of ``(α, ε)`` (no ``λ``): the labels alone, for the labelled documents no
+        run retrieves.
     n_fit_
         Judged, labelled documents the label shifts were learned from.
     """
@@ -125,22 +139,31 @@ class FusionLLM(RelevanceModel):
         self.draw_seed_ = int(rng.integers(2**63))
         n_par = self._n_global() * (1 + len(self.query_ids_)) + 1
         self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), np.zeros((n_par, n_par)), 0
+        self.alone_coef_, self.alone_covariance_ = np.zeros(n_par - 1), np.zeros((n_par - 1,) * 2)
         if not self.sources_:
             return
         designs = self._designs(campaign)
         self._cached = (campaign, self.fusion_._predict(campaign), designs)  # predict reuses them
         p = self._cached[1][0]
-        rows, offsets, ys = [], [], []
+        rows, offsets, ys, alone = [], [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
-            keep = topic.judged & (designs[t].getnnz(axis=1) > 0) & (p[t] > 0) & (p[t] < 1)
+            labelled = topic.judged & (designs[t].getnnz(axis=1) > 0)
+            keep = labelled & (p[t] > 0) & (p[t] < 1)
             rows.append(designs[t][keep])
             offsets.append(_log_odds(p[t][keep]))
             ys.append(relevant[keep].astype(float))
+            alone.append((designs[t][labelled], relevant[labelled].astype(float)))
         offset = np.concatenate(offsets)
         # λ's column: the runs' log-odds of each (labelled) document
         design = sp.hstack([sp.vstack(rows), sp.csr_matrix(offset[:, None])], format="csr")
         self.n_fit_ = design.shape[0]
-        self.coef_, self.covariance_ = _fit_offset_logistic(design, np.concatenate(ys), offset, self._precision())
+        prec = self._precision()
+        y = np.concatenate(ys)
+        self.coef_, self.covariance_ = _fit_offset_logistic(design, y, offset, prec)
+        design = sp.vstack([d for d, _ in alone], format="csr")
+        self.alone_coef_, self.alone_covariance_ = _fit_offset_logistic(
+            design, np.concatenate([y for _, y in alone]), np.zeros(design.shape[0]), prec[:-1]
+        )
 
     def _n_global(self) -> int:
         return sum(len(c) for _, c in self.sources_)
@@ -198,10 +221,19 @@ class FusionLLM(RelevanceModel):
             return p, draws, params
         designs = cached[2] if same else self._designs(campaign)
         weight = self.coef_[-1]
-        p = [_shifted(pt, d @ self.coef_[:-1], weight, d.getnnz(axis=1) > 0) for pt, d in zip(p, designs)]
+        # labelled documents no run retrieves (judged ones keep their label): the labels alone
+        named = [d.getnnz(axis=1) > 0 for d in designs]
+        alone = [n & ~t.retrieved() & ~t.judged for t, n in zip(campaign.topics, named)]
+        p = [
+            np.where(a, expit(d @ self.alone_coef_), _shifted(pt, d @ self.coef_[:-1], weight, n))
+            for pt, d, n, a in zip(p, designs, named, alone)
+        ]
         g = 0
         for name, categories in self.sources_:
             params[f"labels_{name}"] = dict(zip(categories, map(float, self.coef_[g : g + len(categories)])))
+            params[f"labels_alone_{name}"] = dict(
+                zip(categories, map(float, expit(self.alone_coef_[g : g + len(categories)])))
+            )
             g += len(categories)
         params["runs_weight_change"] = float(weight)
         params["n_fit_labels"] = self.n_fit_
@@ -211,7 +243,14 @@ class FusionLLM(RelevanceModel):
             # the Laplace covariance is block-sparse in practice: draw from it whole
             gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
                 if sd.size else np.zeros((draws.n_draws, 0))
-            draws = LazyDraws(campaign.n_topics, draws.n_draws, _LabelDraws(draws, designs, gamma))
+            # drawn after γ, so the draws of the documents some run retrieves are as before
+            alpha = None
+            if any(a.any() for a in alone):
+                alpha = rng.multivariate_normal(
+                    self.alone_coef_, self.alone_covariance_, size=draws.n_draws, method="cholesky"
+                )
+            make = _LabelDraws(draws, designs, gamma, alone, alpha)
+            draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
         return p, draws, params
 
 
@@ -222,13 +261,17 @@ class FusionLLM(RelevanceModel):
 class _LabelDraws:
     """Topic ``t``'s draws: the default model's draw ``d`` shifted by the label draw ``d``."""
 
-    def __init__(self, draws, designs, gamma):
-        self.draws, self.designs = draws, designs
+    def __init__(self, draws, designs, gamma, alone, alpha):
+        self.draws, self.designs, self.alone = draws, designs, alone
         self.gamma_t, self.weight = np.ascontiguousarray(gamma[:, :-1].T), gamma[:, -1:]
+        self.alpha_t = None if alpha is None else np.ascontiguousarray(alpha.T)
 
     def __call__(self, t: int) -> np.ndarray:
         shift = (self.designs[t] @ self.gamma_t).T  # (n_draws, n)
-        return _shifted(self.draws[t], shift, self.weight, self.designs[t].getnnz(axis=1) > 0)
+        out = _shifted(self.draws[t], shift, self.weight, self.designs[t].getnnz(axis=1) > 0)
+        if self.alone[t].any():  # a labelled document no run retrieves: the labels alone
+            out[:, self.alone[t]] = expit((self.designs[t][self.alone[t]] @ self.alpha_t).T)
+        return out
 
 
 def _log_odds(p: np.ndarray) -> np.ndarray:

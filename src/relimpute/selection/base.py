@@ -24,6 +24,7 @@ import numpy as np
 from .._registry import Registry
 from ..confidence.moments import counted_documents
 from ..data import Campaign
+from ..labels import labelled_documents
 
 
 def all_pairs(n_systems: int) -> np.ndarray:
@@ -62,8 +63,9 @@ class SelectionState:
         (0 = not retrieved).
     counted
         Per topic, ``(n,)`` bool: the documents that count towards ``R``
-        (judged, or retrieved by a compared system: the run set being
-        evaluated while judging; docs/math/average-precision.md).
+        (judged, retrieved by a compared system: the run set being
+        evaluated while judging, or named by a label source of the campaign;
+        docs/math/average-precision.md).
     target_confidence
         The loop's stopping confidence (None: it does not stop on one), for a
         strategy that states its confidence more precisely near it.
@@ -83,7 +85,10 @@ class SelectionState:
         self.p = [t.relevant(campaign.rel_threshold).astype(float) for t in campaign.topics]
         self.ranks = [np.stack([t.ranks(int(s)) for s in self.compared]) for t in campaign.topics]
         self.candidates = [(r > 0).any(axis=0) & ~j for r, j in zip(self.ranks, self.judged)]
-        self.counted = [counted_documents(t, self.compared) for t in campaign.topics]
+        named = labelled_documents(campaign) or [None] * campaign.n_topics
+        self.counted = [
+            counted_documents(t, self.compared, None, n) for t, n in zip(campaign.topics, named)
+        ]
         self._topic_index = {q: t for t, q in enumerate(campaign.query_ids)}
         self.target_confidence: float | None = None
 
@@ -99,7 +104,7 @@ class SelectionState:
 
     def expected_relevant(self, topic: int) -> float:
         """``E[R_t]``: Σ p over judged documents and unjudged ones a compared
-        system retrieves (Carterette 2007 §2.1)."""
+        system retrieves or a label source names (Carterette 2007 §2.1)."""
         return float(self.p[topic][self.counted[topic]].sum())
 
     def locate(self, query_id: str, doc_id: str) -> tuple[int, int]:
