@@ -95,6 +95,42 @@ def test_replicates_equal_explicit_replication():
     assert boot.n_relevant[0] == 5
 
 
+def test_units_on_threads_resample_serially_and_give_the_main_threads_numbers():
+    """A study's units on a Dask worker's threads must not launch numba's threads (several at
+    once can abort the process): off the main thread the serial kernel runs, with equal numbers."""
+    import threading
+
+    from relimpute.precision import _kernels
+
+    lists = {"a": ["d1", "d2", "d3", "d4", "d5"], "b": ["d3", "d6", "d1", "d7"]}
+    campaign = _campaign(lists, {"d1", "d3", "d6"}, extra_relevant=("r8",))
+    want = corpus_bootstrap(campaign, 500, rng=3).replicates
+    called = []
+    serial = _kernels.bootstrap_ap_serial
+    import relimpute.precision.resample as resample
+
+    def spy(*args):
+        called.append(threading.current_thread().name)
+        return serial(*args)
+
+    got = {}
+    original, resample.bootstrap_ap_serial = resample.bootstrap_ap_serial, spy
+    try:
+        threads = [
+            threading.Thread(target=lambda k=k: got.__setitem__(k, corpus_bootstrap(campaign, 500, rng=3).replicates))
+            for k in range(3)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        resample.bootstrap_ap_serial = original
+    assert len(called) == 3 and threading.main_thread().name not in called
+    for k in range(3):
+        np.testing.assert_array_equal(got[k], want)
+
+
 def test_jackknife_influence_matches_brute_force_deletion():
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -84,32 +84,57 @@ def _ap_with_counts(row, stop, relevant, counts, n_relevant):
     return total / n_relevant
 
 
+@njit(inline="always")
+def _documents_read(ranking, stop, relevant):
+    """The documents some list reads before its stop, and the relevant ones: only they need a count."""
+    read = relevant.copy()
+    for s in range(ranking.shape[0]):
+        for i in range(stop[s]):
+            read[ranking[s, i]] = True
+    return np.nonzero(read)[0]
+
+
+@njit(inline="always")
+def _resample_ap(out, b, ranking, stop, relevant, rel_docs, needed, seed, cdf):
+    """``out[:, b]``: every system's AP in corpus resample ``b``."""
+    counts = np.zeros(relevant.size, dtype=np.uint8)  # small: stays in cache while lists are read
+    for d in needed:
+        counts[d] = _count(seed, b, d, relevant.size, cdf)
+    n_relevant = 0
+    for d in rel_docs:
+        n_relevant += counts[d]
+    for s in range(ranking.shape[0]):
+        out[s, b] = _ap_with_counts(ranking[s], stop[s], relevant, counts, n_relevant)
+
+
 @njit_cached(parallel=True)
 def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     """``(S, B)`` AP of every system in every corpus resample of one topic.
 
     ``ranking (S, D)`` padded document indices, ``stop (S,)`` positions to read
     (past the last relevant document nothing changes AP), ``relevant (n,)``
-    bool. A resample with ``R* = 0`` gives NaN (AP undefined).
+    bool. A resample with ``R* = 0`` gives NaN (AP undefined). Resamples run
+    on numba's threads: call it from the main thread only (see
+    :func:`bootstrap_ap_serial`).
     """
-    n_sys = ranking.shape[0]
-    n_docs = relevant.size
     rel_docs = np.nonzero(relevant)[0]
-    read = relevant.copy()  # only documents some list reads (and the relevant) need a count
-    for s in range(n_sys):
-        for i in range(stop[s]):
-            read[ranking[s, i]] = True
-    needed = np.nonzero(read)[0]
-    out = np.empty((n_sys, n_resamples))
+    needed = _documents_read(ranking, stop, relevant)
+    out = np.empty((ranking.shape[0], n_resamples))
     for b in prange(n_resamples):
-        counts = np.zeros(n_docs, dtype=np.uint8)  # small: stays in cache while lists are read
-        for d in needed:
-            counts[d] = _count(seed, b, d, n_docs, cdf)
-        n_relevant = 0
-        for d in rel_docs:
-            n_relevant += counts[d]
-        for s in range(n_sys):
-            out[s, b] = _ap_with_counts(ranking[s], stop[s], relevant, counts, n_relevant)
+        _resample_ap(out, b, ranking, stop, relevant, rel_docs, needed, seed, cdf)
+    return out
+
+
+@njit_cached()
+def bootstrap_ap_serial(ranking, stop, relevant, seed, n_resamples, cdf):
+    """:func:`bootstrap_ap` on the calling thread, the same numbers: for a study's units that run
+    on threads (a Dask worker's), where a parallel kernel launched from several threads at once
+    oversubscribes the cores and can abort the process (numba's workqueue threading layer)."""
+    rel_docs = np.nonzero(relevant)[0]
+    needed = _documents_read(ranking, stop, relevant)
+    out = np.empty((ranking.shape[0], n_resamples))
+    for b in range(n_resamples):
+        _resample_ap(out, b, ranking, stop, relevant, rel_docs, needed, seed, cdf)
     return out
 
 

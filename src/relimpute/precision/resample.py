@@ -14,6 +14,7 @@ paired. Topics use independent seeds drawn from ``rng``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ import pandas as pd
 from ..data import Campaign
 from ..measures.ap import average_precision
 from ..relevance.base import as_generator
-from ._kernels import POISSON1_CDF, bootstrap_ap, jackknife_influence
+from ._kernels import POISSON1_CDF, bootstrap_ap, bootstrap_ap_serial, jackknife_influence
 from ._nanstats import nan_mean, nan_sd
 
 
@@ -133,6 +134,9 @@ def corpus_bootstrap(
         disable=None if progress is None else not progress,
         leave=False,
     )
+    # numba's threads for the resamples only from the main thread: a study's units on a Dask
+    # worker's threads each run serially (the same numbers)
+    kernel = bootstrap_ap if threading.current_thread() is threading.main_thread() else bootstrap_ap_serial
     for t, topic in topics:
         relevant = topic.relevant(campaign.rel_threshold)
         ranking = np.ascontiguousarray(topic.ranking, dtype=np.int32)
@@ -140,9 +144,7 @@ def corpus_bootstrap(
         n_relevant[t] = int(relevant.sum())
         if ranking.shape[1]:
             observed[:, t] = average_precision(ranking, relevant)
-        replicates[:, t] = bootstrap_ap(
-            ranking, stop, relevant, np.uint64(seeds[t]), n_resamples, POISSON1_CDF
-        )
+        replicates[:, t] = kernel(ranking, stop, relevant, np.uint64(seeds[t]), n_resamples, POISSON1_CDF)
         for s in range(n_sys):
             acceleration[s, t] = _acceleration(ranking[s], int(stop[s]), relevant, n_relevant[t])
     return CorpusBootstrap(
