@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pickle
 
+import numba
 import numpy as np
 import pytest
 from scipy.special import expit, ndtri
@@ -183,6 +184,69 @@ def test_ap_kernel_with_vanishing_probabilities_draws_nothing_and_does_not_crash
     starts = _halving_blocks(probs[0], size=16)
     ap = _kernels.ap_monte_carlo(ranking, np.array([n], np.int32), fixed, uncertain, probs, starts, 2000, 7)
     np.testing.assert_array_equal(ap, 1.0)  # nothing drawn: AP of the judged document alone
+
+
+@numba.njit
+def _numbas_uniforms(seed, n):
+    np.random.seed(seed)
+    return np.array([np.random.random() for _ in range(n)])
+
+
+def test_the_kernels_uniforms_are_numbas_random_stream():
+    """The AP kernel makes its uniforms a twist at a time: the numbers numba's
+    ``np.random.random()`` gives after ``np.random.seed(seed)``, across several twists."""
+    for seed in (0, 1, 12345, 2**31, 2**32 - 1):
+        state = _kernels._mt_seed(seed)
+        block = np.empty(_kernels.MT_N // 2)
+        mine = []
+        for _ in range(7):
+            assert _kernels._mt_twist(state, block) == 0
+            mine.append(block.copy())
+        np.testing.assert_array_equal(np.concatenate(mine), _numbas_uniforms(seed, 7 * len(block)))
+
+
+@numba.njit
+def _thinned_draws(probs, starts, n_draws, seed, dense):
+    """Oracle: which documents the kernel draws, with numba's global random stream
+    (a uniform per document where a block's bound exceeds ``dense``, else geometric skips)."""
+    np.random.seed(seed)
+    out = np.zeros((n_draws, probs.shape[1]), np.uint8)
+    for b in range(n_draws):
+        p = probs[b % probs.shape[0]]
+        for lo, hi in zip(starts[:-1], starts[1:]):
+            q = p[lo:hi].max() if hi > lo else 0.0
+            if q > dense:
+                for j in range(lo, hi):
+                    out[b, j] = np.random.random() < p[j]
+            elif q > 0.0:
+                j = lo + np.floor(np.log(1.0 - np.random.random()) / np.log1p(-q))
+                while j < hi:
+                    out[b, int(j)] = np.random.random() * q < p[int(j)]
+                    j += 1 + np.floor(np.log(1.0 - np.random.random()) / np.log1p(-q))
+    return out
+
+
+@pytest.mark.parametrize("width", [120, 3000])  # bitmaps read whole, and only where drawn
+def test_ap_kernel_equals_the_dense_kernel_on_the_same_random_stream(width):
+    """For a seed, the kernel draws the documents a plain loop over numba's random stream
+    draws (:func:`_thinned_draws`), and scores them as :func:`average_precision_draws` does."""
+    assert (width // 64 + 1 > _kernels.TRACKED_WORDS) == (width > 2000)
+    rng = np.random.default_rng(8)
+    for seed in (3, 2**32 - 1):
+        ranking, depth, fixed = _random_topic(rng, n_docs=width + 300, width=width)
+        uncertain = np.flatnonzero(~fixed)
+        probs = rng.random((3, len(uncertain))) ** 3 * np.r_[np.ones(40), np.full(len(uncertain) - 40, 0.05)]
+        order = np.argsort(-probs[0], kind="stable")
+        probs, uncertain = np.ascontiguousarray(probs[:, order]), uncertain[order]
+        starts = _halving_blocks(probs[0], size=64)
+        n = 500  # several twists of the generator
+        ap = _kernels.ap_monte_carlo(ranking, depth, fixed.view(np.uint8), uncertain, probs, starts, n, seed)
+        drawn = _thinned_draws(probs, starts, n, seed, _kernels.DENSE)
+        assert 0 < drawn.sum(axis=1).mean() < 0.5 * len(uncertain)
+        dense = _kernels.average_precision_draws(
+            ranking, depth, fixed.astype(float), uncertain, drawn, int(fixed.sum())
+        )
+        np.testing.assert_allclose(ap, dense, rtol=1e-12, atol=1e-15)
 
 
 def _former_monte_carlo(campaign, estimate, n_draws, rng):
