@@ -292,14 +292,13 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                 continue
             lo = starts[blk]
             hi = starts[blk + 1]
-            if q > DENSE:
+            if q > DENSE:  # (branch-free: the test is a coin flip the CPU cannot predict)
                 for j in range(lo, hi):
                     if u == uniform.size:
                         u = _mt_twist(state, uniform)
                     u += 1
-                    if uniform[u - 1] < probs[r, j]:
-                        drawn[k] = j
-                        k += 1
+                    drawn[k] = j
+                    k += uniform[u - 1] < probs[r, j]
                 continue
             j = lo - 1
             while True:
@@ -315,9 +314,8 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                 if u == uniform.size:
                     u = _mt_twist(state, uniform)
                 u += 1
-                if uniform[u - 1] * q < probs[r, j]:
-                    drawn[k] = j
-                    k += 1
+                drawn[k] = j
+                k += uniform[u - 1] * q < probs[r, j]
         n_rel = n_fixed + k
         if n_rel == 0:
             continue
