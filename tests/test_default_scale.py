@@ -21,7 +21,7 @@ from scipy.special import expit, ndtri
 
 from relimpute.confidence import ConfidenceEngine
 from relimpute.confidence import _kernels
-from relimpute.confidence.montecarlo import _halving_blocks
+from relimpute.confidence.montecarlo import _halving_blocks, _pair_summaries
 from relimpute.relevance import Fusion, load_model
 from relimpute.relevance._fusion_kernels import quantiles
 from relimpute.relevance.base import LazyDraws
@@ -280,3 +280,32 @@ def test_monte_carlo_agrees_with_the_former_dense_path(shallow):
     p_former = (delta > 0).mean(axis=0) + 0.5 * (delta == 0).mean(axis=0)
     tolerance = 5 * np.sqrt(np.maximum(p_former * (1 - p_former), 1e-4) * 2 / n)
     assert np.all(np.abs(frame.p_a_better.to_numpy() - p_former) <= tolerance)
+
+
+def _numpys_pair_summaries(draws, pairs):
+    """The former numpy code (oracle): a ``(B, P)`` array of differences, its mean and var."""
+    delta = draws[:, pairs[:, 0]] - draws[:, pairs[:, 1]]
+    prob = (delta > 0).mean(axis=0) + 0.5 * (delta == 0).mean(axis=0)
+    return delta.mean(axis=0), delta.var(axis=0), prob
+
+
+def test_pair_summaries_equal_numpys():
+    rng = np.random.default_rng(12)
+    draws = rng.normal(0.3, 0.05, size=(4000, 9))
+    draws[:, 4] = draws[:, 3]  # a tie in every draw
+    draws[::3, 6] = draws[::3, 5]  # ties in some
+    pairs = np.array([(a, b) for a in range(9) for b in range(a + 1, 9)])
+    got = _pair_summaries(draws, pairs, 1 << 22)
+    mean, var, prob = _numpys_pair_summaries(draws, pairs)
+    # numpy sums pairwise or in order depending on the array's shape: equal up to the
+    # rounding of 4000 sums of draws near 0.3 (1e-13 is ~10^3 times their spacing there)
+    np.testing.assert_allclose(got[0], mean, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(got[1], var, rtol=1e-10)
+    np.testing.assert_array_equal(got[2], prob)  # counts: exact
+    tie = pairs.tolist().index([3, 4])
+    assert got[0][tie] == got[1][tie] == 0.0 and got[2][tie] == 0.5
+    # a difference the same in every draw: its mean exactly, variance exactly 0
+    draws[:, 7] = 0.25 + rng.integers(0, 64, size=len(draws)) / 1024  # exact sums below
+    draws[:, 8] = draws[:, 7] + 0.125
+    mean, var, _ = _pair_summaries(draws, np.array([[8, 7]]), 1 << 22)
+    assert mean[0] == 0.125 and var[0] == 0.0

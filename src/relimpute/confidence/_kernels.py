@@ -147,6 +147,42 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
 
 
 @njit_cached()
+def pair_summaries(draws_t, pair_a, pair_b):
+    """Mean, variance and ``P(Δ > 0) + ½ P(Δ = 0)`` over the draws of ``Δ = draws_t[a] −
+    draws_t[b]`` for each pair ``(pair_a[q], pair_b[q])``; ``draws_t (S, B)``.
+
+    The numbers of numpy's ``mean`` and ``var`` along the draws of a ``(B, P)`` array of
+    differences, up to rounding (the sums here run in order, shifted by the first draw's
+    difference; numpy's, pairwise or in order by the array's shape), without that array."""
+    n_pairs = pair_a.size
+    n = draws_t.shape[1]
+    mean = np.zeros(n_pairs)
+    var = np.zeros(n_pairs)
+    prob = np.zeros(n_pairs)
+    for q in range(n_pairs):
+        x = draws_t[pair_a[q]]
+        y = draws_t[pair_b[q]]
+        shift = x[0] - y[0]  # sums of Δ − Δ_0: a Δ that never changes has variance 0, exactly
+        total = 0.0
+        above = 0
+        tied = 0
+        for d in range(n):
+            delta = x[d] - y[d]
+            total += delta - shift
+            above += delta > 0
+            tied += delta == 0
+        offset = total / n
+        squares = 0.0
+        for d in range(n):
+            centred = (x[d] - y[d]) - shift - offset
+            squares += centred * centred
+        mean[q] = shift + offset
+        var[q] = squares / n
+        prob[q] = above / n + 0.5 * (tied / n)
+    return mean, var, prob
+
+
+@njit_cached()
 def average_precision_draws(ranking, depth, base, uncertain, draws, fixed_relevant):
     """AP of every system for each drawn relevance vector, with the drawn R.
 
