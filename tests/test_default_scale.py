@@ -139,8 +139,10 @@ def test_ap_kernel_scores_every_drawn_vector_as_the_dense_kernel():
         uncertain = np.flatnonzero(~fixed)
         drawn = (rng.random((4, len(uncertain))) < 0.1).astype(float)
         starts = np.array([0, len(uncertain) // 3, len(uncertain)])
+        probs = np.zeros((4, len(fixed)))  # the kernel reads each document's column
+        probs[:, uncertain] = drawn
         ap = _kernels.ap_monte_carlo(
-            ranking, depth, fixed.view(np.uint8), uncertain, drawn, starts, 4, 1
+            ranking, depth, fixed.view(np.uint8), uncertain, probs, starts, 4, 1
         )
         dense = _kernels.average_precision_draws(
             ranking, depth, fixed.astype(float), uncertain, drawn.astype(np.uint8),
@@ -159,7 +161,7 @@ def test_ap_kernel_draws_each_document_with_its_probability():
     b = 40_000
     ap = _kernels.ap_monte_carlo(
         ranking, np.ones(n, np.int32), np.zeros(n, np.uint8), order.astype(np.int64),
-        p[order][None, :], _halving_blocks(p[order], size=16), b, 11,
+        p[None, :], _halving_blocks(p[order], size=16), b, 11,
     )  # fmt: skip
     freq = (ap > 0).mean(axis=0)
     sd = np.sqrt(p * (1 - p) / b)
@@ -182,7 +184,7 @@ def test_ap_kernel_with_vanishing_probabilities_draws_nothing_and_does_not_crash
     uncertain = np.arange(1, n, dtype=np.int64)
     probs = p[1:][None, :]
     starts = _halving_blocks(probs[0], size=16)
-    ap = _kernels.ap_monte_carlo(ranking, np.array([n], np.int32), fixed, uncertain, probs, starts, 2000, 7)
+    ap = _kernels.ap_monte_carlo(ranking, np.array([n], np.int32), fixed, uncertain, p[None, :], starts, 2000, 7)
     np.testing.assert_array_equal(ap, 1.0)  # nothing drawn: AP of the judged document alone
 
 
@@ -240,7 +242,11 @@ def test_ap_kernel_equals_the_dense_kernel_on_the_same_random_stream(width):
         probs, uncertain = np.ascontiguousarray(probs[:, order]), uncertain[order]
         starts = _halving_blocks(probs[0], size=64)
         n = 500  # several twists of the generator
-        ap = _kernels.ap_monte_carlo(ranking, depth, fixed.view(np.uint8), uncertain, probs, starts, n, seed)
+        by_document = np.zeros((3, len(fixed)))
+        by_document[:, uncertain] = probs
+        ap = _kernels.ap_monte_carlo(
+            ranking, depth, fixed.view(np.uint8), uncertain, by_document, starts, n, seed
+        )
         drawn = _thinned_draws(probs, starts, n, seed, _kernels.DENSE)
         assert 0 < drawn.sum(axis=1).mean() < 0.5 * len(uncertain)
         dense = _kernels.average_precision_draws(

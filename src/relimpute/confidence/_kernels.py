@@ -227,7 +227,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
 
     ``fixed (n,)`` uint8 marks the judged relevant documents; the ``uncertain (m,)``
     documents are drawn independently, Bernoulli with draw ``b``'s probabilities
-    ``probs[b mod M] (M, m)``. Same distribution as drawing every document with a
+    ``probs[b mod M, uncertain] (M, n)`` (read in place: no gathered copy). Same distribution as drawing every document with a
     uniform (:func:`average_precision_draws`), at the cost of the relevant ones:
 
     - sampling by thinning: the documents go in blocks (``starts``: the first of each, then
@@ -276,8 +276,8 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
     for r in range(n_post):
         for blk in range(n_blocks):
             for j in range(starts[blk], starts[blk + 1]):
-                if probs[r, j] > bound[r, blk]:
-                    bound[r, blk] = probs[r, j]
+                if probs[r, uncertain[j]] > bound[r, blk]:
+                    bound[r, blk] = probs[r, uncertain[j]]
             if 0.0 < bound[r, blk] <= DENSE:
                 step[r, blk] = np.log1p(-bound[r, blk])
     # a drawn document at rank r, i-th drawn in rank order, adds fixed_part[r] + i / r
@@ -334,7 +334,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                         u = _mt_twist(state, uniform)
                     u += 1
                     drawn[k] = j
-                    k += uniform[u - 1] < probs[r, j]
+                    k += uniform[u - 1] < probs[r, uncertain[j]]
                 continue
             j = lo - 1
             while True:
@@ -351,7 +351,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                     u = _mt_twist(state, uniform)
                 u += 1
                 drawn[k] = j
-                k += uniform[u - 1] * q < probs[r, j]
+                k += uniform[u - 1] * q < probs[r, uncertain[j]]
         n_rel = n_fixed + k
         if n_rel == 0:
             continue

@@ -145,7 +145,7 @@ def _ap_draws(view, relevant, uncertain, p, post, n_draws, rng) -> np.ndarray:
     from . import _kernels  # numba: imported when first needed
 
     order = uncertain[np.argsort(-p[uncertain], kind="stable")]  # most probable first
-    probs = p[order][None, :] if post is None else post[:, order]
+    probs = p[None, :] if post is None else post  # read at ``order`` by the kernel
     return _kernels.ap_monte_carlo(
         view.ranking,
         view.depth,
