@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import pickle
 
+import numba
 import numpy as np
 import pytest
 from scipy.special import expit, ndtri
 
 from relimpute.confidence import ConfidenceEngine
 from relimpute.confidence import _kernels
-from relimpute.confidence.montecarlo import _halving_blocks
+from relimpute.confidence.montecarlo import _halving_blocks, _pair_summaries
 from relimpute.relevance import Fusion, load_model
 from relimpute.relevance._fusion_kernels import quantiles
 from relimpute.relevance.base import LazyDraws
@@ -138,8 +139,10 @@ def test_ap_kernel_scores_every_drawn_vector_as_the_dense_kernel():
         uncertain = np.flatnonzero(~fixed)
         drawn = (rng.random((4, len(uncertain))) < 0.1).astype(float)
         starts = np.array([0, len(uncertain) // 3, len(uncertain)])
+        probs = np.zeros((4, len(fixed)))  # the kernel reads each document's column
+        probs[:, uncertain] = drawn
         ap = _kernels.ap_monte_carlo(
-            ranking, depth, fixed.view(np.uint8), uncertain, drawn, starts, 4, 1
+            ranking, depth, fixed.view(np.uint8), uncertain, probs, starts, 4, 1
         )
         dense = _kernels.average_precision_draws(
             ranking, depth, fixed.astype(float), uncertain, drawn.astype(np.uint8),
@@ -158,7 +161,7 @@ def test_ap_kernel_draws_each_document_with_its_probability():
     b = 40_000
     ap = _kernels.ap_monte_carlo(
         ranking, np.ones(n, np.int32), np.zeros(n, np.uint8), order.astype(np.int64),
-        p[order][None, :], _halving_blocks(p[order], size=16), b, 11,
+        p[None, :], _halving_blocks(p[order], size=16), b, 11,
     )  # fmt: skip
     freq = (ap > 0).mean(axis=0)
     sd = np.sqrt(p * (1 - p) / b)
@@ -181,8 +184,75 @@ def test_ap_kernel_with_vanishing_probabilities_draws_nothing_and_does_not_crash
     uncertain = np.arange(1, n, dtype=np.int64)
     probs = p[1:][None, :]
     starts = _halving_blocks(probs[0], size=16)
-    ap = _kernels.ap_monte_carlo(ranking, np.array([n], np.int32), fixed, uncertain, probs, starts, 2000, 7)
+    ap = _kernels.ap_monte_carlo(ranking, np.array([n], np.int32), fixed, uncertain, p[None, :], starts, 2000, 7)
     np.testing.assert_array_equal(ap, 1.0)  # nothing drawn: AP of the judged document alone
+
+
+@numba.njit
+def _numbas_uniforms(seed, n):
+    np.random.seed(seed)
+    return np.array([np.random.random() for _ in range(n)])
+
+
+def test_the_kernels_uniforms_are_numbas_random_stream():
+    """The AP kernel makes its uniforms a twist at a time: the numbers numba's
+    ``np.random.random()`` gives after ``np.random.seed(seed)``, across several twists."""
+    for seed in (0, 1, 12345, 2**31, 2**32 - 1):
+        state = _kernels._mt_seed(seed)
+        block = np.empty(_kernels.MT_N // 2)
+        mine = []
+        for _ in range(7):
+            assert _kernels._mt_twist(state, block) == 0
+            mine.append(block.copy())
+        np.testing.assert_array_equal(np.concatenate(mine), _numbas_uniforms(seed, 7 * len(block)))
+
+
+@numba.njit
+def _thinned_draws(probs, starts, n_draws, seed, dense):
+    """Oracle: which documents the kernel draws, with numba's global random stream
+    (a uniform per document where a block's bound exceeds ``dense``, else geometric skips)."""
+    np.random.seed(seed)
+    out = np.zeros((n_draws, probs.shape[1]), np.uint8)
+    for b in range(n_draws):
+        p = probs[b % probs.shape[0]]
+        for lo, hi in zip(starts[:-1], starts[1:]):
+            q = p[lo:hi].max() if hi > lo else 0.0
+            if q > dense:
+                for j in range(lo, hi):
+                    out[b, j] = np.random.random() < p[j]
+            elif q > 0.0:
+                j = lo + np.floor(np.log(1.0 - np.random.random()) / np.log1p(-q))
+                while j < hi:
+                    out[b, int(j)] = np.random.random() * q < p[int(j)]
+                    j += 1 + np.floor(np.log(1.0 - np.random.random()) / np.log1p(-q))
+    return out
+
+
+@pytest.mark.parametrize("width", [120, 3000])  # bitmaps read whole, and only where drawn
+def test_ap_kernel_equals_the_dense_kernel_on_the_same_random_stream(width):
+    """For a seed, the kernel draws the documents a plain loop over numba's random stream
+    draws (:func:`_thinned_draws`), and scores them as :func:`average_precision_draws` does."""
+    assert (width // 64 + 1 > _kernels.TRACKED_WORDS) == (width > 2000)
+    rng = np.random.default_rng(8)
+    for seed in (3, 2**32 - 1):
+        ranking, depth, fixed = _random_topic(rng, n_docs=width + 300, width=width)
+        uncertain = np.flatnonzero(~fixed)
+        probs = rng.random((3, len(uncertain))) ** 3 * np.r_[np.ones(40), np.full(len(uncertain) - 40, 0.05)]
+        order = np.argsort(-probs[0], kind="stable")
+        probs, uncertain = np.ascontiguousarray(probs[:, order]), uncertain[order]
+        starts = _halving_blocks(probs[0], size=64)
+        n = 500  # several twists of the generator
+        by_document = np.zeros((3, len(fixed)))
+        by_document[:, uncertain] = probs
+        ap = _kernels.ap_monte_carlo(
+            ranking, depth, fixed.view(np.uint8), uncertain, by_document, starts, n, seed
+        )
+        drawn = _thinned_draws(probs, starts, n, seed, _kernels.DENSE)
+        assert 0 < drawn.sum(axis=1).mean() < 0.5 * len(uncertain)
+        dense = _kernels.average_precision_draws(
+            ranking, depth, fixed.astype(float), uncertain, drawn, int(fixed.sum())
+        )
+        np.testing.assert_allclose(ap, dense, rtol=1e-12, atol=1e-15)
 
 
 def _former_monte_carlo(campaign, estimate, n_draws, rng):
@@ -216,3 +286,32 @@ def test_monte_carlo_agrees_with_the_former_dense_path(shallow):
     p_former = (delta > 0).mean(axis=0) + 0.5 * (delta == 0).mean(axis=0)
     tolerance = 5 * np.sqrt(np.maximum(p_former * (1 - p_former), 1e-4) * 2 / n)
     assert np.all(np.abs(frame.p_a_better.to_numpy() - p_former) <= tolerance)
+
+
+def _numpys_pair_summaries(draws, pairs):
+    """The former numpy code (oracle): a ``(B, P)`` array of differences, its mean and var."""
+    delta = draws[:, pairs[:, 0]] - draws[:, pairs[:, 1]]
+    prob = (delta > 0).mean(axis=0) + 0.5 * (delta == 0).mean(axis=0)
+    return delta.mean(axis=0), delta.var(axis=0), prob
+
+
+def test_pair_summaries_equal_numpys():
+    rng = np.random.default_rng(12)
+    draws = rng.normal(0.3, 0.05, size=(4000, 9))
+    draws[:, 4] = draws[:, 3]  # a tie in every draw
+    draws[::3, 6] = draws[::3, 5]  # ties in some
+    pairs = np.array([(a, b) for a in range(9) for b in range(a + 1, 9)])
+    got = _pair_summaries(draws, pairs, 1 << 22)
+    mean, var, prob = _numpys_pair_summaries(draws, pairs)
+    # numpy sums pairwise or in order depending on the array's shape: equal up to the
+    # rounding of 4000 sums of draws near 0.3 (1e-13 is ~10^3 times their spacing there)
+    np.testing.assert_allclose(got[0], mean, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(got[1], var, rtol=1e-10)
+    np.testing.assert_array_equal(got[2], prob)  # counts: exact
+    tie = pairs.tolist().index([3, 4])
+    assert got[0][tie] == got[1][tie] == 0.0 and got[2][tie] == 0.5
+    # a difference the same in every draw: its mean exactly, variance exactly 0
+    draws[:, 7] = 0.25 + rng.integers(0, 64, size=len(draws)) / 1024  # exact sums below
+    draws[:, 8] = draws[:, 7] + 0.125
+    mean, var, _ = _pair_summaries(draws, np.array([[8, 7]]), 1 << 22)
+    assert mean[0] == 0.125 and var[0] == 0.0

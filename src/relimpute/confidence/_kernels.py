@@ -147,6 +147,42 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
 
 
 @njit_cached()
+def pair_summaries(draws_t, pair_a, pair_b):
+    """Mean, variance and ``P(Δ > 0) + ½ P(Δ = 0)`` over the draws of ``Δ = draws_t[a] −
+    draws_t[b]`` for each pair ``(pair_a[q], pair_b[q])``; ``draws_t (S, B)``.
+
+    The numbers of numpy's ``mean`` and ``var`` along the draws of a ``(B, P)`` array of
+    differences, up to rounding (the sums here run in order, shifted by the first draw's
+    difference; numpy's, pairwise or in order by the array's shape), without that array."""
+    n_pairs = pair_a.size
+    n = draws_t.shape[1]
+    mean = np.zeros(n_pairs)
+    var = np.zeros(n_pairs)
+    prob = np.zeros(n_pairs)
+    for q in range(n_pairs):
+        x = draws_t[pair_a[q]]
+        y = draws_t[pair_b[q]]
+        shift = x[0] - y[0]  # sums of Δ − Δ_0: a Δ that never changes has variance 0, exactly
+        total = 0.0
+        above = 0
+        tied = 0
+        for d in range(n):
+            delta = x[d] - y[d]
+            total += delta - shift
+            above += delta > 0
+            tied += delta == 0
+        offset = total / n
+        squares = 0.0
+        for d in range(n):
+            centred = (x[d] - y[d]) - shift - offset
+            squares += centred * centred
+        mean[q] = shift + offset
+        var[q] = squares / n
+        prob[q] = above / n + 0.5 * (tied / n)
+    return mean, var, prob
+
+
+@njit_cached()
 def average_precision_draws(ranking, depth, base, uncertain, draws, fixed_relevant):
     """AP of every system for each drawn relevance vector, with the drawn R.
 
@@ -191,7 +227,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
 
     ``fixed (n,)`` uint8 marks the judged relevant documents; the ``uncertain (m,)``
     documents are drawn independently, Bernoulli with draw ``b``'s probabilities
-    ``probs[b mod M] (M, m)``. Same distribution as drawing every document with a
+    ``probs[b mod M, uncertain] (M, n)`` (read in place: no gathered copy). Same distribution as drawing every document with a
     uniform (:func:`average_precision_draws`), at the cost of the relevant ones:
 
     - sampling by thinning: the documents go in blocks (``starts``: the first of each, then
@@ -204,9 +240,10 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
       ``Σ_{F below r} 1 / r_F`` (the hit it adds to every judged one below it); the sums
       over ``F`` are prefix tables of the system's ranking, built once.
 
-    ``np.random`` inside numba is seeded with ``seed`` (its own stream). Returns ``(B, S)``.
+    The uniforms are numba's ``np.random.random()`` stream after ``np.random.seed(seed)``
+    (the same numbers, made a twist at a time by :func:`_mt_twist`; the global state is
+    left alone). Returns ``(B, S)``.
     """
-    np.random.seed(seed)
     n_sys, width = ranking.shape
     n_docs = fixed.size
     m = uncertain.size
@@ -232,20 +269,26 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                 above[s, k + 2] += 1
         for k in range(depth[s] - 1, -1, -1):  # below[s, r]: Σ 1/r_F over F ranked below r
             below[s, k] = below[s, k + 1] + (fixed[ranking[s, k]] / (k + 1.0))
-    # each posterior draw's bound on the probabilities of each block
+    # each posterior draw's bound on the probabilities of each block, and its geometric step
     n_blocks = starts.size - 1
     bound = np.zeros((n_post, n_blocks))
+    step = np.zeros((n_post, n_blocks))
     for r in range(n_post):
         for blk in range(n_blocks):
             for j in range(starts[blk], starts[blk + 1]):
-                if probs[r, j] > bound[r, blk]:
-                    bound[r, blk] = probs[r, j]
+                if probs[r, uncertain[j]] > bound[r, blk]:
+                    bound[r, blk] = probs[r, uncertain[j]]
+            if 0.0 < bound[r, blk] <= DENSE:
+                step[r, blk] = np.log1p(-bound[r, blk])
     # a drawn document at rank r, i-th drawn in rank order, adds fixed_part[r] + i / r
     inverse = np.zeros(width + 2)
     for k in range(1, width + 2):
         inverse[k] = 1.0 / k
     fixed_part = below + above * inverse
-    # who retrieves each uncertain document, at which rank (CSR by document)
+    # who retrieves each uncertain document, at which rank: its bit in the systems' bitmaps
+    # (system s's ranks are bits s * n_words * 64 + r of one array; CSR by document)
+    n_words = width // 64 + 1
+    stride = n_words * 64
     ptr = np.zeros(m + 1, dtype=np.int64)
     for j in range(m):
         n_ret = 0
@@ -254,20 +297,28 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                 n_ret += 1
         ptr[j + 1] = ptr[j] + n_ret
     who = np.empty(ptr[m], dtype=np.int64)
-    at = np.empty(ptr[m], dtype=np.int64)
+    slot = np.empty(ptr[m], dtype=np.int64)
     for j in range(m):
         e = ptr[j]
         for s in range(n_sys):
             if pos[s, uncertain[j]] > 0:
                 who[e] = s
-                at[e] = pos[s, uncertain[j]]
+                slot[e] = s * stride + pos[s, uncertain[j]]
                 e += 1
     drawn = np.empty(m, dtype=np.int64)
-    n_words = width // 64 + 1
-    bits = np.zeros((n_sys, n_words), dtype=np.uint64)
-    first = np.full(n_sys, n_words)
-    last = np.full(n_sys, -1)
+    bits = np.zeros(n_sys * n_words, dtype=np.uint64)
+    # shallow runs: every word of a system is read back; deep ones: only the words between
+    # the first and the last drawn rank (tracked at a cost per drawn document)
+    track = n_words > TRACKED_WORDS
+    first = np.arange(n_sys) * n_words
+    last = np.arange(1, n_sys + 1) * n_words - 1
+    if track:
+        first[:] = n_sys * n_words
+        last[:] = -1
     one = np.uint64(1)
+    state = _mt_seed(seed)
+    uniform = np.empty(MT_N // 2)
+    u = uniform.size  # the next uniform to read: none made yet
     for b in range(n_draws):
         r = b % n_post
         k = 0
@@ -277,48 +328,114 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
                 continue
             lo = starts[blk]
             hi = starts[blk + 1]
-            if q > 0.25:
+            if q > DENSE:  # (branch-free: the test is a coin flip the CPU cannot predict)
                 for j in range(lo, hi):
-                    if np.random.random() < probs[r, j]:
-                        drawn[k] = j
-                        k += 1
+                    if u == uniform.size:
+                        u = _mt_twist(state, uniform)
+                    u += 1
+                    drawn[k] = j
+                    k += uniform[u - 1] < probs[r, uncertain[j]]
                 continue
-            step = np.log1p(-q)
             j = lo - 1
             while True:
+                if u == uniform.size:
+                    u = _mt_twist(state, uniform)
+                u += 1
                 # the skip is compared as a float: for a tiny q it exceeds any int64, and
                 # converting it first would wrap to a negative index (a crash, not an error)
-                skip = np.floor(np.log(1.0 - np.random.random()) / step)
+                skip = np.floor(np.log(1.0 - uniform[u - 1]) / step[r, blk])
                 if skip >= hi - j - 1:
                     break
                 j += 1 + int(skip)
-                if np.random.random() * q < probs[r, j]:
-                    drawn[k] = j
-                    k += 1
+                if u == uniform.size:
+                    u = _mt_twist(state, uniform)
+                u += 1
+                drawn[k] = j
+                k += uniform[u - 1] * q < probs[r, uncertain[j]]
         n_rel = n_fixed + k
         if n_rel == 0:
             continue
         # each system's drawn ranks as set bits of its bitmap, read back in rank order
-        for i in range(k):
-            j = drawn[i]
-            for e in range(ptr[j], ptr[j + 1]):
-                s = who[e]
-                w = at[e] >> 6
-                bits[s, w] |= one << np.uint64(at[e] & 63)
-                first[s] = min(first[s], w)
-                last[s] = max(last[s], w)
+        if track:
+            for i in range(k):
+                for e in range(ptr[drawn[i]], ptr[drawn[i] + 1]):
+                    w = slot[e] >> 6
+                    bits[w] |= one << np.uint64(slot[e] & 63)
+                    first[who[e]] = min(first[who[e]], w)
+                    last[who[e]] = max(last[who[e]], w)
+        else:
+            for i in range(k):
+                for e in range(ptr[drawn[i]], ptr[drawn[i] + 1]):
+                    bits[slot[e] >> 6] |= one << np.uint64(slot[e] & 63)
         for s in range(n_sys):
             total = base[s]
             i = 0
+            offset = s * stride
             for w in range(first[s], last[s] + 1):
-                word = bits[s, w]
+                word = bits[w]
                 while word != 0:
-                    rank = (w << 6) + trailing_zeros(word)  # the lowest set bit's
+                    rank = (w << 6) + trailing_zeros(word) - offset  # the lowest set bit's
                     i += 1
                     total += fixed_part[s, rank] + i * inverse[rank]
                     word &= word - one
-                bits[s, w] = 0
-            first[s] = n_words
-            last[s] = -1
+                bits[w] = 0
+            if track:
+                first[s] = n_sys * n_words
+                last[s] = -1
             out[b, s] = total / n_rel
     return out
+
+
+#: thinning proposes documents in blocks whose largest probability is at most this;
+#: above it every document of the block gets its own uniform
+DENSE = 0.25
+#: bitmaps of at most this many 64-bit words per system (ranks 1..64 × this) are read whole
+TRACKED_WORDS = 32
+#: the Mersenne Twister's state size and shift (Matsumoto & Nishimura 1998)
+MT_N = 624
+MT_M = 397
+
+
+@njit_cached()
+def _mt_seed(seed):
+    """MT19937's state seeded as ``np.random.seed(seed)`` seeds numba's (init_genrand)."""
+    state = np.empty(MT_N, dtype=np.uint32)
+    x = np.uint32(seed)
+    for i in range(MT_N):
+        state[i] = x
+        x = np.uint32(np.uint32(1812433253) * (x ^ (x >> np.uint32(30))) + np.uint32(i + 1))
+    return state
+
+
+@njit_cached()
+def _mt_twist(state, out):
+    """The next ``MT_N`` words of MT19937 (one twist of ``state``), tempered, as ``MT_N / 2``
+    uniforms in ``out``, each of two words as numba's and numpy's legacy ``random()`` make
+    it: ``((a >> 5) · 2^26 + (b >> 6)) / 2^53``. Returns 0 (the index of the next one)."""
+    upper = np.uint32(0x80000000)
+    lower = np.uint32(0x7FFFFFFF)
+    matrix = np.uint32(0x9908B0DF)
+    one = np.uint32(1)
+    zero = np.uint32(0)
+    for i in range(MT_N - MT_M):
+        y = (state[i] & upper) | (state[i + 1] & lower)
+        state[i] = state[i + MT_M] ^ (y >> one) ^ (matrix if y & one else zero)
+    for i in range(MT_N - MT_M, MT_N - 1):
+        y = (state[i] & upper) | (state[i + 1] & lower)
+        state[i] = state[i + MT_M - MT_N] ^ (y >> one) ^ (matrix if y & one else zero)
+    y = (state[MT_N - 1] & upper) | (state[0] & lower)
+    state[MT_N - 1] = state[MT_M - 1] ^ (y >> one) ^ (matrix if y & one else zero)
+    for i in range(MT_N // 2):
+        a = _temper(state[2 * i]) >> np.uint32(5)
+        b = _temper(state[2 * i + 1]) >> np.uint32(6)
+        out[i] = (a * 67108864.0 + b) / 9007199254740992.0
+    return 0
+
+
+@njit_cached(inline="always")
+def _temper(y):
+    y ^= y >> np.uint32(11)
+    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    y ^= y >> np.uint32(18)
+    return y

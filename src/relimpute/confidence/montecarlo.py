@@ -145,7 +145,7 @@ def _ap_draws(view, relevant, uncertain, p, post, n_draws, rng) -> np.ndarray:
     from . import _kernels  # numba: imported when first needed
 
     order = uncertain[np.argsort(-p[uncertain], kind="stable")]  # most probable first
-    probs = p[order][None, :] if post is None else post[:, order]
+    probs = p[None, :] if post is None else post  # read at ``order`` by the kernel
     return _kernels.ap_monte_carlo(
         view.ranking,
         view.depth,
@@ -173,19 +173,14 @@ def _halving_blocks(p: np.ndarray, size: int = 128) -> np.ndarray:
 
 
 def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray, max_elements: int):
-    """Mean, variance and P(Δ > 0) (ties ½) of ΔMAP per pair, pairs in bounded blocks."""
-    n_pairs = len(pairs)
-    e = np.zeros(n_pairs)
-    var = np.zeros(n_pairs)
-    prob = np.zeros(n_pairs)
-    block = max(1, max_elements // max(len(mean_draws), 1))
-    for lo in range(0, n_pairs, block):
-        sel = pairs[lo : lo + block]
-        delta = mean_draws[:, sel[:, 0]] - mean_draws[:, sel[:, 1]]
-        e[lo : lo + block] = delta.mean(axis=0)
-        var[lo : lo + block] = delta.var(axis=0)
-        prob[lo : lo + block] = (delta > 0).mean(axis=0) + 0.5 * (delta == 0).mean(axis=0)
-    return e, var, prob
+    """Mean, variance and P(Δ > 0) (ties ½) of ΔMAP per pair, by
+    :func:`~relimpute.confidence._kernels.pair_summaries` (one pass per pair, no ``(B, P)``
+    array of differences; ``max_elements`` is kept for the callers)."""
+    from . import _kernels  # numba: imported when first needed
+
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    draws_t = np.ascontiguousarray(np.asarray(mean_draws, dtype=np.float64).T)
+    return _kernels.pair_summaries(draws_t, pairs[:, 0].copy(), pairs[:, 1].copy())
 
 
 def bound_standard_errors(

@@ -18,6 +18,8 @@ import numpy as np
 from .._jit import njit_cached
 
 _HISTOGRAM_BINS = 4096
+#: documents whose log-odds :func:`capture_draws` computes before storing them by draw
+_BLOCK = 64
 
 
 @njit_cached()
@@ -118,9 +120,10 @@ def _log_odds(
     n = d1 - d0
     eta[:n] = 0.0
     _row_times(indptr, indices, data, theta_t, row, d0, n, eta)
+    spread = spreads[d0:]
     for k in range(n):
         eta[k] = eta[k] + offsets[row]
-        eta[k] = eta[k] - spreads[d0 + k] * capped[row]
+        eta[k] = eta[k] - spread[k] * capped[row]
     if effects_t.shape[0]:
         extra[:n] = 0.0
         _row_times(b_ptr, b_idx, b_val, effects_t, row, d0, n, extra)
@@ -130,12 +133,15 @@ def _log_odds(
 
 @njit_cached()
 def _row_times(indptr, indices, data, table_t, row, d0, n, acc):
-    """``acc[k] += Σ_e data[e] · table_t[indices[e], d0 + k]`` over the CSR row, in order."""
+    """``acc[k] += Σ_e data[e] · table_t[indices[e], d0 + k]`` over the CSR row, in order.
+
+    The row is sliced at ``d0`` first: indexed by ``k`` alone (never negative) the loop is
+    vectorised; ``d0 + k`` might wrap around, and numba's check for it kept it scalar."""
     for e in range(indptr[row], indptr[row + 1]):
         value = data[e]
-        column = table_t[indices[e]]
+        column = table_t[indices[e], d0:]
         for k in range(n):
-            acc[k] += value * column[d0 + k]
+            acc[k] += value * column[k]
 
 
 @njit_cached()
@@ -161,16 +167,22 @@ def capture_draws(
     alive_out = np.empty(n_out, dtype=np.bool_)
     for i in range(n_out):
         alive_out[i] = alive[rows[i]]
-    eta = np.empty(chunk)
+    # a block of documents' log-odds, then copied a draw at a time: one document's draws
+    # written straight down a column of ``logits`` touch a page per draw
+    block = np.empty((_BLOCK, chunk))
     extra = np.empty(chunk)
     for d0 in range(0, n_draws, chunk):
         d1 = min(d0 + chunk, n_draws)
-        for i in range(n_out):
-            _log_odds(
-                indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-                effects_t, rows[i], d0, d1, eta, extra,
-            )  # fmt: skip
-            logits[: d1 - d0, i] = eta[: d1 - d0]
+        for i0 in range(0, n_out, _BLOCK):
+            i1 = min(i0 + _BLOCK, n_out)
+            for i in range(i0, i1):
+                _log_odds(
+                    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+                    b_val, effects_t, rows[i], d0, d1, block[i - i0], extra,
+                )  # fmt: skip
+            for k in range(d1 - d0):
+                for i in range(i0, i1):
+                    logits[k, i] = block[i - i0, k]
         for k in range(d1 - d0):
             d = d0 + k
             row = logits[k]
