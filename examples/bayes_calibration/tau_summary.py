@@ -1,6 +1,6 @@
 """``tau_refit.py``'s rows as tables: τ by estimator, paired, and where the discordant pairs lie.
 
-    python examples/bayes_calibration/tau_summary.py examples/bayes_calibration/tau_dl19/refits.csv
+    python examples/bayes_calibration/tau_summary.py examples/bayes_calibration/tau_dl19/refits.csv.gz
 
 Only trials with both strategies' rows count. Discordant pairs (E[MAP] orders them against the
 full-qrels MAP) are split by whether one of the two runs is an initial one (the runs MTC judged
