@@ -25,6 +25,7 @@ from _protocol import C, COLLECTIONS, DEPTH, K, SEED, held_out, load
 
 
 def main(argv: list[str] | None = None) -> None:
+    from relimpute._study_folder import StudyFolder
     from relimpute.calibration import CalibrationReport, run_study
     from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
     from relimpute.selection.posterior import CHOOSE
@@ -49,13 +50,17 @@ def main(argv: list[str] | None = None) -> None:
             for s in strategies
         ]
         strategies = with_settings_from(strategies, held_out(name))
+        identity = {"command": "variants.py", "collection": name, "strategies": args.strategies,
+                    "budget": args.budget, **own}  # fmt: skip
+        # each trial is saved as it ends: a killed run goes on from there (or --trials fewer)
+        folder = StudyFolder(args.out / name, identity, resume=True)
         study = run_study(
             campaign, strategies, n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
-            groups=groups, jobs=args.jobs,
+            groups=groups, jobs=args.jobs, checkpoint=folder,
             progress=False, max_judgments=args.budget,
         )  # fmt: skip
         study.config["collection"] = COLLECTIONS[name][0]
-        CalibrationReport.from_study(study, cap=0.95).write(args.out / name, study=study)
+        folder.finish(CalibrationReport.from_study(study, cap=0.95).write(args.out / name, study=study))
         print(f"{name}: {args.out / name}", flush=True)
 
 
