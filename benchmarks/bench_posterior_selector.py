@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     groups = read_groups(data / "groups.tsv").run_to_group()
     specs = trial_specs(base.systems, args.trials, 10, 2, 2007, groups)
     held_out = ROOT / "examples" / "calibration" / "held_out" / args.collection
-    strategies = with_settings_from([get_calibration_strategy(s) for s in STRATEGIES], held_out)
+    strategies = list(with_settings_from([get_calibration_strategy(s) for s in STRATEGIES], held_out))
     labels = list(STRATEGIES)
     if args.check_every is not None:  # the same strategy (name, random stream), checking between refits
         posterior = strategies[-1]
