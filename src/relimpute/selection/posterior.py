@@ -63,9 +63,10 @@ class PosteriorSelection(RTCSelection):
     mc_draws
         Monte Carlo draws of the confidence.
     screen
-        Skip the Monte Carlo at a refit when the confidence with the refitted
-        probabilities taken as known is more than this below the stopping
-        confidence (see :class:`~.rtc.RTCSelection`); None computes it at every refit.
+        Skip the Monte Carlo at a refit, or at a check between refits, when the
+        confidence with the refitted probabilities taken as known is more than this
+        below the stopping confidence (see :class:`~.rtc.RTCSelection`); None computes
+        it every time.
     choose
         ``"mtc"``: MTC's weights with the model's p. ``"variance"``: those
         weights times the sd ``sqrt(p (1 − p))`` of the document's label (the
