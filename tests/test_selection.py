@@ -665,3 +665,65 @@ def test_posterior_refits_at_the_threshold_decide_as_the_graded_fit():
     assert fast.strategy.n_fits_ == graded.strategy.n_fits_ >= 3
     assert graded.strategy.estimate_.grades is not None  # the oracle did fit grades
     assert fast.strategy.estimate_.grades is None
+
+
+def test_posterior_checks_between_refits_decide_as_a_refit_free_monte_carlo():
+    """``check_every=1``: after every judgment between refits, the confidence is the
+    engine's Monte Carlo on the current judgments over the latest refit's draws, no refit
+    (oracle: ``ConfidenceEngine.monte_carlo`` with the check's seed, the same draws), equal
+    draw for draw; the loop stops at the first judgment where that oracle reaches the
+    target, and the refits draw as without checks (the same judgments up to that stop)."""
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.selection import PosteriorSelection
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "mc_draws": 500, "screen": None}
+
+    def run(selector, target, budget=60, check=None):
+        session = SelectionSession(
+            hidden.subset(list(pair)), selector, pair, confidence=target, budget=budget, rng=3
+        )
+        docs = []
+        while session.stop_reason() is None:
+            q, d = session.propose()
+            fits = selector.n_fits_
+            session.judge(q, d, oracle.judge(q, d))
+            docs.append((q, d))
+            if check is not None and selector.n_fits_ == fits:  # a judgment between refits
+                check(session, selector)
+        return session, docs
+
+    compared = []
+
+    def against_oracle(session, selector):
+        expected = ConfidenceEngine().monte_carlo(
+            session.state.current_campaign().subset(list(pair)), selector.estimate_, pairs=[pair],
+            n_draws=500, rng=np.random.default_rng(selector.check_seed_),
+        )  # fmt: skip
+        got = float(session.tracker.p_a_better()[0])
+        assert got == float(expected.p_a_better[0])
+        assert float(session.tracker.moments()[0][0]) == float(expected.e_delta_map[0])
+        compared.append(max(got, 1 - got))
+
+    # no confidence stop: every judgment between refits is checked against the oracle
+    selector = PosteriorSelection(check_every=1, **settings)
+    run(selector, None, budget=23, check=against_oracle)
+    assert len(compared) == selector.n_checks_ == 23 - 4  # refits after 5, 10, 15, 20
+    assert len(set(compared)) > 3  # the confidence moves between refits
+    first = list(compared)
+    # a reachable target: it stops at the first check (or refit) at the target
+    compared.clear()
+    target = max(first)  # reached at a check between refits of the first run
+    checked = PosteriorSelection(check_every=1, **settings)
+    session, docs = run(checked, target, check=against_oracle)
+    plain_session, plain_docs = run(PosteriorSelection(**settings), target)
+    assert session.stop_reason() == "confidence"
+    assert float(session.confidence()[0]) >= target
+    assert all(c < target for c in compared[:-1]) and compared[-1] >= target  # stopped at a check
+    assert docs == plain_docs[: len(docs)] and len(docs) <= len(plain_docs)
+    with pytest.raises(ValueError, match="check_every"):
+        SelectionSession(hidden.subset(list(pair)), PosteriorSelection(check_every=0), pair)

@@ -97,6 +97,9 @@ def plot(trials: dict[str, pd.DataFrame], path: Path) -> None:
     fig, axes = plt.subplots(1, len(trials), figsize=(4 * len(trials), 3.8), squeeze=False)
     for ax, (name, frame) in zip(axes[0], trials.items()):
         wide = frame.pivot(index="trial", columns="strategy", values="judgments")
+        if not {"mtc", "posterior"} <= set(wide.columns):  # a study of the selector alone
+            ax.set_visible(False)
+            continue
         x, y = wide["mtc"] + 1, wide["posterior"] + 1
         top = float(max(x.max(), y.max())) * 1.5
         ax.plot([1, top], [1, top], color="grey", lw=0.8, label="equal")

@@ -1,13 +1,17 @@
 """The study of run.sh with the posterior selector's own settings changed (``relimpute calibrate``
 names a strategy but does not set a selector's parameters).
 
-Runs ``mtc``, ``fusion-mc`` and ``posterior`` (with ``--choose``) on each collection, the
-protocol of run.sh (k = 10, c = 2, depth 100, seed 2007, budget 300, the default model's
-settings chosen without the collection), and writes one ``relimpute calibrate``-style folder
-per collection under ``--out`` for summarize.py:
+Runs ``--strategies`` (default ``mtc``, ``fusion-mc`` and ``posterior``, the latter with
+``--choose`` and ``--check-every``) on each collection, the protocol of run.sh (k = 10, c = 2,
+depth 100, seed 2007, budget 300 unless ``--budget``, the default model's settings chosen
+without the collection), and writes one ``relimpute calibrate``-style folder per collection
+under ``--out`` for summarize.py. Trial *t* and each strategy's random stream are those of
+run.sh, so the runs pair with its trials:
 
     python examples/posterior_selector/variants.py --choose variance --trials 10 \\
         --out examples/posterior_selector/variance
+    python examples/posterior_selector/variants.py --check-every 1 --strategies posterior \\
+        --out examples/posterior_selector/checked
     python examples/posterior_selector/summarize.py examples/posterior_selector/variance
 """
 
@@ -21,12 +25,16 @@ from _protocol import C, COLLECTIONS, DEPTH, K, SEED, held_out, load
 
 
 def main(argv: list[str] | None = None) -> None:
+    from relimpute._study_folder import StudyFolder
     from relimpute.calibration import CalibrationReport, run_study
     from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
     from relimpute.selection.posterior import CHOOSE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--choose", choices=CHOOSE, required=True)
+    parser.add_argument("--choose", choices=CHOOSE, default="mtc")
+    parser.add_argument("--check-every", type=int, default=None,
+                        help="the posterior selector's checks between refits (default: none)")
+    parser.add_argument("--strategies", default="mtc,fusion-mc,posterior")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--budget", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=1)
@@ -35,17 +43,24 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     for name in args.collections.split(","):
         campaign, groups = load(name)
-        posterior = get_calibration_strategy("posterior")
-        strategies = [get_calibration_strategy("mtc"), get_calibration_strategy("fusion-mc"),
-                      replace(posterior, selector_params={**posterior.selector_params, "choose": args.choose})]  # fmt: skip
+        own = {"choose": args.choose, "check_every": args.check_every}
+        strategies = [get_calibration_strategy(s) for s in args.strategies.split(",")]
+        strategies = [
+            replace(s, selector_params={**s.selector_params, **own}) if s.name == "posterior" else s
+            for s in strategies
+        ]
         strategies = with_settings_from(strategies, held_out(name))
+        identity = {"command": "variants.py", "collection": name, "strategies": args.strategies,
+                    "budget": args.budget, **own}  # fmt: skip
+        # each trial is saved as it ends: a killed run goes on from there (or --trials fewer)
+        folder = StudyFolder(args.out / name, identity, resume=True)
         study = run_study(
             campaign, strategies, n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
-            groups=groups, jobs=args.jobs,
+            groups=groups, jobs=args.jobs, checkpoint=folder,
             progress=False, max_judgments=args.budget,
         )  # fmt: skip
         study.config["collection"] = COLLECTIONS[name][0]
-        CalibrationReport.from_study(study, cap=0.95).write(args.out / name, study=study)
+        folder.finish(CalibrationReport.from_study(study, cap=0.95).write(args.out / name, study=study))
         print(f"{name}: {args.out / name}", flush=True)
 
 

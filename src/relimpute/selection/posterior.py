@@ -36,6 +36,7 @@ import numpy as np
 from ..relevance.base import LazyDraws
 from .base import SelectionState, register
 from .rtc import RTCSelection
+from .stopping import PairConfidence
 
 #: how the posterior selector ranks the candidates (see the module docstring)
 CHOOSE = ("mtc", "variance")
@@ -62,19 +63,28 @@ class PosteriorSelection(RTCSelection):
     mc_draws
         Monte Carlo draws of the confidence.
     screen
-        Skip the Monte Carlo at a refit when the confidence with the refitted
-        probabilities taken as known is more than this below the stopping
-        confidence (see :class:`~.rtc.RTCSelection`); None computes it at every refit.
+        Skip the Monte Carlo at a refit, or at a check between refits, when the
+        confidence with the refitted probabilities taken as known is more than this
+        below the stopping confidence (see :class:`~.rtc.RTCSelection`); None computes
+        it every time.
     choose
         ``"mtc"``: MTC's weights with the model's p. ``"variance"``: those
         weights times the sd ``sqrt(p (1 − p))`` of the document's label (the
         module docstring).
+    check_every
+        Between refits, recompute the confidence every this many judgments on the latest
+        refit's draws conditioned on the new labels (the module docstring); None: only at
+        refits.
 
     Attributes
     ----------
     estimate_
         The latest refit's estimate (of the default model: relevance at the threshold,
         no grades).
+    n_checks_, n_check_screened_
+        Checks between refits whose Monte Carlo ran, and those ``screen`` skipped.
+    check_seed_
+        The seed of the checks' Monte Carlo since the latest refit (one per refit).
     """
 
     name = "posterior"
@@ -87,15 +97,61 @@ class PosteriorSelection(RTCSelection):
         mc_draws: int = 4000,
         screen: float | None = 0.05,
         choose: str = "mtc",
+        check_every: int | None = None,
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
                          stop_on="posterior", mc_draws=mc_draws, screen=screen)
         self.choose = choose
+        self.check_every = check_every
 
     def _initial_p(self, state: SelectionState) -> None:
         if self.choose not in CHOOSE:
             raise ValueError(f"choose must be one of {CHOOSE}, got {self.choose!r}")
+        every = self.check_every
+        if every is not None and (int(every) != every or every < 1):
+            raise ValueError(f"check_every must be None or a positive integer, got {every!r}")
+        self.n_checks_ = self.n_check_screened_ = 0
+        self.known_ = self.conditioned_ = None
+        # the checks' seeds: a stream of their own, so the refits draw as without checks
+        bits = self.rng_.bit_generator
+        own = bits.jumped() if hasattr(bits, "jumped") else type(bits)(bits.seed_seq.spawn(1)[0])
+        self.check_rng_ = np.random.Generator(own)
         super()._initial_p(state)
+
+    def _refit(self, state: SelectionState) -> None:
+        super()._refit(state)
+        if self.check_every is None:
+            return
+        self.check_seed_ = int(self.check_rng_.integers(2**63))
+        self.known_ = PairConfidence(state)  # the refit's p taken as known: the checks' screen
+        self.conditioned_ = None  # built at the first check the screen lets through
+
+    def _observe(self, state, topic, doc, p_before):
+        changed = super()._observe(state, topic, doc, p_before)
+        if self.known_ is None or not self.n_seen_ % int(self.interval):
+            return changed  # no checks, or a refit has just decided
+        self.known_.update(state, topic, doc)
+        if self.conditioned_ is not None:
+            self.conditioned_.label(topic, state)
+        if not self.n_seen_ % int(self.check_every):
+            self._check(state)
+        return changed
+
+    def _check(self, state: SelectionState) -> None:
+        """The confidence on the latest refit's draws conditioned on the labels since."""
+        target = state.target_confidence
+        if self.screen is not None and target is not None:
+            if np.all(self.known_.confidence() < target - float(self.screen)):
+                self.n_check_screened_ += 1
+                return
+        if self.conditioned_ is None:
+            names = state.systems
+            self.conditioned_ = ConditionedDraws(
+                state.current_campaign().subset(list(names)), self.draws_estimate_,
+                [(names[a], names[b]) for a, b in state.pairs], int(self.mc_draws), self.check_seed_,
+            )  # fmt: skip
+        self.n_checks_ += 1
+        self.posterior_.set(*self.conditioned_.summaries())
 
     def _fit_predict(self, campaign):
         if self.model_name_ not in THRESHOLD_ONLY:
@@ -111,6 +167,7 @@ class PosteriorSelection(RTCSelection):
         size = sum(len(p) for p in estimate.p)
         if isinstance(draws, LazyDraws) and draws.n_draws * size <= KEEP_DRAWS:
             estimate = replace(estimate, draws=_kept(draws))
+        self.draws_estimate_ = estimate  # the checks until the next refit read the same draws
         super()._posterior_confidence(state, campaign, estimate)
 
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
@@ -119,6 +176,71 @@ class PosteriorSelection(RTCSelection):
             return weights
         p = self.choice_p_[t]
         return weights * np.sqrt(np.clip(p * (1.0 - p), 0.0, None))
+
+
+class ConditionedDraws:
+    """Monte Carlo ``P(ΔMAP > 0)`` over one estimate's posterior draws as labels arrive.
+
+    The draws of :meth:`relimpute.confidence.ConfidenceEngine.monte_carlo` (measure AP)
+    on ``campaign`` with the generator ``default_rng(seed)``: the engine draws a topic's
+    AP from one kernel seed, taken from the generator topic by topic, so each topic's
+    draws are kept and a new label in a topic recomputes that topic alone with its seed.
+    A judged document keeps its label in every draw (its p is not read), so after
+    :meth:`label` the result is the engine's on the campaign with the new labels, draw
+    for draw (tests/test_selection.py).
+    """
+
+    def __init__(self, campaign, estimate, pairs, n_draws: int, seed: int):
+        from ..confidence.engine import ConfidenceEngine, _select
+
+        self.engine = ConfidenceEngine()
+        self.rows, _, self.pairs = _select(campaign, estimate, None, pairs)
+        self.campaign, self.estimate, self.n_draws = campaign, estimate, int(n_draws)
+        generator = np.random.default_rng(seed)
+        self.seeds = [int(generator.integers(2**32)) for _ in range(campaign.n_topics)]
+        self.scores: list[np.ndarray | None] = [None] * campaign.n_topics
+
+    def label(self, t: int, state: SelectionState) -> None:
+        """Topic ``t`` with the loop's current judgments (its draws recomputed when next read)."""
+        topics = list(self.campaign.topics)
+        topics[t] = replace(topics[t], judged=state.judged[t].copy(), grades=state.grades[t].copy())
+        self.campaign = replace(self.campaign, topics=tuple(topics))
+        self.scores[t] = None
+
+    def _topic(self, t: int) -> np.ndarray:
+        """``(n_draws, S)`` AP draws of topic ``t``, as the engine's Monte Carlo draws them."""
+        from ..confidence.montecarlo import _ap_draws
+
+        topic = self.campaign.topics[t]
+        view = self.engine._view(topic, self.rows)
+        p = np.asarray(self.estimate.p[t], dtype=np.float64)
+        post = self.estimate.draws[t] if self.estimate.draws is not None else None
+        possible = p if post is None else post.max(axis=0)
+        uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
+        relevant = topic.relevant(self.campaign.rel_threshold)
+        return _ap_draws(view, relevant, uncertain, p, post, self.n_draws, _Seed(self.seeds[t]))
+
+    def summaries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair E[ΔMAP], Var[ΔMAP] and P(ΔMAP > 0) (ties ½) over the draws."""
+        from ..confidence.montecarlo import _pair_summaries
+
+        n_topics = self.campaign.n_topics
+        mean_draws = np.zeros((self.n_draws, len(self.rows)))
+        for t in range(n_topics):  # in topic order, as the engine adds them
+            if self.scores[t] is None:
+                self.scores[t] = self._topic(t)
+            mean_draws += self.scores[t] / n_topics
+        return _pair_summaries(mean_draws, self.pairs, 1 << 22)
+
+
+class _Seed:
+    """A generator stand-in whose ``integers`` returns one fixed kernel seed."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+
+    def integers(self, high: int) -> int:
+        return self.seed
 
 
 def _kept(draws: LazyDraws) -> LazyDraws:
