@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from relimpute._files import save_figure
+
 COLUMNS = {
     "mean_abs_bias": "mean abs bias MAP",
     "tau": "τ",
@@ -87,7 +89,7 @@ def _figure(summary: pd.DataFrame, source: str, path: Path) -> None:
     axes[1].set_ylabel("coverage of ΔMAP intervals")
     fig.suptitle(f"LLM labels ({source}) with few human labels: DL 2019 and DL 2021")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110, colors=256)
 
 
 if __name__ == "__main__":

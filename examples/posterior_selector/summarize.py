@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from relimpute._files import save_figure
+
 COLLECTIONS = {"dl19": "DL 2019", "dl21": "DL 2021", "trec8": "TREC-8"}
 
 
@@ -109,7 +111,7 @@ def plot(trials: dict[str, pd.DataFrame], path: Path) -> None:
                xlabel="MTC judgments + 1", ylabel="posterior selector judgments + 1")
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120, colors=256)
 
 
 def main(argv: list[str] | None = None) -> None:
