@@ -29,7 +29,7 @@ the true share relevant of its label value (per collection, or per topic): the b
 calibration of these labels by label value could do. And whether the label's error transports
 (``diagnosis_transport.csv``): P(label | relevant) and P(label | not relevant) inside the depth-3
 pool, where the human labels are, and below it, where they are applied. Writes ``diagnosis.csv``
-(per collection, design and model), ``diagnosis_runs.csv``, ``diagnosis_labels.csv``,
+(per collection, design and model), ``diagnosis_runs.csv.gz``, ``diagnosis_labels.csv``,
 ``diagnosis_bounds.csv`` and ``diagnosis_transport.csv``.
 """
 
@@ -194,7 +194,9 @@ def main(argv=None) -> int:
             runs += s
             labels += lab
     pd.DataFrame(rows).to_csv(out / "diagnosis.csv", index=False, float_format="%.4f")
-    pd.DataFrame(runs).to_csv(out / "diagnosis_runs.csv", index=False, float_format="%.4f")
+    pd.DataFrame(runs).to_csv(
+        out / "diagnosis_runs.csv.gz", index=False, float_format="%.4f", compression={"method": "gzip", "mtime": 0}
+    )
     pd.DataFrame(labels).to_csv(out / "diagnosis_labels.csv", index=False, float_format="%.4f")
     pd.DataFrame(limits).to_csv(out / "diagnosis_bounds.csv", index=False, float_format="%.4f")
     pd.DataFrame(moved).to_csv(out / "diagnosis_transport.csv", index=False, float_format="%.4f")
