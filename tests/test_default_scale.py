@@ -301,7 +301,7 @@ def test_pair_summaries_equal_numpys():
     draws[:, 4] = draws[:, 3]  # a tie in every draw
     draws[::3, 6] = draws[::3, 5]  # ties in some
     pairs = np.array([(a, b) for a in range(9) for b in range(a + 1, 9)])
-    got = _pair_summaries(draws, pairs, 1 << 22)
+    got = _pair_summaries(draws, pairs)
     mean, var, prob = _numpys_pair_summaries(draws, pairs)
     # numpy sums pairwise or in order depending on the array's shape: equal up to the
     # rounding of 4000 sums of draws near 0.3 (1e-13 is ~10^3 times their spacing there)
@@ -313,5 +313,5 @@ def test_pair_summaries_equal_numpys():
     # a difference the same in every draw: its mean exactly, variance exactly 0
     draws[:, 7] = 0.25 + rng.integers(0, 64, size=len(draws)) / 1024  # exact sums below
     draws[:, 8] = draws[:, 7] + 0.125
-    mean, var, _ = _pair_summaries(draws, np.array([[8, 7]]), 1 << 22)
+    mean, var, _ = _pair_summaries(draws, np.array([[8, 7]]))
     assert mean[0] == 0.125 and var[0] == 0.0

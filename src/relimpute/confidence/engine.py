@@ -224,7 +224,7 @@ class ConfidenceEngine:
             campaign, estimate, systems, pairs, n_draws, generator, measure, use_posterior_draws,
             max_elements, keep_topic_draws=True,
         )
-        return resample_topics(fixed_topics, topic_draws, generator, int(max_elements))
+        return resample_topics(fixed_topics, topic_draws, generator)
 
     def _simulate(
         self, campaign, estimate, systems, pairs, n_draws, rng, measure, use_posterior_draws,

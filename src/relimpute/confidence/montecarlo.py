@@ -88,7 +88,7 @@ def simulate(
         possible = p if post is None else post.max(axis=0)
         if graded is not None:  # a grade below the threshold may have a gain where p = 0
             possible = graded_possible(estimate, t, possible)
-        uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
+        uncertain = uncertain_documents(view, topic, possible)
         if scorer is _score_ap:
             scores = _ap_draws(view, relevant, uncertain, p, post, n_draws, rng)
             _accumulate(t, scores, 0, sums, squares, mean_draws, topic_draws, n_topics)
@@ -120,7 +120,7 @@ def simulate(
         draws=mean_draws,
         sources="unjudged documents" + ("" if posterior is None else f" + {PARAMETERS}"),
     )
-    e_delta, var_delta, p_better = _pair_summaries(mean_draws, pairs, max_elements)
+    e_delta, var_delta, p_better = _pair_summaries(mean_draws, pairs)
     return Comparison(
         pairs=pairs,
         e_delta_map=e_delta,
@@ -137,6 +137,12 @@ def _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topi
     mean_draws[start : start + len(scores)] += scores / n_topics
     if topic_draws is not None:
         topic_draws[start : start + len(scores), :, t] = scores
+
+
+def uncertain_documents(view, topic, possible: np.ndarray) -> np.ndarray:
+    """Indices of the documents a draw decides: counted towards R, unjudged, and possibly
+    relevant (``possible``: p, or its largest posterior draw)."""
+    return np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
 
 
 def _ap_draws(view, relevant, uncertain, p, post, n_draws, rng) -> np.ndarray:
@@ -172,10 +178,10 @@ def _halving_blocks(p: np.ndarray, size: int = 128) -> np.ndarray:
     return np.r_[starts, len(p)].astype(np.int64)
 
 
-def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray, max_elements: int):
+def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray):
     """Mean, variance and P(Δ > 0) (ties ½) of ΔMAP per pair, by
     :func:`~relimpute.confidence._kernels.pair_summaries` (one pass per pair, no ``(B, P)``
-    array of differences; ``max_elements`` is kept for the callers)."""
+    array of differences)."""
     from . import _kernels  # numba: imported when first needed
 
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

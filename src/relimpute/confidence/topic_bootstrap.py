@@ -97,14 +97,12 @@ def resample_topics(
     comparison: Comparison,
     topic_draws: np.ndarray,
     rng: np.random.Generator,
-    max_elements: int = 1 << 22,
 ) -> TopicBootstrap:
     """The Monte Carlo ``comparison`` with topic sampling added (see the module docstring).
 
     ``topic_draws`` is ``(D, S, T)``: draw d's score of every system on every
     topic, as :func:`relimpute.confidence.montecarlo.simulate` fills it; each
-    draw gets one topic resample and one scale ``c``, drawn from ``rng``;
-    pairs are summarised in blocks of at most ``max_elements`` values.
+    draw gets one topic resample and one scale ``c``, drawn from ``rng``.
     """
     n_draws, _, n_topics = topic_draws.shape
     if n_topics < 2:
@@ -114,7 +112,7 @@ def resample_topics(
     draw_means = topic_draws.mean(axis=2)
     scale = np.sqrt(n_topics / rng.chisquare(n_topics - 1, size=n_draws))[:, None]
     means = draw_means + scale * (resampled - draw_means)
-    _, var, p_a_better = _pair_summaries(means, comparison.pairs, max_elements)
+    _, var, p_a_better = _pair_summaries(means, comparison.pairs)
     a, b = comparison.pairs[:, 0], comparison.pairs[:, 1]
     e_delta_ap = comparison.scores.e_ap[a] - comparison.scores.e_ap[b]  # per-topic E[ΔAP]
     combined = replace(

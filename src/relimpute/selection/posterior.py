@@ -192,8 +192,10 @@ class ConditionedDraws:
 
     def __init__(self, campaign, estimate, pairs, n_draws: int, seed: int):
         from ..confidence.engine import ConfidenceEngine, _select
+        from ..labels import labelled_documents
 
         self.engine = ConfidenceEngine()
+        self.labelled = labelled_documents(campaign) or [None] * campaign.n_topics
         self.rows, _, self.pairs = _select(campaign, estimate, None, pairs)
         self.campaign, self.estimate, self.n_draws = campaign, estimate, int(n_draws)
         generator = np.random.default_rng(seed)
@@ -209,15 +211,15 @@ class ConditionedDraws:
 
     def _topic(self, t: int) -> np.ndarray:
         """``(n_draws, S)`` AP draws of topic ``t``, as the engine's Monte Carlo draws them."""
-        from ..confidence.montecarlo import _ap_draws
+        from ..confidence.montecarlo import _ap_draws, uncertain_documents
 
         topic = self.campaign.topics[t]
-        view = self.engine._view(topic, self.rows)
+        view = self.engine._view(topic, self.rows, self.labelled[t])  # as the engine's _views
         p = np.asarray(self.estimate.p[t], dtype=np.float64)
         post = self.estimate.draws[t] if self.estimate.draws is not None else None
         possible = p if post is None else post.max(axis=0)
-        uncertain = np.flatnonzero(view.counted & ~topic.judged & (possible > 0.0))
         relevant = topic.relevant(self.campaign.rel_threshold)
+        uncertain = uncertain_documents(view, topic, possible)
         return _ap_draws(view, relevant, uncertain, p, post, self.n_draws, _Seed(self.seeds[t]))
 
     def summaries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -230,7 +232,7 @@ class ConditionedDraws:
             if self.scores[t] is None:
                 self.scores[t] = self._topic(t)
             mean_draws += self.scores[t] / n_topics
-        return _pair_summaries(mean_draws, self.pairs, 1 << 22)
+        return _pair_summaries(mean_draws, self.pairs)
 
 
 class _Seed:
