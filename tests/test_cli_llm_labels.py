@@ -91,12 +91,13 @@ def test_a_bad_label_file_is_exit_2_naming_file_and_line(files, capsys):
     assert not (tmp / "o.tsv").exists()
 
 
-def test_labels_on_documents_outside_the_campaign_are_set_aside_and_said(files, capsys):
+def test_labels_on_documents_outside_the_campaign_add_them_and_say_so(files, capsys):
     qrels, runs, labels, tmp = files
     more = tmp / "more.txt"
     more.write_text(Path(labels).read_text() + "q1 0 nowhere 1\n")
     assert main(["fit", qrels, *runs, "-o", str(tmp / "o.tsv"), "--llm-labels", str(more)]) == 0
-    assert "1 set aside" in capsys.readouterr().err
+    assert "1 labelled document(s) that neither the qrels nor any run hold added to 1 topic(s)" in capsys.readouterr().err
+    assert ("q1", "nowhere") in set(read_prob_qrels(tmp / "o.tsv").set_index(["query_id", "doc_id"]).index)
 
 
 def test_judge_needs_the_strategy_that_refits_a_model(files, capsys):

@@ -8,7 +8,7 @@ import pytest
 
 from relimpute.data import Campaign
 from relimpute.errors import InputError
-from relimpute.labels import read_labels, with_labels
+from relimpute.labels import UNKNOWN_DOCUMENTS, read_labels, with_labels
 
 QRELS = pd.DataFrame(
     [("1", "d1", 1), ("1", "d2", 0), ("2", "e1", 0)], columns=["query_id", "doc_id", "relevance"]
@@ -78,10 +78,48 @@ def test_labels_for_a_topic_or_document_the_campaign_lacks_are_located(tmp_path)
     with pytest.raises(InputError, match="topic '9', which the campaign lacks") as info:
         with_labels(CAMPAIGN, [path])
     assert (info.value.source, info.value.line) == (str(path), 2)
+    for policy in UNKNOWN_DOCUMENTS:  # an unknown topic is an error whatever the policy
+        with pytest.raises(InputError, match="topic '9'"):
+            with_labels(CAMPAIGN, [path], unknown_documents=policy)
     path = _file(tmp_path, "1 0 d1 1\n2 0 e1 0\n2 0 zz 1\n")
     with pytest.raises(InputError, match="document 'zz' of topic '2'") as info:
-        with_labels(CAMPAIGN, [path])
+        with_labels(CAMPAIGN, [path], unknown_documents="error")
     assert info.value.line == 3
+    with pytest.raises(ValueError, match="unknown_documents must be one of"):
+        with_labels(CAMPAIGN, [path], unknown_documents="ignore")
+
+
+def test_labels_on_unknown_documents_add_them_or_are_dropped(tmp_path):
+    """By default a label on a document the campaign lacks adds it, unjudged and retrieved by no
+    run, in docno order (the campaign built from qrels listing it, its judgment then hidden);
+    ``"drop"`` sets the label aside and leaves the campaign as it was."""
+    path = _file(tmp_path, "1 0 d1 1\n1 0 a9 2\n2 0 zz 1\n2 0 e2 0\n1 0 d9 0\n")
+    added = with_labels(CAMPAIGN, [path])
+    listing = pd.concat([QRELS, pd.DataFrame([("1", "a9", 0), ("1", "d9", 0), ("2", "zz", 0)],
+                                             columns=QRELS.columns)])  # fmt: skip
+    full = Campaign.from_frames(listing, RUNS)
+    hidden = full.with_judged(
+        [t.judged & ~np.isin(t.doc_ids, ["a9", "d9", "zz"]) for t in full.topics]
+    )
+    for a, b in zip(added.topics, hidden.topics):
+        assert list(a.doc_ids) == list(b.doc_ids)
+        for name in ("grades", "judged", "ranking", "depth"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert list(added.topics[0].doc_ids) == ["a9", "d1", "d2", "d3", "d9"]
+    assert not added.topics[0].retrieved()[[0, 4]].any() and added.topics[0].ranking[0, 0] == 1
+    assert [len(s.frame) for s in added.labels] == [5]
+    dropped = with_labels(CAMPAIGN, [path], unknown_documents="drop")
+    assert [list(t.doc_ids) for t in dropped.topics] == [list(t.doc_ids) for t in CAMPAIGN.topics]
+    assert dropped.labels[0].frame["doc_id"].tolist() == ["d1", "e2"]
+
+
+def test_with_documents_keeps_what_it_holds_and_refuses_unknown_topics():
+    grown = CAMPAIGN.with_documents({"2": ["e1", "e0", "e0"]})
+    assert list(grown.topics[1].doc_ids) == ["e0", "e1", "e2"]
+    assert list(grown.topics[1].judged) == [False, True, False]
+    assert grown.topics[0] is CAMPAIGN.topics[0]
+    with pytest.raises(KeyError, match="unknown topic"):
+        CAMPAIGN.with_documents({"7": ["x"]})
 
 
 def test_two_sources_need_two_names(tmp_path):

@@ -300,6 +300,47 @@ class Campaign:
             )
         return replace(self, topics=tuple(topics))
 
+    def with_documents(self, documents: Mapping[str, Iterable[str]]) -> Campaign:
+        """The campaign with more documents: ``documents`` maps a topic id to document ids,
+        each added to its topic unjudged (grade 0) and retrieved by no run, as a document the
+        full qrels judge and no run retrieves is once its judgment is hidden
+        (:meth:`with_judged`); documents the topic holds already are left as they are.
+
+        A topic whose documents are in docno order (as :meth:`from_files` builds them) keeps
+        that order, the rankings renumbered: the campaign equals the one built from qrels
+        that list the added documents, their judgments then hidden. Raises KeyError naming
+        a topic the campaign lacks.
+        """
+        unknown = sorted(set(map(str, documents)) - set(self.query_ids))
+        if unknown:
+            raise KeyError(f"unknown topic(s) {_listing(unknown)}")
+        wanted = {str(q): docs for q, docs in documents.items()}
+        topics = []
+        for t in self.topics:
+            new = pd.Index(list(dict.fromkeys(map(str, wanted.get(t.query_id, ())))), dtype=object)
+            new = new[~new.isin(t.doc_ids)]
+            if not len(new):
+                topics.append(t)
+                continue
+            doc_ids = np.concatenate([t.doc_ids, new.to_numpy(dtype=object)])
+            order = np.arange(len(doc_ids))
+            if np.all(t.doc_ids[:-1] < t.doc_ids[1:]):  # docno order: kept
+                order = np.argsort(doc_ids.astype(str), kind="stable")
+            index_of = np.empty(len(order), dtype=np.int32)
+            index_of[order] = np.arange(len(order), dtype=np.int32)
+            ranking = np.where(t.ranking >= 0, index_of[np.maximum(t.ranking, 0)], -1).astype(np.int32)
+            n_new = len(new)
+            topics.append(
+                replace(
+                    t,
+                    doc_ids=doc_ids[order],
+                    grades=np.concatenate([t.grades, np.zeros(n_new, np.int16)])[order],
+                    judged=np.concatenate([t.judged, np.zeros(n_new, bool)])[order],
+                    ranking=ranking,
+                )
+            )
+        return replace(self, topics=tuple(topics))
+
     def pooled(
         self, depth: int, systems: Sequence[str] | Sequence[int] | None = None
     ) -> Campaign:
@@ -322,21 +363,24 @@ class Campaign:
         the cut stay in their topic as unretrieved documents, so per-document
         arrays of the full campaign still line up (Carterette 2007 §4.3 cuts
         runs at rank 100). With ``shrink`` a topic keeps only the documents some
-        run retrieves within ``depth`` and every judged document (judged
-        relevant ones count in R even when no run retrieves them,
+        run retrieves within ``depth``, every judged document and every document a label
+        source names (both count in R even when no run retrieves them,
         docs/math/average-precision.md): the same scores, smaller arrays.
         """
         if depth is None:
             return self
         depth = _positive_depth(depth)
+        from .labels import labelled_documents
+
+        named = labelled_documents(self) if shrink else None
         topics = []
-        for t in self.topics:
+        for i, t in enumerate(self.topics):
             ranking = t.ranking[:, :depth]
             cut = np.minimum(t.depth, depth).astype(np.int32)
             if not shrink:
                 topics.append(replace(t, ranking=ranking, depth=cut))
                 continue
-            keep = t.judged.copy()
+            keep = t.judged.copy() if named is None else t.judged | named[i]
             keep[ranking[ranking >= 0]] = True
             new_index = np.cumsum(keep) - 1
             ranking = np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)

@@ -200,21 +200,11 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
     """``source`` checked against ``campaign``: :class:`InputError` (naming file and line) if
     it labels a topic the campaign lacks (most likely a file for another collection, or ids
     spelled differently) or, with ``unknown_documents="error"``, a document it lacks;
-    ``"drop"`` sets such labels aside (a document neither judged nor retrieved by any run
-    is outside the campaign, labelled or not) and returns the source without them."""
+    ``"drop"`` sets such labels aside and returns the source without them. (``"add"``, in
+    :func:`with_labels`, adds the documents to the campaign first.)"""
+    _check_topics(campaign, source)
     docs = {t.query_id: set(t.doc_ids.tolist()) for t in campaign.topics}
     frame = source.frame
-    missing_topic = ~frame["query_id"].isin(docs.keys()).to_numpy()
-    if missing_topic.any():
-        i = int(np.flatnonzero(missing_topic)[0])
-        q = frame["query_id"].iat[i]
-        n = int(frame.loc[missing_topic, "query_id"].nunique())
-        raise InputError(
-            f"labels for topic {q!r}, which the campaign lacks ({n} such topic(s)); the campaign's "
-            f"topics are {_listing(campaign.query_ids)}",
-            source.source,
-            _line_of(_path(source), q, frame["doc_id"].iat[i]),
-        )
     known = np.fromiter(
         (d in docs[q] for q, d in zip(frame["query_id"], frame["doc_id"])), bool, len(frame)
     )
@@ -225,11 +215,28 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
         q, d = frame["query_id"].iat[i], frame["doc_id"].iat[i]
         raise InputError(
             f"label for document {d!r} of topic {q!r}, which neither the qrels nor any run hold "
-            f"({int((~known).sum())} such label(s)): labels attach to the campaign's documents only",
+            f"({int((~known).sum())} such label(s)); with_labels(unknown_documents='add') adds such "
+            f"documents to the campaign, 'drop' sets their labels aside",
             source.source,
             _line_of(_path(source), q, d),
         )
     return source
+
+
+def _check_topics(campaign, source: LabelSource) -> None:
+    """:class:`InputError` naming file and line when ``source`` labels a topic ``campaign`` lacks."""
+    frame = source.frame
+    missing_topic = ~frame["query_id"].isin(campaign.query_ids).to_numpy()
+    if missing_topic.any():
+        i = int(np.flatnonzero(missing_topic)[0])
+        q = frame["query_id"].iat[i]
+        n = int(frame.loc[missing_topic, "query_id"].nunique())
+        raise InputError(
+            f"labels for topic {q!r}, which the campaign lacks ({n} such topic(s)); the campaign's "
+            f"topics are {_listing(campaign.query_ids)}",
+            source.source,
+            _line_of(_path(source), q, frame["doc_id"].iat[i]),
+        )
 
 
 def labelled_documents(campaign) -> list[np.ndarray] | None:
@@ -254,17 +261,40 @@ def _listing(items: Sequence[str], limit: int = 5) -> str:
     return shown + (f", ... ({len(items)} topics)" if len(items) > limit else "")
 
 
+#: what :func:`with_labels` does with a label on a document the campaign lacks
+UNKNOWN_DOCUMENTS = ("add", "drop", "error")
+
+
 def with_labels(
-    campaign, sources: Iterable[LabelSource | str | os.PathLike], *, unknown_documents: str = "error"
+    campaign, sources: Iterable[LabelSource | str | os.PathLike], *, unknown_documents: str = "add"
 ):
     """``campaign`` carrying the label ``sources`` (read from paths when given paths), each
-    checked against it (:func:`check_labels`, ``unknown_documents`` as there); names must differ."""
-    if unknown_documents not in ("error", "drop"):
-        raise ValueError(f"unknown_documents must be 'error' or 'drop', got {unknown_documents!r}")
+    checked against it (:func:`check_labels`); names must differ.
+
+    A label on a document of a known topic that neither the qrels nor any run hold (a label
+    file for a deeper pool than the human judgments, say): ``"add"`` (the default) adds the
+    document to its topic, unjudged and retrieved by no run
+    (:meth:`~relimpute.data.Campaign.with_documents`), so that R counts it as it counts every
+    labelled document (:func:`labelled_documents`); ``"drop"`` sets the label aside;
+    ``"error"`` raises :class:`InputError` naming file and line. A label on a topic the
+    campaign lacks is an error whatever the policy.
+    """
+    if unknown_documents not in UNKNOWN_DOCUMENTS:
+        raise ValueError(f"unknown_documents must be one of {UNKNOWN_DOCUMENTS}, got {unknown_documents!r}")
     read = [s if isinstance(s, LabelSource) else read_labels(s) for s in sources]
     names = [s.name for s in (*campaign.labels, *read)]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise InputError(f"two label sources named {', '.join(map(repr, twice))}: rename a file")
+    if unknown_documents == "add" and read:
+        for source in read:  # an unknown topic is an error before anything is added
+            _check_topics(campaign, source)
+        campaign = campaign.with_documents(_named_documents(read))
     read = [check_labels(campaign, s, unknown_documents=unknown_documents) for s in read]
     return dataclasses.replace(campaign, labels=(*campaign.labels, *read))
+
+
+def _named_documents(sources: Sequence[LabelSource]) -> dict[str, list[str]]:
+    """Per topic, the documents the ``sources`` label (first appearance order)."""
+    frame = pd.concat([s.frame[["query_id", "doc_id"]] for s in sources], ignore_index=True)
+    return {str(q): group["doc_id"].tolist() for q, group in frame.groupby("query_id", sort=False)}

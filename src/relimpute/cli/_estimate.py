@@ -22,13 +22,29 @@ def add_estimate_argument(parser) -> None:
     )
 
 
-def load_estimate(path: str, campaign):
-    """The :class:`RelevanceEstimate` in ``path``, aligned to ``campaign``'s documents."""
+def load_estimate(path: str, campaign, command: str = "relimpute"):
+    """The :class:`RelevanceEstimate` in ``path``, aligned to ``campaign``'s documents; a note
+    when the file lists documents of the campaign's topics that the campaign lacks (left out)."""
+    import sys
+
     from ..errors import InputError
     from ..io import read_prob_qrels
     from ..relevance.base import RelevanceEstimate
 
     frame = read_prob_qrels(path)
+    docs = {t.query_id: t.doc_ids for t in campaign.topics}
+    ours = frame[frame["query_id"].isin(docs.keys())]
+    lacking = sum(
+        int((~group["doc_id"].isin(docs[str(q)])).sum()) for q, group in ours.groupby("query_id")
+    )
+    if lacking:
+        print(
+            f"relimpute {command}: note: {path} lists {lacking} document(s) of these topics that "
+            "neither the qrels nor the runs hold, left out here (R counts the campaign's "
+            "documents): if it was fitted with --llm-labels, give the same --llm-labels here to "
+            "count them",
+            file=sys.stderr,
+        )
     try:
         return RelevanceEstimate.from_frame(campaign, frame)
     except InputError as exc:

@@ -13,7 +13,10 @@ LLM_LABELS_HELP = (
     "repeatable, one source per file. They are taken as evidence whose error is learned from the "
     "human judgments (model " + LABELS_MODEL + ": how often each label value is right, per topic, "
     "with that uncertainty in the answer), never as judgments: a judged document keeps its human "
-    "label, a document without a label keeps the runs' evidence"
+    "label, a document without a label keeps the runs' evidence. A label on a document neither "
+    "the qrels nor any run hold adds it to its topic, unjudged and retrieved by no run (it counts "
+    "towards R by its probability: a label file on a deeper pool than the qrels is used whole); "
+    "a label on a topic the qrels lack is an error"
 )
 
 
@@ -32,15 +35,23 @@ def attach_llm_labels(args, campaign, command: str):
     from ..labels import read_labels, with_labels
 
     read = [read_labels(p) for p in paths]
-    # a label on a document no run retrieves and the qrels lack is outside the campaign (as
-    # every such document is): set aside, and said
-    campaign = with_labels(campaign, read, unknown_documents="drop")
-    for given, kept in zip(read, campaign.labels):
-        aside = len(given.frame) - len(kept.frame)
+    before = {t.query_id: t.n_docs for t in campaign.topics}
+    # a label on a document neither the qrels nor any run hold adds it to its topic (unjudged,
+    # retrieved by no run): the labels say it exists, so R counts it
+    campaign = with_labels(campaign, read, unknown_documents="add")
+    for source in campaign.labels:
         print(
-            f"relimpute {command}: note: {len(kept.frame)} {kept.scale} labels from {kept.source} "
-            f"(source {kept.name!r}), evidence for {LABELS_MODEL}, not judgments"
-            + (f"; {aside} set aside: for documents neither the qrels nor any run hold" if aside else ""),
+            f"relimpute {command}: note: {len(source.frame)} {source.scale} labels from "
+            f"{source.source} (source {source.name!r}), evidence for {LABELS_MODEL}, not judgments",
+            file=sys.stderr,
+        )
+    added = {t.query_id: t.n_docs - before[t.query_id] for t in campaign.topics}
+    if any(added.values()):
+        print(
+            f"relimpute {command}: note: {sum(added.values())} labelled document(s) that neither "
+            f"the qrels nor any run hold added to {sum(n > 0 for n in added.values())} topic(s), "
+            "unjudged and retrieved by no run: they count towards R by their probability"
+            + ("; the truth (the full qrels) holds them non-relevant" if command == "calibrate" else ""),
             file=sys.stderr,
         )
     return campaign

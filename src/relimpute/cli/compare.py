@@ -197,7 +197,7 @@ def estimate_relevance(campaign, args):
     from ..relevance import Fusion, Uniform, load_model
 
     if args.estimate is not None:
-        return load_estimate(args.estimate, campaign)
+        return load_estimate(args.estimate, campaign, COMMAND)
     if args.prior is not None:
         return Uniform(prior=args.prior).fit_predict(campaign)
     model = load_model(model_with_labels(args, args.model) or DEFAULT_MODEL)
@@ -215,7 +215,7 @@ def run(args) -> int:
                             ("--estimate", args.estimate)) if v is not None]
     if len(given) > 1:
         raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
-    refuse_with_labels(args, ("--prior", args.prior), ("--estimate", args.estimate))
+    refuse_with_labels(args, ("--prior", args.prior))  # with --estimate, they name documents
     campaign = load_campaign(args, COMMAND)
     if args.systems:
         check_run_names(args.systems, campaign.systems, "--systems")

@@ -83,7 +83,9 @@ over --mc-draws draws of relevance. As in `relimpute compare`, every qrels
 topic counts (a topic a run retrieves nothing for scores 0, as -c) and R
 counts the unjudged documents of every run. --llm-labels FILE (repeatable)
 gives the same E[m] and sd[m] under the model fusion-llm fitted here, with
-automatic labels as evidence whose error is learned from the judgments.
+automatic labels as evidence whose error is learned from the judgments;
+with --estimate FILE too (fitted by `fit --llm-labels`), the labels only
+add the documents they name, so that R counts them as the fit did.
 
 --baseline RUN tests every other run against RUN on every measure, over the
 topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
@@ -260,14 +262,13 @@ def _expected(campaign, measures, args) -> int:
     ):
         if given:
             raise InputError(f"{'--estimate' if args.estimate else '--llm-labels'} cannot be combined with {option}")
-    if args.llm_labels:  # E[m] under the labels' model, fitted here
+    if args.estimate is None:  # E[m] under the labels' model, fitted here
         from ..relevance import load_model
-        from ._labels import LABELS_MODEL, refuse_with_labels
+        from ._labels import LABELS_MODEL
 
-        refuse_with_labels(args, ("--estimate", args.estimate))
         estimate = load_model(LABELS_MODEL).fit_predict(campaign, rng=args.seed)
-    else:
-        estimate = load_estimate(args.estimate, campaign)
+    else:  # with --llm-labels, the documents they add count in R, as in the fit that wrote it
+        estimate = load_estimate(args.estimate, campaign, COMMAND)
     frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
     for measure in measures:
         scores = (
