@@ -143,10 +143,13 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
         )
     values = np.unique(grades)
     if len(values) > MAX_GRADES:
+        _, first = np.unique(grades, return_index=True)
+        i = int(np.sort(first)[MAX_GRADES])  # the first label beyond MAX_GRADES distinct ones
         raise InputError(
             f"{len(values)} distinct labels ({values.min()} to {values.max()}): a label scale has at "
             f"most {MAX_GRADES} grades; give probabilities in the probabilistic-qrels format instead",
             where,
+            _line_of(source, table["query_id"].iat[i], table["doc_id"].iat[i]),
         )
     scale = "binary" if set(values) <= {0, 1} else "graded"
     values = np.arange(2) if scale == "binary" else values
