@@ -15,6 +15,7 @@ import itertools
 import json
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,34 +26,27 @@ from relimpute.cli import main
 from relimpute.data import Campaign
 from relimpute.labels import read_labels, with_labels
 
-QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq2 0 x 1\nq2 0 y 0\n"
-RUNS = {
+from test_cli_llm_labels import files as tiny  # the tiny campaign and its labels
+
+QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq2 0 x 1\nq2 0 y 0\n"  # tiny's
+RUNS = {  # tiny's
     "r1": {"q1": "a b d e f", "q2": "x v y u"},
     "r2": {"q1": "d a c f", "q2": "v x u"},
     "r3": {"q1": "b e a d", "q2": "y x v"},
 }
-#: labels on judged documents, on unjudged retrieved ones (d, e, v) and on g, h (q1) and w (q2),
+#: tiny's labels (on judged documents and on d, e, v) and labels on g, h (q1) and w (q2),
 #: which neither the qrels nor any run hold
-LABELS = ("q1 0 a 1\nq1 0 b 0\nq1 0 c 1\nq2 0 x 1\nq2 0 y 0\nq1 0 d 1\nq1 0 e 0\nq2 0 v 1\n"
-          "q1 0 g 1\nq1 0 h 0\nq2 0 w 1\n")  # fmt: skip
 OUTSIDE = {("q1", "g"), ("q1", "h"), ("q2", "w")}
 SEED = "2007"
 
 
 @pytest.fixture
-def files(tmp_path):
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text(QRELS)
-    runs = []
-    for name, per_topic in RUNS.items():
-        path = tmp_path / f"{name}.run"
-        lines = [f"{q} Q0 {d} {i + 1} {10 - i} {name}"
-                 for q, docs in per_topic.items() for i, d in enumerate(docs.split())]  # fmt: skip
-        path.write_text("\n".join(lines) + "\n")
-        runs.append(str(path))
-    labels = tmp_path / "llm.txt"
-    labels.write_text(LABELS)
-    return str(qrels), runs, str(labels), tmp_path
+def files(tiny):
+    qrels, runs, labels, tmp = tiny
+    assert Path(qrels).read_text() == QRELS
+    with open(labels, "a") as out:
+        out.write("q1 0 g 1\nq1 0 h 0\nq2 0 w 1\n")
+    return qrels, runs, labels, tmp
 
 
 def _study_campaign(qrels, runs, labels):
