@@ -133,3 +133,41 @@ def test_the_campaign_keeps_its_labels_through_with_judged_and_subset(tmp_path):
     hidden = labelled.with_judged([np.zeros(t.n_docs, bool) for t in labelled.topics])
     assert hidden.labels == labelled.labels and len(hidden.labels) == 1
     assert CAMPAIGN.labels == ()  # the original is unchanged
+
+
+def test_a_topic_out_of_docno_order_gets_its_added_documents_at_the_end():
+    from dataclasses import replace
+
+    t = CAMPAIGN.topics[0]  # d1 d2 d3, A ranks d1 d3
+    order = np.array([2, 0, 1])  # d3 d1 d2
+    back = np.argsort(order)
+    shuffled = replace(t, doc_ids=t.doc_ids[order], grades=t.grades[order], judged=t.judged[order],
+                       ranking=np.where(t.ranking >= 0, back[np.maximum(t.ranking, 0)], -1).astype(np.int32))  # fmt: skip
+    campaign = replace(CAMPAIGN, topics=(shuffled, *CAMPAIGN.topics[1:]))
+    grown = campaign.with_documents({"1": ["a0"]}).topics[0]
+    assert list(grown.doc_ids) == ["d3", "d1", "d2", "a0"]
+    assert list(grown.doc_ids[grown.ranking[0]]) == ["d1", "d3"] and not grown.judged[3]
+
+
+def test_shrinking_keeps_the_labelled_documents_so_every_score_stays():
+    """``truncated(depth, shrink=True)`` keeps the documents a label source names (R counts
+    them): E[MAP] equals the unshrunk campaign's; without labels it drops what it dropped."""
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.relevance import Uniform
+    from relimpute.simulate import simulate_campaign
+
+    truth = simulate_campaign(n_topics=3, n_systems=4, rng=1).campaign.pooled(3)
+    rows = [pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids[::3], "relevance": 1}) for t in truth.topics]
+    labelled = with_labels(truth, [read_labels(pd.concat(rows), name="llm")])
+    cut, shrunk = labelled.truncated(5), labelled.truncated(5, shrink=True)
+    assert sum(t.n_docs for t in shrunk.topics) < sum(t.n_docs for t in cut.topics)
+    for topic, kept in zip(labelled.topics, shrunk.topics):
+        assert set(topic.doc_ids[::3]) <= set(kept.doc_ids)
+    engine = ConfidenceEngine()
+    a = engine.evaluate(cut, Uniform(0.3).fit_predict(cut)).e_map
+    b = engine.evaluate(shrunk, Uniform(0.3).fit_predict(shrunk)).e_map
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    bare = truth.truncated(5, shrink=True)
+    assert [t.n_docs for t in bare.topics] == [
+        int((t.judged | t.retrieved(None, 5)).sum()) for t in truth.topics
+    ]
