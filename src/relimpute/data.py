@@ -5,9 +5,9 @@ it keeps a document index over the union of all runs' and qrels' documents,
 each run's ranking as a row of document indices (trec_eval order: score
 descending compared at trec_eval's float32 precision, ties by docno
 descending in byte order; padded with ``-1``), and the judgments as a mask
-plus graded labels (qrels label ``-1`` = pooled but unjudged). Reading and
-building the 37 DL 2019 runs (1.4 M lines) takes about 0.5 s of CPU, 1.5x a
-bare pyarrow parse of the same files (``benchmarks/bench_load.py``).
+plus graded labels (qrels label ``-1`` = pooled but unjudged). What reading
+and building a campaign costs, against a bare pyarrow parse of the same files,
+is measured by ``benchmarks/bench_load.py``.
 
 Topic policy (as trec_eval): the topics are those of the qrels, ordered by
 query id. Topics that runs retrieve for but the qrels do not judge are
