@@ -24,7 +24,7 @@ model's calibration, retrieved against not, at the top against deep). Writes
 ``decompose.csv`` (per collection, design, answer: the bias and its two shares, and each
 group's share of R's error, and the log loss of the point estimate's p on the labelled
 documents: the criterion ``runs_weight`` is chosen by, leave-one-collection-out) and
-``decompose_groups.csv``.
+``decompose_groups.csv.gz``.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
                for c, full in campaigns.items() for design, size in DESIGNS]  # fmt: skip
     pd.DataFrame([r for rows, _ in results for r in rows]).to_csv(out / "decompose.csv", index=False, float_format="%.4f")
     pd.DataFrame([c for _, cells in results for c in cells]).to_csv(
-        out / "decompose_groups.csv", index=False, float_format="%.3f"
+        out / "decompose_groups.csv.gz", index=False, float_format="%.3f", compression={"method": "gzip", "mtime": 0}
     )
     return 0
 
