@@ -118,8 +118,33 @@ def test_runs_weight_zero_leaves_a_labelled_document_to_its_labels(label_pool):
 
 
 @pytest.mark.parametrize("settings, match", [({"runs_weight": 1.5}, "runs_weight"),
-                                             ({"unlabelled": "zero"}, "unlabelled")])  # fmt: skip
+                                             ({"unlabelled": "zero"}, "unlabelled"),
+                                             ({"label_draws": "joint"}, "label_draws")])  # fmt: skip
 def test_bad_settings_are_refused(label_pool, settings, match):
     _, kept = label_pool
     with pytest.raises(ValueError, match=match):
         FusionLLM(fusion={"n_draws": 0}, **settings).fit(kept, rng=0)
+
+
+def test_conditional_label_draws_absorb_a_shift_of_the_runs_log_odds(label_pool):
+    """``label_draws="conditional"`` refits the label shifts on each draw of the default model:
+    a draw whose runs' log-odds are all higher by 1 on the judged, labelled documents gets label
+    shifts lower by about 1 (the offset's change moves into the shifts: with w = 1 the fitted
+    log-odds of those documents are unchanged), and draws at the point estimate scatter around
+    the point fit."""
+    from scipy.special import expit, logit
+
+    _, kept = label_pool
+    model = FusionLLM(fusion={"n_draws": 0}, label_draws="conditional").fit(kept, rng=0)
+    raw, _, _ = model.fusion_._predict(kept)
+    designs = model._designs(kept)
+    n = 60
+    shifted = [np.stack([q] * (n // 2) + [expit(logit(np.clip(q, 1e-9, 1 - 1e-9)) + 1.0)] * (n // 2)) for q in raw]
+    gamma = model._conditional_draws(kept, designs, raw, shifted, np.random.default_rng(0))
+    assert gamma.shape == (n, len(model.coef_))
+    fitted = [t.judged & (d.getnnz(axis=1) > 0) & (q > 0) & (q < 1) for d, t, q in zip(designs, kept.topics, raw)]
+    judged = np.concatenate([(d @ gamma[:, :-1].T)[f] for d, f in zip(designs, fitted)])  # (m, n) label shifts
+    at_point, at_shift = judged[:, : n // 2].mean(), judged[:, n // 2 :].mean()
+    assert at_point - at_shift == pytest.approx(1.0, abs=0.15)
+    point = np.concatenate([(d @ model.coef_[:-1])[f] for d, f in zip(designs, fitted)])
+    assert at_point == pytest.approx(point.mean(), abs=0.15)

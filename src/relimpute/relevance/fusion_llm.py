@@ -48,10 +48,12 @@ labelled documents with ``η`` as an offset (and as ``λ``'s covariate), with a
 Laplace approximation for the posterior of ``(β, δ, λ)``.
 
 Draws. Posterior draw ``d`` adds the label shift of a Laplace draw of
-``(β, δ)`` to the default model's draw ``d`` of the log-odds: the two posteriors
-are taken as independent (the label fit conditions on the default model's
-point estimate); a labelled document no run retrieves takes a Laplace draw of
-``(α, ε)``. Judged documents keep their human labels in every draw.
+``(β, δ)`` to the default model's draw ``d`` of the log-odds: by default the two
+posteriors are taken as independent (the label fit conditions on the default
+model's point estimate); with ``label_draws="conditional"`` the label fit is
+redone on draw ``d``'s log-odds and ``(β, δ, λ)`` drawn from it (composition
+sampling of the label model given each draw of the runs' model). A labelled
+document no run retrieves takes a Laplace draw of ``(α, ε)``. Judged documents keep their human labels in every draw.
 """
 
 from __future__ import annotations
@@ -102,6 +104,12 @@ class FusionLLM(RelevanceModel):
         probability; ``"nonrelevant"``: in a topic some source labels, it is non-relevant (p 0
         in every draw: the labelled documents are taken as the pool, as the official qrels take
         theirs).
+    label_draws
+        ``"independent"``: each draw's ``(β, δ, λ)`` from the Laplace posterior fitted on the
+        default model's point estimate; ``"conditional"``: refitted on each draw of the default
+        model (its log-odds of that draw as the offset), then drawn from that fit's Laplace
+        posterior, so a draw whose runs' log-odds are higher on the judged documents gets
+        smaller label shifts (one Newton fit per draw: slower).
 
     Attributes
     ----------
@@ -130,6 +138,7 @@ class FusionLLM(RelevanceModel):
         runs_weight_sd: float = 0.0,
         runs_weight: float = 1.0,
         unlabelled: str = "runs",
+        label_draws: str = "independent",
     ):
         self.fusion = fusion
         self.label_sd = label_sd
@@ -137,6 +146,7 @@ class FusionLLM(RelevanceModel):
         self.runs_weight_sd = runs_weight_sd
         self.runs_weight = runs_weight
         self.unlabelled = unlabelled
+        self.label_draws = label_draws
 
     def _build_fusion(self):
         from .fusion import Fusion
@@ -155,6 +165,8 @@ class FusionLLM(RelevanceModel):
             raise ValueError(f"runs_weight must be in [0, 1], got {self.runs_weight}")
         if self.unlabelled not in ("runs", "nonrelevant"):
             raise ValueError(f"unlabelled must be 'runs' or 'nonrelevant', got {self.unlabelled!r}")
+        if self.label_draws not in ("independent", "conditional"):
+            raise ValueError(f"label_draws must be 'independent' or 'conditional', got {self.label_draws!r}")
         self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)
@@ -238,7 +250,7 @@ class FusionLLM(RelevanceModel):
         self._cached = None
         same = cached is not None and cached[0] is campaign
         p, draws, params = cached[1] if same else self.fusion_._predict(campaign)
-        params = dict(params)
+        raw, params = p, dict(params)
         if not self.sources_:
             return p, draws, params
         designs = cached[2] if same else self._designs(campaign)
@@ -268,8 +280,11 @@ class FusionLLM(RelevanceModel):
             rng = np.random.default_rng(self.draw_seed_)
             sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
             # the Laplace covariance is block-sparse in practice: draw from it whole
-            gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
-                if sd.size else np.zeros((draws.n_draws, 0))
+            if getattr(self, "label_draws", "independent") == "conditional":
+                gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
+            else:
+                gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
+                    if sd.size else np.zeros((draws.n_draws, 0))
             # drawn after γ, so the draws of the documents some run retrieves are as before
             alpha = None
             if any(a.any() for a in alone):
@@ -281,6 +296,27 @@ class FusionLLM(RelevanceModel):
             draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
         return p, draws, params
 
+
+    def _conditional_draws(self, campaign: Campaign, designs, point, draws, rng) -> np.ndarray:
+        """``(n_draws, P)``: per draw ``d`` of the default model, a draw of ``(β, δ, λ)`` from
+        its Laplace posterior given that draw's log-odds as the offset (refitted on the
+        judged, labelled documents whose ``point`` probability, the default model's, is not
+        0 or 1, as the point fit), not given the point estimate's."""
+        keep, rows, ys = [], [], []
+        for topic, d, relevant, q in zip(campaign.topics, designs, campaign.relevant(), point):
+            k = topic.judged & (d.getnnz(axis=1) > 0) & (q > 0) & (q < 1)  # as the point fit
+            keep.append(k)
+            rows.append(d[k])
+            ys.append(relevant[k].astype(float))
+        eta = np.concatenate([_log_odds(draws[t][:, k]) for t, k in enumerate(keep)], axis=1)  # (D, m)
+        design, y, prec = sp.vstack(rows, format="csr"), np.concatenate(ys), self._precision()
+        w = getattr(self, "runs_weight", 1.0)
+        out = np.empty((eta.shape[0], len(self.coef_)))
+        for i, e in enumerate(eta):
+            full = sp.hstack([design, sp.csr_matrix(e[:, None])], format="csr")
+            theta, cov = _fit_offset_logistic(full, y, w * e, prec, start=self.coef_)
+            out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
+        return out
 
     def __getstate__(self):
         return {**self.__dict__, "_cached": None}
@@ -320,7 +356,7 @@ def _shifted(p: np.ndarray, shift: np.ndarray, weight=0.0, labelled=True) -> np.
     return np.where((p <= 0) | (p >= 1), p, moved)
 
 
-def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9):
+def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9, start=None):
     """Mode and Laplace covariance of ``logit P(y=1) = offset + design · θ``, θ ~ N(0, diag(1/prec)).
 
     Newton's method with step halving, as :func:`~._newton.newton_maximise`, but on the
@@ -337,7 +373,7 @@ def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: f
         weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
         return design.T @ (y - s) - prec * theta, (sp.diags(prec) + design.T @ weighted).tocsc()
 
-    theta = np.zeros(design.shape[1])
+    theta = np.zeros(design.shape[1]) if start is None else np.array(start, float)
     value = log_post(theta)
     for _ in range(max_iter):
         grad, curvature = gradient_curvature(theta)
