@@ -12,7 +12,8 @@ After 1, 2, 3, 5 and 10 judgments per topic (on average) the judgments so far, w
 LLM's labels as evidence, are generalised by ``fusion-llm`` (the same answer for every
 selector), and its E[MAP] ranking of the runs is scored against the official MAP:
 Kendall's τ and the maximum rank drop (the most places any run falls from its true
-rank; Voorhees 2018). Selectors (all judge for every pair of runs, none stops):
+rank; Voorhees 2018); the columns ending ``_pool`` score fusion-llm with
+``unlabelled="nonrelevant"`` (the labelled documents taken as the pool). Selectors (all judge for every pair of runs, none stops):
 
 mtc
     MTC with p = ½ (Carterette 2007 Algorithm 1).
@@ -73,13 +74,21 @@ def max_drop(estimate: np.ndarray, truth: np.ndarray) -> int:
     return int(max(0, (est_rank - true_rank).max()))
 
 
+#: the answers scored at each checkpoint: column suffix and FusionLLM settings
+ANSWERS = {"": {}, "_pool": {"unlabelled": "nonrelevant"}}
+
+
 def score(campaign: Campaign, truth: pd.Series, seed: int) -> dict:
-    """fusion-llm on the judgments so far: τ and max drop of its E[MAP] against the truth."""
-    estimate = FusionLLM().fit_predict(campaign, rng=seed)
-    e_map = np.asarray(ConfidenceEngine().evaluate(campaign, estimate).e_map, dtype=float)
+    """fusion-llm on the judgments so far (class defaults, and with the labels' documents as the
+    pool: suffix ``_pool``): τ, max drop and mean |bias| of its E[MAP] against the truth."""
     t = truth[list(campaign.systems)].to_numpy()
-    return {"tau": kendall_tau(e_map, t), "max_drop": max_drop(e_map, t),
-            "mean_abs_bias": float(np.abs(e_map - t).mean())}  # fmt: skip
+    out = {}
+    for suffix, settings in ANSWERS.items():
+        estimate = FusionLLM(**settings).fit_predict(campaign, rng=seed)
+        e_map = np.asarray(ConfidenceEngine().evaluate(campaign, estimate).e_map, dtype=float)
+        out |= {f"tau{suffix}": kendall_tau(e_map, t), f"max_drop{suffix}": max_drop(e_map, t),
+                f"mean_abs_bias{suffix}": float(np.abs(e_map - t).mean())}  # fmt: skip
+    return out
 
 
 def curve(name, make, hidden, full, truth, checkpoints, seed) -> list[dict]:

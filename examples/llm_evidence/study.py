@@ -26,7 +26,8 @@ fusion-llm:SOURCE
     the default model plus the labels of SOURCE, their error learned from the human
     labels kept (``relimpute.relevance.FusionLLM``, class defaults, chosen
     leave-one-collection-out); with ``--runs-weight-sd`` also with λ, the runs' weight
-    on a labelled document, learned (``runs_weight_sd``).
+    on a labelled document, learned (``runs_weight_sd``); with ``--variant`` also at other
+    settings (``unlabelled``, ``runs_weight``: ``decompose.py``).
 
 Per method: mean |bias| of MAP, coverage and mean width of 95% intervals for every
 run's MAP and every pair's ΔMAP, the bookmaker W and the accuracy of the pairs stated
@@ -255,7 +256,24 @@ def run_setting(collection, full, design, size, sources, args) -> tuple[list[dic
         for sd in args.runs_weight_sd:
             method = "fusion-llm" if sd == 0 else f"fusion-llm, runs weight sd {sd:g}"
             add(method, model_answer(FusionLLM(runs_weight_sd=sd), one, truth, args.seed), name)
+        for label, settings in args.variant:
+            add(f"fusion-llm, {label}", model_answer(FusionLLM(**settings), one, truth, args.seed), name)
     return rows, runs
+
+
+def variant(text: str) -> tuple[str, dict]:
+    """``NAME:key=value,...`` → (NAME, FusionLLM settings); a value is a number where it reads as one."""
+    name, _, items = text.partition(":")
+    settings = {}
+    for item in filter(None, items.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"--variant {text!r}: {item!r} is not KEY=VALUE")
+        try:
+            settings[key] = float(value)
+        except ValueError:
+            settings[key] = value
+    return name, settings
 
 
 def main(argv=None) -> int:
@@ -267,6 +285,8 @@ def main(argv=None) -> int:
     parser.add_argument("--ppi-reps", type=int, default=50)
     parser.add_argument("--runs-weight-sd", default="0", type=lambda text: [float(x) for x in text.split(",")],
                         help="FusionLLM runs_weight_sd values, comma-separated (0: the class default)")
+    parser.add_argument("--variant", action="append", default=[], type=variant, metavar="NAME:KEY=VALUE,...",
+                        help="also fusion-llm with these FusionLLM settings, as method 'fusion-llm, NAME' (repeatable)")
     parser.add_argument("--seed", type=int, default=2007)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)

@@ -11,11 +11,15 @@ consensus supports (its capture-adjusted prediction). For label source ``s``
 and label category ``v`` (a grade, or a bin of a probability) the label moves
 them::
 
-    logit P(X_ti = 1) = (1 + λ) η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = (t, i)'s label by s,
+    logit P(X_ti = 1) = (w + λ) η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = (t, i)'s label by s,
     β_{s,v} ~ N(0, label_sd²),  δ_{t,s,v} ~ N(0, label_topic_sd²),  λ ~ N(0, runs_weight_sd²)
 
 a source that does not label (t, i) adds nothing, so a document no source
-labels keeps the default model's probability. A labelled document no run of the
+labels keeps the default model's probability (``unlabelled="runs"``), or, with
+``unlabelled="nonrelevant"``, is taken as non-relevant in a topic some source
+labels: the label sources' documents are then a pool, and the answer is the
+measure as trec_eval computes it on that pool's judgments (its convention for
+a document nobody judged). A labelled document no run of the
 campaign retrieves has no runs' evidence (the default model's ``η`` there is its
 extrapolation far below every run, about 0): it gets the labels' probability alone,
 fitted the same way on every judged, labelled document without the offset::
@@ -31,20 +35,25 @@ independently of the runs given relevance, ``log P(v | rel) / P(v | non-rel)``
 up to a constant shared by the categories: Bayes' rule); ``δ_{t,s,v}`` lets a
 topic's labels be better or worse than the collection's, partially pooled
 towards it (the random-intercept model of the default model, per label
-value). ``λ`` (only on labelled documents) lets the runs' evidence count for
-less (``λ < 0``) or more once a label is known: an LLM and the runs both
-respond to how well a document matches the query, so given relevance they need
-not be independent, and adding the two log-odds would then count their shared
-evidence twice (``runs_weight_sd = 0`` holds ``λ`` at 0: the independent
-combination). Fitted by penalised maximum likelihood (Newton) on the judged,
+value). ``w + λ`` (only on labelled documents) is the weight of the runs' evidence
+once a label is known: an LLM and the runs both respond to how well a document
+matches the query, so given relevance they need not be independent, and adding
+the two log-odds (``w = 1``, ``λ = 0``: the independent combination) would then
+count their shared evidence twice. ``w`` is a setting (``runs_weight``), not
+learned: where the human labels sit at the top of the runs (a pool) the judged
+documents do not vary in depth, so nothing in them says how the runs' steep
+extrapolation below the pool should combine with a label there; ``λ`` is learned
+(``runs_weight_sd = 0`` holds it at 0). Fitted by penalised maximum likelihood (Newton) on the judged,
 labelled documents with ``η`` as an offset (and as ``λ``'s covariate), with a
 Laplace approximation for the posterior of ``(β, δ, λ)``.
 
 Draws. Posterior draw ``d`` adds the label shift of a Laplace draw of
-``(β, δ)`` to the default model's draw ``d`` of the log-odds: the two posteriors
-are taken as independent (the label fit conditions on the default model's
-point estimate); a labelled document no run retrieves takes a Laplace draw of
-``(α, ε)``. Judged documents keep their human labels in every draw.
+``(β, δ)`` to the default model's draw ``d`` of the log-odds: by default the two
+posteriors are taken as independent (the label fit conditions on the default
+model's point estimate); with ``label_draws="conditional"`` the label fit is
+redone on draw ``d``'s log-odds and ``(β, δ, λ)`` drawn from it (composition
+sampling of the label model given each draw of the runs' model). A labelled
+document no run retrieves takes a Laplace draw of ``(α, ε)``. Judged documents keep their human labels in every draw.
 """
 
 from __future__ import annotations
@@ -85,9 +94,22 @@ class FusionLLM(RelevanceModel):
         leave-one-collection-out on TREC DL 2019 and DL 2021 (the log loss of P(ΔMAP < 0) on
         each collection chose the other's setting, and both chose these;
         examples/llm_evidence/, "Settings chosen leave-one-collection-out").
+    runs_weight
+        ``w``, the weight of the runs' log-odds on a labelled document before ``λ``: 1 adds
+        the runs' log-odds and the labels' shifts, 0 leaves a labelled document to its labels.
     runs_weight_sd
-        Prior sd of ``λ``, the change of the runs' log-odds weight on a labelled
-        document; 0 holds it at 0 (the runs' log-odds and the labels' shifts added).
+        Prior sd of ``λ``, the learned change of that weight; 0 holds it at 0.
+    unlabelled
+        ``"runs"``: a document no human judged and no source labels keeps the default model's
+        probability; ``"nonrelevant"``: in a topic some source labels, it is non-relevant (p 0
+        in every draw: the labelled documents are taken as the pool, as the official qrels take
+        theirs).
+    label_draws
+        ``"independent"``: each draw's ``(β, δ, λ)`` from the Laplace posterior fitted on the
+        default model's point estimate; ``"conditional"``: refitted on each draw of the default
+        model (its log-odds of that draw as the offset), then drawn from that fit's Laplace
+        posterior, so a draw whose runs' log-odds are higher on the judged documents gets
+        smaller label shifts (one Newton fit per draw: slower).
 
     Attributes
     ----------
@@ -114,11 +136,17 @@ class FusionLLM(RelevanceModel):
         label_sd: float = 2.0,
         label_topic_sd: float = 1.0,
         runs_weight_sd: float = 0.0,
+        runs_weight: float = 1.0,
+        unlabelled: str = "runs",
+        label_draws: str = "independent",
     ):
         self.fusion = fusion
         self.label_sd = label_sd
         self.label_topic_sd = label_topic_sd
         self.runs_weight_sd = runs_weight_sd
+        self.runs_weight = runs_weight
+        self.unlabelled = unlabelled
+        self.label_draws = label_draws
 
     def _build_fusion(self):
         from .fusion import Fusion
@@ -133,6 +161,12 @@ class FusionLLM(RelevanceModel):
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         if not (self.label_sd > 0 and self.label_topic_sd >= 0 and self.runs_weight_sd >= 0):
             raise ValueError("label_sd must be > 0, label_topic_sd and runs_weight_sd >= 0")
+        if not 0 <= self.runs_weight <= 1:
+            raise ValueError(f"runs_weight must be in [0, 1], got {self.runs_weight}")
+        if self.unlabelled not in ("runs", "nonrelevant"):
+            raise ValueError(f"unlabelled must be 'runs' or 'nonrelevant', got {self.unlabelled!r}")
+        if self.label_draws not in ("independent", "conditional"):
+            raise ValueError(f"label_draws must be 'independent' or 'conditional', got {self.label_draws!r}")
         self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)
@@ -159,7 +193,7 @@ class FusionLLM(RelevanceModel):
         self.n_fit_ = design.shape[0]
         prec = self._precision()
         y = np.concatenate(ys)
-        self.coef_, self.covariance_ = _fit_offset_logistic(design, y, offset, prec)
+        self.coef_, self.covariance_ = _fit_offset_logistic(design, y, self.runs_weight * offset, prec)
         design = sp.vstack([d for d, _ in alone], format="csr")
         self.alone_coef_, self.alone_covariance_ = _fit_offset_logistic(
             design, np.concatenate([y for _, y in alone]), np.zeros(design.shape[0]), prec[:-1]
@@ -216,17 +250,22 @@ class FusionLLM(RelevanceModel):
         self._cached = None
         same = cached is not None and cached[0] is campaign
         p, draws, params = cached[1] if same else self.fusion_._predict(campaign)
-        params = dict(params)
+        raw, params = p, dict(params)
         if not self.sources_:
             return p, draws, params
         designs = cached[2] if same else self._designs(campaign)
-        weight = self.coef_[-1]
+        weight = getattr(self, "runs_weight", 1.0) - 1 + self.coef_[-1]  # the change of η's weight from 1
         # labelled documents no run retrieves (judged ones keep their label): the labels alone
         named = [d.getnnz(axis=1) > 0 for d in designs]
         alone = [n & ~t.retrieved() & ~t.judged for t, n in zip(campaign.topics, named)]
+        # documents outside the labels' pool, when they are taken as non-relevant
+        outside = [
+            ~n & ~t.judged & (getattr(self, "unlabelled", "runs") == "nonrelevant") & n.any()
+            for t, n in zip(campaign.topics, named)
+        ]
         p = [
-            np.where(a, expit(d @ self.alone_coef_), _shifted(pt, d @ self.coef_[:-1], weight, n))
-            for pt, d, n, a in zip(p, designs, named, alone)
+            np.where(o, 0.0, np.where(a, expit(d @ self.alone_coef_), _shifted(pt, d @ self.coef_[:-1], weight, n)))
+            for pt, d, n, a, o in zip(p, designs, named, alone, outside)
         ]
         g = 0
         for name, categories in self.sources_:
@@ -235,24 +274,49 @@ class FusionLLM(RelevanceModel):
                 zip(categories, map(float, expit(self.alone_coef_[g : g + len(categories)])))
             )
             g += len(categories)
-        params["runs_weight_change"] = float(weight)
+        params["runs_weight_change"] = float(self.coef_[-1])
         params["n_fit_labels"] = self.n_fit_
         if draws is not None:
             rng = np.random.default_rng(self.draw_seed_)
             sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
             # the Laplace covariance is block-sparse in practice: draw from it whole
-            gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
-                if sd.size else np.zeros((draws.n_draws, 0))
+            if getattr(self, "label_draws", "independent") == "conditional":
+                gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
+            else:
+                gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
+                    if sd.size else np.zeros((draws.n_draws, 0))
             # drawn after γ, so the draws of the documents some run retrieves are as before
             alpha = None
             if any(a.any() for a in alone):
                 alpha = rng.multivariate_normal(
                     self.alone_coef_, self.alone_covariance_, size=draws.n_draws, method="cholesky"
                 )
-            make = _LabelDraws(draws, designs, gamma, alone, alpha)
+            gamma[:, -1] += getattr(self, "runs_weight", 1.0) - 1
+            make = _LabelDraws(draws, designs, gamma, alone, alpha, outside)
             draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
         return p, draws, params
 
+
+    def _conditional_draws(self, campaign: Campaign, designs, point, draws, rng) -> np.ndarray:
+        """``(n_draws, P)``: per draw ``d`` of the default model, a draw of ``(β, δ, λ)`` from
+        its Laplace posterior given that draw's log-odds as the offset (refitted on the
+        judged, labelled documents whose ``point`` probability, the default model's, is not
+        0 or 1, as the point fit), not given the point estimate's."""
+        keep, rows, ys = [], [], []
+        for topic, d, relevant, q in zip(campaign.topics, designs, campaign.relevant(), point):
+            k = topic.judged & (d.getnnz(axis=1) > 0) & (q > 0) & (q < 1)  # as the point fit
+            keep.append(k)
+            rows.append(d[k])
+            ys.append(relevant[k].astype(float))
+        eta = np.concatenate([_log_odds(draws[t][:, k]) for t, k in enumerate(keep)], axis=1)  # (D, m)
+        design, y, prec = sp.vstack(rows, format="csr"), np.concatenate(ys), self._precision()
+        w = getattr(self, "runs_weight", 1.0)
+        out = np.empty((eta.shape[0], len(self.coef_)))
+        for i, e in enumerate(eta):
+            full = sp.hstack([design, sp.csr_matrix(e[:, None])], format="csr")
+            theta, cov = _fit_offset_logistic(full, y, w * e, prec, start=self.coef_)
+            out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
+        return out
 
     def __getstate__(self):
         return {**self.__dict__, "_cached": None}
@@ -261,8 +325,8 @@ class FusionLLM(RelevanceModel):
 class _LabelDraws:
     """Topic ``t``'s draws: the default model's draw ``d`` shifted by the label draw ``d``."""
 
-    def __init__(self, draws, designs, gamma, alone, alpha):
-        self.draws, self.designs, self.alone = draws, designs, alone
+    def __init__(self, draws, designs, gamma, alone, alpha, outside):
+        self.draws, self.designs, self.alone, self.outside = draws, designs, alone, outside
         self.gamma_t, self.weight = np.ascontiguousarray(gamma[:, :-1].T), gamma[:, -1:]
         self.alpha_t = None if alpha is None else np.ascontiguousarray(alpha.T)
 
@@ -271,6 +335,7 @@ class _LabelDraws:
         out = _shifted(self.draws[t], shift, self.weight, self.designs[t].getnnz(axis=1) > 0)
         if self.alone[t].any():  # a labelled document no run retrieves: the labels alone
             out[:, self.alone[t]] = expit((self.designs[t][self.alone[t]] @ self.alpha_t).T)
+        out[:, self.outside[t]] = 0.0
         return out
 
 
@@ -291,7 +356,7 @@ def _shifted(p: np.ndarray, shift: np.ndarray, weight=0.0, labelled=True) -> np.
     return np.where((p <= 0) | (p >= 1), p, moved)
 
 
-def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9):
+def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9, start=None):
     """Mode and Laplace covariance of ``logit P(y=1) = offset + design · θ``, θ ~ N(0, diag(1/prec)).
 
     Newton's method with step halving, as :func:`~._newton.newton_maximise`, but on the
@@ -308,7 +373,7 @@ def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: f
         weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
         return design.T @ (y - s) - prec * theta, (sp.diags(prec) + design.T @ weighted).tocsc()
 
-    theta = np.zeros(design.shape[1])
+    theta = np.zeros(design.shape[1]) if start is None else np.array(start, float)
     value = log_post(theta)
     for _ in range(max_iter):
         grad, curvature = gradient_curvature(theta)
