@@ -2,7 +2,7 @@
 
     relimpute calibrate ../shared/data/trec-dl-2019-passage/qrels.txt ../shared/data/trec-dl-2019-passage/runs \\
         --rel-threshold 2 --k 10 --c 2 --groups ../shared/data/trec-dl-2019-passage/groups.tsv --depth 100 \\
-        --seed 2007 --jobs 2 --trials 8 --budget 300 --strategies mtc,fusion-mc,posterior,llm \\
+        --seed 2007 --jobs 2 --trials 20 --budget 300 --strategies mtc,fusion-mc,posterior,llm \\
         --llm-labels ../shared/data/trec-dl-2019-passage/llm/umbrela-gpt-4o.txt --quiet -o OUT
     python examples/llm_evidence/selection_summary.py OUT [--out examples/llm_evidence/results]
 
