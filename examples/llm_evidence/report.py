@@ -5,7 +5,9 @@ Run from the repository root after ``study.py``::
     python examples/llm_evidence/report.py [--results examples/llm_evidence/results]
 
 Writes ``headline.md`` (one row per collection, design and method, for the source
-``--source``; then fusion-llm with every source) and ``headline.png``.
+``--source``; then fusion-llm with every source) and ``headline.png``, drawn from
+``--figure-from`` (default ``headline_pool.csv``: the four designs measured on the current
+engine, with fusion-llm taking the labels' documents as the pool beside its default reading).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ COLUMNS = {
     "share_sure": "share ≥0.95",
     "accuracy_sure": "acc. ≥0.95",
 }
-ORDER = ("substitution", "ppi", "ppi++", "fusion", "fusion-llm")
+ORDER = ("substitution", "ppi", "ppi++", "fusion", "fusion-llm", "fusion-llm, pool")
 
 
 def _markdown(frame: pd.DataFrame) -> str:
@@ -46,6 +48,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--source", default="umbrela-gpt-4o")
+    parser.add_argument("--figure-from", default="headline_pool.csv", help="results file the figure draws")
     args = parser.parse_args(argv)
     summary = pd.read_csv(args.results / "summary.csv")
     summary["order"] = summary["method"].map({m: i for i, m in enumerate(ORDER)})
@@ -58,7 +61,7 @@ def main(argv=None) -> int:
     )  # fmt: skip
     (args.results / "headline.md").write_text(text)
     print(text)
-    _figure(summary, args.source, args.results / "headline.png")
+    _figure(pd.read_csv(args.results / args.figure_from), args.source, args.results / "headline.png")
     return 0
 
 
@@ -69,11 +72,12 @@ def _figure(summary: pd.DataFrame, source: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = summary[(summary["source"] == source) | (summary["method"] == "fusion")]
+    methods = [m for m in ORDER if (rows["method"] == m).any()]
     settings = rows[["collection", "design", "size"]].drop_duplicates().itertuples(index=False)
     settings = list(settings)
     fig, axes = plt.subplots(1, 2, figsize=(14, 4.8), gridspec_kw={"width_ratios": [1.6, 1]})
-    width = 0.8 / len(ORDER)
-    for j, method in enumerate(ORDER):
+    width = 0.8 / len(methods)
+    for j, method in enumerate(methods):
         part = rows[rows["method"] == method].set_index(["collection", "design", "size"])
         bias = [part["mean_abs_bias"].get(tuple(s), float("nan")) for s in settings]
         axes[0].bar([i + j * width for i in range(len(settings))], bias, width, label=method)
