@@ -22,7 +22,7 @@ from scipy.special import expit, ndtri
 from relimpute.confidence import ConfidenceEngine
 from relimpute.confidence import _kernels
 from relimpute.confidence.montecarlo import _halving_blocks, _pair_summaries
-from relimpute.relevance import Fusion, fusion_draws, load_model
+from relimpute.relevance import Fusion, load_model
 from relimpute.relevance._fusion_kernels import quantiles
 from relimpute.relevance.base import LazyDraws
 from relimpute.relevance.fusion import (
@@ -83,15 +83,6 @@ def shallow():
     return sim.campaign.with_judged(masks)
 
 
-def _posterior_draws(make):
-    """The :class:`_PosteriorDraws` under a :class:`LazyDraws`' maps (``functools.partial``)."""
-    if isinstance(make, fusion_draws._PosteriorDraws):
-        return make
-    found = [_posterior_draws(a) for a in getattr(make, "args", ())]
-    return next(f for f in found if f is not None) if any(found) else None
-
-
-@pytest.mark.parametrize("kept", [True, False], ids=["kept", "recomputed"])
 @pytest.mark.parametrize(
     "model",
     [
@@ -100,10 +91,7 @@ def _posterior_draws(make):
                                    beyond_decay_sd=1.0, beyond_run_sd=0.5),  # fmt: skip
     ],
 )
-def test_lazy_draws_equal_the_former_draws_bit_for_bit(shallow, model, kept, monkeypatch):
-    """Both ways of computing a topic's draws: kept from the capture pass (a campaign of
-    at most ``KEPT_VALUES`` draws × documents) and computed again per topic (larger ones)."""
-    monkeypatch.setattr(fusion_draws, "KEPT_VALUES", 1 << 25 if kept else 0)
+def test_lazy_draws_equal_the_former_draws_bit_for_bit(shallow, model):
     fitted = model().fit(shallow, rng=4)
     estimate = fitted.predict(shallow)
     assert isinstance(estimate.draws, LazyDraws) and estimate.n_draws == fitted.n_draws
@@ -114,7 +102,6 @@ def test_lazy_draws_equal_the_former_draws_bit_for_bit(shallow, model, kept, mon
     # negative and sliced indexing, and a pickled estimate reads the same draws
     np.testing.assert_array_equal(estimate.draws[-1], former[-1])
     assert len(estimate.draws[1:3]) == 2
-    assert (_posterior_draws(estimate.draws.make).points_ is not None) == kept
     clone = pickle.loads(pickle.dumps(estimate))
     np.testing.assert_array_equal(clone.draws[2], former[2])
     with pytest.raises(IndexError):

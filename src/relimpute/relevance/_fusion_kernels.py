@@ -193,18 +193,13 @@ def capture_draws(
             expected, found, unjudged = capture_sums(
                 keys, row, alive_out, judged, relevant, starts, edges[d], n_bins
             )
-            _factors_into(expected, found, unjudged, floor, factors[d])
+            for b in range(n_bins):
+                if unjudged[b] > 0:
+                    ratio = max(expected[b] - found[b], floor * unjudged[b]) / unjudged[b]
+                    factors[d, b] = min(ratio, 1.0)
+                else:
+                    factors[d, b] = 1.0
     return edges, factors
-
-
-@njit_cached(inline="always")
-def _factors_into(expected, found, unjudged, floor, out):
-    """``min(1, max(E_b − F_b, floor · U_b) / U_b)``, 1 where ``U_b = 0``, into ``out``."""
-    for b in range(out.size):
-        if unjudged[b] > 0:
-            out[b] = min(max(expected[b] - found[b], floor * unjudged[b]) / unjudged[b], 1.0)
-        else:
-            out[b] = 1.0
 
 
 @njit_cached()
@@ -229,93 +224,6 @@ def topic_draws(
         for d in range(n_draws):
             p = 1.0 / (1.0 + np.exp(-eta[d]))
             out[d, row - lo] = p * factors[d, _bin(edges[d], _key(eta[d]))]
-    return out
-
-
-
-@njit_cached()
-def capture_points(
-    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
-    alive, outside, bounds, judged, relevant, q, floor,
-):  # fmt: skip
-    """:func:`capture_draws` in one pass over the design, keeping every document's draws.
-
-    Every row's log-odds are computed once for every draw (not again per topic by
-    :func:`topic_draws`); per draw, the groups' edges come from the log-odds of the rows
-    ``outside`` the fit set, and each row's point probability and group replace its
-    log-odds, so that a topic's draws are :func:`topic_points`. ``alive``, ``outside``
-    (bool) are per row, ``bounds`` the topics' first rows, then the number of rows;
-    ``judged``, ``relevant`` per outside row, as for :func:`capture_draws`. Returns its
-    edges and factors, the ``(n_draws, n_rows)`` points and their ``uint8`` groups; the
-    same numbers as :func:`capture_draws` and :func:`topic_draws` (the same sums in the
-    same order)."""
-    n_draws = theta_t.shape[1]
-    n_rows = alive.size
-    n_bins = q.size + 1
-    n_out = 0
-    for i in range(n_rows):
-        n_out += outside[i]
-    edges = np.empty((n_draws, n_bins - 1 if n_out else 0))
-    factors = np.empty((n_draws, n_bins))
-    points = np.empty((n_draws, n_rows))
-    groups = np.empty((n_draws, n_rows), dtype=np.uint8)
-    # a block of rows' log-odds, then stored a draw at a time (as capture_draws does)
-    block = np.empty((_BLOCK, n_draws))
-    extra = np.empty(n_draws)
-    for i0 in range(0, n_rows, _BLOCK):
-        i1 = min(i0 + _BLOCK, n_rows)
-        for i in range(i0, i1):
-            _log_odds(
-                indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-                effects_t, i, 0, n_draws, block[i - i0], extra,
-            )  # fmt: skip
-        for k in range(n_draws):
-            for i in range(i0, i1):
-                points[k, i] = block[i - i0, k]
-    keys = np.empty(n_out)
-    sums = np.zeros((3, n_bins))  # E_b, F_b, U_b
-    in_topic = np.zeros((3, n_bins))  # the same, of one topic
-    for d in range(n_draws):
-        row = points[d]
-        j = 0
-        for i in range(n_rows):
-            if outside[i]:
-                keys[j] = _key(row[i]) if alive[i] else LOW
-                j += 1
-        if n_out:
-            edges[d] = _quantiles(keys, q)
-        sums[:] = 0.0
-        cut = edges[d]
-        group = groups[d]
-        j = 0
-        for t in range(bounds.size - 1):  # the sums of capture_sums, in its order
-            in_topic[:] = 0.0
-            for i in range(bounds[t], bounds[t + 1]):
-                point = 1.0 / (1.0 + np.exp(-row[i])) if alive[i] else 0.0
-                b = _bin(cut, _key(row[i]) if alive[i] else LOW)
-                group[i] = b
-                row[i] = point
-                if outside[i]:
-                    in_topic[0, b] += point
-                    if judged[j]:
-                        in_topic[1, b] += 1.0 if relevant[j] else 0.0
-                    else:
-                        in_topic[2, b] += point
-                    j += 1
-            sums += in_topic
-        _factors_into(sums[0], sums[1], sums[2], floor, factors[d])
-    return edges, factors, points, groups
-
-
-@njit_cached()
-def topic_points(points, groups, factors, lo, hi):
-    """``(n_draws, hi − lo)`` draws of p of the rows ``lo..hi`` (one topic) from
-    :func:`capture_points`: each point times its group's factor, as :func:`topic_draws`."""
-    n_draws = points.shape[0]
-    out = np.empty((n_draws, hi - lo))
-    for d in range(n_draws):
-        for i in range(lo, hi):
-            out[d, i - lo] = points[d, i] * factors[d, groups[d, i]]
     return out
 
 

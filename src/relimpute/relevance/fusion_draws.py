@@ -11,10 +11,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-#: the most draws × documents whose draws the capture pass keeps (9 bytes each): DL 2019's
-#: 100 draws of 200,666 documents (180 MB) are kept, a run of 2 million lines is not
-KEPT_VALUES = 1 << 25
-
 
 class _PosteriorDraws:
     """Topic ``t``'s ``(n_draws, n)`` posterior draws of ``p``, computed when called.
@@ -47,10 +43,7 @@ class _PosteriorDraws:
         self.relevant = np.concatenate([r[o] for r, o in zip(relevant, outside)] or [np.zeros(0, bool)])
         self.n_bins = n_bins
         self.floor = float(floor)
-        self.outside = np.zeros(int(self.bounds[-1]), dtype=bool)
-        self.outside[self.rows] = True
         self.capture_: tuple[np.ndarray, np.ndarray] | None = None
-        self.points_: tuple[np.ndarray, np.ndarray] | None = None
         self.design = self.low = None
 
     def _stack(self) -> None:
@@ -73,24 +66,8 @@ class _PosteriorDraws:
         return (*self.design, self.theta_t, self.offsets, self.spreads, self.capped, *self.low,
                 self.effects_t)  # fmt: skip
 
-    def _kept(self) -> bool:
-        """Whether every document's draws are kept from the capture pass (up to
-        ``KEPT_VALUES`` of them, 9 bytes each: :func:`._fusion_kernels.capture_points`)
-        rather than computed again per topic."""
-        n_values = int(self.bounds[-1]) * len(self.spreads)
-        return n_values <= KEPT_VALUES and self.n_bins <= 256  # groups kept as uint8
-
     def _capture(self) -> tuple[np.ndarray, np.ndarray]:
         """``(n_draws, n_bins − 1)`` group edges and ``(n_draws, n_bins)`` factors."""
-        if self.capture_ is None and self._kept():
-            from ._fusion_kernels import capture_points
-
-            q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
-            edges, factors, points, groups = capture_points(
-                *self._common(), self.alive, self.outside, self.bounds, self.judged,
-                self.relevant, q, self.floor,
-            )  # fmt: skip
-            self.capture_, self.points_ = (edges, factors), (points, groups)
         if self.capture_ is None:
             from ._fusion_kernels import capture_draws
 
@@ -105,15 +82,10 @@ class _PosteriorDraws:
             )  # fmt: skip
         return self.capture_
 
-    def __getstate__(self):
-        return {**self.__dict__, "points_": None}  # kept draws: recomputed, not shipped
-
     def __call__(self, t: int) -> np.ndarray:
-        from ._fusion_kernels import topic_draws, topic_points
+        from ._fusion_kernels import topic_draws
 
         edges, factors = self._capture()
-        if self.points_ is not None:
-            return topic_points(*self.points_, factors, self.bounds[t], self.bounds[t + 1])
         return topic_draws(
             *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
             edges, factors,
