@@ -161,7 +161,8 @@ def markdown(results: dict) -> str:
         "time grows when the cores are busy (load average at the start of each label below). "
         "The last column reads a wall-time target against the CPU time (what a quiet machine's "
         "wall time would be, these commands running on one core). Figure: "
-        "[default_scale.png](default_scale.png).",
+        "[default_scale.png](default_scale.png). Where DL 2019's CPU goes, stage by stage: "
+        "[default_scale_profile.md](default_scale_profile.md).",
         "",
         "| command | code | wall (s) | CPU (s) | peak (MB) | target | as measured | CPU for wall |",
         "| --- | --- | ---: | ---: | ---: | --- | --- | --- |",

@@ -155,3 +155,29 @@ def test_bound_standard_errors_match_the_quantiles_known_error(copies):
     draws = np.column_stack([np.tile(gen.normal(size=n), copies), np.zeros(n * copies)])
     naive = bound_standard_errors(draws, np.array([[0, 1]]), 0.95, n_clusters=n * copies)[0][0]
     assert naive < expected / 2 if copies > 1 else naive == pytest.approx(expected, rel=0.5)
+
+
+def test_bound_standard_errors_equal_a_pair_by_pair_computation():
+    """Oracle: the same errors computed one pair at a time with numpy's own quantile and a
+    per-cluster mean (up to rounding), with ties, a cluster count that does not divide the
+    draws and pairs split over blocks."""
+    from relimpute.confidence.montecarlo import bound_standard_errors
+
+    gen = np.random.default_rng(11)
+    draws = gen.normal(size=(333, 6))
+    draws[:, 3] = draws[:, 2]  # a pair whose difference is always 0
+    draws[:, 4] = np.round(draws[:, 4], 1)  # ties
+    pairs = np.array([(a, b) for a in range(6) for b in range(a + 1, 6)])
+    for clusters, level, max_elements in ((7, 0.9, 1000), (100, 0.95, 1 << 22), (1, 0.95, 500)):
+        low, high = bound_standard_errors(draws, pairs, level, clusters, max_elements)
+        cluster = np.arange(len(draws)) % clusters
+        for q, (a, b) in enumerate(pairs):
+            delta = draws[:, a] - draws[:, b]
+            for found, p in ((low, (1 - level) / 2), (high, (1 + level) / 2)):
+                below = delta <= np.quantile(delta, p)
+                share = np.array([below[cluster == c].mean() for c in range(clusters)])
+                s_p = share.std(ddof=1) / np.sqrt(clusters) if clusters > 1 else 0.0
+                expected = (
+                    np.quantile(delta, min(p + s_p, 1.0)) - np.quantile(delta, max(p - s_p, 0.0))
+                ) / 2
+                assert found[q] == pytest.approx(expected, rel=1e-12, abs=1e-15)

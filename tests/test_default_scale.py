@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import pickle
+from functools import partial
 
 import numba
 import numpy as np
@@ -315,3 +316,23 @@ def test_pair_summaries_equal_numpys():
     draws[:, 8] = draws[:, 7] + 0.125
     mean, var, _ = _pair_summaries(draws, np.array([[8, 7]]))
     assert mean[0] == 0.125 and var[0] == 0.0
+
+
+def test_capture_groups_do_not_depend_on_how_many_draws_a_pass_takes(shallow):
+    """The capture pass's edges and factors, one draw per pass, a few, or every draw in one
+    (as DL 2019's 100 draws now are), are the same numbers bit for bit."""
+    from relimpute.relevance._fusion_kernels import capture_draws
+    from relimpute.relevance.fusion_draws import _PosteriorDraws
+
+    estimate = load_model("fusion").fit(shallow, rng=4).predict(shallow)
+    make = estimate.draws.make
+    while not isinstance(make, _PosteriorDraws):  # under the estimate's maps (partials)
+        make = next(a for a in make.args if isinstance(a, (_PosteriorDraws, partial)))
+    q = np.linspace(0, 1, make.n_bins + 1)[1:-1]
+    common = (*make._common(), make.alive, make.rows, make.starts, make.judged, make.relevant, q,
+              make.floor)  # fmt: skip
+    whole = capture_draws(*common, estimate.n_draws)
+    assert estimate.n_draws > 3 and whole[1].min() < 1  # the adjustment is at work
+    for chunk in (1, 3):
+        for got, expected in zip(capture_draws(*common, chunk), whole):
+            np.testing.assert_array_equal(got, expected)

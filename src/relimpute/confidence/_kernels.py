@@ -250,7 +250,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
     n_post = probs.shape[0]
     out = np.zeros((n_draws, n_sys))
     # per system: the rank of each document, the judged relevant ones above and their 1/r below
-    pos = np.zeros((n_sys, n_docs), dtype=np.int32)
+    pos = np.zeros((n_docs, n_sys), dtype=np.int32)  # by document: its systems' ranks together
     above = np.zeros((n_sys, width + 2), dtype=np.int32)
     below = np.zeros((n_sys, width + 2))
     base = np.zeros(n_sys)
@@ -261,7 +261,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
         hits = 0
         for k in range(depth[s]):
             d = ranking[s, k]
-            pos[s, d] = k + 1
+            pos[d, s] = k + 1
             above[s, k + 2] = above[s, k + 1]
             if fixed[d]:
                 hits += 1
@@ -293,7 +293,7 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
     for j in range(m):
         n_ret = 0
         for s in range(n_sys):
-            if pos[s, uncertain[j]] > 0:
+            if pos[uncertain[j], s] > 0:
                 n_ret += 1
         ptr[j + 1] = ptr[j] + n_ret
     who = np.empty(ptr[m], dtype=np.int64)
@@ -301,9 +301,9 @@ def ap_monte_carlo(ranking, depth, fixed, uncertain, probs, starts, n_draws, see
     for j in range(m):
         e = ptr[j]
         for s in range(n_sys):
-            if pos[s, uncertain[j]] > 0:
+            if pos[uncertain[j], s] > 0:
                 who[e] = s
-                slot[e] = s * stride + pos[s, uncertain[j]]
+                slot[e] = s * stride + pos[uncertain[j], s]
                 e += 1
     drawn = np.empty(m, dtype=np.int64)
     bits = np.zeros(n_sys * n_words, dtype=np.uint64)

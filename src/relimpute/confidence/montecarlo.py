@@ -205,14 +205,18 @@ def bound_standard_errors(
     clusters = np.arange(n_draws) % max(1, min(int(n_clusters), n_draws))
     counts = np.bincount(clusters)
     out = (np.zeros(n_pairs), np.zeros(n_pairs))
+    by_system = np.ascontiguousarray(np.asarray(draws).T)  # a pair's draws: two rows
     block = max(1, max_elements // max(n_draws, 1))
     for lo in range(0, n_pairs, block):
         sel = pairs[lo : lo + block]
-        delta = draws[:, sel[:, 0]] - draws[:, sel[:, 1]]
-        ordered = np.sort(delta, axis=0)
+        delta = by_system[sel[:, 0]] - by_system[sel[:, 1]]  # (pairs, draws)
+        ordered = np.sort(delta, axis=1)
+        # pair i's draw d counts in bin i * C + its cluster: every pair's shares in one count
+        cell = (np.arange(len(sel))[:, None] * len(counts) + clusters[None, :]).ravel()
         for side, p in enumerate(((1 - level) / 2, (1 + level) / 2)):
-            below = delta <= _sorted_quantile(ordered, np.full(len(sel), p))
-            share = np.stack([np.bincount(clusters, weights=b, minlength=len(counts)) for b in below.T])
+            below = delta <= _sorted_quantile(ordered, np.full(len(sel), p))[:, None]
+            share = np.bincount(cell, weights=below.ravel(), minlength=len(sel) * len(counts))
+            share = share.reshape(len(sel), len(counts))
             s_p = (share / counts).std(axis=1, ddof=1) / np.sqrt(len(counts)) if len(counts) > 1 else 0.0
             upper = _sorted_quantile(ordered, np.minimum(p + s_p, 1.0))
             lower = _sorted_quantile(ordered, np.maximum(p - s_p, 0.0))
@@ -220,14 +224,14 @@ def bound_standard_errors(
     return out
 
 
-def _sorted_quantile(sorted_columns: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """Per column, the linear-method quantile (numpy's default) at its own probability."""
-    n = len(sorted_columns)
+def _sorted_quantile(sorted_rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Per row, the linear-method quantile (numpy's default) at its own probability."""
+    n = sorted_rows.shape[1]
     virtual = (n - 1) * np.asarray(probs, dtype=float)
     below = np.clip(np.floor(virtual).astype(np.int64), 0, n - 1)
     above = np.minimum(below + 1, n - 1)
-    cols = np.arange(sorted_columns.shape[1])
-    a, b = sorted_columns[below, cols], sorted_columns[above, cols]
+    rows = np.arange(len(sorted_rows))
+    a, b = sorted_rows[rows, below], sorted_rows[rows, above]
     return a + (b - a) * (virtual - below)
 
 

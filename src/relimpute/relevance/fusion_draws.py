@@ -74,8 +74,12 @@ class _PosteriorDraws:
             q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
             # a few draws at a time over every document: a buffer of at most ~2^24 values
             # (128 MB; each chunk is one pass over the design, so 8 draws of 2 million
-            # documents at a time cost a third less time than 4)
-            chunk = max(1, min(len(self.spreads), (1 << 24) // max(len(self.rows), 1)))
+            # documents at a time cost a third less time than 4), or every draw in one pass
+            # up to 2^25 (DL 2019's 100 draws of 200,000 documents: a short second pass
+            # cost a fifth more time)
+            n_values = len(self.spreads) * len(self.rows)
+            budget = 1 << 25 if n_values <= 1 << 25 else 1 << 24
+            chunk = max(1, min(len(self.spreads), budget // max(len(self.rows), 1)))
             self.capture_ = capture_draws(
                 *self._common(), self.alive, self.rows, self.starts, self.judged, self.relevant,
                 q, self.floor, chunk,
