@@ -220,7 +220,16 @@ class Fusion(RelevanceModel):
     # ------------------------------------------------------------------ fit
 
     def _evidence(self, campaign: Campaign) -> list[TopicEvidence]:
+        """Each topic's evidence; the fit's, once, when ``predict`` reads the campaign it
+        was fitted on (``fit`` then ``predict``, as ``compare`` calls them: built once)."""
+        kept = self.__dict__.pop("_fit_evidence", None)
+        if kept is not None and kept[0] is campaign and kept[1] == self.rrf_offset:
+            return kept[2]
         return [topic_evidence(t, self.rrf_offset) for t in campaign.topics]
+
+    def __getstate__(self):
+        # the fit's evidence is a cache for the next predict, not part of the model
+        return {k: v for k, v in self.__dict__.items() if k != "_fit_evidence"}
 
     def _fit_mask(self, topic: TopicData, ev: TopicEvidence) -> np.ndarray:
         """The judged documents the model learns from: those within the pool horizon
@@ -235,6 +244,7 @@ class Fusion(RelevanceModel):
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         self._validate()
         evidence = self._evidence(campaign)
+        self._fit_evidence = (campaign, self.rrf_offset, evidence)
         masks = [self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         x = np.concatenate([ev.features[m] for ev, m in zip(evidence, masks)])
         if len(x):
