@@ -38,7 +38,7 @@ from ..relevance.base import RelevanceEstimate, as_generator
 from .graded import graded_scorer
 from .graded import possible as graded_possible
 from .linear import weight_matrix
-from .results import PARAMETERS, Comparison, SystemScores
+from .results import PARAMETERS, Comparison, SystemScores, pair_differences
 
 
 def simulate(
@@ -209,7 +209,7 @@ def bound_standard_errors(
     block = max(1, max_elements // max(n_draws, 1))
     for lo in range(0, n_pairs, block):
         sel = pairs[lo : lo + block]
-        delta = by_system[sel[:, 0]] - by_system[sel[:, 1]]  # (pairs, draws)
+        delta = pair_differences(by_system, sel)  # (pairs, draws)
         ordered = np.sort(delta, axis=1)
         for side, p in enumerate(((1 - level) / 2, (1 + level) / 2)):
             below = delta <= _sorted_quantile(ordered, np.full(len(sel), p))[:, None]
