@@ -149,9 +149,9 @@ def test_fit_on_a_depth_k_pool_predicts_relevant_counts_below_it():
     assert 0.5 < expected / truth < 2.0
 
 
-def test_predict_after_fit_reuses_the_fits_evidence_with_the_same_answer(monkeypatch):
-    """``fit`` then ``predict`` on one campaign builds each topic's evidence once; the answer
-    is that of a model predicting from evidence built anew; pickling drops the kept evidence,
+def test_predict_after_fit_reuses_the_fits_evidence_and_designs_with_the_same_answer(monkeypatch):
+    """``fit`` then ``predict`` on one campaign builds each topic's evidence and design once;
+    the answer is that of a model predicting from them built anew; pickling drops the kept evidence,
     and another campaign gets its own."""
     import pickle
 
@@ -161,6 +161,13 @@ def test_predict_after_fit_reuses_the_fits_evidence_with_the_same_answer(monkeyp
     calls = []
     monkeypatch.setattr(fusion, "topic_evidence", lambda t, o: calls.append(t) or topic_evidence(t, o))
     model = Fusion.plug_in(n_draws=5).fit(sim, rng=0)
+    # the fit learnt from its rows of the kept designs: those of designs built for its rows alone
+    _, _, evidence, designs = model._fit_evidence
+    masks = [model._fit_mask(t, ev) for t, ev in zip(sim.topics, evidence)]
+    for whole, alone, m in zip(designs, model._designs(sim, evidence, masks), masks):
+        assert m.any() and not m.all()
+        for name in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(whole[m], name), getattr(alone, name))
     assert len(pickle.loads(pickle.dumps(model)).__dict__.get("_fit_evidence", ())) == 0
     kept = model.predict(sim)
     assert len(calls) == sim.n_topics  # built by fit only
