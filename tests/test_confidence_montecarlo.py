@@ -126,7 +126,10 @@ def test_reproducible_and_chunked(dl19, uniform):
     np.testing.assert_array_equal(first.scores.draws, again.scores.draws)
     assert small.scores.draws.shape == (50, 2)
     ci = first.confidence_interval(0.9)
-    np.testing.assert_allclose(ci.low, np.quantile(first._delta_draws(), 0.05, axis=0))
+    d = first.scores.draws
+    columns = np.column_stack([d[:, a] - d[:, b] for a, b in first.pairs])
+    oracle = np.quantile(columns, (1 - 0.9) / 2, axis=0)
+    np.testing.assert_array_equal(ci.low, oracle)  # the percentile bound, bit for bit
     assert "Monte Carlo, 50 draws" in str(first)
     with pytest.raises(ValueError, match="n_draws"):
         ConfidenceEngine().monte_carlo(dl19, uniform, n_draws=1)
@@ -157,10 +160,35 @@ def test_bound_standard_errors_match_the_quantiles_known_error(copies):
     assert naive < expected / 2 if copies > 1 else naive == pytest.approx(expected, rel=0.5)
 
 
+def test_pair_differences_are_the_gathered_rows_difference():
+    from relimpute.confidence.results import pair_differences
+
+    by_system = np.random.default_rng(2).normal(size=(5, 7))
+    pairs = np.array([(0, 1), (4, 2), (3, 3), (1, 0)])
+    found = pair_differences(by_system, pairs)
+    np.testing.assert_array_equal(found, by_system[pairs[:, 0]] - by_system[pairs[:, 1]])
+    assert pair_differences(by_system, pairs[:0]).shape == (0, 7)
+
+
+def test_cluster_counts_by_whole_rounds_equal_the_bincount_bit_for_bit():
+    """The per-cluster counts summed down whole rounds of draws are the bincount's numbers."""
+    from relimpute.confidence.montecarlo import _cluster_counts
+
+    below = np.random.default_rng(5).random((9, 600)) < 0.3
+    for n_clusters in (1, 6, 100, 600):
+        clusters = np.arange(600) % n_clusters
+        cell = (np.arange(9)[:, None] * n_clusters + clusters[None, :]).ravel()
+        oracle = np.bincount(cell, weights=below.ravel(), minlength=9 * n_clusters)
+        found = _cluster_counts(below, clusters, n_clusters)
+        assert found.dtype == np.float64 and found.shape == (9, n_clusters)
+        np.testing.assert_array_equal(found, oracle.reshape(9, n_clusters))
+    assert _cluster_counts(below[:, :599], np.arange(599) % 100, 100).sum() == below[:, :599].sum()
+
+
 def test_bound_standard_errors_equal_a_pair_by_pair_computation():
     """Oracle: the same errors computed one pair at a time with numpy's own quantile and a
-    per-cluster mean (up to rounding), with ties, a cluster count that does not divide the
-    draws and pairs split over blocks."""
+    per-cluster mean (up to rounding), with ties, cluster counts that do and do not divide
+    the draws and pairs split over blocks."""
     from relimpute.confidence.montecarlo import bound_standard_errors
 
     gen = np.random.default_rng(11)
@@ -168,7 +196,7 @@ def test_bound_standard_errors_equal_a_pair_by_pair_computation():
     draws[:, 3] = draws[:, 2]  # a pair whose difference is always 0
     draws[:, 4] = np.round(draws[:, 4], 1)  # ties
     pairs = np.array([(a, b) for a in range(6) for b in range(a + 1, 6)])
-    for clusters, level, max_elements in ((7, 0.9, 1000), (100, 0.95, 1 << 22), (1, 0.95, 500)):
+    for clusters, level, max_elements in ((7, 0.9, 1000), (100, 0.95, 1 << 22), (1, 0.95, 500), (111, 0.9, 2000)):
         low, high = bound_standard_errors(draws, pairs, level, clusters, max_elements)
         cluster = np.arange(len(draws)) % clusters
         for q, (a, b) in enumerate(pairs):

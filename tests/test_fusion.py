@@ -149,6 +149,38 @@ def test_fit_on_a_depth_k_pool_predicts_relevant_counts_below_it():
     assert 0.5 < expected / truth < 2.0
 
 
+def test_predict_after_fit_reuses_the_fits_evidence_and_designs_with_the_same_answer(monkeypatch):
+    """``fit`` then ``predict`` on one campaign builds each topic's evidence and design once;
+    the answer is that of a model predicting from them built anew; pickling drops the kept evidence,
+    and another campaign gets its own."""
+    import pickle
+
+    import relimpute.relevance.fusion as fusion
+
+    sim = simulate_campaign(n_topics=6, n_systems=5, depth=30, rng=4).campaign.pooled(5)
+    calls = []
+    monkeypatch.setattr(fusion, "topic_evidence", lambda t, o: calls.append(t) or topic_evidence(t, o))
+    model = Fusion.plug_in(n_draws=5).fit(sim, rng=0)
+    # the fit learnt from its rows of the kept designs: those of designs built for its rows alone
+    _, _, evidence, designs = model._fit_evidence
+    masks = [model._fit_mask(t, ev) for t, ev in zip(sim.topics, evidence)]
+    for whole, alone, m in zip(designs, model._designs(sim, evidence, masks), masks):
+        assert m.any() and not m.all()
+        for name in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(whole[m], name), getattr(alone, name))
+    assert len(pickle.loads(pickle.dumps(model)).__dict__.get("_fit_evidence", ())) == 0
+    kept = model.predict(sim)
+    assert len(calls) == sim.n_topics  # built by fit only
+    fresh = pickle.loads(pickle.dumps(model)).predict(sim)  # no kept evidence: built anew
+    assert len(calls) == 2 * sim.n_topics
+    for a, b, da, db in zip(kept.p, fresh.p, kept.draws, fresh.draws):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(da, db)
+    other = sim.pooled(3)
+    model.fit(sim, rng=0).predict(other)  # not the fitted campaign: its own evidence
+    assert calls[-other.n_topics :] == list(other.topics)
+
+
 def test_draws_carry_parameter_uncertainty(dl19):
     five = dl19.subset(topics=dl19.query_ids[:5])
     estimate = Fusion.plug_in(n_draws=50).fit_predict(five, rng=1)

@@ -38,7 +38,7 @@ from ..relevance.base import RelevanceEstimate, as_generator
 from .graded import graded_scorer
 from .graded import possible as graded_possible
 from .linear import weight_matrix
-from .results import PARAMETERS, Comparison, SystemScores
+from .results import PARAMETERS, Comparison, SystemScores, pair_differences
 
 
 def simulate(
@@ -209,19 +209,32 @@ def bound_standard_errors(
     block = max(1, max_elements // max(n_draws, 1))
     for lo in range(0, n_pairs, block):
         sel = pairs[lo : lo + block]
-        delta = by_system[sel[:, 0]] - by_system[sel[:, 1]]  # (pairs, draws)
+        delta = pair_differences(by_system, sel)  # (pairs, draws)
         ordered = np.sort(delta, axis=1)
-        # pair i's draw d counts in bin i * C + its cluster: every pair's shares in one count
-        cell = (np.arange(len(sel))[:, None] * len(counts) + clusters[None, :]).ravel()
         for side, p in enumerate(((1 - level) / 2, (1 + level) / 2)):
             below = delta <= _sorted_quantile(ordered, np.full(len(sel), p))[:, None]
-            share = np.bincount(cell, weights=below.ravel(), minlength=len(sel) * len(counts))
-            share = share.reshape(len(sel), len(counts))
+            share = _cluster_counts(below, clusters, len(counts))
             s_p = (share / counts).std(axis=1, ddof=1) / np.sqrt(len(counts)) if len(counts) > 1 else 0.0
             upper = _sorted_quantile(ordered, np.minimum(p + s_p, 1.0))
             lower = _sorted_quantile(ordered, np.maximum(p - s_p, 0.0))
             out[side][lo : lo + block] = (upper - lower) / 2
     return out
+
+
+def _cluster_counts(below: np.ndarray, clusters: np.ndarray, n_clusters: int) -> np.ndarray:
+    """``(pairs, C)`` how many of each row's draws in each cluster are True (as floats).
+
+    Draw ``d`` is in cluster ``clusters[d] = d mod C``: with whole rounds of ``C`` draws the
+    counts are sums down a reshaped view (no index array); else pair ``i``'s draw ``d``
+    counts in bin ``i · C + clusters[d]`` of one bincount. Counts: the same numbers either way.
+    """
+    n_rows, n_draws = below.shape
+    if n_draws % n_clusters == 0:
+        rounds = below.reshape(n_rows, n_draws // n_clusters, n_clusters)
+        return rounds.sum(axis=1, dtype=np.int64).astype(np.float64)
+    cell = (np.arange(n_rows)[:, None] * n_clusters + clusters[None, :]).ravel()
+    share = np.bincount(cell, weights=below.ravel(), minlength=n_rows * n_clusters)
+    return share.reshape(n_rows, n_clusters)
 
 
 def _sorted_quantile(sorted_rows: np.ndarray, probs: np.ndarray) -> np.ndarray:

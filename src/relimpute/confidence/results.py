@@ -43,14 +43,26 @@ def _check_level(level: float) -> float:
     return float(level)
 
 
-def _interval(mean, var, draws, level: float) -> ConfidenceInterval:
-    """Normal interval E ± z·sd, or the percentile interval of the draws when given."""
+def _interval(mean, var, draws, level: float, axis: int = 0) -> ConfidenceInterval:
+    """Normal interval E ± z·sd, or the percentile interval of the draws (along ``axis``)
+    when given."""
     level = _check_level(level)
     if draws is not None:
-        low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=axis)
         return ConfidenceInterval(low, high)
     half = ndtri(0.5 + level / 2) * np.sqrt(np.maximum(var, 0.0))
     return ConfidenceInterval(mean - half, mean + half)
+
+
+def pair_differences(by_system: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """``(P, B)`` rows ``by_system[a] − by_system[b]`` for each pair ``(a, b)`` of ``pairs``.
+
+    Written a pair at a time into one array (gathering both sides' rows first would make
+    two more arrays of its size: millions of values, each page of them a fault)."""
+    out = np.empty((len(pairs), by_system.shape[1]))
+    for q, (a, b) in enumerate(pairs.tolist()):
+        np.subtract(by_system[a], by_system[b], out=out[q])
+    return out
 
 
 #: what ``SystemScores.sources`` adds when the draws carry the model's parameter uncertainty
@@ -230,15 +242,15 @@ class Comparison:
         raise KeyError(f"the pair ({a!r}, {b!r}) was not compared")
 
     def _delta_draws(self) -> np.ndarray | None:
+        """``(P, B)`` each pair's draws of ΔMAP (a pair's in one row), or None."""
         draws = self.scores.draws
         if draws is None:
             return None
-        by_system = np.ascontiguousarray(draws.T)  # rows gathered, not columns: cheaper
-        return (by_system[self.pairs[:, 0]] - by_system[self.pairs[:, 1]]).T
+        return pair_differences(np.ascontiguousarray(draws.T), self.pairs)
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Interval for each ΔMAP: E ± z·sd (normal), or percentiles of the Monte Carlo draws."""
-        return _interval(self.e_delta_map, self.var_delta_map, self._delta_draws(), level)
+        return _interval(self.e_delta_map, self.var_delta_map, self._delta_draws(), level, axis=1)
 
     def to_frame(self, level: float = 0.95) -> pd.DataFrame:
         """``system_a, system_b, e_delta_map, sd_delta_map, p_a_better, ci_low, ci_high``."""

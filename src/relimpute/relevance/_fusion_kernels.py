@@ -209,21 +209,30 @@ def topic_draws(
 ):  # fmt: skip
     """``(n_draws, hi − lo)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
     topic) of the stacked design, C-ordered (a draw's documents in a row, as the Monte
-    Carlo reads them; no transposed copy)."""
+    Carlo reads them; no transposed copy). A block of documents' draws is made first, then
+    copied a draw at a time (as in :func:`capture_draws`: one document's draws written
+    straight down a column touch a page per draw)."""
     n_draws = theta_t.shape[1]
     out = np.zeros((n_draws, hi - lo))
     if not alive:
         return out
     eta = np.empty(n_draws)
     extra = np.empty(n_draws)
-    for row in range(lo, hi):
-        _log_odds(
-            indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-            effects_t, row, 0, n_draws, eta, extra,
-        )  # fmt: skip
+    block = np.empty((_BLOCK, n_draws))
+    for r0 in range(lo, hi, _BLOCK):
+        r1 = min(r0 + _BLOCK, hi)
+        for row in range(r0, r1):
+            _log_odds(
+                indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+                effects_t, row, 0, n_draws, eta, extra,
+            )  # fmt: skip
+            drawn = block[row - r0]
+            for d in range(n_draws):
+                p = 1.0 / (1.0 + np.exp(-eta[d]))
+                drawn[d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
         for d in range(n_draws):
-            p = 1.0 / (1.0 + np.exp(-eta[d]))
-            out[d, row - lo] = p * factors[d, _bin(edges[d], _key(eta[d]))]
+            for row in range(r0, r1):
+                out[d, row - lo] = block[row - r0, d]
     return out
 
 

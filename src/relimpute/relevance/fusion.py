@@ -222,6 +222,20 @@ class Fusion(RelevanceModel):
     def _evidence(self, campaign: Campaign) -> list[TopicEvidence]:
         return [topic_evidence(t, self.rrf_offset) for t in campaign.topics]
 
+    def _evidence_and_designs(self, campaign: Campaign) -> tuple[list, list]:
+        """Each topic's evidence and design; the fit's, once, when ``predict`` reads the
+        campaign it was fitted on (``fit`` then ``predict``, as every command calls them:
+        built once, not twice)."""
+        kept = self.__dict__.pop("_fit_evidence", None)
+        if kept is not None and kept[0] is campaign and kept[1] == self.rrf_offset:
+            return kept[2], kept[3]
+        evidence = self._evidence(campaign)
+        return evidence, self._designs(campaign, evidence)
+
+    def __getstate__(self):
+        # the fit's evidence and designs are a cache for the next predict, not the model
+        return {k: v for k, v in self.__dict__.items() if k != "_fit_evidence"}
+
     def _fit_mask(self, topic: TopicData, ev: TopicEvidence) -> np.ndarray:
         """The judged documents the model learns from: those within the pool horizon
         (all judged documents when the judging follows no run's ranks; none in a topic
@@ -234,6 +248,7 @@ class Fusion(RelevanceModel):
 
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         self._validate()
+        self.__dict__.pop("_fit_evidence", None)
         evidence = self._evidence(campaign)
         masks = [self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         x = np.concatenate([ev.features[m] for ev, m in zip(evidence, masks)])
@@ -244,7 +259,9 @@ class Fusion(RelevanceModel):
             self.feature_mean_, self.feature_scale_ = np.zeros(N_FEATURES), np.ones(N_FEATURES)
         self.systems_ = tuple(campaign.systems) if self.run_effect_sd > 0 else ()
         self.query_ids_ = tuple(campaign.query_ids)
-        design = sp.vstack(self._designs(campaign, evidence, masks), format="csr")
+        full = self._designs(campaign, evidence)  # the fit's rows of them here, all in predict
+        design = sp.vstack([d[m] for d, m in zip(full, masks)], format="csr")
+        self._fit_evidence = (campaign, self.rrf_offset, evidence, full)
         y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
         grades = np.concatenate([t.grades[m] for t, m in zip(campaign.topics, masks)])
         prec, shift = self._prior(campaign.n_topics)
@@ -349,8 +366,7 @@ class Fusion(RelevanceModel):
     # ------------------------------------------------------------------ predict
 
     def _predict(self, campaign: Campaign):
-        evidence = self._evidence(campaign)
-        designs = self._designs(campaign, evidence)
+        evidence, designs = self._evidence_and_designs(campaign)
         # outside the fit set, for the capture adjustment (a topic no run retrieves: no part in it)
         outside = [
             ~self._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
