@@ -32,7 +32,7 @@ parameters, draw ``s`` giving ``p_s(d)`` for every document, so conditioning the
 §10.4). The checks' Monte Carlo then weights each of its draws by its posterior draw's ``w``,
 which moves every other document's predictive probability through the shared parameters;
 the model is refitted only when the effective sample size ``(Σ w)² / Σ w²`` falls below
-``min_ess`` times the draws (docs/math/fusion.md for the draws).
+``min_ess`` times the draws (docs/math/selection.md, "Between refits").
 """
 
 from __future__ import annotations
