@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from summarize import COLLECTIONS, collection_rows
+from summarize import COLLECTIONS, MARKER, collection_rows
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results_reweight"
@@ -31,6 +31,9 @@ OUT = HERE / "results_reweight"
 CHECKED = {"dl19": {5: 32, 7: 102, 12: 82}, "trec8": {10: 259, 19: 25}}
 #: MTC's median judgments without the budget's censoring (README: DL 2021 at a budget of 3000)
 MTC_MEDIAN = {"dl21": 602.0}
+#: the heading of the reweighting selector's section of results/summary.md
+HEADING = MARKER + ('"reweight" (min_ess chosen leave-one-collection-out; '
+                    "examples/posterior_selector/reweight.py)")
 
 
 def today(name: str) -> pd.DataFrame | None:
@@ -96,6 +99,7 @@ def main() -> None:
     table = pd.DataFrame(rows)
     table["chosen"] = [chosen(table, r.collection) == r.setting for r in table.itertuples()]
     table.to_csv(OUT / "reweight.csv", index=False, float_format="%.4g")
+    write_summary(table[table["chosen"]])
     lines = [
         "| collection | setting | median judgments (at budget) | half of MTC | today's selector | W (95% interval) "
         "| right at ≥ 0.95 | initial pair right | chosen held-out | target |",
@@ -110,6 +114,18 @@ def main() -> None:
     print("\n".join(lines))
     print()
     print("\n".join(paired))
+
+
+def write_summary(chosen_rows: pd.DataFrame) -> None:
+    """``results/summary.md`` with a section for the reweighting selector at its held-out
+    setting (replacing the section an earlier run wrote; summarize.py keeps it)."""
+    path = HERE / "results" / "summary.md"
+    text = path.read_text().split(MARKER)[0].rstrip("\n") if path.is_file() else ""
+    shown = chosen_rows[["collection", "setting", "trials", "median", "at_budget", "W", "accuracy_95",
+                         "share_95", "median_seconds"]].rename(columns={"median": "median_judgments",
+                         "at_budget": "stopped_at_budget", "accuracy_95": "accuracy_conf_95",
+                         "share_95": "share_conf_95"})  # fmt: skip
+    path.write_text(f"{text}\n\n{HEADING}\n\n" + shown.to_markdown(index=False, floatfmt=".3g") + "\n")
 
 
 def chosen(table: pd.DataFrame, collection: str) -> str | None:
