@@ -192,3 +192,33 @@ def test_n_draws_sets_the_refits_posterior_draws():
     selector = PosteriorSelection(model_params={"n_draws": 40}, n_draws=60, update="reweight")
     SelectionSession(hidden, selector, pair, confidence=None, rng=1)
     assert selector.draws_estimate_.n_draws == 60 and len(selector.log_weights_) == 60
+
+
+def test_reweight_between_fixed_refits_judges_as_the_refitting_selector():
+    """``ess_refits=False``: refits every ``interval`` judgments, so the documents are those
+    of ``update="refit"`` (checks every judgment) judgment for judgment; a check is skipped
+    exactly when the weights' ESS is below ``min_ess`` × M."""
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "mc_draws": 400, "screen": None}
+    runs = []
+    for params in ({"update": "reweight", "ess_refits": False, "min_ess": 0.3}, {"check_every": 1}):
+        selector = PosteriorSelection(**settings, **params)
+        session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=None, budget=23, rng=3)
+        docs, skipped = [], 0
+        while session.stop_reason() is None:
+            q, d = session.propose()
+            before = selector.n_check_screened_
+            session.judge(q, d, oracle.judge(q, d))
+            docs.append((q, d, selector.n_fits_))
+            if selector.update == "reweight" and session.n_judged % 5:
+                low = selector.ess_ < 0.3 * 40
+                assert (selector.n_check_screened_ > before) == low
+                skipped += low
+        runs.append((docs, selector.n_checks_, skipped))
+    (docs, checks, skipped), (plain_docs, plain_checks, _) = runs
+    assert docs == plain_docs and checks + skipped == plain_checks == 23 - 4

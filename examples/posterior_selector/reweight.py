@@ -32,7 +32,7 @@ CHECKED = {"dl19": {5: 32, 7: 102, 12: 82}, "trec8": {10: 259, 19: 25}}
 #: MTC's median judgments without the budget's censoring (README: DL 2021 at a budget of 3000)
 MTC_MEDIAN = {"dl21": 602.0}
 #: the heading of the reweighting selector's section of results/summary.md
-HEADING = MARKER + ('"reweight" (min_ess chosen leave-one-collection-out; '
+HEADING = MARKER + ('"reweight" (min_ess: reweight.csv\'s chosen setting; '
                     "examples/posterior_selector/reweight.py)")
 
 
@@ -132,6 +132,8 @@ def chosen(table: pd.DataFrame, collection: str) -> str | None:
     """The setting chosen without ``collection`` (the module docstring), on the other
     collections measured with every setting; None if none holds."""
     n_settings = table["setting"].nunique()
+    if n_settings == 1:  # one setting, fixed before any study: nothing chosen on data
+        return str(table["setting"].iloc[0])
     complete = table.groupby("collection")["setting"].nunique() == n_settings
     others = table[table["collection"].isin(complete[complete].index) & (table["collection"] != collection)]
     best, best_total = None, np.inf

@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="the posterior selector between refits (default: refit)")
     parser.add_argument("--min-ess", type=float, default=0.5,
                         help="with --update reweight: refit when the weights' ESS falls below this x draws")
+    parser.add_argument("--fixed-refits", action="store_true",
+                        help="with --update reweight: refit every 10 judgments, not on the ESS")
     parser.add_argument("--n-draws", type=int, default=None,
                         help="the posterior selector's draws per refit (default: the strategy's)")
     parser.add_argument("--strategies", default="mtc,fusion-mc,posterior")
@@ -54,6 +56,8 @@ def main(argv: list[str] | None = None) -> None:
         own = {"choose": args.choose, "check_every": args.check_every}
         if args.update != "refit":  # (the identity of the earlier studies' folders unchanged)
             own.update(update=args.update, min_ess=args.min_ess)
+            if args.fixed_refits:
+                own["ess_refits"] = False
         if args.n_draws is not None:
             own["n_draws"] = args.n_draws
         strategies = [get_calibration_strategy(s) for s in args.strategies.split(",")]

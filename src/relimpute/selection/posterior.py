@@ -96,6 +96,11 @@ class PosteriorSelection(RTCSelection):
     min_ess
         With ``update="reweight"``: the fraction of the draws, in (0, 1], below which the
         effective sample size triggers a refit.
+    ess_refits
+        With ``update="reweight"``: True, refit when the effective sample size falls
+        below ``min_ess`` times the draws; False, refit every ``interval`` judgments as
+        ``update="refit"`` does (the same documents, up to the earlier stop), skipping the
+        checks while the effective sample size is below it.
     n_draws
         The model's posterior draws per refit (None: the model's settings).
 
@@ -128,6 +133,7 @@ class PosteriorSelection(RTCSelection):
         check_every: int | None = None,
         update: str = "refit",
         min_ess: float = 0.5,
+        ess_refits: bool = True,
         n_draws: int | None = None,
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
@@ -136,6 +142,7 @@ class PosteriorSelection(RTCSelection):
         self.check_every = check_every
         self.update = update
         self.min_ess = min_ess
+        self.ess_refits = ess_refits
         self.n_draws = n_draws
 
     def _initial_p(self, state: SelectionState) -> None:
@@ -193,7 +200,9 @@ class PosteriorSelection(RTCSelection):
         with np.errstate(divide="ignore"):
             self.log_weights_ += np.log(p if state.p[topic][doc] == 1.0 else 1.0 - p)
         self.ess_ = effective_sample_size(self.log_weights_)
-        if self.ess_ < float(self.min_ess) * len(self.log_weights_):
+        degenerate = self.ess_ < float(self.min_ess) * len(self.log_weights_)
+        due = not self.n_seen_ % int(self.interval) if not self.ess_refits else degenerate
+        if due:
             self._refit(state)
             self._recompute_all(state)
             return list(range(state.n_topics))
@@ -201,7 +210,10 @@ class PosteriorSelection(RTCSelection):
         if self.conditioned_ is not None:
             self.conditioned_.label(topic, state)
         if not self.n_seen_ % self.every_:
-            self._check(state)
+            if degenerate:  # (ess_refits=False) the weights cannot be trusted until the refit
+                self.n_check_screened_ += 1
+            else:
+                self._check(state)
         return changed
 
     def _check(self, state: SelectionState) -> None:
