@@ -56,7 +56,7 @@ def settings() -> list[Path]:
 def main() -> None:
     checks = pd.read_csv(HERE / "results_checked" / "checks.csv")
     checks = checks[checks["budget"].astype(str) == "300"].set_index("collection")
-    rows, paired = [], []
+    rows, paired, per_trial = [], [], {}
     for setting in settings():
         for name in COLLECTIONS:
             folder = setting / name
@@ -84,6 +84,7 @@ def main() -> None:
             pair = today(name)
             if pair is not None:
                 both = pair.join(trials.rename("reweight"), how="inner")
+                per_trial.setdefault(name, both.drop(columns="reweight"))[setting.name] = both["reweight"]
                 diff = both["reweight"] - both["today_judgments"]
                 paired.append(
                     f"{setting.name}, {COLLECTIONS[name]}: {len(both)} trials; against today's selector "
@@ -114,6 +115,12 @@ def main() -> None:
     print("\n".join(lines))
     print()
     print("\n".join(paired))
+    for name, frame in per_trial.items():
+        print(f"\n{COLLECTIONS[name]}, judgments per trial:\n")
+        shown = frame.rename(columns={"true_delta_map": "true ΔMAP", "mtc_judgments": "MTC",
+                                      "today_judgments": "today"})  # fmt: skip
+        shown["true ΔMAP"] = shown["true ΔMAP"].map("{:+.3f}".format)
+        print(shown.astype({c: "Int64" for c in shown.columns if c != "true ΔMAP"}).to_markdown())
 
 
 def write_summary(chosen_rows: pd.DataFrame) -> None:
