@@ -16,7 +16,7 @@ Target (issue 24): a posterior trial ≤ 2× an MTC trial. Writes
 ``benchmarks/results/posterior_selector.{json,md}``.
 
     python benchmarks/bench_posterior_selector.py [--collection dl19] [--trials 3] [--check-every 1]
-        [--update reweight --min-ess 0.5]
+        [--update reweight --min-ess 0.5 [--fixed-refits]]
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--check-every", type=int, help="add the posterior selector with checks")
     parser.add_argument("--update", choices=("reweight",), help="add the posterior selector reweighting")
     parser.add_argument("--min-ess", type=float, default=0.5, help="with --update reweight")
+    parser.add_argument("--fixed-refits", action="store_true",
+                        help="with --update reweight: refit every 10 judgments, not on the ESS")
     args = parser.parse_args(argv)
     folder, threshold = COLLECTIONS[args.collection]
     data = ROOT.parent / "shared" / "data" / folder
@@ -101,9 +103,11 @@ def main(argv: list[str] | None = None) -> None:
         labels.append(f"posterior, check_every={args.check_every}")
     if args.update is not None:
         posterior = strategies[2]
-        params = {**posterior.selector_params, "update": args.update, "min_ess": args.min_ess}
+        params = {**posterior.selector_params, "update": args.update, "min_ess": args.min_ess,
+                  "ess_refits": not args.fixed_refits}  # fmt: skip
         strategies.append(replace(posterior, selector_params=params))
-        labels.append(f"posterior, {args.update}, min_ess={args.min_ess:g}")
+        labels.append(f"posterior, {args.update}, min_ess={args.min_ess:g}"
+                      + (", refits every 10" if args.fixed_refits else ""))
     clock = _Clock()
     run_trial(base, specs[0], strategies[:2], max_judgments=300)  # numba's compile and caches, not timed
     rows = []
@@ -128,12 +132,14 @@ def main(argv: list[str] | None = None) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = "posterior_selector" if args.collection == "dl19" else f"posterior_selector_{args.collection}"
     stem += "_reweight" if args.update is not None else ""
+    stem += "_every10" if args.update is not None and args.fixed_refits else ""
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         f"# A posterior-selector trial against MTC and fusion-mc ({folder}), CPU seconds", "",
         f"`python benchmarks/bench_posterior_selector.py --collection {args.collection} --trials {args.trials}"
         + ("" if args.check_every is None else f" --check-every {args.check_every}")
-        + ("" if args.update is None else f" --update {args.update} --min-ess {args.min_ess:g}") + "`"
+        + ("" if args.update is None else f" --update {args.update} --min-ess {args.min_ess:g}")
+        + (" --fixed-refits" if args.fixed_refits else "") + "`"
         f" ({result['date']}, load {info['load_average_1min']} on {info['cpus']} CPUs). One process;",
         "model fit and Monte Carlo are the posterior selector's judging loop (its refits, and the",
         "Monte Carlo of its stopping confidence at them; checks: between refits); the rest of",

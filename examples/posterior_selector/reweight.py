@@ -98,7 +98,9 @@ def main() -> None:
         print("no reweighting study found under", OUT)
         return
     table = pd.DataFrame(rows)
-    table["chosen"] = [chosen(table, r.collection) == r.setting for r in table.itertuples()]
+    picks = {c: chosen(table, c) for c in table["collection"].unique()}
+    table["chosen"] = [r.setting in picks[r.collection] for r in table.itertuples()]
+    table["tied"] = [len(picks[r.collection]) > 1 for r in table.itertuples()]
     table.to_csv(OUT / "reweight.csv", index=False, float_format="%.4g")
     write_summary(table[table["chosen"]])
     lines = [
@@ -110,7 +112,7 @@ def main() -> None:
         lines.append(
             f"| {r.collection} | {r.setting} | {r.median:g} ({r.at_budget:.0%}) | {r.half_mtc:g} | {r.today_median:g} "
             f"| {r.W:+.2f} ({r.W_low:+.2f}, {r.W_high:+.2f}) | {r.accuracy_95:.1%} | {r.initial_right:.0%} "
-            f"| {'yes' if r.chosen else ''} | {'met' if r.met else 'not met'} |"
+            f"| {('yes, tied' if r.tied else 'yes') if r.chosen else ''} | {'met' if r.met else 'not met'} |"
         )  # fmt: skip
     print("\n".join(lines))
     print()
@@ -135,22 +137,21 @@ def write_summary(chosen_rows: pd.DataFrame) -> None:
     path.write_text(f"{text}\n\n{HEADING}\n\n" + shown.to_markdown(index=False, floatfmt=".3g") + "\n")
 
 
-def chosen(table: pd.DataFrame, collection: str) -> str | None:
-    """The setting chosen without ``collection`` (the module docstring), on the other
-    collections measured with every setting; None if none holds."""
+def chosen(table: pd.DataFrame, collection: str) -> list[str]:
+    """The settings chosen without ``collection`` (the module docstring), on the other
+    collections measured with every setting: several when they tie; none if none holds."""
     n_settings = table["setting"].nunique()
     if n_settings == 1:  # one setting, fixed before any study: nothing chosen on data
-        return str(table["setting"].iloc[0])
+        return [str(table["setting"].iloc[0])]
     complete = table.groupby("collection")["setting"].nunique() == n_settings
     others = table[table["collection"].isin(complete[complete].index) & (table["collection"] != collection)]
-    best, best_total = None, np.inf
+    totals = {}
     for setting, part in others.groupby("setting"):
         if (part["W"] < 0).any() or (part["accuracy_95"] < 0.95).any():
             continue
-        total = float(part["median"].sum())
-        if total < best_total:
-            best, best_total = setting, total
-    return best
+        totals[setting] = float(part["median"].sum())
+    best = min(totals.values(), default=None)
+    return [s for s, total in totals.items() if total == best]
 
 
 if __name__ == "__main__":
