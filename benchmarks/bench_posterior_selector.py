@@ -8,11 +8,15 @@ includes waiting for a core). The posterior selector's judging loop is split int
 model refits (the default model's fit and prediction on the judgments so far) and the Monte
 Carlo of its stopping confidence at those refits; with ``--check-every N`` a fourth row per
 trial runs the posterior selector checking its confidence every N judgments between refits
-(``PosteriorSelection(check_every=N)``, the same random stream), whose checks are timed too.
+(``PosteriorSelection(check_every=N)``, the same random stream), whose checks are timed too;
+with ``--update reweight --min-ess X`` another row runs it reweighting the refit's draws
+between refits (``PosteriorSelection(update="reweight", min_ess=X)``, refits when the weights'
+effective sample size falls below X times the draws).
 Target (issue 24): a posterior trial ≤ 2× an MTC trial. Writes
 ``benchmarks/results/posterior_selector.{json,md}``.
 
     python benchmarks/bench_posterior_selector.py [--collection dl19] [--trials 3] [--check-every 1]
+        [--update reweight --min-ess 0.5 [--fixed-refits]]
 """
 
 from __future__ import annotations
@@ -74,6 +78,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--collection", choices=sorted(COLLECTIONS), default="dl19")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--check-every", type=int, help="add the posterior selector with checks")
+    parser.add_argument("--update", choices=("reweight",), help="add the posterior selector reweighting")
+    parser.add_argument("--min-ess", type=float, default=0.5, help="with --update reweight")
+    parser.add_argument("--fixed-refits", action="store_true",
+                        help="with --update reweight: refit every 10 judgments, not on the ESS")
     args = parser.parse_args(argv)
     folder, threshold = COLLECTIONS[args.collection]
     data = ROOT.parent / "shared" / "data" / folder
@@ -93,6 +101,13 @@ def main(argv: list[str] | None = None) -> None:
         params = {**posterior.selector_params, "check_every": args.check_every}
         strategies.append(replace(posterior, selector_params=params))
         labels.append(f"posterior, check_every={args.check_every}")
+    if args.update is not None:
+        posterior = strategies[2]
+        params = {**posterior.selector_params, "update": args.update, "min_ess": args.min_ess,
+                  "ess_refits": not args.fixed_refits}  # fmt: skip
+        strategies.append(replace(posterior, selector_params=params))
+        labels.append(f"posterior, {args.update}, min_ess={args.min_ess:g}"
+                      + (", refits every 10" if args.fixed_refits else ""))
     clock = _Clock()
     run_trial(base, specs[0], strategies[:2], max_judgments=300)  # numba's compile and caches, not timed
     rows = []
@@ -116,11 +131,15 @@ def main(argv: list[str] | None = None) -> None:
               "median_cpu_s": medians, "posterior_over_mtc": ratio, "over_mtc": ratios, "target_ratio": 2.0, "met": min(ratios.values()) <= 2.0}  # fmt: skip
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = "posterior_selector" if args.collection == "dl19" else f"posterior_selector_{args.collection}"
+    stem += "_reweight" if args.update is not None else ""
+    stem += "_every10" if args.update is not None and args.fixed_refits else ""
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         f"# A posterior-selector trial against MTC and fusion-mc ({folder}), CPU seconds", "",
         f"`python benchmarks/bench_posterior_selector.py --collection {args.collection} --trials {args.trials}"
-        + ("" if args.check_every is None else f" --check-every {args.check_every}") + "`"
+        + ("" if args.check_every is None else f" --check-every {args.check_every}")
+        + ("" if args.update is None else f" --update {args.update} --min-ess {args.min_ess:g}")
+        + (" --fixed-refits" if args.fixed_refits else "") + "`"
         f" ({result['date']}, load {info['load_average_1min']} on {info['cpus']} CPUs). One process;",
         "model fit and Monte Carlo are the posterior selector's judging loop (its refits, and the",
         "Monte Carlo of its stopping confidence at them; checks: between refits); the rest of",

@@ -20,6 +20,8 @@ import pandas as pd
 from relimpute._files import save_figure
 
 COLLECTIONS = {"dl19": "DL 2019", "dl21": "DL 2021", "trec8": "TREC-8"}
+#: where reweight.py's section of summary.md starts (kept when the table is rewritten)
+MARKER = "## posterior, update="
 
 
 def collection_rows(folder: Path, name: str) -> pd.DataFrame:
@@ -132,7 +134,9 @@ def main(argv: list[str] | None = None) -> None:
     table.to_csv(results / "summary.csv", index=False, float_format="%.4g")
     shown = table[["collection", "strategy", "trials", "median_judgments", "mean_judgments", "stopped_at_budget",
                    "W", "accuracy_conf_95", "share_conf_95", "mean_tau", "median_seconds"]]
-    (results / "summary.md").write_text(shown.to_markdown(index=False, floatfmt=".3g") + "\n")
+    old = (results / "summary.md").read_text() if (results / "summary.md").is_file() else ""
+    kept = old[old.index(MARKER) - 2:] if MARKER in old else ""  # reweight.py's section
+    (results / "summary.md").write_text(shown.to_markdown(index=False, floatfmt=".3g") + "\n" + kept)
     hard = pd.concat(initial, ignore_index=True)
     hard.to_csv(results / "initial_pairs.csv", index=False, float_format="%.4g")
     plot(trials, results / "judgments.png")

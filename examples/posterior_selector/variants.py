@@ -12,6 +12,8 @@ run.sh, so the runs pair with its trials:
         --out examples/posterior_selector/variance
     python examples/posterior_selector/variants.py --check-every 1 --strategies posterior \\
         --out examples/posterior_selector/checked
+    python examples/posterior_selector/variants.py --update reweight --min-ess 0.5 \
+        --strategies posterior --out examples/posterior_selector/results_reweight/ess50
     python examples/posterior_selector/summarize.py examples/posterior_selector/variance
 """
 
@@ -28,12 +30,20 @@ def main(argv: list[str] | None = None) -> None:
     from relimpute._study_folder import StudyFolder
     from relimpute.calibration import CalibrationReport, run_study
     from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
-    from relimpute.selection.posterior import CHOOSE
+    from relimpute.selection.posterior import CHOOSE, UPDATE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--choose", choices=CHOOSE, default="mtc")
     parser.add_argument("--check-every", type=int, default=None,
                         help="the posterior selector's checks between refits (default: none)")
+    parser.add_argument("--update", choices=UPDATE, default="refit",
+                        help="the posterior selector between refits (default: refit)")
+    parser.add_argument("--min-ess", type=float, default=0.5,
+                        help="with --update reweight: refit when the weights' ESS falls below this x draws")
+    parser.add_argument("--fixed-refits", action="store_true",
+                        help="with --update reweight: refit every 10 judgments, not on the ESS")
+    parser.add_argument("--n-draws", type=int, default=None,
+                        help="the posterior selector's draws per refit (default: the strategy's)")
     parser.add_argument("--strategies", default="mtc,fusion-mc,posterior")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--budget", type=int, default=300)
@@ -44,6 +54,12 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.collections.split(","):
         campaign, groups = load(name)
         own = {"choose": args.choose, "check_every": args.check_every}
+        if args.update != "refit":  # (the identity of the earlier studies' folders unchanged)
+            own.update(update=args.update, min_ess=args.min_ess)
+            if args.fixed_refits:
+                own["ess_refits"] = False
+        if args.n_draws is not None:
+            own["n_draws"] = args.n_draws
         strategies = [get_calibration_strategy(s) for s in args.strategies.split(",")]
         strategies = [
             replace(s, selector_params={**s.selector_params, **own}) if s.name == "posterior" else s

@@ -23,6 +23,16 @@ each refit fits the default model on the judgments read at the relevance thresho
 (only its split of relevance into grades does, docs/math/fusion.md "Relevance and
 grades"), and the cut-points' fit is skipped. Each topic's posterior draws are computed
 once per refit, not once per Monte Carlo pass.
+
+Between refits (``update="reweight"``) a new label is evidence about the model's
+parameters, not only about its own document: the refit's posterior draws are draws of the
+parameters, draw ``s`` giving ``p_s(d)`` for every document, so conditioning them on a label
+``y`` of document ``d`` is Bayes' rule on the draws, ``w_s ∝ w_s p_s(d)^y (1 − p_s(d))^(1−y)``
+(self-normalised importance sampling from the refit's posterior; Gelman et al. 2013, BDA3
+§10.4). The checks' Monte Carlo then weights each of its draws by its posterior draw's ``w``,
+which moves every other document's predictive probability through the shared parameters;
+the model is refitted only when the effective sample size ``(Σ w)² / Σ w²`` falls below
+``min_ess`` times the draws (docs/math/selection.md, "Between refits").
 """
 
 from __future__ import annotations
@@ -35,11 +45,14 @@ import numpy as np
 
 from ..relevance.base import LazyDraws
 from .base import SelectionState, register
+from .mtc import MTC
 from .rtc import RTCSelection
 from .stopping import PairConfidence
 
 #: how the posterior selector ranks the candidates (see the module docstring)
 CHOOSE = ("mtc", "variance")
+#: what happens to the latest refit's draws between refits (see the module docstring)
+UPDATE = ("refit", "reweight")
 #: models whose probabilities of relevance (and their draws) are fitted at the threshold
 #: alone, the grades only split them (relimpute/relevance/fusion.py): refitted on binary labels
 THRESHOLD_ONLY = ("fusion",)
@@ -74,7 +87,22 @@ class PosteriorSelection(RTCSelection):
     check_every
         Between refits, recompute the confidence every this many judgments on the latest
         refit's draws conditioned on the new labels (the module docstring); None: only at
-        refits.
+        refits (with ``update="reweight"``: after every judgment).
+    update
+        ``"refit"``: refit every ``interval`` judgments; the checks keep the refit's
+        draws equally likely. ``"reweight"``: weight the refit's draws by the labels'
+        likelihood (the module docstring) and refit only when their effective sample size
+        falls below ``min_ess`` times the draws (``interval`` is not read).
+    min_ess
+        With ``update="reweight"``: the fraction of the draws, in (0, 1], below which the
+        effective sample size triggers a refit.
+    ess_refits
+        With ``update="reweight"``: True, refit when the effective sample size falls
+        below ``min_ess`` times the draws; False, refit every ``interval`` judgments as
+        ``update="refit"`` does (the same documents, up to the earlier stop), skipping the
+        checks while the effective sample size is below it.
+    n_draws
+        The model's posterior draws per refit (None: the model's settings).
 
     Attributes
     ----------
@@ -85,6 +113,11 @@ class PosteriorSelection(RTCSelection):
         Checks between refits whose Monte Carlo ran, and those ``screen`` skipped.
     check_seed_
         The seed of the checks' Monte Carlo since the latest refit (one per refit).
+    log_weights_
+        With ``update="reweight"``: ``(M,)`` log-likelihood of the labels since the latest
+        refit under each of its posterior draws.
+    ess_
+        Their effective sample size ``(Σ w)² / Σ w²``.
     """
 
     name = "posterior"
@@ -98,11 +131,19 @@ class PosteriorSelection(RTCSelection):
         screen: float | None = 0.05,
         choose: str = "mtc",
         check_every: int | None = None,
+        update: str = "refit",
+        min_ess: float = 0.5,
+        ess_refits: bool = True,
+        n_draws: int | None = None,
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
                          stop_on="posterior", mc_draws=mc_draws, screen=screen)
         self.choose = choose
         self.check_every = check_every
+        self.update = update
+        self.min_ess = min_ess
+        self.ess_refits = ess_refits
+        self.n_draws = n_draws
 
     def _initial_p(self, state: SelectionState) -> None:
         if self.choose not in CHOOSE:
@@ -110,6 +151,15 @@ class PosteriorSelection(RTCSelection):
         every = self.check_every
         if every is not None and (int(every) != every or every < 1):
             raise ValueError(f"check_every must be None or a positive integer, got {every!r}")
+        if self.update not in UPDATE:
+            raise ValueError(f"update must be one of {UPDATE}, got {self.update!r}")
+        if not 0.0 < float(self.min_ess) <= 1.0:
+            raise ValueError(f"min_ess must lie in (0, 1], got {self.min_ess!r}")
+        if self.n_draws is not None and (int(self.n_draws) != self.n_draws or self.n_draws < 2):
+            raise ValueError(f"n_draws must be None or an integer >= 2, got {self.n_draws!r}")
+        self.reweight_ = self.update == "reweight"
+        self.every_ = int(every) if every is not None else 1 if self.reweight_ else None
+        self.log_weights_, self.ess_ = np.zeros(0), 0.0
         self.n_checks_ = self.n_check_screened_ = 0
         self.known_ = self.conditioned_ = None
         # the checks' seeds: a stream of their own, so the refits draw as without checks
@@ -120,27 +170,56 @@ class PosteriorSelection(RTCSelection):
 
     def _refit(self, state: SelectionState) -> None:
         super()._refit(state)
-        if self.check_every is None:
+        if self.every_ is None:
             return
         self.check_seed_ = int(self.check_rng_.integers(2**63))
-        self.known_ = PairConfidence(state)  # the refit's p taken as known: the checks' screen
         self.conditioned_ = None  # built at the first check the screen lets through
+        if self.reweight_:  # the refit's draws equally likely again
+            self.log_weights_ = np.zeros(self.draws_estimate_.n_draws)
+            self.ess_ = float(self.draws_estimate_.n_draws)
+        else:  # the refit's p taken as known: the checks' screen (the weights would move it)
+            self.known_ = PairConfidence(state)
 
     def _observe(self, state, topic, doc, p_before):
+        if self.reweight_:
+            return self._reweight(state, topic, doc, p_before)
         changed = super()._observe(state, topic, doc, p_before)
         if self.known_ is None or not self.n_seen_ % int(self.interval):
             return changed  # no checks, or a refit has just decided
         self.known_.update(state, topic, doc)
         if self.conditioned_ is not None:
             self.conditioned_.label(topic, state)
-        if not self.n_seen_ % int(self.check_every):
+        if not self.n_seen_ % self.every_:
             self._check(state)
+        return changed
+
+    def _reweight(self, state, topic, doc, p_before):
+        """Weight the refit's draws by the new label's likelihood; refit when they degenerate."""
+        self.n_seen_ += 1
+        p = np.asarray(self.draws_estimate_.draws[topic][:, doc], dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            self.log_weights_ += np.log(p if state.p[topic][doc] == 1.0 else 1.0 - p)
+        self.ess_ = effective_sample_size(self.log_weights_)
+        degenerate = self.ess_ < float(self.min_ess) * len(self.log_weights_)
+        due = not self.n_seen_ % int(self.interval) if not self.ess_refits else degenerate
+        if due:
+            self._refit(state)
+            self._recompute_all(state)
+            return list(range(state.n_topics))
+        changed = MTC._observe(self, state, topic, doc, p_before)
+        if self.conditioned_ is not None:
+            self.conditioned_.label(topic, state)
+        if not self.n_seen_ % self.every_:
+            if degenerate:  # (ess_refits=False) the weights cannot be trusted until the refit
+                self.n_check_screened_ += 1
+            else:
+                self._check(state)
         return changed
 
     def _check(self, state: SelectionState) -> None:
         """The confidence on the latest refit's draws conditioned on the labels since."""
         target = state.target_confidence
-        if self.screen is not None and target is not None:
+        if self.screen is not None and target is not None and not self.reweight_:
             if np.all(self.known_.confidence() < target - float(self.screen)):
                 self.n_check_screened_ += 1
                 return
@@ -151,9 +230,12 @@ class PosteriorSelection(RTCSelection):
                 [(names[a], names[b]) for a, b in state.pairs], int(self.mc_draws), self.check_seed_,
             )  # fmt: skip
         self.n_checks_ += 1
-        self.posterior_.set(*self.conditioned_.summaries())
+        weights = self.log_weights_ if self.reweight_ else None
+        self.posterior_.set(*self.conditioned_.summaries(weights))
 
     def _fit_predict(self, campaign):
+        if self.n_draws is not None:
+            self.model_params_ = {**self.model_params_, "n_draws": int(self.n_draws)}
         if self.model_name_ not in THRESHOLD_ONLY:
             return super()._fit_predict(campaign)
         level = campaign.rel_threshold
@@ -222,8 +304,13 @@ class ConditionedDraws:
         uncertain = uncertain_documents(view, topic, possible)
         return _ap_draws(view, relevant, uncertain, p, post, self.n_draws, _Seed(self.seeds[t]))
 
-    def summaries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per pair E[ΔMAP], Var[ΔMAP] and P(ΔMAP > 0) (ties ½) over the draws."""
+    def summaries(self, log_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per pair E[ΔMAP], Var[ΔMAP] and P(ΔMAP > 0) (ties ½) over the draws.
+
+        ``log_weights``, ``(M,)`` over the estimate's posterior draws: Monte Carlo draw
+        ``b`` (which reads posterior draw ``b mod M``) weighs ``exp(log_weights[b mod M])``
+        (self-normalised); None, or equal weights: every draw alike.
+        """
         from ..confidence.montecarlo import _pair_summaries
 
         n_topics = self.campaign.n_topics
@@ -232,7 +319,40 @@ class ConditionedDraws:
             if self.scores[t] is None:
                 self.scores[t] = self._topic(t)
             mean_draws += self.scores[t] / n_topics
-        return _pair_summaries(mean_draws, self.pairs)
+        if log_weights is None or np.all(log_weights == log_weights[0]):
+            return _pair_summaries(mean_draws, self.pairs)
+        weights = normalised_weights(log_weights)[np.arange(self.n_draws) % len(log_weights)]
+        return weighted_pair_summaries(mean_draws, self.pairs, weights / weights.sum())
+
+
+def normalised_weights(log_weights: np.ndarray) -> np.ndarray:
+    """``exp(log_weights)`` scaled to sum to 1 (a draw of likelihood 0 weighs 0)."""
+    log_weights = np.asarray(log_weights, dtype=np.float64)
+    top = np.max(log_weights)
+    if not np.isfinite(top):
+        raise ValueError("every posterior draw gives the labels likelihood 0")
+    weights = np.exp(log_weights - top)
+    return weights / weights.sum()
+
+
+def effective_sample_size(log_weights: np.ndarray) -> float:
+    """``(Σ w)² / Σ w²`` of the weights ``exp(log_weights)`` (Kong 1992; 0 when every
+    draw gives the labels likelihood 0)."""
+    if not np.isfinite(np.max(log_weights)):
+        return 0.0
+    weights = normalised_weights(log_weights)
+    return float(1.0 / np.sum(weights**2))
+
+
+def weighted_pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray, weights: np.ndarray):
+    """Weighted mean, variance and ``P(Δ > 0) + ½ P(Δ = 0)`` of ``Δ = mean_draws[:, a] −
+    mean_draws[:, b]`` per pair ``(a, b)``; ``weights (B,)`` sum to 1."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    delta = mean_draws[:, pairs[:, 0]] - mean_draws[:, pairs[:, 1]]
+    mean = weights @ delta
+    var = weights @ (delta - mean) ** 2
+    prob = weights @ (delta > 0) + 0.5 * (weights @ (delta == 0))
+    return mean, var, prob
 
 
 class _Seed:

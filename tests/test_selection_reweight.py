@@ -1,0 +1,224 @@
+"""The posterior selector's reweighting between refits (``update="reweight"``): the weighted
+confidence against exact enumeration of the same posterior, and its reductions."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from relimpute.relevance.base import RelevanceEstimate
+from relimpute.selection import PosteriorSelection, SelectionSession, SimulatedAssessor
+from relimpute.selection.posterior import effective_sample_size
+from test_selection import make_campaign
+
+N_DOCS = 5
+
+
+def tiny_campaign():
+    """Two topics of five documents, two runs ranking all five in different orders."""
+    orders = {"s0": [0, 1, 2, 3, 4], "s1": [3, 0, 4, 1, 2]}
+    runs = {s: {f"q{t}": [f"d{t}_{i}" for i in o] for t in range(2)} for s, o in orders.items()}
+    qrels = [(f"q{t}", f"d{t}_{i}", 0) for t in range(2) for i in range(N_DOCS)]
+    return make_campaign(runs, qrels)
+
+
+def fixed_estimate(campaign, draws):
+    """An estimate whose posterior draws are ``draws[t] (M, n)`` (its p: their mean)."""
+    return RelevanceEstimate(
+        query_ids=campaign.query_ids,
+        doc_ids=tuple(t.doc_ids for t in campaign.topics),
+        p=tuple(d.mean(axis=0) for d in draws),
+        draws=tuple(draws),
+    )
+
+
+def parameter_draws(campaign, n_draws, seed):
+    """Draws of p through shared parameters: ``p_s(d) = σ(a_s + b_s z_d)``, ``z_d`` the
+    document's position in s0's ranking (so a label moves every other document's p)."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(0.0, 1.5, n_draws)[:, None]
+    b = rng.normal(-0.6, 0.8, n_draws)[:, None]
+    out = []
+    for topic in campaign.topics:
+        z = np.array([int(d.split("_")[1]) for d in topic.doc_ids], dtype=float)
+        out.append(1.0 / (1.0 + np.exp(-(a + b * z))))
+    return out
+
+
+def average_precision(order, relevant):
+    """AP of one ranking (all documents retrieved) with R = the relevant documents."""
+    r = relevant.sum()
+    if r == 0:
+        return 0.0
+    hits = np.cumsum(relevant[order])
+    return float(np.sum(relevant[order] * hits / np.arange(1, len(order) + 1)) / r)
+
+
+def enumerated_p_a_better(campaign, draws, labels, weighted=True):
+    """Exact P(ΔMAP > 0) + ½ P(ΔMAP = 0) given ``labels {(t, doc): y}``: each draw weighted by
+    the labels' likelihood (``weighted=False``: every draw alike, the labels fixing their own
+    documents only), every unjudged relevance vector enumerated (the oracle)."""
+    names = campaign.systems
+    orders = [
+        [np.array([list(t.doc_ids).index(d) for d in _ranked(campaign, t, s)]) for s in names]
+        for t in campaign.topics
+    ]
+    free = [(t, d) for t in range(2) for d in range(N_DOCS) if (t, d) not in labels]
+    total = weight_sum = 0.0
+    for s in range(draws[0].shape[0]):
+        w = np.prod([draws[t][s, d] if y else 1 - draws[t][s, d] for (t, d), y in labels.items()])
+        w = w if weighted else 1.0
+        weight_sum += w
+        for x in itertools.product([0, 1], repeat=len(free)):
+            rel = [np.zeros(N_DOCS) for _ in range(2)]
+            for (t, d), y in labels.items():
+                rel[t][d] = y
+            prob = 1.0
+            for (t, d), xi in zip(free, x):
+                rel[t][d] = xi
+                prob *= draws[t][s, d] if xi else 1 - draws[t][s, d]
+            maps = [np.mean([average_precision(orders[t][k], rel[t]) for t in range(2)]) for k in range(2)]
+            delta = maps[0] - maps[1]
+            total += w * prob * (1.0 if delta > 1e-12 else 0.5 if abs(delta) <= 1e-12 else 0.0)
+    return total / weight_sum
+
+
+def _ranked(campaign, topic, system):
+    s = campaign.system_index([system])[0]
+    return topic.doc_ids[topic.ranking[s, : int(topic.depth[s])]]
+
+
+def session_on(campaign, draws, monkeypatch, **params):
+    """A reweighting selector whose every fit returns the fixed ``draws``."""
+    estimate = fixed_estimate(campaign, draws)
+    monkeypatch.setattr(PosteriorSelection, "_fit_predict", lambda self, c: estimate)
+    selector = PosteriorSelection(**params)
+    hidden = campaign.with_judged([np.zeros(t.n_docs, dtype=bool) for t in campaign.topics])
+    pair = tuple(campaign.systems)
+    return selector, SelectionSession(hidden, selector, pair, confidence=None, rng=3)
+
+
+def test_reweighted_confidence_equals_the_enumerated_posterior(monkeypatch):
+    """After labels between refits, the selector's P(ΔMAP > 0) is Bayes on the refit's draws:
+    oracle, exact enumeration of every unjudged relevance vector under every draw weighted by
+    the labels' likelihood; within 4 standard errors of a self-normalised estimate,
+    sqrt(P (1 − P) / (B · ESS / M)), and away from the refit-free checks' answer (the same
+    draws unweighted) by more than that."""
+    campaign = tiny_campaign()
+    draws = parameter_draws(campaign, 40, seed=5)
+    n_mc = 40 * 1000
+    selector, session = session_on(
+        campaign, draws, monkeypatch, update="reweight", min_ess=0.01, mc_draws=n_mc, screen=None
+    )
+    labels = {(0, 0): 0, (1, 0): 0, (0, 4): 1}  # first nonrelevant, last relevant: b_s > 0 likelier
+    for (t, d), y in labels.items():
+        session.judge(f"q{t}", f"d{t}_{d}", y)
+    assert selector.n_fits_ == 1 and selector.n_checks_ == 3
+    got = float(session.tracker.p_a_better()[0])
+    expected = enumerated_p_a_better(campaign, draws, labels)
+    unweighted = enumerated_p_a_better(campaign, draws, labels, weighted=False)  # refit-free checks
+    ess = effective_sample_size(selector.log_weights_)
+    error = np.sqrt(expected * (1 - expected) / (n_mc * ess / 40))
+    assert ess < 30  # the labels did move the weights
+    assert abs(got - expected) < 4 * error
+    assert abs(unweighted - expected) > 8 * error
+
+
+def test_equal_draws_reweight_as_the_refit_free_checks(monkeypatch):
+    """When a document's p is the same in every draw, its label leaves the weights equal: the
+    reweighting selector never refits and its confidence after every judgment is, exactly,
+    that of the checks on the refit's draws (``update="refit"``, ``check_every=1``)."""
+    campaign = tiny_campaign()
+    rng = np.random.default_rng(2)
+    draws = [np.broadcast_to(rng.uniform(0.1, 0.9, N_DOCS), (20, N_DOCS)).copy() for _ in range(2)]
+    traces = []
+    for params in ({"update": "reweight", "min_ess": 0.99}, {"check_every": 1, "interval": 1000}):
+        selector, session = session_on(campaign, draws, monkeypatch, mc_draws=400, screen=None, **params)
+        trace = []
+        for _ in range(6):
+            q, d = session.propose()
+            session.judge(q, d, int(d.endswith(("1", "3"))))
+            trace.append((q, d, float(session.tracker.p_a_better()[0])))
+        assert selector.n_fits_ == 1 and selector.n_checks_ == 6
+        traces.append(trace)
+    assert traces[0] == traces[1]
+    assert len({c for _, _, c in traces[0]}) > 2  # the confidence moved
+
+
+def test_reweight_refits_when_the_effective_sample_size_falls():
+    """On the default model: between refits the log-weights are the labels' log-likelihood
+    under each of the refit's draws (recomputed here from its draws), the refit comes at the
+    first judgment that takes their ESS below ``min_ess`` × M, and resets them."""
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+    selector = PosteriorSelection(model_params={"n_draws": 40}, update="reweight", min_ess=0.5, mc_draws=400)
+    session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=None, rng=3)
+    expected, refits = np.zeros(40), 0
+    for _ in range(30):
+        q, d = session.propose()
+        t, i = session.state.locate(q, d)
+        p = np.asarray(selector.draws_estimate_.draws[t][:, i])  # the refit's draws, before the label
+        fits = selector.n_fits_
+        y = oracle.judge(q, d)
+        session.judge(q, d, y)
+        expected += np.log(p if y >= full.rel_threshold else 1 - p)
+        if selector.n_fits_ > fits:  # refitted: the weights had degenerated
+            refits += 1
+            assert effective_sample_size(expected) < 0.5 * 40
+            expected = np.zeros(40)
+            assert np.all(selector.log_weights_ == 0)
+        else:
+            np.testing.assert_allclose(selector.log_weights_, expected, rtol=1e-12, atol=1e-9)
+            assert selector.ess_ >= 0.5 * 40
+    assert refits >= 1 and selector.n_checks_ == 30 - refits
+    for bad, match in (({"update": "resample"}, "update"), ({"min_ess": 0.0}, "min_ess"),
+                       ({"n_draws": 1}, "n_draws")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            SelectionSession(hidden.subset(list(pair)), PosteriorSelection(**bad), pair)
+
+
+def test_n_draws_sets_the_refits_posterior_draws():
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=3, n_systems=2, n_docs=100, depth=20, rng=4).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems)
+    selector = PosteriorSelection(model_params={"n_draws": 40}, n_draws=60, update="reweight")
+    SelectionSession(hidden, selector, pair, confidence=None, rng=1)
+    assert selector.draws_estimate_.n_draws == 60 and len(selector.log_weights_) == 60
+
+
+def test_reweight_between_fixed_refits_judges_as_the_refitting_selector():
+    """``ess_refits=False``: refits every ``interval`` judgments, so the documents are those
+    of ``update="refit"`` (checks every judgment) judgment for judgment; a check is skipped
+    exactly when the weights' ESS is below ``min_ess`` × M."""
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "mc_draws": 400, "screen": None}
+    runs = []
+    for params in ({"update": "reweight", "ess_refits": False, "min_ess": 0.3}, {"check_every": 1}):
+        selector = PosteriorSelection(**settings, **params)
+        session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=None, budget=23, rng=3)
+        docs, skipped = [], 0
+        while session.stop_reason() is None:
+            q, d = session.propose()
+            before = selector.n_check_screened_
+            session.judge(q, d, oracle.judge(q, d))
+            docs.append((q, d, selector.n_fits_))
+            if selector.update == "reweight" and session.n_judged % 5:
+                low = selector.ess_ < 0.3 * 40
+                assert (selector.n_check_screened_ > before) == low
+                skipped += low
+        runs.append((docs, selector.n_checks_, skipped))
+    (docs, checks, skipped), (plain_docs, plain_checks, _) = runs
+    assert docs == plain_docs and checks + skipped == plain_checks == 23 - 4
