@@ -182,7 +182,7 @@ class FusionLLM(RelevanceModel):
         rows, offsets, ys, alone = [], [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
             labelled = topic.judged & (designs[t].getnnz(axis=1) > 0)
-            keep = labelled & (p[t] > 0) & (p[t] < 1)
+            keep = _shift_rows(topic, designs[t], p[t])
             rows.append(designs[t][keep])
             offsets.append(_log_odds(p[t][keep]))
             ys.append(relevant[keep].astype(float))
@@ -254,15 +254,13 @@ class FusionLLM(RelevanceModel):
         if not self.sources_:
             return p, draws, params
         designs = cached[2] if same else self._designs(campaign)
-        weight = getattr(self, "runs_weight", 1.0) - 1 + self.coef_[-1]  # the change of η's weight from 1
+        weight = self.runs_weight - 1 + self.coef_[-1]  # the change of η's weight from 1
         # labelled documents no run retrieves (judged ones keep their label): the labels alone
         named = [d.getnnz(axis=1) > 0 for d in designs]
         alone = [n & ~t.retrieved() & ~t.judged for t, n in zip(campaign.topics, named)]
         # documents outside the labels' pool, when they are taken as non-relevant
-        outside = [
-            ~n & ~t.judged & (getattr(self, "unlabelled", "runs") == "nonrelevant") & n.any()
-            for t, n in zip(campaign.topics, named)
-        ]
+        pool = self.unlabelled == "nonrelevant"
+        outside = [~n & ~t.judged & pool & n.any() for t, n in zip(campaign.topics, named)]
         p = [
             np.where(o, 0.0, np.where(a, expit(d @ self.alone_coef_), _shifted(pt, d @ self.coef_[:-1], weight, n)))
             for pt, d, n, a, o in zip(p, designs, named, alone, outside)
@@ -280,7 +278,7 @@ class FusionLLM(RelevanceModel):
             rng = np.random.default_rng(self.draw_seed_)
             sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
             # the Laplace covariance is block-sparse in practice: draw from it whole
-            if getattr(self, "label_draws", "independent") == "conditional":
+            if self.label_draws == "conditional":
                 gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
             else:
                 gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
@@ -291,11 +289,10 @@ class FusionLLM(RelevanceModel):
                 alpha = rng.multivariate_normal(
                     self.alone_coef_, self.alone_covariance_, size=draws.n_draws, method="cholesky"
                 )
-            gamma[:, -1] += getattr(self, "runs_weight", 1.0) - 1
+            gamma[:, -1] += self.runs_weight - 1
             make = _LabelDraws(draws, designs, gamma, alone, alpha, outside)
             draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
         return p, draws, params
-
 
     def _conditional_draws(self, campaign: Campaign, designs, point, draws, rng) -> np.ndarray:
         """``(n_draws, P)``: per draw ``d`` of the default model, a draw of ``(β, δ, λ)`` from
@@ -304,17 +301,16 @@ class FusionLLM(RelevanceModel):
         0 or 1, as the point fit), not given the point estimate's."""
         keep, rows, ys = [], [], []
         for topic, d, relevant, q in zip(campaign.topics, designs, campaign.relevant(), point):
-            k = topic.judged & (d.getnnz(axis=1) > 0) & (q > 0) & (q < 1)  # as the point fit
+            k = _shift_rows(topic, d, q)  # as the point fit
             keep.append(k)
             rows.append(d[k])
             ys.append(relevant[k].astype(float))
         eta = np.concatenate([_log_odds(draws[t][:, k]) for t, k in enumerate(keep)], axis=1)  # (D, m)
         design, y, prec = sp.vstack(rows, format="csr"), np.concatenate(ys), self._precision()
-        w = getattr(self, "runs_weight", 1.0)
         out = np.empty((eta.shape[0], len(self.coef_)))
         for i, e in enumerate(eta):
             full = sp.hstack([design, sp.csr_matrix(e[:, None])], format="csr")
-            theta, cov = _fit_offset_logistic(full, y, w * e, prec, start=self.coef_)
+            theta, cov = _fit_offset_logistic(full, y, self.runs_weight * e, prec, start=self.coef_)
             out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
         return out
 
@@ -337,6 +333,12 @@ class _LabelDraws:
             out[:, self.alone[t]] = expit((self.designs[t][self.alone[t]] @ self.alpha_t).T)
         out[:, self.outside[t]] = 0.0
         return out
+
+
+def _shift_rows(topic, design, p: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: the documents the label shifts are learned from, judged and labelled,
+    whose runs' probability ``p`` is neither 0 nor 1 (their log-odds, the offset, are finite)."""
+    return topic.judged & (design.getnnz(axis=1) > 0) & (p > 0) & (p < 1)
 
 
 def _log_odds(p: np.ndarray) -> np.ndarray:
