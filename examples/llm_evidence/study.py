@@ -62,6 +62,7 @@ COLLECTIONS = {"dl19": "trec-dl-2019-passage", "dl21": "trec-dl-2021-passage"}
 SOURCES = ("umbrela-gpt-4o", "umbrela-gpt-4", "binary-gpt-4o", "binary-gpt-4", "binary-llama3.2")
 LEVEL = 0.95
 MC_DRAWS = 2000
+METHODS = ("fusion", "substitution", "ppi", "fusion-llm")
 
 
 def load(collection: str, sources) -> Campaign:
@@ -243,15 +244,22 @@ def run_setting(collection, full, design, size, sources, args) -> tuple[list[dic
         print(f"  {design} {size} {method} {source}: " + ", ".join(
             f"{k} {v:.3f}" for k, v in result.items() if isinstance(v, float)), file=sys.stderr)  # fmt: skip
 
-    add("fusion", model_answer(load_model("fusion"), replace(kept, labels=()), truth, args.seed))
+    if "fusion" in args.methods:
+        add("fusion", model_answer(load_model("fusion"), replace(kept, labels=()), truth, args.seed))
     for name in sources:
         source = next(s for s in full.labels if s.name == name)
         grades = llm_grades(full, source)
-        sub_ap = per_topic_ap(substituted(full, kept, grades))
-        add("substitution", {**metrics(truth, sub_ap.mean(axis=0)), "per_run": sub_ap.mean(axis=0)}, name)
-        only_llm = per_topic_ap(substituted(full, full.with_judged([np.zeros(t.n_docs, bool) for t in full.topics]), grades))
-        for method, result in ppi_answers(truth_ap, only_llm, budget, per_topic_judged, args.ppi_reps, args.seed).items():
-            add(method, result, name)
+        if "substitution" in args.methods:
+            sub_ap = per_topic_ap(substituted(full, kept, grades))
+            add("substitution", {**metrics(truth, sub_ap.mean(axis=0)), "per_run": sub_ap.mean(axis=0)}, name)
+        if "ppi" in args.methods:
+            nothing_kept = full.with_judged([np.zeros(t.n_docs, bool) for t in full.topics])
+            only_llm = per_topic_ap(substituted(full, nothing_kept, grades))
+            for method, result in ppi_answers(truth_ap, only_llm, budget, per_topic_judged, args.ppi_reps,
+                                              args.seed).items():  # fmt: skip
+                add(method, result, name)
+        if "fusion-llm" not in args.methods:
+            continue
         one = replace(kept, labels=(source,))
         for sd in args.runs_weight_sd:
             method = "fusion-llm" if sd == 0 else f"fusion-llm, runs weight sd {sd:g}"
@@ -276,6 +284,33 @@ def variant(text: str) -> tuple[str, dict]:
     return name, settings
 
 
+def methods(text: str) -> set[str]:
+    """``--methods``: a comma-separated subset of :data:`METHODS`."""
+    chosen = {m for m in text.split(",") if m}
+    unknown = chosen - set(METHODS)
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"--methods {text!r}: choose among {', '.join(METHODS)}")
+    return chosen
+
+
+def merged(old: pd.DataFrame | None, rows: list[dict]) -> pd.DataFrame:
+    """``rows`` in place of the rows of ``old`` (a summary.csv) with the same collection, design,
+    size, method and source; the other old rows kept, new ones appended after their design's."""
+    new = pd.DataFrame(rows)
+    if old is None or old.empty:
+        return new
+    keys = ["collection", "design", "size", "method", "source"]
+    old = old.assign(source=old["source"].fillna(""), order=np.arange(len(old), dtype=float))
+    new = new.assign(source=new["source"].fillna(""))
+    position = old.set_index(keys)["order"]
+    design_end = old.groupby(keys[:3])["order"].max()
+    new["order"] = [position.get(tuple(k), design_end.get(tuple(k[:3]), len(old)) + 0.5 + i / 1e4)
+                    for i, k in enumerate(new[keys].itertuples(index=False))]  # fmt: skip
+    redone = old.set_index(keys).index.isin(new.set_index(keys).index)
+    table = pd.concat([old[~redone], new], ignore_index=True).sort_values("order", kind="stable")
+    return table.drop(columns="order").reset_index(drop=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collections", default="dl19,dl21")
@@ -287,12 +322,20 @@ def main(argv=None) -> int:
                         help="FusionLLM runs_weight_sd values, comma-separated (0: the class default)")
     parser.add_argument("--variant", action="append", default=[], type=variant, metavar="NAME:KEY=VALUE,...",
                         help="also fusion-llm with these FusionLLM settings, as method 'fusion-llm, NAME' (repeatable)")
+    parser.add_argument("--methods", default=",".join(METHODS), type=methods, metavar="METHOD,...",
+                        help=f"methods to run, comma-separated, of {', '.join(METHODS)} (fusion-llm: with every "
+                        "--runs-weight-sd and --variant; ppi: PPI and PPI++)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep --out's summary.csv rows this run does not redo (same collection, design, size, "
+                        "method, source), replacing those it does")
     parser.add_argument("--seed", type=int, default=2007)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
     sources = [s for s in args.sources.split(",") if s]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    previous = out / "summary.csv"
+    old = pd.read_csv(previous) if args.merge and previous.exists() else None
     rows, runs = [], []
     designs = [("pool", int(k)) for k in args.pool.split(",") if k] + [
         ("random", int(m)) for m in args.random.split(",") if m
@@ -304,7 +347,8 @@ def main(argv=None) -> int:
             r, s = run_setting(collection, full, design, size, sources, args)
             rows += r
             runs += s
-            pd.DataFrame(rows).to_csv(out / "summary.csv", index=False, float_format="%.4f")
+            table = merged(old, rows) if args.merge else pd.DataFrame(rows)
+            table.to_csv(out / "summary.csv", index=False, float_format="%.4f")
             pd.DataFrame(runs).to_csv(out / "runs.csv.gz", index=False, float_format="%.5f")
     return 0
 
