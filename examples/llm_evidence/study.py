@@ -3,7 +3,8 @@
 Run from the repository root::
 
     python examples/llm_evidence/study.py [--collections dl19,dl21] [--pool 3] [--random 10]
-        [--sources umbrela-gpt-4o,...] [--out examples/llm_evidence/results]
+        [--sources umbrela-gpt-4o,...] [--methods fusion,fusion-llm] [--merge]
+        [--out examples/llm_evidence/results]
 
 On TREC DL 2019 and 2021 passage (``../shared/data``; research use only, never copied
 here), keep the human (NIST) judgments only for (a) the depth-k pool of the runs or
@@ -33,8 +34,9 @@ Per method: mean |bias| of MAP, coverage and mean width of 95% intervals for eve
 run's MAP and every pair's ΔMAP, the bookmaker W and the accuracy of the pairs stated
 at >= 0.95 of P(ΔMAP < 0) (Carterette 2007), the log loss of that stated probability (the
 criterion of ``choose_settings.py``), and Kendall's τ of the estimated MAP against the
-true. Writes ``summary.csv`` (one row per collection, design and method) and ``runs.csv``
-(per run) to ``--out``.
+true. Writes ``summary.csv`` (one row per collection, design and method) and ``runs.csv.gz``
+(per run) to ``--out``; ``--methods`` runs only some methods, and ``--merge`` keeps the rows of
+``--out``'s ``summary.csv`` this run does not redo (``runs.csv.gz`` holds this run's only).
 """
 
 from __future__ import annotations
