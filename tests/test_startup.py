@@ -163,3 +163,22 @@ def test_constants_written_out_for_help_match_their_sources():
     assert (evaluate.TESTS, evaluate.CORRECTIONS) == (TESTS, CORRECTIONS)
     listing = "".join(f"  {syntax:<18} {text}\n" for syntax, text in describe_measures())
     assert evaluate._MEASURE_LIST == listing
+
+
+def test_the_default_compare_loads_no_other_model_nor_asyncio(tmp_path):
+    """``compare`` with the default model imports none of the other relevance models (the
+    registry finds them when one is named) nor asyncio (tqdm.auto's; issue 26 item 5)."""
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 0\n")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r1").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 e 3 1 r\n2 Q0 d 1 2 r\n2 Q0 c 2 1 r\n")
+    (runs / "r2").write_text("1 Q0 b 1 3 s\n1 Q0 e 2 2 s\n1 Q0 a 3 1 s\n2 Q0 c 1 2 s\n2 Q0 f 2 1 s\n")
+    argv = ["compare", str(tmp_path / "qrels.txt"), str(runs), "--mc-draws", "50", "--quiet"]
+    loaded = _modules_after(f"from relimpute.cli import main\nassert main({argv!r}) == 0")
+    assert "relimpute.relevance.fusion" in loaded  # the default model did run
+    others = {"rtc", "bayes", "uniform", "nonrelevant", "fusion_llm"}
+    assert not {m for m in loaded if m.split(".")[:3][-1] in others and "relevance" in m}
+    assert "asyncio" not in loaded
+    from relimpute.relevance import RTC, Bayes, available_models  # found when named
+
+    assert RTC.name == "rtc" and Bayes.name == "bayes" and "uniform" in available_models()
