@@ -182,3 +182,26 @@ def test_the_default_compare_loads_no_other_model_nor_asyncio(tmp_path):
     from relimpute.relevance import RTC, Bayes, available_models  # found when named
 
     assert RTC.name == "rtc" and Bayes.name == "bayes" and "uniform" in available_models()
+
+
+def test_a_command_runs_with_fewer_garbage_collections_and_restores_them(tmp_path, monkeypatch):
+    """The cyclic collector's young threshold is raised while a command runs (its imports set
+    off many collections: issue 26 item 5) and put back after it, error or not."""
+    import gc
+
+    import relimpute.cli.compare as compare
+    from relimpute.cli import main
+
+    seen = []
+    monkeypatch.setattr(compare, "run", lambda args: seen.append(gc.get_threshold()) or 0)
+    before = gc.get_threshold()
+    assert main(["compare", str(tmp_path / "q"), str(tmp_path / "r")]) == 0
+    assert seen and seen[0][0] >= 10_000 and seen[0][1:] == before[1:]
+    assert gc.get_threshold() == before
+
+    def fails(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare, "run", fails)
+    assert main(["compare", str(tmp_path / "q"), str(tmp_path / "r")]) == 130
+    assert gc.get_threshold() == before
