@@ -205,3 +205,24 @@ def test_a_command_runs_with_fewer_garbage_collections_and_restores_them(tmp_pat
     monkeypatch.setattr(compare, "run", fails)
     assert main(["compare", str(tmp_path / "q"), str(tmp_path / "r")]) == 130
     assert gc.get_threshold() == before
+
+
+def test_the_objects_alive_at_exit_are_frozen_before_finalisation():
+    """After a command the interpreter exits without its garbage collections walking every
+    object (issue 26 item 5): main registers gc.freeze to run at exit, once, and handlers
+    registered before it run after it; in a session nothing is frozen before exit."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen at exit', gc.get_freeze_count() > 0))\n"
+        "from relimpute.cli import main\n"
+        "for _ in range(3):\n"
+        "    try:\n        main(['--version'])\n    except SystemExit:\n        pass\n"
+        "print('frozen before exit', gc.get_freeze_count() > 0)\n"
+        "import relimpute.cli as cli; print('registered', cli._FREEZE_REGISTERED)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-3:] == ["frozen before exit False", "registered True", "frozen at exit True"]
