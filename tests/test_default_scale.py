@@ -334,5 +334,25 @@ def test_capture_groups_do_not_depend_on_how_many_draws_a_pass_takes(shallow):
     whole = capture_draws(*common, estimate.n_draws)
     assert estimate.n_draws > 3 and whole[1].min() < 1  # the adjustment is at work
     for chunk in (1, 3):
-        for got, expected in zip(capture_draws(*common, chunk), whole):
-            np.testing.assert_array_equal(got, expected)
+        got = capture_draws(*common, chunk)
+        for part in range(2):  # edges, factors
+            np.testing.assert_array_equal(got[part], whole[part])
+        assert got[2].shape == (0, 0)  # draws kept only when one pass holds them all
+
+
+def test_topic_draws_read_from_the_capture_pass_equal_the_computed_ones(shallow):
+    """The capture pass keeps the draws of the documents outside the fit set when one pass
+    holds every draw; the Monte Carlo's first reading of each topic copies them, and once
+    every topic was read they are let go: a second reading computes them, bit for bit the
+    same."""
+    from relimpute.relevance.fusion_draws import _PosteriorDraws
+
+    estimate = load_model("fusion").fit(shallow, rng=4).predict(shallow)
+    make = estimate.draws.make
+    while not isinstance(make, _PosteriorDraws):  # under the estimate's maps (partials)
+        make = next(a for a in make.args if isinstance(a, (_PosteriorDraws, partial)))
+    assert make._capture()[2].shape == (estimate.n_draws, len(make.rows)) and len(make.rows)
+    first = [make(t) for t in range(shallow.n_topics)]
+    assert make.capture_[2].size == 0  # let go after the last topic
+    for t in range(shallow.n_topics):
+        np.testing.assert_array_equal(make(t), first[t])

@@ -120,3 +120,17 @@ def test_a_stage_is_shown_at_once_and_cleared(monkeypatch):
     with quiet(), stage("relimpute x: again"):
         pass
     assert terminal.getvalue() == before
+
+
+def test_the_plain_bar_outside_ipython_and_the_notebook_one_inside(monkeypatch):
+    """tqdm.auto (which imports asyncio) only where IPython runs; a terminal gets the same
+    plain bar from tqdm.std either way."""
+    import tqdm.auto
+    import tqdm.std
+
+    from relimpute.progress import _tqdm
+
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert _tqdm() is tqdm.std.tqdm
+    monkeypatch.setitem(sys.modules, "IPython", object())
+    assert _tqdm() is tqdm.auto.tqdm

@@ -163,3 +163,66 @@ def test_constants_written_out_for_help_match_their_sources():
     assert (evaluate.TESTS, evaluate.CORRECTIONS) == (TESTS, CORRECTIONS)
     listing = "".join(f"  {syntax:<18} {text}\n" for syntax, text in describe_measures())
     assert evaluate._MEASURE_LIST == listing
+
+
+def test_the_default_compare_loads_no_other_model_nor_asyncio(tmp_path):
+    """``compare`` with the default model imports none of the other relevance models (the
+    registry finds them when one is named) nor asyncio (tqdm.auto's; issue 26 item 5)."""
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 0\n")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r1").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 e 3 1 r\n2 Q0 d 1 2 r\n2 Q0 c 2 1 r\n")
+    (runs / "r2").write_text("1 Q0 b 1 3 s\n1 Q0 e 2 2 s\n1 Q0 a 3 1 s\n2 Q0 c 1 2 s\n2 Q0 f 2 1 s\n")
+    argv = ["compare", str(tmp_path / "qrels.txt"), str(runs), "--mc-draws", "50", "--quiet"]
+    loaded = _modules_after(f"from relimpute.cli import main\nassert main({argv!r}) == 0")
+    assert "relimpute.relevance.fusion" in loaded  # the default model did run
+    others = {"rtc", "bayes", "uniform", "nonrelevant", "fusion_llm"}
+    assert not {m for m in loaded if m.split(".")[:3][-1] in others and "relevance" in m}
+    assert "asyncio" not in loaded
+    from relimpute.relevance import RTC, Bayes, available_models  # found when named
+
+    assert RTC.name == "rtc" and Bayes.name == "bayes" and "uniform" in available_models()
+
+
+def test_a_command_runs_with_fewer_garbage_collections_and_restores_them(tmp_path, monkeypatch):
+    """The cyclic collector's young threshold is raised while a command runs (its imports set
+    off many collections: issue 26 item 5) and put back after it, error or not."""
+    import gc
+
+    import relimpute.cli.compare as compare
+    from relimpute.cli import main
+
+    seen = []
+    monkeypatch.setattr(compare, "run", lambda args: seen.append(gc.get_threshold()) or 0)
+    before = gc.get_threshold()
+    assert main(["compare", str(tmp_path / "q"), str(tmp_path / "r")]) == 0
+    assert seen and seen[0][0] >= 10_000 and seen[0][1:] == before[1:]
+    assert gc.get_threshold() == before
+
+    def fails(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare, "run", fails)
+    assert main(["compare", str(tmp_path / "q"), str(tmp_path / "r")]) == 130
+    assert gc.get_threshold() == before
+
+
+def test_the_objects_alive_at_exit_are_frozen_before_finalisation():
+    """After a command the interpreter exits without its garbage collections walking every
+    object (issue 26 item 5): main registers gc.freeze to run at exit, once, and handlers
+    registered before it run after it; in a session nothing is frozen before exit."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen at exit', gc.get_freeze_count() > 0))\n"
+        "from relimpute.cli import main\n"
+        "for _ in range(3):\n"
+        "    try:\n        main(['--version'])\n    except SystemExit:\n        pass\n"
+        "print('frozen before exit', gc.get_freeze_count() > 0)\n"
+        "import relimpute.cli as cli; print('registered', cli._FREEZE_REGISTERED)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-3:] == ["frozen before exit False", "registered True", "frozen at exit True"]

@@ -138,10 +138,11 @@ def test_version_is_0_2_0_everywhere(capsys):
 
 
 def test_quiet_switches_progress_bars_off(monkeypatch):
-    import tqdm.auto
+    import relimpute.progress as module
 
     seen = []
-    monkeypatch.setattr(tqdm.auto, "tqdm", lambda it, **kw: seen.append(kw["disable"]) or it)
+    fake = lambda it, **kw: seen.append(kw["disable"]) or it  # noqa: E731
+    monkeypatch.setattr(module, "_tqdm", lambda: fake)
     assert list(progress(range(3), desc="x")) == [0, 1, 2]
     with quiet():
         progress(range(3), desc="x")

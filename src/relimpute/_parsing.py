@@ -9,7 +9,6 @@ and the rows a duplicate policy keeps (module docstring of
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import re
@@ -56,10 +55,7 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
     source = str(path)
     raw = read_input(path)
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"unreadable or truncated gzip data ({exc})", source) from exc
+        raw = _gunzip(raw, source)
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     if b"\r" in raw:
@@ -67,6 +63,26 @@ def _read_bytes(path: str | os.PathLike) -> bytes:
     if not raw or raw.isspace():  # (not raw.strip(): that copies the file)
         raise InputError("file is empty", source)
     return raw
+
+
+def _gunzip(raw: bytes, source: str) -> bytes:
+    """The data of every gzip member of ``raw``, as :func:`gzip.decompress` reads them (NUL
+    padding between members allowed), with zlib checking each member's CRC and length as it
+    inflates (gzip's own pass over the output for the CRC costs a tenth of the time)."""
+    members = []
+    while raw:
+        inflate = zlib.decompressobj(wbits=31)  # 16 + 15: a gzip header and trailer
+        try:
+            members.append(inflate.decompress(raw))
+        except zlib.error as exc:
+            raise InputError(f"unreadable or truncated gzip data ({exc})", source) from exc
+        if not inflate.eof:
+            raise InputError(
+                "unreadable or truncated gzip data (the file ends inside its compressed data)",
+                source,
+            )
+        raw = inflate.unused_data.lstrip(b"\x00")
+    return members[0] if len(members) == 1 else b"".join(members)
 
 
 def _single_separator(data: bytes) -> str | None:

@@ -9,10 +9,21 @@ relimpute.progress.quiet():`` in Python, switches them all off.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 _quiet = False
+
+
+def _tqdm():
+    """tqdm's notebook bar under IPython (``tqdm.auto``), else its plain one: ``tqdm.auto``
+    imports asyncio (a twentieth of a second) to give a terminal the plain bar anyway."""
+    if "IPython" in sys.modules:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm.std import tqdm
+    return tqdm
 
 
 def progress(
@@ -20,8 +31,7 @@ def progress(
 ):
     """``iterable`` wrapped in a transient tqdm bar (on a terminal, unless quiet), shown
     once ``delay`` seconds have passed (a step that is often quick stays silent)."""
-    from tqdm.auto import tqdm
-
+    tqdm = _tqdm()
     # disable=None: tqdm shows the bar only when its output (stderr) is a terminal
     return tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, delay=delay,
                 disable=True if _quiet else None)  # fmt: skip
@@ -32,8 +42,7 @@ def stage(desc: str) -> Iterator[None]:
     """A transient line ``desc ...`` (on a terminal, unless quiet) while the block runs: shown
     at once, above the bars of the steps inside it, gone when the block ends. Nothing else
     should write to stderr inside the block (it would land on the same line)."""
-    from tqdm.auto import tqdm
-
+    tqdm = _tqdm()
     bar = tqdm(total=None, desc=desc, bar_format="{desc} ...", leave=False,
                disable=True if _quiet else None)  # fmt: skip
     try:

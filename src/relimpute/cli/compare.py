@@ -194,11 +194,13 @@ def estimate_relevance(campaign, args):
     """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
     uniform --prior."""
     from ..measures import parse_measure
-    from ..relevance import Fusion, Uniform, load_model
+    from ..relevance import Fusion, load_model
 
     if args.estimate is not None:
         return load_estimate(args.estimate, campaign, COMMAND)
     if args.prior is not None:
+        from ..relevance import Uniform
+
         return Uniform(prior=args.prior).fit_predict(campaign)
     model = load_model(model_with_labels(args, args.model) or DEFAULT_MODEL)
     model.fit(campaign, rng=args.seed)

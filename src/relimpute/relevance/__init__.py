@@ -1,5 +1,7 @@
 """Relevance models: learn p(relevant) for unjudged documents from partial qrels."""
 
+from typing import TYPE_CHECKING
+
 from .base import (
     RelevanceEstimate,
     RelevanceModel,
@@ -8,13 +10,33 @@ from .base import (
     get_model,
     register,
 )
-from .rtc import RTC
 from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
-from .uniform import Uniform
-from .nonrelevant import Nonrelevant
-from .bayes import Bayes
 from .fusion import Fusion
-from .fusion_llm import FusionLLM
+
+if TYPE_CHECKING:  # what the names below are, for readers and the API docs
+    from .bayes import Bayes
+    from .fusion_llm import FusionLLM
+    from .nonrelevant import Nonrelevant
+    from .rtc import RTC
+    from .uniform import Uniform
+
+#: the other models, imported when first named (the registry imports them all when a
+#: name it does not hold is asked for): the default model's commands do without them
+_LAZY = {
+    "RTC": ".rtc",
+    "Uniform": ".uniform",
+    "Nonrelevant": ".nonrelevant",
+    "Bayes": ".bayes",
+    "FusionLLM": ".fusion_llm",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DEFAULT_MODEL",

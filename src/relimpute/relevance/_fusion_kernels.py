@@ -155,7 +155,10 @@ def capture_draws(
     topic (``starts``); ``alive[row]`` is False in a topic no run retrieves (p = 0). A
     document's group is found from its log-odds clipped as ``logit(clip(p, 1e-300,
     1 − 1e-16))`` clips them. ``chunk`` draws at a time. Returns ``(n_draws, n_bins − 1)``
-    edges (none without documents outside the fit set) and ``(n_draws, n_bins)`` factors.
+    edges (none without documents outside the fit set), ``(n_draws, n_bins)`` factors and,
+    when every draw fits one pass (``chunk ≥ n_draws``), ``(n_draws, n_out)`` the
+    capture-adjusted draws of p of the ``rows`` (the pass's buffer of log-odds, overwritten:
+    :func:`topic_draws` reads them instead of computing them again), else a ``(0, 0)`` array.
     """
     n_draws = theta_t.shape[1]
     n_bins = q.size + 1
@@ -163,7 +166,9 @@ def capture_draws(
     edges = np.empty((n_draws, n_bins - 1 if n_out else 0))
     factors = np.empty((n_draws, n_bins))
     logits = np.empty((chunk, n_out))
+    keep = chunk >= n_draws
     keys = np.empty(n_out)
+    groups = np.empty(n_out, dtype=np.int64)
     alive_out = np.empty(n_out, dtype=np.bool_)
     for i in range(n_out):
         alive_out[i] = alive[rows[i]]
@@ -191,7 +196,7 @@ def capture_draws(
             if n_out:
                 edges[d] = _quantiles(keys, q)
             expected, found, unjudged = capture_sums(
-                keys, row, alive_out, judged, relevant, starts, edges[d], n_bins
+                keys, row, alive_out, judged, relevant, starts, edges[d], n_bins, groups, keep
             )
             for b in range(n_bins):
                 if unjudged[b] > 0:
@@ -199,40 +204,62 @@ def capture_draws(
                     factors[d, b] = min(ratio, 1.0)
                 else:
                     factors[d, b] = 1.0
-    return edges, factors
+            if keep:  # ``row`` holds the points now (capture_sums): adjust them
+                for i in range(n_out):
+                    row[i] = row[i] * factors[d, groups[i]]
+    if keep:
+        return edges, factors, logits
+    return edges, factors, np.empty((0, 0))
 
 
 @njit_cached()
 def topic_draws(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
-    alive, lo, hi, edges, factors,
+    alive, lo, hi, edges, factors, kept, rows, first, last,
 ):  # fmt: skip
     """``(n_draws, hi − lo)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
     topic) of the stacked design, C-ordered (a draw's documents in a row, as the Monte
-    Carlo reads them; no transposed copy). A block of documents' draws is made first, then
+    Carlo reads them; no transposed copy). The documents outside the fit set
+    (``rows[first:last]``) are copied from ``kept`` when :func:`capture_draws` kept them
+    (``kept`` not empty); the others' are computed, a block of documents' draws first, then
     copied a draw at a time (as in :func:`capture_draws`: one document's draws written
     straight down a column touch a page per draw)."""
     n_draws = theta_t.shape[1]
     out = np.zeros((n_draws, hi - lo))
     if not alive:
         return out
+    copied = kept.shape[0] > 0
+    if copied:
+        for d in range(n_draws):
+            for j in range(first, last):
+                out[d, rows[j] - lo] = kept[d, j]
     eta = np.empty(n_draws)
     extra = np.empty(n_draws)
     block = np.empty((_BLOCK, n_draws))
-    for r0 in range(lo, hi, _BLOCK):
-        r1 = min(r0 + _BLOCK, hi)
-        for row in range(r0, r1):
+    todo = np.empty(_BLOCK, dtype=np.int64)
+    j = first
+    row = lo
+    while row < hi:
+        n = 0  # the next block of documents to compute
+        while row < hi and n < _BLOCK:
+            if copied and j < last and rows[j] == row:
+                j += 1
+            else:
+                todo[n] = row
+                n += 1
+            row += 1
+        for i in range(n):
             _log_odds(
                 indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-                effects_t, row, 0, n_draws, eta, extra,
+                effects_t, todo[i], 0, n_draws, eta, extra,
             )  # fmt: skip
-            drawn = block[row - r0]
+            drawn = block[i]
             for d in range(n_draws):
                 p = 1.0 / (1.0 + np.exp(-eta[d]))
                 drawn[d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
         for d in range(n_draws):
-            for row in range(r0, r1):
-                out[d, row - lo] = block[row - r0, d]
+            for i in range(n):
+                out[d, todo[i] - lo] = block[i, d]
     return out
 
 
@@ -247,15 +274,15 @@ def _key(eta):
 
 
 @njit_cached()
-def capture_sums(keys, logits, alive, judged, relevant, starts, edges, n_bins):
+def capture_sums(keys, logits, alive, judged, relevant, starts, edges, n_bins, groups, store):
     """Per group, ``E_b``, ``F_b`` and ``U_b`` over the documents outside the fit set.
 
     The arrays hold those documents of every topic one after the other (topic
     ``t`` at ``starts[t]:starts[t + 1]``); a document's group is
     ``searchsorted(edges, key, side="right")`` and its point probability
-    ``expit(logit)`` (0 where not ``alive``), computed here rather than stored. Sums run
-    per topic in document order and are added topic by topic, as ``np.bincount`` per
-    topic would.
+    ``expit(logit)`` (0 where not ``alive``). Sums run per topic in document order and are
+    added topic by topic, as ``np.bincount`` per topic would. With ``store``, each
+    document's group goes to ``groups`` and its point replaces its log-odds in ``logits``.
     """
     expected = np.zeros(n_bins)
     found = np.zeros(n_bins)
@@ -270,6 +297,9 @@ def capture_sums(keys, logits, alive, judged, relevant, starts, edges, n_bins):
         for i in range(starts[t], starts[t + 1]):
             b = _bin(edges, keys[i])
             point = 1.0 / (1.0 + np.exp(-logits[i])) if alive[i] else 0.0
+            if store:
+                groups[i] = b
+                logits[i] = point
             e_t[b] += point
             if judged[i]:
                 f_t[b] += 1.0 if relevant[i] else 0.0

@@ -43,7 +43,8 @@ class _PosteriorDraws:
         self.relevant = np.concatenate([r[o] for r, o in zip(relevant, outside)] or [np.zeros(0, bool)])
         self.n_bins = n_bins
         self.floor = float(floor)
-        self.capture_: tuple[np.ndarray, np.ndarray] | None = None
+        self.capture_: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.unread = set(range(len(retrieved)))  # topics not read since the capture pass
         self.design = self.low = None
 
     def _stack(self) -> None:
@@ -66,8 +67,13 @@ class _PosteriorDraws:
         return (*self.design, self.theta_t, self.offsets, self.spreads, self.capped, *self.low,
                 self.effects_t)  # fmt: skip
 
-    def _capture(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_draws, n_bins − 1)`` group edges and ``(n_draws, n_bins)`` factors."""
+    def __getstate__(self):
+        # recomputed when read (the same numbers)
+        return {**self.__dict__, "capture_": None, "unread": set(range(len(self.retrieved)))}
+
+    def _capture(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(n_draws, n_bins − 1)`` group edges, ``(n_draws, n_bins)`` factors and the draws
+        of the documents outside the fit set when one pass held them all (else empty)."""
         if self.capture_ is None:
             from ._fusion_kernels import capture_draws
 
@@ -89,11 +95,15 @@ class _PosteriorDraws:
     def __call__(self, t: int) -> np.ndarray:
         from ._fusion_kernels import topic_draws
 
-        edges, factors = self._capture()
-        return topic_draws(
+        edges, factors, kept = self._capture()
+        drawn = topic_draws(
             *self._common(), bool(self.retrieved[t]), self.bounds[t], self.bounds[t + 1],
-            edges, factors,
+            edges, factors, kept, self.rows, self.starts[t], self.starts[t + 1],
         )  # fmt: skip
+        self.unread.discard(t)
+        if not self.unread and kept.size:  # every topic read once (the Monte Carlo's pass):
+            self.capture_ = (edges, factors, np.empty((0, 0)))  # a second reading computes
+        return drawn
 
 
 def _release_freed_memory() -> None:
