@@ -17,9 +17,12 @@ rows: the folders are regenerated, not committed) and prints the tables of the R
 
 A study run with ``--confirm`` logs each confirming refit (``confirms.jsonl``); before a
 trial's first confirm its loop is that of the same setting without ``confirm``, which stops
-there. Paired trial by trial, ``results_reweight/confirm_trials.csv`` holds both: the trial's
+there. Paired trial by trial, ``results_reweight/confirm_trials.csv`` holds both (and
+``confirms.csv`` every confirm): the trial's
 judgments and call with the guard, and where the selector without it stopped and which way
-its check called the pair (its stop without a confirm is the same as with the guard).
+its check called the pair (its stop without a confirm is the same as with the guard). A call
+is the side the stopping confidence took where the log has it (a check or a confirming refit),
+else that of the model fitted at the end of the trial (summarize.py's).
 
     python examples/posterior_selector/reweight.py
 """
@@ -115,7 +118,7 @@ def main() -> None:
     schedules = table[table["setting"].isin(SCHEDULES)]
     picks = {c: chosen(schedules, c) for c in table["collection"].unique()}
     table["chosen"] = [r.setting in picks[r.collection] for r in table.itertuples()]
-    table["tied"] = [len(picks[r.collection]) > 1 for r in table.itertuples()]
+    table["tied"] = [r.setting in SCHEDULES and len(picks[r.collection]) > 1 for r in table.itertuples()]
     guards = table[table["setting"].isin(GUARDS)]
     if guards["setting"].nunique() == len(GUARDS):
         guard_picks = {c: chosen(guards, c) for c in table["collection"].unique()}
@@ -174,7 +177,7 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
         confirms.setdefault(tuple(entry["systems"]), {})[entry["judgments"]] = entry
     trials = pd.read_csv(folder / "trials.csv")
     pairs = pd.read_csv(folder / "pairs.csv.gz")
-    rows = []
+    rows, log_rows = [], []
     for t in trials.itertuples():
         a, b = t.initial.split(",")
         pair = pairs[(pairs["trial"] == t.trial) & (pairs["system_a"] == a) & (pairs["system_b"] == b)]
@@ -185,6 +188,8 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
             truth, p_end = pair["true_delta_map"].iloc[0], pair["p_a_better"].iloc[0]
         mine = [c for j, c in sorted(confirms.get((a, b), {}).items()) if j <= t.judgments]
         failed = sum(max(c["refit"][0], 1 - c["refit"][0]) < 0.95 for c in mine)
+        if t.stopped_because == "confidence" and mine and mine[-1]["judgments"] == t.judgments:
+            p_end = mine[-1]["refit"][0]  # stopped on a confirm: the side its refit called
         row = {"collection": COLLECTIONS[name], "trial": t.trial, "system_a": a, "system_b": b,
                "true_delta_map": truth, "judgments": t.judgments, "stopped": t.stopped_because,
                "right": (p_end > 0.5) == (truth > 0), "confirms": len(mine), "failed_confirms": failed}  # fmt: skip
@@ -196,18 +201,26 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
             row.update(without_judgments=t.judgments, without_stopped=t.stopped_because,
                        without_right=row["right"])  # fmt: skip
         rows.append(row)
+        for c in mine:  # each confirm: the check's and the refit's confidence in the check's call
+            side = c["check"][0] > 0.5
+            log_rows.append({"collection": COLLECTIONS[name], "trial": t.trial, "judgments": c["judgments"],
+                             "check": c["check"][0] if side else 1 - c["check"][0],
+                             "refit": c["refit"][0] if side else 1 - c["refit"][0]})  # fmt: skip
     frame = pd.DataFrame(rows)
-    out = OUT / "confirm_trials.csv"
-    old = pd.read_csv(out) if out.is_file() else frame.iloc[:0]
-    old = old[old["collection"] != COLLECTIONS[name]]
-    pd.concat([old, frame], ignore_index=True).to_csv(out, index=False, float_format="%.4g")
+    for out, new in ((OUT / "confirm_trials.csv", frame), (OUT / "confirms.csv", pd.DataFrame(log_rows))):
+        old = pd.read_csv(out) if out.is_file() else new.iloc[:0]
+        old = old[old["collection"] != COLLECTIONS[name]]
+        pd.concat([old, new], ignore_index=True).to_csv(out, index=False, float_format="%.4g")
     return frame
 
 
 def confirm_table(frame: pd.DataFrame) -> str:
-    """Per collection: stops with and without the guard, wrong calls among them, confirms."""
+    """Per collection: stops with and without the guard, wrong calls among them, confirms and
+    the mean confidence of their checks and refits (``confirms.csv``)."""
+    log = pd.read_csv(OUT / "confirms.csv").groupby("collection")[["check", "refit"]].mean()
     lines = ["| collection | trials | median without / with | decided without / with | wrong calls without "
-             "/ with | confirms (failed) |", "|---|---|---|---|---|---|"]  # fmt: skip
+             "/ with | confirms (failed) | mean check / refit at a confirm |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, part in frame.groupby("collection", sort=False):
         decided = part["stopped"] == "confidence"
         decided_without = part["without_stopped"] == "confidence"
@@ -215,7 +228,8 @@ def confirm_table(frame: pd.DataFrame) -> str:
         lines.append(
             f"| {name} | {len(part)} | {part['without_judgments'].median():g} / {part['judgments'].median():g} "
             f"| {int(decided_without.sum())} / {int(decided.sum())} | {wrong} "
-            f"| {int(part['confirms'].sum())} ({int(part['failed_confirms'].sum())}) |"
+            f"| {int(part['confirms'].sum())} ({int(part['failed_confirms'].sum())}) "
+            f"| {log.loc[name, 'check']:.3f} / {log.loc[name, 'refit']:.3f} |"
         )  # fmt: skip
     return "\n".join(lines)
 
