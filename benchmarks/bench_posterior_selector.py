@@ -11,12 +11,13 @@ trial runs the posterior selector checking its confidence every N judgments betw
 (``PosteriorSelection(check_every=N)``, the same random stream), whose checks are timed too;
 with ``--update reweight --min-ess X`` another row runs it reweighting the refit's draws
 between refits (``PosteriorSelection(update="reweight", min_ess=X)``, refits when the weights'
-effective sample size falls below X times the draws).
+effective sample size falls below X times the draws), and with ``--confirm`` it refits at a
+check's candidate stop and stops only on the refit's confidence (``confirm=True``).
 Target (issue 24): a posterior trial ≤ 2× an MTC trial. Writes
 ``benchmarks/results/posterior_selector.{json,md}``.
 
     python benchmarks/bench_posterior_selector.py [--collection dl19] [--trials 3] [--check-every 1]
-        [--update reweight --min-ess 0.5 [--fixed-refits]]
+        [--update reweight --min-ess 0.5 [--fixed-refits] [--confirm]]
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--min-ess", type=float, default=0.5, help="with --update reweight")
     parser.add_argument("--fixed-refits", action="store_true",
                         help="with --update reweight: refit every 10 judgments, not on the ESS")
+    parser.add_argument("--confirm", action="store_true",
+                        help="with --update reweight: refit at a candidate stop (confirm=True)")
     args = parser.parse_args(argv)
     folder, threshold = COLLECTIONS[args.collection]
     data = ROOT.parent / "shared" / "data" / folder
@@ -104,10 +107,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.update is not None:
         posterior = strategies[2]
         params = {**posterior.selector_params, "update": args.update, "min_ess": args.min_ess,
-                  "ess_refits": not args.fixed_refits}  # fmt: skip
+                  "ess_refits": not args.fixed_refits, "confirm": args.confirm}  # fmt: skip
         strategies.append(replace(posterior, selector_params=params))
         labels.append(f"posterior, {args.update}, min_ess={args.min_ess:g}"
-                      + (", refits every 10" if args.fixed_refits else ""))
+                      + (", refits every 10" if args.fixed_refits else "")
+                      + (", confirm" if args.confirm else ""))
     clock = _Clock()
     run_trial(base, specs[0], strategies[:2], max_judgments=300)  # numba's compile and caches, not timed
     rows = []
@@ -133,13 +137,14 @@ def main(argv: list[str] | None = None) -> None:
     stem = "posterior_selector" if args.collection == "dl19" else f"posterior_selector_{args.collection}"
     stem += "_reweight" if args.update is not None else ""
     stem += "_every10" if args.update is not None and args.fixed_refits else ""
+    stem += "_confirm" if args.update is not None and args.confirm else ""
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         f"# A posterior-selector trial against MTC and fusion-mc ({folder}), CPU seconds", "",
         f"`python benchmarks/bench_posterior_selector.py --collection {args.collection} --trials {args.trials}"
         + ("" if args.check_every is None else f" --check-every {args.check_every}")
         + ("" if args.update is None else f" --update {args.update} --min-ess {args.min_ess:g}")
-        + (" --fixed-refits" if args.fixed_refits else "") + "`"
+        + (" --fixed-refits" if args.fixed_refits else "") + (" --confirm" if args.confirm else "") + "`"
         f" ({result['date']}, load {info['load_average_1min']} on {info['cpus']} CPUs). One process;",
         "model fit and Monte Carlo are the posterior selector's judging loop (its refits, and the",
         "Monte Carlo of its stopping confidence at them; checks: between refits); the rest of",

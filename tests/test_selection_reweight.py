@@ -222,3 +222,87 @@ def test_reweight_between_fixed_refits_judges_as_the_refitting_selector():
         runs.append((docs, selector.n_checks_, skipped))
     (docs, checks, skipped), (plain_docs, plain_checks, _) = runs
     assert docs == plain_docs and checks + skipped == plain_checks == 23 - 4
+
+
+def confirm_session(campaign, fits, monkeypatch, target, **params):
+    """A selector whose ``k``-th fit returns ``fits[k]`` (the last one from then on), judging
+    the pair with stopping confidence ``target``."""
+    estimates = [fixed_estimate(campaign, draws) for draws in fits]
+    monkeypatch.setattr(
+        PosteriorSelection, "_fit_predict", lambda self, c: estimates[min(self.n_fits_, len(estimates) - 1)]
+    )
+    selector = PosteriorSelection(**params)
+    hidden = campaign.with_judged([np.zeros(t.n_docs, dtype=bool) for t in campaign.topics])
+    return selector, SelectionSession(hidden, selector, tuple(campaign.systems), confidence=target, rng=3)
+
+
+FLAT = "flat"
+
+
+@pytest.mark.parametrize(("update", "n_labels", "target", "lost"), [("reweight", 3, 0.8, "a"), ("refit", 4, 0.88, FLAT)])
+def test_confirm_stops_only_on_a_refit_that_reaches_the_target(monkeypatch, update, n_labels, target, lost):
+    """A check between refits that reaches the target stops the loop without ``confirm``; with
+    it, the loop refits there and stops only if the refit's confidence reaches the target (the
+    oracle: exact enumeration on the refit's draws, unweighted). The checks read refit A's
+    draws (weighted by the labels with ``update="reweight"``). A refit that has learned less
+    (A again, its weights lost: enumerated 0.73 < 0.8; or p = ½ everywhere: 0.87 < 0.88)
+    fails to confirm and the loop judges on; A resampled by the labels' likelihood confirms."""
+    campaign = tiny_campaign()
+    a = parameter_draws(campaign, 40, seed=5)
+    labels = [((0, 0), 0), ((1, 0), 0), ((0, 4), 1), ((1, 4), 1)][:n_labels]
+    n_mc = 40 * 1000
+    own = {"update": "reweight", "min_ess": 0.01} if update == "reweight" else {"check_every": 1}
+    params = {**own, "mc_draws": n_mc, "screen": None}
+    likelihood = np.ones(40)
+    for (t, d), y in labels:
+        likelihood *= a[t][:, d] if y else 1 - a[t][:, d]
+    index = np.random.default_rng(0).choice(40, size=40, p=likelihood / likelihood.sum())
+    resampled = [draws[index] for draws in a]
+    worse = [np.full_like(draws, 0.5) for draws in a] if lost == FLAT else a
+    outcomes = {}
+    for name, fits, confirm in (("plain", [a], False), ("lost", [a, worse], True), ("kept", [a, resampled], True)):
+        selector, session = confirm_session(campaign, fits, monkeypatch, target, confirm=confirm, **params)
+        known = {}
+        for (t, d), y in labels:
+            assert session.stop_reason() is None
+            session.judge(f"q{t}", f"d{t}_{d}", y)
+            known[(t, d)] = y
+        p = float(session.tracker.p_a_better()[0])
+        outcomes[name] = (session.stop_reason(), selector.n_fits_, selector.n_confirms_)
+        if confirm:  # the loop reads the refit's confidence: the enumeration on its draws
+            exact = enumerated_p_a_better(campaign, fits[-1], known, weighted=False)
+            assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / n_mc)
+            assert (session.stop_reason() == "confidence") == (max(exact, 1 - exact) >= target)
+        if name == "lost":  # judging goes on after a confirm that fails
+            q, doc = session.propose()
+            session.judge(q, doc, 0)
+            assert session.n_judged == n_labels + 1 and selector.n_confirms_ == 1
+    assert outcomes["plain"] == ("confidence", 1, 0)  # the check alone stops
+    assert outcomes["lost"] == (None, 2, 1)
+    assert outcomes["kept"] == ("confidence", 2, 1)
+
+
+def test_confirm_changes_nothing_until_a_check_reaches_the_target():
+    """On the default model: with a target no check reaches, ``confirm=True`` judges the same
+    documents with the same refits and confidences as ``confirm=False``."""
+    from relimpute.simulate import simulate_campaign
+
+    full = simulate_campaign(n_topics=6, n_systems=3, n_docs=200, depth=30, rng=11).campaign
+    hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
+    pair = tuple(full.systems[:2])
+    oracle = SimulatedAssessor(full)
+    traces = []
+    for confirm in (False, True):
+        selector = PosteriorSelection(model_params={"n_draws": 40}, update="reweight", mc_draws=400,
+                                      confirm=confirm)  # fmt: skip
+        session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=1.0, budget=25, rng=3)
+        trace = []
+        while session.stop_reason() is None:
+            q, d = session.propose()
+            session.judge(q, d, oracle.judge(q, d))
+            trace.append((q, d, selector.n_fits_, float(session.confidence()[0])))
+        assert selector.n_confirms_ == 0
+        traces.append(trace)
+    assert traces[0] == traces[1] and len(traces[0]) == 25
+    with pytest.raises(ValueError, match="confirm"):
+        SelectionSession(hidden.subset(list(pair)), PosteriorSelection(confirm="yes"), pair)

@@ -9,14 +9,27 @@ the trials the checks between refits moved (the README's "Checking after every j
 their per-trial files were not kept), and their summary rows from ``results_checked/checks.csv``.
 The setting of each collection is chosen leave-one-collection-out: among the settings whose
 W ≥ 0 and accuracy at ≥ 0.95 ≥ 95% hold on every other measured collection, the one with the
-fewest judgments over them (median per collection, summed). Writes
-``results_reweight/reweight.csv`` and prints the tables of the README.
+fewest judgments over them (median per collection, summed): between the refit schedules
+(``SCHEDULES``, column ``chosen``) and, by the same rule, between the schedule on the ESS
+without and with the guard ``confirm`` (``GUARDS``, column ``chosen_guard``). Writes
+``results_reweight/reweight.csv`` (a setting whose study folder is absent keeps its committed
+rows: the folders are regenerated, not committed) and prints the tables of the README.
+
+A study run with ``--confirm`` logs each confirming refit (``confirms.jsonl``); before a
+trial's first confirm its loop is that of the same setting without ``confirm``, which stops
+there. Paired trial by trial, ``results_reweight/confirm_trials.csv`` holds both (and
+``confirms.csv`` every confirm): the trial's
+judgments and call with the guard, and where the selector without it stopped and which way
+its check called the pair (its stop without a confirm is the same as with the guard). A call
+is the side the stopping confidence took where the log has it (a check or a confirming refit),
+else that of the model fitted at the end of the trial (summarize.py's).
 
     python examples/posterior_selector/reweight.py
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +44,10 @@ OUT = HERE / "results_reweight"
 CHECKED = {"dl19": {5: 32, 7: 102, 12: 82}, "trec8": {10: 259, 19: 25}}
 #: MTC's median judgments without the budget's censoring (README: DL 2021 at a budget of 3000)
 MTC_MEDIAN = {"dl21": 602.0}
+#: the refit schedules chosen between (refits on the ESS, every 10), as before the guard
+SCHEDULES = ("ess50", "every10")
+#: refits on the ESS without and with ``confirm``: chosen between by the same rule
+GUARDS = ("ess50", "confirm")
 #: the heading of the reweighting selector's section of results/summary.md
 HEADING = MARKER + ('"reweight" (min_ess: reweight.csv\'s chosen setting; '
                     "examples/posterior_selector/reweight.py)")
@@ -97,32 +114,124 @@ def main() -> None:
     if not rows:
         print("no reweighting study found under", OUT)
         return
-    table = pd.DataFrame(rows)
-    picks = {c: chosen(table, c) for c in table["collection"].unique()}
+    table = committed_rows(pd.DataFrame(rows))
+    schedules = table[table["setting"].isin(SCHEDULES)]
+    picks = {c: chosen(schedules, c) for c in table["collection"].unique()}
     table["chosen"] = [r.setting in picks[r.collection] for r in table.itertuples()]
-    table["tied"] = [len(picks[r.collection]) > 1 for r in table.itertuples()]
+    table["tied"] = [r.setting in SCHEDULES and len(picks[r.collection]) > 1 for r in table.itertuples()]
+    guards = table[table["setting"].isin(GUARDS)]
+    if guards["setting"].nunique() == len(GUARDS):
+        guard_picks = {c: chosen(guards, c) for c in table["collection"].unique()}
+        table["chosen_guard"] = [
+            r.setting in GUARDS and r.setting in guard_picks[r.collection] for r in table.itertuples()
+        ]  # fmt: skip
     table.to_csv(OUT / "reweight.csv", index=False, float_format="%.4g")
     write_summary(table[table["chosen"]])
     lines = [
         "| collection | setting | median judgments (at budget) | half of MTC | today's selector | W (95% interval) "
-        "| right at ≥ 0.95 | initial pair right | chosen held-out | target |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| right at ≥ 0.95 | initial pair right | chosen held-out | guard chosen held-out | target |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         lines.append(
             f"| {r.collection} | {r.setting} | {r.median:g} ({r.at_budget:.0%}) | {r.half_mtc:g} | {r.today_median:g} "
             f"| {r.W:+.2f} ({r.W_low:+.2f}, {r.W_high:+.2f}) | {r.accuracy_95:.1%} | {r.initial_right:.0%} "
-            f"| {('yes, tied' if r.tied else 'yes') if r.chosen else ''} | {'met' if r.met else 'not met'} |"
+            f"| {('yes, tied' if r.tied else 'yes') if r.chosen else ''} "
+            f"| {'yes' if getattr(r, 'chosen_guard', False) else ''} | {'met' if r.met else 'not met'} |"
         )  # fmt: skip
     print("\n".join(lines))
     print()
     print("\n".join(paired))
+    confirm_rows = [confirm_trials(setting / name, name) for setting in settings() for name in COLLECTIONS]
+    confirm_rows = [frame for frame in confirm_rows if frame is not None]
+    if confirm_rows:
+        print(confirm_table(pd.concat(confirm_rows, ignore_index=True)))
     for name, frame in per_trial.items():
         print(f"\n{COLLECTIONS[name]}, judgments per trial:\n")
         shown = frame.rename(columns={"true_delta_map": "true ΔMAP", "mtc_judgments": "MTC",
                                       "today_judgments": "today"})  # fmt: skip
         shown["true ΔMAP"] = shown["true ΔMAP"].map("{:+.3f}".format)
         print(shown.astype({c: "Int64" for c in shown.columns if c != "true ΔMAP"}).to_markdown())
+
+
+def committed_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the rows of ``reweight.csv`` whose (setting, collection) it lacks."""
+    path = OUT / "reweight.csv"
+    if not path.is_file():
+        return table
+    old = pd.read_csv(path).drop(columns=["chosen", "tied", "chosen_guard"], errors="ignore")
+    have = set(zip(table["setting"], table["collection"]))
+    kept = old[[(s, c) not in have for s, c in zip(old["setting"], old["collection"])]]
+    return pd.concat([kept, table], ignore_index=True).sort_values(["setting", "collection"], ignore_index=True)
+
+
+def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
+    """Per trial of a ``--confirm`` study: the guard's judgments and stop, the confirms (failed:
+    the refit below 0.95), and the stop and call of the same setting without the guard."""
+    log = folder / "confirms.jsonl"
+    if not (folder / "trials.csv").is_file() or not log.is_file():
+        return None
+    confirms: dict[tuple[str, str], dict[int, dict]] = {}
+    for line in log.read_text().splitlines():  # a resumed trial logs its confirms again: dedupe
+        entry = json.loads(line)
+        confirms.setdefault(tuple(entry["systems"]), {})[entry["judgments"]] = entry
+    trials = pd.read_csv(folder / "trials.csv")
+    pairs = pd.read_csv(folder / "pairs.csv.gz")
+    rows, log_rows = [], []
+    for t in trials.itertuples():
+        a, b = t.initial.split(",")
+        pair = pairs[(pairs["trial"] == t.trial) & (pairs["system_a"] == a) & (pairs["system_b"] == b)]
+        if len(pair) != 1:
+            pair = pairs[(pairs["trial"] == t.trial) & (pairs["system_a"] == b) & (pairs["system_b"] == a)]
+            truth, p_end = -pair["true_delta_map"].iloc[0], 1 - pair["p_a_better"].iloc[0]
+        else:
+            truth, p_end = pair["true_delta_map"].iloc[0], pair["p_a_better"].iloc[0]
+        mine = [c for j, c in sorted(confirms.get((a, b), {}).items()) if j <= t.judgments]
+        failed = sum(max(c["refit"][0], 1 - c["refit"][0]) < 0.95 for c in mine)
+        if t.stopped_because == "confidence" and mine and mine[-1]["judgments"] == t.judgments:
+            p_end = mine[-1]["refit"][0]  # stopped on a confirm: the side its refit called
+        row = {"collection": COLLECTIONS[name], "trial": t.trial, "system_a": a, "system_b": b,
+               "true_delta_map": truth, "judgments": t.judgments, "stopped": t.stopped_because,
+               "right": (p_end > 0.5) == (truth > 0), "confirms": len(mine), "failed_confirms": failed}  # fmt: skip
+        if mine:  # without the guard: stopped on the first check that reached 0.95
+            first = mine[0]
+            row.update(without_judgments=first["judgments"], without_stopped="confidence",
+                       without_right=(first["check"][0] > 0.5) == (truth > 0))  # fmt: skip
+        else:
+            row.update(without_judgments=t.judgments, without_stopped=t.stopped_because,
+                       without_right=row["right"])  # fmt: skip
+        rows.append(row)
+        for c in mine:  # each confirm: the check's and the refit's confidence in the check's call
+            side = c["check"][0] > 0.5
+            log_rows.append({"collection": COLLECTIONS[name], "trial": t.trial, "judgments": c["judgments"],
+                             "check": c["check"][0] if side else 1 - c["check"][0],
+                             "refit": c["refit"][0] if side else 1 - c["refit"][0]})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    for out, new in ((OUT / "confirm_trials.csv", frame), (OUT / "confirms.csv", pd.DataFrame(log_rows))):
+        old = pd.read_csv(out) if out.is_file() else new.iloc[:0]
+        old = old[old["collection"] != COLLECTIONS[name]]
+        pd.concat([old, new], ignore_index=True).to_csv(out, index=False, float_format="%.4g")
+    return frame
+
+
+def confirm_table(frame: pd.DataFrame) -> str:
+    """Per collection: stops with and without the guard, wrong calls among them, confirms and
+    the mean confidence of their checks and refits (``confirms.csv``)."""
+    log = pd.read_csv(OUT / "confirms.csv").groupby("collection")[["check", "refit"]].mean()
+    lines = ["| collection | trials | median without / with | decided without / with | wrong calls without "
+             "/ with | confirms (failed) | mean check / refit at a confirm |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, part in frame.groupby("collection", sort=False):
+        decided = part["stopped"] == "confidence"
+        decided_without = part["without_stopped"] == "confidence"
+        wrong = f"{int((decided_without & ~part['without_right']).sum())} / {int((decided & ~part['right']).sum())}"
+        lines.append(
+            f"| {name} | {len(part)} | {part['without_judgments'].median():g} / {part['judgments'].median():g} "
+            f"| {int(decided_without.sum())} / {int(decided.sum())} | {wrong} "
+            f"| {int(part['confirms'].sum())} ({int(part['failed_confirms'].sum())}) "
+            f"| {log.loc[name, 'check']:.3f} / {log.loc[name, 'refit']:.3f} |"
+        )  # fmt: skip
+    return "\n".join(lines)
 
 
 def write_summary(chosen_rows: pd.DataFrame) -> None:

@@ -12,8 +12,10 @@ run.sh, so the runs pair with its trials:
         --out examples/posterior_selector/variance
     python examples/posterior_selector/variants.py --check-every 1 --strategies posterior \\
         --out examples/posterior_selector/checked
-    python examples/posterior_selector/variants.py --update reweight --min-ess 0.5 \
+    python examples/posterior_selector/variants.py --update reweight --min-ess 0.5 \\
         --strategies posterior --out examples/posterior_selector/results_reweight/ess50
+    python examples/posterior_selector/variants.py --update reweight --min-ess 0.5 --confirm \\
+        --strategies posterior --out examples/posterior_selector/results_reweight/confirm
     python examples/posterior_selector/summarize.py examples/posterior_selector/variance
 """
 
@@ -24,6 +26,29 @@ from dataclasses import replace
 from pathlib import Path
 
 from _protocol import C, COLLECTIONS, DEPTH, K, SEED, held_out, load
+
+
+def log_confirms(path: Path) -> None:
+    """Append each confirming refit of the posterior selector to ``path`` (one JSON line: the
+    initial pair, the judgments so far, the check's and the refit's P(ΔMAP > 0)). The loop
+    before a trial's first confirm is that of the selector without ``confirm``, which would
+    have stopped there (with ``--jobs 1``: the study's process)."""
+    import json
+
+    from relimpute.selection.posterior import PosteriorSelection
+
+    confirmed = PosteriorSelection._confirmed
+
+    def logged(self, state):
+        done = confirmed(self, state)
+        if done:
+            judgments, check, refit = self.confirms_[-1]
+            with path.open("a") as out:
+                out.write(json.dumps({"systems": list(state.systems), "judgments": judgments,
+                                      "check": check.tolist(), "refit": refit.tolist()}) + "\n")  # fmt: skip
+        return done
+
+    PosteriorSelection._confirmed = logged
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -42,6 +67,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="with --update reweight: refit when the weights' ESS falls below this x draws")
     parser.add_argument("--fixed-refits", action="store_true",
                         help="with --update reweight: refit every 10 judgments, not on the ESS")
+    parser.add_argument("--confirm", action="store_true",
+                        help="the posterior selector refits at a check's candidate stop and stops "
+                             "only if the refit's confidence reaches the target too")
     parser.add_argument("--n-draws", type=int, default=None,
                         help="the posterior selector's draws per refit (default: the strategy's)")
     parser.add_argument("--strategies", default="mtc,fusion-mc,posterior")
@@ -60,6 +88,8 @@ def main(argv: list[str] | None = None) -> None:
                 own["ess_refits"] = False
         if args.n_draws is not None:
             own["n_draws"] = args.n_draws
+        if args.confirm:
+            own["confirm"] = True
         strategies = [get_calibration_strategy(s) for s in args.strategies.split(",")]
         strategies = [
             replace(s, selector_params={**s.selector_params, **own}) if s.name == "posterior" else s
@@ -70,6 +100,10 @@ def main(argv: list[str] | None = None) -> None:
                     "budget": args.budget, **own}  # fmt: skip
         # each trial is saved as it ends: a killed run goes on from there (or --trials fewer)
         folder = StudyFolder(args.out / name, identity, resume=True)
+        if args.confirm:
+            if args.jobs != 1:
+                parser.error("--confirm logs its refits from this process: use --jobs 1")
+            log_confirms(args.out / name / "confirms.jsonl")
         study = run_study(
             campaign, strategies, n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
             groups=groups, jobs=args.jobs, checkpoint=folder,

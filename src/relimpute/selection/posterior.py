@@ -33,6 +33,13 @@ parameters, draw ``s`` giving ``p_s(d)`` for every document, so conditioning the
 which moves every other document's predictive probability through the shared parameters;
 the model is refitted only when the effective sample size ``(Σ w)² / Σ w²`` falls below
 ``min_ess`` times the draws (docs/math/selection.md, "Between refits").
+
+A check between refits is a Monte Carlo estimate on draws that only approximate the refitted
+posterior (the model's judged-depth and capture features move with the judgments; weights
+cannot move them), read after every judgment: stopping the first time it crosses the target
+is optional stopping on a noisy estimate. ``confirm=True`` refits at such a candidate stop and
+stops only if the refit's confidence reaches the target too, so every stop is a refit's
+(docs/math/selection.md, "Confirming a stop").
 """
 
 from __future__ import annotations
@@ -103,6 +110,10 @@ class PosteriorSelection(RTCSelection):
         checks while the effective sample size is below it.
     n_draws
         The model's posterior draws per refit (None: the model's settings).
+    confirm
+        When a check between refits reaches the stopping confidence, refit on the
+        judgments so far and stop only if the refit's confidence reaches it too; if not,
+        judging goes on from the refit. False: stop on the check.
 
     Attributes
     ----------
@@ -111,6 +122,11 @@ class PosteriorSelection(RTCSelection):
         no grades).
     n_checks_, n_check_screened_
         Checks between refits whose Monte Carlo ran, and those ``screen`` skipped.
+    n_confirms_
+        With ``confirm``: refits a check's candidate stop asked for.
+    confirms_
+        Their ``(judgments, check, refit)``: the new judgments so far and ``(P,)``
+        P(ΔMAP > 0) of the check and of the refit.
     check_seed_
         The seed of the checks' Monte Carlo since the latest refit (one per refit).
     log_weights_
@@ -135,6 +151,7 @@ class PosteriorSelection(RTCSelection):
         min_ess: float = 0.5,
         ess_refits: bool = True,
         n_draws: int | None = None,
+        confirm: bool = False,
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
                          stop_on="posterior", mc_draws=mc_draws, screen=screen)
@@ -144,6 +161,7 @@ class PosteriorSelection(RTCSelection):
         self.min_ess = min_ess
         self.ess_refits = ess_refits
         self.n_draws = n_draws
+        self.confirm = confirm
 
     def _initial_p(self, state: SelectionState) -> None:
         if self.choose not in CHOOSE:
@@ -157,10 +175,13 @@ class PosteriorSelection(RTCSelection):
             raise ValueError(f"min_ess must lie in (0, 1], got {self.min_ess!r}")
         if self.n_draws is not None and (int(self.n_draws) != self.n_draws or self.n_draws < 2):
             raise ValueError(f"n_draws must be None or an integer >= 2, got {self.n_draws!r}")
+        if not isinstance(self.confirm, (bool, np.bool_)):
+            raise ValueError(f"confirm must be True or False, got {self.confirm!r}")
         self.reweight_ = self.update == "reweight"
         self.every_ = int(every) if every is not None else 1 if self.reweight_ else None
         self.log_weights_, self.ess_ = np.zeros(0), 0.0
-        self.n_checks_ = self.n_check_screened_ = 0
+        self.n_checks_ = self.n_check_screened_ = self.n_confirms_ = 0
+        self.confirms_: list[tuple[int, np.ndarray, np.ndarray]] = []
         self.known_ = self.conditioned_ = None
         # the checks' seeds: a stream of their own, so the refits draw as without checks
         bits = self.rng_.bit_generator
@@ -191,6 +212,8 @@ class PosteriorSelection(RTCSelection):
             self.conditioned_.label(topic, state)
         if not self.n_seen_ % self.every_:
             self._check(state)
+            if self._confirmed(state):
+                return list(range(state.n_topics))
         return changed
 
     def _reweight(self, state, topic, doc, p_before):
@@ -214,6 +237,8 @@ class PosteriorSelection(RTCSelection):
                 self.n_check_screened_ += 1
             else:
                 self._check(state)
+                if self._confirmed(state):
+                    return list(range(state.n_topics))
         return changed
 
     def _check(self, state: SelectionState) -> None:
@@ -232,6 +257,23 @@ class PosteriorSelection(RTCSelection):
         self.n_checks_ += 1
         weights = self.log_weights_ if self.reweight_ else None
         self.posterior_.set(*self.conditioned_.summaries(weights))
+
+    def _confirmed(self, state: SelectionState) -> bool:
+        """With ``confirm``, when the check just made reaches the stopping confidence: refit,
+        so the loop stops on the refit's confidence (True: refitted)."""
+        target = state.target_confidence
+        if not self.confirm or target is None or not np.all(self.posterior_.confidence() >= target):
+            return False
+        self.n_confirms_ += 1
+        check = self.posterior_.p_a_better().copy()
+        screen, self.screen = self.screen, None  # a skipped Monte Carlo would keep the check's value
+        try:
+            self._refit(state)
+        finally:
+            self.screen = screen
+        self._recompute_all(state)
+        self.confirms_.append((self.n_seen_, check, self.posterior_.p_a_better().copy()))
+        return True
 
     def _fit_predict(self, campaign):
         if self.n_draws is not None:
