@@ -363,6 +363,20 @@ def test_capture_pass_is_the_same_on_any_number_of_threads(shallow, monkeypatch)
                 np.testing.assert_array_equal(got[part], serial[part])
     assert serial[1].min() < 1 and serial[2].shape == (0, 0)
     assert kernels.capture_draws(*common, estimate.n_draws)[2].shape[0] == estimate.n_draws
+    # each topic's draws, computed or partly copied from the kept ones
+    design, rows, starts = common[:11], common[12], common[13]
+    make = estimate.draws.make
+    while not hasattr(make, "bounds"):  # the _PosteriorDraws under the estimate's maps
+        make = next(a for a in make.args if hasattr(a, "bounds") or hasattr(a, "args"))
+    edges, factors, kept = kernels.capture_draws(*common, estimate.n_draws, threads=1)
+    for t in range(shallow.n_topics):
+        topic = (bool(make.retrieved[t]), make.bounds[t], make.bounds[t + 1], edges, factors)
+        for copied in (kept, np.empty((0, 0))):
+            args = (*design, *topic, copied, rows, starts[t], starts[t + 1])
+            one = kernels.topic_draws(*args, threads=1)
+            for threads in (2, 5):
+                np.testing.assert_array_equal(kernels.topic_draws(*args, threads=threads), one)
+    assert (make.bounds[1:] - make.bounds[:-1]).max() > 64  # some topic in several blocks
 
     def no_layer():  # what numba's thread count raises without a threading layer
         raise ValueError("No threading layer could be loaded.")

@@ -303,10 +303,9 @@ def _draws_part(
                 row[i] = row[i] * factors[d, groups[i]]
 
 
-@njit_cached()
 def topic_draws(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
-    alive, lo, hi, edges, factors, kept, rows, first, last,
+    alive, lo, hi, edges, factors, kept, rows, first, last, threads=None,
 ):  # fmt: skip
     """``(n_draws, hi − lo)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
     topic) of the stacked design, C-ordered (a draw's documents in a row, as the Monte
@@ -314,44 +313,90 @@ def topic_draws(
     (``rows[first:last]``) are copied from ``kept`` when :func:`capture_draws` kept them
     (``kept`` not empty); the others' are computed, a block of documents' draws first, then
     copied a draw at a time (as in :func:`capture_draws`: one document's draws written
-    straight down a column touch a page per draw)."""
+    straight down a column touch a page per draw), the blocks shared out among ``threads``
+    threads as :func:`capture_draws` shares them (the same numbers on any count)."""
     n_draws = theta_t.shape[1]
-    out = np.zeros((n_draws, hi - lo))
     if not alive:
-        return out
+        return np.zeros((n_draws, hi - lo))
+    out, todo = _topic_setup(n_draws, lo, hi, kept, rows, first, last)
+    parts = _usable_threads(threads)
+    eta = np.empty((parts, n_draws))
+    extra = np.empty((parts, n_draws))
+    block = np.empty((parts, _BLOCK, n_draws))
+    args = (
+        indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+        effects_t, lo, edges, factors, todo, out, eta, extra, block,
+    )  # fmt: skip
+    if parts > 1 and todo.size > _BLOCK:
+        _topic_parallel(*args)
+    else:
+        _topic_part(0, 1, *args)
+    return out
+
+
+@njit_cached()
+def _topic_setup(n_draws, lo, hi, kept, rows, first, last):
+    """:func:`topic_draws`'s output with the kept draws copied in, and the documents left
+    to compute (``lo..hi`` but the copied ``rows[first:last]``)."""
+    out = np.zeros((n_draws, hi - lo))
     copied = kept.shape[0] > 0
     if copied:
         for d in range(n_draws):
             for j in range(first, last):
                 out[d, rows[j] - lo] = kept[d, j]
-    eta = np.empty(n_draws)
-    extra = np.empty(n_draws)
-    block = np.empty((_BLOCK, n_draws))
-    todo = np.empty(_BLOCK, dtype=np.int64)
+    todo = np.empty(hi - lo, dtype=np.int64)
+    n = 0
     j = first
-    row = lo
-    while row < hi:
-        n = 0  # the next block of documents to compute
-        while row < hi and n < _BLOCK:
-            if copied and j < last and rows[j] == row:
-                j += 1
-            else:
-                todo[n] = row
-                n += 1
-            row += 1
+    for row in range(lo, hi):
+        if copied and j < last and rows[j] == row:
+            j += 1
+        else:
+            todo[n] = row
+            n += 1
+    return out, todo[:n]
+
+
+@njit_cached(parallel=True)
+def _topic_parallel(
+    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
+    lo, edges, factors, todo, out, eta, extra, block,
+):  # fmt: skip
+    """:func:`_topic_part` on every part, ``block.shape[0]`` of them, in parallel."""
+    parts = block.shape[0]
+    for p in prange(parts):
+        _topic_part(
+            p, parts, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+            b_val, effects_t, lo, edges, factors, todo, out, eta, extra, block,
+        )  # fmt: skip
+
+
+@njit_cached()
+def _topic_part(
+    p, parts, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+    effects_t, lo, edges, factors, todo, out, etas, extras, blocks,
+):  # fmt: skip
+    """Part ``p`` of ``parts`` of the blocks of documents ``todo``: their draws of p into
+    their columns of ``out``, with part ``p``'s scratch."""
+    n_draws = theta_t.shape[1]
+    eta = etas[p]
+    extra = extras[p]
+    block = blocks[p]
+    n_blocks = -(-todo.size // _BLOCK)
+    for blk in range(n_blocks * p // parts, n_blocks * (p + 1) // parts):
+        i0 = blk * _BLOCK
+        n = min(_BLOCK, todo.size - i0)
         for i in range(n):
             _log_odds(
                 indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-                effects_t, todo[i], 0, n_draws, eta, extra,
+                effects_t, todo[i0 + i], 0, n_draws, eta, extra,
             )  # fmt: skip
             drawn = block[i]
             for d in range(n_draws):
-                p = 1.0 / (1.0 + np.exp(-eta[d]))
-                drawn[d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
+                p_d = 1.0 / (1.0 + np.exp(-eta[d]))
+                drawn[d] = p_d * factors[d, _bin(edges[d], _key(eta[d]))]
         for d in range(n_draws):
             for i in range(n):
-                out[d, todo[i] - lo] = block[i, d]
-    return out
+                out[d, todo[i0 + i] - lo] = block[i, d]
 
 
 #: ``logit(1e-300)`` and ``logit(1 − 1e-16)``: the log-odds the capture groups clip to
