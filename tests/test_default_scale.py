@@ -354,6 +354,7 @@ def test_capture_pass_is_the_same_on_any_number_of_threads(shallow, monkeypatch)
     from relimpute.relevance import _fusion_kernels as kernels
 
     estimate, common = _capture_arguments(shallow)
+    monkeypatch.setattr(kernels, "_SHARED_VALUES", 0)  # shared out here
     for chunk in (estimate.n_draws, 3):
         serial = kernels.capture_draws(*common, chunk, threads=1)
         # more parts than the machine's threads, and than a pass's draws: some parts idle
@@ -369,6 +370,7 @@ def test_capture_pass_is_the_same_on_any_number_of_threads(shallow, monkeypatch)
     while not hasattr(make, "bounds"):  # the _PosteriorDraws under the estimate's maps
         make = next(a for a in make.args if hasattr(a, "bounds") or hasattr(a, "args"))
     edges, factors, kept = kernels.capture_draws(*common, estimate.n_draws, threads=1)
+    monkeypatch.setattr(kernels, "_SHARED_TOPIC", kernels._BLOCK + 1)  # shared out here
     for t in range(shallow.n_topics):
         topic = (bool(make.retrieved[t]), make.bounds[t], make.bounds[t + 1], edges, factors)
         for copied in (kept, np.empty((0, 0))):
@@ -376,7 +378,7 @@ def test_capture_pass_is_the_same_on_any_number_of_threads(shallow, monkeypatch)
             one = kernels.topic_draws(*args, threads=1)
             for threads in (2, 5):
                 np.testing.assert_array_equal(kernels.topic_draws(*args, threads=threads), one)
-    assert (make.bounds[1:] - make.bounds[:-1]).max() > 64  # some topic in several blocks
+    assert (make.bounds[1:] - make.bounds[:-1]).max() > kernels._SHARED_TOPIC  # some shared
 
     def no_layer():  # what numba's thread count raises without a threading layer
         raise ValueError("No threading layer could be loaded.")

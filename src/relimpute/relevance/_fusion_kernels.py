@@ -22,6 +22,11 @@ from .._jit import njit_cached
 _HISTOGRAM_BINS = 4096
 #: documents whose log-odds :func:`capture_draws` computes before storing them by draw
 _BLOCK = 64
+#: documents to compute from which :func:`topic_draws` shares them out among threads (DL
+#: 2019's few per topic, the judged ones, cost more CPU shared than computed serially)
+_SHARED_TOPIC = 64 * _BLOCK
+#: draws times documents from which :func:`capture_draws` shares out its passes
+_SHARED_VALUES = 1 << 25
 
 
 @njit_cached()
@@ -163,13 +168,15 @@ def capture_draws(
 
     No random numbers and nothing summed across draws or across document blocks: the
     blocks' log-odds, then the draws, are shared out among ``threads`` threads (numba's
-    thread count by default), each with its own scratch, and the numbers are the same
-    whatever the count. Serial when numba has no threading layer.
+    thread count by default) when there are many, each with its own scratch, and the
+    numbers are the same whatever the count. Serial when numba has no threading layer.
     """
     n_draws = theta_t.shape[1]
     n_bins = q.size + 1
     n_out = rows.size
-    parts = _usable_threads(threads)
+    # shared out only when large: DL 2019's 100 draws of 200,000 documents took more CPU
+    # time on two threads than on one (numba's thread count starts its threads: not asked)
+    parts = _usable_threads(threads) if n_draws * n_out > _SHARED_VALUES else 1
     keep = chunk >= n_draws
     edges = np.empty((n_draws, n_bins - 1 if n_out else 0))
     factors = np.empty((n_draws, n_bins))
@@ -314,12 +321,14 @@ def topic_draws(
     (``kept`` not empty); the others' are computed, a block of documents' draws first, then
     copied a draw at a time (as in :func:`capture_draws`: one document's draws written
     straight down a column touch a page per draw), the blocks shared out among ``threads``
-    threads as :func:`capture_draws` shares them (the same numbers on any count)."""
+    threads as :func:`capture_draws` shares them (the same numbers on any count) when
+    there are many."""
     n_draws = theta_t.shape[1]
     if not alive:
         return np.zeros((n_draws, hi - lo))
     out, todo = _topic_setup(n_draws, lo, hi, kept, rows, first, last)
-    parts = _usable_threads(threads)
+    # numba's thread count starts its threads: asked only when they may be used
+    parts = _usable_threads(threads) if todo.size >= _SHARED_TOPIC else 1
     eta = np.empty((parts, n_draws))
     extra = np.empty((parts, n_draws))
     block = np.empty((parts, _BLOCK, n_draws))
@@ -327,7 +336,7 @@ def topic_draws(
         indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
         effects_t, lo, edges, factors, todo, out, eta, extra, block,
     )  # fmt: skip
-    if parts > 1 and todo.size > _BLOCK:
+    if parts > 1:
         _topic_parallel(*args)
     else:
         _topic_part(0, 1, *args)
