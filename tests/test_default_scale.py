@@ -318,19 +318,26 @@ def test_pair_summaries_equal_numpys():
     assert mean[0] == 0.125 and var[0] == 0.0
 
 
-def test_capture_groups_do_not_depend_on_how_many_draws_a_pass_takes(shallow):
-    """The capture pass's edges and factors, one draw per pass, a few, or every draw in one
-    (as DL 2019's 100 draws now are), are the same numbers bit for bit."""
-    from relimpute.relevance._fusion_kernels import capture_draws
+def _capture_arguments(campaign):
+    """The fusion estimate of ``campaign``, and :func:`capture_draws`'s arguments but ``chunk``."""
     from relimpute.relevance.fusion_draws import _PosteriorDraws
 
-    estimate = load_model("fusion").fit(shallow, rng=4).predict(shallow)
+    estimate = load_model("fusion").fit(campaign, rng=4).predict(campaign)
     make = estimate.draws.make
     while not isinstance(make, _PosteriorDraws):  # under the estimate's maps (partials)
         make = next(a for a in make.args if isinstance(a, (_PosteriorDraws, partial)))
     q = np.linspace(0, 1, make.n_bins + 1)[1:-1]
     common = (*make._common(), make.alive, make.rows, make.starts, make.judged, make.relevant, q,
               make.floor)  # fmt: skip
+    return estimate, common
+
+
+def test_capture_groups_do_not_depend_on_how_many_draws_a_pass_takes(shallow):
+    """The capture pass's edges and factors, one draw per pass, a few, or every draw in one
+    (as DL 2019's 100 draws now are), are the same numbers bit for bit."""
+    from relimpute.relevance._fusion_kernels import capture_draws
+
+    estimate, common = _capture_arguments(shallow)
     whole = capture_draws(*common, estimate.n_draws)
     assert estimate.n_draws > 3 and whole[1].min() < 1  # the adjustment is at work
     for chunk in (1, 3):
@@ -338,6 +345,59 @@ def test_capture_groups_do_not_depend_on_how_many_draws_a_pass_takes(shallow):
         for part in range(2):  # edges, factors
             np.testing.assert_array_equal(got[part], whole[part])
         assert got[2].shape == (0, 0)  # draws kept only when one pass holds them all
+
+
+def test_capture_pass_is_the_same_on_any_number_of_threads(shallow, monkeypatch):
+    """The capture pass shared out among threads (its document blocks, then its draws), run
+    serially, or serially because numba has no threading layer: the same numbers bit for
+    bit, kept draws included, one pass or several."""
+    from relimpute.relevance import _fusion_kernels as kernels
+
+    estimate, common = _capture_arguments(shallow)
+    monkeypatch.setattr(kernels, "_SHARED_VALUES", 0)  # shared out here
+    for chunk in (estimate.n_draws, 3):
+        serial = kernels.capture_draws(*common, chunk, threads=1)
+        # more parts than the machine's threads, and than a pass's draws: some parts idle
+        for threads in (2, 5):
+            got = kernels.capture_draws(*common, chunk, threads=threads)
+            for part in range(3):
+                np.testing.assert_array_equal(got[part], serial[part])
+    assert serial[1].min() < 1 and serial[2].shape == (0, 0)
+    assert kernels.capture_draws(*common, estimate.n_draws)[2].shape[0] == estimate.n_draws
+    # each topic's draws, computed or partly copied from the kept ones
+    design, rows, starts = common[:11], common[12], common[13]
+    make = estimate.draws.make
+    while not hasattr(make, "bounds"):  # the _PosteriorDraws under the estimate's maps
+        make = next(a for a in make.args if hasattr(a, "bounds") or hasattr(a, "args"))
+    edges, factors, kept = kernels.capture_draws(*common, estimate.n_draws, threads=1)
+    monkeypatch.setattr(kernels, "_SHARED_TOPIC", kernels._BLOCK + 1)  # shared out here
+    for t in range(shallow.n_topics):
+        topic = (bool(make.retrieved[t]), make.bounds[t], make.bounds[t + 1], edges, factors)
+        for copied in (kept, np.empty((0, 0))):
+            args = (*design, *topic, copied, rows, starts[t], starts[t + 1])
+            one = kernels.topic_draws(*args, threads=1)
+            for threads in (2, 5):
+                np.testing.assert_array_equal(kernels.topic_draws(*args, threads=threads), one)
+    assert (make.bounds[1:] - make.bounds[:-1]).max() > kernels._SHARED_TOPIC  # some shared
+
+    def no_layer():  # what numba's thread count raises without a threading layer
+        raise ValueError("No threading layer could be loaded.")
+
+    def parallel(*args):
+        raise AssertionError("run in parallel without a threading layer")
+
+    monkeypatch.setattr(kernels.numba, "get_num_threads", no_layer)
+    monkeypatch.setattr(kernels, "_capture_parallel", parallel)
+    got = kernels.capture_draws(*common, 3, threads=2)
+    for part in range(2):
+        np.testing.assert_array_equal(got[part], serial[part])
+
+    def other_error():
+        raise ValueError("something else")
+
+    monkeypatch.setattr(kernels.numba, "get_num_threads", other_error)
+    with pytest.raises(ValueError, match="something else"):
+        kernels.capture_draws(*common, 3, threads=2)
 
 
 def test_topic_draws_read_from_the_capture_pass_equal_the_computed_ones(shallow):

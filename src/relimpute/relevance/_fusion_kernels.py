@@ -13,13 +13,20 @@ linear passes, with the same floating-point results as
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+from numba import prange
 
 from .._jit import njit_cached
 
 _HISTOGRAM_BINS = 4096
 #: documents whose log-odds :func:`capture_draws` computes before storing them by draw
 _BLOCK = 64
+#: documents to compute from which :func:`topic_draws` shares them out among threads (DL
+#: 2019's few per topic, the judged ones, cost more CPU shared than computed serially)
+_SHARED_TOPIC = 64 * _BLOCK
+#: draws times documents from which :func:`capture_draws` shares out its passes
+_SHARED_VALUES = 1 << 25
 
 
 @njit_cached()
@@ -144,10 +151,9 @@ def _row_times(indptr, indices, data, table_t, row, d0, n, acc):
             acc[k] += value * column[k]
 
 
-@njit_cached()
 def capture_draws(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
-    alive, rows, starts, judged, relevant, q, floor, chunk,
+    alive, rows, starts, judged, relevant, q, floor, chunk, threads=None,
 ):  # fmt: skip
     """Per draw, the capture adjustment's group edges and factors (module docstring).
 
@@ -159,63 +165,154 @@ def capture_draws(
     when every draw fits one pass (``chunk ≥ n_draws``), ``(n_draws, n_out)`` the
     capture-adjusted draws of p of the ``rows`` (the pass's buffer of log-odds, overwritten:
     :func:`topic_draws` reads them instead of computing them again), else a ``(0, 0)`` array.
+
+    No random numbers and nothing summed across draws or across document blocks: the
+    blocks' log-odds, then the draws, are shared out among ``threads`` threads (numba's
+    thread count by default) when there are many, each with its own scratch, and the
+    numbers are the same whatever the count. Serial when numba has no threading layer.
     """
     n_draws = theta_t.shape[1]
     n_bins = q.size + 1
     n_out = rows.size
+    # shared out only when large: DL 2019's 100 draws of 200,000 documents took more CPU
+    # time on two threads than on one (numba's thread count starts its threads: not asked)
+    parts = _usable_threads(threads) if n_draws * n_out > _SHARED_VALUES else 1
+    keep = chunk >= n_draws
     edges = np.empty((n_draws, n_bins - 1 if n_out else 0))
     factors = np.empty((n_draws, n_bins))
     logits = np.empty((chunk, n_out))
-    keep = chunk >= n_draws
-    keys = np.empty(n_out)
-    groups = np.empty(n_out, dtype=np.int64)
-    alive_out = np.empty(n_out, dtype=np.bool_)
-    for i in range(n_out):
-        alive_out[i] = alive[rows[i]]
-    # a block of documents' log-odds, then copied a draw at a time: one document's draws
-    # written straight down a column of ``logits`` touch a page per draw
-    block = np.empty((_BLOCK, chunk))
-    extra = np.empty(chunk)
-    for d0 in range(0, n_draws, chunk):
-        d1 = min(d0 + chunk, n_draws)
-        for i0 in range(0, n_out, _BLOCK):
-            i1 = min(i0 + _BLOCK, n_out)
-            for i in range(i0, i1):
-                _log_odds(
-                    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
-                    b_val, effects_t, rows[i], d0, d1, block[i - i0], extra,
-                )  # fmt: skip
-            for k in range(d1 - d0):
-                for i in range(i0, i1):
-                    logits[k, i] = block[i - i0, k]
-        for k in range(d1 - d0):
-            d = d0 + k
-            row = logits[k]
-            for i in range(n_out):
-                keys[i] = _key(row[i]) if alive_out[i] else LOW
-            if n_out:
-                edges[d] = _quantiles(keys, q)
-            expected, found, unjudged = capture_sums(
-                keys, row, alive_out, judged, relevant, starts, edges[d], n_bins, groups, keep
-            )
-            for b in range(n_bins):
-                if unjudged[b] > 0:
-                    ratio = max(expected[b] - found[b], floor * unjudged[b]) / unjudged[b]
-                    factors[d, b] = min(ratio, 1.0)
-                else:
-                    factors[d, b] = 1.0
-            if keep:  # ``row`` holds the points now (capture_sums): adjust them
-                for i in range(n_out):
-                    row[i] = row[i] * factors[d, groups[i]]
+    alive_out = alive[rows]
+    # per part: a block of documents' log-odds, then copied a draw at a time (one
+    # document's draws written straight down a column of ``logits`` touch a page per
+    # draw), the draws' group keys and groups
+    block = np.empty((parts, _BLOCK, chunk))
+    extra = np.empty((parts, chunk))
+    keys = np.empty((parts, n_out))
+    groups = np.empty((parts, n_out), dtype=np.int64)
+    args = (
+        indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+        effects_t, rows, alive_out, starts, judged, relevant, q, floor, chunk, keep, edges,
+        factors, logits, block, extra, keys, groups,
+    )  # fmt: skip
+    if parts > 1:
+        _capture_parallel(*args)
+    else:
+        for d0 in range(0, n_draws, chunk):
+            _capture_part(0, 1, d0, *args)
     if keep:
         return edges, factors, logits
     return edges, factors, np.empty((0, 0))
 
 
+def _usable_threads(threads: int | None) -> int:
+    """``threads``, else numba's thread count (``NUMBA_NUM_THREADS``, ``set_num_threads``);
+    1 when numba has no threading layer (its thread count raises then)."""
+    try:
+        available = numba.get_num_threads()
+    except ValueError as exc:
+        if "threading layer" not in str(exc):
+            raise
+        return 1
+    return max(1, available if threads is None else threads)
+
+
+@njit_cached(parallel=True)
+def _capture_parallel(
+    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
+    rows, alive_out, starts, judged, relevant, q, floor, chunk, keep, edges, factors,
+    logits, block, extra, keys, groups,
+):  # fmt: skip
+    """:func:`capture_draws`'s passes, each shared out among ``block.shape[0]`` threads."""
+    parts = block.shape[0]
+    for d0 in range(0, theta_t.shape[1], chunk):
+        for p in prange(parts):
+            _log_odds_part(
+                p, parts, d0, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr,
+                b_idx, b_val, effects_t, rows, chunk, logits, block[p], extra[p],
+            )  # fmt: skip
+        for p in prange(parts):
+            _draws_part(
+                p, parts, d0, theta_t.shape[1], alive_out, starts, judged, relevant, q, floor,
+                chunk, keep, edges, factors, logits, keys[p], groups[p],
+            )  # fmt: skip
+
+
 @njit_cached()
+def _capture_part(
+    p, parts, d0, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+    b_val, effects_t, rows, alive_out, starts, judged, relevant, q, floor, chunk, keep, edges,
+    factors, logits, block, extra, keys, groups,
+):  # fmt: skip
+    """One pass of :func:`capture_draws` (draws ``d0..d0 + chunk``), part ``p`` of ``parts``
+    of each of its steps, with part ``p``'s scratch: the serial path."""
+    _log_odds_part(
+        p, parts, d0, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+        b_val, effects_t, rows, chunk, logits, block[p], extra[p],
+    )  # fmt: skip
+    _draws_part(
+        p, parts, d0, theta_t.shape[1], alive_out, starts, judged, relevant, q, floor, chunk,
+        keep, edges, factors, logits, keys[p], groups[p],
+    )  # fmt: skip
+
+
+@njit_cached()
+def _log_odds_part(
+    p, parts, d0, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+    b_val, effects_t, rows, chunk, logits, block, extra,
+):  # fmt: skip
+    """Part ``p`` of ``parts`` of the document blocks: their log-odds of draws ``d0..d0 +
+    chunk`` into their columns of ``logits`` (a draw per row)."""
+    d1 = min(d0 + chunk, theta_t.shape[1])
+    n_out = rows.size
+    n_blocks = -(-n_out // _BLOCK)
+    for blk in range(n_blocks * p // parts, n_blocks * (p + 1) // parts):
+        i0 = blk * _BLOCK
+        i1 = min(i0 + _BLOCK, n_out)
+        for i in range(i0, i1):
+            _log_odds(
+                indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+                b_val, effects_t, rows[i], d0, d1, block[i - i0], extra,
+            )  # fmt: skip
+        for k in range(d1 - d0):
+            for i in range(i0, i1):
+                logits[k, i] = block[i - i0, k]
+
+
+@njit_cached()
+def _draws_part(
+    p, parts, d0, n_draws, alive_out, starts, judged, relevant, q, floor, chunk, keep, edges,
+    factors, logits, keys, groups,
+):  # fmt: skip
+    """Part ``p`` of ``parts`` of draws ``d0..d0 + chunk``: each draw's group edges, sums
+    and factors from its row of ``logits`` (with ``keep``, the row becomes its adjusted
+    draws of p)."""
+    n_bins = q.size + 1
+    n_out = keys.size
+    n = min(d0 + chunk, n_draws) - d0
+    for k in range(n * p // parts, n * (p + 1) // parts):
+        d = d0 + k
+        row = logits[k]
+        for i in range(n_out):
+            keys[i] = _key(row[i]) if alive_out[i] else LOW
+        if n_out:
+            edges[d] = _quantiles(keys, q)
+        expected, found, unjudged = capture_sums(
+            keys, row, alive_out, judged, relevant, starts, edges[d], n_bins, groups, keep
+        )
+        for b in range(n_bins):
+            if unjudged[b] > 0:
+                ratio = max(expected[b] - found[b], floor * unjudged[b]) / unjudged[b]
+                factors[d, b] = min(ratio, 1.0)
+            else:
+                factors[d, b] = 1.0
+        if keep:  # ``row`` holds the points now (capture_sums): adjust them
+            for i in range(n_out):
+                row[i] = row[i] * factors[d, groups[i]]
+
+
 def topic_draws(
     indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
-    alive, lo, hi, edges, factors, kept, rows, first, last,
+    alive, lo, hi, edges, factors, kept, rows, first, last, threads=None,
 ):  # fmt: skip
     """``(n_draws, hi − lo)`` capture-adjusted draws of p of the documents ``lo..hi`` (one
     topic) of the stacked design, C-ordered (a draw's documents in a row, as the Monte
@@ -223,44 +320,92 @@ def topic_draws(
     (``rows[first:last]``) are copied from ``kept`` when :func:`capture_draws` kept them
     (``kept`` not empty); the others' are computed, a block of documents' draws first, then
     copied a draw at a time (as in :func:`capture_draws`: one document's draws written
-    straight down a column touch a page per draw)."""
+    straight down a column touch a page per draw), the blocks shared out among ``threads``
+    threads as :func:`capture_draws` shares them (the same numbers on any count) when
+    there are many."""
     n_draws = theta_t.shape[1]
-    out = np.zeros((n_draws, hi - lo))
     if not alive:
-        return out
+        return np.zeros((n_draws, hi - lo))
+    out, todo = _topic_setup(n_draws, lo, hi, kept, rows, first, last)
+    # numba's thread count starts its threads: asked only when they may be used
+    parts = _usable_threads(threads) if todo.size >= _SHARED_TOPIC else 1
+    eta = np.empty((parts, n_draws))
+    extra = np.empty((parts, n_draws))
+    block = np.empty((parts, _BLOCK, n_draws))
+    args = (
+        indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+        effects_t, lo, edges, factors, todo, out, eta, extra, block,
+    )  # fmt: skip
+    if parts > 1:
+        _topic_parallel(*args)
+    else:
+        _topic_part(0, 1, *args)
+    return out
+
+
+@njit_cached()
+def _topic_setup(n_draws, lo, hi, kept, rows, first, last):
+    """:func:`topic_draws`'s output with the kept draws copied in, and the documents left
+    to compute (``lo..hi`` but the copied ``rows[first:last]``)."""
+    out = np.zeros((n_draws, hi - lo))
     copied = kept.shape[0] > 0
     if copied:
         for d in range(n_draws):
             for j in range(first, last):
                 out[d, rows[j] - lo] = kept[d, j]
-    eta = np.empty(n_draws)
-    extra = np.empty(n_draws)
-    block = np.empty((_BLOCK, n_draws))
-    todo = np.empty(_BLOCK, dtype=np.int64)
+    todo = np.empty(hi - lo, dtype=np.int64)
+    n = 0
     j = first
-    row = lo
-    while row < hi:
-        n = 0  # the next block of documents to compute
-        while row < hi and n < _BLOCK:
-            if copied and j < last and rows[j] == row:
-                j += 1
-            else:
-                todo[n] = row
-                n += 1
-            row += 1
+    for row in range(lo, hi):
+        if copied and j < last and rows[j] == row:
+            j += 1
+        else:
+            todo[n] = row
+            n += 1
+    return out, todo[:n]
+
+
+@njit_cached(parallel=True)
+def _topic_parallel(
+    indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val, effects_t,
+    lo, edges, factors, todo, out, eta, extra, block,
+):  # fmt: skip
+    """:func:`_topic_part` on every part, ``block.shape[0]`` of them, in parallel."""
+    parts = block.shape[0]
+    for p in prange(parts):
+        _topic_part(
+            p, parts, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx,
+            b_val, effects_t, lo, edges, factors, todo, out, eta, extra, block,
+        )  # fmt: skip
+
+
+@njit_cached()
+def _topic_part(
+    p, parts, indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
+    effects_t, lo, edges, factors, todo, out, etas, extras, blocks,
+):  # fmt: skip
+    """Part ``p`` of ``parts`` of the blocks of documents ``todo``: their draws of p into
+    their columns of ``out``, with part ``p``'s scratch."""
+    n_draws = theta_t.shape[1]
+    eta = etas[p]
+    extra = extras[p]
+    block = blocks[p]
+    n_blocks = -(-todo.size // _BLOCK)
+    for blk in range(n_blocks * p // parts, n_blocks * (p + 1) // parts):
+        i0 = blk * _BLOCK
+        n = min(_BLOCK, todo.size - i0)
         for i in range(n):
             _log_odds(
                 indptr, indices, data, theta_t, offsets, spreads, capped, b_ptr, b_idx, b_val,
-                effects_t, todo[i], 0, n_draws, eta, extra,
+                effects_t, todo[i0 + i], 0, n_draws, eta, extra,
             )  # fmt: skip
             drawn = block[i]
             for d in range(n_draws):
-                p = 1.0 / (1.0 + np.exp(-eta[d]))
-                drawn[d] = p * factors[d, _bin(edges[d], _key(eta[d]))]
+                p_d = 1.0 / (1.0 + np.exp(-eta[d]))
+                drawn[d] = p_d * factors[d, _bin(edges[d], _key(eta[d]))]
         for d in range(n_draws):
             for i in range(n):
-                out[d, todo[i] - lo] = block[i, d]
-    return out
+                out[d, todo[i0 + i] - lo] = block[i, d]
 
 
 #: ``logit(1e-300)`` and ``logit(1 − 1e-16)``: the log-odds the capture groups clip to
