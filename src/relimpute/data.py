@@ -328,7 +328,7 @@ class Campaign:
                 order = np.argsort(doc_ids.astype(str), kind="stable")
             index_of = np.empty(len(order), dtype=np.int32)
             index_of[order] = np.arange(len(order), dtype=np.int32)
-            ranking = np.where(t.ranking >= 0, index_of[np.maximum(t.ranking, 0)], -1).astype(np.int32)
+            ranking = _renumbered(t.ranking, index_of)
             n_new = len(new)
             topics.append(
                 replace(
@@ -383,7 +383,7 @@ class Campaign:
             keep = t.judged.copy() if named is None else t.judged | named[i]
             keep[ranking[ranking >= 0]] = True
             new_index = np.cumsum(keep) - 1
-            ranking = np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)
+            ranking = _renumbered(ranking, new_index)
             topics.append(
                 replace(
                     t,
@@ -472,6 +472,11 @@ class Campaign:
             f"Campaign({self.n_systems} systems, {self.n_topics} topics, {n_docs} documents, "
             f"{n_judged} judged, rel_threshold={self.rel_threshold})"
         )
+
+
+def _renumbered(ranking: np.ndarray, new_index: np.ndarray) -> np.ndarray:
+    """``ranking`` with each document index ``d`` replaced by ``new_index[d]`` (``-1`` kept)."""
+    return np.where(ranking >= 0, new_index[np.maximum(ranking, 0)], -1).astype(np.int32)
 
 
 def _positive_depth(depth: int) -> int:

@@ -181,8 +181,8 @@ class FusionLLM(RelevanceModel):
         p = self._cached[1][0]
         rows, offsets, ys, alone = [], [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
-            labelled = topic.judged & (designs[t].getnnz(axis=1) > 0)
-            keep = _shift_rows(topic, designs[t], p[t])
+            labelled = _judged_labelled(topic, designs[t])
+            keep = _shift_rows(labelled, p[t])
             rows.append(designs[t][keep])
             offsets.append(_log_odds(p[t][keep]))
             ys.append(relevant[keep].astype(float))
@@ -301,7 +301,7 @@ class FusionLLM(RelevanceModel):
         0 or 1, as the point fit), not given the point estimate's."""
         keep, rows, ys = [], [], []
         for topic, d, relevant, q in zip(campaign.topics, designs, campaign.relevant(), point):
-            k = _shift_rows(topic, d, q)  # as the point fit
+            k = _shift_rows(_judged_labelled(topic, d), q)  # as the point fit
             keep.append(k)
             rows.append(d[k])
             ys.append(relevant[k].astype(float))
@@ -335,10 +335,16 @@ class _LabelDraws:
         return out
 
 
-def _shift_rows(topic, design, p: np.ndarray) -> np.ndarray:
-    """``(n,)`` bool: the documents the label shifts are learned from, judged and labelled,
-    whose runs' probability ``p`` is neither 0 nor 1 (their log-odds, the offset, are finite)."""
-    return topic.judged & (design.getnnz(axis=1) > 0) & (p > 0) & (p < 1)
+def _judged_labelled(topic, design) -> np.ndarray:
+    """``(n,)`` bool: the documents a human judged and some label source labels."""
+    return topic.judged & (design.getnnz(axis=1) > 0)
+
+
+def _shift_rows(labelled: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: the documents the label shifts are learned from, the judged, labelled
+    ones (``labelled``) whose runs' probability ``p`` is neither 0 nor 1 (their log-odds, the
+    offset, are finite)."""
+    return labelled & (p > 0) & (p < 1)
 
 
 def _log_odds(p: np.ndarray) -> np.ndarray:
