@@ -6,7 +6,7 @@ Run from the repository root::
         [--source umbrela-gpt-4o] [--out examples/llm_evidence/results]
 
 For every point ``label_sd:label_topic_sd`` of the grid (by default each spread varied
-around the class defaults 2 and 0.5 with the other held there), ``fusion-llm`` is scored on DL 2019 and on DL 2021 in
+around 2 and 0.5 with the other held there), ``fusion-llm`` is scored on DL 2019 and on DL 2021 in
 the study's two headline designs (the depth-3 pool, and 10 random human labels per topic;
 ``study.py``'s designs and seed) with the study's numbers. The criterion is the log loss of
 the stated P(ΔMAP < 0) of every pair of runs against the official qrels' sign, summed over
