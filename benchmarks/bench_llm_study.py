@@ -10,7 +10,13 @@ and at the end. Then checks the study's answer against the committed
 ``examples/llm_evidence/results/summary.csv``: every number of every row but the fit's wall
 time (``fit_seconds``). Writes ``benchmarks/results/llm_study.json`` and ``llm_study.md``.
 
-    python benchmarks/bench_llm_study.py [--keep DIR]
+    python benchmarks/bench_llm_study.py [--keep DIR] [--name llm_study] [--plan readme]
+
+``--plan one`` runs the same study as one command (every method with the labels' pool
+beside them), without the second command's repeated fits of the default model and fusion-llm.
+
+The children inherit the environment: ``OPENBLAS_NUM_THREADS=1 python ... --name
+llm_study_blas1`` measures the study with one BLAS thread (the thread settings are recorded).
 
 Target: the whole study <= 30 minutes on 2 cores (:data:`TARGET_WALL_S`). numba's kernels
 are taken as cached by an earlier run (the first run on a new install compiles them).
@@ -40,14 +46,21 @@ COMMITTED = ROOT / "examples" / "llm_evidence" / "results" / "summary.csv"
 DATA = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
 TARGET_WALL_S = 30 * 60.0
 DESIGNS = ["--pool", "1,3,5", "--random", "5,10,20", "--sources", "umbrela-gpt-4o"]
-COMMANDS = {
-    "every method": DESIGNS,
-    "model rows with the labels' pool": [
-        *DESIGNS, "--methods", "fusion,fusion-llm", "--variant", "pool:unlabelled=nonrelevant", "--merge",
-    ],
-}  # fmt: skip
+POOL = ["--variant", "pool:unlabelled=nonrelevant"]
+PLANS = {
+    "readme": {
+        "every method": DESIGNS,
+        "model rows with the labels' pool": [*DESIGNS, "--methods", "fusion,fusion-llm", *POOL, "--merge"],
+    },
+    "one": {"every method and the labels' pool": [*DESIGNS, *POOL]},
+}
+PLAN_TEXT = {
+    "readme": 'the README\'s two "every design" commands',
+    "one": "`--plan one`: the same study as one command",
+}
 KEYS = ["collection", "design", "size", "method", "source"]
 UNTIMED = ["fit_seconds"]
+THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def measure(args: list[str], log: Path) -> dict:
@@ -94,7 +107,7 @@ def against_committed(summary: Path, committed: Path = COMMITTED) -> dict:
     }
 
 
-def markdown(result: dict) -> str:
+def markdown(result: dict, name: str = "llm_study") -> str:
     rows = [
         f"| {name} | `{got['command']}` | {got['wall_s']:.0f} | {got['cpu_s']:.0f} "
         f"({got['user_s']:.0f} + {got['system_s']:.0f}) | {got['peak_mb']:.0f} | {got['load_average_1min_end']} |"
@@ -106,10 +119,12 @@ def markdown(result: dict) -> str:
     return "\n".join([
         "# The whole LLM-evidence study (issue 28)",
         "",
-        f"`python benchmarks/bench_llm_study.py` on {result['date']}, run under `nice -n "
+        f"`{_environment(result['threads'])}python benchmarks/bench_llm_study.py"
+        f"{'' if name == 'llm_study' else ' --name ' + name}"
+        f"{'' if result.get('plan', 'readme') == 'readme' else ' --plan ' + result['plan']}` on {result['date']}, run under `nice -n "
         f"{result['niceness']}` on a machine of {result['machine']['cpus']} cores shared by 3 "
         f"developers: 1-minute load average {result['machine']['load_average_1min']} at the start. "
-        "One child process per command (the README's two \"every design\" commands, from the "
+        f"One child process per command ({PLAN_TEXT[result.get('plan', 'readme')]}, from the "
         "repository root, `--out` a temporary folder); CPU = user + system of the child. Wall time "
         "includes waiting for a core the other developers hold. numba's kernels were cached by an "
         "earlier run.",
@@ -134,6 +149,10 @@ def markdown(result: dict) -> str:
     ])  # fmt: skip
 
 
+def _environment(threads: dict) -> str:
+    return "".join(f"{k}={v} " for k, v in threads.items())
+
+
 def _cells(counts: dict) -> str:
     return ", ".join(f"{n} of `{c}`" for c, n in counts.items()) or "none"
 
@@ -141,16 +160,21 @@ def _cells(counts: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="write the study's summary.csv and logs here (default: a temporary folder)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write llm_study.*")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write NAME.json and NAME.md")
+    parser.add_argument("--name", default="llm_study", help="results file stem (default llm_study)")
+    parser.add_argument("--plan", choices=list(PLANS), default="readme",
+                        help="readme: the README's two commands; one: the same rows from one command")
     args = parser.parse_args(argv)
     if not (DATA / "qrels.txt").is_file():
         print(f"skipped: {DATA} not found")
         return 0
-    result = {"date": utc_now(), "machine": machine(), "niceness": os.nice(0), "commands": {}}
+    threads = {k: os.environ[k] for k in THREADS if k in os.environ}
+    result = {"date": utc_now(), "machine": machine(), "niceness": os.nice(0), "threads": threads,
+              "plan": args.plan, "commands": {}}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="relimpute-llm-study-") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        for i, (name, command) in enumerate(COMMANDS.items()):
+        for i, (name, command) in enumerate(PLANS[args.plan].items()):
             got = measure([*command, "--out", str(folder)], folder / f"study_{i + 1}.log")
             result["commands"][name] = {**got, "command": got["command"].replace(str(folder), "OUT")}
             print(f"{name}: {got['wall_s']} s wall, {got['cpu_s']} s CPU, {got['peak_mb']} MB", flush=True)
@@ -163,9 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     result["target_wall_s"] = TARGET_WALL_S
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "llm_study.json").write_text(json.dumps(result, indent=2) + "\n")
-    text = markdown(result)
-    (args.out / "llm_study.md").write_text(text)
+    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    text = markdown(result, args.name)
+    (args.out / f"{args.name}.md").write_text(text)
     print(text)
     return 0
 
