@@ -372,7 +372,8 @@ def test_predictive_choice_with_all_weight_on_one_draw_is_that_draws(monkeypatch
     """A label that only draw 0 allows (p = 0 in every other draw) puts all the weight on draw 0:
     from then on ``choose_from="predictive"`` reads draw 0's p for every unjudged document and
     judges what MTC's weights with that p choose (the oracle, written out), where the refit's p
-    (the draws' mean) chooses otherwise."""
+    (the draws' mean) chooses otherwise; ``choose_from="draws"`` (the draws' mean, unweighted)
+    judges as the refit's p does."""
     campaign = tiny_campaign()
     rng = np.random.default_rng(4)
     draws = [rng.uniform(0.05, 0.95, (6, N_DOCS)) for _ in range(2)]
@@ -383,11 +384,12 @@ def test_predictive_choice_with_all_weight_on_one_draw_is_that_draws(monkeypatch
     label_of = lambda d: int(d.endswith(("2", "4")))  # noqa: E731
     params = {"update": "reweight", "ess_refits": False, "interval": 1000, "mc_draws": 400, "screen": None}
     followed = {}
-    for choose_from in ("refit", "predictive"):
+    for choose_from in ("refit", "predictive", "draws"):
         selector, session = session_on(campaign, draws, monkeypatch, choose_from=choose_from, **params)
         followed[choose_from] = judge_and_follow(session, selector, labels, 6, label_of)
         assert selector.n_fits_ == 1
-    weights = np.exp(selector.log_weights_ - selector.log_weights_.max())
+        if choose_from == "predictive":
+            weights = np.exp(selector.log_weights_ - selector.log_weights_.max())
     assert weights[0] == 1 and np.all(weights[1:] == 0)
     judged = [np.zeros(N_DOCS, dtype=bool) for _ in range(2)]
     judged[0][first] = True
@@ -401,5 +403,6 @@ def test_predictive_choice_with_all_weight_on_one_draw_is_that_draws(monkeypatch
         assert (q, d) in mtc_choices(campaign, p, judged)
         judged[t][i], p[t][i] = True, float(label_of(d))
     assert [doc for doc, _ in followed["refit"]] != [doc for doc, _ in followed["predictive"]]
+    assert [doc for doc, _ in followed["refit"]] == [doc for doc, _ in followed["draws"]]
     with pytest.raises(ValueError, match="choose_from"):
         SelectionSession(campaign, PosteriorSelection(choose_from="weighted"), tuple(campaign.systems))

@@ -25,8 +25,9 @@ is the side the stopping confidence took where the log has it (a check or a conf
 else that of the model fitted at the end of the trial (summarize.py's). With ``--jobs 1``,
 variants.py logs each trial's CPU seconds (``cpu.jsonl``; column ``cpu_s``).
 
-The levers on top of the guard (``LEVERS``: ``--choose-from predictive``, ``--n-draws 1000``)
-are paired with ``confirm`` on the trials both ran: ``results_reweight/levers.csv`` holds, for
+The levers on top of the guard (``LEVERS``: ``--choose-from predictive``, ``--n-draws 1000``,
+and ``--choose-from draws``, which separates the draws' mean at refits from its weighting) are
+paired with ``confirm`` on the trials both ran: ``results_reweight/levers.csv`` holds, for
 each and for ``confirm`` on the same trials, the median judgments, the pairs decided within
 the budget, the wrong calls, W with its 95% interval and the share right at ≥ 0.95 (the
 report's, recomputed on those trials) and the median CPU seconds per trial.
@@ -55,8 +56,9 @@ MTC_MEDIAN = {"dl21": 602.0}
 SCHEDULES = ("ess50", "every10")
 #: refits on the ESS without and with ``confirm``: chosen between by the same rule
 GUARDS = ("ess50", "confirm")
-#: on top of ``confirm``: the choice from the weighted draws' p, and 1000 draws per refit
-LEVERS = ("predictive", "draws1000")
+#: on top of ``confirm``: the choice from the weighted draws' p, 1000 draws per refit, and the
+#: choice from the draws' mean at refits, unweighted between them
+LEVERS = ("predictive", "draws1000", "mean_at_refits")
 #: the heading of the reweighting selector's section of results/summary.md
 HEADING = MARKER + ('"reweight" (min_ess: reweight.csv\'s chosen setting; '
                     "examples/posterior_selector/reweight.py)")

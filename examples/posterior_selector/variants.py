@@ -96,8 +96,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="the posterior selector refits at a check's candidate stop and stops "
                              "only if the refit's confidence reaches the target too")
     parser.add_argument("--choose-from", choices=CHOOSE_FROM, default="refit",
-                        help="the p the posterior selector's choice reads: the latest refit's, or "
-                             "its draws' mean weighted by the labels since (default: refit)")
+                        help="the p the posterior selector's choice reads: the latest refit's, "
+                             "its draws' mean weighted by the labels since, or that mean unweighted "
+                             "(default: refit)")
     parser.add_argument("--n-draws", type=int, default=None,
                         help="the posterior selector's draws per refit (default: the strategy's)")
     parser.add_argument("--strategies", default="mtc,fusion-mc,posterior")

@@ -22,7 +22,9 @@ document (``"refit"``), or its posterior predictive probability over the refit's
 ``Σ_s w_s p_s(d) / Σ_s w_s`` (``"predictive"``): the draws' mean at a refit, and between
 refits with ``update="reweight"`` their mean weighted by the labels since (below), so every
 label moves the choice of the next document through the shared parameters, as it moves the
-checks' confidence (docs/math/selection.md, "Choosing from the weighted draws").
+checks' confidence (docs/math/selection.md, "Choosing from the weighted draws"). ``"draws"``:
+the draws' mean at a refit, left as it is between refits (what ``"predictive"`` adds to it is
+the weighting).
 
 The stopping confidence is the posterior predictive P(ΔMAP > 0), a binary measure, so
 each refit fits the default model on the judgments read at the relevance threshold
@@ -68,7 +70,7 @@ CHOOSE = ("mtc", "variance")
 #: what happens to the latest refit's draws between refits (see the module docstring)
 UPDATE = ("refit", "reweight")
 #: which probabilities of the unjudged documents the choice reads (see the module docstring)
-CHOOSE_FROM = ("refit", "predictive")
+CHOOSE_FROM = ("refit", "predictive", "draws")
 #: models whose probabilities of relevance (and their draws) are fitted at the threshold
 #: alone, the grades only split them (relimpute/relevance/fusion.py): refitted on binary labels
 THRESHOLD_ONLY = ("fusion",)
@@ -126,7 +128,8 @@ class PosteriorSelection(RTCSelection):
     choose_from
         The p of the unjudged documents that ``choose`` reads: ``"refit"``, the latest
         refit's estimate; ``"predictive"``, the mean of its posterior draws, weighted by the
-        labels since with ``update="reweight"`` (the module docstring).
+        labels since with ``update="reweight"``; ``"draws"``, that mean unweighted (the module
+        docstring).
 
     Attributes
     ----------
@@ -208,7 +211,7 @@ class PosteriorSelection(RTCSelection):
 
     def _refit(self, state: SelectionState) -> None:
         super()._refit(state)
-        if self.choose_from == "predictive":  # the draws equally likely: their mean
+        if self.choose_from != "refit":  # the draws equally likely: their mean
             self._predictive_p(state, None)
         if self.every_ is None:
             return
