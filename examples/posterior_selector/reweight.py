@@ -277,11 +277,16 @@ def lever_rows() -> pd.DataFrame | None:
                                         config=study.config)  # fmt: skip
                 summary = CalibrationReport.from_study(part, cap=0.95).summary["raw"].iloc[0]
                 per_trial = logged[(logged["setting"] == setting) & (logged["collection"] == COLLECTIONS[name])
-                                   & logged["trial"].isin(common)]  # fmt: skip
+                                   & logged["trial"].isin(common)].set_index("trial")  # fmt: skip
+                if setting == "confirm":
+                    paired = per_trial["judgments"]
+                diff = per_trial["judgments"] - paired.reindex(per_trial.index)
                 decided = per_trial["stopped"] == "confidence"
                 rows.append({
                     "lever": lever, "setting": setting, "collection": COLLECTIONS[name], "trials": len(common),
-                    "median": float(per_trial["judgments"].median()), "decided": int(decided.sum()),
+                    "median": float(per_trial["judgments"].median()), "total": int(per_trial["judgments"].sum()),
+                    "fewer_than_confirm": int((diff < 0).sum()), "more_than_confirm": int((diff > 0).sum()),
+                    "decided": int(decided.sum()),
                     "wrong": int((decided & ~per_trial["right"].astype(bool)).sum()),
                     "W": summary["w"], "W_low": summary["w_low"], "W_high": summary["w_high"],
                     "accuracy_95": summary["accuracy_conf_95"], "median_cpu_s": float(per_trial["cpu_s"].median()),
@@ -301,12 +306,13 @@ def lever_rows() -> pd.DataFrame | None:
 
 def lever_table(table: pd.DataFrame) -> str:
     """The README's table of the levers, each beside ``confirm`` on the same trials."""
-    lines = ["| collection | setting | trials | median judgments | decided within 300 | wrong calls "
-             "| W (95% interval) | right at ≥ 0.95 | CPU s per trial (median) |",
-             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| collection | setting | trials | median judgments (total) | fewer / more than confirm "
+             "| decided within 300 | wrong calls | W (95% interval) | right at ≥ 0.95 | CPU s per trial (median) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in table.itertuples():
+        paired = "" if r.setting == "confirm" else f"{r.fewer_than_confirm} / {r.more_than_confirm}"
         lines.append(
-            f"| {r.collection} | {r.setting} | {r.trials} | {r.median:g} | {r.decided} | {r.wrong} "
+            f"| {r.collection} | {r.setting} | {r.trials} | {r.median:g} ({r.total}) | {paired} | {r.decided} | {r.wrong} "
             f"| {r.W:+.2f} ({r.W_low:+.2f}, {r.W_high:+.2f}) | {r.accuracy_95:.1%} | {r.median_cpu_s:.1f} |"
         )  # fmt: skip
     return "\n".join(lines)
