@@ -306,3 +306,103 @@ def test_confirm_changes_nothing_until_a_check_reaches_the_target():
     assert traces[0] == traces[1] and len(traces[0]) == 25
     with pytest.raises(ValueError, match="confirm"):
         SelectionSession(hidden.subset(list(pair)), PosteriorSelection(confirm="yes"), pair)
+
+
+def mtc_choices(campaign, p, judged):
+    """The oracle of MTC's choice (Carterette 2007 §2.1), written out: for every unjudged
+    document of every topic ``|g^A_i − g^B_i| / (T · E[R_t])`` with ``g^S_i = a_ii + Σ_{j≠i}
+    a_ij p_j``, ``a_ij = 1 / max(r_i, r_j)`` over the documents run S retrieves; the documents
+    of the largest (several when tied up to rounding)."""
+    weights = {}
+    for t, topic in enumerate(campaign.topics):
+        rank = [{int(d): r + 1 for r, d in enumerate(topic.ranking[s, : int(topic.depth[s])])}
+                for s in range(2)]  # fmt: skip
+        expected_r = sum(p[t])
+        for i in range(topic.n_docs):
+            if judged[t][i]:
+                continue
+            g = [0.0, 0.0]
+            for s in range(2):
+                if i in rank[s]:
+                    g[s] = 1 / rank[s][i] + sum(p[t][j] / max(rank[s][i], r) for j, r in rank[s].items() if j != i)
+            weights[(f"q{t}", str(topic.doc_ids[i]))] = abs(g[0] - g[1]) / (campaign.n_topics * expected_r)
+    best = max(weights.values())
+    return {doc for doc, w in weights.items() if w >= best - 1e-12}
+
+
+def judge_and_follow(session, selector, labels, n_after, label_of):
+    """Judge ``labels`` ``{(q, doc): y}``, then ``n_after`` proposals (labelled ``label_of(doc)``):
+    the proposals with the p the choice read before each (copied)."""
+    for (q, d), y in labels.items():
+        session.judge(q, d, y)
+    out = []
+    for _ in range(n_after):
+        p = [x.copy() for x in selector.choice_p_]
+        q, d = session.propose()
+        out.append(((q, d), p))
+        session.judge(q, d, label_of(d))
+    return out
+
+
+@pytest.mark.parametrize("update", ["refit", "reweight"])
+def test_predictive_choice_with_equal_weights_is_the_refits(monkeypatch, update):
+    """``choose_from="predictive"`` reads the draws' mean weighted by the labels' likelihood.
+    When the weights stay equal (``update="refit"``; or draws that agree on every document,
+    which a label cannot tell apart) and the refit's p is the draws' mean, it judges exactly
+    the documents ``choose_from="refit"`` judges."""
+    campaign = tiny_campaign()
+    rng = np.random.default_rng(8)
+    if update == "refit":
+        draws = [rng.uniform(0.05, 0.95, (20, N_DOCS)) for _ in range(2)]
+        params = {"update": "refit", "check_every": 1, "interval": 1000}
+    else:
+        draws = [np.broadcast_to(rng.uniform(0.1, 0.9, N_DOCS), (20, N_DOCS)).copy() for _ in range(2)]
+        params = {"update": "reweight", "min_ess": 0.99}
+    traces = []
+    for choose_from in ("refit", "predictive"):
+        selector, session = session_on(campaign, draws, monkeypatch, mc_draws=400, screen=None,
+                                       choose_from=choose_from, **params)  # fmt: skip
+        trace = judge_and_follow(session, selector, {}, 8, lambda d: int(d.endswith(("1", "3"))))
+        assert selector.n_fits_ == 1
+        traces.append([doc for doc, _ in trace])
+    assert traces[0] == traces[1] and len(set(traces[0])) == 8
+
+
+def test_predictive_choice_with_all_weight_on_one_draw_is_that_draws(monkeypatch):
+    """A label that only draw 0 allows (p = 0 in every other draw) puts all the weight on draw 0:
+    from then on ``choose_from="predictive"`` reads draw 0's p for every unjudged document and
+    judges what MTC's weights with that p choose (the oracle, written out), where the refit's p
+    (the draws' mean) chooses otherwise; ``choose_from="draws"`` (the draws' mean, unweighted)
+    judges as the refit's p does."""
+    campaign = tiny_campaign()
+    rng = np.random.default_rng(4)
+    draws = [rng.uniform(0.05, 0.95, (6, N_DOCS)) for _ in range(2)]
+    first = list(campaign.topics[0].doc_ids).index("d0_0")
+    draws[0][:, first] = 0.0
+    draws[0][0, first] = 0.8
+    labels = {("q0", "d0_0"): 1}
+    label_of = lambda d: int(d.endswith(("2", "4")))  # noqa: E731
+    params = {"update": "reweight", "ess_refits": False, "interval": 1000, "mc_draws": 400, "screen": None}
+    followed = {}
+    for choose_from in ("refit", "predictive", "draws"):
+        selector, session = session_on(campaign, draws, monkeypatch, choose_from=choose_from, **params)
+        followed[choose_from] = judge_and_follow(session, selector, labels, 6, label_of)
+        assert selector.n_fits_ == 1
+        if choose_from == "predictive":
+            weights = np.exp(selector.log_weights_ - selector.log_weights_.max())
+    assert weights[0] == 1 and np.all(weights[1:] == 0)
+    judged = [np.zeros(N_DOCS, dtype=bool) for _ in range(2)]
+    judged[0][first] = True
+    p = [draws[t][0].copy() for t in range(2)]
+    p[0][first] = 1.0
+    for (q, d), read in followed["predictive"]:
+        t = int(q[1:])
+        i = list(campaign.topics[t].doc_ids).index(d)
+        for x, own, done in zip(read, p, judged):
+            np.testing.assert_allclose(x[~done], own[~done], rtol=1e-12)  # draw 0's p
+        assert (q, d) in mtc_choices(campaign, p, judged)
+        judged[t][i], p[t][i] = True, float(label_of(d))
+    assert [doc for doc, _ in followed["refit"]] != [doc for doc, _ in followed["predictive"]]
+    assert [doc for doc, _ in followed["refit"]] == [doc for doc, _ in followed["draws"]]
+    with pytest.raises(ValueError, match="choose_from"):
+        SelectionSession(campaign, PosteriorSelection(choose_from="weighted"), tuple(campaign.systems))

@@ -18,11 +18,19 @@ rows: the folders are regenerated, not committed) and prints the tables of the R
 A study run with ``--confirm`` logs each confirming refit (``confirms.jsonl``); before a
 trial's first confirm its loop is that of the same setting without ``confirm``, which stops
 there. Paired trial by trial, ``results_reweight/confirm_trials.csv`` holds both (and
-``confirms.csv`` every confirm): the trial's
+``confirms.csv`` every confirm), per setting: the trial's
 judgments and call with the guard, and where the selector without it stopped and which way
 its check called the pair (its stop without a confirm is the same as with the guard). A call
 is the side the stopping confidence took where the log has it (a check or a confirming refit),
-else that of the model fitted at the end of the trial (summarize.py's).
+else that of the model fitted at the end of the trial (summarize.py's). With ``--jobs 1``,
+variants.py logs each trial's CPU seconds (``cpu.jsonl``; column ``cpu_s``).
+
+The levers on top of the guard (``LEVERS``: ``--choose-from predictive``, ``--n-draws 1000``,
+and ``--choose-from draws``, which separates the draws' mean at refits from its weighting) are
+paired with ``confirm`` on the trials both ran: ``results_reweight/levers.csv`` holds, for
+each and for ``confirm`` on the same trials, the median judgments, the pairs decided within
+the budget, the wrong calls, W with its 95% interval and the share right at ≥ 0.95 (the
+report's, recomputed on those trials) and the median CPU seconds per trial.
 
     python examples/posterior_selector/reweight.py
 """
@@ -48,6 +56,9 @@ MTC_MEDIAN = {"dl21": 602.0}
 SCHEDULES = ("ess50", "every10")
 #: refits on the ESS without and with ``confirm``: chosen between by the same rule
 GUARDS = ("ess50", "confirm")
+#: on top of ``confirm``: the choice from the weighted draws' p, 1000 draws per refit, and the
+#: choice from the draws' mean at refits, unweighted between them
+LEVERS = ("predictive", "draws1000", "mean_at_refits")
 #: the heading of the reweighting selector's section of results/summary.md
 HEADING = MARKER + ('"reweight" (min_ess: reweight.csv\'s chosen setting; '
                     "examples/posterior_selector/reweight.py)")
@@ -89,7 +100,8 @@ def main() -> None:
                 "W": summary["W"], "W_low": summary["W_low"], "W_high": summary["W_high"],
                 "accuracy_95": summary["accuracy_conf_95"], "share_95": summary["share_conf_95"],
                 "initial_right": summary["initial_right_when_decided"],
-                "median_seconds": summary["median_seconds"], "mtc_median": mtc_median,
+                "median_seconds": summary["median_seconds"], "median_cpu_s": trial_cpu(folder).median(),
+                "mtc_median": mtc_median,
                 "half_mtc": mtc_median / 2, "today_median": float(base["after_median"]),
                 "today_W": float(base["W_after"]), "today_accuracy_95": float(base["accuracy_after"]),
             }  # fmt: skip
@@ -146,6 +158,9 @@ def main() -> None:
     confirm_rows = [frame for frame in confirm_rows if frame is not None]
     if confirm_rows:
         print(confirm_table(pd.concat(confirm_rows, ignore_index=True)))
+    levers = lever_rows()
+    if levers is not None:
+        print(lever_table(levers))
     for name, frame in per_trial.items():
         print(f"\n{COLLECTIONS[name]}, judgments per trial:\n")
         shown = frame.rename(columns={"true_delta_map": "true ΔMAP", "mtc_judgments": "MTC",
@@ -177,6 +192,8 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
         confirms.setdefault(tuple(entry["systems"]), {})[entry["judgments"]] = entry
     trials = pd.read_csv(folder / "trials.csv")
     pairs = pd.read_csv(folder / "pairs.csv.gz")
+    cpu = trial_cpu(folder)
+    setting = folder.parent.name
     rows, log_rows = [], []
     for t in trials.itertuples():
         a, b = t.initial.split(",")
@@ -190,9 +207,10 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
         failed = sum(max(c["refit"][0], 1 - c["refit"][0]) < 0.95 for c in mine)
         if t.stopped_because == "confidence" and mine and mine[-1]["judgments"] == t.judgments:
             p_end = mine[-1]["refit"][0]  # stopped on a confirm: the side its refit called
-        row = {"collection": COLLECTIONS[name], "trial": t.trial, "system_a": a, "system_b": b,
-               "true_delta_map": truth, "judgments": t.judgments, "stopped": t.stopped_because,
-               "right": (p_end > 0.5) == (truth > 0), "confirms": len(mine), "failed_confirms": failed}  # fmt: skip
+        row = {"setting": setting, "collection": COLLECTIONS[name], "trial": t.trial, "system_a": a,
+               "system_b": b, "true_delta_map": truth, "judgments": t.judgments, "stopped": t.stopped_because,
+               "right": (p_end > 0.5) == (truth > 0), "confirms": len(mine), "failed_confirms": failed,
+               "cpu_s": cpu.get(t.trial, np.nan)}  # fmt: skip
         if mine:  # without the guard: stopped on the first check that reached 0.95
             first = mine[0]
             row.update(without_judgments=first["judgments"], without_stopped="confidence",
@@ -203,33 +221,119 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
         rows.append(row)
         for c in mine:  # each confirm: the check's and the refit's confidence in the check's call
             side = c["check"][0] > 0.5
-            log_rows.append({"collection": COLLECTIONS[name], "trial": t.trial, "judgments": c["judgments"],
+            log_rows.append({"setting": setting, "collection": COLLECTIONS[name], "trial": t.trial,
+                             "judgments": c["judgments"],
                              "check": c["check"][0] if side else 1 - c["check"][0],
                              "refit": c["refit"][0] if side else 1 - c["refit"][0]})  # fmt: skip
     frame = pd.DataFrame(rows)
     for out, new in ((OUT / "confirm_trials.csv", frame), (OUT / "confirms.csv", pd.DataFrame(log_rows))):
-        old = pd.read_csv(out) if out.is_file() else new.iloc[:0]
-        old = old[old["collection"] != COLLECTIONS[name]]
+        old = read_logged(out) if out.is_file() else new.iloc[:0]
+        old = old[(old["setting"] != setting) | (old["collection"] != COLLECTIONS[name])]
         pd.concat([old, new], ignore_index=True).to_csv(out, index=False, float_format="%.4g")
     return frame
+
+
+def read_logged(path: Path) -> pd.DataFrame:
+    """``confirm_trials.csv`` or ``confirms.csv``; rows written before the column ``setting``
+    are ``confirm``'s (the only study with the guard then)."""
+    frame = pd.read_csv(path)
+    if "setting" not in frame:
+        frame.insert(0, "setting", "confirm")
+    return frame
+
+
+def trial_cpu(folder: Path) -> pd.Series:
+    """Per trial the CPU seconds variants.py logged (``cpu.jsonl``; a trial run again: its
+    last line), empty when not logged."""
+    path = folder / "cpu.jsonl"
+    if not path.is_file():
+        return pd.Series(dtype=float)
+    cpu = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        cpu[entry["trial"]] = entry["cpu_s"]
+    return pd.Series(cpu, dtype=float)
+
+
+def lever_rows() -> pd.DataFrame | None:
+    """Each lever of ``LEVERS`` and ``confirm`` on the trials both ran (the module docstring),
+    for every collection where both folders hold a study; None when there is none. Written to
+    ``results_reweight/levers.csv`` (a lever whose folder is absent keeps its committed rows)."""
+    from relimpute.calibration import CalibrationReport
+    from relimpute.calibration.study import CalibrationStudy, read_study
+
+    logged = read_logged(OUT / "confirm_trials.csv")
+    rows = []
+    for lever in LEVERS:
+        for name in COLLECTIONS:
+            folders = {s: OUT / s / name for s in ("confirm", lever)}
+            if not all((f / "report.json").is_file() for f in folders.values()):
+                continue
+            studies = {s: read_study(f) for s, f in folders.items()}
+            common = set(studies["confirm"].trials["trial"]) & set(studies[lever].trials["trial"])
+            for setting, study in studies.items():
+                part = CalibrationStudy(pairs=study.pairs[study.pairs["trial"].isin(common)],
+                                        trials=study.trials[study.trials["trial"].isin(common)],
+                                        config=study.config)  # fmt: skip
+                summary = CalibrationReport.from_study(part, cap=0.95).summary["raw"].iloc[0]
+                per_trial = logged[(logged["setting"] == setting) & (logged["collection"] == COLLECTIONS[name])
+                                   & logged["trial"].isin(common)].set_index("trial")  # fmt: skip
+                if setting == "confirm":
+                    paired = per_trial["judgments"]
+                diff = per_trial["judgments"] - paired.reindex(per_trial.index)
+                decided = per_trial["stopped"] == "confidence"
+                rows.append({
+                    "lever": lever, "setting": setting, "collection": COLLECTIONS[name], "trials": len(common),
+                    "median": float(per_trial["judgments"].median()), "total": int(per_trial["judgments"].sum()),
+                    "fewer_than_confirm": int((diff < 0).sum()), "more_than_confirm": int((diff > 0).sum()),
+                    "decided": int(decided.sum()),
+                    "wrong": int((decided & ~per_trial["right"].astype(bool)).sum()),
+                    "W": summary["w"], "W_low": summary["w_low"], "W_high": summary["w_high"],
+                    "accuracy_95": summary["accuracy_conf_95"], "median_cpu_s": float(per_trial["cpu_s"].median()),
+                })  # fmt: skip
+    path = OUT / "levers.csv"
+    table = pd.DataFrame(rows)
+    if path.is_file():
+        old = pd.read_csv(path)
+        have = set(zip(table.get("lever", []), table.get("collection", [])))
+        old = old[[(lv, c) not in have for lv, c in zip(old["lever"], old["collection"])]]
+        table = pd.concat([old, table], ignore_index=True)
+    if table.empty:
+        return None
+    table.to_csv(path, index=False, float_format="%.4g")
+    return table
+
+
+def lever_table(table: pd.DataFrame) -> str:
+    """The README's table of the levers, each beside ``confirm`` on the same trials."""
+    lines = ["| collection | setting | trials | median judgments (total) | fewer / more than confirm "
+             "| decided within 300 | wrong calls | W (95% interval) | right at ≥ 0.95 | CPU s per trial (median) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in table.itertuples():
+        paired = "" if r.setting == "confirm" else f"{r.fewer_than_confirm} / {r.more_than_confirm}"
+        lines.append(
+            f"| {r.collection} | {r.setting} | {r.trials} | {r.median:g} ({r.total}) | {paired} | {r.decided} | {r.wrong} "
+            f"| {r.W:+.2f} ({r.W_low:+.2f}, {r.W_high:+.2f}) | {r.accuracy_95:.1%} | {r.median_cpu_s:.1f} |"
+        )  # fmt: skip
+    return "\n".join(lines)
 
 
 def confirm_table(frame: pd.DataFrame) -> str:
     """Per collection: stops with and without the guard, wrong calls among them, confirms and
     the mean confidence of their checks and refits (``confirms.csv``)."""
-    log = pd.read_csv(OUT / "confirms.csv").groupby("collection")[["check", "refit"]].mean()
-    lines = ["| collection | trials | median without / with | decided without / with | wrong calls without "
-             "/ with | confirms (failed) | mean check / refit at a confirm |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, part in frame.groupby("collection", sort=False):
+    log = read_logged(OUT / "confirms.csv").groupby(["setting", "collection"])[["check", "refit"]].mean()
+    lines = ["| setting | collection | trials | median without / with | decided without / with | wrong calls "
+             "without / with | confirms (failed) | mean check / refit at a confirm |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for (setting, name), part in frame.groupby(["setting", "collection"], sort=False):
         decided = part["stopped"] == "confidence"
         decided_without = part["without_stopped"] == "confidence"
         wrong = f"{int((decided_without & ~part['without_right']).sum())} / {int((decided & ~part['right']).sum())}"
         lines.append(
-            f"| {name} | {len(part)} | {part['without_judgments'].median():g} / {part['judgments'].median():g} "
+            f"| {setting} | {name} | {len(part)} | {part['without_judgments'].median():g} / {part['judgments'].median():g} "
             f"| {int(decided_without.sum())} / {int(decided.sum())} | {wrong} "
             f"| {int(part['confirms'].sum())} ({int(part['failed_confirms'].sum())}) "
-            f"| {log.loc[name, 'check']:.3f} / {log.loc[name, 'refit']:.3f} |"
+            f"| {log.loc[(setting, name), 'check']:.3f} / {log.loc[(setting, name), 'refit']:.3f} |"
         )  # fmt: skip
     return "\n".join(lines)
 

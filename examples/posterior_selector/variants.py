@@ -16,6 +16,9 @@ run.sh, so the runs pair with its trials:
         --strategies posterior --out examples/posterior_selector/results_reweight/ess50
     python examples/posterior_selector/variants.py --update reweight --min-ess 0.5 --confirm \\
         --strategies posterior --out examples/posterior_selector/results_reweight/confirm
+    python examples/posterior_selector/variants.py --update reweight --min-ess 0.5 --confirm \\
+        --choose-from predictive --strategies posterior --collections dl19 \\
+        --out examples/posterior_selector/results_reweight/predictive
     python examples/posterior_selector/summarize.py examples/posterior_selector/variance
 """
 
@@ -51,11 +54,33 @@ def log_confirms(path: Path) -> None:
     PosteriorSelection._confirmed = logged
 
 
+def log_cpu(path: Path) -> None:
+    """Append each trial's process CPU seconds to ``path`` (one JSON line: trial, cpu_s; the
+    trials.csv ``seconds`` are wall time, which on a shared machine includes waiting for a
+    core). With ``--jobs 1`` the trials run in this process."""
+    import json
+    import time
+
+    from relimpute.calibration import trials
+
+    run = getattr(trials.run_trial, "untimed", trials.run_trial)
+
+    def timed(campaign, spec, *args, **kwargs):
+        start = time.process_time()
+        out = run(campaign, spec, *args, **kwargs)
+        with path.open("a") as log:
+            log.write(json.dumps({"trial": spec.trial, "cpu_s": time.process_time() - start}) + "\n")
+        return out
+
+    timed.untimed = run
+    trials.run_trial = timed
+
+
 def main(argv: list[str] | None = None) -> None:
     from relimpute._study_folder import StudyFolder
     from relimpute.calibration import CalibrationReport, run_study
     from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
-    from relimpute.selection.posterior import CHOOSE, UPDATE
+    from relimpute.selection.posterior import CHOOSE, CHOOSE_FROM, UPDATE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--choose", choices=CHOOSE, default="mtc")
@@ -70,6 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--confirm", action="store_true",
                         help="the posterior selector refits at a check's candidate stop and stops "
                              "only if the refit's confidence reaches the target too")
+    parser.add_argument("--choose-from", choices=CHOOSE_FROM, default="refit",
+                        help="the p the posterior selector's choice reads: the latest refit's, "
+                             "its draws' mean weighted by the labels since, or that mean unweighted "
+                             "(default: refit)")
     parser.add_argument("--n-draws", type=int, default=None,
                         help="the posterior selector's draws per refit (default: the strategy's)")
     parser.add_argument("--strategies", default="mtc,fusion-mc,posterior")
@@ -90,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
             own["n_draws"] = args.n_draws
         if args.confirm:
             own["confirm"] = True
+        if args.choose_from != "refit":
+            own["choose_from"] = args.choose_from
         strategies = [get_calibration_strategy(s) for s in args.strategies.split(",")]
         strategies = [
             replace(s, selector_params={**s.selector_params, **own}) if s.name == "posterior" else s
@@ -104,6 +135,8 @@ def main(argv: list[str] | None = None) -> None:
             if args.jobs != 1:
                 parser.error("--confirm logs its refits from this process: use --jobs 1")
             log_confirms(args.out / name / "confirms.jsonl")
+        if args.jobs == 1:
+            log_cpu(args.out / name / "cpu.jsonl")
         study = run_study(
             campaign, strategies, n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
             groups=groups, jobs=args.jobs, checkpoint=folder,

@@ -17,6 +17,15 @@ from ``Var[ΔMAP]``, so a document the model is already sure of is not judged
 first (docs/math/map-difference.md). With ``p = ½`` for every document both
 rank alike.
 
+Which p the weights read (``choose_from``): the latest refit's estimate of each unjudged
+document (``"refit"``), or its posterior predictive probability over the refit's draws,
+``Σ_s w_s p_s(d) / Σ_s w_s`` (``"predictive"``): the draws' mean at a refit, and between
+refits with ``update="reweight"`` their mean weighted by the labels since (below), so every
+label moves the choice of the next document through the shared parameters, as it moves the
+checks' confidence (docs/math/selection.md, "Choosing from the weighted draws"). ``"draws"``:
+the draws' mean at a refit, left as it is between refits (what ``"predictive"`` adds to it is
+the weighting).
+
 The stopping confidence is the posterior predictive P(ΔMAP > 0), a binary measure, so
 each refit fits the default model on the judgments read at the relevance threshold
 (grades 0/1): its probabilities of relevance and their draws do not depend on the grades
@@ -60,6 +69,8 @@ from .stopping import PairConfidence
 CHOOSE = ("mtc", "variance")
 #: what happens to the latest refit's draws between refits (see the module docstring)
 UPDATE = ("refit", "reweight")
+#: which probabilities of the unjudged documents the choice reads (see the module docstring)
+CHOOSE_FROM = ("refit", "predictive", "draws")
 #: models whose probabilities of relevance (and their draws) are fitted at the threshold
 #: alone, the grades only split them (relimpute/relevance/fusion.py): refitted on binary labels
 THRESHOLD_ONLY = ("fusion",)
@@ -114,6 +125,11 @@ class PosteriorSelection(RTCSelection):
         When a check between refits reaches the stopping confidence, refit on the
         judgments so far and stop only if the refit's confidence reaches it too; if not,
         judging goes on from the refit. False: stop on the check.
+    choose_from
+        The p of the unjudged documents that ``choose`` reads: ``"refit"``, the latest
+        refit's estimate; ``"predictive"``, the mean of its posterior draws, weighted by the
+        labels since with ``update="reweight"``; ``"draws"``, that mean unweighted (the module
+        docstring).
 
     Attributes
     ----------
@@ -152,6 +168,7 @@ class PosteriorSelection(RTCSelection):
         ess_refits: bool = True,
         n_draws: int | None = None,
         confirm: bool = False,
+        choose_from: str = "refit",
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
                          stop_on="posterior", mc_draws=mc_draws, screen=screen)
@@ -162,6 +179,7 @@ class PosteriorSelection(RTCSelection):
         self.ess_refits = ess_refits
         self.n_draws = n_draws
         self.confirm = confirm
+        self.choose_from = choose_from
 
     def _initial_p(self, state: SelectionState) -> None:
         if self.choose not in CHOOSE:
@@ -177,6 +195,8 @@ class PosteriorSelection(RTCSelection):
             raise ValueError(f"n_draws must be None or an integer >= 2, got {self.n_draws!r}")
         if not isinstance(self.confirm, (bool, np.bool_)):
             raise ValueError(f"confirm must be True or False, got {self.confirm!r}")
+        if self.choose_from not in CHOOSE_FROM:
+            raise ValueError(f"choose_from must be one of {CHOOSE_FROM}, got {self.choose_from!r}")
         self.reweight_ = self.update == "reweight"
         self.every_ = int(every) if every is not None else 1 if self.reweight_ else None
         self.log_weights_, self.ess_ = np.zeros(0), 0.0
@@ -191,6 +211,8 @@ class PosteriorSelection(RTCSelection):
 
     def _refit(self, state: SelectionState) -> None:
         super()._refit(state)
+        if self.choose_from != "refit":  # the draws equally likely: their mean
+            self._predictive_p(state, None)
         if self.every_ is None:
             return
         self.check_seed_ = int(self.check_rng_.integers(2**63))
@@ -229,7 +251,13 @@ class PosteriorSelection(RTCSelection):
             self._refit(state)
             self._recompute_all(state)
             return list(range(state.n_topics))
-        changed = MTC._observe(self, state, topic, doc, p_before)
+        weights = self.log_weights_
+        if self.choose_from == "predictive" and np.isfinite(np.max(weights)) and np.any(weights != weights[0]):
+            self._predictive_p(state, weights)  # (equal weights: the mean the refit set stands)
+            self._recompute_all(state)
+            changed = list(range(state.n_topics))
+        else:
+            changed = MTC._observe(self, state, topic, doc, p_before)
         if self.conditioned_ is not None:
             self.conditioned_.label(topic, state)
         if not self.n_seen_ % self.every_:
@@ -240,6 +268,16 @@ class PosteriorSelection(RTCSelection):
                 if self._confirmed(state):
                     return list(range(state.n_topics))
         return changed
+
+    def _predictive_p(self, state: SelectionState, log_weights: np.ndarray | None) -> None:
+        """Every unjudged document's p: the mean of the latest refit's draws of it, weighted by
+        ``exp(log_weights)`` (None: equally)."""
+        draws = self.draws_estimate_.draws
+        weights = None if log_weights is None else normalised_weights(log_weights)
+        for t, (p, judged) in enumerate(zip(self.choice_p_, state.judged)):
+            drawn = np.asarray(draws[t], dtype=np.float64)
+            mean = drawn.mean(axis=0) if weights is None else weights @ drawn
+            p[~judged] = mean[~judged]
 
     def _check(self, state: SelectionState) -> None:
         """The confidence on the latest refit's draws conditioned on the labels since."""
