@@ -8,7 +8,13 @@ import sys
 
 import pytest
 
-from relimpute.cli import _literals, _subcommand_index, _subcommand_modules, build_parser
+from relimpute.cli import (
+    BLAS_THREADS,
+    _literals,
+    _subcommand_index,
+    _subcommand_modules,
+    build_parser,
+)
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "pymc")
 
@@ -226,3 +232,31 @@ def test_the_objects_alive_at_exit_are_frozen_before_finalisation():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-3:] == ["frozen before exit False", "registered True", "frozen at exit True"]
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, 1), ("2", 2)])
+def test_a_command_runs_its_blas_on_one_thread_unless_told(tmp_path, preset, expected):
+    """The CLI asks OpenBLAS for one thread before numpy loads it (its extra threads spin on
+    the models' small matrices), unless the environment names a number, which is kept;
+    threadpoolctl reads the count the loaded library actually uses."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "runs" / "r.txt").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    args = ["evaluate", str(tmp_path / "qrels.txt"), str(tmp_path / "runs"), "-f", "tsv"]
+    probe = (
+        f"from relimpute.cli import main\nassert main({args!r}) == 0\n"
+        "import os, scipy.linalg, threadpoolctl\n"
+        "found = [p['num_threads'] for p in threadpoolctl.threadpool_info()"
+        " if p['user_api'] == 'blas']\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'], sorted(set(found)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    value, counts = done.stdout.splitlines()[-1].split(" ", 1)
+    assert value == str(expected)
+    assert counts.strip("[]") and {int(c) for c in counts.strip("[]").split(",")} == {expected}

@@ -256,9 +256,27 @@ def _fewer_collections(young: int = 10_000):
 
 
 def main(argv: list[str] | None = None) -> int:
+    _one_blas_thread()
     _no_collection_at_exit()
     with _fewer_collections():  # (parsing may import numpy and pandas: a measure's name)
         return _main(argv)
+
+
+#: the environment variables that set how many threads a BLAS library starts (OpenBLAS, as
+#: numpy's and scipy's wheels ship it; MKL); each library reads its own once, when it loads
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_blas_thread() -> None:
+    """A command's BLAS calls run on one thread unless the environment names a number. The
+    models' matrices are small: on DL 2019's ``compare`` and the 2-million-line campaign,
+    OpenBLAS's extra threads spin between calls, costing CPU without shortening the wall time
+    (benchmarks/results/default_scale_profile.md). Set only before numpy is first imported
+    (later it would change nothing); worker processes inherit it."""
+    if "numpy" in sys.modules:
+        return
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
 
 
 def _no_collection_at_exit() -> None:
