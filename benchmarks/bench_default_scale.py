@@ -15,6 +15,12 @@ kept in ``benchmarks/results/default_scale.json`` and shown side by side in
 ``default_scale.md``, with the largest difference between the labels' DL 2019 answers.
 
     python benchmarks/bench_default_scale.py [--label after] [--src src] [--cases ...] [--repeats N]
+        [--reference SRC]
+
+This machine's speed drifts by a quarter within an hour, so an absolute CPU target is read
+against a yardstick too: ``--reference SRC`` (a checkout of dff357b, the code issue 26 timed at
+18 s CPU on DL 2019) runs DL 2019's compare in turn with ``--src``, pair by pair, and the
+median CPU ratio times 18 s is the figure on the issue's machine.
 
 Targets: 2M-line run: compare <= 30 s and <= 1 GB, fit <= 20 s and <= 1 GB; DL 2019
 compare <= 6 s CPU. On a shared machine wall time includes waiting for a core.
@@ -40,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
 CLI = "import sys; from relimpute.cli import main; sys.exit(main())"
+#: issue 26's yardstick: default DL 2019 compare at commit dff357b, 18 s of CPU on its machine
+REFERENCE = {"commit": "dff357b", "cpu_s": 18.0}
 TARGETS = {
     "big compare": {"wall_s": 30.0, "peak_mb": 1024.0},
     "big fit": {"wall_s": 20.0, "peak_mb": 1024.0},
@@ -103,7 +111,20 @@ def measure_median(args: list[str], src: Path, repeats: int) -> dict:
     return {**middle, "cpu_runs": [r["cpu_s"] for r in runs]} if repeats > 1 else middle
 
 
-def run(cases: list[str], src: Path, repeats: int = 1) -> dict:
+def measure_against(args: list[str], src: Path, reference: Path, repeats: int) -> dict:
+    """:func:`measure_median` of ``src`` with the ``reference`` tree run in turn (A B A B ...):
+    every pair's CPU ratio, as the machine's speed drifts between pairs."""
+    runs, yardstick = [], []
+    for _ in range(repeats):
+        runs.append(measure(args, src))
+        yardstick.append(measure(args, reference))
+    middle = sorted(runs, key=lambda r: r["cpu_s"])[(repeats - 1) // 2]
+    ratios = [a["cpu_s"] / b["cpu_s"] for a, b in zip(runs, yardstick)]
+    return {**middle, "cpu_runs": [r["cpu_s"] for r in runs],
+            "reference_cpu_runs": [r["cpu_s"] for r in yardstick], "cpu_ratios": ratios}  # fmt: skip
+
+
+def run(cases: list[str], src: Path, repeats: int = 1, reference: Path | None = None) -> dict:
     found = {}
     with tempfile.TemporaryDirectory(prefix="relimpute-scale-") as tmp:
         big = Path(tmp)
@@ -121,7 +142,10 @@ def run(cases: list[str], src: Path, repeats: int = 1) -> dict:
             if case.startswith("dl19") and not (DL19 / "qrels.txt").is_file():
                 print(f"skipped: {case} ({DL19} not found)")
                 continue
-            found[case] = measure_median(commands[case], src, repeats)
+            if reference is not None and case == "dl19 compare":
+                found[case] = measure_against(commands[case], src, reference, repeats)
+            else:
+                found[case] = measure_median(commands[case], src, repeats)
             print(f"{case}: {found[case]['wall_s']} s wall, {found[case]['cpu_s']} s CPU, "
                   f"{found[case]['peak_mb']} MB", flush=True)  # fmt: skip
     return found
@@ -169,6 +193,7 @@ def markdown(results: dict) -> str:
         *rows,
         "",
     ]
+    lines += _against_reference(results)
     for label in labels:
         info = results["labels"][label]
         lines.append(
@@ -193,6 +218,36 @@ def markdown(results: dict) -> str:
                 f"(median {de.median():.4f} sd)."
             )
     return "\n".join(lines) + "\n"
+
+
+def _against_reference(results: dict) -> list[str]:
+    """The labels measured with ``--reference``: DL 2019's compare on the issue's machine."""
+    rows = []
+    target = TARGETS["dl19 compare"]["cpu_s"]
+    for label, info in results["labels"].items():
+        got = info["cases"].get("dl19 compare", {})
+        if "cpu_ratios" not in got:
+            continue
+        ratio = float(np.median(got["cpu_ratios"]))
+        there = ratio * REFERENCE["cpu_s"]
+        rows.append(
+            f"| {label} | {got['cpu_s']:.2f} | {np.median(got['reference_cpu_runs']):.2f} | "
+            f"{ratio:.3f} ({min(got['cpu_ratios']):.3f}-{max(got['cpu_ratios']):.3f}) | "
+            f"{there:.1f} | {'met' if there <= target else 'missed'} |"
+        )
+    if not rows:
+        return []
+    return [
+        f"DL 2019 compare against issue 26's yardstick: the code it timed at {REFERENCE['cpu_s']:g} s "
+        f"CPU (commit {REFERENCE['commit']}), run in turn with each label ({len(rows)} label(s); "
+        "`--reference`). Ratio: median over the pairs (min-max); on the issue's machine: the "
+        f"ratio times {REFERENCE['cpu_s']:g} s. Target {target:g} s.",
+        "",
+        "| code | CPU (s) here | yardstick CPU (s) here | CPU ratio | on the issue's machine (s) | target |",
+        "| --- | ---: | ---: | --- | ---: | --- |",
+        *rows,
+        "",
+    ]
 
 
 def _on_cpu(key: str) -> str:
@@ -238,13 +293,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs per command; the one of median CPU time is kept")  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write default_scale.*")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help=f"a source tree of commit {REFERENCE['commit']}: DL 2019's compare "
+                        "runs in turn with it (module docstring)")  # fmt: skip
     args = parser.parse_args(argv)
     path = args.out / "default_scale.json"
     results = json.loads(path.read_text()) if path.is_file() else {"labels": {}}
     info = {"src": str(args.src), "machine": machine(), "date": utc_now(), "note": args.note}
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    info["cases"] = run(args.cases, args.src.resolve(), args.repeats)
+    reference = args.reference.resolve() if args.reference else None
+    info["cases"] = run(args.cases, args.src.resolve(), args.repeats, reference)
     old = results["labels"].get(args.label, {}).get("cases", {})
     info["cases"] = {**old, **info["cases"]}
     results["labels"][args.label] = info
