@@ -252,8 +252,9 @@ class PosteriorSelection(RTCSelection):
             self._recompute_all(state)
             return list(range(state.n_topics))
         weights = self.log_weights_
-        if self.choose_from == "predictive" and np.isfinite(np.max(weights)) and np.any(weights != weights[0]):
-            self._predictive_p(state, weights)  # (equal weights: the mean the refit set stands)
+        moved = np.isfinite(np.max(weights)) and np.any(weights != weights[0])
+        if self.choose_from == "predictive" and moved:  # (else the refit's mean, or MTC's p, stands)
+            self._predictive_p(state, weights)
             self._recompute_all(state)
             changed = list(range(state.n_topics))
         else:
