@@ -253,7 +253,7 @@ class PosteriorSelection(RTCSelection):
             return list(range(state.n_topics))
         weights = self.log_weights_
         moved = np.isfinite(np.max(weights)) and np.any(weights != weights[0])
-        if self.choose_from == "predictive" and moved:  # (else the refit's mean, or MTC's p, stands)
+        if self.choose_from == "predictive" and moved:  # (else the p set before stands)
             self._predictive_p(state, weights)
             self._recompute_all(state)
             changed = list(range(state.n_topics))
