@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import time
 from pathlib import Path
+
+#: the environment variables that set a numerical library's thread count
+THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def machine() -> dict:
@@ -17,6 +21,32 @@ def machine() -> dict:
         "cpus": os.cpu_count(),
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
+
+
+def thread_settings() -> dict:
+    """The thread counts this process's environment sets (:data:`THREADS`), by name."""
+    return {k: os.environ[k] for k in THREADS if k in os.environ}
+
+
+def timed_child(argv: list[str], **popen) -> dict:
+    """Run ``argv`` to its end as a child process: wall seconds, CPU seconds (user + system
+    from its rusage), peak resident memory, and its stdout when ``stdout=subprocess.PIPE``.
+    Raises RuntimeError when it fails."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, **popen)
+    out = child.stdout.read() if child.stdout is not None else None
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        raise RuntimeError(f"{' '.join(map(str, argv))} exited with status {status}")
+    got = {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "user_s": round(usage.ru_utime, 2),
+        "system_s": round(usage.ru_stime, 2),
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+    }
+    return got if out is None else {**got, "stdout": out}
 
 
 def utc_now() -> str:

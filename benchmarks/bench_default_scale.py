@@ -35,12 +35,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from _run_info import machine, utc_now
+from _run_info import machine, timed_child, utc_now
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -86,28 +85,19 @@ def write_campaign(root: Path, n_topics: int = 43, n_docs: int = 46_512, depth: 
 def measure(args: list[str], src: Path) -> dict:
     """Wall, CPU and peak memory of ``relimpute ARGS`` in a child process; its stdout."""
     env = {**os.environ, "PYTHONPATH": str(src)}
-    start = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    out = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if status:
-        raise RuntimeError(f"relimpute {' '.join(args)} exited with status {status}")
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-        "peak_mb": round(usage.ru_maxrss / 1024, 1),
-        "stdout": out,
-    }
+    return timed_child([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+
+
+def _median_run(runs: list[dict]) -> dict:
+    """The run of median CPU time."""
+    return sorted(runs, key=lambda r: r["cpu_s"])[(len(runs) - 1) // 2]
 
 
 def measure_median(args: list[str], src: Path, repeats: int) -> dict:
     """:func:`measure` ``repeats`` times: the run of median CPU time, with every run's CPU."""
     runs = [measure(args, src) for _ in range(repeats)]
-    middle = sorted(runs, key=lambda r: r["cpu_s"])[(repeats - 1) // 2]
+    middle = _median_run(runs)
     return {**middle, "cpu_runs": [r["cpu_s"] for r in runs]} if repeats > 1 else middle
 
 
@@ -118,7 +108,7 @@ def measure_against(args: list[str], src: Path, reference: Path, repeats: int) -
     for _ in range(repeats):
         runs.append(measure(args, src))
         yardstick.append(measure(args, reference))
-    middle = sorted(runs, key=lambda r: r["cpu_s"])[(repeats - 1) // 2]
+    middle = _median_run(runs)
     ratios = [a["cpu_s"] / b["cpu_s"] for a, b in zip(runs, yardstick)]
     return {**middle, "cpu_runs": [r["cpu_s"] for r in runs],
             "reference_cpu_runs": [r["cpu_s"] for r in yardstick], "cpu_ratios": ratios}  # fmt: skip

@@ -18,18 +18,16 @@ llm_labels_blas1`` measures with one (the thread settings are recorded).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings
 from pathlib import Path
 
-from _run_info import machine, utc_now, write_results
+from _run_info import machine, thread_settings, utc_now, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
 RESULTS = ROOT / "benchmarks" / "results"
-THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def _best(func, repeat: int) -> tuple[float, float]:
@@ -81,7 +79,7 @@ def main(argv=None) -> int:
         "fusion_llm_pool_cpu_s": round(pool[1], 3),
         "ratio_cpu": round(llm[1] / fusion[1], 2),
         "ratio_cpu_pool": round(pool[1] / fusion[1], 2),
-        "threads": {k: os.environ.get(k) for k in THREADS},
+        "threads": thread_settings(),
         "target_ratio": 2.0,
     }
     markdown = (
@@ -95,7 +93,7 @@ def main(argv=None) -> int:
         f"| fusion-llm, pool | {pool[0]:.2f} | {pool[1]:.2f} |\n\n"
         f"CPU ratio fusion-llm / fusion: {result['ratio_cpu']:.2f}; fusion-llm, pool / fusion: "
         f"{result['ratio_cpu_pool']:.2f}. Thread settings: "
-        + (", ".join(f"{k}={v}" for k, v in result["threads"].items() if v) or "none set") + ".\n"
+        + (", ".join(f"{k}={v}" for k, v in result["threads"].items()) or "none set") + ".\n"
     )
     write_results(result, markdown, args.out, DL19, DL19, args.name)
     return 0

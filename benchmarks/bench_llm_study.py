@@ -28,16 +28,14 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from _run_info import machine, utc_now
+from _run_info import machine, thread_settings, timed_child, utc_now
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -60,25 +58,15 @@ PLAN_TEXT = {
 }
 KEYS = ["collection", "design", "size", "method", "source"]
 UNTIMED = ["fit_seconds"]
-THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 def measure(args: list[str], log: Path) -> dict:
-    """Wall, CPU and peak memory of ``python study.py ARGS`` in a child process (stderr to ``log``)."""
-    start = time.perf_counter()
+    """Wall, CPU and peak memory of ``python study.py ARGS`` in a child process (its output to ``log``)."""
     with open(log, "w") as err:
-        child = subprocess.Popen([sys.executable, str(STUDY), *args], cwd=ROOT, stdout=err, stderr=err)
-        _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if status:
-        raise RuntimeError(f"study.py {' '.join(args)} exited with status {status}: see {log}")
+        got = timed_child([sys.executable, str(STUDY), *args], cwd=ROOT, stdout=err, stderr=err)
     return {
         "command": "python examples/llm_evidence/study.py " + shlex.join(args),
-        "wall_s": round(wall, 1),
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
-        "user_s": round(usage.ru_utime, 1),
-        "system_s": round(usage.ru_stime, 1),
-        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        **got,
         "load_average_1min_end": round(os.getloadavg()[0], 2),
     }
 
@@ -168,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (DATA / "qrels.txt").is_file():
         print(f"skipped: {DATA} not found")
         return 0
-    threads = {k: os.environ[k] for k in THREADS if k in os.environ}
+    threads = thread_settings()
     result = {"date": utc_now(), "machine": machine(), "niceness": os.nice(0), "threads": threads,
               "plan": args.plan, "commands": {}}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="relimpute-llm-study-") as tmp:
