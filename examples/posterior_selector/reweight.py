@@ -18,7 +18,7 @@ rows: the folders are regenerated, not committed) and prints the tables of the R
 A study run with ``--confirm`` logs each confirming refit (``confirms.jsonl``); before a
 trial's first confirm its loop is that of the same setting without ``confirm``, which stops
 there. Paired trial by trial, ``results_reweight/confirm_trials.csv`` holds both (and
-``confirms.csv`` every confirm), per setting: the trial's
+``confirms.csv.gz`` every confirm), per setting: the trial's
 judgments and call with the guard, and where the selector without it stopped and which way
 its check called the pair (its stop without a confirm is the same as with the guard). A call
 is the side the stopping confidence took where the log has it (a check or a confirming refit),
@@ -47,6 +47,8 @@ from summarize import COLLECTIONS, MARKER, collection_rows
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results_reweight"
+#: every confirming refit of the --confirm studies, one row each (a log: gzipped)
+CONFIRMS = "confirms.csv.gz"
 #: trials whose judgments the checks between refits changed: {collection: {trial: judgments}}
 #: (README, "Checking after every judgment"; the yardstick's loops check at refits only)
 CHECKED = {"dl19": {5: 32, 7: 102, 12: 82}, "trec8": {10: 259, 19: 25}}
@@ -226,15 +228,17 @@ def confirm_trials(folder: Path, name: str) -> pd.DataFrame | None:
                              "check": c["check"][0] if side else 1 - c["check"][0],
                              "refit": c["refit"][0] if side else 1 - c["refit"][0]})  # fmt: skip
     frame = pd.DataFrame(rows)
-    for out, new in ((OUT / "confirm_trials.csv", frame), (OUT / "confirms.csv", pd.DataFrame(log_rows))):
+    for out, new in ((OUT / "confirm_trials.csv", frame), (OUT / CONFIRMS, pd.DataFrame(log_rows))):
         old = read_logged(out) if out.is_file() else new.iloc[:0]
         old = old[(old["setting"] != setting) | (old["collection"] != COLLECTIONS[name])]
-        pd.concat([old, new], ignore_index=True).to_csv(out, index=False, float_format="%.4g")
+        pd.concat([old, new], ignore_index=True).to_csv(
+            out, index=False, float_format="%.4g", compression={"method": "infer", "mtime": 0}
+        )  # (gzip without a time stamp: a rerun with the same rows writes the same bytes)
     return frame
 
 
 def read_logged(path: Path) -> pd.DataFrame:
-    """``confirm_trials.csv`` or ``confirms.csv``; rows written before the column ``setting``
+    """``confirm_trials.csv`` or ``confirms.csv.gz``; rows written before the column ``setting``
     are ``confirm``'s (the only study with the guard then)."""
     frame = pd.read_csv(path)
     if "setting" not in frame:
@@ -320,8 +324,8 @@ def lever_table(table: pd.DataFrame) -> str:
 
 def confirm_table(frame: pd.DataFrame) -> str:
     """Per collection: stops with and without the guard, wrong calls among them, confirms and
-    the mean confidence of their checks and refits (``confirms.csv``)."""
-    log = read_logged(OUT / "confirms.csv").groupby(["setting", "collection"])[["check", "refit"]].mean()
+    the mean confidence of their checks and refits (``confirms.csv.gz``)."""
+    log = read_logged(OUT / CONFIRMS).groupby(["setting", "collection"])[["check", "refit"]].mean()
     lines = ["| setting | collection | trials | median without / with | decided without / with | wrong calls "
              "without / with | confirms (failed) | mean check / refit at a confirm |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
