@@ -19,8 +19,8 @@ PACKAGE = "relimpute"
 #: module may import its own layer or lower ones; ``__main__`` is the entry point into ``cli``;
 #: the package itself (``relimpute/__init__.py``) is the facade over all of them.
 LAYERS = (
-    ("errors", "_display", "_jit", "progress", "parallel", "_files", "_study_folder", "_tables",
-     "stats", "_registry", "_defaults"),
+    ("errors", "_display", "_jit", "progress", "_dask", "parallel", "_files", "_study_folder",
+     "_tables", "stats", "_registry", "_defaults"),
     ("_parsing", "_writing", "_reading", "io", "collection_settings", "adapters", "groups"),
     ("_assembly", "labels"),
     ("data",),

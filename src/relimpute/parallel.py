@@ -189,8 +189,11 @@ def _on_joblib(function, holder, units, jobs) -> Iterator[tuple[int, Any]]:
 
 def _on_cluster(function, holder, units, client, retries, desc) -> Iterator[tuple[int, Any]]:
     import dask
-    from distributed import as_completed
 
+    from ._dask import Watch
+
+    watch = Watch(client, len(units))
+    watch.first_worker()  # nothing is sent to a cluster without workers
     token = uuid.uuid4().hex[:8]
     name = desc.replace(" ", "-")
     # the shared objects as a task's result rather than scattered: a worker fetches it once (from
@@ -203,10 +206,10 @@ def _on_cluster(function, holder, units, client, retries, desc) -> Iterator[tupl
         for i, u in enumerate(units)
     ]
     try:
-        for future in as_completed(futures):
-            yield future.result()
+        yield from watch.results(futures)
     finally:  # the study failed or was interrupted: the cluster stops working for it
-        client.cancel([*futures, held])
+        if not watch.lost:
+            client.cancel([*futures, held])
 
 
 def _connect(address: str, jobs: int | None):
@@ -228,10 +231,9 @@ def _connect(address: str, jobs: int | None):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
                                    dashboard_address=":0", processes=True)  # fmt: skip
         return Client(cluster), cluster
-    try:
-        return Client(address, timeout="20s"), None
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address!r} ({exc})", "--scheduler") from None
+    from ._dask import connect, wait_seconds
+
+    return connect(address, wait_seconds()), None
 
 
 @contextmanager
@@ -242,10 +244,12 @@ def cluster(address: str | None, jobs: int | None = None) -> Iterator[Any]:
     if address is None:
         yield None
         return
+    from ._dask import close
+
     client, local = _connect(address, jobs)
     try:
         yield client
     finally:
-        client.close()
+        close(client)
         if local is not None:
             local.close()
