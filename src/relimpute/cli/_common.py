@@ -244,7 +244,10 @@ def add_parallel_arguments(parser, units: str) -> None:
         "--scheduler", metavar="ADDRESS",
         help=f"run the {units} on the Dask cluster whose scheduler listens at ADDRESS (e.g. "
         "tcp://10.0.0.5:8786), or 'local' for a cluster of --jobs worker processes on this "
-        "machine; needs pip install 'relimpute[dask]' (docs: distributed.md)",
+        "machine; needs pip install 'relimpute[dask]'. Dask exchanges pickled Python objects, "
+        "which run where they arrive: use only a scheduler you trust, over TLS (tls://) or a "
+        "trusted network. Waits RELIMPUTE_DASK_WAIT seconds (default 20) for an answer or a "
+        "worker (docs: distributed.md)",
     )  # fmt: skip
 
 
