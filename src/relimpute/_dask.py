@@ -14,7 +14,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .errors import InputError
@@ -48,10 +48,10 @@ def connect(address: str, wait: float):
     _check_address(address)
     _probe(address, wait)
     try:
-        return Client(address, timeout=wait)
+        return _bounded(wait + 5, lambda: Client(address, timeout=wait))
     except Exception as exc:  # the scheduler went since the probe, or refused this client
-        reason = _reason(exc)
-        raise InputError(f"cannot connect to the Dask scheduler at {address} ({reason})", OPTION) from None
+        problem = f"cannot connect to the Dask scheduler at {address} ({_reason(exc)})"
+        raise InputError(problem, OPTION) from None
 
 
 def close(client) -> None:
@@ -88,33 +88,47 @@ def _check_address(address: str) -> None:
 
 
 def _probe(address: str, wait: float) -> None:
-    """Ask ``address`` who it is in a thread of its own, for at most ``wait`` seconds (Dask's
-    connect waits for a silent peer's handshake without end)."""
-    answer: dict[str, Any] = {}
+    """Ask ``address`` who it is, for at most ``wait`` seconds (Dask's connect waits for a
+    silent peer's handshake without end)."""
+    def ask():
+        return asyncio.run(asyncio.wait_for(_identity(address, wait), wait + 1))
 
-    def ask() -> None:
-        try:
-            answer["identity"] = asyncio.run(asyncio.wait_for(_identity(address, wait), wait + 1))
-        except BaseException as exc:  # noqa: BLE001  (reported by the caller's thread)
-            answer["error"] = exc
-
-    thread = threading.Thread(target=ask, name="relimpute-dask-probe", daemon=True)
-    thread.start()
-    thread.join(wait + 5)  # asyncio's own limit passed, in case a callback blocks
-    error = answer.get("error")
-    if thread.is_alive() or isinstance(error, OSError):  # TimeoutError is one
-        why = "" if thread.is_alive() or isinstance(error, TimeoutError) else f": {_reason(error)}"
+    try:
+        identity = _bounded(wait + 5, ask)
+    except OSError as error:  # TimeoutError is one
+        why = "" if isinstance(error, TimeoutError) else f": {_reason(error)}"
         problem = f"cannot reach the Dask scheduler at {address} (no answer in {wait:g} s{why})"
-        raise InputError(problem, OPTION)
-    if error is not None:
+        raise InputError(problem, OPTION) from None
+    except Exception:  # an HTTP answer read as a frame length: MemoryError, and others
         raise InputError(
             f"{address} is not a Dask scheduler (its answer is not Dask's protocol; a scheduler "
             "listens on port 8786 by default, its dashboard on 8787)", OPTION,
-        )  # fmt: skip
-    kind = answer["identity"].get("type") if isinstance(answer["identity"], dict) else None
+        ) from None  # fmt: skip
+    kind = identity.get("type") if isinstance(identity, dict) else None
     if kind != "Scheduler":
         who = f"a Dask {kind.lower()} answered: give its scheduler's address" if kind else "it answered"
         raise InputError(f"{address} is not a Dask scheduler ({who})", OPTION)
+
+
+def _bounded(seconds: float, function: Callable[[], Any]) -> Any:
+    """``function()`` run in a daemon thread: its value or its exception; TimeoutError when it
+    has not returned in ``seconds`` (the thread is then left to itself)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # noqa: BLE001  (raised again in the caller's thread)
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="relimpute-dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer in {seconds:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 async def _identity(address: str, wait: float):
