@@ -167,7 +167,8 @@ def _kept_as_counted(out: Path, saved: list[str], err: str) -> list[str]:
     study = out.parent / f".{out.name}.study"
     kept = sorted(p.stem for p in (study / ".resume").glob("*.json"))
     assert kept == sorted(saved) and 0 < len(kept) < 12
-    assert f"after {len(kept)} of 12 parts; the {len(kept)} finished parts are kept beside --output: " \
+    are = "part is" if len(kept) == 1 else "parts are"
+    assert f"after {len(kept)} of 12 parts; the {len(kept)} finished {are} kept beside --output: " \
            "rerun with --resume" in err  # fmt: skip
     assert json.loads((study / "manifest.json").read_text())["state"] == "running"
     return kept

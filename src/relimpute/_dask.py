@@ -239,5 +239,6 @@ class Watch:
     def _parts(self) -> str:
         if not self.done:
             return f"0 of {self.total} parts; none had finished: run it again"
-        return (f"{self.done} of {self.total} parts; the {self.done} finished parts are kept beside "
+        kept = "part is" if self.done == 1 else "parts are"
+        return (f"{self.done} of {self.total} parts; the {self.done} finished {kept} kept beside "
                 "--output: rerun with --resume")  # fmt: skip
