@@ -252,3 +252,14 @@ def test_a_study_lost_before_any_part_finished_says_to_run_it_again():
     client = SimpleNamespace(scheduler=SimpleNamespace(address="tcp://127.0.0.1:1"), status="closed")
     with pytest.raises(InputError, match=r"at tcp://127.0.0.1:1 after 0 of 3 parts; none had finished"):
         Watch(client, 3).first_worker()
+
+
+@pytest.mark.parametrize("command", ["calibrate", "poolbias", "power", "bootstrap"])
+def test_the_help_says_dask_exchanges_pickles_and_how_long_it_waits(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "Dask exchanges pickled Python objects" in shown and "over TLS (tls://)" in shown
+    assert "RELIMPUTE_DASK_WAIT seconds (default 20)" in shown
+    docs = (Path(__file__).parents[1] / "docs" / "distributed.md").read_text(encoding="utf-8")
+    assert "Dask exchanges pickled Python objects" in docs and "RELIMPUTE_DASK_WAIT" in docs
