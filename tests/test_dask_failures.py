@@ -113,7 +113,7 @@ def test_a_port_that_accepts_and_never_answers_is_given_up_on(data, capsys):
         started = time.monotonic()
         with pytest.raises(InputError, match="no answer in 1 s"):
             _within(DEADLINE, _connect, address)
-        assert time.monotonic() - started < 4  # the wait, and a second's grace
+        assert time.monotonic() - started < 6  # the wait, a second's grace, a busy machine's delay
         code, err = _run([*_power(data), "--scheduler", address], capsys)
     assert code == 2
     assert f"--scheduler: cannot reach the Dask scheduler at {address} (no answer in 1 s)" in err
