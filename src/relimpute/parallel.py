@@ -24,7 +24,8 @@ Three ways to run, chosen by the arguments:
     e.g. ``backend="dask"`` inside a ``distributed.Client``); in this process when none is set.
 
 Progress is one bar over the units as they complete, on every path
-(:func:`relimpute.progress.progress`: done / total, rate, time left). ``on_result`` sees each
+(:func:`relimpute.progress.progress`: done / total, rate, time left; plain lines when
+standard error is not a terminal). ``on_result`` sees each
 result in this process as it arrives (a study saves its finished units there, so a client
 that dies loses none of them: ``--resume``). Dask is imported only when a client is used.
 """
@@ -116,7 +117,7 @@ def map_units(
         finished = _on_joblib(function, holder, units, jobs)
     results: dict[int, Any] = {}
     with quiet(not progress):
-        bar = progress_bar(finished, total=len(units), desc=desc, unit=unit)
+        bar = progress_bar(finished, total=len(units), desc=desc, unit=unit, lines=True)
     try:
         for index, result in bar:
             results[index] = result
@@ -150,6 +151,8 @@ def map_resumable(
     from ._study_folder import _normal
 
     units = list(units)
+    if checkpoint is not None:
+        checkpoint.expect(len(units))
     found: dict[int, Any] = {}
     for index, item in enumerate(units):
         saved = None if checkpoint is None else checkpoint.load(f"{name}-{index}")

@@ -179,6 +179,8 @@ def run_pool_bias_study(
     draws = [[np.sort(rng.choice(full.n_topics, size=n_common, replace=False))
               for _ in range(common_repeats)] if n_common else [] for _ in steps]  # fmt: skip
     units, found = [], {}
+    if checkpoint is not None:
+        checkpoint.expect(len(steps))
     for number, ((label, left_out, kept), common) in enumerate(zip(steps, draws)):
         saved = None if checkpoint is None else checkpoint.load(f"group-{number}")
         if saved is not None and saved.get("group") == str(label):

@@ -406,6 +406,8 @@ def run_study(
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
     truth = true_map(base, measure=measure)
     similarity = run_similarity(base)
+    if checkpoint is not None:
+        checkpoint.expect(len(specs))
     done = _finished_trials(checkpoint, specs)
     todo = [spec for spec in specs if spec.trial not in done]
 

@@ -9,6 +9,7 @@ from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
     add_resumable_output,
+    check_resumable_output,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -16,7 +17,7 @@ from ._common import (
     number_between,
 )
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "bootstrap"
 HELP = "confidence intervals under corpus variation (Cormack & Lynam 2006): AP, MAP, L-MAP, A - B"
@@ -91,6 +92,7 @@ def add_arguments(parser) -> None:
     )  # fmt: skip
     add_parallel_arguments(parser, "splits of --split")
     add_resumable_output(parser, "table", "splits", only="with --split: ")
+    add_quiet_argument(parser)
     add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
 
@@ -107,11 +109,10 @@ def run(args) -> int:
         small_r_corrected,
     )
 
-    for given, option in ((args.output, "--output"), (args.resume, "--resume")):
+    for given, option in ((args.output, "--output"), (args.resume, "--resume"), (args.overwrite, "--overwrite")):
         if given and not args.split:
             raise InputError("goes with --split (the split-corpus study) only", option)
-    if args.resume and not args.output:
-        raise InputError("goes on with the study kept beside --output FILE.tsv: give that too", "--resume")
+    check_resumable_output(args)
     if args.output:  # before the study, not after it
         from .._files import check_output_path
 
@@ -157,7 +158,7 @@ def _split(campaign, args, options) -> int:
             arguments = {"--splits": args.splits, "--resamples": args.resamples,
                          "--confidence": args.confidence, "--epsilon": args.epsilon}  # fmt: skip
             identity = study_identity(f"{COMMAND} --split", args.seed, arguments, campaign)
-            folder = file_study(COMMAND, args.output, identity, args.resume)
+            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite, units="splits")
         results = split_study(campaign, args.splits, args.resamples, seed=args.seed, jobs=args.jobs,
                               client=client, checkpoint=folder, **options)  # fmt: skip
     columns = ["measure", "method", "direction", "below", "in", "above", "n"]
