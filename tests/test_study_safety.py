@@ -196,7 +196,8 @@ def test_resume_refuses_labels_whose_contents_changed(data, tmp_path, capsys):
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["state"] = "running"  # as a killed run leaves it
     (out / "manifest.json").write_text(json.dumps(manifest))
-    flipped = "".join(f"{q} {z} {d} {1 - int(g)}\n" for q, z, d, g in (x.split() for x in labels.read_text().splitlines()))
+    rows = (x.split() for x in labels.read_text().splitlines())
+    flipped = "".join(f"{q} {z} {d} {1 - int(g)}\n" for q, z, d, g in rows)
     labels.write_text(flipped)  # the same file, the same pairs, every label flipped
     assert main([*argv, "--resume"]) == 2
     err = capsys.readouterr().err
@@ -211,7 +212,8 @@ def test_a_study_prints_progress_lines_when_stderr_is_not_a_terminal():
 
     clock = iter(range(0, 1000)).__next__  # a unit a second
     log = io.StringIO()
-    assert list(progress_lines(range(200), desc="calibration trials", total=200, stream=log, clock=clock)) == list(range(200))
+    lines = progress_lines(range(200), desc="calibration trials", total=200, stream=log, clock=clock)
+    assert list(lines) == list(range(200))
     lines = log.getvalue().splitlines()
     assert len(lines) == 10 and "\r" not in log.getvalue()
     assert lines[0] == "calibration trials: 20/200 done, 20s, about 3m00s left"
@@ -223,6 +225,10 @@ def test_a_study_prints_progress_lines_when_stderr_is_not_a_terminal():
     minutes = iter(range(0, 10**6, 70)).__next__
     list(progress_lines(range(100), desc="groups", total=100, stream=slow, clock=minutes))
     assert len(slow.getvalue().splitlines()) == 100  # every unit: each took over a minute
+    resumed = io.StringIO()  # 6 of 20 kept: it counts from there, the time left from this run's pace
+    tens = iter(range(0, 1000, 10)).__next__
+    list(progress_lines(range(14), desc="t", total=20, initial=6, stream=resumed, clock=tens))
+    assert resumed.getvalue().splitlines()[0] == "t: 8/20 done, 20s, about 2m00s left"
 
 
 def test_progress_lines_only_off_a_terminal_and_never_quiet(monkeypatch):

@@ -249,8 +249,10 @@ class StudyFolder:
             problem = "not a relimpute study manifest (or another release's); give another -o"
             raise InputError(problem, str(self.manifest))
         lists = all(_names(data.get(key, [])) for key in ("files", "stale"))
-        if not isinstance(data.get("study"), dict) or data.get("state") not in ("running", "complete") or not lists:
-            problem = "a damaged study manifest (its study, state or files are not what a study writes); give another -o"
+        state = data.get("state") in ("running", "complete")
+        if not isinstance(data.get("study"), dict) or not state or not lists:
+            problem = ("a damaged study manifest (its study, state or files are not what a study "
+                       "writes); remove it, or give another -o")  # fmt: skip
             raise InputError(problem, str(self.manifest))
         return data
 

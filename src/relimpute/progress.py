@@ -40,16 +40,18 @@ def progress(
     unit: str = "it",
     delay: float = 0.0,
     lines: bool = False,
+    initial: int = 0,
 ):
     """``iterable`` wrapped in a transient tqdm bar (on a terminal, unless quiet), shown
-    once ``delay`` seconds have passed (a step that is often quick stays silent); with
-    ``lines``, plain progress lines instead when stderr is not a terminal (:func:`progress_lines`)."""
+    once ``delay`` seconds have passed (a step that is often quick stays silent), counting
+    from ``initial``; with ``lines``, plain progress lines instead when stderr is not a
+    terminal (:func:`progress_lines`)."""
     if lines and total and not _quiet and not _terminal(sys.stderr):
-        return progress_lines(iterable, desc=desc, total=total, stream=sys.stderr)
+        return progress_lines(iterable, desc=desc, total=total, stream=sys.stderr, initial=initial)
     tqdm = _tqdm()
     # disable=None: tqdm shows the bar only when its output (stderr) is a terminal
     return tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, delay=delay,
-                disable=True if _quiet else None)  # fmt: skip
+                initial=initial, disable=True if _quiet else None)  # fmt: skip
 
 
 def _terminal(stream) -> bool:
@@ -60,19 +62,21 @@ def _terminal(stream) -> bool:
 
 
 def progress_lines(
-    iterable: Iterable, *, desc: str, total: int, stream, clock=time.monotonic
+    iterable: Iterable, *, desc: str, total: int, stream, initial: int = 0, clock=time.monotonic
 ) -> Iterator:
     """``iterable``, writing ``DESC: DONE/TOTAL done, ELAPSED, about LEFT left`` to ``stream``
-    as items arrive: at each tenth of ``total`` and at least every :data:`LINES_EVERY`
-    seconds, none in the first :data:`LINES_AFTER` seconds (a short study says nothing)."""
+    as items arrive (``initial`` done before): at each tenth of ``total`` and at least every
+    :data:`LINES_EVERY` seconds, none in the first :data:`LINES_AFTER` seconds (a short study
+    says nothing)."""
     start = last = clock()
-    step, done, shown = max(1, -(-total // 10)), 0, 0
+    step, done = max(1, -(-total // 10)), initial
+    shown = done
     for item in iterable:
         done += 1
         now = clock()
         due = done // step > shown // step or now - last >= LINES_EVERY or done == total
         if due and now - start >= LINES_AFTER:
-            left = (now - start) / done * (total - done)
+            left = (now - start) / (done - initial) * (total - done)
             rest = f", about {_duration(left)} left" if done < total else ""
             print(f"{desc}: {done}/{total} done, {_duration(now - start)}{rest}", file=stream, flush=True)
             last, shown = now, done

@@ -199,7 +199,7 @@ def run_pool_bias_study(
               "position": position, "correctors": list(correctors), "models": list(models),
               "model_groups": model_groups, "group_sds": group_sds, "split_sds": split_sds, "n_draws": n_draws, "seed": seed}  # fmt: skip
     map_units(_group_unit, units, shared=shared, jobs=jobs, client=client, desc=f"groups (depth {depth})",
-              unit="group", progress=progress, on_result=finished)  # fmt: skip
+              unit="group", progress=progress, on_result=finished, already=len(found))  # fmt: skip
     parts, timing = [], {}
     for number in range(len(steps)):
         parts += found[number][0]

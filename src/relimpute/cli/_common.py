@@ -271,7 +271,8 @@ def check_resumable_output(args) -> None:
     """``--resume`` and ``--overwrite`` of :func:`add_resumable_output` need ``--output``."""
     from ..errors import InputError
 
-    for given, option, does in ((args.resume, "--resume", "goes on with"), (args.overwrite, "--overwrite", "replaces")):
+    for given, option, does in ((args.resume, "--resume", "goes on with"),
+                                (args.overwrite, "--overwrite", "replaces")):  # fmt: skip
         if given and not args.output:
             raise InputError(f"{does} the study kept beside --output FILE.tsv: give that too", option)
 

@@ -36,7 +36,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 the docno, intervals on one half, the other half's value
                 below / in / above (the model predicts 83.5% in for 95%); --splits N
                 adds N - 1 salted splits (--jobs / --scheduler run them in parallel);
-                with -o FILE.tsv a killed study goes on with the same command and --resume
+                with -o FILE.tsv a stopped study goes on with the same command and
+                --resume (and is never dropped without --overwrite)
 
 examples:
   relimpute bootstrap qrels.txt runs/ --rel-threshold 2
@@ -109,7 +110,8 @@ def run(args) -> int:
         small_r_corrected,
     )
 
-    for given, option in ((args.output, "--output"), (args.resume, "--resume"), (args.overwrite, "--overwrite")):
+    split_only = ((args.output, "--output"), (args.resume, "--resume"), (args.overwrite, "--overwrite"))
+    for given, option in split_only:
         if given and not args.split:
             raise InputError("goes with --split (the split-corpus study) only", option)
     check_resumable_output(args)
@@ -158,7 +160,8 @@ def _split(campaign, args, options) -> int:
             arguments = {"--splits": args.splits, "--resamples": args.resamples,
                          "--confidence": args.confidence, "--epsilon": args.epsilon}  # fmt: skip
             identity = study_identity(f"{COMMAND} --split", args.seed, arguments, campaign)
-            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite, units="splits")
+            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite,
+                                units="splits")  # fmt: skip
         results = split_study(campaign, args.splits, args.resamples, seed=args.seed, jobs=args.jobs,
                               client=client, checkpoint=folder, **options)  # fmt: skip
     columns = ["measure", "method", "direction", "below", "in", "above", "n"]

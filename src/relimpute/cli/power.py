@@ -48,7 +48,8 @@ examples:
 exit status: 0 on success, 2 on bad input (too few topics, a budget below one
 topic's pool, unknown runs: the message names the option).
 Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
-With --output, a killed study goes on with the same command and --resume.
+With --output, a stopped study goes on with the same command and --resume; a
+study kept beside the file is never dropped without --overwrite.
 """
 
 
@@ -150,7 +151,8 @@ def run(args) -> int:
         folder = None
         if args.output:
             identity = _identity(args, campaign, strategies, measures, pooled)
-            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite, units="designs")
+            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite,
+                                units="designs")  # fmt: skip
         result = power_curves(
             campaign,
             depths=args.depths,
