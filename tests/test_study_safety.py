@@ -201,7 +201,7 @@ def test_resume_refuses_labels_whose_contents_changed(data, tmp_path, capsys):
     labels.write_text(flipped)  # the same file, the same pairs, every label flipped
     assert main([*argv, "--resume"]) == 2
     err = capsys.readouterr().err
-    assert "cannot resume: this folder holds another study (other --llm-labels" in err
+    assert "cannot resume: this folder holds another study (other --llm-labels, or other labels in them)" in err
 
 
 # ------------------------------------------------------------------ progress in a log

@@ -412,7 +412,7 @@ def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     if old.get("data") != new.get("data"):
         differ.append("other qrels or runs")
     if old.get("labels") != new.get("labels"):
-        differ.append("other --llm-labels (or other labels in them)")
+        differ.append("other --llm-labels, or other labels in them")
     return differ
 
 
