@@ -85,7 +85,7 @@ def test_progress_over_a_cluster_counts_units_as_they_complete(cluster, monkeypa
 
     shown = {}
 
-    def bar(iterable, *, desc, total=None, unit="it", delay=0.0):
+    def bar(iterable, *, desc, total=None, unit="it", delay=0.0, **options):
         shown.update(desc=desc, total=total, unit=unit, items=[])
         for item in iterable:
             shown["items"].append(item[0])

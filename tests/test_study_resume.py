@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -87,7 +88,13 @@ def test_calibrate_killed_then_resumed_writes_the_uninterrupted_report(data, tmp
     assert 2 <= done < 12
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["state"] == "running" and manifest["study"]["seed"] == 11
-    assert not (out / "report.md").exists()
+    # the report says the study is unfinished (the kill may come between a part and the line)
+    first = (out / "report.md").read_text().splitlines()[0]
+    assert re.fullmatch(rf"> \*\*UNFINISHED: ({done - 1}|{done}) of 12 trials finished\.\*\* .*--resume\.", first)
+    assert main(_calibrate(data, out)) == 2  # the obvious rerun: refused, nothing dropped
+    err = capsys.readouterr().err
+    assert f"holds this study, unfinished ({done} finished trials kept): add --resume" in err
+    assert "--overwrite" in err and len(list((out / ".resume").glob("*.json"))) == done
     assert main([*_calibrate(data, out), "--resume"]) == 0
     assert f"resuming the study in {out}: {done} finished parts kept" in capsys.readouterr().err
     assert main([*_calibrate(data, again), "--resume"]) == 0  # nothing there: from the start
@@ -132,7 +139,7 @@ def test_a_resumed_study_without_seed_takes_the_folders_seed(tmp_path):
     again.close()
     with pytest.raises(InputError, match=f"seed: {seed} there, 5 now"):
         StudyFolder(tmp_path, {**study, "seed": 5}, resume=True)
-    fresh = StudyFolder(tmp_path, study)  # not resumed: a new seed, the old parts gone
+    fresh = StudyFolder(tmp_path, study, overwrite=True)  # a new seed, the old parts gone
     assert fresh.load("trial-0") is None and not (tmp_path / ".resume" / "trial-0.json").exists()
 
 
@@ -142,7 +149,7 @@ def test_a_new_study_removes_the_files_of_the_one_it_replaces(tmp_path):
         (tmp_path / name).write_text("old")
     old.finish([tmp_path / "a.csv", tmp_path / "only_old.csv"])
     (tmp_path / "mine.txt").write_text("a file of the user's")
-    new = StudyFolder(tmp_path, {"command": "x", "seed": 2, "arguments": {}})
+    new = StudyFolder(tmp_path, {"command": "x", "seed": 2, "arguments": {}}, overwrite=True)
     running = json.loads((tmp_path / "manifest.json").read_text())
     assert running["state"] == "running" and running["stale"] == ["a.csv", "only_old.csv"]
     (tmp_path / "a.csv").write_text("new")
@@ -197,7 +204,7 @@ def test_a_second_run_on_a_busy_study_folder_is_refused(tmp_path):
         StudyFolder(tmp_path, study, resume=True)
     first.save("trial-0", {})
     first.close()
-    fresh = StudyFolder(tmp_path, study)  # the first one's parts: dropped, and counted
+    fresh = StudyFolder(tmp_path, study, overwrite=True)  # the first one's parts: dropped, and counted
     assert fresh.discarded == 1
     fresh.save("trial-0", {})
     fresh.finish([])

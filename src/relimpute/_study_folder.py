@@ -9,6 +9,11 @@ Each finished unit of work (a calibration trial, a pool-bias group) is saved
 under ``.resume/`` as it completes, so a killed study resumes from them; every
 file goes through :func:`relimpute._files.atomic_write_bytes`, so a kill
 never leaves a part.
+
+A folder holding finished work (parts of an unfinished study, or a complete
+study's files) is never cleared unasked: the same study goes on with
+``--resume``, another one starts there only with ``--overwrite``. While the
+study runs its markdown report begins with an ``UNFINISHED`` line.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,10 @@ from .errors import InputError
 
 MANIFEST = "manifest.json"
 FORMAT = 1
+#: the first line of a study's markdown report while the study is unfinished
+BANNER = "> **UNFINISHED:"
+#: the study folder this process has open (for the interrupt message), or None
+_current: weakref.ref[StudyFolder] | None = None
 
 
 def campaign_digest(campaign) -> str:
@@ -49,17 +61,28 @@ def campaign_digest(campaign) -> str:
     return digest.hexdigest()
 
 
+def labels_digest(campaign) -> dict[str, str]:
+    """SHA-256 of each automatic label source's labels (by source): what a study reads of them."""
+    return {
+        source.source: hashlib.sha256(source.frame.to_csv(index=False).encode()).hexdigest()
+        for source in getattr(campaign, "labels", ())
+    }
+
+
 def study_identity(command: str, seed: Any, arguments: Mapping[str, Any], campaign) -> dict:
-    """What names a study in its manifest: command, release, seed, arguments, data digest."""
+    """What names a study in its manifest: command, release, seed, arguments, data digest
+    (and the labels' digests, when the campaign carries automatic labels)."""
     from . import __version__
 
-    return {
+    identity = {
         "command": command,
         "version": __version__,
         "seed": seed,
         "arguments": dict(arguments),
         "data": campaign_digest(campaign),
     }
+    labels = labels_digest(campaign)
+    return {**identity, "labels": labels} if labels else identity
 
 
 def frame_to_json(frame: pd.DataFrame) -> dict[str, Any]:
@@ -91,13 +114,17 @@ class StudyFolder:
     """The folder a study writes into; see the module docstring.
 
     ``study`` names the study (JSON-able: command, arguments, seed, version,
-    data digest). With ``resume`` a folder whose manifest names the same study
-    keeps its finished parts (:meth:`load`); one naming another study is
-    refused. Without ``resume`` (or with nothing to resume) the study starts
-    afresh: the manifest is rewritten first, then the old parts are removed.
-    ``prefix`` lets several studies share a folder (``PREFIX_manifest.json``).
-    A ``seed`` of None in ``study`` is drawn here (or, resuming, taken from the
-    manifest) and recorded: read it back from ``self.study["seed"]``.
+    data digest). The same study, unfinished, goes on with ``resume`` (its
+    finished parts are kept: :meth:`load`) and is refused without it; a complete
+    one runs again, reusing the parts it kept. A folder holding another study's
+    finished work is refused unless ``overwrite``: this study then starts afresh
+    (the manifest rewritten first, then the old parts removed). ``units`` names
+    the parts in messages (``trials``); ``report`` is the markdown report that
+    begins with an ``UNFINISHED`` line while the study runs (:meth:`expect`
+    gives the count it shows). ``prefix`` lets several studies share a folder
+    (``PREFIX_manifest.json``). A ``seed`` of None in ``study`` is drawn here
+    (or taken from the folder's study) and recorded: read it back from
+    ``self.study["seed"]``.
     """
 
     def __init__(
@@ -106,41 +133,107 @@ class StudyFolder:
         study: Mapping[str, Any],
         *,
         resume: bool = False,
+        overwrite: bool = False,
         prefix: str = "",
+        units: str = "parts",
+        report: str | None = None,
     ):
         self.path = output_directory(path)
+        self.units, self.report, self.total = units, report, None
+        self._signal: Any = None
         self._lock = _lock(self.path)
         try:
-            self._open(study, resume, prefix)
+            self._open(study, resume, overwrite, prefix)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, study: Mapping[str, Any], resume: bool, prefix: str) -> None:
+    def _open(self, study: Mapping[str, Any], resume: bool, overwrite: bool, prefix: str) -> None:
         self.study = _normal(dict(study))
         self.manifest = self.path / f"{prefix}{MANIFEST}"
         self.parts = self.path / f".{prefix}resume"
         self.resumed = False
+        _refuse_link(self.parts)
         old = self._read_manifest()
         # the report files of earlier studies here: removed once this one's are written
         self._earlier = [] if old is None else [*old.get("files", []), *old.get("stale", [])]
-        if resume and old is not None:
-            recorded = old.get("study", {})
-            if self.study.get("seed", 0) is None:  # resumed without --seed: the study's own
-                self.study["seed"] = recorded.get("seed")
-            _check_same(recorded, self.study, self.manifest)
-            self.resumed = True
+        self._earlier += [self.report] if self.report else []  # an UNFINISHED-only report too
+        kept = self.kept()
+        if old is not None and not overwrite:
+            self._go_on_or_refuse(old, kept, resume)
         if self.study.get("seed", 0) is None:  # drawn here and recorded, so a resume can reuse it
             self.study["seed"] = int(np.random.SeedSequence().entropy)
         self._write_manifest("running", [])
-        #: finished parts of a killed run that a fresh start (no ``resume``) threw away
+        #: finished parts of an unfinished study that ``overwrite`` threw away
         killed = old is not None and old.get("state") == "running" and not self.resumed
-        self.discarded = len(list(self.parts.glob("*.json"))) if killed else 0
+        self.discarded = kept if killed else 0
         if not self.resumed:
             shutil.rmtree(self.parts, ignore_errors=True)
         self.parts.mkdir(exist_ok=True)
         remove_stale_temporaries(self.path)
         remove_stale_temporaries(self.parts)
+        self._mark_unfinished()
+
+    def _go_on_or_refuse(self, old: Mapping[str, Any], kept: int, resume: bool) -> None:
+        """Go on with the folder's study when it is this one; refuse to lose finished work."""
+        recorded = old["study"]
+        if self.study.get("seed", 0) is None:  # no seed given: the folder's study's own
+            self.study["seed"] = recorded.get("seed")
+        differ = _differences(recorded, self.study)
+        complete = old.get("state") == "complete"
+        if not differ and (resume or complete or not kept):
+            self.resumed = True
+            return
+        where = str(self.manifest)
+        if resume:
+            raise InputError(
+                f"cannot resume: this folder holds another study ({'; '.join(differ)}); "
+                "give another -o, or --overwrite to start this study afresh there",
+                where,
+            )
+        if not differ:
+            raise InputError(
+                f"this folder holds this study, unfinished ({kept} finished {self.units} kept): "
+                "add --resume to go on with it, or --overwrite to start it afresh (dropping them)",
+                where,
+            )
+        if not kept and not (complete and _any_file(self.path, old.get("files", []))):
+            return  # nothing finished to lose
+        what = "a complete study" if complete else f"an unfinished study ({kept} finished {self.units} kept)"
+        raise InputError(
+            f"this folder holds {what} with other options ({'; '.join(differ)}): give another -o, "
+            "or add --overwrite to replace it with this one (to go on with that one instead, "
+            "run it with its own options and --resume)",
+            where,
+        )
+
+    def kept(self) -> int:
+        """How many finished parts the folder holds."""
+        return len(list(self.parts.glob("*.json"))) if self.parts.is_dir() else 0
+
+    def expect(self, total: int) -> None:
+        """Say how many parts the study has (for the UNFINISHED line and the interrupt message)."""
+        self.total = int(total)
+        self._mark_unfinished()
+
+    def _mark_unfinished(self) -> None:
+        """Begin the report with the UNFINISHED line (what follows: what the file held)."""
+        if self.report is None or self._lock is None:
+            return
+        path = self.path / self.report
+        try:  # a link is replaced, not read: nothing outside the folder is touched
+            body = path.read_text(encoding="utf-8") if path.is_file() and not path.is_symlink() else ""
+        except (OSError, UnicodeDecodeError):
+            return  # not a report this module can mark: the final one replaces it
+        if body.startswith(BANNER):
+            body = body.partition("\n\n")[2]
+        of = f" of {self.total}" if self.total else ""
+        banner = (
+            f"{BANNER} {self.kept()}{of} {self.units} finished.** This study is running or was "
+            "stopped; what follows here (and the tables beside this file) may be an earlier "
+            "run's. Go on with the same command and --resume.\n\n"
+        )
+        atomic_write_text(path, banner + body)
 
     # ---------------------------------------------------------------- manifest
 
@@ -149,11 +242,17 @@ class StudyFolder:
             return None
         try:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             problem = f"cannot read the study's manifest ({exc})"
             raise InputError(problem, str(self.manifest)) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             problem = "not a relimpute study manifest (or another release's); give another -o"
+            raise InputError(problem, str(self.manifest))
+        lists = all(_names(data.get(key, [])) for key in ("files", "stale"))
+        state = data.get("state") in ("running", "complete")
+        if not isinstance(data.get("study"), dict) or not state or not lists:
+            problem = ("a damaged study manifest (its study, state or files are not what a study "
+                       "writes); remove it, or give another -o")  # fmt: skip
             raise InputError(problem, str(self.manifest))
         return data
 
@@ -170,7 +269,7 @@ class StudyFolder:
         self._write_manifest("complete", names)
         for name in set(self._earlier) - set(names):  # the previous study's, not rewritten
             candidate = self.path / name
-            if candidate.parent == self.path and candidate.is_file():
+            if candidate.parent == self.path and (candidate.is_file() or candidate.is_symlink()):
                 candidate.unlink()
         self.close()
 
@@ -179,6 +278,12 @@ class StudyFolder:
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None
+        if self._signal is not None:
+            try:
+                signal.signal(signal.SIGTERM, self._signal)
+            except ValueError:  # not the main thread (a garbage collection): the process is ending
+                pass
+            self._signal = None
 
     def __del__(self) -> None:
         if getattr(self, "_lock", None) is not None:
@@ -192,16 +297,58 @@ class StudyFolder:
     def load(self, key: str) -> Any | None:
         """A finished part saved by :meth:`save`, or None (not done, or unreadable: redone)."""
         path = self._part(key)
-        if not self.resumed or not path.is_file():
+        if not self.resumed or not path.is_file() or path.is_symlink():
             return None
         try:
             return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             return None
 
     def save(self, key: str, payload: Any) -> None:
         """Save a finished part (JSON-able; numpy scalars allowed) atomically."""
         atomic_write_text(self._part(key), json.dumps(payload, default=_json_default))
+        self._mark_unfinished()
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _any_file(folder: Path, names: Iterable[str]) -> bool:
+    return any((folder / name).is_file() for name in names)
+
+
+def _refuse_link(parts: Path) -> None:
+    """Refuse a parts folder that is a link or not a folder: nothing is written or removed
+    outside the study's own folder."""
+    if parts.is_symlink() or (parts.exists() and not parts.is_dir()):
+        what = "a symbolic link" if parts.is_symlink() else "not a folder"
+        raise InputError(
+            f"is {what}: a study keeps its finished parts only in a folder of its own; "
+            "remove it (or give another -o)",
+            str(parts),
+        )
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGTERM as Ctrl-C: the study stops the same way, saying what it kept."""
+    raise KeyboardInterrupt
+
+
+def interrupted() -> str | None:
+    """What the study this process runs kept when it was interrupted, and how to go on
+    (None: no study was running); its report is marked UNFINISHED with the count."""
+    folder = None if _current is None else _current()
+    if folder is None or folder._lock is None:
+        return None
+    folder._mark_unfinished()
+    kept, of = folder.kept(), f" of {folder.total}" if folder.total else ""
+    if not kept:
+        return f"no {folder.units[:-1]} had finished; run the same command to start again"
+    return (
+        f"{kept}{of} {folder.units} finished and are kept in {folder.parts}; "
+        "run the same command with --resume to go on"
+    )
 
 
 def _lock(folder: Path) -> int:
@@ -210,28 +357,42 @@ def _lock(folder: Path) -> int:
     return lock_exclusive(os.open(folder, os.O_RDONLY), busy, str(folder))
 
 
-def open_study(command: str, path, study: Mapping[str, Any], resume: bool) -> StudyFolder:
-    """A command's :class:`StudyFolder`, saying on standard error what ``--resume`` found."""
-    folder = StudyFolder(path, study, resume=resume)
+def open_study(
+    command: str, path, study: Mapping[str, Any], resume: bool, overwrite: bool = False, **options
+) -> StudyFolder:
+    """A command's :class:`StudyFolder` (``options``: ``units``, ``report``), saying on
+    standard error what it found; until it finishes, SIGTERM stops it as Ctrl-C does and
+    :func:`interrupted` tells what it kept."""
+    global _current
+    folder = StudyFolder(path, study, resume=resume, overwrite=overwrite, **options)
+    kept, units = folder.kept(), folder.units
     if resume and folder.resumed:
-        kept = len(list(folder.parts.glob("*.json")))
         print(f"relimpute {command}: resuming the study in {path}: {kept} finished parts kept",
               file=sys.stderr)  # fmt: skip
     elif resume:
         print(f"relimpute {command}: nothing to resume in {path}: the study starts afresh",
               file=sys.stderr)  # fmt: skip
+    elif folder.resumed and kept:
+        print(f"relimpute {command}: the study in {path} is complete: running it again with the "
+              f"{kept} finished {units} it kept", file=sys.stderr)  # fmt: skip
     elif folder.discarded:
-        print(f"relimpute {command}: started afresh in {path}: the {folder.discarded} finished "
-              "parts a killed run left there were dropped (--resume keeps them)",
-              file=sys.stderr)  # fmt: skip
+        print(f"relimpute {command}: started afresh in {path} (--overwrite): the {folder.discarded} "
+              f"finished {units} of the study there were dropped", file=sys.stderr)  # fmt: skip
+    _current = weakref.ref(folder)
+    if threading.current_thread() is threading.main_thread():
+        folder._signal = signal.signal(signal.SIGTERM, _interrupt) or signal.SIG_DFL
     return folder
 
 
-def file_study(command: str, file, study: Mapping[str, Any], resume: bool) -> StudyFolder:
+def file_study(
+    command: str, file, study: Mapping[str, Any], resume: bool, overwrite: bool = False, **options
+) -> StudyFolder:
     """:func:`open_study` for a study whose report is one ``file``: its manifest and finished
     parts go in the hidden folder ``.NAME.study`` beside the file (:func:`finish_file_study`)."""
     file = Path(file)
-    return open_study(command, file.parent / f".{file.name}.study", study, resume)
+    hidden = file.parent / f".{file.name}.study"
+    _refuse_link(hidden)
+    return open_study(command, hidden, study, resume, overwrite, **options)
 
 
 def finish_file_study(folder: StudyFolder, file) -> None:
@@ -241,22 +402,18 @@ def finish_file_study(folder: StudyFolder, file) -> None:
     shutil.rmtree(folder.parts, ignore_errors=True)
 
 
-def _check_same(old: Mapping[str, Any], new: Mapping[str, Any], where: Path) -> None:
-    """Refuse to resume a folder holding another study, naming what differs."""
+def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between two studies' identities, option by option (empty: the same study)."""
     if old.get("command") != new.get("command"):
-        differ = [f"a {old.get('command')} study, not a {new.get('command')} one"]
-    else:
-        a, b = old.get("arguments", {}), new.get("arguments", {})
-        differ = [_differs(k, a, b) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-        differ += [_differs(k, old, new) for k in ("seed", "version") if old.get(k) != new.get(k)]
-        if old.get("data") != new.get("data"):
-            differ.append("other qrels or runs")
-    if differ:
-        raise InputError(
-            "cannot resume: this folder holds another study (" + "; ".join(differ) + "); "
-            "give another -o, or run without --resume to start this study afresh there",
-            str(where),
-        )
+        return [f"a {old.get('command')} study, not a {new.get('command')} one"]
+    a, b = (d.get("arguments") if isinstance(d.get("arguments"), dict) else {} for d in (old, new))
+    differ = [_differs(k, a, b) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    differ += [_differs(k, old, new) for k in ("seed", "version") if old.get(k) != new.get(k)]
+    if old.get("data") != new.get("data"):
+        differ.append("other qrels or runs")
+    if old.get("labels") != new.get("labels"):
+        differ.append("other --llm-labels, or other labels in them")
+    return differ
 
 
 def _differs(key: str, old: Mapping[str, Any], new: Mapping[str, Any], width: int = 60) -> str:

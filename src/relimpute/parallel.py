@@ -24,7 +24,8 @@ Three ways to run, chosen by the arguments:
     e.g. ``backend="dask"`` inside a ``distributed.Client``); in this process when none is set.
 
 Progress is one bar over the units as they complete, on every path
-(:func:`relimpute.progress.progress`: done / total, rate, time left). ``on_result`` sees each
+(:func:`relimpute.progress.progress`: done / total, rate, time left; plain lines when
+standard error is not a terminal). ``on_result`` sees each
 result in this process as it arrives (a study saves its finished units there, so a client
 that dies loses none of them: ``--resume``). Dask is imported only when a client is used.
 """
@@ -90,12 +91,14 @@ def map_units(
     progress: bool = True,
     on_result: Callable[[int, Any], None] | None = None,
     retries: int = RETRIES,
+    already: int = 0,
 ) -> list[Any]:
     """``[function(u, **shared) for u in units]``, run as the module docstring says.
 
     ``function`` must be importable by name on the workers (a module-level function).
     ``on_result(index, result)`` is called in this process as each unit finishes (in the
-    order they finish); the list returned is in the order of ``units``.
+    order they finish); the list returned is in the order of ``units``. ``already`` units
+    of the study finished before (a resumed study): the progress counts from there.
     """
     from .progress import progress as progress_bar
     from .progress import quiet
@@ -103,7 +106,8 @@ def map_units(
     if isinstance(client, str):
         with cluster(client, jobs) as connected:
             return map_units(function, units, shared=shared, jobs=jobs, client=connected, desc=desc,
-                             unit=unit, progress=progress, on_result=on_result, retries=retries)  # fmt: skip
+                             unit=unit, progress=progress, on_result=on_result, retries=retries,
+                             already=already)  # fmt: skip
     units = list(units)
     holder = _Shared(shared or {})
     if not units:
@@ -116,7 +120,8 @@ def map_units(
         finished = _on_joblib(function, holder, units, jobs)
     results: dict[int, Any] = {}
     with quiet(not progress):
-        bar = progress_bar(finished, total=len(units), desc=desc, unit=unit)
+        bar = progress_bar(finished, total=already + len(units), desc=desc, unit=unit, lines=True,
+                           initial=already)  # fmt: skip
     try:
         for index, result in bar:
             results[index] = result
@@ -150,6 +155,8 @@ def map_resumable(
     from ._study_folder import _normal
 
     units = list(units)
+    if checkpoint is not None:
+        checkpoint.expect(len(units))
     found: dict[int, Any] = {}
     for index, item in enumerate(units):
         saved = None if checkpoint is None else checkpoint.load(f"{name}-{index}")
@@ -166,7 +173,7 @@ def map_resumable(
         if then is not None:
             then(index, result)
 
-    map_units(function, [units[i] for i in todo], on_result=finished, **options)
+    map_units(function, [units[i] for i in todo], on_result=finished, already=len(found), **options)
     return [found[i] for i in range(len(units))]
 
 

@@ -179,6 +179,8 @@ def run_pool_bias_study(
     draws = [[np.sort(rng.choice(full.n_topics, size=n_common, replace=False))
               for _ in range(common_repeats)] if n_common else [] for _ in steps]  # fmt: skip
     units, found = [], {}
+    if checkpoint is not None:
+        checkpoint.expect(len(steps))
     for number, ((label, left_out, kept), common) in enumerate(zip(steps, draws)):
         saved = None if checkpoint is None else checkpoint.load(f"group-{number}")
         if saved is not None and saved.get("group") == str(label):
@@ -197,7 +199,7 @@ def run_pool_bias_study(
               "position": position, "correctors": list(correctors), "models": list(models),
               "model_groups": model_groups, "group_sds": group_sds, "split_sds": split_sds, "n_draws": n_draws, "seed": seed}  # fmt: skip
     map_units(_group_unit, units, shared=shared, jobs=jobs, client=client, desc=f"groups (depth {depth})",
-              unit="group", progress=progress, on_result=finished)  # fmt: skip
+              unit="group", progress=progress, on_result=finished, already=len(found))  # fmt: skip
     parts, timing = [], {}
     for number in range(len(steps)):
         parts += found[number][0]

@@ -227,7 +227,6 @@ class CalibrationReport:
             atomic_write_text(out / name, text)
             written.append(out / name)
 
-        put("report.md", self.to_markdown())
         put("summary.txt", self.terminal_summary() + "\n")
         for key in ("raw", "capped"):
             suffix = "" if key == "raw" else "_capped"
@@ -256,6 +255,7 @@ class CalibrationReport:
                 self.bins["raw"], path, capped=self.bins["capped"], cap=self.cap, title=self._title()
             )
             written.append(path)
+        put("report.md", self.to_markdown())  # last: a kill before it leaves the UNFINISHED one
         return written
 
 

@@ -406,6 +406,8 @@ def run_study(
     specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
     truth = true_map(base, measure=measure)
     similarity = run_similarity(base)
+    if checkpoint is not None:
+        checkpoint.expect(len(specs))
     done = _finished_trials(checkpoint, specs)
     todo = [spec for spec in specs if spec.trial not in done]
 
@@ -418,7 +420,7 @@ def run_study(
     shared = {"campaign": base, "strategies": chosen, "confidence": confidence, "similarity": similarity,
               "truth": truth, "max_judgments": max_judgments, "measure": measure}  # fmt: skip
     map_units(_trial_unit, todo, shared=shared, jobs=jobs, client=client, desc="calibration trials",
-              unit="trial", progress=progress, on_result=finished)  # fmt: skip
+              unit="trial", progress=progress, on_result=finished, already=len(specs) - len(todo))  # fmt: skip
     pairs = [done[spec.trial][0] for spec in specs]
     trials = [done[spec.trial][1] for spec in specs]
     config = {

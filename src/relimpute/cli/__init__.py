@@ -326,8 +326,10 @@ def _main(argv: list[str] | None) -> int:
         reason = error.strerror or error
         print(f"relimpute {args.command}: error: cannot write the output: {reason}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"relimpute {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM while a study runs
+        study = sys.modules.get(f"{__name__.rpartition('.')[0]}._study_folder")
+        note = study.interrupted() if study is not None else None
+        print(f"relimpute {args.command}: interrupted" + (f": {note}" if note else ""), file=sys.stderr)
         return 130
     finally:
         sys.stdout = stdout

@@ -259,12 +259,33 @@ def add_resumable_output(parser, report: str, units: str, only: str = "") -> Non
         help=f"{only}also write the {report} as TSV; each finished {units[:-1]} is kept beside it in "
         ".FILE.tsv.study/ until the file is written, for --resume",
     )  # fmt: skip
-    parser.add_argument(
-        "--resume", action="store_true",
-        help=f"{only}go on with the study a killed run left beside --output: the {units} it finished "
+    add_resume_arguments(
+        parser,
+        f"{only}go on with the study a stopped run left beside --output: the {units} it finished "
         f"are kept, the others run, and it writes the {report} an uninterrupted run writes; refused "
-        "if that study had other runs, qrels or options",
-    )  # fmt: skip
+        "if that study had other runs, qrels, options or --seed",
+        f"{only}start afresh beside --output though a study is kept there (another one, or this one "
+        f"unfinished): its finished {units} are dropped; without --resume or this, such a study is "
+        "never lost: the command is refused",
+    )
+
+
+def check_resumable_output(args) -> None:
+    """``--resume`` and ``--overwrite`` of :func:`add_resumable_output` need ``--output``."""
+    from ..errors import InputError
+
+    for given, option, does in ((args.resume, "--resume", "goes on with"),
+                                (args.overwrite, "--overwrite", "replaces")):  # fmt: skip
+        if given and not args.output:
+            raise InputError(f"{does} the study kept beside --output FILE.tsv: give that too", option)
+
+
+def add_resume_arguments(parser, resume: str, overwrite: str) -> None:
+    """``--resume`` (go on with the study kept in the output) or ``--overwrite`` (start
+    afresh there), not both; with neither, an output holding finished work is refused."""
+    either = parser.add_mutually_exclusive_group()
+    either.add_argument("--resume", action="store_true", help=resume)
+    either.add_argument("--overwrite", action="store_true", help=overwrite)
 
 
 def finite_at_least(low: float):

@@ -16,7 +16,10 @@ The charter:
   (measure names and settings paths may hold commas); names of strategies or
   correctors and lists of numbers are comma-separated.
 - ``--rel-threshold N`` defaults to the collection's ``relimpute.toml``, else 1.
-- ``--quiet`` turns progress bars off (they are shown only on a terminal).
+- ``--quiet`` turns progress off: bars on a terminal, and a study's plain progress lines
+  on a standard error that is not one.
+- ``--resume`` goes on with the study an output holds, ``--overwrite`` starts afresh there;
+  with neither, an output holding a study's finished work is refused.
 
 Version 0.2.0 removed the old spellings; CHANGELOG.md lists each with its new one.
 """
@@ -70,12 +73,13 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--plot",), "draw the result into a figure file"),
     (("--pool-depth",), "judge only the depth-K pool (or several depths, comma-separated)"),
     (("--prior",), "one probability of relevance for every unjudged document"),
-    (("--quiet", "-Q"), "no progress bars"),
+    (("--quiet", "-Q"), "no progress bars or progress lines"),
     (("--ratio",), "variance of AP = Q/R: constant E[R] or the delta method"),
     (("--rel-threshold",), "lowest grade counted relevant"),
     (("--repetitions",), "random topic subsets per size"),
     (("--resamples", "-B"), "bootstrap resamples of the corpus"),
-    (("--resume",), "go on with a study a killed run left in the output folder"),
+    (("--overwrite",), "start a study afresh in an output holding another (or this one unfinished)"),
+    (("--resume",), "go on with a study a stopped run left in the output folder"),
     (("--run-length",), "documents per simulated ranking"),
     (("--scale",), "scale of differences"),
     (("--scheduler",), "the Dask scheduler a study's units run on (or local)"),
@@ -147,10 +151,11 @@ def add_groups_argument(parser, dest: str, help: str, *, required: bool = False)
 
 
 def add_quiet_argument(parser) -> None:
-    """``--quiet``: no progress bars (they go to stderr, and only when it is a terminal)."""
+    """``--quiet``: no progress (bars when stderr is a terminal, a study's lines otherwise)."""
     parser.add_argument(
         "--quiet",
         "-Q",
         action="store_true",
-        help="no progress bars (shown on stderr only when it is a terminal)",
+        help="no progress: no bars (stderr a terminal), no progress lines of a study (stderr "
+        "a file or pipe: about every tenth of the study, or every minute)",
     )

@@ -9,6 +9,7 @@ from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
     add_resumable_output,
+    check_resumable_output,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -16,7 +17,7 @@ from ._common import (
     number_between,
 )
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument
+from ._vocabulary import add_confidence_argument, add_quiet_argument
 
 COMMAND = "bootstrap"
 HELP = "confidence intervals under corpus variation (Cormack & Lynam 2006): AP, MAP, L-MAP, A - B"
@@ -35,7 +36,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 the docno, intervals on one half, the other half's value
                 below / in / above (the model predicts 83.5% in for 95%); --splits N
                 adds N - 1 salted splits (--jobs / --scheduler run them in parallel);
-                with -o FILE.tsv a killed study goes on with the same command and --resume
+                with -o FILE.tsv a stopped study goes on with the same command and
+                --resume (and is never dropped without --overwrite)
 
 examples:
   relimpute bootstrap qrels.txt runs/ --rel-threshold 2
@@ -91,6 +93,7 @@ def add_arguments(parser) -> None:
     )  # fmt: skip
     add_parallel_arguments(parser, "splits of --split")
     add_resumable_output(parser, "table", "splits", only="with --split: ")
+    add_quiet_argument(parser)
     add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
 
@@ -107,11 +110,11 @@ def run(args) -> int:
         small_r_corrected,
     )
 
-    for given, option in ((args.output, "--output"), (args.resume, "--resume")):
+    split_only = ((args.output, "--output"), (args.resume, "--resume"), (args.overwrite, "--overwrite"))
+    for given, option in split_only:
         if given and not args.split:
             raise InputError("goes with --split (the split-corpus study) only", option)
-    if args.resume and not args.output:
-        raise InputError("goes on with the study kept beside --output FILE.tsv: give that too", "--resume")
+    check_resumable_output(args)
     if args.output:  # before the study, not after it
         from .._files import check_output_path
 
@@ -157,7 +160,8 @@ def _split(campaign, args, options) -> int:
             arguments = {"--splits": args.splits, "--resamples": args.resamples,
                          "--confidence": args.confidence, "--epsilon": args.epsilon}  # fmt: skip
             identity = study_identity(f"{COMMAND} --split", args.seed, arguments, campaign)
-            folder = file_study(COMMAND, args.output, identity, args.resume)
+            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite,
+                                units="splits")  # fmt: skip
         results = split_study(campaign, args.splits, args.resamples, seed=args.seed, jobs=args.jobs,
                               client=client, checkpoint=folder, **options)  # fmt: skip
     columns = ["measure", "method", "direction", "below", "in", "above", "n"]

@@ -6,6 +6,7 @@ import sys
 
 from ._common import (
     add_campaign_arguments,
+    add_resume_arguments,
     add_seed_argument,
     add_parallel_arguments,
     integer_at_least,
@@ -38,9 +39,13 @@ scored as fusion-mc), ip (incremental pooling, as many judgments as mtc), or any
 SELECTOR+MODEL pair such as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
 The output folder carries manifest.json naming the study (arguments, seed,
-data) and keeps each finished trial in OUT/.resume/: a killed study goes on
-with the same command and --resume, and writes the report an uninterrupted
-run writes (without --seed, the seed drawn is recorded and reused).
+labels, data) and keeps each finished trial in OUT/.resume/: a stopped study
+goes on with the same command and --resume, and writes the report an
+uninterrupted run writes (report.md begins with an UNFINISHED line until then).
+A folder holding a study is never cleared unasked: without --resume the command
+is refused there, unless the study is this one and complete (it runs again
+from its kept trials) or --overwrite starts afresh. When standard error is not a
+terminal, progress lines say how many trials are done (-Q: none).
 
 QRELS are the full qrels (the oracle and the truth). The old spelling
 --runs RUN... --qrels QRELS still works, with a note.
@@ -93,13 +98,15 @@ def add_arguments(parser) -> None:
     )
     add_quiet_argument(parser)
     parser.add_argument("-o", "--output", required=True, help="output folder for the report")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="go on with the study a killed run left in --output: the trials it finished are "
+    add_resume_arguments(
+        parser,
+        "go on with the study a stopped run left in --output: the trials it finished are "
         "kept (each is saved there as it ends), the others run, and the report is the one an "
         "uninterrupted run writes; refused if the folder holds another study (other runs, "
-        "qrels or options); without --seed the folder's seed is used",
+        "qrels, labels or options, --seed included: give the study's own --seed)",
+        "start afresh in --output though it holds a study (another one, or this one "
+        "unfinished): its finished trials are dropped and its report files replaced; without "
+        "--resume or this, such a folder is refused and nothing is lost",
     )
 
 
@@ -131,7 +138,8 @@ def run(args) -> int:
         return 2
     identity = _identity(args, campaign, strategies, groups)
     with cluster(args.scheduler, args.jobs) as client:
-        folder = open_study(COMMAND, args.output, identity, args.resume)
+        folder = open_study(COMMAND, args.output, identity, args.resume, args.overwrite,
+                            units="trials", report="report.md")  # fmt: skip
         study = _run(campaign, strategies, groups, folder, args, client)
     study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
     report = CalibrationReport.from_study(study, cap=args.cap)

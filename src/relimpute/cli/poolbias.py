@@ -7,6 +7,7 @@ import sys
 from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
+    add_resume_arguments,
     finite_at_least,
     flag_names,
     integer_at_least,
@@ -15,7 +16,7 @@ from ._common import (
     seed_int,
 )
 from ._format import add_format_argument, emit
-from ._vocabulary import add_groups_argument, add_measure_argument
+from ._vocabulary import add_groups_argument, add_measure_argument, add_quiet_argument
 
 COMMAND = "poolbias"
 HELP = "leave-one-group-out pool-bias study: correct unpooled scores, report MAE, SRE, SRE*, tau"
@@ -28,7 +29,10 @@ the scores with each corrector, and compare with their full-pool scores
 tau-b and, for correctors with intervals, their coverage; with and without the
 bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT,
 with manifest.json naming the study; each finished group is kept in
-OUT/.resume/, so a killed study goes on with the same command and --resume.
+OUT/.resume/, so a stopped study goes on with the same command and --resume
+(metrics.md begins with an UNFINISHED line until then). A folder holding a
+study is never cleared unasked: without --resume the command is refused there,
+unless the study is this one and complete, or --overwrite starts afresh.
 
 correctors: reduced, condensed, webber-park (Algorithm 1), lipani (2016, P@n),
 anti-precision (Lipani 2015, P@n); webber-park-topics (Algorithm 2) runs with
@@ -107,14 +111,17 @@ def add_arguments(parser) -> None:
     add_parallel_arguments(parser, "groups")
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="go on with the study a killed run left in OUT: the groups it finished are kept "
+    add_resume_arguments(
+        parser,
+        "go on with the study a stopped run left in OUT: the groups it finished are kept "
         "(each is saved there as it ends), the others run, and the tables are the ones an "
         "uninterrupted run writes; refused if OUT holds another study (other runs, qrels, "
-        "groups or options)",
+        "groups or options, --seed included)",
+        "start afresh in OUT though it holds a study (another one, or this one unfinished): "
+        "its finished groups are dropped and its tables replaced; without --resume or this, "
+        "such a folder is refused and nothing is lost",
     )
+    add_quiet_argument(parser)
 
 
 def run(args) -> int:
@@ -152,7 +159,8 @@ def run(args) -> int:
         check_study_input(campaign, groups, args.depth, args.common_topics)
     identity = _identity(args, campaign, measures, models)
     with cluster(args.scheduler, args.jobs) as client:
-        folder = open_study(COMMAND, args.output, identity, args.resume)
+        folder = open_study(COMMAND, args.output, identity, args.resume, args.overwrite,
+                            units="groups", report="metrics.md")  # fmt: skip
         study = _run(campaign, groups, measures, correctors, folder, args, client)
     paths = write_study(study, args.output)
     folder.finish(paths)

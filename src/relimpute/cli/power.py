@@ -9,6 +9,7 @@ from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
     add_resumable_output,
+    check_resumable_output,
     add_seed_argument,
     finite_at_least,
     flag_names,
@@ -18,7 +19,12 @@ from ._common import (
     positive_int_list,
 )
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument, add_groups_argument, add_measure_argument
+from ._vocabulary import (
+    add_confidence_argument,
+    add_groups_argument,
+    add_measure_argument,
+    add_quiet_argument,
+)
 
 COMMAND = "power"
 HELP = "power and bias of depth-k and move-to-front pools vs judgments; plan a judging budget"
@@ -42,7 +48,8 @@ examples:
 exit status: 0 on success, 2 on bad input (too few topics, a budget below one
 topic's pool, unknown runs: the message names the option).
 Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
-With --output, a killed study goes on with the same command and --resume.
+With --output, a stopped study goes on with the same command and --resume; a
+study kept beside the file is never dropped without --overwrite.
 """
 
 
@@ -93,6 +100,7 @@ def add_arguments(parser) -> None:
         "--budget", type=finite_at_least(0), default=None, help="plan: total judgments available"
     )
     add_resumable_output(parser, "curves", "designs")
+    add_quiet_argument(parser)
     parser.add_argument(
         "--plot",
         type=output_file(*PLOT_SUFFIXES),
@@ -129,8 +137,7 @@ def run(args) -> int:
     from ..parallel import cluster
     from ..precision.power import power_curves
 
-    if args.resume and not args.output:
-        raise InputError("goes on with the study kept beside --output FILE.tsv: give that too", "--resume")
+    check_resumable_output(args)
     if args.output:  # before the study, not after it
         check_output_path(args.output)
     if args.plot:
@@ -144,7 +151,8 @@ def run(args) -> int:
         folder = None
         if args.output:
             identity = _identity(args, campaign, strategies, measures, pooled)
-            folder = file_study(COMMAND, args.output, identity, args.resume)
+            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite,
+                                units="designs")  # fmt: skip
         result = power_curves(
             campaign,
             depths=args.depths,
