@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import short_repr
+from .._tables import markdown_text
 from .metrics import W_CAP
 from .paired import paired_frame, paired_tests
 from .scoring import (
@@ -273,10 +274,10 @@ def _num(x: Any) -> str:
 
 
 def _markdown(frame: pd.DataFrame) -> str:
-    cols = list(frame.columns)
+    cols = [markdown_text(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_num(v) for v in row) + " |")
+        lines.append("| " + " | ".join(markdown_text(_num(v)) for v in row) + " |")
     return "\n".join(lines)
 
 
