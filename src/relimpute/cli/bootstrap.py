@@ -112,6 +112,11 @@ def run(args) -> int:
             raise InputError("goes with --split (the split-corpus study) only", option)
     if args.resume and not args.output:
         raise InputError("goes on with the study kept beside --output FILE.tsv: give that too", "--resume")
+    if args.compare and args.compare[0] == args.compare[1]:
+        raise InputError(
+            f"names run {args.compare[0]} twice: a run minus itself is 0 on every resample; "
+            "give two different runs", "--pair",
+        )  # fmt: skip
     if args.output:  # before the study, not after it
         from .._files import check_output_path
 
