@@ -195,13 +195,9 @@ def _line_of(source, query: str, doc: str) -> int | None:
     """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
     if isinstance(source, pd.DataFrame):
         return None
-    from ._parsing import _read_bytes
+    from ._parsing import line_naming
 
-    for number, line in enumerate(_read_bytes(source).decode("utf-8", "replace").splitlines(), 1):
-        fields = line.split()
-        if len(fields) >= 3 and fields[0] == query and doc in fields[1:3]:
-            return number
-    return None
+    return line_naming(source, query, doc)
 
 
 def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
