@@ -63,7 +63,10 @@ def test_fit_writes_probabilistic_qrels(files, capsys):
     sums = est.groupby("query_id")["probability"].sum()
     np.testing.assert_allclose(summary.set_index("query_id")["expected_relevant"], sums, rtol=1e-5)
     assert summary["n_relevant_judged"].tolist() == [2, 1]
-    assert "rtc(" in captured.err and "weights=" in captured.err
+    rtc = settings_module.MODELS_DIRS[0] / "rtc.json"
+    assert f"relimpute fit: model rtc (settings {rtc}), fitted " in captured.err
+    assert "weights=" in captured.err and "prior_strength" not in captured.err  # in the file
+    assert f"relimpute fit: wrote {out} (10 documents of 2 topics, 7 of them judged)" in captured.err
 
 
 def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
@@ -78,7 +81,7 @@ def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
     est = read_prob_qrels(out).set_index(["query_id", "doc_id"])["probability"]
     assert est[("q1", "a")] == 1.0 and est[("q1", "c")] == 0.0  # grade 1 < 2
     assert est[("q1", "d")] == 0.25
-    assert "uniform(prior=0.25)" in capsys.readouterr().err
+    assert f"model uniform (settings {settings}), fitted prior=0.25" in capsys.readouterr().err
 
 
 def test_fit_reports_bad_models(files, capsys, tmp_path):
@@ -216,3 +219,17 @@ def test_settings_values_are_checked_when_read(files, capsys, tmp_path, params, 
     wrapped.write_text('{"model": "fusion-llm", "params": {"fusion": ' + params + "}}")
     with pytest.raises(InputError, match=message.replace("params.", "params.fusion.")):
         load_settings(wrapped)
+
+
+def test_fit_to_standard_output(files, capsys, monkeypatch):
+    # -o - writes the estimate to standard output (it wrote a file named "-"), without the table
+    qrels, runs, tmp = files
+    monkeypatch.chdir(tmp)
+    assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert not (tmp / "-").exists()
+    assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "est.tsv"]) == 0
+    assert captured.out == (tmp / "est.tsv").read_text()
+    assert "relimpute fit: wrote standard output (10 documents of 2 topics" in captured.err
+    assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "./-"]) == 0  # a file named -
+    assert (tmp / "-").read_text() == captured.out
