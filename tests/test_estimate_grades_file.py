@@ -102,7 +102,7 @@ def test_a_file_written_at_another_threshold_is_refused(files, capsys):
     # the line is named: the first whose probability is not its p_ge_2
     rows = [line.split("\t") for line in (files / "est.tsv").read_text().splitlines()]
     first = next(n for n, r in enumerate(rows[1:], 2) if float(r[2]) != float(r[4]))
-    assert f"{est}, line {first}: probability " in err
+    assert f"{est}, line {first}: probability {float(rows[first - 1][2])!r} differs from p_ge_2 " in err
 
 
 def test_the_threshold_check_allows_rounding(files, capsys):

@@ -234,8 +234,8 @@ def _grades_of_frame(campaign: Campaign, frame: pd.DataFrame, graded: list[str])
     if mismatch.any():
         i = int(np.flatnonzero(mismatch)[0])
         error = InputError(
-            f"probability {probability[i]!r} differs from p_ge_{threshold} "
-            f"{values[i, anchor - 1]!r} for document {frame['doc_id'].iloc[i]!r} of topic "
+            f"probability {float(probability[i])!r} differs from p_ge_{threshold} "
+            f"{float(values[i, anchor - 1])!r} for document {frame['doc_id'].iloc[i]!r} of topic "
             f"{frame['query_id'].iloc[i]!r}: the table was written at another relevance threshold"
         )
         error.ids = (str(frame["query_id"].iloc[i]), str(frame["doc_id"].iloc[i]))  # its line
