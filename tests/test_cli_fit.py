@@ -182,6 +182,7 @@ def test_a_file_named_like_a_model_never_replaces_its_settings(files, tmp_path, 
     assert settings.source == str(settings_module.MODELS_DIRS[0] / "uniform.json")
     assert settings.params == {"prior": 0.5}
     assert load_settings("./uniform").params == {"prior": 0.25}
+    assert load_settings(tmp_path / "uniform").params == {"prior": 0.25}  # a Path is a file
     (tmp_path / "my.json").write_text((tmp_path / "uniform").read_text())
     assert load_settings("my.json").params == {"prior": 0.25}
     (tmp_path / "mine").write_text((tmp_path / "uniform").read_text())

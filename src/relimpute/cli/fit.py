@@ -85,11 +85,11 @@ def run(args) -> int:
     frame = estimate.to_frame()
     with stage(f"relimpute {COMMAND}: writing {'the estimate' if to_stdout else args.output}"):
         write_prob_qrels(frame, sys.stdout if to_stdout else args.output)
-    settings_from = (
-        "its class defaults" if settings.source == "<class defaults>" else f"settings {settings.source}"
-    )
+    defaults = settings.source == "<class defaults>"
+    settings_from = "its class defaults" if defaults else f"settings {settings.source}"
     print(
-        f"relimpute fit: model {settings.model} ({settings_from}), fitted {_describe(estimate.params)}",
+        f"relimpute fit: model {settings.model} ({settings_from}), "
+        f"fitted {_describe(estimate.params)}",
         file=sys.stderr,
     )
     judged = sum(int(t.judged.sum()) for t in campaign.topics)

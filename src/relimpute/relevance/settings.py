@@ -87,11 +87,10 @@ class ModelSettings:
 def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     """Settings from a registered name or a settings file (module docstring).
 
-    A text that holds a path separator or ends in ``.json`` is a file (``./fusion``,
-    ``my.json``); a registered name means its shipped settings, even when a file of that
-    name is in the current folder (a warning then says which was read); any other name is
-    read as a file when one exists.
-    Any model that registers itself in its own file of the package can be named (the
+    A :class:`~pathlib.Path`, or text that holds a path separator or ends in ``.json``, is a
+    file (``./fusion``, ``my.json``); a registered name means its shipped settings, even when
+    a file of that name is in the current folder (a warning then says which was read); any
+    other name is read as a file when one exists. Any model that registers itself in its own file of the package can be named (the
     registry discovers it).
 
     Raises
@@ -102,9 +101,9 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     """
     text = os.fspath(name_or_path)
     path = Path(text)
-    separators = {os.sep, os.altsep or os.sep, "/"}
-    if path.suffix == ".json" or any(s in text for s in separators):
-        return _read(path)
+    separated = any(s and s in text for s in (os.sep, os.altsep, "/"))
+    if not isinstance(name_or_path, str) or path.suffix == ".json" or separated:
+        return _read(path)  # a Path is always a file
     shipped = next(
         (d / f"{text}.json" for d in MODELS_DIRS if (d / f"{text}.json").is_file()), None
     )
