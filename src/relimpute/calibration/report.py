@@ -349,7 +349,9 @@ def _summary_view(summary: pd.DataFrame) -> pd.DataFrame:
 
 def _table2_markdown(bins: pd.DataFrame, summary: pd.DataFrame) -> str:
     strategies = list(dict.fromkeys(bins["strategy"]))
-    header = ["confidence"] + [f"{s} {col}" for s in strategies for col in ("% in bin", "accuracy")]
+    header = ["confidence"] + [
+        markdown_text(f"{s} {col}") for s in strategies for col in ("% in bin", "accuracy")
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label in dict.fromkeys(bins["bin"]):
         cells = [label]
@@ -378,7 +380,7 @@ def _breakdown_markdown(frame: pd.DataFrame) -> str:
     for strategy in dict.fromkeys(frame["strategy"]):
         part = frame[frame["strategy"] == strategy]
         groups = list(dict.fromkeys(part["group"]))
-        header = ["confidence"] + [f"{g} accuracy (n)" for g in groups]
+        header = ["confidence"] + [markdown_text(f"{g} accuracy (n)") for g in groups]
         lines = [f"**{strategy}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for label in dict.fromkeys(part["bin"]):
             cells = [label]
