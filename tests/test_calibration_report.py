@@ -141,3 +141,15 @@ def test_combine_studies_keeps_pairing():
     other = study.trials.assign(seed=study.trials["seed"] + 1)
     with pytest.raises(ValueError, match="not paired"):
         combine_studies(study, CalibrationStudy(study.pairs, other, study.config))
+
+
+def test_markdown_tables_escape_names():
+    # a group named "a|b" (from a groups table) stays one column of the report
+    from relimpute.calibration.report import _breakdown_markdown
+
+    frame = pd.DataFrame(
+        {"strategy": ["mtc"], "group": ["a|b"], "bin": ["[0.5, 0.6)"], "accuracy": [0.5],
+         "n": [4], "group_w": [0.1], "group_pairs": [4]}  # fmt: skip
+    )
+    lines = _breakdown_markdown(frame).splitlines()
+    assert lines[2] == r"| confidence | a\|b accuracy (n) |"

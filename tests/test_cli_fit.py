@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,10 @@ def test_fit_writes_probabilistic_qrels(files, capsys):
     sums = est.groupby("query_id")["probability"].sum()
     np.testing.assert_allclose(summary.set_index("query_id")["expected_relevant"], sums, rtol=1e-5)
     assert summary["n_relevant_judged"].tolist() == [2, 1]
-    assert "rtc(" in captured.err and "weights=" in captured.err
+    rtc = settings_module.MODELS_DIRS[0] / "rtc.json"
+    assert f"relimpute fit: model rtc (settings {rtc}), fitted " in captured.err
+    assert "weights=" in captured.err and "prior_strength" not in captured.err  # in the file
+    assert f"relimpute fit: wrote {out} (10 documents of 2 topics, 7 of them judged)" in captured.err
 
 
 def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
@@ -77,7 +81,7 @@ def test_fit_rel_threshold_and_settings_file(files, capsys, tmp_path):
     est = read_prob_qrels(out).set_index(["query_id", "doc_id"])["probability"]
     assert est[("q1", "a")] == 1.0 and est[("q1", "c")] == 0.0  # grade 1 < 2
     assert est[("q1", "d")] == 0.25
-    assert "uniform(prior=0.25)" in capsys.readouterr().err
+    assert f"model uniform (settings {settings}), fitted prior=0.25" in capsys.readouterr().err
 
 
 def test_fit_reports_bad_models(files, capsys, tmp_path):
@@ -162,3 +166,71 @@ def test_settings_in_prefers_a_folder_file_over_the_shipped_name(tmp_path):
     (tmp_path / "fusion.json").write_text('{"model": "fusion", "params": {}}')
     assert settings_in(tmp_path, "fusion") == str(tmp_path / "fusion.json")
     assert settings_in(tmp_path, "rtc") == "rtc"
+
+
+def test_a_file_named_like_a_model_never_replaces_its_settings(files, tmp_path, monkeypatch):
+    # a stray file "uniform" in the current folder: the name still means the shipped settings,
+    # and a warning says which was read; ./uniform (or a .json name) reads the file
+    import subprocess
+    import sys
+
+    qrels, runs, tmp = files
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "uniform").write_text(json.dumps({"model": "uniform", "params": {"prior": 0.25}}))
+    with pytest.warns(UserWarning, match=r"reading .*uniform.json, not the file 'uniform'"):
+        settings = load_settings("uniform")
+    assert settings.source == str(settings_module.MODELS_DIRS[0] / "uniform.json")
+    assert settings.params == {"prior": 0.5}
+    assert load_settings("./uniform").params == {"prior": 0.25}
+    assert load_settings(tmp_path / "uniform").params == {"prior": 0.25}  # a Path is a file
+    (tmp_path / "my.json").write_text((tmp_path / "uniform").read_text())
+    assert load_settings("my.json").params == {"prior": 0.25}
+    (tmp_path / "mine").write_text((tmp_path / "uniform").read_text())
+    assert load_settings("mine").params == {"prior": 0.25}  # no model is named "mine"
+    # on the command line the warning is one line naming the command
+    argv = ["fit", "--model", "uniform", qrels, *runs, "-o", str(tmp / "est.tsv")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(os.path.abspath, sys.path))}
+    command = [sys.executable, "-m", "relimpute", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "relimpute fit: warning: model 'uniform': reading " in done.stderr
+    assert "UserWarning" not in done.stderr and "[from uniform]" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ('{"n_draws": 1e12}', "params.n_draws: 1000000000000.0 is not a whole number from 0 to 10,000"),
+        ('{"n_draws": 1e999}', "params.n_draws: inf is not a finite number"),
+        ('{"capture_bins": 2.5}', "params.capture_bins: 2.5 is not a whole number"),
+        ('{"weight_mean": [1, NaN, 0]}', "params.weight_mean: nan is not a finite number"),
+        ('{"mean_prior": [1]}', "mean_prior must be two numbers"),
+        ('{"mean_prior": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+    ],
+    ids=["huge", "overflow", "fraction", "nan", "short", "deep"],
+)
+def test_settings_values_are_checked_when_read(files, capsys, tmp_path, params, message):
+    qrels, runs, tmp = files
+    path = tmp_path / "s.json"
+    path.write_text('{"model": "fusion", "params": ' + params + "}")
+    assert main(["fit", "--model", str(path), qrels, *runs, "-o", str(tmp / "est.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {path}: " in err and message in err and "Traceback" not in err
+    wrapped = tmp_path / "llm.json"  # the fusion settings a fusion-llm file wraps: the same checks
+    wrapped.write_text('{"model": "fusion-llm", "params": {"fusion": ' + params + "}}")
+    with pytest.raises(InputError, match=message.replace("params.", "params.fusion.")):
+        load_settings(wrapped)
+
+
+def test_fit_to_standard_output(files, capsys, monkeypatch):
+    # -o - writes the estimate to standard output (it wrote a file named "-"), without the table
+    qrels, runs, tmp = files
+    monkeypatch.chdir(tmp)
+    assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert not (tmp / "-").exists()
+    assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "est.tsv"]) == 0
+    assert captured.out == (tmp / "est.tsv").read_text()
+    assert "relimpute fit: wrote standard output (10 documents of 2 topics" in captured.err
+    assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "./-"]) == 0  # a file named -
+    assert (tmp / "-").read_text() == captured.out

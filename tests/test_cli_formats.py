@@ -119,6 +119,22 @@ def test_compare_matrix_markdown_has_no_nan(files, capsys):
     assert "nan" not in out and "| 1 r1 | - |" in out  # columns numbered as the rows
 
 
+def test_markdown_escapes_pipes_and_line_breaks(files, capsys):
+    # a run file named "a|b" would add a column; a newline in a name would end the table
+    (files / "runs" / "a|b").write_text(RUNS["r2"])
+    args = ["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-m", "AP", "-f", "markdown"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if "a" in line and "b" in line] == [
+        r"| a\|b | 1 | 1.0000 |"
+    ]
+    frame = pd.DataFrame({"run|name": ["x\ny", "c\\|d"], "value": [0.5, np.nan]})
+    text = FORMATTERS["markdown"](frame)
+    assert text.splitlines() == [
+        r"| run\|name | value |", "|---|---|", "| x<br>y | 0.5000 |", r"| c\\\|d | - |"
+    ]
+
+
 def test_latex_escapes_text():
     frame = pd.DataFrame({"run_name": ["a&b_c%", "x^y~z\\"], "value": [0.5, np.nan]})
     text = FORMATTERS["latex"](frame)

@@ -11,7 +11,8 @@ from relimpute.cli import main
     "argv, message",
     [
         (["demo", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
-        (["demo", "--n-systems", "0"], "argument --n-systems: 0 is not a positive integer"),
+        (["demo", "--n-systems", "0"], "argument --n-systems: 0 is not an integer >= 2"),
+        (["demo", "--n-systems", "1"], "argument --n-systems: 1 is not an integer >= 2"),
         (["demo", "--n-topics", "-3"], "argument --n-topics: -3 is not a positive integer"),
         (["demo", "--run-length", "0"], "argument --run-length: 0 is not a positive integer"),
         (["demo", "--pool-depth", "x"], "argument --pool-depth: 'x' is not an integer"),
@@ -25,3 +26,14 @@ def test_bad_values_are_argument_errors(argv, message, capsys):
         main(argv)
     assert info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_pair_of_one_run_is_refused(tmp_path, capsys):
+    # A minus A used to end in "no topic has a positive standard error" (a traceback)
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r1").write_text("1 Q0 a 1 2.0 r1\n1 Q0 b 2 1.0 r1\n")
+    (tmp_path / "r2").write_text("1 Q0 b 1 2.0 r2\n1 Q0 a 2 1.0 r2\n")
+    argv = ["bootstrap", str(tmp_path / "qrels.txt"), str(tmp_path / "r1"), str(tmp_path / "r2")]
+    assert main([*argv, "--pair", "r1", "r1"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --pair: names run r1 twice" in err and "Traceback" not in err

@@ -99,3 +99,19 @@ def test_a_file_written_at_another_threshold_is_refused(files, capsys):
     assert main(["evaluate", qrels, runs, "--rel-threshold", "2", "--estimate", est, "-m", "nDCG@3"]) == 2
     err = capsys.readouterr().err
     assert est in err and "another relevance threshold" in err and "Traceback" not in err
+    # the line is named: the first whose probability is not its p_ge_2
+    rows = [line.split("\t") for line in (files / "est.tsv").read_text().splitlines()]
+    first = next(n for n, r in enumerate(rows[1:], 2) if float(r[2]) != float(r[4]))
+    assert f"{est}, line {first}: probability {float(rows[first - 1][2])!r} differs from p_ge_2 " in err
+
+
+def test_the_threshold_check_allows_rounding(files, capsys):
+    # a file whose probability column was rewritten with a rounding error is still consistent
+    qrels, runs, est = str(files / "qrels.txt"), str(files / "runs"), files / "est.tsv"
+    assert main(["fit", qrels, runs, "--rel-threshold", "1", "-o", str(est)]) == 0
+    frame = read_prob_qrels(est)
+    frame["probability"] *= 1 - 1e-12
+    write_prob_qrels(frame, est)
+    capsys.readouterr()
+    argv = ["evaluate", qrels, runs, "--rel-threshold", "1", "--estimate", str(est), "-m", "nDCG@3"]
+    assert main(argv) == 0, capsys.readouterr().err

@@ -124,8 +124,19 @@ def test_with_documents_keeps_what_it_holds_and_refuses_unknown_topics():
 
 def test_two_sources_need_two_names(tmp_path):
     a = _file(tmp_path, "1 0 d1 1\n")
-    with pytest.raises(InputError, match="two label sources named 'llm'"):
-        with_labels(CAMPAIGN, [a, a])
+    (tmp_path / "b").mkdir()
+    b = _file(tmp_path, "1 0 d3 0\n", "b/llm.tsv")
+    with pytest.raises(InputError, match="two label sources named 'llm'") as info:
+        with_labels(CAMPAIGN, [a, b])
+    assert f"({a} and {b})" in str(info.value)  # both files named, so the user knows which
+
+
+def test_a_fit_output_file_with_grade_columns_is_a_probability_source(tmp_path):
+    # `relimpute fit -o` writes p_ge_<grade> columns after the three of probabilistic qrels
+    text = "query_id\tdoc_id\tprobability\tp_ge_1\tp_ge_2\n1\td1\t0.9\t0.95\t0.9\n2\te2\t0.1\t0.3\t0.1\n"
+    source = read_labels(_file(tmp_path, text, "est.tsv"))
+    assert (source.name, source.scale) == ("est", "probability")
+    assert source.frame["category"].tolist() == [4, 0]  # binned by the probability column
 
 
 def test_the_campaign_keeps_its_labels_through_with_judged_and_subset(tmp_path):

@@ -202,3 +202,20 @@ def test_a_bad_label_file_is_exit_2_naming_file_and_line(files, capsys, command,
     err = capsys.readouterr().err
     assert f"{bad}, line {line}" in err and problem in err and "Traceback" not in err
     assert not (tmp / "o.tsv").exists() and not (tmp / "j.jsonl").exists()
+
+
+def test_a_fit_output_file_is_a_label_source_and_two_stems_are_named(files, capsys):
+    # the help offers probabilistic qrels: fit -o's file, with its p_ge_<grade> columns, is one
+    qrels, runs, labels, tmp = files
+    est, again = str(tmp / "est.tsv"), str(tmp / "again.tsv")
+    assert main(["fit", qrels, *runs, "-o", est, "--seed", SEED]) == 0
+    assert "p_ge_2" in Path(est).read_text().splitlines()[0]
+    capsys.readouterr()
+    assert main(["fit", qrels, *runs, "-o", again, "--llm-labels", est, "--seed", SEED]) == 0
+    assert f"probability labels from {est} (source 'est')" in capsys.readouterr().err
+    (tmp / "b").mkdir()
+    same = tmp / "b" / "llm.tsv"  # the same stem as llm.txt: both paths named
+    same.write_text(Path(labels).read_text())
+    assert main(["fit", qrels, *runs, "-o", again, "--llm-labels", labels, "--llm-labels", str(same)]) == 2
+    err = capsys.readouterr().err
+    assert f"two label sources named 'llm' ({labels} and {same})" in err and "Traceback" not in err

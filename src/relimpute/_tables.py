@@ -36,11 +36,18 @@ def _cell(value, missing: str) -> str:
     return str(value)
 
 
+def markdown_text(value) -> str:
+    """Text safe inside a markdown table cell: ``|`` as ``\\|``, a line break as ``<br>``
+    (a run named ``a|b`` would otherwise add a column, a newline end the table)."""
+    text = str(value).replace("\\", "\\\\").replace("|", "\\|")
+    return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
+
+
 def _markdown(frame: pd.DataFrame) -> str:
-    cols = list(frame.columns)
+    cols = [markdown_text(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_cell(v, "-") for v in row) + " |")
+        lines.append("| " + " | ".join(markdown_text(_cell(v, "-")) for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 

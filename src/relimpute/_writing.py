@@ -7,6 +7,7 @@ file in the destination folder, renamed into place); ids are checked before writ
 from __future__ import annotations
 
 import os
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
@@ -91,12 +92,12 @@ def write_run(run: pd.DataFrame, path: str | os.PathLike, tag: str = "relimpute"
     )
 
 
-def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
+def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike | TextIO) -> None:
     """Write probabilistic qrels: a ``query_id<TAB>doc_id<TAB>probability`` header, then
     one tab-separated line per document (p written with ``repr``, so it round-trips exactly);
     the frame's ``p_ge_<grade>`` columns (:data:`GRADE_COLUMN`) follow, header and values.
     The text is written in chunks of rows as it is made (millions of rows never sit in
-    memory as one string)."""
+    memory as one string); ``path`` may be an open text stream (``sys.stdout``)."""
     frame = _normalise_frame(estimate, PROB_QRELS_COLUMNS, None)
     names = PROB_QRELS_COLUMNS + tuple(c for c in frame.columns if GRADE_COLUMN.fullmatch(str(c)))
     values = [_finite_array(frame, c) for c in names[2:]]
@@ -113,6 +114,10 @@ def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike) -> None:
                 *(v[lo : lo + _ROWS_PER_CHUNK].tolist() for v in values),
             )
 
+    if hasattr(path, "write"):
+        for chunk in chunks():
+            path.write(chunk)
+        return
     atomic_write_chunks(path, chunks())
 
 

@@ -175,14 +175,19 @@ def _source(name, scale, categories, table, category, where) -> LabelSource:
 
 
 def _field_count(source) -> int:
-    """Fields on the first non-blank line of a file (3 for a header line); 4 or 3 for a DataFrame."""
+    """Fields on the first non-blank line of a file (3 for the header line of probabilistic
+    qrels, ``p_ge_<grade>`` columns and all, as ``relimpute fit -o`` writes); 4 or 3 for a
+    DataFrame."""
     if isinstance(source, pd.DataFrame):
         return 3 if "probability" in source.columns or "p" in source.columns else 4
-    from ._parsing import _read_bytes
+    from ._parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, _read_bytes
 
     for line in _read_bytes(source).splitlines():
         if line.strip():
-            return len(line.split())
+            names = [f.decode("utf-8", "replace").lower() for f in line.split()]
+            names = [COLUMN_ALIASES.get(n, n) for n in names]
+            header = tuple(names[:3]) == PROB_QRELS_COLUMNS
+            return 3 if header and all(GRADE_COLUMN.fullmatch(n) for n in names[3:]) else len(names)
     return 0  # the reader says the file is empty
 
 
@@ -190,13 +195,9 @@ def _line_of(source, query: str, doc: str) -> int | None:
     """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
     if isinstance(source, pd.DataFrame):
         return None
-    from ._parsing import _read_bytes
+    from ._parsing import line_naming
 
-    for number, line in enumerate(_read_bytes(source).decode("utf-8", "replace").splitlines(), 1):
-        fields = line.split()
-        if len(fields) >= 3 and fields[0] == query and doc in fields[1:3]:
-            return number
-    return None
+    return line_naming(source, query, doc)
 
 
 def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
@@ -285,10 +286,15 @@ def with_labels(
     if unknown_documents not in UNKNOWN_DOCUMENTS:
         raise ValueError(f"unknown_documents must be one of {UNKNOWN_DOCUMENTS}, got {unknown_documents!r}")
     read = [s if isinstance(s, LabelSource) else read_labels(s) for s in sources]
-    names = [s.name for s in (*campaign.labels, *read)]
+    every = (*campaign.labels, *read)
+    names = [s.name for s in every]
     if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"two label sources named {', '.join(map(repr, twice))}: rename a file")
+        twice = next(n for n in names if names.count(n) > 1)
+        where = " and ".join(s.source for s in every if s.name == twice)
+        raise InputError(
+            f"two label sources named {twice!r} ({where}): a source is named by its file's name "
+            "without the suffix, so rename one of the files"
+        )
     if unknown_documents == "add" and read:
         for source in read:  # an unknown topic is an error before anything is added
             _check_topics(campaign, source)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import short_repr
+from .._tables import markdown_text
 from .metrics import W_CAP
 from .paired import paired_frame, paired_tests
 from .scoring import (
@@ -273,10 +274,10 @@ def _num(x: Any) -> str:
 
 
 def _markdown(frame: pd.DataFrame) -> str:
-    cols = list(frame.columns)
+    cols = [markdown_text(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_num(v) for v in row) + " |")
+        lines.append("| " + " | ".join(markdown_text(_num(v)) for v in row) + " |")
     return "\n".join(lines)
 
 
@@ -348,7 +349,9 @@ def _summary_view(summary: pd.DataFrame) -> pd.DataFrame:
 
 def _table2_markdown(bins: pd.DataFrame, summary: pd.DataFrame) -> str:
     strategies = list(dict.fromkeys(bins["strategy"]))
-    header = ["confidence"] + [f"{s} {col}" for s in strategies for col in ("% in bin", "accuracy")]
+    header = ["confidence"] + [
+        markdown_text(f"{s} {col}") for s in strategies for col in ("% in bin", "accuracy")
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label in dict.fromkeys(bins["bin"]):
         cells = [label]
@@ -377,7 +380,7 @@ def _breakdown_markdown(frame: pd.DataFrame) -> str:
     for strategy in dict.fromkeys(frame["strategy"]):
         part = frame[frame["strategy"] == strategy]
         groups = list(dict.fromkeys(part["group"]))
-        header = ["confidence"] + [f"{g} accuracy (n)" for g in groups]
+        header = ["confidence"] + [markdown_text(f"{g} accuracy (n)") for g in groups]
         lines = [f"**{strategy}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for label in dict.fromkeys(part["bin"]):
             cells = [label]

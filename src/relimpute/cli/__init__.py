@@ -17,6 +17,7 @@ import importlib
 import os
 import re
 import sys
+import warnings
 from collections.abc import Collection
 from contextlib import contextmanager
 
@@ -308,6 +309,7 @@ def _main(argv: list[str] | None) -> int:
     from ..progress import quiet
 
     stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)
+    formatwarning = _own_warnings(args.command)
     try:
         with quiet(getattr(args, "quiet", False)):
             code = int(args._run(args) or 0)
@@ -333,6 +335,22 @@ def _main(argv: list[str] | None) -> int:
         return 130
     finally:
         sys.stdout = stdout
+        warnings.formatwarning = formatwarning
+
+
+def _own_warnings(command: str):
+    """Warnings raised in relimpute's code print as one ``relimpute COMMAND: warning: ...``
+    line, not Python's file:line and source; returns the formatter to restore."""
+    saved = warnings.formatwarning
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+    def own(message, category, filename, lineno, line=None):
+        if issubclass(category, UserWarning) and os.path.abspath(filename).startswith(package):
+            return f"relimpute {command}: warning: {message}\n"
+        return saved(message, category, filename, lineno, line)
+
+    warnings.formatwarning = own
+    return saved
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -98,7 +98,8 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
         default=default,
         metavar="NAME|PATH",
         help=f"{what}: a registered name (fusion, rtc, uniform, bayes, ...; shipped settings in "
-        f"models/NAME.json) or a settings file (default: {default or DEFAULT_MODEL})",
+        f"models/NAME.json) or a settings file, a path ending in .json or holding a / "
+        f"(default: {default or DEFAULT_MODEL})",
     )
 
 

@@ -48,8 +48,11 @@ def load_estimate(path: str, campaign, command: str = "relimpute"):
     try:
         return RelevanceEstimate.from_frame(campaign, frame)
     except InputError as exc:
+        from .._parsing import line_naming
+
+        line = line_naming(path, *exc.ids) if hasattr(exc, "ids") else None
         raise InputError(
-            f"{exc.problem} (was the file fitted to other runs or qrels?)", path
+            f"{exc.problem} (was the file fitted to other runs or qrels?)", path, line
         ) from None
 
 

@@ -9,7 +9,8 @@ LABELS_MODEL = "fusion-llm"
 
 LLM_LABELS_HELP = (
     "automatic relevance labels (an LLM's, say) for some (topic, document) pairs: qrels format "
-    "(qid iter docno label; graded or 0/1) or probabilistic qrels (query_id doc_id probability); "
+    "(qid iter docno label; graded or 0/1) or probabilistic qrels (query_id doc_id probability; "
+    "a `relimpute fit -o` file is one); "
     "repeatable, one source per file. They are taken as evidence whose error is learned from the "
     "human judgments (model " + LABELS_MODEL + ": how often each label value is right, per topic, "
     "with that uncertainty in the answer), never as judgments: a judged document keeps its human "

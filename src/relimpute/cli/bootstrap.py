@@ -115,6 +115,11 @@ def run(args) -> int:
         if given and not args.split:
             raise InputError("goes with --split (the split-corpus study) only", option)
     check_resumable_output(args)
+    if args.compare and args.compare[0] == args.compare[1]:
+        raise InputError(
+            f"names run {args.compare[0]} twice: a run minus itself is 0 on every resample; "
+            "give two different runs", "--pair",
+        )  # fmt: skip
     if args.output:  # before the study, not after it
         from .._files import check_output_path
 

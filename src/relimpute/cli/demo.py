@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import DEFAULT_MODEL, add_seed_argument, positive_int
+from ._common import DEFAULT_MODEL, add_seed_argument, integer_at_least, positive_int
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
 
@@ -37,7 +37,12 @@ example:
 
 def add_arguments(parser) -> None:
     add_seed_argument(parser, "the simulation and the models")
-    parser.add_argument("--n-systems", type=positive_int, default=12, help="number of runs (default 12)")
+    parser.add_argument(
+        "--n-systems",
+        type=integer_at_least(2),
+        default=12,
+        help="number of runs, 2 or more (default 12)",
+    )
     parser.add_argument(
         "--n-topics", dest="topics", type=positive_int, default=25, help="number of topics (default 25)"
     )

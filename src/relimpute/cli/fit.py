@@ -30,14 +30,17 @@ name (its shipped settings in models/<name>.json, else the class defaults)
 or the path of a settings file (JSON: model, params, provenance).
 
 Prints one row per topic: documents, judged, judged relevant and the
-expected number of relevant documents (sum of p); the fitted parameters go
-to standard error.
+expected number of relevant documents (sum of p); standard error says
+which model and settings file were used, the fitted parameters and what
+was written. With -o - the probabilistic qrels go to standard output
+instead, without the table.
 
 examples:
   relimpute fit qrels.txt runs/ -o estimate.tsv --rel-threshold 2
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP --estimate estimate.tsv
   relimpute fit --model rtc qrels.txt runs/ -o estimate.tsv --rel-threshold 2
   relimpute fit --model models/rtc.json qrels.txt a.run b.run -o est.tsv --format tsv
+  relimpute fit qrels.txt runs/ -o - --rel-threshold 2 | gzip > estimate.tsv.gz
 
 exit status: 0 on success, 2 on bad input (the message names file and line).
 """
@@ -52,7 +55,8 @@ def add_arguments(parser) -> None:
         "-o",
         type=output_file(),
         required=True,
-        help="where to write the probabilistic qrels (a file)",
+        help="where to write the probabilistic qrels: a file, or - for standard output "
+        "(a file named - is ./-)",
     )
     add_seed_argument(parser, "the model's randomness")
     add_quiet_argument(parser)
@@ -67,7 +71,9 @@ def run(args) -> int:
     from ..progress import stage
     from ..relevance import load_settings
 
-    check_output_path(args.output)  # before the fit, not after it
+    to_stdout = args.output == "-"
+    if not to_stdout:
+        check_output_path(args.output)  # before the fit, not after it
     from ._calibration_check import warn_if_uncalibrated
 
     model = model_with_labels(args, args.model)
@@ -76,10 +82,24 @@ def run(args) -> int:
     campaign = load_campaign(args, COMMAND)
     with stage(f"relimpute {COMMAND}: fitting {model or 'the model'}"):
         estimate = settings.build().fit_predict(campaign, rng=args.seed)
-    with stage(f"relimpute {COMMAND}: writing {args.output}"):
-        write_prob_qrels(estimate.to_frame(), args.output)
-    print(f"relimpute fit: {settings}", file=sys.stderr)
-    print(f"relimpute fit: fitted {_describe(estimate.params)}", file=sys.stderr)
+    frame = estimate.to_frame()
+    with stage(f"relimpute {COMMAND}: writing {'the estimate' if to_stdout else args.output}"):
+        write_prob_qrels(frame, sys.stdout if to_stdout else args.output)
+    defaults = settings.source == "<class defaults>"
+    settings_from = "its class defaults" if defaults else f"settings {settings.source}"
+    print(
+        f"relimpute fit: model {settings.model} ({settings_from}), "
+        f"fitted {_describe(estimate.params)}",
+        file=sys.stderr,
+    )
+    judged = sum(int(t.judged.sum()) for t in campaign.topics)
+    print(
+        f"relimpute fit: wrote {'standard output' if to_stdout else args.output} ({len(frame):,} "
+        f"documents of {len(campaign.topics)} topics, {judged:,} of them judged)",
+        file=sys.stderr,
+    )
+    if to_stdout:
+        return 0  # standard output holds the estimate, not the table
     relevant = campaign.relevant()
     summary = pd.DataFrame(
         {

@@ -228,14 +228,18 @@ def _grades_of_frame(campaign: Campaign, frame: pd.DataFrame, graded: list[str])
     anchor = levels.index(threshold)
     names = [grade_column(g) for g in levels[1:]]
     values = frame[names].to_numpy(dtype=float)
-    mismatch = values[:, anchor - 1] != frame["probability"].to_numpy(dtype=float)
+    probability = frame["probability"].to_numpy(dtype=float)
+    # equal up to rounding: a file written with fewer digits than repr's is still consistent
+    mismatch = ~np.isclose(values[:, anchor - 1], probability, rtol=1e-9, atol=1e-12)
     if mismatch.any():
         i = int(np.flatnonzero(mismatch)[0])
-        raise InputError(
-            f"probability differs from p_ge_{threshold} for document {frame['doc_id'].iloc[i]!r} "
-            f"of topic {frame['query_id'].iloc[i]!r}: the table was written at another relevance "
-            "threshold"
+        error = InputError(
+            f"probability {float(probability[i])!r} differs from p_ge_{threshold} "
+            f"{float(values[i, anchor - 1])!r} for document {frame['doc_id'].iloc[i]!r} of topic "
+            f"{frame['query_id'].iloc[i]!r}: the table was written at another relevance threshold"
         )
+        error.ids = (str(frame["query_id"].iloc[i]), str(frame["doc_id"].iloc[i]))  # its line
+        raise error
     row = {(str(q), str(d)): i for i, (q, d) in enumerate(zip(frame["query_id"], frame["doc_id"]))}
     exceed = []
     for topic in campaign.topics:

@@ -200,6 +200,8 @@ class Fusion(RelevanceModel):
     def _validate(self) -> None:
         if not self.rrf_offset >= 0:
             raise ValueError(f"rrf_offset must be >= 0, got {self.rrf_offset}")
+        if np.shape(self.mean_prior) != (2,):
+            raise ValueError(f"mean_prior must be two numbers (mean, sd), got {self.mean_prior}")
         if not (self.intercept_sd > 0 and self.weight_sd > 0 and self.mean_prior[1] > 0):
             raise ValueError("prior standard deviations must be > 0")
         if len(self.weight_mean) != N_FEATURES or not np.all(np.isfinite(self.weight_mean)):

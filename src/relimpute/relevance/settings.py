@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 import sysconfig
 import warnings
@@ -86,7 +87,10 @@ class ModelSettings:
 def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     """Settings from a registered name or a settings file (module docstring).
 
-    Any model that registers itself in its own file of the package can be named (the
+    A :class:`~pathlib.Path`, or text that holds a path separator or ends in ``.json``, is a
+    file (``./fusion``, ``my.json``); a registered name means its shipped settings, even when
+    a file of that name is in the current folder (a warning then says which was read); any
+    other name is read as a file when one exists. Any model that registers itself in its own file of the package can be named (the
     registry discovers it).
 
     Raises
@@ -97,17 +101,26 @@ def load_settings(name_or_path: str | os.PathLike) -> ModelSettings:
     """
     text = os.fspath(name_or_path)
     path = Path(text)
-    looks_like_path = path.suffix == ".json" or os.sep in text or os.path.lexists(path)
-    if looks_like_path:
-        return _read(path)
+    separated = any(s and s in text for s in (os.sep, os.altsep, "/"))
+    if not isinstance(name_or_path, str) or path.suffix == ".json" or separated:
+        return _read(path)  # a Path is always a file
     shipped = next(
         (d / f"{text}.json" for d in MODELS_DIRS if (d / f"{text}.json").is_file()), None
     )
+    if (shipped is not None or text in _REGISTRY) and os.path.lexists(path):
+        # a stray file named like a model never replaces its settings unannounced
+        warnings.warn(
+            f"model {text!r}: reading {shipped or 'its class defaults'}, not the file {text!r} "
+            f"in the current folder (name it ./{text} to read that file)",
+            stacklevel=2,
+        )
     if shipped is not None:
         settings = _read(shipped)
         if settings.model != text:
             raise InputError(f"file is for model {settings.model!r}, not {text!r}", str(shipped))
         return settings
+    if text not in _REGISTRY and os.path.lexists(path):
+        return _read(path)  # a settings file named without .json
     if text in _REGISTRY:
         if not any(d.is_dir() for d in MODELS_DIRS):
             warnings.warn(
@@ -148,6 +161,8 @@ def _read(path: Path) -> ModelSettings:
         body = json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", source, exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be model settings", source) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"cannot read: {exc}", source) from None
     if not isinstance(body, dict):
@@ -175,9 +190,59 @@ def _read(path: Path) -> ModelSettings:
             f"model {model!r} has no hyper-parameter(s) {unknown}; accepted: {sorted(accepted)}",
             source,
         )
+    try:
+        _check_ranges(model, params, source)
+    except RecursionError:
+        raise InputError("JSON nested too deeply to be model settings", source) from None
     settings = ModelSettings(model=model, params=params, provenance=provenance, source=source)
     try:
-        settings.build()
-    except (TypeError, ValueError) as exc:
+        built = settings.build()
+        wrapped = params.get("fusion")  # fusion-llm and bayes take fusion's settings
+        for one in (built, _REGISTRY["fusion"](**wrapped) if isinstance(wrapped, dict) else None):
+            if hasattr(one, "_validate"):
+                one._validate()  # the checks a fit makes, before any data are read
+    except (TypeError, ValueError, OverflowError, IndexError, KeyError) as exc:
         raise InputError(f"invalid hyper-parameters: {exc}", source) from None
     return settings
+
+
+#: the largest value of a count hyper-parameter (one whose default is an integer), and of
+#: some in particular: ``n_draws`` posterior draws are kept for every document at once
+COUNT_LIMIT = 1_000_000
+COUNT_LIMITS = {"n_draws": 10_000}
+
+
+def _check_ranges(model: str, params: Mapping[str, Any], source: str, prefix: str = "") -> None:
+    """Numbers finite, counts whole and at most :data:`COUNT_LIMIT`: a typo's ``1e12`` draws
+    is refused here, naming file and key, not by a MemoryError once the data are loaded."""
+    defaults = inspect.signature(_REGISTRY[model].__init__).parameters
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if key == "fusion" and isinstance(value, dict) and "fusion" in _REGISTRY:
+            _check_ranges("fusion", value, source, f"{name}.")  # the wrapped model's params
+            continue
+        for number in _numbers(value):
+            if isinstance(number, float) and not math.isfinite(number):
+                raise InputError(f"params.{name}: {number} is not a finite number", source)
+        default = defaults[key].default if key in defaults else None
+        if isinstance(default, int) and not isinstance(default, bool):
+            limit = COUNT_LIMITS.get(key, COUNT_LIMIT)
+            whole = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not whole or value != int(value) or not 0 <= value <= limit:
+                raise InputError(
+                    f"params.{name}: {value!r} is not a whole number from 0 to {limit:,}", source
+                )
+
+
+def _numbers(value):
+    """The numbers in a JSON value (nested lists and objects included)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item)
