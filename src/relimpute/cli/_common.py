@@ -294,6 +294,18 @@ def output_file(*suffixes: str):
     return parse
 
 
+def measure_option(text: str):
+    """An argparse ``type`` for ``-m``: the measure ``text`` names; a bad name stops the command
+    with one line naming the option (OptionError: no usage block)."""
+    from ..measures import parse_measure
+    from . import OptionError
+
+    try:
+        return parse_measure(text)
+    except ValueError as exc:
+        raise OptionError(f"-m {text}: {exc}{measure_hint(text)}") from None
+
+
 _TREC_EVAL_DOTTED = re.compile(r"^([A-Za-z_]+)\.([0-9]+(?:,[0-9]+)*)$")
 
 

@@ -10,7 +10,7 @@ from ._common import (
     check_run_names,
     integer_at_least,
     load_campaign,
-    measure_hint,
+    measure_option,
     positive_int,
 )
 from ._estimate import add_estimate_argument, load_estimate
@@ -112,14 +112,7 @@ def _probability(text: str) -> float:
 
 def _measure(text: str) -> str:
     """A measure name of the registry, canonical (``map`` -> ``AP``)."""
-    import argparse
-
-    from ..measures import parse_measure
-
-    try:
-        return str(parse_measure(text))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
+    return str(measure_option(text))
 
 
 def add_arguments(parser) -> None:
