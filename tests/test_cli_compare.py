@@ -206,3 +206,16 @@ def test_point_estimate_answers_say_they_are_narrower(data, capsys):
     assert main(["evaluate", str(qrels), str(runs), "--estimate", str(out), "-m", "AP"]) == 0
     err = capsys.readouterr().err
     assert "relimpute evaluate: note:" in err and "narrower than the posterior's" in err
+
+
+def test_help_opens_with_what_the_default_does(capsys):
+    """The default answer is Monte Carlo over the default model's posterior draws; the help
+    said "the normal approximation" first, which only --normal and draw-less models give."""
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    opening = capsys.readouterr().out.split("\n\n")[1]  # the paragraph after the usage
+    opening = " ".join(opening.split())
+    assert "By default these come by Monte Carlo" in opening
+    assert "posterior draws" in opening and "--mc-draws" in opening
+    assert opening.index("Monte Carlo") < opening.index("normal approximation")
+    assert "--normal gives instead the normal approximation" in opening

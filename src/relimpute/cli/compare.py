@@ -25,22 +25,26 @@ HELP = (
 )
 DESCRIPTION = """\
 Treat the relevance of every unjudged document as random and print, for
-every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
-its mean (e_delta_map), standard deviation (sd_delta_map), the confidence
-p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
-and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
-1 - p_a_better. This uncertainty is the relevance of unjudged documents,
-with the topics fixed; whether a run would also win on other topics (topic
-sampling) is what `relimpute evaluate --baseline RUN` tests; --topic-bootstrap
-combines the two: a bootstrap over topics with a relevance draw inside every
-resample (--mc-draws resamples), whose interval and p_a_better cover other
-topics of the same kind as well as the unjudged documents, printed with the
-standard deviation each source alone gives (sd_topics, sd_judgments). With --matrix
-print instead the S x S table of
-P(row run beats column run); in the table, markdown and latex formats the
-columns are numbered as the rows and the values have two decimals, so 37
-runs fit (the table wraps to the terminal); tsv and json keep full names
-and all digits.
+every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b): its
+mean (e_delta_map), standard deviation (sd_delta_map), the confidence
+p_a_better = P(dMAP > 0) and a confidence interval (ci_low, ci_high). By
+default these come by Monte Carlo: --mc-draws draws of relevance over the
+default model's posterior draws, so the uncertainty of the model's own
+parameters widens the answer. A model without posterior draws (--model rtc,
+--prior P, --estimate FILE) or --normal gives instead the normal
+approximation of Carterette 2007, where the measure has exact moments.
+Carterette's P(dMAP < 0) is 1 - p_a_better. This uncertainty is the
+relevance of unjudged documents, with the topics fixed; whether a run would
+also win on other topics (topic sampling) is what `relimpute evaluate
+--baseline RUN` tests; --topic-bootstrap combines the two: a bootstrap over
+topics with a relevance draw inside every resample (--mc-draws resamples),
+whose interval and p_a_better cover other topics of the same kind as well as
+the unjudged documents, printed with the standard deviation each source
+alone gives (sd_topics, sd_judgments). With --matrix print instead the S x S
+table of P(row run beats column run); in the table, markdown and latex
+formats the columns are numbered as the rows and the values have two
+decimals, so 37 runs fit (the table wraps to the terminal); tsv and json
+keep full names and all digits.
 
 Relevance model: judged documents keep their labels (grade >= --rel-threshold
 is relevant). By default the relevance of every unjudged document is
@@ -64,11 +68,7 @@ any run of the campaign retrieves, so a pair's answer does not depend on
 which other runs are compared. Give it every run you have (those that built
 the pool too) and choose pairs with --systems: shown only 10 of TREC-8's 71
 pooled runs, the model cannot see a third of the relevant documents the
-others found (examples/precision, section 4). When the model hands over posterior draws of
-its probabilities (the default model does), the confidence is posterior
-predictive: --mc-draws Monte Carlo draws of relevance over those draws, so
-the uncertainty of the model's own parameters widens the answer; otherwise
-(and with --normal) the normal approximation of Carterette 2007. Runs are evaluated at full depth unless
+others found (examples/precision, section 4). Runs are evaluated at full depth unless
 --depth is given; a topic a run retrieves nothing for scores 0 (trec_eval -c).
 
 -m/--measure compares another measure's mean over topics instead of MAP
