@@ -90,7 +90,7 @@ def test_per_topic_rows_end_with_each_runs_all_row(files, capsys):
         ("r2", "all"),
     ]
     r1 = frame[frame["system"] == "r1"]
-    assert r1["AP"].iloc[2] == pytest.approx(r1["AP"].iloc[:2].mean(), abs=1e-6)  # tsv: 6 digits
+    assert r1["AP"].iloc[2] == pytest.approx(r1["AP"].iloc[:2].mean(), abs=1e-12)  # tsv: every digit
 
 
 def test_rel_threshold_and_gain_options(files, capsys):
@@ -116,7 +116,7 @@ def test_every_format(files, capsys, fmt):
         assert out.splitlines()[0] == "| system | num_q | AP |"
         assert "| r2 | 1 | 1.0000 |" in out
     elif fmt == "tsv":
-        assert out.splitlines()[2] == "r2\t1\t1"
+        assert out.splitlines()[2] == "r2\t1\t1.0"  # every digit of the float
     else:
         assert out.splitlines()[2].split() == ["r2", "1", "1.0000"]
 

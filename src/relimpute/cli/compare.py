@@ -292,7 +292,8 @@ def bound_decimals(value: float, se: float) -> int:
 def _bounds_to_their_digits(result, estimate, args):
     """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (the last digit printed is uncertain by about one unit; 1 to 4 decimals; never
-    ``-0.0``, and never 0 for a bound that is not: :func:`bound_decimals`), and a note saying so.
+    ``-0.0``, and never 0 for a bound that is not: :func:`bound_decimals`), and a note saying so;
+    tsv and json, read by programs, keep every digit and the note gives the error.
 
     The bounds are tail quantiles: with a model's posterior draws they rest on the few
     draws in the tail, so their last digits would change with the seed.
@@ -306,17 +307,16 @@ def _bounds_to_their_digits(result, estimate, args):
     frame = result.to_frame(level=args.confidence)
     clusters = estimate.n_draws or len(result.scores.draws)  # draws sharing a posterior draw
     errors = bound_standard_errors(result.scores.draws, result.pairs, args.confidence, clusters)
-    for column, se in zip(("ci_low", "ci_high"), errors):
+    machine = args.format in ("tsv", "json")  # read by programs: every digit, none rounded
+    for column, se in zip(("ci_low", "ci_high"), errors if not machine else ()):
         values = frame[column].to_numpy()
         digits = [bound_decimals(float(v), float(e)) for v, e in zip(values, se)]
         rounded = [round(float(v), d) + 0.0 for v, d in zip(values, digits)]
-        if args.format in ("tsv", "json"):
-            frame[column] = rounded
-        else:
-            frame[column] = [f"{v:.{d}f}" for v, d in zip(rounded, digits)]
+        frame[column] = [f"{v:.{d}f}" for v, d in zip(rounded, digits)]
     worst = max(float(np.max(e, initial=0.0)) for e in errors)
+    said = "have" if machine else "are rounded at the decimal of their"
     print(
-        f"relimpute {COMMAND}: ci_low and ci_high are rounded at the decimal of their Monte Carlo "
+        f"relimpute {COMMAND}: ci_low and ci_high {said} Monte Carlo "
         f"standard error (up to {worst:.2g}"
         + (f", over {estimate.n_draws} posterior draws of the model)" if estimate.n_draws else ")"),
         file=sys.stderr,
