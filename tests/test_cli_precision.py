@@ -153,3 +153,14 @@ def test_plan_prints_counts_as_integers_and_names_the_best_design(tmp_path, caps
     curves.write_text(curves.read_text().replace("mtf\tMAP\t2\t", "mtf\tMAP\t2.5\t"))
     assert main(["plan", str(curves), "--budget", "300"]) == 2
     assert f"{curves}, line 3: depth '2.5' is not a whole number" in capsys.readouterr().err
+
+
+def test_power_budget_ends_with_the_best_design_or_says_none_fits(files, capsys):
+    qrels, runs, _ = files
+    argv = ["power", qrels, runs, "--pool-depth", "1,3", "--n-topics", "4", "--repetitions", "2"]
+    assert main([*argv, "--budget", "400", "--seed", "1"]) == 0
+    out, err = capsys.readouterr()
+    last = err.splitlines()[-1]
+    assert last.startswith(("relimpute power: the best design for 400 judgments: ",
+                            "relimpute power: no design fits 400 judgments with bias below 0.05"))  # fmt: skip
+    assert "Empty DataFrame" not in out

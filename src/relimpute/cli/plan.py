@@ -77,7 +77,7 @@ def run(args) -> int:
             f"no design fits {args.budget:g} judgments with bias below {args.max_bias}",
             source="--budget",
         )
-    show_plan(plan.head(args.top), args.budget, args.format)
+    show_plan(plan.head(args.top), args.budget, args.max_bias, args.format)
     return 0
 
 
@@ -85,13 +85,20 @@ def run(args) -> int:
 WHOLE = ("depth", "n_topics")
 
 
-def show_plan(plan, budget: float, fmt: str, command: str = COMMAND) -> None:
+def show_plan(plan, budget: float, max_bias: float, fmt: str, command: str = COMMAND) -> None:
     """The designs, most powerful first, and one line on stderr naming the best of them."""
     import sys
 
-    emit(plan, fmt)
-    if plan.empty:
+    if plan.empty:  # (plan refuses before: power --budget)
+        if fmt != "table":  # a table would read "Empty DataFrame"
+            emit(plan, fmt)
+        print(
+            f"relimpute {command}: no design fits {budget:,.0f} judgments with bias below "
+            f"{max_bias:g}",
+            file=sys.stderr,
+        )
         return
+    emit(plan, fmt)
     best = plan.iloc[0]
     print(
         f"relimpute {command}: the best design for {budget:,.0f} judgments: "

@@ -170,7 +170,7 @@ def run(args) -> int:
     if args.budget is not None:
         from .plan import show_plan
 
-        show_plan(result.plan(args.budget), args.budget, args.format, COMMAND)
+        show_plan(result.plan(args.budget), args.budget, _alpha(args), args.format, COMMAND)
     else:
         emit(result.curves, args.format)
     return 0
