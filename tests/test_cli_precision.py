@@ -164,3 +164,11 @@ def test_power_budget_ends_with_the_best_design_or_says_none_fits(files, capsys)
     assert last.startswith(("relimpute power: the best design for 400 judgments: ",
                             "relimpute power: no design fits 400 judgments with bias below 0.05"))  # fmt: skip
     assert "Empty DataFrame" not in out
+
+
+def test_an_empty_plan_is_one_line_not_an_empty_frame(capsys):
+    from relimpute.cli.plan import COLUMNS, show_plan
+
+    show_plan(pd.DataFrame(columns=sorted(COLUMNS)), 400, 0.05, "table", "power")
+    out, err = capsys.readouterr()
+    assert out == "" and err == "relimpute power: no design fits 400 judgments with bias below 0.05\n"
