@@ -90,7 +90,7 @@ def test_per_topic_rows_end_with_each_runs_all_row(files, capsys):
         ("r2", "all"),
     ]
     r1 = frame[frame["system"] == "r1"]
-    assert r1["AP"].iloc[2] == pytest.approx(r1["AP"].iloc[:2].mean(), abs=1e-12)  # tsv: every digit
+    assert r1["AP"].iloc[2] == pytest.approx(r1["AP"].iloc[:2].mean(), abs=1e-12)  # every digit
 
 
 def test_rel_threshold_and_gain_options(files, capsys):

@@ -162,7 +162,7 @@ def test_power_budget_ends_with_the_best_design_or_says_none_fits(files, capsys)
     out, err = capsys.readouterr()
     last = err.splitlines()[-1]
     assert last.startswith(("relimpute power: the best design for 400 judgments: ",
-                            "relimpute power: no design fits 400 judgments with bias below 0.05"))  # fmt: skip
+                            "relimpute power: no design fits 400 judgments with bias below"))
     assert "Empty DataFrame" not in out
 
 
@@ -171,4 +171,5 @@ def test_an_empty_plan_is_one_line_not_an_empty_frame(capsys):
 
     show_plan(pd.DataFrame(columns=sorted(COLUMNS)), 400, 0.05, "table", "power")
     out, err = capsys.readouterr()
-    assert out == "" and err == "relimpute power: no design fits 400 judgments with bias below 0.05\n"
+    assert out == ""
+    assert err == "relimpute power: no design fits 400 judgments with bias below 0.05\n"

@@ -53,7 +53,8 @@ def test_the_same_calls_are_reproducible_on_a_simulated_campaign():
     from relimpute.relevance import load_model
     from relimpute.simulate import simulate_campaign
 
-    campaign = simulate_campaign(n_topics=6, n_systems=4, n_docs=200, depth=30, rng=1).campaign.pooled(5)
+    simulated = simulate_campaign(n_topics=6, n_systems=4, n_docs=200, depth=30, rng=1)
+    campaign = simulated.campaign.pooled(5)
 
     def answer():
         estimate = load_model().fit_predict(campaign, rng=0)

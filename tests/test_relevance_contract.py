@@ -205,8 +205,8 @@ def test_set_params_is_get_params_inverse(name):
         first = next(iter(params))
         marker = object()
         assert model.set_params(**{first: marker}).get_params()[first] is marker
-    with pytest.raises(ValueError, match=r"no parameter 'not_a_parameter'; valid parameters: ") as info:
-        model.set_params(not_a_parameter=1)
+    with pytest.raises(ValueError, match="no parameter 'unknown'; valid parameters") as info:
+        model.set_params(unknown=1)
     assert all(p in str(info.value) for p in params)
     clone = type(model)(**params)  # what get_params returns rebuilds the model
     assert clone.get_params() == params
