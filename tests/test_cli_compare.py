@@ -206,3 +206,42 @@ def test_point_estimate_answers_say_they_are_narrower(data, capsys):
     assert main(["evaluate", str(qrels), str(runs), "--estimate", str(out), "-m", "AP"]) == 0
     err = capsys.readouterr().err
     assert "relimpute evaluate: note:" in err and "narrower than the posterior's" in err
+
+
+def test_help_opens_with_what_the_default_does(capsys):
+    """The default answer is Monte Carlo over the default model's posterior draws; the help
+    said "the normal approximation" first, which only --normal and draw-less models give."""
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    opening = capsys.readouterr().out.split("\n\n")[1]  # the paragraph after the usage
+    opening = " ".join(opening.split())
+    assert "By default these come by Monte Carlo" in opening
+    assert "posterior draws" in opening and "--mc-draws" in opening
+    assert opening.index("Monte Carlo") < opening.index("normal approximation")
+    assert "--normal gives instead the normal approximation" in opening
+
+
+def test_tsv_and_json_keep_every_digit_of_the_bounds(data, capsys):
+    """The human formats round a Monte Carlo bound at its standard error; tsv and json are read
+    by programs and print the engine's numbers whole (tsv rounded them, and at 6 digits)."""
+    from relimpute.cli import build_parser
+    from relimpute.cli.compare import estimate_relevance
+
+    qrels, runs = data
+    argv = ["compare", str(qrels), str(runs), "--seed", "3", "--mc-draws", "500"]
+    args = build_parser(["compare"]).parse_args(argv)
+    campaign = Campaign.from_files(qrels, runs)
+    want = ConfidenceEngine().confidence(
+        campaign, estimate_relevance(campaign, args), measure="AP", n_draws=500, rng=3
+    ).to_frame(level=0.95)
+    assert main([*argv, "-f", "tsv"]) == 0
+    out, err = capsys.readouterr()
+    got = pd.read_csv(io.StringIO(out), sep="\t")
+    columns = ["e_delta_map", "sd_delta_map", "p_a_better", "ci_low", "ci_high"]
+    np.testing.assert_array_equal(got[columns].to_numpy(), want[columns].to_numpy())
+    assert "ci_low and ci_high have Monte Carlo standard error (up to" in err
+    assert main([*argv, "-f", "json"]) == 0
+    rows = pd.DataFrame(json.loads(capsys.readouterr().out))
+    np.testing.assert_array_equal(rows[columns].to_numpy(), want[columns].to_numpy())
+    assert main(argv) == 0  # the table still rounds to the standard error
+    assert "are rounded at the decimal of their Monte Carlo" in capsys.readouterr().err

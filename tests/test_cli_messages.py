@@ -209,12 +209,22 @@ def test_prob_qrels_under_a_header_name_the_right_line(tmp_path):
 # --------------------------------------------------------------------------- relevance threshold
 
 
-def test_threshold_above_the_top_grade_warns(collection, capsys):
-    code, err = _run(["evaluate", collection / "qrels.txt", collection / "runs",
-                      "--rel-threshold", "2"], capsys)  # fmt: skip
-    assert code == 0
-    assert "warning: no judged document is relevant at rel_threshold 2 (the qrels' grades run " \
-           "from 0 to 1)" in err  # fmt: skip
+@pytest.mark.parametrize("command", ["evaluate", "compare", "fit"])
+def test_threshold_above_the_top_grade_is_an_error(collection, capsys, command):
+    """Every score would be 0 (trec_eval -l 2 prints zeros): exit 2, naming file and top grade."""
+    output = ["-o", collection / "out.tsv"] if command == "fit" else []
+    argv = [command, collection / "qrels.txt", collection / "runs", "--rel-threshold", "2", *output]
+    code, err = _run(argv, capsys)
+    assert code == 2 and "Traceback" not in err
+    assert (f"relimpute {command}: error: {collection / 'qrels.txt'}: no judged document is "
+            "relevant at --rel-threshold 2: the highest grade in the qrels is 1 (every measure "
+            "would be 0)") in err  # fmt: skip
+    (collection / "relimpute.toml").write_text("rel_threshold = 3\n")  # the collection's own
+    code, err = _run(["evaluate", collection / "qrels.txt", collection / "runs"], capsys)
+    assert code == 2 and "relevant at rel_threshold 3: the highest grade in the qrels is 1" in err
+
+
+def test_threshold_checks_of_the_grades(collection, capsys):
     code, err = _run(["evaluate", collection / "qrels.txt", collection / "runs",
                       "--rel-threshold", "0"], capsys)  # fmt: skip
     assert "warning: every judged document is relevant at rel_threshold 0" in err

@@ -124,3 +124,52 @@ def test_power_then_plan(files, capsys, tmp_path):
     groups.write_text("run\tgroup\tpooled\nsys0\tg\tyes\nghost\tg\tyes\n")
     assert main([*argv, "--groups", str(groups)]) == 2
     assert "ghost" in capsys.readouterr().err
+
+
+def test_plan_prints_counts_as_integers_and_names_the_best_design(tmp_path, capsys):
+    """Depth and topics are counts (they printed as 1.0000 and 20.0000); one line names the
+    best design for the budget."""
+    curves = tmp_path / "curves.tsv"
+    curves.write_text(
+        "strategy\tmeasure\tdepth\tn_topics\teffort\teffort_per_topic\tpower\tbias\n"
+        "depth\tMAP\t1\t20\t190.667\t9.53333\t0.51\t0.05\n"
+        "mtf\tMAP\t2\t10\t150\t15\t0.4\t0.04\n"
+        "depth\tMAP\t5\t40\t2000\t50\t0.9\t0.01\n"  # over the budget
+    )
+    assert main(["plan", str(curves), "--budget", "300", "--max-bias", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert [line.split()[:5] for line in out.splitlines()[1:]] == [
+        ["depth", "MAP", "1", "20", "190.6670"],
+        ["mtf", "MAP", "2", "10", "150.0000"],
+    ]
+    assert err == (
+        "relimpute plan: the best design for 300 judgments: 20 topics, depth 1, strategy depth "
+        "(191 judgments; power 0.51, bias 0.050 on MAP)\n"
+    )
+    assert main(["plan", str(curves), "--budget", "300", "--max-bias", "1", "-f", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["depth"], r["n_topics"]) for r in rows] == [(1, 20), (2, 10)]
+    assert all(isinstance(r["depth"], int) for r in rows)
+    curves.write_text(curves.read_text().replace("mtf\tMAP\t2\t", "mtf\tMAP\t2.5\t"))
+    assert main(["plan", str(curves), "--budget", "300"]) == 2
+    assert f"{curves}, line 3: depth '2.5' is not a whole number" in capsys.readouterr().err
+
+
+def test_power_budget_ends_with_the_best_design_or_says_none_fits(files, capsys):
+    qrels, runs, _ = files
+    argv = ["power", qrels, runs, "--pool-depth", "1,3", "--n-topics", "4", "--repetitions", "2"]
+    assert main([*argv, "--budget", "400", "--seed", "1"]) == 0
+    out, err = capsys.readouterr()
+    last = err.splitlines()[-1]
+    assert last.startswith(("relimpute power: the best design for 400 judgments: ",
+                            "relimpute power: no design fits 400 judgments with bias below"))
+    assert "Empty DataFrame" not in out
+
+
+def test_an_empty_plan_is_one_line_not_an_empty_frame(capsys):
+    from relimpute.cli.plan import COLUMNS, show_plan
+
+    show_plan(pd.DataFrame(columns=sorted(COLUMNS)), 400, 0.05, "table", "power")
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "relimpute power: no design fits 400 judgments with bias below 0.05\n"

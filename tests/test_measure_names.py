@@ -70,11 +70,19 @@ def test_measures_without_trec_eval_name():
     [
         ("APP", "AP"),
         ("Map", "MAP"),
-        ("nDGC@10", "nDCG"),
+        ("nDGC@10", "nDCG@10' or 'ndcg_cut_10"),
         ("ndcg_cut", "ndcg_cut_k"),
         ("recip_rnk", "recip_rank"),
         ("bperf", "bpref"),
-        ("Sucess@10", "Success"),
+        ("Sucess@10", "Success@10' or 'success_10"),
+        # the cutoff kept, trec_eval's name first when the family is written as trec_eval's
+        ("map@10", "map_cut_10' or 'MAP@10"),
+        ("ndcg@5", "ndcg_cut_5' or 'nDCG@5"),
+        ("recip_rnk@10", "RR@10"),
+        # a cutoff written without its @
+        ("P10", "P@10' or 'P_10"),
+        ("ndcg10", "nDCG@10' or 'ndcg_cut_10"),
+        ("map(rel=2)@10", r"MAP\(rel=2\)@10"),
         ("infap", "infAP"),
     ],
 )

@@ -301,9 +301,9 @@ def test_names_parse_to_canonical_form(name, canonical):
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("MAPP", r"unknown measure 'MAPP' \(did you mean 'MAP'\?\); known measures: AP\[@k\], "),
-        ("ndcg@10", "did you mean 'nDCG'"),
-        ("nDGC@10", "did you mean 'nDCG'"),
+        ("MAPP", r"^unknown measure 'MAPP'; did you mean 'MAP'\?$"),  # the hint, not the list
+        ("ndcg@10", r"^unknown measure 'ndcg@10'; did you mean 'ndcg_cut_10' or 'nDCG@10'\?$"),
+        ("nDGC@10", r"did you mean 'nDCG@10' or 'ndcg_cut_10'\?"),
         ("recip_rnk", "did you mean 'recip_rank'"),
         ("XYZQ", r"unknown measure 'XYZQ'; known"),
         ("P", "needs a cutoff"),

@@ -192,3 +192,28 @@ def test_topic_without_judgments_and_run_missing_a_topic(fitted):
 def test_predict_before_fit_is_an_error(name):
     with pytest.raises(RuntimeError, match="not fitted"):
         _model(name).predict(CAMPAIGN)
+
+
+@pytest.mark.parametrize("name", available_models())
+def test_set_params_is_get_params_inverse(name):
+    """scikit-learn's contract: ``set_params`` returns the model, sets what ``get_params`` reads,
+    and refuses a name ``__init__`` does not take, listing the valid ones."""
+    model = _model(name)
+    params = model.get_params()
+    assert model.set_params(**params) is model and model.get_params() == params
+    if params:
+        first = next(iter(params))
+        marker = object()
+        assert model.set_params(**{first: marker}).get_params()[first] is marker
+    with pytest.raises(ValueError, match="no parameter 'unknown'; valid parameters") as info:
+        model.set_params(unknown=1)
+    assert all(p in str(info.value) for p in params)
+    clone = type(model)(**params)  # what get_params returns rebuilds the model
+    assert clone.get_params() == params
+
+
+def test_set_params_changes_the_fit():
+    model = get_model("uniform")
+    assert model.set_params(prior=0.25).fit_predict(CAMPAIGN).p[1].max() == 0.25
+    with pytest.raises(ValueError, match="prior must lie in"):
+        get_model("uniform").set_params(prior=2.0).fit(CAMPAIGN)

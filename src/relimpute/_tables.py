@@ -18,7 +18,8 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _tsv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(sep="\t", index=False, float_format="%.6g")
+    # every digit (Python's shortest repr, which reads back to the same float): it is for programs
+    return frame.to_csv(sep="\t", index=False)
 
 
 def _json(frame: pd.DataFrame) -> str:

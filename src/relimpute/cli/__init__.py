@@ -298,11 +298,21 @@ def _no_collection_at_exit() -> None:
 _FREEZE_REGISTERED = False
 
 
+class OptionError(Exception):
+    """A bad option value, said in one line without argparse's usage block: raised by an
+    argparse ``type`` whose message names the option (not a ValueError, which argparse
+    would catch and print under the usage)."""
+
+
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     with _untranslated():
         parser = build_parser(_chosen_command(argv))
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except OptionError as exc:
+            print(f"relimpute {_chosen_command(argv)[0]}: error: {exc}", file=sys.stderr)
+            return 2
         if not getattr(args, "_run", None):
             parser.print_help()
             return 2

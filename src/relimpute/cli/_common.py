@@ -125,21 +125,25 @@ def load_campaign(args, command: str):
 
     campaign = attach_llm_labels(args, campaign, command)  # --llm-labels, where a command has it
     from_settings = note_rel_threshold(args, command)
-    message = threshold_warning(campaign, given=args.rel_threshold is not None or from_settings)
+    given = "--rel-threshold" if args.rel_threshold is not None else from_settings
+    message = threshold_warning(campaign, given=given, qrels=args.qrels)
     if message:
         print(f"relimpute {command}: {message}", file=sys.stderr)
     return campaign
 
 
-def threshold_warning(campaign, *, given: bool) -> str | None:
+def threshold_warning(campaign, *, given: str | bool, qrels: str = "qrels") -> str | None:
     """One line when the relevance threshold looks wrong for the qrels' grades, else None.
 
-    Wrong: no judged document reaches it (every measure 0), or every judged
-    document does though the qrels grade them differently; suspicious: graded
-    qrels (top grade 3 or more, as TREC DL's 0-3) read at the default 1 when
-    no threshold was ``given`` (TREC DL counts 2 and above).
+    Wrong: no judged document reaches it (every measure 0: an InputError naming the ``qrels``
+    file and the top grade when the threshold was ``given``, by ``--rel-threshold`` or
+    a settings file; trec_eval's -l would print zeros), or every judged document does though
+    the qrels grade them differently; suspicious: graded qrels (top grade 3 or more, as TREC
+    DL's 0-3) read at the default 1 when no threshold was ``given`` (TREC DL counts 2 and above).
     """
     import numpy as np
+
+    from ..errors import InputError
 
     grades = [t.grades[t.judged] for t in campaign.topics]
     grades = np.concatenate(grades) if grades else np.zeros(0, dtype=int)
@@ -147,6 +151,13 @@ def threshold_warning(campaign, *, given: bool) -> str | None:
         return None
     low, top, threshold = int(grades.min()), int(grades.max()), campaign.rel_threshold
     scale = f"the qrels' grades run from {low} to {top}"
+    if threshold > top and given:
+        option = given if isinstance(given, str) else "rel_threshold"
+        raise InputError(
+            f"no judged document is relevant at {option} {threshold}: the highest grade in the "
+            f"qrels is {top} (every measure would be 0); give a threshold of {top} or below",
+            qrels,
+        )
     if threshold > top:
         return (
             f"warning: no judged document is relevant at rel_threshold {threshold} ({scale}): "
@@ -317,6 +328,18 @@ def output_file(*suffixes: str):
         return text
 
     return parse
+
+
+def measure_option(text: str):
+    """An argparse ``type`` for ``-m``: the measure ``text`` names; a bad name stops the command
+    with one line naming the option (OptionError: no usage block)."""
+    from ..measures import parse_measure
+    from . import OptionError
+
+    try:
+        return parse_measure(text)
+    except ValueError as exc:
+        raise OptionError(f"-m {text}: {exc}{measure_hint(text)}") from None
 
 
 _TREC_EVAL_DOTTED = re.compile(r"^([A-Za-z_]+)\.([0-9]+(?:,[0-9]+)*)$")

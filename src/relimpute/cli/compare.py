@@ -10,7 +10,7 @@ from ._common import (
     check_run_names,
     integer_at_least,
     load_campaign,
-    measure_hint,
+    measure_option,
     positive_int,
 )
 from ._estimate import add_estimate_argument, load_estimate
@@ -25,22 +25,26 @@ HELP = (
 )
 DESCRIPTION = """\
 Treat the relevance of every unjudged document as random and print, for
-every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b):
-its mean (e_delta_map), standard deviation (sd_delta_map), the confidence
-p_a_better = P(dMAP > 0) under the normal approximation of Carterette 2007,
-and a confidence interval (ci_low, ci_high). Carterette's P(dMAP < 0) is
-1 - p_a_better. This uncertainty is the relevance of unjudged documents,
-with the topics fixed; whether a run would also win on other topics (topic
-sampling) is what `relimpute evaluate --baseline RUN` tests; --topic-bootstrap
-combines the two: a bootstrap over topics with a relevance draw inside every
-resample (--mc-draws resamples), whose interval and p_a_better cover other
-topics of the same kind as well as the unjudged documents, printed with the
-standard deviation each source alone gives (sd_topics, sd_judgments). With --matrix
-print instead the S x S table of
-P(row run beats column run); in the table, markdown and latex formats the
-columns are numbered as the rows and the values have two decimals, so 37
-runs fit (the table wraps to the terminal); tsv and json keep full names
-and all digits.
+every pair of runs (a, b), the distribution of dMAP = MAP(a) - MAP(b): its
+mean (e_delta_map), standard deviation (sd_delta_map), the confidence
+p_a_better = P(dMAP > 0) and a confidence interval (ci_low, ci_high). By
+default these come by Monte Carlo: --mc-draws draws of relevance over the
+default model's posterior draws, so the uncertainty of the model's own
+parameters widens the answer. A model without posterior draws (--model rtc,
+--prior P, --estimate FILE) or --normal gives instead the normal
+approximation of Carterette 2007, where the measure has exact moments.
+Carterette's P(dMAP < 0) is 1 - p_a_better. This uncertainty is the
+relevance of unjudged documents, with the topics fixed; whether a run would
+also win on other topics (topic sampling) is what `relimpute evaluate
+--baseline RUN` tests; --topic-bootstrap combines the two: a bootstrap over
+topics with a relevance draw inside every resample (--mc-draws resamples),
+whose interval and p_a_better cover other topics of the same kind as well as
+the unjudged documents, printed with the standard deviation each source
+alone gives (sd_topics, sd_judgments). With --matrix print instead the S x S
+table of P(row run beats column run); in the table, markdown and latex
+formats the columns are numbered as the rows and the values have two
+decimals, so 37 runs fit (the table wraps to the terminal); tsv and json
+keep full names and all digits.
 
 Relevance model: judged documents keep their labels (grade >= --rel-threshold
 is relevant). By default the relevance of every unjudged document is
@@ -64,11 +68,7 @@ any run of the campaign retrieves, so a pair's answer does not depend on
 which other runs are compared. Give it every run you have (those that built
 the pool too) and choose pairs with --systems: shown only 10 of TREC-8's 71
 pooled runs, the model cannot see a third of the relevant documents the
-others found (examples/precision, section 4). When the model hands over posterior draws of
-its probabilities (the default model does), the confidence is posterior
-predictive: --mc-draws Monte Carlo draws of relevance over those draws, so
-the uncertainty of the model's own parameters widens the answer; otherwise
-(and with --normal) the normal approximation of Carterette 2007. Runs are evaluated at full depth unless
+others found (examples/precision, section 4). Runs are evaluated at full depth unless
 --depth is given; a topic a run retrieves nothing for scores 0 (trec_eval -c).
 
 -m/--measure compares another measure's mean over topics instead of MAP
@@ -112,14 +112,7 @@ def _probability(text: str) -> float:
 
 def _measure(text: str) -> str:
     """A measure name of the registry, canonical (``map`` -> ``AP``)."""
-    import argparse
-
-    from ..measures import parse_measure
-
-    try:
-        return str(parse_measure(text))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
+    return str(measure_option(text))
 
 
 def add_arguments(parser) -> None:
@@ -299,7 +292,8 @@ def bound_decimals(value: float, se: float) -> int:
 def _bounds_to_their_digits(result, estimate, args):
     """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (the last digit printed is uncertain by about one unit; 1 to 4 decimals; never
-    ``-0.0``, and never 0 for a bound that is not: :func:`bound_decimals`), and a note saying so.
+    ``-0.0``, and never 0 for a bound that is not: :func:`bound_decimals`), and a note saying so;
+    tsv and json, read by programs, keep every digit and the note gives the error.
 
     The bounds are tail quantiles: with a model's posterior draws they rest on the few
     draws in the tail, so their last digits would change with the seed.
@@ -313,17 +307,16 @@ def _bounds_to_their_digits(result, estimate, args):
     frame = result.to_frame(level=args.confidence)
     clusters = estimate.n_draws or len(result.scores.draws)  # draws sharing a posterior draw
     errors = bound_standard_errors(result.scores.draws, result.pairs, args.confidence, clusters)
-    for column, se in zip(("ci_low", "ci_high"), errors):
+    machine = args.format in ("tsv", "json")  # read by programs: every digit, none rounded
+    for column, se in zip(("ci_low", "ci_high"), errors if not machine else ()):
         values = frame[column].to_numpy()
         digits = [bound_decimals(float(v), float(e)) for v, e in zip(values, se)]
         rounded = [round(float(v), d) + 0.0 for v, d in zip(values, digits)]
-        if args.format in ("tsv", "json"):
-            frame[column] = rounded
-        else:
-            frame[column] = [f"{v:.{d}f}" for v, d in zip(rounded, digits)]
+        frame[column] = [f"{v:.{d}f}" for v, d in zip(rounded, digits)]
     worst = max(float(np.max(e, initial=0.0)) for e in errors)
+    said = "have" if machine else "are rounded at the decimal of their"
     print(
-        f"relimpute {COMMAND}: ci_low and ci_high are rounded at the decimal of their Monte Carlo "
+        f"relimpute {COMMAND}: ci_low and ci_high {said} Monte Carlo "
         f"standard error (up to {worst:.2g}"
         + (f", over {estimate.n_draws} posterior draws of the model)" if estimate.n_draws else ")"),
         file=sys.stderr,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from ._common import (
@@ -11,7 +10,7 @@ from ._common import (
     check_run_names,
     integer_at_least,
     load_campaign,
-    measure_hint,
+    measure_option,
     positive_int,
 )
 from ._estimate import add_estimate_argument
@@ -113,15 +112,6 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 """
 
 
-def _measure(text: str):
-    from ..measures import parse_measure
-
-    try:
-        return parse_measure(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}{measure_hint(text)}") from None
-
-
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
@@ -130,7 +120,7 @@ def add_arguments(parser) -> None:
         "a measure to compute; repeat for more, e.g. -m AP -m P@10 (default: "
         + " ".join(DEFAULT_MEASURES)
         + ")",
-        type=_measure,
+        type=measure_option,
     )
     parser.add_argument(
         "-q",

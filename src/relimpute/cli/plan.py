@@ -77,14 +77,43 @@ def run(args) -> int:
             f"no design fits {args.budget:g} judgments with bias below {args.max_bias}",
             source="--budget",
         )
-    emit(plan.head(args.top), args.format)
+    show_plan(plan.head(args.top), args.budget, args.max_bias, args.format)
     return 0
 
 
+#: the columns that count things: printed as integers
+WHOLE = ("depth", "n_topics")
+
+
+def show_plan(plan, budget: float, max_bias: float, fmt: str, command: str = COMMAND) -> None:
+    """The designs, most powerful first, and one line on stderr naming the best of them."""
+    import sys
+
+    if plan.empty:  # (plan refuses before: power --budget)
+        if fmt != "table":  # a table would read "Empty DataFrame"
+            emit(plan, fmt)
+        print(
+            f"relimpute {command}: no design fits {budget:,.0f} judgments with bias below "
+            f"{max_bias:g}",
+            file=sys.stderr,
+        )
+        return
+    emit(plan, fmt)
+    best = plan.iloc[0]
+    print(
+        f"relimpute {command}: the best design for {budget:,.0f} judgments: "
+        f"{int(best['n_topics'])} topics, depth {int(best['depth'])}, strategy {best['strategy']} "
+        f"({best['effort']:,.0f} judgments; power {best['power']:.2f}, bias {best['bias']:.3f} "
+        f"on {best['measure']})",
+        file=sys.stderr,
+    )
+
+
 def _numbers(curves, path: str) -> None:
-    """The numeric columns of the curves as floats, in place, or InputError naming the file
-    line of the first value that is not a finite number (power and bias may be missing:
-    `relimpute power` leaves them empty where no pair was significant)."""
+    """The numeric columns of the curves as numbers, in place (:data:`WHOLE` as integers), or
+    InputError naming the file line of the first value that is not a finite number, or not a
+    whole one (power and bias may be missing: `relimpute power` leaves them empty where no pair
+    was significant)."""
     import numpy as np
     import pandas as pd
 
@@ -93,9 +122,13 @@ def _numbers(curves, path: str) -> None:
         missing_allowed = column in ("power", "bias")
         given = curves[column].notna().to_numpy()
         wrong = ~np.isfinite(values.to_numpy()) & (given if missing_allowed else True)
+        whole = column in WHOLE
+        if whole:
+            wrong |= np.isfinite(values.to_numpy()) & (values.to_numpy() % 1 != 0)
         bad = np.flatnonzero(wrong)
         if len(bad):
             line = curves.attrs["lines"][bad[0]]
             shown = curves[column].iloc[bad[0]]
-            raise InputError(f"{column} {shown!r} is not a finite number", path, line)
-        curves[column] = values
+            kind = "whole" if whole else "finite"
+            raise InputError(f"{column} {str(shown)!r} is not a {kind} number", path, line)
+        curves[column] = values.astype(np.int64) if whole else values

@@ -176,7 +176,9 @@ def run(args) -> int:
 
         plot_power_curves(result.curves, args.plot, alpha=_alpha(args))
     if args.budget is not None:
-        emit(result.plan(args.budget), args.format)
+        from .plan import show_plan
+
+        show_plan(result.plan(args.budget), args.budget, _alpha(args), args.format, COMMAND)
     else:
         emit(result.curves, args.format)
     return 0

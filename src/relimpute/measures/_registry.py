@@ -302,24 +302,63 @@ def _trec_eval_measure(text: str) -> Measure | None:
     return None
 
 
-def _unknown(family: str) -> ValueError:
-    """The error for an unknown family, with a "did you mean" hint when one is close."""
+#: a cutoff written without its ``@``: ``P10``, ``ndcg10``
+_GLUED_CUTOFF = re.compile(r"^(?P<stem>[A-Za-z]+?)_?(?P<cutoff>[1-9][0-9]*)$")
+
+
+def _unknown(
+    family: str, cutoff: str | None = None, params: str | None = None, name: str | None = None
+) -> ValueError:
+    """The error for measure ``name`` of unknown ``family``, with a "did you mean" hint when a
+    name is close: whole names that parse, the cutoff kept (``map@10``: ``map_cut_10`` or
+    ``MAP@10``; ``P10``: ``P@10`` or ``P_10``)."""
     known = [*_FAMILY_NAMES, *_TREC_EVAL, *(f"{stem}_k" for stem in _TREC_EVAL_STEMS)]
     by_lower: dict[str, str] = {}
-    for name in known:  # family names first: they win over a trec_eval name with their spelling
-        by_lower.setdefault(name.lower(), name)
+    for spelling in known:  # family names first: they win over a trec_eval name with their spelling
+        by_lower.setdefault(spelling.lower(), spelling)
     close = by_lower.get(family.lower())
+    glued = None if cutoff is not None else _GLUED_CUTOFF.match(family)
+    if close is None and glued and glued["stem"].lower() in by_lower:
+        close, cutoff = by_lower[glued["stem"].lower()], glued["cutoff"]
     if close is None:  # the closest spelling, keeping case if that finds one
         matches = difflib.get_close_matches(family, known, n=1, cutoff=0.6)
         matches = matches or [
             by_lower[m] for m in difflib.get_close_matches(family.lower(), by_lower, n=1)
         ]
         close = matches[0] if matches else None
-    hint = "" if close is None else f" (did you mean {close!r}?)"
+    names = [] if close is None else _spelled(close, family, cutoff, params)
+    if names:  # the hint alone keeps the message one readable line
+        return ValueError(
+            f"unknown measure {name or family!r}; did you mean {' or '.join(map(repr, names))}?"
+        )
     return ValueError(
-        f"unknown measure {family!r}{hint}; known measures: {', '.join(available_measures())} "
+        f"unknown measure {name or family!r}; known measures: {', '.join(available_measures())} "
         "(or their trec_eval names: map, P_10, ndcg_cut_10, recip_rank, ...)"
     )
+
+
+def _spelled(close: str, typed: str, cutoff: str | None, params: str | None) -> list[str]:
+    """The names to suggest for the known name ``close``: itself without a cutoff; with one,
+    the ir_measures and trec_eval names that parse, trec_eval's first if ``typed`` is one."""
+    if cutoff is None or not cutoff.isdigit() or int(cutoff) < 1:
+        return [close]
+    cls = _FAMILY_NAMES.get(close) or _TREC_EVAL.get(close)
+    cls = cls or _TREC_EVAL_STEMS[close.removesuffix("_k")]
+    family = close if close in _FAMILY_NAMES else cls.family
+    names = [f"{family}{f'({params})' if params else ''}@{cutoff}"]
+    if cls.trec_eval_cut is not None and not params:
+        names.append(f"{cls.trec_eval_cut}_{cutoff}")
+    if typed in _TREC_EVAL or typed in _TREC_EVAL_STEMS:
+        names.reverse()
+    return [n for n in names if _parses(n)] or [close]
+
+
+def _parses(name: str) -> bool:
+    try:
+        parse_measure(name)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_measure(name: str | Measure) -> Measure:
@@ -347,7 +386,7 @@ def parse_measure(name: str | Measure) -> Measure:
     family = match["family"]
     cls = _FAMILY_NAMES.get(family)
     if cls is None:
-        raise _unknown(family)
+        raise _unknown(family, match["cutoff"], match["params"], text)
     family = cls.family
     cutoff = None
     if match["cutoff"] is not None:

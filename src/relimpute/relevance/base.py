@@ -314,6 +314,20 @@ class RelevanceModel:
         ]
         return {n: getattr(self, n) for n in names}
 
+    def set_params(self, **params: Any) -> RelevanceModel:
+        """Set hyper-parameters by name and return the model (scikit-learn's contract); values
+        are checked by ``fit``. An unknown name is a ValueError listing the valid ones."""
+        valid = self.get_params()
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__} has no parameter {', '.join(map(repr, unknown))}; "
+                f"valid parameters: {', '.join(valid) or 'none'}"
+            )
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
