@@ -84,9 +84,9 @@ CHECKED = (
 MODEL_STRATEGIES = ("posterior", "rtc", "llm")
 UNIFORM_PRIOR = (
     "relimpute judge: MTC's uniform prior: every unjudged document relevant with p = {prior}, "
-    "whatever the runs say, and the normal approximation (compare --prior {prior} --normal, "
-    "E[R] over the compared runs); without --prior and --strategy mtc judge states the "
-    "default model's confidence"
+    "whatever the runs say, confidence by the normal approximation (E[R] over the compared "
+    "runs); without --prior and --strategy mtc, judge states the default model's confidence, "
+    "compare's"
 )
 
 
