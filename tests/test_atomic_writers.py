@@ -91,14 +91,15 @@ def test_every_written_file_is_renamed_into_place(data, tmp_path, monkeypatch, c
 
 
 def _journal(data, path: Path) -> None:
-    """A journal of one judgment on the campaign's qrels, as ``judge`` writes it."""
+    """A journal of no judgment yet (the simulated runs retrieve only judged documents) on the
+    campaign's qrels and runs, as ``judge`` writes it."""
     from relimpute.cli.judge import _sha256
     from relimpute.selection.journal import Journal
 
-    _, qrels, _ = data
-    header = {"qrels": str(Path(qrels).resolve()), "qrels_sha256": _sha256(qrels)}
-    with Journal.open(path, header) as journal:
-        journal.judge("q1", "new-document", 1)
+    _, qrels, runs = data
+    header = {"qrels": str(Path(qrels).resolve()), "qrels_sha256": _sha256(qrels),
+              "runs": [str(Path(runs).resolve())]}  # fmt: skip
+    Journal.open(path, header).close()
 
 
 class Killed(BaseException):

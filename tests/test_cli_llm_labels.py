@@ -122,7 +122,8 @@ def test_judge_llm_chooses_with_the_labels_model(files, monkeypatch, capsys):
     qrels, runs, labels, tmp = files
     journal = tmp / "j.jsonl"
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
-    argv = ["judge", qrels, *runs, "--strategy", "llm", "--llm-labels", labels, "--journal", str(journal)]
+    argv = ["judge", qrels, *runs, "--strategy", "llm", "--llm-labels", labels,
+            "--journal", str(journal), "--answers", "-"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     header = json.loads(journal.read_text().splitlines()[0])
@@ -171,7 +172,7 @@ def test_judge_rtc_refits_the_labels_model_and_records_it(files, monkeypatch, ca
     journal = tmp / "j.jsonl"
     monkeypatch.setattr(sys, "stdin", io.StringIO("0\nq\n"))
     argv = ["judge", qrels, *runs[:2], "--pair", "r1", "r2", "--strategy", "rtc",
-            "--llm-labels", labels, "--journal", str(journal)]  # fmt: skip
+            "--llm-labels", labels, "--journal", str(journal), "--answers", "-"]  # fmt: skip
     assert main(argv) == 0
     header = json.loads(journal.read_text().splitlines()[0])
     assert header["model"] == "fusion-llm"

@@ -152,8 +152,8 @@ def test_no_reader_waits_on_a_fifo_socket_or_device(collection, capsys, kind):
         ["evaluate", special, r],
         ["evaluate", q, special],
         ["evaluate", q, r, "--estimate", special],
-        ["judge", q, r, "--docs", special, "--journal", collection / "j.jsonl"],
-        ["judge", q, r, "--journal", special],
+        ["judge", q, r, "--docs", special, "--journal", collection / "j.jsonl", "--answers", "-"],
+        ["judge", q, r, "--journal", special, "--answers", "-"],
         ["judge", q, "--journal", special, "--export-qrels", collection / "x"],
         ["poolbias", q, r, "--groups", special, "--pool-depth", "1", "-o", collection / "o"],
         ["power", q, r, "--groups", special],
@@ -273,7 +273,7 @@ def test_previous_release_journal_resumes(collection, capsys, monkeypatch):
                     {"action": "judge", "query_id": "1", "doc_id": "d5", "relevance": 1})  # fmt: skip
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
     code = main(["judge", str(collection / "qrels.txt"), str(collection / "runs"),
-                 "--journal", str(path)])  # fmt: skip
+                 "--journal", str(path), "--strategy", "mtc", "--answers", "-"])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.err  # was: "journal was started with qrels_sha256=None"
     assert "resumed with 1 action(s)" in captured.out
@@ -303,7 +303,7 @@ def test_hand_edited_journals_are_refused_on_export(collection, capsys, header, 
 
 
 def test_agreeing_duplicate_judgments_export_once(collection, capsys):
-    same = {"action": "judge", "query_id": "1", "doc_id": "d9", "relevance": 1}
+    same = {"action": "judge", "query_id": "1", "doc_id": "d5", "relevance": 1}
     path = _journal(collection, {**_v1_header(collection), "version": 2, "scale": [0, 1]},
                     same, same)  # fmt: skip
     out = collection / "out.txt"
@@ -311,7 +311,7 @@ def test_agreeing_duplicate_judgments_export_once(collection, capsys):
                      capsys)  # fmt: skip
     assert code == 0, err
     exported = read_qrels(out)  # evaluate reads what judge exports
-    assert exported[exported["doc_id"] == "d9"]["relevance"].tolist() == [1]
+    assert exported[exported["doc_id"] == "d5"]["relevance"].tolist() == [1]
 
 
 # --------------------------------------------------------------------------- irds: qrels

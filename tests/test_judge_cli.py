@@ -22,6 +22,13 @@ from relimpute.selection.journal import read_records
 PROMPT = "grade? "
 
 
+class Terminal(io.StringIO):
+    """Keys typed at a terminal (judge refuses a standard input that is not one)."""
+
+    def isatty(self):
+        return True
+
+
 @pytest.fixture
 def files(tmp_path):
     """Initial qrels (some judged), three runs, and full truth qrels, over 3 topics."""
@@ -49,12 +56,13 @@ def files(tmp_path):
 
 
 def run_cli(argv, keys, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(k + "\n" for k in keys)))
+    monkeypatch.setattr(sys, "stdin", Terminal("".join(k + "\n" for k in keys)))
     code = main(["judge", *map(str, argv)])
     return code, capsys.readouterr().out
 
 
 def base_args(tmp, journal="j.jsonl"):
+    """The pair A, B with MTC's uniform prior (the order run_selection's "mtc" judges in)."""
     return [
         tmp / "qrels.txt",
         tmp / "runs" / "A",
@@ -64,6 +72,8 @@ def base_args(tmp, journal="j.jsonl"):
         "B",
         "--journal",
         tmp / journal,
+        "--strategy",
+        "mtc",
     ]
 
 
@@ -144,7 +154,7 @@ def test_stops_at_alpha_and_exports_qrels(files, monkeypatch, capsys):
 def test_mismatched_settings_and_bad_docs(files, monkeypatch, capsys):
     tmp, _ = files
     run_cli(base_args(tmp), ["1", "q"], monkeypatch, capsys)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    monkeypatch.setattr(sys, "stdin", Terminal("q\n"))
     code = main(["judge", *map(str, base_args(tmp)), "--depth", "3"])
     assert code == 2
     assert "journal was started with depth=None" in capsys.readouterr().err
@@ -304,6 +314,6 @@ def test_rtc_stops_on_the_posterior_when_its_model_has_draws(files, monkeypatch,
     assert code == 0
     code, posterior = run_cli(base_args(tmp, "p.jsonl") + ["--strategy", "posterior"], ["q"], monkeypatch, capsys)
     assert code == 0 and status.search(rtc).group() == status.search(posterior).group()
-    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    monkeypatch.setattr(sys, "stdin", Terminal("q\n"))
     assert main(["judge", *map(str, base_args(tmp, "u.jsonl")), "--strategy", "rtc", "--model", "uniform"]) == 0
     assert "returns no posterior draws and --strategy rtc stops on its point estimate" in capsys.readouterr().err

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import stat
@@ -17,6 +16,7 @@ from relimpute.cli import main
 from relimpute.errors import InputError
 from relimpute.io import read_qrels
 from relimpute.selection.journal import Journal, read_records
+from test_judge_cli import Terminal
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def _args(tmp, *extra, journal="j.jsonl"):
 
 
 def _judge(argv, keys, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(k + "\n" for k in keys)))
+    monkeypatch.setattr(sys, "stdin", Terminal("".join(k + "\n" for k in keys)))
     code = main(argv)
     captured = capsys.readouterr()
     return code, captured.out, captured.err

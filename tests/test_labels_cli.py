@@ -87,7 +87,8 @@ def test_every_command_runs_and_says_how_many_documents_it_added(files, capsys, 
     assert OUTSIDE <= set(read_prob_qrels(tmp / "fit.tsv").set_index(["query_id", "doc_id"]).index)
     journal = tmp / "j.jsonl"
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n0\n1\n1\nq\n"))
-    argv = ["judge", qrels, *runs, "--strategy", "llm", "--llm-labels", labels, "--journal", str(journal)]
+    argv = ["judge", qrels, *runs, "--strategy", "llm", "--llm-labels", labels,
+            "--journal", str(journal), "--answers", "-"]
     assert main(argv) == 0
     assert said in capsys.readouterr().err
     judged = [json.loads(line) for line in journal.read_text().splitlines()[1:]]

@@ -70,8 +70,9 @@ def workdir(tmp_path_factory) -> Path:
 def _run(command: str, folder: Path) -> subprocess.CompletedProcess:
     words = shlex.split(command)
     stdin = None
-    if words[1] == "judge":
+    if words[1] == "judge":  # the reader answers at a terminal; here a pipe stands in for them
         stdin = "0\n" * 5 + "q\n"  # five judgments, then quit: the journal keeps them
+        words = [*words, "--answers", "-"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
     return subprocess.run(
         [sys.executable, "-c", "import sys; from relimpute.cli import main; sys.exit(main())"]

@@ -30,6 +30,7 @@ import argparse
 
 #: ``(spellings, meaning)`` of every option: the long spelling first, then its short one.
 VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("--answers",), "answers read from a file or piped in, instead of typed at the terminal"),
     (("--baseline",), "test every other run against this run, over topics"),
     (("--budget",), "the number of judgments available"),
     (("--by-rank",), "order runs by their rank column instead of score"),

@@ -1,4 +1,4 @@
-"""``relimpute judge``: judge the documents MTC picks until the comparison is decided."""
+"""``relimpute judge``: judge the documents that decide the comparison, until it is decided."""
 
 from __future__ import annotations
 
@@ -9,33 +9,57 @@ from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_model_argument,
+    add_seed_argument,
     check_run_names,
     load_campaign,
     number_between,
     output_file,
     positive_int,
 )
+from ._judge_terminal import (
+    ANSWERS_FORMAT,
+    Answers,
+    ask,
+    check_terminal,
+    load_texts,
+    printable,
+    printable_id,
+)
 from ._labels import add_llm_labels_argument, model_with_labels
 from ._vocabulary import add_confidence_argument
 
 COMMAND = "judge"
-HELP = "judge documents interactively, chosen by MTC, until the comparison is decided"
+HELP = "judge documents until the comparison is decided (the default model's confidence)"
 DESCRIPTION = """\
-Judge documents one at a time, each chosen by a selection strategy (MTC by
-default: the document whose label would most change the comparison;
-Carterette 2007 Algorithm 1), until the comparison of --pair A B (or of every
-pair of the runs given) reaches confidence --confidence.
+Judge documents one at a time until the comparison of --pair A B (or of every
+pair of the runs given) reaches confidence --confidence. By default the
+confidence judge states and stops on is the default model's, the one
+`relimpute compare` prints: the model 'fusion' refitted on the judgments every
+10 judgments, Monte Carlo over its posterior draws (--seed as compare's), and
+the next document is the one whose label would most change E[dMAP] under it
+(MTC's weight, Carterette 2007 Algorithm 1). --prior P (or --strategy mtc:
+P = 0.5) is MTC's uniform prior instead: every unjudged document relevant with
+probability P, whatever the runs say, and the normal approximation.
+
+Documents are shown by topic and document id; give --docs FILE (TSV
+'doc_id<TAB>text' or JSONL {doc_id, text}) to read their text at the prompt.
 
 Keys: on graded qrels (any grade above 1, or --rel-threshold above 1) the
 assessor types the grade, 0 up to the collection's highest (e.g. 0-3 on TREC
 DL), and the journal stores it as given; on binary qrels r or 1 = relevant,
 n or 0 = nonrelevant. s = skip, u = undo the last judgment or skip, q = quit.
+Standard input must be a terminal; to pipe the answers in, give --answers -
+(or read them from a file: --answers FILE), one answer a line, as typed at the
+prompt, optionally after the topic and document it answers ('QUERY_ID DOC_ID
+ANSWER', checked against the document shown); a wrong answer stops with an
+error naming its line, the answers before it saved.
 Every action is appended to the journal (JSONL) and flushed to disk before
 the next document is shown; run the same command again to resume exactly
-where the session stopped. The journal records the scale and
+where the session stopped. The journal records the strategy, the scale and
 --rel-threshold, and is locked while a session runs (a second session on it
 stops with an error). Write the initial qrels plus the session's judgments
-with --export-qrels OUT (the qrels must be the ones the session used).
+with --export-qrels OUT (the qrels must be the ones the session used; the
+runs are read from where the journal names them, unless given).
 """
 
 #: the strategies that refit a model, so read --llm-labels
@@ -54,6 +78,15 @@ CHECKED = (
     "scale",
     "prior",
     "model",
+    "seed",
+)
+#: the strategies whose stated confidence is a fitted model's (compare's, with --seed)
+MODEL_STRATEGIES = ("posterior", "rtc", "llm")
+UNIFORM_PRIOR = (
+    "relimpute judge: MTC's uniform prior: every unjudged document relevant with p = {prior}, "
+    "whatever the runs say, confidence by the normal approximation (E[R] over the compared "
+    "runs); without --prior and --strategy mtc, judge states the default model's confidence, "
+    "compare's"
 )
 
 
@@ -72,10 +105,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in total")
     parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
     parser.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="read the answers from FILE, or '-' for a pipe, instead of the terminal: "
+        + ANSWERS_FORMAT,
+    )
+    add_seed_argument(parser, "the model's fits and the Monte Carlo draws, as compare's --seed")
+    parser.add_argument(
         "--strategy",
-        default="mtc",
-        choices=("mtc", "rtc", "posterior", "llm", "ip", "depth", "mtf"),
-        help="selection strategy (default: %(default)s); rtc is MTC with p re-estimated by "
+        default=None,
+        choices=("posterior", "mtc", "rtc", "llm", "ip", "depth", "mtf"),
+        help="selection strategy (default: posterior; mtc with --prior); mtc is MTC's uniform "
+        "prior (--prior, default 0.5) with the normal approximation; rtc is MTC with p "
+        "re-estimated by "
         "--model every 10 judgments, stopping on its posterior predictive confidence when the "
         "model returns posterior draws (fusion) and on its point estimate otherwise; posterior refits the default "
         "model every 10 judgments and stops on its posterior predictive confidence (Monte Carlo "
@@ -88,8 +130,10 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--prior",
         type=number_between(0, 1),
-        default=0.5,
-        help="MTC's probability for unjudged documents, in [0, 1] (default: %(default)s)",
+        default=None,
+        metavar="P",
+        help="MTC's uniform prior: every unjudged document relevant with probability P, in [0, 1] "
+        "(implies --strategy mtc; its default 0.5)",
     )
     parser.add_argument(
         "--export-qrels",
@@ -104,6 +148,7 @@ def run(args) -> int:
         return _export(args)
     if not args.runs:
         raise InputError("give at least one run (or --export-qrels OUT)")
+    _resolve_strategy(args)
     if args.pair and args.pair[0] == args.pair[1]:
         raise InputError(f"--pair needs two different runs, got {args.pair[0]!r} twice")
     if args.strategy == "llm" and not args.llm_labels:
@@ -117,6 +162,19 @@ def run(args) -> int:
     return _interactive(args)
 
 
+def _resolve_strategy(args) -> None:
+    """--strategy's default: the default model's answer (posterior), MTC with --prior."""
+    if args.strategy is None:
+        args.strategy = "mtc" if args.prior is not None else "posterior"
+    if args.strategy == "mtc":
+        args.prior = 0.5 if args.prior is None else args.prior
+    elif args.prior is not None:
+        raise InputError(
+            "--prior is MTC's uniform prior and goes with --strategy mtc, "
+            f"not --strategy {args.strategy}"
+        )
+
+
 def _export(args) -> int:
     from .._files import check_output_path
     from ..io import read_qrels, write_qrels
@@ -127,12 +185,52 @@ def _export(args) -> int:
     initial = read_qrels(args.qrels)
     _check_same_qrels(journal, args.qrels)
     judgments = journal.judgments()
+    _check_replayable(args, journal)
     frame = export_qrels(initial, judgments)
     write_qrels(frame, args.export_qrels)
     print(
         f"wrote {len(frame)} judgments ({len(judgments)} from the journal) to {args.export_qrels}"
     )
     return 0
+
+
+def _check_replayable(args, journal) -> None:
+    """Refuse to export what resuming refuses: a journal line judging or skipping a document
+    no session could have shown (unknown, judged already, retrieved by no compared run)."""
+    from ..selection.base import SelectionState
+
+    header, where = journal.header, str(journal.path)
+    args.runs = args.runs or header.get("runs")
+    gone = [r for r in args.runs or [] if not os.path.exists(r)]
+    if not args.runs or gone:
+        named = f"names the run {gone[0]}, which is gone" if gone else "names no runs"
+        raise InputError(
+            f"this journal {named}: give the runs the session judged after QRELS", where, 1
+        )
+    if args.rel_threshold is None:
+        args.rel_threshold = header.get("rel_threshold")
+    campaign = load_campaign(args, COMMAND)
+    systems = header.get("systems") or campaign.systems
+    check_run_names(systems, campaign.systems, "the journal's systems")
+    _replay(_Documents(SelectionState(campaign.truncated(header.get("depth")), systems)), journal,
+            journal.actions())  # fmt: skip
+
+
+class _Documents:
+    """A journal replayed on the documents alone, without a strategy (what export checks);
+    a repeated judgment with the same grade passes, as the export merges it."""
+
+    def __init__(self, state):
+        self.state = state
+        self.judged: dict[tuple[str, str], int] = {}
+
+    def judge(self, query_id: str, doc_id: str, grade: int) -> None:
+        if self.judged.get((query_id, doc_id)) != grade:
+            self.state.record(*self.state.candidate(query_id, doc_id), int(grade))
+            self.judged[query_id, doc_id] = grade
+
+    def skip(self, query_id: str, doc_id: str) -> None:
+        self.state.exclude(*self.state.candidate(query_id, doc_id))
 
 
 def _check_same_qrels(journal, qrels: str) -> None:
@@ -185,19 +283,22 @@ def _settings(args, systems, scale) -> dict:
         "scale": list(scale),
         "prior": args.prior if args.strategy == "mtc" else None,
         "model": args.model if args.strategy in LABEL_STRATEGIES else None,
+        "seed": args.seed if args.strategy in MODEL_STRATEGIES else None,
     }
 
 
 def _build(campaign, systems, args):
     from ..selection import SelectionSession
 
-    # rtc stops on the posterior predictive confidence when its model returns draws
-    # (and the confidence shown is the posterior's at every refit: screen=None)
+    # rtc stops on the posterior predictive confidence when its model returns draws; the
+    # confidence shown is the posterior's at every refit (screen=None), compare's on the
+    # judgments so far: the same seed at every refit, E[R] over every run given
+    as_compare = {"seed": args.seed, "evaluated": "all"}
     params = {
         "mtc": {"prior": args.prior},
-        "rtc": {"model": args.model, "stop_on": "auto"},
-        "posterior": {"screen": None},
-        "llm": {"model": args.model, "screen": None},
+        "rtc": {"model": args.model, "stop_on": "auto", **as_compare},
+        "posterior": {"screen": None, **as_compare},
+        "llm": {"model": args.model, "screen": None, **as_compare},
     }.get(args.strategy, {})
     stop_at = args.confidence if args.strategy in ("mtc", "rtc", "posterior", "llm") else None
     return SelectionSession(
@@ -207,7 +308,7 @@ def _build(campaign, systems, args):
         confidence=stop_at,
         budget=args.budget,
         depth=args.depth,
-        rng=0,  # the posterior draws: a resumed journal recomputes the same confidences
+        rng=args.seed,  # a resumed journal recomputes the same confidences
         **params,
     )
 
@@ -221,7 +322,7 @@ def _replay(session, journal, actions):
                 session.judge(action.query_id, action.doc_id, action.relevance)
         except (KeyError, ValueError) as exc:
             raise InputError(
-                f"cannot replay this journal line: {exc}", str(journal.path), action.line
+                f"cannot replay this journal line: {exc.args[0]}", str(journal.path), action.line
             ) from None
 
 
@@ -232,14 +333,38 @@ def _interactive(args) -> int:
     args.rel_threshold = campaign.rel_threshold  # resolved: explicit, relimpute.toml, or 1
     systems = tuple(args.pair) if args.pair else campaign.systems
     check_run_names(systems, campaign.systems, "--pair")
-    texts = _load_texts(args.docs) if args.docs else {}
+    texts = load_texts(args.docs) if args.docs else None
     if args.strategy == "rtc":
         from ._calibration_check import warn_if_uncalibrated
 
         warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
-    with Journal.open(args.journal, _settings(args, systems, scale), check=CHECKED) as journal:
+    settings = _settings(args, systems, scale)
+    _check_journal_strategy(args.journal, settings)
+    check_terminal(args.answers)  # (after the inputs' own errors)
+    with Journal.open(args.journal, settings, check=CHECKED) as journal:
         return _session(args, campaign, systems, journal, texts)
+
+
+def _check_journal_strategy(path: str, settings: dict) -> None:
+    """Refuse to resume a journal of another strategy, saying which options resume it."""
+    from ..selection.journal import Journal
+
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    header = Journal.read(path).header
+    strategy, prior = header.get("strategy"), header.get("prior")
+    if strategy in (None, settings["strategy"]) and prior == settings["prior"]:
+        return
+    given = f"--strategy {strategy}" + (f" --prior {prior}" if prior is not None else "")
+    old_default = " (MTC's uniform prior, judge's default before relimpute 0.3.0)"
+    what = old_default if strategy == "mtc" else ""
+    raise InputError(
+        f"this journal was judged with {given}{what}; give {given} to resume it, "
+        "or another --journal to judge with these settings",
+        path,
+        1,
+    )
 
 
 def _session(args, campaign, systems, journal, texts) -> int:
@@ -251,13 +376,20 @@ def _session(args, campaign, systems, journal, texts) -> int:
 
         why = f"--model {args.model} returns no posterior draws and --strategy rtc stops on its point estimate"
         print(narrower_note(COMMAND, why), file=sys.stderr)
+    if args.strategy == "mtc":
+        print(UNIFORM_PRIOR.format(prior=args.prior), file=sys.stderr)
     _replay(session, journal, actions)
     out = sys.stdout
-    what = f"{systems[0]} vs {systems[1]}" if len(systems) == 2 else f"{len(systems)} runs"
+    names = [printable_id(s) for s in systems]
+    what = f"{names[0]} vs {names[1]}" if len(names) == 2 else f"{len(names)} runs"
     resumed = f", resumed with {len(actions)} action(s)" if actions else ""
     print(
         f"judging for {what}, {campaign.n_topics} topics; journal {args.journal}{resumed}", file=out
     )
+    if texts is None:
+        print("documents are shown by id: give --docs FILE (TSV 'doc_id<TAB>text' or JSONL) "
+              "to read their text here", file=out)  # fmt: skip
+    answers = Answers(args.answers) if args.answers else None
     keys, prompt, hint = _answer_keys(journal.scale, args.rel_threshold)
     while True:
         _status(session, out)
@@ -270,10 +402,12 @@ def _session(args, campaign, systems, journal, texts) -> int:
             print(_FINISHED[reason].format(alpha=args.confidence), file=out)
             return 0
         query_id, doc_id = proposal
-        print(f"\n[{session.n_judged + 1}] topic {query_id}  document {doc_id}", file=out)
-        if doc_id in texts:
-            print(texts[doc_id], file=out)
-        key = _ask(out, keys, prompt, hint)
+        print(f"\n[{session.n_judged + 1}] topic {printable_id(query_id)}  "
+              f"document {printable_id(doc_id)}", file=out)  # fmt: skip
+        if texts is not None:
+            text = printable(texts[doc_id]) if doc_id in texts else f"(no text in {args.docs})"
+            print(text, file=out)
+        key = ask(out, keys, prompt, hint, answers, (query_id, doc_id))
         if key == "quit":
             print(f"stopped; {session.n_judged} judgment(s) saved in {args.journal}", file=out)
             return 0
@@ -327,53 +461,8 @@ def _status(session, out) -> None:
     undecided = int((pairs["confidence"] < (session.stopping.confidence or 1.0)).sum())
     print(
         f"judged {session.n_judged}; confidence {worst['confidence']:.3f} "
-        f"(P({worst['system_a']} better than {worst['system_b']}) = {worst['p_a_better']:.3f}, "
+        f"(P({printable_id(worst['system_a'])} better than {printable_id(worst['system_b'])}) = "
+        f"{worst['p_a_better']:.3f}, "
         f"E[dMAP] = {worst['e_delta_map']:+.4f}); {undecided} of {len(pairs)} pair(s) undecided",
         file=out,
     )
-
-
-def _ask(out, keys: dict, prompt: str, hint: str) -> int | str:
-    while True:
-        out.write(prompt)
-        out.flush()
-        line = sys.stdin.readline()
-        if line == "":  # end of input: quit, everything is already saved
-            out.write("\n")
-            return "quit"
-        key = line.strip().lower()
-        if key in keys:
-            return keys[key]
-        print(f"{key!r} is not a key: {hint}", file=out)
-
-
-def _load_texts(path: str) -> dict[str, str]:
-    """``doc_id -> text`` from TSV (``doc_id<TAB>text``) or JSONL (``doc_id``, ``text``)."""
-    import json
-
-    from .._files import read_input
-
-    data = read_input(path, "--docs file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError("--docs file is not UTF-8 text", path, line) from None
-    texts = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("{"):
-            try:
-                record = json.loads(line)
-                texts[str(record["doc_id"])] = str(record["text"])
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise InputError(
-                    "expected a JSON object with doc_id and text", path, number
-                ) from None
-        else:
-            doc_id, sep, body = line.rstrip("\r").partition("\t")
-            if not sep:
-                raise InputError("expected 'doc_id<TAB>text'", path, number)
-            texts[doc_id] = body
-    return texts

@@ -117,6 +117,16 @@ class SelectionState:
             raise KeyError(f"document {doc_id!r} is not in topic {query_id!r}")
         return t, int(hit[0])
 
+    def candidate(self, query_id: str, doc_id: str) -> tuple[int, int]:
+        """``(topic, doc)`` of a document that may be judged now (KeyError when unknown,
+        ValueError when it is judged, skipped or retrieved by no compared system)."""
+        t, i = self.locate(query_id, doc_id)
+        if not self.candidates[t][i]:
+            raise ValueError(
+                f"document {doc_id!r} of topic {query_id!r} is not a candidate to judge"
+            )
+        return t, i
+
     def record(self, topic: int, doc: int, grade: int) -> float:
         """Store a judgment; returns the document's probability before it."""
         if self.judged[topic][doc]:

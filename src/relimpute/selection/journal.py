@@ -40,7 +40,9 @@ from ..errors import InputError
 
 ACTIONS = ("start", "judge", "skip", "undo")
 _BLANK = re.compile(r"[ \t\n\r\x0b\x0c]")  # what splits qrels fields
-VERSION = 2
+#: 3: the seed of the model strategies' fits is recorded (judge's default became the default
+#: model's answer); an older journal takes the settings it lacks from the resuming session
+VERSION = 3
 #: Grades a journal without a recorded ``scale`` may hold (the qrels readers' highest).
 FALLBACK_SCALE = (0, 10)
 #: The grades the qrels readers take (:data:`relimpute.io.DEFAULT_GRADE_RANGE`): a journal's

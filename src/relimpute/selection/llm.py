@@ -68,6 +68,8 @@ class LLMSelection(RTCSelection):
     frontier
         Judge only the first candidate of some compared run's ranking (module docstring);
         False: any candidate.
+    seed, evaluated
+        As :class:`~.rtc.RTCSelection`.
     """
 
     name = "llm"
@@ -81,9 +83,12 @@ class LLMSelection(RTCSelection):
         mc_draws: int = 4000,
         screen: float | None = 0.05,
         frontier: bool = True,
+        seed: int | None = None,
+        evaluated: str = "compared",
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
-                         stop_on=stop_on, mc_draws=mc_draws, screen=screen)  # fmt: skip
+                         stop_on=stop_on, mc_draws=mc_draws, screen=screen,
+                         seed=seed, evaluated=evaluated)  # fmt: skip
         self.frontier = frontier
 
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:

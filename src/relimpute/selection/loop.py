@@ -185,12 +185,7 @@ class SelectionSession:
             and self.state.doc_id(*proposal) == str(doc_id)
         ):
             return proposal
-        t, i = self.state.locate(query_id, doc_id)
-        if not self.state.candidates[t][i]:
-            raise ValueError(
-                f"document {doc_id!r} of topic {query_id!r} is not a candidate to judge"
-            )
-        return t, i
+        return self.state.candidate(query_id, doc_id)
 
     # -- results -----------------------------------------------------------
     def trace(self) -> pd.DataFrame:

@@ -130,6 +130,10 @@ class PosteriorSelection(RTCSelection):
         refit's estimate; ``"predictive"``, the mean of its posterior draws, weighted by the
         labels since with ``update="reweight"``; ``"draws"``, that mean unweighted (the module
         docstring).
+    seed, evaluated
+        As :class:`~.rtc.RTCSelection`: a fixed seed makes every refit state ``compare``'s
+        confidence on the judgments so far, with ``evaluated="all"`` counting ``E[R]`` as
+        ``compare`` does.
 
     Attributes
     ----------
@@ -169,9 +173,12 @@ class PosteriorSelection(RTCSelection):
         n_draws: int | None = None,
         confirm: bool = False,
         choose_from: str = "refit",
+        seed: int | None = None,
+        evaluated: str = "compared",
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
-                         stop_on="posterior", mc_draws=mc_draws, screen=screen)
+                         stop_on="posterior", mc_draws=mc_draws, screen=screen,
+                         seed=seed, evaluated=evaluated)  # fmt: skip
         self.choose = choose
         self.check_every = check_every
         self.update = update
@@ -290,7 +297,7 @@ class PosteriorSelection(RTCSelection):
         if self.conditioned_ is None:
             names = state.systems
             self.conditioned_ = ConditionedDraws(
-                state.current_campaign().subset(list(names)), self.draws_estimate_,
+                self.evaluated_campaign(state, state.current_campaign()), self.draws_estimate_,
                 [(names[a], names[b]) for a, b in state.pairs], int(self.mc_draws), self.check_seed_,
             )  # fmt: skip
         self.n_checks_ += 1

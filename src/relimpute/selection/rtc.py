@@ -34,6 +34,8 @@ from .stopping import PosteriorPairConfidence
 
 #: what the loop's stopping confidence reads (see :class:`RTCSelection`)
 STOP_ON = ("model", "prior", "posterior", "auto")
+#: which runs E[R] counts in the posterior confidence (see :class:`RTCSelection`)
+EVALUATED = ("compared", "all")
 
 
 class RTCSelection(MTC):
@@ -64,6 +66,15 @@ class RTCSelection(MTC):
         than the posterior's) lies more than ``screen`` below the loop's stopping
         confidence, so the loop could not stop there; the confidence shown keeps
         its last Monte Carlo value. None (the default) computes it at every refit.
+    seed
+        None: the fits and the Monte Carlo draw from the loop's generator. An integer:
+        every refit fits the model and draws its Monte Carlo with this seed, as
+        ``relimpute compare --seed`` does, so that a refit states ``compare``'s
+        confidence on the judgments so far.
+    evaluated
+        The runs whose unjudged documents ``E[R]`` counts in the posterior confidence:
+        ``"compared"``, the loop's run set (Carterette 2007 §4.3), or ``"all"``, every run
+        of the campaign, as ``compare`` counts them.
 
     Attributes
     ----------
@@ -87,6 +98,8 @@ class RTCSelection(MTC):
         stop_on: str = "model",
         mc_draws: int = 4000,
         screen: float | None = None,
+        seed: int | None = None,
+        evaluated: str = "compared",
     ):
         self.model = model
         self.interval = interval
@@ -94,6 +107,8 @@ class RTCSelection(MTC):
         self.stop_on = stop_on
         self.mc_draws = mc_draws
         self.screen = screen
+        self.seed = seed
+        self.evaluated = evaluated
 
     def _initial_p(self, state: SelectionState) -> None:
         if int(self.interval) < 1:
@@ -104,6 +119,10 @@ class RTCSelection(MTC):
             raise ValueError(f"mc_draws must be at least 2, got {self.mc_draws}")
         if self.screen is not None and not 0.0 <= float(self.screen) < 0.5:
             raise ValueError(f"screen must be None or in [0, 0.5), got {self.screen}")
+        if self.seed is not None and (int(self.seed) != self.seed or self.seed < 0):
+            raise ValueError(f"seed must be None or an integer >= 0, got {self.seed!r}")
+        if self.evaluated not in EVALUATED:
+            raise ValueError(f"evaluated must be one of {EVALUATED}, got {self.evaluated!r}")
         # the probabilities that choose documents (state.p, unless stop_on="prior")
         self.choice_p_ = [p.copy() for p in state.p] if self.stop_on == "prior" else state.p
         self.stop_on_ = self.stop_on
@@ -135,13 +154,21 @@ class RTCSelection(MTC):
     def _fit_predict(self, campaign):
         """The model fitted on ``campaign`` and its estimate of every document."""
         model = get_model(self.model_name_, **self.model_params_)
-        return model.fit_predict(campaign, rng=self.rng_)
+        return model.fit_predict(campaign, rng=self._rng())
+
+    def _rng(self):
+        """What a refit draws from: the fixed ``seed`` afresh, else the loop's generator."""
+        return self.rng_ if self.seed is None else int(self.seed)
+
+    def evaluated_campaign(self, state: SelectionState, campaign):
+        """``campaign`` with the runs ``E[R]`` counts (``evaluated``)."""
+        return campaign if self.evaluated == "all" else campaign.subset(list(state.systems))
 
     def _posterior_confidence(self, state: SelectionState, campaign, estimate) -> None:
         """Monte Carlo over the model's draws, E[R] over the compared systems (as
         :class:`~.stopping.PairConfidence` counts it).
 
-        A quarter of ``mc_draws`` first: when every pair's confidence is then
+        Without a ``seed``, a quarter of ``mc_draws`` first: when every pair's confidence is then
         clearly below the loop's stopping confidence (by four Monte Carlo standard
         errors and 0.02), the loop cannot stop on it and that estimate stands;
         otherwise all ``mc_draws`` decide.
@@ -155,7 +182,7 @@ class RTCSelection(MTC):
             )
         names = state.systems
         pairs = [(names[a], names[b]) for a, b in state.pairs]
-        subset = campaign.subset(list(names))
+        subset = self.evaluated_campaign(state, campaign)
         engine, full = ConfidenceEngine(), int(self.mc_draws)
         target = state.target_confidence
         if self.screen is not None and target is not None:
@@ -163,10 +190,12 @@ class RTCSelection(MTC):
             if np.all(np.maximum(known, 1.0 - known) < target - float(self.screen)):
                 self.n_screened_ += 1
                 return
-        quick = max(2, full // 4)
-        result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=quick, rng=self.rng_)
-        if target is None or not _clearly_below(result.p_a_better, quick, target):
-            result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=full, rng=self.rng_)
+        quick, result = max(2, full // 4), None
+        if self.seed is None:  # (with a seed, every refit states compare's full Monte Carlo)
+            result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=quick, rng=self.rng_)
+        if result is None or target is None or not _clearly_below(result.p_a_better, quick, target):
+            rng = self._rng()
+            result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=full, rng=rng)
         self.posterior_.set(result.e_delta_map, result.var_delta_map, result.p_a_better)
 
     def confidence_tracker(self, state: SelectionState):
