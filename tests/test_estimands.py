@@ -142,3 +142,34 @@ def test_pool_refuses_what_it_cannot_give(rng):
 def test_judged_pool_depth(dl19):
     """DL 2019 passage: the depth-10 pool of every run is judged."""
     assert judged_pool_depth(dl19) == 10
+
+
+def test_pool_linear_measure_matches_its_sums(rng):
+    """P@2 under ``pool``: E = Σ w p and Var = Σ w² p(1 - p) over each pool, to 1e-12."""
+    campaign = tiny_campaign(rng)
+    estimate = random_estimate(campaign, rng)
+    result = ConfidenceEngine(estimand="pool", pool_depth=1).compare(campaign, estimate, measure="P@2")
+    n = campaign.n_topics
+    e, v = np.zeros(3), np.zeros(3)
+    e_d, v_d = np.zeros(len(result.pairs)), np.zeros(len(result.pairs))
+
+    def weights(topic, s):
+        w = np.zeros(topic.n_docs)
+        docs = topic.ranking[s, : min(2, topic.depth[s])]
+        w[docs] = 0.5
+        return w
+
+    for topic, p in zip(campaign.topics, estimate.p):
+        for s in range(3):
+            q = np.where(topic.judged | _top(topic, s, 1), p, 0.0)
+            e[s] += weights(topic, s) @ q / n
+            v[s] += weights(topic, s) ** 2 @ (q * (1 - q)) / n**2
+        for k, (a, b) in enumerate(result.pairs):
+            q = np.where(topic.judged | _top(topic, a, 1) | _top(topic, b, 1), p, 0.0)
+            w = weights(topic, a) - weights(topic, b)
+            e_d[k] += w @ q / n
+            v_d[k] += w**2 @ (q * (1 - q)) / n**2
+    assert result.scores.e_map == pytest.approx(e, abs=1e-12)
+    assert result.scores.var_map == pytest.approx(v, abs=1e-12)
+    assert result.e_delta_map == pytest.approx(e_d, abs=1e-12)
+    assert result.var_delta_map == pytest.approx(v_d, abs=1e-12)

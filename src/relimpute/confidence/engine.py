@@ -166,23 +166,25 @@ class ConfidenceEngine:
         linear = _exact_measure(measure)
         views = self._views(campaign, rows)
         ratio = self.ratio if linear is None else None
-
-        def moments(view, p, pair_idx):
-            if linear is None:
-                return self._ap_topic(view, p, pair_idx)
-            chosen = pair_idx if len(pair_idx) else None
-            return linear_moments(linear, view.ranking, view.depth, p, chosen)
-
         if self.estimand == "pool":
             from .estimands import pooled_topic_moments
 
             k = self.pool_depth or judged_pool_depth(campaign)
             topic_moments = [
-                pooled_topic_moments(topic, view, p, pair_idx, k, moments, rows)
+                pooled_topic_moments(topic, view, p, pair_idx, k, rows, self.ratio, linear)
                 for topic, view, p in zip(campaign.topics, views, estimate.p)
             ]
+        elif linear is None:
+            topic_moments = [
+                self._ap_topic(view, p, pair_idx) for view, p in zip(views, estimate.p)
+            ]
         else:
-            topic_moments = [moments(view, p, pair_idx) for view, p in zip(views, estimate.p)]
+            topic_moments = [
+                linear_moments(
+                    linear, view.ranking, view.depth, p, pair_idx if len(pair_idx) else None
+                )
+                for view, p in zip(views, estimate.p)
+            ]
         n_topics = campaign.n_topics
         e_ap = np.stack([m[0] for m in topic_moments], axis=1)
         var_ap = np.stack([m[1] for m in topic_moments], axis=1)

@@ -94,13 +94,13 @@ def without_variance(comparison):
     return replace(comparison, var_delta_map=np.zeros_like(comparison.var_delta_map), scores=scores)
 
 
-def pooled_topic_moments(topic, view, p, pairs, pool_depth: int, moments, rows):
+def pooled_topic_moments(topic, view, p, pairs, pool_depth: int, rows, ratio, linear=None):
     """``(E (S,), Var (S,), E Δ (P,), Var Δ (P,))`` of one topic under the ``pool`` estimand.
 
-    ``view`` is the topic's engine view of the campaign ``rows``; ``moments(view, q,
-    pairs)`` the engine's moments with ``q`` the probabilities (0 outside the pool; every
-    document counts in R, so E[R] = Σq). Each system is scored on its own pool, each pair
-    on both runs' pool.
+    ``view`` is the topic's engine view of the campaign ``rows``. Each system is scored on its
+    own pool, each pair on both runs' pool: p is 0 outside the pool (nonrelevant) and every
+    document counts in R, so E[R] = Σp over the pool. AP (``linear`` None, with ``ratio``)
+    or a ``linear`` measure (:func:`~relimpute.confidence.linear.linear_moments`).
     """
     judged = topic.judged
     tops = []
@@ -109,27 +109,47 @@ def pooled_topic_moments(topic, view, p, pairs, pool_depth: int, moments, rows):
         docs = topic.ranking[row, :pool_depth]
         top[docs[docs >= 0]] = True
         tops.append(top & ~judged)
-    n_sys = len(rows)
-    e = np.empty(n_sys)
-    var = np.empty(n_sys)
-    for s in range(n_sys):
-        q = np.where(judged | tops[s], p, 0.0)
-        out = moments(_rows_of(view, [s]), q, np.zeros((0, 2), dtype=np.int64))
-        e[s], var[s] = out[0][0], out[1][0]
+    systems = [(s,) for s in range(len(rows))]
+    pools = [judged | top for top in tops]
+    e, var = _moments(view, p, systems, pools, ratio, linear)
     if not len(pairs):
         return e, var, None, None
-    e_d = np.empty(len(pairs))
-    var_d = np.empty(len(pairs))
-    one = np.array([[0, 1]], dtype=np.int64)
-    for i, (a, b) in enumerate(pairs.tolist()):
-        q = np.where(judged | tops[a] | tops[b], p, 0.0)
-        out = moments(_rows_of(view, [a, b]), q, one)
-        e_d[i], var_d[i] = out[2][0], out[3][0]
+    pools = [judged | tops[a] | tops[b] for a, b in pairs.tolist()]
+    e_d, var_d = _moments(view, p, [tuple(pair) for pair in pairs.tolist()], pools, ratio, linear)
     return e, var, e_d, var_d
 
 
-def _rows_of(view, index):
-    """The view of some of its systems, every document counted (R = Σq)."""
-    ranking = np.ascontiguousarray(view.ranking[index])
-    counted = np.ones(view.counted.shape, dtype=bool)
-    return type(view)(ranking, view.depth[index], counted)
+def _moments(view, p, groups, pools, ratio, linear):
+    """Mean and variance of the measure of each one-system group, or of the difference of
+    each two-system group, with p kept on ``pools`` (one mask per group) and 0 elsewhere."""
+    from . import _kernels  # numba: imported when first needed
+    from .linear import linear_moments
+    from .moments import ratio_moments
+
+    n = len(groups)
+    out = np.zeros((5, n))  # E[Q], Var[Q], Cov(Q, R), E[R], Var[R] (or the linear mean, var)
+    rank = np.broadcast_to(np.arange(1.0, view.ranking.shape[1] + 1.0), (2, view.ranking.shape[1]))
+    rank = np.ascontiguousarray(rank)
+    first_pair = (np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64))
+    for i, (group, pool) in enumerate(zip(groups, pools)):
+        q = np.where(pool, p, 0.0)
+        ranking = np.ascontiguousarray(view.ranking[list(group)])
+        depth = view.depth[list(group)]
+        if linear is not None:
+            chosen = None if len(group) == 1 else np.array([[0, 1]], dtype=np.int64)
+            m = linear_moments(linear, ranking, depth, q, chosen)
+            out[:2, i] = (m[0][0], m[1][0]) if len(group) == 1 else (m[2][0], m[3][0])
+            continue
+        v = q * (1.0 - q)
+        k = len(group)
+        eq, first, second, cov, g = _kernels.system_terms(ranking, rank[:k], depth, q, v)
+        if k == 1:
+            out[:3, i] = eq[0], first[0] + second[0], cov[0]
+        else:
+            cf, cs = _kernels.pair_terms(ranking, rank, depth, g, v, len(q), *first_pair)
+            var_dq = first[0] + first[1] - 2.0 * cf[0] + second[0] + second[1] - 2.0 * cs[0]
+            out[:3, i] = eq[0] - eq[1], max(var_dq, 0.0), cov[0] - cov[1]
+        out[3:, i] = q.sum(), v.sum()
+    if linear is not None:
+        return out[0], out[1]
+    return ratio_moments(*out, ratio)
