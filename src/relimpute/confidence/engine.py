@@ -66,8 +66,9 @@ class ConfidenceEngine:
 
     Notes
     -----
-    E[R] of a topic is Σp over every judged document plus every unjudged
-    document retrieved by any system of the *campaign* (within ``depth``),
+    Under ``estimand="complete"``, E[R] of a topic is Σp over every judged
+    document plus every unjudged document retrieved by any system of the
+    *campaign* (within ``depth``),
     whichever systems are compared (a pair's answer does not depend on the
     other runs on the command line), plus every document a label source of the
     campaign names (:func:`~relimpute.confidence.moments.counted_documents`). A topic a system retrieves nothing for scores 0 with
