@@ -84,8 +84,9 @@ def test_matrix_json_with_systems_and_delta(data, capsys):
 def test_table_and_markdown_formats(data, capsys):
     qrels, runs = data
     assert main(["compare", str(qrels), str(runs), "--confidence", "0.9"]) == 0
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].split() == [
+    heading, *lines = capsys.readouterr().out.splitlines()
+    assert heading == "estimand: complete (every retrieved document to full depth judged)"
+    assert lines[0].split() == [
         "system_a",
         "system_b",
         "e_delta_map",
@@ -94,12 +95,15 @@ def test_table_and_markdown_formats(data, capsys):
         "ci_low",
         "ci_high",
     ]
-    assert len(out.splitlines()) == 4
+    assert len(lines) == 4
     assert (
         main(["compare", str(qrels), str(runs), "--matrix", "-f", "markdown", "--depth", "1"]) == 0
     )
-    out = capsys.readouterr().out  # columns numbered as the rows
-    assert out.startswith("| system | 1 | 2 | 3 |\n|---|---|---|---|\n| 1 alpha | - |")
+    out = capsys.readouterr().out  # columns numbered as the rows, under the estimand
+    assert out.startswith(
+        "estimand: complete (every retrieved document to depth 1 judged)\n\n"
+        "| system | 1 | 2 | 3 |\n|---|---|---|---|\n| 1 alpha | - |"
+    )
 
 
 def test_input_errors_exit_2(data, tmp_path, capsys):

@@ -49,7 +49,8 @@ def test_summary_table_has_one_row_per_run(files, capsys):
     )
     out, err = capsys.readouterr()
     assert code == 0
-    lines = out.splitlines()
+    heading, *lines = out.splitlines()
+    assert heading == "estimand: qrels (trec_eval on the qrels given, unjudged = nonrelevant)"
     assert lines[0].split() == ["system", "num_q", "AP", "P@2"]
     # r1: x, a tie -> x first; AP topic 1 = (1/2 + 2/3)/2, topic 2 = 0; r2 skips topic 2
     assert lines[1].split() == ["r1", "2", f"{(1 / 2 + 2 / 3) / 4:.4f}", "0.2500"]
@@ -112,13 +113,15 @@ def test_every_format(files, capsys, fmt):
     if fmt == "json":
         rows = json.loads(out)
         assert [r["system"] for r in rows] == ["r1", "r2"] and rows[1]["AP"] == 1.0
-    elif fmt == "markdown":
-        assert out.splitlines()[0] == "| system | num_q | AP |"
+    elif fmt == "markdown":  # the estimand, a blank line, the table
+        assert out.splitlines()[2] == "| system | num_q | AP |"
         assert "| r2 | 1 | 1.0000 |" in out
     elif fmt == "tsv":
         assert out.splitlines()[2] == "r2\t1\t1.0"  # every digit of the float
+    elif fmt == "latex":
+        assert out.startswith("% estimand: qrels")
     else:
-        assert out.splitlines()[2].split() == ["r2", "1", "1.0000"]
+        assert out.splitlines()[3].split() == ["r2", "1", "1.0000"]
 
 
 def test_bad_input_exits_2_naming_file_and_line(files, capsys):

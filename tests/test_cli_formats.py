@@ -101,7 +101,8 @@ def test_markdown_and_latex_have_no_nan(files, capsys):
     out = capsys.readouterr().out
     assert "nan" not in out.lower() and "| r3 | 0 | - |" in out
     assert main([*args, "-m", "NumRet", "-f", "latex"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    heading, *out = capsys.readouterr().out.splitlines()
+    assert heading == "% estimand: qrels (trec_eval on the qrels given, unjudged = nonrelevant)"
     assert out[:4] == [
         r"\begin{tabular}{lrrr}",
         r"\toprule",
@@ -147,5 +148,6 @@ def test_counts_are_integers_in_tables(files, capsys):
         campaign = Campaign.from_files(files / "qrels.txt", files / "runs")
     want = evaluate(campaign, ["NumRet"])["value"].tolist()
     assert main(["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-m", "NumRet"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    heading, *lines = capsys.readouterr().out.splitlines()
+    assert heading.startswith("estimand: qrels (trec_eval")
     assert [line.split()[-1] for line in lines[1:]] == [str(int(v)) for v in want]

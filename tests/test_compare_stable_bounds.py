@@ -18,7 +18,8 @@ def _bounds(dl19_dir, seed, capsys) -> tuple[str, str]:
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert "rounded at the decimal of their Monte Carlo standard error" in err
-    header, row = out.splitlines()
+    estimand, header, row = out.splitlines()
+    assert estimand.startswith("estimand: complete")
     cells = dict(zip(header.split(), row.split()))
     return cells["ci_low"], cells["ci_high"]
 

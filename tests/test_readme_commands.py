@@ -108,7 +108,9 @@ def run_line(command: str, folder: Path) -> subprocess.CompletedProcess:
 
 
 def _table(stdout: str) -> list[list[str]]:
-    return [line.split() for line in stdout.strip().splitlines()]
+    """The rows of an aligned table, without the line over it that names the estimand."""
+    lines = stdout.strip().splitlines()
+    return [line.split() for line in lines[lines[0].startswith("estimand: ") :]]
 
 
 def _official_map() -> dict[str, float]:

@@ -172,7 +172,8 @@ def test_matrix_numbers_its_columns_in_readable_formats(files, capsys):
     base = ["compare", str(files / "qrels.txt"), str(files / "runs"), "--prior", "0.5", "--matrix"]
     assert main(base) == 0
     out, err = capsys.readouterr()
-    lines = out.splitlines()
+    heading, *lines = out.splitlines()
+    assert heading.startswith("estimand: complete")
     assert lines[0].split() == ["system", "1", "2"]
     assert lines[1].split()[:3] == ["1", "r1", "-"] and lines[2].split()[:2] == ["2", "r2"]
     assert "full names" in err

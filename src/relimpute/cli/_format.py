@@ -22,6 +22,20 @@ def add_format_argument(parser, extra: tuple[str, ...] = ()) -> None:
     )
 
 
-def emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
+def emit(frame: pd.DataFrame, fmt: str, out=None, *, title: str | None = None) -> None:
+    """Write ``frame`` in ``fmt``, under ``title`` (:func:`heading`) when given."""
     text = FORMATTERS[fmt](frame)
-    (out or sys.stdout).write(text if text.endswith("\n") else text + "\n")
+    out = out or sys.stdout
+    out.write(heading(title, fmt) + (text if text.endswith("\n") else text + "\n"))
+
+
+def heading(title: str | None, fmt: str) -> str:
+    """What goes above a table in ``fmt`` to say ``title`` (which estimand, ...): the line
+    over a table or markdown, a ``%`` comment over LaTeX; beside TSV and JSON (which stay
+    machine-readable) it goes to stderr and nothing goes above them."""
+    if title is None:
+        return ""
+    if fmt in ("tsv", "json", "trec"):
+        print(title, file=sys.stderr)
+        return ""
+    return {"markdown": f"{title}\n\n", "latex": f"% {title}\n"}.get(fmt, f"{title}\n")

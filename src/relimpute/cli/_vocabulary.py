@@ -11,7 +11,10 @@ The charter:
   ``demo`` counts as confident, and (as 1 − P) the significance level of
   ``evaluate --baseline`` and ``power``.
 - ``--depth K`` truncates every run at rank K; ``--pool-depth K`` judges only
-  the depth-K pool; ``--n-topics`` and ``--n-systems`` are counts.
+  the depth-K pool (with ``--estimand pool``: the depth each run is pooled to);
+  ``--n-topics`` and ``--n-systems`` are counts.
+- ``--estimand complete|pool|qrels`` names which score a table prints
+  (:mod:`relimpute.confidence.estimands`, docs/which-map.md), and the table says it.
 - ``-m/--measure`` and ``-M/--model`` take one value each and repeat for more
   (measure names and settings paths may hold commas); names of strategies or
   correctors and lists of numbers are comma-separated.
@@ -47,6 +50,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--docs",), "document texts shown to the assessor"),
     (("--duplicates",), "what to do with a document listed twice"),
     (("--epsilon",), "nudging of AP = 0 and 1 before the logit"),
+    (("--estimand",), "which score: complete, pool or qrels (trec_eval on the qrels given)"),
     (("--estimate",), "probabilistic qrels written by `relimpute fit`"),
     (("--export-qrels",), "write the qrels with the journal's judgments"),
     (("--format", "-f"), "output format"),
@@ -72,7 +76,8 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--per-topic", "-q"), "one row per run and topic"),
     (("--permutations",), "sign flips of the randomization test"),
     (("--plot",), "draw the result into a figure file"),
-    (("--pool-depth",), "judge only the depth-K pool (or several depths, comma-separated)"),
+    (("--pool-depth",), "the pool depth K: judge only the depth-K pool (or several depths, "
+     "comma-separated), or the depth --estimand pool pools to"),
     (("--prior",), "one probability of relevance for every unjudged document"),
     (("--quiet", "-Q"), "no progress bars or progress lines"),
     (("--ratio",), "variance of AP = Q/R: constant E[R] or the delta method"),
@@ -159,4 +164,39 @@ def add_quiet_argument(parser) -> None:
         action="store_true",
         help="no progress: no bars (stderr a terminal), no progress lines of a study (stderr "
         "a file or pipe: about every tenth of the study, or every minute)",
+    )
+
+
+#: ``--estimand``'s values and what each is, as ``--help`` says them
+#: (:data:`relimpute.confidence.estimands.ESTIMANDS`, written out so that --help loads no numpy).
+ESTIMAND_HELP = (
+    "complete: every retrieved document to the evaluation depth judged; pool: the run pooled "
+    "with the judged runs to --pool-depth; qrels: trec_eval on the qrels given (unjudged = "
+    "nonrelevant, no model)"
+)
+
+
+def add_estimand_argument(parser, choices=("complete", "pool", "qrels"), default="complete",
+                          what: str = "") -> None:
+    """``--estimand NAME``: which score the command's tables print (docs: which-map.md)."""
+    parser.add_argument(
+        "--estimand",
+        choices=choices,
+        default=default,
+        help=f"which score{what}: {ESTIMAND_HELP} (default: %(default)s; docs: which-map.md)",
+    )
+
+
+def add_pool_depth_argument(parser) -> None:
+    """``--pool-depth K`` of ``--estimand pool``, into ``args.pool_depth`` (None: inferred)."""
+    from ._common import positive_int
+
+    parser.add_argument(
+        "--pool-depth",
+        dest="pool_depth",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="with --estimand pool, the depth each run is pooled to (default: the depth most "
+        "runs are judged to on every topic)",
     )

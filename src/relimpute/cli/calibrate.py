@@ -15,7 +15,13 @@ from ._common import (
     positive_int,
 )
 from ._labels import add_llm_labels_argument, strategies_with_labels
-from ._vocabulary import add_confidence_argument, add_groups_argument, add_quiet_argument
+from ._estimand import refuse_estimand
+from ._vocabulary import (
+    add_confidence_argument,
+    add_estimand_argument,
+    add_groups_argument,
+    add_quiet_argument,
+)
 from .compare import _measure
 
 COMMAND = "calibrate"
@@ -66,6 +72,7 @@ def add_arguments(parser) -> None:
         "--strategies", default="mtc,rtc,fusion-mc", help="comma-separated strategies (default %(default)s)"
     )
     add_confidence_argument(parser, "judge each trial until this confidence")
+    add_estimand_argument(parser, what=" the trials judge towards (complete only)")
     parser.add_argument(
         "--depth",
         type=integer_at_least(0),
@@ -111,6 +118,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    refuse_estimand(
+        args, COMMAND, ("complete",),
+        "its trials check the confidence about the complete MAP against the held-out qrels",
+    )  # fmt: skip
     from pathlib import Path  # here, not at the top: --help does not load it
 
     from .._files import check_output_path

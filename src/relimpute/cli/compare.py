@@ -13,10 +13,16 @@ from ._common import (
     measure_option,
     positive_int,
 )
+from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
 from ._labels import add_llm_labels_argument, model_with_labels, refuse_with_labels
-from ._vocabulary import add_confidence_argument, add_quiet_argument
+from ._vocabulary import (
+    add_confidence_argument,
+    add_estimand_argument,
+    add_pool_depth_argument,
+    add_quiet_argument,
+)
 
 COMMAND = "compare"
 HELP = (
@@ -78,6 +84,14 @@ moments for the normal approximation; every other measure goes through Monte
 Carlo draws of relevance (--mc-draws), from the model's posterior draws when
 it has them, else independent Bernoulli(p). The columns keep their names
 (e_delta_map is then the difference of the measure's means).
+
+--estimand names which MAP is compared (docs: which-map.md), and the table's
+first line says it (beside tsv and json output: on stderr): complete (the
+default, described above), pool (each run as if pooled with the judged runs
+to --pool-depth K, a pair on both runs' pool: unjudged documents below K are
+nonrelevant; a run that was pooled has its trec_eval score with sd 0; exact
+moments with the model's point estimate: AP and the linear measures) or qrels
+(trec_eval's number on these qrels, unjudged = nonrelevant: no model, sd 0).
 """
 EPILOG = """\
 examples:
@@ -90,6 +104,7 @@ examples:
   relimpute compare qrels.txt runs/ --rel-threshold 2 --depth 100 --format tsv > pairs.tsv
   relimpute compare qrels.txt runs/ --rel-threshold 2 -m nDCG@10 --systems bm25base_p runid2
   relimpute compare qrels.txt runs/ --rel-threshold 2 --topic-bootstrap --systems p_bert bm25base_p
+  relimpute compare qrels.txt runs/ --rel-threshold 2 --estimand pool --pool-depth 10
 
 --ratio constant is the paper's Var[Q]/E[R]^2; --ratio delta also accounts for
 the randomness of R (delta method), which matters for single-run intervals.
@@ -176,6 +191,8 @@ def add_arguments(parser) -> None:
         help="add topic sampling: bootstrap the topics with a relevance draw inside each "
         "resample, so the answer also covers other topics (Monte Carlo)",
     )
+    add_estimand_argument(parser)
+    add_pool_depth_argument(parser)
     parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
@@ -203,7 +220,7 @@ def estimate_relevance(campaign, args):
 
 
 def run(args) -> int:
-    from ..confidence import ConfidenceEngine, has_closed_form
+    from ..confidence import has_closed_form
     from ..errors import InputError
 
     given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
@@ -211,6 +228,7 @@ def run(args) -> int:
     if len(given) > 1:
         raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
     refuse_with_labels(args, ("--prior", args.prior))  # with --estimate, they name documents
+    _check_estimand(args)
     campaign = load_campaign(args, COMMAND)
     if args.systems:
         check_run_names(args.systems, campaign.systems, "--systems")
@@ -228,12 +246,14 @@ def run(args) -> int:
         raise InputError("--topic-bootstrap resamples topics by Monte Carlo: drop --normal")
     from ._calibration_check import warn_if_uncalibrated
 
-    warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
-    from ..progress import stage
+    estimate = None  # the qrels estimand needs none
+    if args.estimand != "qrels":
+        warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
+        from ..progress import stage
 
-    with stage(f"relimpute {COMMAND}: estimating the unjudged documents' relevance"):
-        estimate = estimate_relevance(campaign, args)
-    engine = ConfidenceEngine(ratio=args.ratio, depth=args.depth)
+        with stage(f"relimpute {COMMAND}: estimating the unjudged documents' relevance"):
+            estimate = estimate_relevance(campaign, args)
+    engine = estimand_engine(args, campaign, COMMAND, ratio=args.ratio, depth=args.depth)
     if args.topics:
         result = engine.topic_bootstrap(
             campaign,
@@ -264,17 +284,46 @@ def run(args) -> int:
         )
     import sys
 
+    if args.estimand == "qrels":
+        note = (
+            "relimpute compare: --estimand qrels: trec_eval's numbers on these qrels (unjudged = "
+            "nonrelevant), no uncertainty from unjudged documents"
+            + (" (topic sampling only)" if args.topics else "")
+        )
     print(note, file=sys.stderr)
     narrower = _point_estimate_note(args, estimate)
     if narrower:
         print(narrower, file=sys.stderr)
+    title = engine.describe(campaign)
     if args.matrix:
-        _emit_matrix(result.matrix(), args.format)
-    elif args.topics or result.scores.draws is None:
-        emit(result.to_frame(level=args.confidence), args.format)
+        _emit_matrix(result.matrix(), args.format, title)
+    elif args.topics or result.scores.draws is None or estimate is None:
+        emit(result.to_frame(level=args.confidence), args.format, title=title)
     else:
-        emit(_bounds_to_their_digits(result, estimate, args), args.format)
+        emit(_bounds_to_their_digits(result, estimate, args), args.format, title=title)
     return 0
+
+
+def _check_estimand(args) -> None:
+    """``--estimand`` against the other options: qrels takes no model, pool exact moments."""
+    from ..confidence import has_closed_form
+    from ..errors import InputError
+
+    models = (("--model", args.model), ("--prior", args.prior is not None),
+              ("--estimate", args.estimate), ("--llm-labels", args.llm_labels))
+    check_estimand_options(args, models)
+    if args.estimand != "pool":
+        return
+    if args.topics:
+        raise InputError(
+            "pool has exact moments only, and --topic-bootstrap is Monte Carlo: drop "
+            "--topic-bootstrap, or choose --estimand complete or qrels", "--estimand"
+        )  # fmt: skip
+    if not has_closed_form(args.measure):
+        raise InputError(
+            f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not {args.measure}: "
+            "choose --estimand complete or qrels for it", "--estimand"
+        )  # fmt: skip
 
 
 def bound_decimals(value: float, se: float) -> int:
@@ -329,10 +378,10 @@ def _point_estimate_note(args, estimate) -> str | None:
     than the posterior predictive answer the default model gives)."""
     from ._estimate import file_without_draws, narrower_note
 
-    if args.prior is not None:
-        return None  # a fixed prior has no parameters to be unsure of
-    if args.normal:
-        why = "--normal uses the model's point estimate of p"
+    if args.prior is not None or estimate is None:
+        return None  # a fixed prior (or the qrels) has no parameters to be unsure of
+    if args.normal or (args.estimand == "pool" and estimate.n_draws):
+        why = f"{'--normal' if args.normal else '--estimand pool'} uses the model's point estimate of p"
     elif estimate.n_draws == 0:
         why = (
             file_without_draws(args.estimate)
@@ -344,15 +393,15 @@ def _point_estimate_note(args, estimate) -> str | None:
     return narrower_note(COMMAND, why)
 
 
-def _emit_matrix(matrix, fmt: str) -> None:
+def _emit_matrix(matrix, fmt: str, title: str) -> None:
     """P(row beats column): numbered columns and two decimals where people read it."""
     import shutil
     import sys
 
-    from ._format import FORMATTERS
+    from ._format import FORMATTERS, heading
 
     if fmt in ("tsv", "json"):
-        emit(matrix.reset_index(), fmt)
+        emit(matrix.reset_index(), fmt, title=title)
         return
     numbers = [str(i) for i in range(1, len(matrix) + 1)]
     cells = matrix.map(lambda p: "-" if p != p else f"{p:.2f}")  # NaN: the diagonal
@@ -365,7 +414,7 @@ def _emit_matrix(matrix, fmt: str) -> None:
         text = cells.to_string(index=False, justify="left", line_width=columns)
     else:
         text = FORMATTERS[fmt](cells)
-    sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.write(heading(title, fmt) + text.rstrip("\n") + "\n")
     print(
         "relimpute compare: columns are numbered as the rows; --format tsv or json prints "
         "full names and all digits",

@@ -13,10 +13,17 @@ from ._common import (
     measure_option,
     positive_int,
 )
+from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument
 from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument, add_measure_argument, add_quiet_argument
+from ._vocabulary import (
+    add_confidence_argument,
+    add_estimand_argument,
+    add_measure_argument,
+    add_pool_depth_argument,
+    add_quiet_argument,
+)
 
 COMMAND = "evaluate"
 HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
@@ -85,6 +92,14 @@ gives the same E[m] and sd[m] under the model fusion-llm fitted here, with
 automatic labels as evidence whose error is learned from the judgments;
 with --estimate FILE too (fitted by `fit --llm-labels`), the labels only
 add the documents they name, so that R counts them as the fit did.
+
+--estimand names which score each table holds, on its first line (beside tsv,
+json and trec output: on stderr; docs: which-map.md). The plain table is
+trec_eval's on the qrels given (qrels); E[m] is complete by default;
+--estimand complete or pool without --estimate or --llm-labels fits the
+default model; pool scores each run as if pooled with the judged runs to
+--pool-depth K (exact moments: AP and the linear measures; a pooled run gets
+its trec_eval score with sd 0, as with -c).
 
 --baseline RUN tests every other run against RUN on every measure, over the
 topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
@@ -155,6 +170,11 @@ def add_arguments(parser) -> None:
         metavar="N",
         help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
     )
+    add_estimand_argument(
+        expected, default=None,
+        what=" (default: qrels for the trec_eval table, complete with --estimate or --llm-labels)",
+    )  # fmt: skip
+    add_pool_depth_argument(expected)
     tests = parser.add_argument_group("topic-level tests against a baseline (topic sampling)")
     tests.add_argument(
         "--baseline",
@@ -196,15 +216,17 @@ def run(args) -> int:
 
     from ..measures import evaluate, parse_measures
 
+    check_estimand_options(args, (("--estimate", args.estimate), ("--llm-labels", args.llm_labels)))
     campaign = load_campaign(args, COMMAND)
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
     names = [str(m) for m in measures]
+    title = "estimand: qrels (trec_eval on the qrels given, unjudged = nonrelevant)"
     options = {
         "missing": "zero" if args.complete else "skip",
         "condensed": args.condensed,
         "gain": args.gain,
     }
-    if args.estimate is not None or args.llm_labels:
+    if args.estimate is not None or args.llm_labels or args.estimand in ("complete", "pool"):
         return _expected(campaign, measures, args)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
@@ -218,7 +240,7 @@ def run(args) -> int:
 
             sys.stdout.write(trec_eval_text(summary, None, measures))
         else:
-            emit(_counts_as_integers(summary, measures), args.format)
+            emit(_counts_as_integers(summary, measures), args.format, title=title)
         return 0
     topics = evaluate(campaign, measures, per_topic=True, **options)
     table = _wide(topics, ["system", "query_id"], names)
@@ -231,7 +253,7 @@ def run(args) -> int:
     order = {name: i for i, name in enumerate(campaign.systems)}
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["system"].map(order).to_numpy(), kind="stable")]
-    emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
+    emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format, title=title)
     return 0
 
 
@@ -239,7 +261,6 @@ def _expected(campaign, measures, args) -> int:
     """E[m] and sd[m] per run under the probabilistic qrels of --estimate."""
     import pandas as pd
 
-    from ..confidence import ConfidenceEngine
     from ..errors import InputError
     from ._estimate import load_estimate
 
@@ -251,18 +272,23 @@ def _expected(campaign, measures, args) -> int:
         ("--gain exponential", args.gain != "linear"),
     ):
         if given:
-            raise InputError(f"{'--estimate' if args.estimate else '--llm-labels'} cannot be combined with {option}")
-    if args.estimate is None:  # E[m] under the labels' model, fitted here
+            raise InputError(f"{_expected_option(args)} cannot be combined with {option}")
+    args.estimand = args.estimand or "complete"  # E[m]'s default
+    _check_pool_measures(args, measures)
+    if args.estimate is None:  # E[m] under the labels' model (or the default one), fitted here
         from ..relevance import load_model
+        from ._common import DEFAULT_MODEL
         from ._labels import LABELS_MODEL
 
-        estimate = load_model(LABELS_MODEL).fit_predict(campaign, rng=args.seed)
+        model = LABELS_MODEL if args.llm_labels else DEFAULT_MODEL
+        estimate = load_model(model).fit_predict(campaign, rng=args.seed)
     else:  # with --llm-labels, the documents they add count in R, as in the fit that wrote it
         estimate = load_estimate(args.estimate, campaign, COMMAND)
     frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
+    engine = estimand_engine(args, campaign, COMMAND)
     for measure in measures:
         scores = (
-            ConfidenceEngine()
+            engine
             .confidence(
                 campaign, estimate, pairs=[], measure=str(measure), n_draws=args.mc_draws,
                 rng=args.seed,
@@ -272,17 +298,43 @@ def _expected(campaign, measures, args) -> int:
         scale = campaign.n_topics if measure.aggregate == "sum" else 1
         frame[f"E[{measure}]"] = scores.e_map * scale
         frame[f"sd[{measure}]"] = scores.sd_map * scale
+    once = "every retrieved document is" if engine.estimand == "complete" else "each run's top K are"
     print(
-        "relimpute evaluate: E[m] is the measure expected once every retrieved document is "
-        "judged; sd[m] is the uncertainty from unjudged documents only (topics fixed).",
+        f"relimpute evaluate: E[m] is the measure expected once {once} judged; sd[m] is the "
+        "uncertainty from unjudged documents only (topics fixed).",
         file=sys.stderr,
     )
-    if estimate.n_draws == 0 and args.estimate is not None:
-        from ._estimate import file_without_draws, narrower_note
+    from ._estimate import file_without_draws, narrower_note
 
+    if estimate.n_draws == 0 and args.estimate is not None:
         print(narrower_note("evaluate", file_without_draws(args.estimate)), file=sys.stderr)
-    emit(frame, args.format)
+    elif estimate.n_draws and engine.estimand == "pool":
+        print(narrower_note("evaluate", "--estimand pool uses the model's point estimate of p"),
+              file=sys.stderr)  # fmt: skip
+    emit(frame, args.format, title=engine.describe(campaign))
     return 0
+
+
+def _expected_option(args) -> str:
+    """The option that asked for E[m]."""
+    if args.estimate is not None:
+        return "--estimate"
+    return "--llm-labels" if args.llm_labels else f"--estimand {args.estimand}"
+
+
+def _check_pool_measures(args, measures) -> None:
+    """--estimand pool has exact moments only: name a measure without them."""
+    from ..confidence import has_closed_form
+    from ..errors import InputError
+
+    if args.estimand != "pool":
+        return
+    for measure in measures:
+        if not has_closed_form(str(measure)):
+            raise InputError(
+                f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not {measure}: "
+                "choose -m among them, or --estimand complete", "--estimand"
+            )  # fmt: skip
 
 
 def _significance(campaign, measures, options, args) -> int:

@@ -26,9 +26,11 @@ from ._judge_terminal import (
     printable_id,
 )
 from ._labels import add_llm_labels_argument, model_with_labels
-from ._vocabulary import add_confidence_argument
+from ._estimand import refuse_estimand
+from ._vocabulary import add_confidence_argument, add_estimand_argument
 
 COMMAND = "judge"
+_WHY_COMPLETE = "its strategies judge until confident about the complete MAP"
 HELP = "judge documents until the comparison is decided (the default model's confidence)"
 DESCRIPTION = """\
 Judge documents one at a time until the comparison of --pair A B (or of every
@@ -125,6 +127,7 @@ def add_arguments(parser) -> None:
         "with --llm-labels, judging first where the labels and the runs leave it least sure; the pooling orders ip, depth "
         "(k = 100) and mtf stop at --budget or when their pool is exhausted, not at --confidence",
     )
+    add_estimand_argument(parser, what=" the strategies judge towards (complete only)")
     add_model_argument(parser, "rtc", what="relevance model of --strategy rtc (and llm: a settings file for fusion-llm)")
     add_llm_labels_argument(parser)
     parser.add_argument(
@@ -144,6 +147,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    refuse_estimand(args, COMMAND, ("complete",), _WHY_COMPLETE)
     if args.export_qrels:
         return _export(args)
     if not args.runs:

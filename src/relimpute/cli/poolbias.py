@@ -16,7 +16,13 @@ from ._common import (
     seed_int,
 )
 from ._format import add_format_argument, emit
-from ._vocabulary import add_groups_argument, add_measure_argument, add_quiet_argument
+from ._estimand import refuse_estimand
+from ._vocabulary import (
+    add_estimand_argument,
+    add_groups_argument,
+    add_measure_argument,
+    add_quiet_argument,
+)
 
 COMMAND = "poolbias"
 HELP = "leave-one-group-out pool-bias study: correct unpooled scores, report MAE, SRE, SRE*, tau"
@@ -57,6 +63,9 @@ def add_arguments(parser) -> None:
         required=True,
         metavar="K",
         help="pool depth k (e.g. 10, or the official 100)",
+    )
+    add_estimand_argument(
+        parser, default="pool", what=" the correctors estimate (pool only: the full-pool score)"
     )
     add_measure_argument(parser, f"a measure; repeat for more (default: {' '.join(STUDY_MEASURES)})")
     parser.add_argument(
@@ -129,11 +138,16 @@ def run(args) -> int:
     from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
     from ..bias.study import check_study_input, write_study
+    from ..confidence.estimands import describe
     from ..errors import InputError
     from ..measures import parse_measures
     from ..parallel import cluster
     from ..relevance import load_settings
 
+    refuse_estimand(
+        args, COMMAND, ("pool",),
+        "its correctors estimate each left-out run's full-pool score (use evaluate or compare)",
+    )  # fmt: skip
     check_output_path(args.output, directory=True)  # before the study, not after it
     groups = read_groups(args.groups)
     correctors = [c.strip() for c in args.correctors.split(",") if c.strip()]
@@ -164,7 +178,8 @@ def run(args) -> int:
         study = _run(campaign, groups, measures, correctors, folder, args, client)
     paths = write_study(study, args.output)
     folder.finish(paths)
-    emit(study.metrics, args.format)
+    title = describe("pool", pool_depth=args.depth) + ": the correctors' target"
+    emit(study.metrics, args.format, title=title)
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
 

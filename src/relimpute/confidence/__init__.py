@@ -8,7 +8,10 @@ independent topics, and the confidence that a beats b is P(ΔMAP > 0).
 
 Campaign level
 --------------
-``ConfidenceEngine(ratio="constant"|"delta", depth=None)``
+``ConfidenceEngine(ratio="constant"|"delta", depth=None, estimand="complete", pool_depth=None)``
+    (``estimand``: which score, :mod:`.estimands`: ``"complete"`` every retrieved document
+    judged, ``"pool"`` each run pooled to ``pool_depth``, ``"qrels"`` trec_eval's number;
+    ``.describe(campaign)`` is the line a table prints)
     ``.evaluate(campaign, estimate, systems=None, measure="AP") -> SystemScores``
     (E/Var of AP per system × topic, E/Var of MAP, expected ranking);
     ``.compare(campaign, estimate, systems=None, pairs=None, measure="AP") -> Comparison``

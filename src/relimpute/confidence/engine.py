@@ -17,6 +17,14 @@ import numpy as np
 from ..data import Campaign, TopicData
 from ..measures import Measure, measure_families, parse_measure
 from ..relevance.base import RelevanceEstimate
+from .estimands import (
+    EXACT_ONLY,
+    check_estimand,
+    describe,
+    judged_pool_depth,
+    qrels_estimate,
+    without_variance,
+)
 from .linear import linear_moments
 from .moments import check_ratio, counted_documents, ratio_moments
 from .results import Comparison, SystemScores, prob_positive
@@ -47,11 +55,20 @@ class ConfidenceEngine:
     depth
         Evaluate every ranking truncated at this depth (None = full depth).
         R then counts the unjudged documents retrieved within the depth.
+    estimand
+        Which score (:mod:`relimpute.confidence.estimands`, docs/which-map.md):
+        ``"complete"`` (every retrieved document judged), ``"pool"`` (each run
+        pooled to ``pool_depth``; exact moments only) or ``"qrels"`` (trec_eval
+        on the qrels given: no model, variance 0; ``estimate`` may be None).
+    pool_depth
+        The pool depth K of ``estimand="pool"``; None: the depth most runs are
+        judged to on every topic (:func:`~relimpute.confidence.estimands.judged_pool_depth`).
 
     Notes
     -----
-    E[R] of a topic is Σp over every judged document plus every unjudged
-    document retrieved by any system of the *campaign* (within ``depth``),
+    Under ``estimand="complete"``, E[R] of a topic is Σp over every judged
+    document plus every unjudged document retrieved by any system of the
+    *campaign* (within ``depth``),
     whichever systems are compared (a pair's answer does not depend on the
     other runs on the command line), plus every document a label source of the
     campaign names (:func:`~relimpute.confidence.moments.counted_documents`). A topic a system retrieves nothing for scores 0 with
@@ -67,15 +84,38 @@ class ConfidenceEngine:
     >>> result.scores.ranking()  # systems by E[MAP], best first  # doctest: +SKIP
     """
 
-    def __init__(self, ratio: str = "constant", depth: int | None = None):
+    def __init__(
+        self,
+        ratio: str = "constant",
+        depth: int | None = None,
+        *,
+        estimand: str = "complete",
+        pool_depth: int | None = None,
+    ):
         self.ratio = ratio
         self.depth = depth
+        self.estimand = check_estimand(estimand)
+        self.pool_depth = pool_depth
         check_ratio(ratio)
-        if depth is not None and (int(depth) != depth or depth < 1):
-            raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
+        for name, value in (("depth", depth), ("pool_depth", pool_depth)):
+            if value is not None and (int(value) != value or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+        if pool_depth is not None and estimand != "pool":
+            raise ValueError(f"pool_depth is the pool estimand's, not {estimand!r}'s")
 
     def __repr__(self) -> str:
-        return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r})"
+        more = "" if self.estimand == "complete" else f", estimand={self.estimand!r}"
+        if self.pool_depth is not None:
+            more += f", pool_depth={self.pool_depth!r}"
+        return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r}{more})"
+
+    def describe(self, campaign: Campaign | None = None) -> str:
+        """The line a table prints: which estimand, e.g. ``estimand: complete (every
+        retrieved document to full depth judged)``; the inferred pool depth with ``campaign``."""
+        pool_depth = self.pool_depth
+        if self.estimand == "pool" and pool_depth is None and campaign is not None:
+            pool_depth = judged_pool_depth(campaign)
+        return describe(self.estimand, self.depth, pool_depth)
 
     # ------------------------------------------------------------------ public
 
@@ -120,14 +160,25 @@ class ConfidenceEngine:
         measure
             ``"AP"`` (MAP) or a linear measure, as in :meth:`evaluate`.
         """
+        estimate = self._estimate(campaign, estimate)
         rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
+        if self.estimand == "pool" and not has_closed_form(measure):
+            raise ValueError(f"{EXACT_ONLY}, not {measure!r}: score it as 'complete' or 'qrels'")
         linear = _exact_measure(measure)
         views = self._views(campaign, rows)
-        if linear is None:
+        ratio = self.ratio if linear is None else None
+        if self.estimand == "pool":
+            from .estimands import pooled_topic_moments
+
+            k = self.pool_depth or judged_pool_depth(campaign)
+            topic_moments = [
+                pooled_topic_moments(topic, view, p, pair_idx, k, rows, self.ratio, linear)
+                for topic, view, p in zip(campaign.topics, views, estimate.p)
+            ]
+        elif linear is None:
             topic_moments = [
                 self._ap_topic(view, p, pair_idx) for view, p in zip(views, estimate.p)
             ]
-            ratio = self.ratio
         else:
             topic_moments = [
                 linear_moments(
@@ -135,7 +186,6 @@ class ConfidenceEngine:
                 )
                 for view, p in zip(views, estimate.p)
             ]
-            ratio = None
         n_topics = campaign.n_topics
         e_ap = np.stack([m[0] for m in topic_moments], axis=1)
         var_ap = np.stack([m[1] for m in topic_moments], axis=1)
@@ -149,6 +199,7 @@ class ConfidenceEngine:
             measure=str(linear or "AP"),
             method="normal",
             ratio=ratio,
+            estimand=self.estimand,
         )
         if len(pair_idx):
             e_delta = np.stack([m[2] for m in topic_moments], axis=1)
@@ -233,9 +284,17 @@ class ConfidenceEngine:
         """Monte Carlo comparison and, when asked, every draw's ``(D, S, T)`` topic scores."""
         from .montecarlo import simulate
 
+        if self.estimand == "pool":
+            raise ValueError(
+                f"{EXACT_ONLY}: use compare or evaluate (method 'normal'); Monte Carlo gives "
+                "the estimands 'complete' and 'qrels'"
+            )
+        estimate = self._estimate(campaign, estimate)
         rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
         if int(n_draws) != n_draws or n_draws < 2:
             raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
+        if self.estimand == "qrels" and not keep_topic_draws:
+            n_draws = 2  # the qrels decide every document: every draw is the same
         views = self._views(campaign, rows)
         shape = (int(n_draws), len(rows), campaign.n_topics)
         topic_draws = np.empty(shape) if keep_topic_draws else None
@@ -251,7 +310,10 @@ class ConfidenceEngine:
             use_posterior_draws=use_posterior_draws,
             max_elements=int(max_elements),
             topic_draws=topic_draws,
+            estimand=self.estimand,
         )
+        if self.estimand == "qrels":
+            comparison = without_variance(comparison)
         return comparison, topic_draws
 
     def confidence(
@@ -278,9 +340,12 @@ class ConfidenceEngine:
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        draws = None if estimate is None or self.estimand != "complete" else estimate.draws
         exact = method == "normal" or (
-            method == "auto" and estimate.draws is None and has_closed_form(measure)
+            method == "auto" and draws is None and has_closed_form(measure)
         )
+        if self.estimand == "pool" and method == "auto":
+            exact = True  # its only method (the model's point estimate p)
         if exact:
             return self.compare(campaign, estimate, systems, pairs, measure=measure)
         return self.monte_carlo(
@@ -288,6 +353,14 @@ class ConfidenceEngine:
         )
 
     # ------------------------------------------------------------------ private
+
+    def _estimate(self, campaign: Campaign, estimate: RelevanceEstimate | None):
+        """The estimate the estimand scores with: the qrels' own for ``qrels``."""
+        if self.estimand == "qrels":
+            return qrels_estimate(campaign)
+        if estimate is None:
+            raise ValueError(f"estimand {self.estimand!r} needs a relevance estimate")
+        return estimate
 
     def _views(self, campaign: Campaign, rows: np.ndarray) -> list[_TopicView]:
         from ..labels import labelled_documents

@@ -54,6 +54,7 @@ def simulate(
     use_posterior_draws: bool,
     max_elements: int,
     topic_draws: np.ndarray | None = None,
+    estimand: str = "complete",
 ) -> Comparison:
     """Monte Carlo :class:`Comparison` (with its :class:`SystemScores`); see the module docstring.
 
@@ -119,6 +120,7 @@ def simulate(
         ratio=None,
         draws=mean_draws,
         sources="unjudged documents" + ("" if posterior is None else f" + {PARAMETERS}"),
+        estimand=estimand,
     )
     e_delta, var_delta, p_better = _pair_summaries(mean_draws, pairs)
     return Comparison(

@@ -99,6 +99,9 @@ class SystemScores:
         :data:`PARAMETERS` behind when Monte Carlo drew the model's posterior, so
         the model's own parameter uncertainty is in the answer. Without it the
         answer is narrower than the posterior's; ``str()`` and ``repr()`` say so.
+    estimand
+        Which score the distributions are of: ``"complete"``, ``"pool"`` or
+        ``"qrels"`` (:mod:`relimpute.confidence.estimands`).
     """
 
     systems: tuple[str, ...]
@@ -112,6 +115,7 @@ class SystemScores:
     ratio: str | None = "constant"
     draws: np.ndarray | None = None
     sources: str = "unjudged documents"
+    estimand: str = "complete"
 
     @property
     def sd_map(self) -> np.ndarray:
@@ -159,13 +163,14 @@ class SystemScores:
             f"measure={self.measure!r}",
             f"{len(self.systems)} systems",
             f"{len(self.query_ids)} topics",
+            *self._named(),
             self._how(),
         )
 
     def __str__(self) -> str:
         head = (
             f"Expected {self.measure} of {len(self.systems)} systems over "
-            f"{len(self.query_ids)} topics ({self._how()})"
+            f"{len(self.query_ids)} topics ({self._estimand()})"
         )
         return (
             head + "\n" + self.to_frame().to_string(index=False, float_format=lambda x: f"{x:.4f}")
@@ -178,6 +183,16 @@ class SystemScores:
             how = "exact moments" + (f", {self.ratio} ratio" if self.ratio else "")
         known = "" if PARAMETERS in self.sources else "; the model's parameters taken as known"
         return f"{how}; uncertainty: {self.sources}{known}"
+
+    def _estimand(self) -> str:
+        """The estimand (:mod:`relimpute.confidence.estimands`) and how, for the heads."""
+        if self.estimand == "qrels":
+            return "estimand qrels: trec_eval on the qrels given, no uncertainty"
+        return f"estimand {self.estimand}; {self._how()}"
+
+    def _named(self) -> tuple[str, ...]:
+        """What ``repr`` adds: the estimand when it is not the default ``complete``."""
+        return () if self.estimand == "complete" else (f"estimand={self.estimand!r}",)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -283,6 +298,7 @@ class Comparison:
             f"measure={self.scores.measure!r}",
             f"{len(self.pairs)} pairs of {len(self.systems)} systems",
             f"{len(self.scores.query_ids)} topics",
+            *self.scores._named(),
             self.scores._how(),
         )
 
@@ -291,7 +307,8 @@ class Comparison:
         head = (
             f"Δ{self.scores.measure} = {self.scores.measure}(a) - {self.scores.measure}(b) for "
             f"{len(frame)} pairs of {len(self.systems)} systems over "
-            f"{len(self.scores.query_ids)} topics ({self.scores._how()}); p_a_better = P(Δ > 0)"
+            f"{len(self.scores.query_ids)} topics ({self.scores._estimand()}); "
+            "p_a_better = P(Δ > 0)"
         )
         shown = frame if len(frame) <= 20 else frame.head(20)
         body = shown.to_string(index=False, float_format=lambda x: f"{x:.4f}")

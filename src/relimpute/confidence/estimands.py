@@ -1,0 +1,155 @@
+"""Which MAP: the three estimands a score can be an estimate of (docs/which-map.md).
+
+``complete``
+    The score once every document retrieved to the evaluation depth is judged:
+    every unjudged document any run of the campaign retrieves is relevant with
+    the model's p and counts in R (what the engine computed before it named it).
+``pool``
+    The score the run would get had it been pooled with the judged runs to the
+    pool depth K: its unjudged documents within its top K are relevant with the
+    model's p and count in R; the unjudged documents it ranks below K count as
+    nonrelevant (nobody would have judged them). For a pair the pool is the
+    judged documents and the top K of both runs, so both scores see the same
+    relevance on the same documents. A run that was pooled to K has no unjudged
+    document in its top K: its ``pool`` score is trec_eval's, with variance 0.
+    Exact moments only (AP and the measures linear in relevance).
+``qrels``
+    trec_eval's number on the qrels given (unjudged = nonrelevant, as ``-c``):
+    no model, variance 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data import Campaign
+
+#: Each estimand and what it is, as the tables say it.
+ESTIMANDS = {
+    "complete": "every retrieved document to the evaluation depth judged",
+    "pool": "the run pooled with the judged runs to the pool depth",
+    "qrels": "trec_eval on the qrels given, unjudged = nonrelevant",
+}
+#: What gives each estimand, for the messages that refuse one.
+EXACT_ONLY = "estimand 'pool' has exact moments only (AP and the measures linear in relevance)"
+
+
+def check_estimand(estimand: str) -> str:
+    """Validate an estimand name (``"complete"``, ``"pool"`` or ``"qrels"``)."""
+    if estimand not in ESTIMANDS:
+        raise ValueError(f"estimand must be one of {tuple(ESTIMANDS)}, got {estimand!r}")
+    return estimand
+
+
+def describe(estimand: str, depth: int | None = None, pool_depth: int | None = None) -> str:
+    """One line naming the estimand, e.g. ``estimand: pool (the run pooled ... to depth 10)``."""
+    text = ESTIMANDS[check_estimand(estimand)]
+    if estimand == "complete":
+        text = text.replace("the evaluation depth", f"depth {depth}" if depth else "full depth")
+    elif estimand == "pool" and pool_depth is not None:
+        text = text.replace("the pool depth", f"depth {pool_depth}")
+    return f"estimand: {estimand} ({text})"
+
+
+def judged_pool_depth(campaign: Campaign) -> int:
+    """The pool depth the judgments show: the depth most runs are judged to on every topic.
+
+    Per run, the largest k with its top k judged on every topic (a run pooled to depth K
+    has at least K); the most common of these over the runs (the larger on a tie), at
+    least 1. TREC DL 2019 passage gives 10, TREC-8 ad hoc 100.
+    """
+    prefix = np.full(campaign.n_systems, np.iinfo(np.int64).max, dtype=np.int64)
+    for topic in campaign.topics:
+        width = topic.ranking.shape[1]
+        ranks = np.arange(width)[None, :]
+        retrieved = ranks < topic.depth[:, None]
+        docs = np.where(retrieved, topic.ranking, 0)
+        unjudged = retrieved & ~topic.judged[docs]
+        first = np.where(unjudged.any(axis=1), unjudged.argmax(axis=1), topic.depth)
+        prefix = np.minimum(prefix, first)
+    values, counts = np.unique(prefix, return_counts=True)
+    best = values[counts == counts.max()].max() if len(values) else 1
+    return max(int(best), 1)
+
+
+def qrels_estimate(campaign: Campaign):
+    """The estimate of the ``qrels`` estimand: judged relevant 1, everything else 0, no draws."""
+    from ..relevance.base import RelevanceEstimate
+
+    return RelevanceEstimate(
+        query_ids=campaign.query_ids,
+        doc_ids=tuple(t.doc_ids for t in campaign.topics),
+        p=tuple(r.astype(np.float64) for r in campaign.relevant()),
+        model="qrels",
+    )
+
+
+def without_variance(comparison):
+    """The comparison with every variance 0 (``qrels``: Monte Carlo over identical draws
+    leaves rounding of order 1e-32 there)."""
+    from dataclasses import replace
+
+    scores = comparison.scores
+    scores = replace(scores, var_ap=np.zeros_like(scores.var_ap), var_map=np.zeros_like(scores.var_map))
+    return replace(comparison, var_delta_map=np.zeros_like(comparison.var_delta_map), scores=scores)
+
+
+def pooled_topic_moments(topic, view, p, pairs, pool_depth: int, rows, ratio, linear=None):
+    """``(E (S,), Var (S,), E Δ (P,), Var Δ (P,))`` of one topic under the ``pool`` estimand.
+
+    ``view`` is the topic's engine view of the campaign ``rows``. Each system is scored on its
+    own pool, each pair on both runs' pool: p is 0 outside the pool (nonrelevant) and every
+    document counts in R, so E[R] = Σp over the pool. AP (``linear`` None, with ``ratio``)
+    or a ``linear`` measure (:func:`~relimpute.confidence.linear.linear_moments`).
+    """
+    judged = topic.judged
+    tops = []
+    for row in rows:
+        top = np.zeros(topic.n_docs, dtype=bool)
+        docs = topic.ranking[row, :pool_depth]
+        top[docs[docs >= 0]] = True
+        tops.append(top & ~judged)
+    systems = [(s,) for s in range(len(rows))]
+    pools = [judged | top for top in tops]
+    e, var = _moments(view, p, systems, pools, ratio, linear)
+    if not len(pairs):
+        return e, var, None, None
+    pools = [judged | tops[a] | tops[b] for a, b in pairs.tolist()]
+    e_d, var_d = _moments(view, p, [tuple(pair) for pair in pairs.tolist()], pools, ratio, linear)
+    return e, var, e_d, var_d
+
+
+def _moments(view, p, groups, pools, ratio, linear):
+    """Mean and variance of the measure of each one-system group, or of the difference of
+    each two-system group, with p kept on ``pools`` (one mask per group) and 0 elsewhere."""
+    from . import _kernels  # numba: imported when first needed
+    from .linear import linear_moments
+    from .moments import ratio_moments
+
+    n = len(groups)
+    out = np.zeros((5, n))  # E[Q], Var[Q], Cov(Q, R), E[R], Var[R] (or the linear mean, var)
+    rank = np.broadcast_to(np.arange(1.0, view.ranking.shape[1] + 1.0), (2, view.ranking.shape[1]))
+    rank = np.ascontiguousarray(rank)
+    first_pair = (np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64))
+    for i, (group, pool) in enumerate(zip(groups, pools)):
+        q = np.where(pool, p, 0.0)
+        ranking = np.ascontiguousarray(view.ranking[list(group)])
+        depth = view.depth[list(group)]
+        if linear is not None:
+            chosen = None if len(group) == 1 else np.array([[0, 1]], dtype=np.int64)
+            m = linear_moments(linear, ranking, depth, q, chosen)
+            out[:2, i] = (m[0][0], m[1][0]) if len(group) == 1 else (m[2][0], m[3][0])
+            continue
+        v = q * (1.0 - q)
+        k = len(group)
+        eq, first, second, cov, g = _kernels.system_terms(ranking, rank[:k], depth, q, v)
+        if k == 1:
+            out[:3, i] = eq[0], first[0] + second[0], cov[0]
+        else:
+            cf, cs = _kernels.pair_terms(ranking, rank, depth, g, v, len(q), *first_pair)
+            var_dq = first[0] + first[1] - 2.0 * cf[0] + second[0] + second[1] - 2.0 * cs[0]
+            out[:3, i] = eq[0] - eq[1], max(var_dq, 0.0), cov[0] - cov[1]
+        out[3:, i] = q.sum(), v.sum()
+    if linear is not None:
+        return out[0], out[1]
+    return ratio_moments(*out, ratio)
