@@ -50,10 +50,10 @@ def _grade_text(grade: float) -> str:
 class _Topic:
     """One topic's strata: N_h, n_h, r_h and R̂ per grade, from the qrels."""
 
-    def __init__(self, docs: pd.Series, strata: np.ndarray, grades: np.ndarray, max_rank: int):
+    def __init__(self, docs: np.ndarray, strata: np.ndarray, grades: np.ndarray, max_rank: int):
         self.strata, self.index = np.unique(strata, return_inverse=True)
-        self.stratum_of = dict(zip(docs, self.index))
-        self.grade_of = dict(zip(docs, grades))
+        self.docs = pd.Index(docs)
+        self.grades = grades
         h = len(self.strata)
         self.population = np.bincount(self.index, minlength=h).astype(float)
         self.sampled = np.bincount(self.index, weights=grades >= 0, minlength=h)
@@ -65,6 +65,7 @@ class _Topic:
         self.ideal_dcg = self._ideal_dcg(grades, scale, max_rank)
 
     def _ideal_dcg(self, grades: np.ndarray, scale: np.ndarray, max_rank: int) -> float:
+        """Ideal DCG over R̂ per grade rounded, grades in the script's (string) order."""
         per_grade: dict[str, float] = {}
         for grade in np.unique(grades[grades > 0]):
             counts = np.bincount(self.index, weights=grades == grade, minlength=len(self.strata))
@@ -72,19 +73,26 @@ class _Topic:
         ideal, start = 0.0, 0
         for text in sorted(per_grade, reverse=True):
             count = int(per_grade[text] + 0.5)
-            for r in range(start + 1, start + count + 1):
-                ideal += float(text) / (np.log(r + 1) / np.log(2))
-                if r >= max_rank:
-                    break
+            if count > 0:  # the script's loop stops after the term at max_rank, or its first term
+                last = min(start + count, max(max_rank, start + 1))
+                ranks = np.arange(start + 1, last + 1, dtype=float)
+                ideal += float((float(text) / (np.log(ranks + 1) / np.log(2))).sum())
             start += count
         return ideal
 
-    def score(self, docs: list[str], max_rank: int) -> dict[str, float]:
+    def lookup(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stratum index (-1 outside the pool) and grade (-1 outside) of each ranked document."""
+        at = self.docs.get_indexer(docs)
+        inside = at >= 0
+        stratum = np.where(inside, self.index[np.where(inside, at, 0)], -1)
+        grade = np.where(inside, self.grades[np.where(inside, at, 0)], -1.0)
+        return stratum, grade
+
+    def score(self, docs: np.ndarray, max_rank: int) -> dict[str, float]:
         """The script's per-topic values for one ranked list (already cut at ``max_rank``)."""
         h = len(self.strata)
         k = len(docs)
-        stratum = np.array([self.stratum_of.get(d, -1) for d in docs], dtype=np.int64)
-        grade = np.array([self.grade_of.get(d, -1) for d in docs], dtype=float)
+        stratum, grade = self.lookup(docs)
         pooled = stratum >= 0
         onehot = np.zeros((k, h))
         onehot[np.flatnonzero(pooled), stratum[pooled]] = 1.0
@@ -135,19 +143,28 @@ def _recall_names() -> list[str]:
 
 
 def _interpolated(rel_ret: np.ndarray, ranks: np.ndarray, num_rel: float) -> np.ndarray:
-    """Inferred interpolated precision at the 11 recall levels, the script's loop."""
+    """Inferred interpolated precision at the 11 recall levels, as the script's loop gives it.
+
+    The script walks the ranks upwards from the last, keeping the best precision
+    seen, and gives it to the highest recall level not yet served whose cut-off
+    exceeds the inferred relevant count at that rank (one level per rank); the
+    levels left get the best precision overall.
+    """
     cutoffs = [level * num_rel for level in RECALL_LEVELS]
+    best_below = np.maximum.accumulate((rel_ret / ranks)[::-1])[::-1]  # best of ranks >= i
     values = np.zeros(len(cutoffs))
     current = len(cutoffs) - 1
     while current >= 0 and cutoffs[current] > rel_ret[-1]:
         current -= 1
-    best = 0.0
-    for i in range(len(ranks) - 1, -1, -1):
-        best = max(best, rel_ret[i] / ranks[i])
-        if current >= 0 and cutoffs[current] > rel_ret[i]:
-            values[current] = best
-            current -= 1
-    values[: current + 1] = best
+    stop = len(ranks)
+    while current >= 0:
+        under = np.flatnonzero(rel_ret[:stop] < cutoffs[current])
+        if not len(under):
+            break
+        stop = int(under[-1])
+        values[current] = best_below[stop]
+        current -= 1
+    values[: current + 1] = best_below[0]
     return values
 
 
@@ -163,8 +180,29 @@ def _topic_order(topics) -> list[str]:
     return sorted(topics, key=key)
 
 
+class SampledQrels:
+    """Sampled qrels prepared once for scoring many runs (``gains`` and ``max_rank`` as :func:`sample_eval`)."""
+
+    def __init__(
+        self, qrels: pd.DataFrame, *, gains: Mapping[int, float] | None = None, max_rank: int = 1000
+    ):
+        grades = qrels["relevance"].to_numpy(dtype=float)
+        if gains:
+            mapped = grades.copy()
+            for grade, gain in gains.items():
+                mapped[grades == grade] = gain
+            grades = mapped
+        docs = qrels["doc_id"].to_numpy(dtype=object)
+        strata = qrels["stratum"].to_numpy()
+        self.max_rank = max_rank
+        self.topics = {
+            str(topic): _Topic(docs[rows], strata[rows], grades[rows], max_rank)
+            for topic, rows in qrels.groupby("query_id", sort=False).indices.items()
+        }
+
+
 def sample_eval(
-    qrels: pd.DataFrame,
+    qrels: pd.DataFrame | SampledQrels,
     run: pd.DataFrame,
     *,
     gains: Mapping[int, float] | None = None,
@@ -176,7 +214,8 @@ def sample_eval(
     ----------
     qrels
         ``query_id, doc_id, stratum, relevance`` (:func:`relimpute.io.read_sampled_qrels`;
-        relevance ``-1``: in its stratum, not sampled).
+        relevance ``-1``: in its stratum, not sampled), or a :class:`SampledQrels`
+        prepared once for many runs (then ``gains`` and ``max_rank`` are its own).
     run
         ``query_id, doc_id, score`` (:func:`relimpute.io.read_run`).
     gains
@@ -195,46 +234,38 @@ def sample_eval(
     the script prints them. ``NumRet`` of a topic counts the run's lines, of
     ``all`` the documents read (at most ``max_rank`` a topic).
     """
-    grades = qrels["relevance"].to_numpy(dtype=float)
-    if gains:
-        mapped = grades.copy()
-        for grade, gain in gains.items():
-            mapped[grades == grade] = gain
-        grades = mapped
-    topics = {}
-    for topic, rows in qrels.groupby("query_id", sort=False).indices.items():
-        topics[str(topic)] = _Topic(
-            qrels["doc_id"].to_numpy()[rows],
-            qrels["stratum"].to_numpy()[rows],
-            grades[rows],
-            max_rank,
-        )
-    run_topics = run["query_id"].astype(str).str.lstrip("0").to_numpy()
+    if not isinstance(qrels, SampledQrels):
+        qrels = SampledQrels(qrels, gains=gains, max_rank=max_rank)
     frame = pd.DataFrame(
-        {"topic": run_topics, "doc_id": run["doc_id"].astype(str).to_numpy(),
-         "score": run["score"].to_numpy(dtype=float)}
+        {
+            "topic": run["query_id"].astype(str).str.lstrip("0").to_numpy(dtype=object),
+            "doc_id": run["doc_id"].to_numpy(dtype=object),
+            "score": run["score"].to_numpy(dtype=float),
+        }
     )
     lines = frame.groupby("topic", sort=False).size()
-    # a document twice in a topic keeps its last score, as the script's hash does
-    frame = frame.drop_duplicates(["topic", "doc_id"], keep="last")
+    # a document twice in a topic keeps its last score, as the script's hash does;
+    # then score descending, ties by docno descending
+    frame = frame.drop_duplicates(["topic", "doc_id"], keep="last").sort_values(
+        ["topic", "score", "doc_id"], ascending=[True, False, False], kind="stable"
+    )
+    groups = frame.groupby("topic", sort=False).indices
+    docs = frame["doc_id"].to_numpy()
     rows, index = [], []
-    for topic in _topic_order(t for t in lines.index if t in topics):
-        ranked = frame[frame["topic"] == topic].sort_values(
-            ["score", "doc_id"], ascending=False, kind="stable"
-        )
-        docs = ranked["doc_id"].tolist()[:max_rank]
-        row = topics[topic].score(docs, max_rank)
+    for topic in _topic_order(t for t in lines.index if t in qrels.topics):
+        ranked = docs[groups[topic][: qrels.max_rank]]
+        row = qrels.topics[topic].score(ranked, qrels.max_rank)
         row["NumRet"] = float(lines[topic])
-        row["_read"] = float(len(docs))
+        row["_read"] = float(len(ranked))
         rows.append(row)
         index.append(topic)
-    table = pd.DataFrame(rows, index=pd.Index(index, name="query_id"))
-    if table.empty:
+    if not rows:
         raise ValueError("the run and the sampled qrels share no topic")
+    table = pd.DataFrame(rows, index=pd.Index(index, name="query_id"))
     total = table.mean()
     for name in ("iNumRelRet", "_read"):
         total[name] = table[name].sum()
-    total["iNumRel"] = sum(t.num_rel for t in topics.values())
+    total["iNumRel"] = sum(t.num_rel for t in qrels.topics.values())
     total["NumRet"] = total.pop("_read")
     table = pd.concat([table.drop(columns="_read"), total.to_frame("all").T])
     table.index.name = "query_id"
