@@ -6,9 +6,11 @@ import from here, :mod:`._parsing` and :mod:`._writing`, below it.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -271,6 +273,29 @@ def read_qrels(
 SAMPLED_QRELS_LAYOUT = "topic iter docno stratum rel"
 
 
+def is_sampled_qrels(source) -> bool:
+    """Whether a qrels file's first line has the five columns of sampled qrels.
+
+    Reads the first few kilobytes only (inflating a gzip file as far as that),
+    so that every command can tell the two forms apart without reading twice.
+    """
+    if not isinstance(source, (str, os.PathLike)) or str(source).startswith("irds:"):
+        return False
+    try:
+        if not os.path.isfile(source):
+            return False  # a FIFO or device is read once, by the full reader
+        with open(source, "rb") as handle:
+            head = handle.read(2)
+            handle.seek(0)
+            stream = gzip.GzipFile(fileobj=handle) if head == b"\x1f\x8b" else handle
+            start = stream.read(65536)
+    except (OSError, EOFError, zlib.error):
+        return False  # the full reader names the problem
+    lines = (line.split() for line in start.replace(b"\r", b"\n").split(b"\n"))
+    first = next((fields for fields in lines if fields), [])
+    return len(first) == 5
+
+
 def read_sampled_qrels(
     source: str | os.PathLike,
     *,
@@ -297,7 +322,7 @@ def read_sampled_qrels(
     if out.any():
         i = int(np.flatnonzero(out)[0])
         raise InputError(
-            f"relevance {relevance[i]} is outside [{low}, {high}] (-1: in the stratum, not sampled)",
+            f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)",
             name,
             int(lines[i]),
         )
@@ -328,6 +353,24 @@ def read_sampled_qrels(
             stacklevel=2,
         )
     return table
+
+
+def read_any_qrels(source, *, duplicates: str = "error"):
+    """``(qrels, sample, notes)``: qrels of either form, the sampled table or None, and notes.
+
+    Sampled qrels (five columns, :func:`read_sampled_qrels`) give qrels in
+    which a not-sampled document (``-1``) stays in the pool, unjudged; the notes
+    are the reader's warnings (issued again), for the campaign to keep.
+    """
+    if not is_sampled_qrels(source):
+        return read_qrels(source, duplicates=duplicates), None, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sample = read_sampled_qrels(source)
+    notes = [str(w.message) for w in caught]
+    for note in notes:
+        warnings.warn(note, stacklevel=3)
+    return sample[["query_id", "doc_id", "relevance"]], sample, notes
 
 
 def _without_header(data: bytes, names: tuple[str, ...], source: str) -> tuple[bytes, int]:

@@ -68,6 +68,17 @@ aliases (MAP, NDCG@10, MRR, Recall@100). Binary measures count grade >=
 e.g. AP(rel=2) or P(rel=2)@10. The counts (NumRet, NumRel, NumRelRet) are
 summed over topics, as trec_eval's "all" rows; the other measures averaged.
 
+Sampled qrels (five columns, topic iter docno stratum rel, rel -1 = in the
+stratum's population but not sampled; read by every command, the -1 documents
+unjudged) also give NIST's inferred measures, equal to sample_eval.pl (Yilmaz,
+Kanoulas & Aslam 2008), printed by default for such qrels:
+  xinfAP             inferred AP of stratified samples (sample_eval.pl's infAP;
+                     trec_eval's one-sample infAP stays -m infAP)
+  infNDCG            inferred nDCG (gains = grades; ideal from estimated counts)
+  iP@10 iP@50 iP@1000  inferred precision (sample_eval.pl iP10, iP50, iP1000)
+  iNumRel iNumRelRet inferred relevant (retrieved) documents, summed over topics
+Grades under --rel-threshold count as nonrelevant (sample_eval.pl -G 1=0 for 2).
+
 --format trec prints trec_eval's layout (measure, topic, value; with -q the
 per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
@@ -108,6 +119,7 @@ examples:
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
   relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
+  relimpute evaluate qrels-sampled.txt runs/ -m xinfAP -m infNDCG -m iP@10 -q
 
 exit status: 0 on success, 2 on bad input (the message names file and line).
 """
@@ -115,7 +127,11 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 
 def _measure(text: str):
     from ..measures import parse_measure
+    from ._sampled import inferred_measure
 
+    inferred = inferred_measure(text)
+    if inferred is not None:
+        return inferred
     try:
         return parse_measure(text)
     except ValueError as exc:
@@ -206,8 +222,21 @@ def run(args) -> int:
 
     from ..measures import evaluate, parse_measures
 
+    from ._sampled import DEFAULT_INFERRED, inferred_measure, split_measures
+
     campaign = load_campaign(args, COMMAND)
-    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    given = args.measures or (
+        [inferred_measure(m) for m in DEFAULT_INFERRED] if campaign.sample is not None else None
+    )
+    given = given or parse_measures(DEFAULT_MEASURES)
+    measures, inferred = split_measures(given)
+    if inferred:
+        if args.estimate is not None or args.llm_labels or args.baseline is not None:
+            raise InputError("inferred measures (xinfAP, ...) are scored on the judgments alone: "
+                             "give them without --estimate, --llm-labels or --baseline")
+        if args.format == "trec":
+            raise InputError("-f trec prints trec_eval's measures only: use -f tsv for xinfAP, ...")
+        return _with_inferred(campaign, given, args)
     names = [str(m) for m in measures]
     options = {
         "missing": "zero" if args.complete else "skip",
@@ -242,6 +271,31 @@ def run(args) -> int:
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["system"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
+    return 0
+
+
+def _with_inferred(campaign, given, args) -> int:
+    """The inferred measures of sampled qrels, beside any ordinary measures asked for."""
+    import pandas as pd
+
+    from ..measures import evaluate
+    from ._sampled import inferred_table, join_inferred, split_measures
+
+    measures, inferred = split_measures(given)
+    options = {"missing": "zero" if args.complete else "skip", "condensed": args.condensed,
+               "gain": args.gain}
+    keys = ["system", "query_id"] if args.per_topic else ["system"]
+    table = inferred_table(campaign, args, inferred, per_topic=args.per_topic)
+    if measures:
+        names = [str(m) for m in measures]
+        ordinary = _wide(evaluate(campaign, measures, per_topic=args.per_topic, **options),
+                         keys, names)
+        if args.per_topic:
+            means = _wide(evaluate(campaign, measures, **options), ["system"], names)
+            ordinary = pd.concat([ordinary, means.assign(query_id="all")[ordinary.columns]])
+        table = join_inferred(ordinary, table, keys)
+    columns = keys + [str(m) for m in given]
+    emit(_counts_as_integers(table[columns].reset_index(drop=True), measures), args.format)
     return 0
 
 

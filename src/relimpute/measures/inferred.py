@@ -181,7 +181,8 @@ def _topic_order(topics) -> list[str]:
 
 
 class SampledQrels:
-    """Sampled qrels prepared once for scoring many runs (``gains`` and ``max_rank`` as :func:`sample_eval`)."""
+    """Sampled qrels prepared once to score many runs (``gains``, ``max_rank``: as
+    :func:`sample_eval`)."""
 
     def __init__(
         self, qrels: pd.DataFrame, *, gains: Mapping[int, float] | None = None, max_rank: int = 1000
