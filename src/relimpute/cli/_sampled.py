@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 from ..errors import InputError
 
 #: NIST's inferred measures (sample_eval.pl), by the names relimpute prints; the script's
@@ -11,8 +14,6 @@ SCRIPT_NAMES = {"iP10": "iP@10", "iP50": "iP@50", "iP1000": "iP@1000",
                 "inum_rel": "iNumRel", "inum_rel_ret": "iNumRelRet"}
 #: What evaluate prints of sampled qrels when no -m is given (NIST's headline measures)
 DEFAULT_INFERRED = ("xinfAP", "infNDCG", "iP@10", "iNumRel")
-#: Measures that add up over topics rather than average
-SUMMED = ("iNumRel", "iNumRelRet")
 
 
 class Inferred(str):
@@ -33,42 +34,65 @@ def split_measures(measures) -> tuple[list, list[Inferred]]:
     )
 
 
-def inferred_table(campaign, args, names: list[Inferred], *, per_topic: bool):
-    """Rows ``system`` (and ``query_id``) with the inferred measures, read from the run files.
+def inferred_request(args, default_measures) -> list | None:
+    """The measures to print when some are inferred ones (NIST's, by default, for sampled
+    qrels), else None; refuses what cannot go with them."""
+    from .._reading import is_sampled_qrels
+    from ..measures import parse_measures
 
-    A grade below the campaign's relevance threshold counts as nonrelevant (the
+    sampled = is_sampled_qrels(args.qrels)
+    given = args.measures or ([inferred_measure(m) for m in DEFAULT_INFERRED] if sampled else [])
+    if not split_measures(given)[1]:
+        return None
+    if not sampled:
+        raise InputError(
+            "inferred measures (xinfAP, infNDCG, iP@k, iNumRel) need sampled qrels "
+            "(five columns: topic iter docno stratum rel); trec_eval's one-sample "
+            "inferred AP on ordinary qrels is -m infAP",
+            str(args.qrels),
+        )
+    if args.estimate is not None or args.llm_labels or args.baseline is not None:
+        raise InputError("inferred measures (xinfAP, ...) are scored on the judgments alone: "
+                         "give them without --estimate, --llm-labels or --baseline")
+    if args.format == "trec":
+        raise InputError("-f trec prints trec_eval's measures only: use -f tsv for xinfAP, ...")
+    return given or parse_measures(default_measures)
+
+
+def read_design(args, command: str):
+    """``(sampled qrels, relevance threshold)`` read from the command's qrels, notes on stderr."""
+    from ..collection_settings import resolve_rel_threshold
+    from ..io import read_sampled_qrels
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sample = read_sampled_qrels(args.qrels)
+    for note in caught:
+        print(f"relimpute {command}: note: {note.message}", file=sys.stderr)
+    threshold, _ = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    return sample, threshold
+
+
+def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
+    """Rows ``system`` (and ``query_id`` with ``--per-topic``) of the inferred measures.
+
+    A grade below the relevance threshold counts as nonrelevant (the
     script's ``-G`` mapping of it to 0); infNDCG's gains are the grades. The runs
-    are read again (not taken from the campaign) so that their order is the
-    script's: scores compared as doubles, ties by docno descending.
+    are read as the script reads them: scores compared as doubles, ties by docno
+    descending (:func:`relimpute.measures.inferred.sample_eval`).
     """
     import pandas as pd
 
     from ..io import read_runs
     from ..measures.inferred import SampledQrels, sample_eval
 
-    if campaign.sample is None:
-        raise InputError(
-            f"{', '.join(names)}: inferred measures need sampled qrels "
-            "(five columns: topic iter docno stratum rel); trec_eval's one-sample "
-            "inferred AP on ordinary qrels is -m infAP"
-        )
-    # grades under the relevance threshold count as nonrelevant: sample_eval.pl -G 1=0 for 2
-    gains = {grade: 0 for grade in range(1, campaign.rel_threshold)}
-    design = SampledQrels(campaign.sample, gains=gains)
-    runs = read_runs(args.runs, duplicates=args.duplicates)
+    design = SampledQrels(sample, gains={grade: 0 for grade in range(1, rel_threshold)})
     frames = []
-    for system in campaign.systems:
-        scores = sample_eval(design, runs[system])
-        if not per_topic:
+    for system, run in read_runs(args.runs, duplicates=args.duplicates).items():
+        scores = sample_eval(design, run)
+        if not args.per_topic:
             scores = scores.loc[["all"]]
         frames.append(scores[list(names)].rename_axis("query_id").reset_index()
                       .assign(system=system))
     table = pd.concat(frames, ignore_index=True)
-    if not per_topic:
-        table = table.drop(columns="query_id")
-    return table
-
-
-def join_inferred(summary, table, keys: list[str]):
-    """``summary`` with the inferred columns of ``table`` added on ``keys``."""
-    return summary.merge(table, on=keys, how="left", validate="one_to_one")
+    return table if args.per_topic else table.drop(columns="query_id")

@@ -222,21 +222,13 @@ def run(args) -> int:
 
     from ..measures import evaluate, parse_measures
 
-    from ._sampled import DEFAULT_INFERRED, inferred_measure, split_measures
+    from ._sampled import inferred_request
 
+    given = inferred_request(args, DEFAULT_MEASURES)
+    if given is not None:
+        return _with_inferred(given, args)
     campaign = load_campaign(args, COMMAND)
-    given = args.measures or (
-        [inferred_measure(m) for m in DEFAULT_INFERRED] if campaign.sample is not None else None
-    )
-    given = given or parse_measures(DEFAULT_MEASURES)
-    measures, inferred = split_measures(given)
-    if inferred:
-        if args.estimate is not None or args.llm_labels or args.baseline is not None:
-            raise InputError("inferred measures (xinfAP, ...) are scored on the judgments alone: "
-                             "give them without --estimate, --llm-labels or --baseline")
-        if args.format == "trec":
-            raise InputError("-f trec prints trec_eval's measures only: use -f tsv for xinfAP, ...")
-        return _with_inferred(campaign, given, args)
+    measures = parse_measures(args.measures or DEFAULT_MEASURES)
     names = [str(m) for m in measures]
     options = {
         "missing": "zero" if args.complete else "skip",
@@ -274,26 +266,29 @@ def run(args) -> int:
     return 0
 
 
-def _with_inferred(campaign, given, args) -> int:
+def _with_inferred(given, args) -> int:
     """The inferred measures of sampled qrels, beside any ordinary measures asked for."""
     import pandas as pd
 
     from ..measures import evaluate
-    from ._sampled import inferred_table, join_inferred, split_measures
+    from ._sampled import inferred_table, read_design, split_measures
 
     measures, inferred = split_measures(given)
-    options = {"missing": "zero" if args.complete else "skip", "condensed": args.condensed,
-               "gain": args.gain}
     keys = ["system", "query_id"] if args.per_topic else ["system"]
-    table = inferred_table(campaign, args, inferred, per_topic=args.per_topic)
-    if measures:
+    if not measures:  # the inferred measures alone need no campaign
+        table = inferred_table(*read_design(args, COMMAND), args, inferred)
+    else:
+        campaign = load_campaign(args, COMMAND)
+        table = inferred_table(campaign.sample, campaign.rel_threshold, args, inferred)
+        options = {"missing": "zero" if args.complete else "skip", "condensed": args.condensed,
+                   "gain": args.gain}
         names = [str(m) for m in measures]
         ordinary = _wide(evaluate(campaign, measures, per_topic=args.per_topic, **options),
                          keys, names)
         if args.per_topic:
             means = _wide(evaluate(campaign, measures, **options), ["system"], names)
             ordinary = pd.concat([ordinary, means.assign(query_id="all")[ordinary.columns]])
-        table = join_inferred(ordinary, table, keys)
+        table = ordinary.merge(table, on=keys, how="left", validate="one_to_one")
     columns = keys + [str(m) for m in given]
     emit(_counts_as_integers(table[columns].reset_index(drop=True), measures), args.format)
     return 0

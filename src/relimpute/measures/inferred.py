@@ -33,6 +33,8 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 #: ``sample_eval.pl``'s smoothing constants (numerator, denominator).
 EPSILON = 1e-5
@@ -50,10 +52,8 @@ def _grade_text(grade: float) -> str:
 class _Topic:
     """One topic's strata: N_h, n_h, r_h and R̂ per grade, from the qrels."""
 
-    def __init__(self, docs: np.ndarray, strata: np.ndarray, grades: np.ndarray, max_rank: int):
+    def __init__(self, strata: np.ndarray, grades: np.ndarray, max_rank: int):
         self.strata, self.index = np.unique(strata, return_inverse=True)
-        self.docs = pd.Index(docs)
-        self.grades = grades
         h = len(self.strata)
         self.population = np.bincount(self.index, minlength=h).astype(float)
         self.sampled = np.bincount(self.index, weights=grades >= 0, minlength=h)
@@ -80,19 +80,11 @@ class _Topic:
             start += count
         return ideal
 
-    def lookup(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Stratum index (-1 outside the pool) and grade (-1 outside) of each ranked document."""
-        at = self.docs.get_indexer(docs)
-        inside = at >= 0
-        stratum = np.where(inside, self.index[np.where(inside, at, 0)], -1)
-        grade = np.where(inside, self.grades[np.where(inside, at, 0)], -1.0)
-        return stratum, grade
-
-    def score(self, docs: np.ndarray, max_rank: int) -> dict[str, float]:
-        """The script's per-topic values for one ranked list (already cut at ``max_rank``)."""
+    def score(self, stratum: np.ndarray, grade: np.ndarray, max_rank: int) -> dict[str, float]:
+        """The script's per-topic values for one ranked list (cut at ``max_rank``), given each
+        document's stratum index and grade (-1 and -1 outside the pool)."""
         h = len(self.strata)
-        k = len(docs)
-        stratum, grade = self.lookup(docs)
+        k = len(stratum)
         pooled = stratum >= 0
         onehot = np.zeros((k, h))
         onehot[np.flatnonzero(pooled), stratum[pooled]] = 1.0
@@ -193,13 +185,54 @@ class SampledQrels:
             for grade, gain in gains.items():
                 mapped[grades == grade] = gain
             grades = mapped
-        docs = qrels["doc_id"].to_numpy(dtype=object)
         strata = qrels["stratum"].to_numpy()
         self.max_rank = max_rank
-        self.topics = {
-            str(topic): _Topic(docs[rows], strata[rows], grades[rows], max_rank)
-            for topic, rows in qrels.groupby("query_id", sort=False).indices.items()
-        }
+        self.topics: dict[str, _Topic] = {}
+        self._stratum = np.empty(len(qrels), dtype=np.int64)  # the topic's stratum index
+        for topic, rows in qrels.groupby("query_id", sort=False).indices.items():
+            self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
+            self._stratum[rows] = self.topics[str(topic)].index
+        self._grade = grades
+        self._keys = _keys(qrels["query_id"], qrels["doc_id"])
+
+    def lookup(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Stratum index and grade of each (topic, document) key, -1 and -1 outside the pool."""
+        row = pc.index_in(keys, value_set=self._keys).fill_null(-1).to_numpy()
+        inside = row >= 0
+        at = np.where(inside, row, 0)
+        return np.where(inside, self._stratum[at], -1), np.where(inside, self._grade[at], -1.0)
+
+
+def _keys(topics, docs) -> pa.Array:
+    """One string per (topic, document): ids hold no whitespace, so a tab joins them."""
+    return pc.binary_join_element_wise(_strings(topics), _strings(docs), "\t")
+
+
+def _strings(values) -> pa.Array:
+    return pa.array(values.astype(str) if isinstance(values, pd.Series) else values, pa.string())
+
+
+def _ranked(run: pd.DataFrame) -> tuple[pa.Array, np.ndarray, dict[str, int], dict[str, int]]:
+    """The run as the script reads it: topics without leading zeros, a document's last line,
+    score descending then docno descending (bytes) within a topic. Returns the ranked
+    (topic, document) keys, each topic's first position among them, and its lines."""
+    topic = pc.utf8_ltrim(_strings(run["query_id"]), characters="0")
+    doc = _strings(run["doc_id"])
+    keys = _keys(topic, doc)
+    table = pa.table({"topic": topic, "doc": doc, "score": run["score"].to_numpy(dtype=float)})
+    counts = pc.value_counts(topic)
+    lines = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
+    if pc.count_distinct(keys).as_py() < len(keys):  # a document's last line, as a Perl hash
+        keep = ~pd.Series(keys.to_numpy(zero_copy_only=False)).duplicated(keep="last").to_numpy()
+        table, keys = table.filter(pa.array(keep)), keys.filter(pa.array(keep))
+    order = pc.sort_indices(
+        table, sort_keys=[("topic", "ascending"), ("score", "descending"), ("doc", "descending")]
+    )
+    codes = pc.dictionary_encode(table["topic"].take(order)).combine_chunks()
+    index = codes.indices.to_numpy()
+    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    first = dict(zip(codes.dictionary.take(pa.array(index[starts])).to_pylist(), starts.tolist()))
+    return keys.take(order), np.r_[starts, len(index)], first, lines
 
 
 def sample_eval(
@@ -237,27 +270,16 @@ def sample_eval(
     """
     if not isinstance(qrels, SampledQrels):
         qrels = SampledQrels(qrels, gains=gains, max_rank=max_rank)
-    frame = pd.DataFrame(
-        {
-            "topic": run["query_id"].astype(str).str.lstrip("0").to_numpy(dtype=object),
-            "doc_id": run["doc_id"].to_numpy(dtype=object),
-            "score": run["score"].to_numpy(dtype=float),
-        }
-    )
-    lines = frame.groupby("topic", sort=False).size()
-    # a document twice in a topic keeps its last score, as the script's hash does;
-    # then score descending, ties by docno descending
-    frame = frame.drop_duplicates(["topic", "doc_id"], keep="last").sort_values(
-        ["topic", "score", "doc_id"], ascending=[True, False, False], kind="stable"
-    )
-    groups = frame.groupby("topic", sort=False).indices
-    docs = frame["doc_id"].to_numpy()
+    keys, bounds, first, lines = _ranked(run)
+    stratum, grade = qrels.lookup(keys)
+    ends = dict(zip(first, bounds[1:].tolist()))
     rows, index = [], []
-    for topic in _topic_order(t for t in lines.index if t in qrels.topics):
-        ranked = docs[groups[topic][: qrels.max_rank]]
-        row = qrels.topics[topic].score(ranked, qrels.max_rank)
+    for topic in _topic_order(t for t in lines if t in qrels.topics):
+        start = first[topic]
+        stop = min(ends[topic], start + qrels.max_rank)
+        row = qrels.topics[topic].score(stratum[start:stop], grade[start:stop], qrels.max_rank)
         row["NumRet"] = float(lines[topic])
-        row["_read"] = float(len(ranked))
+        row["_read"] = float(stop - start)
         rows.append(row)
         index.append(topic)
     if not rows:
