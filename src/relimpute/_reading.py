@@ -6,9 +6,11 @@ import from here, :mod:`._parsing` and :mod:`._writing`, below it.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from ._parsing import (
     _frame_ids,
     _keep_mask,
     _normalise_frame,
+    _pair_keys,
     _parse_fields,
     _read_bytes,
     _table,
@@ -264,6 +267,110 @@ def read_qrels(
         )
     keep = _keep_mask(query, doc, relevance, duplicates, name, lines, "judgment", "relevance", True)
     return _table({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
+
+
+#: The five columns of a sampled qrels file (``sample_eval.pl``'s input).
+SAMPLED_QRELS_LAYOUT = "topic iter docno stratum rel"
+
+
+def is_sampled_qrels(source) -> bool:
+    """Whether a qrels file's first line has the five columns of sampled qrels.
+
+    Reads the first few kilobytes only (inflating a gzip file as far as that),
+    so that every command can tell the two forms apart without reading twice.
+    """
+    if not isinstance(source, (str, os.PathLike)) or str(source).startswith("irds:"):
+        return False
+    try:
+        if not os.path.isfile(source):
+            return False  # a FIFO or device is read once, by the full reader
+        with open(source, "rb") as handle:
+            head = handle.read(2)
+            handle.seek(0)
+            stream = gzip.GzipFile(fileobj=handle) if head == b"\x1f\x8b" else handle
+            start = stream.read(65536)
+    except (OSError, EOFError, zlib.error):
+        return False  # the full reader names the problem
+    lines = (line.split() for line in start.replace(b"\r", b"\n").split(b"\n"))
+    first = next((fields for fields in lines if fields), [])
+    return len(first) == 5
+
+
+def read_sampled_qrels(
+    source: str | os.PathLike,
+    *,
+    grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
+) -> pd.DataFrame:
+    """Read sampled qrels: ``topic iter docno stratum rel``, as NIST's ``sample_eval.pl`` does.
+
+    Each line puts a pooled document in a stratum (an integer) of its topic;
+    ``rel`` is its grade when the document was sampled and judged, ``-1`` when
+    it is in the stratum's population but was not sampled (Yilmaz, Kanoulas &
+    Aslam, SIGIR 2008). Returns ``query_id, doc_id, stratum, relevance``.
+    A document twice in one topic is an error naming both lines, and so is a
+    file mixing four- and five-column lines; a stratum none of whose documents
+    was judged is named in a warning (it adds nothing to the estimated R).
+    """
+    name = str(source)
+    (query, doc, stratum, labels), lines = _parse_fields(
+        _read_bytes(source), 5, [0, 2, 3, 4], name, SAMPLED_QRELS_LAYOUT
+    )
+    stratum = _to_int(stratum, "stratum", name, lines)
+    relevance = _to_int(labels, "relevance", name, lines)
+    low, high = max(grade_range[0], -1), grade_range[1]
+    out = (relevance < low) | (relevance > high)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise InputError(
+            f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)",
+            name,
+            int(lines[i]),
+        )
+    key = _pair_keys(query, doc)
+    order = np.argsort(key, kind="stable")
+    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if len(repeat):
+        later = order[repeat + 1]
+        row = int(later[np.argmin(later)])
+        first = int(np.flatnonzero(key == key[row])[0])
+        raise InputError(
+            f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is listed twice "
+            f"(stratum {stratum[first]} on line {int(lines[first])}, stratum {stratum[row]} here)",
+            name,
+            int(lines[row]),
+        )
+    table = _table(
+        {"query_id": query, "doc_id": doc, "stratum": stratum, "relevance": relevance}, None
+    )
+    judged = table.assign(judged=table["relevance"] >= 0).groupby(
+        ["query_id", "stratum"], sort=True
+    )["judged"].any()
+    if not judged.all():
+        empty = ", ".join(f"topic {q} stratum {h}" for q, h in judged.index[~judged.to_numpy()][:5])
+        warnings.warn(
+            f"{name}: no document of {empty} was judged: the stratum adds nothing to the "
+            "estimated number of relevant documents (as sample_eval.pl)",
+            stacklevel=2,
+        )
+    return table
+
+
+def read_any_qrels(source, *, duplicates: str = "error"):
+    """``(qrels, sample, notes)``: qrels of either form, the sampled table or None, and notes.
+
+    Sampled qrels (five columns, :func:`read_sampled_qrels`) give qrels in
+    which a not-sampled document (``-1``) stays in the pool, unjudged; the notes
+    are the reader's warnings (issued again), for the campaign to keep.
+    """
+    if not is_sampled_qrels(source):
+        return read_qrels(source, duplicates=duplicates), None, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sample = read_sampled_qrels(source)
+    notes = [str(w.message) for w in caught]
+    for note in notes:
+        warnings.warn(note, stacklevel=3)
+    return sample[["query_id", "doc_id", "relevance"]], sample, notes
 
 
 def _without_header(data: bytes, names: tuple[str, ...], source: str) -> tuple[bytes, int]:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ._assembly import UNJUDGED, Aligned, align_files, align_frames
-from ._reading import read_qrels, run_files, skipped_note
+from ._reading import read_any_qrels, run_files, skipped_note
 from ._writing import write_qrels, write_run
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -113,6 +113,8 @@ class Campaign:
         Automatic relevance labels (:class:`relimpute.labels.LabelSource`), evidence for
         the models that read them, never judgments; attach with
         :func:`relimpute.labels.with_labels`.
+    sample
+        Sampled qrels' strata (:func:`~relimpute.io.read_sampled_qrels`), else None.
     """
 
     systems: tuple[str, ...]
@@ -120,6 +122,7 @@ class Campaign:
     rel_threshold: int = 1
     notes: tuple[str, ...] = field(default=())
     labels: tuple = field(default=())
+    sample: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ building
 
@@ -135,12 +138,10 @@ class Campaign:
     ) -> Campaign:
         """Read qrels and runs (files or directories) into a campaign.
 
-        Every file is validated by :mod:`relimpute.io` (errors name the file and
-        line); ``duplicates`` is the policy for both runs and qrels.
-        ``rel_threshold=None`` takes the collection's (``relimpute.toml`` beside
-        the qrels, :mod:`relimpute.collection_settings`), else 1. ``qrels`` may
-        be ``"irds:<dataset id>"``: the qrels of an ir_datasets dataset
-        (:func:`relimpute.adapters.ir_datasets_qrels`).
+        Every file is validated by :mod:`relimpute.io` (errors name the file and line);
+        ``duplicates`` is the policy for both runs and qrels. ``rel_threshold=None`` takes the
+        collection's (``relimpute.toml`` beside the qrels), else 1. ``qrels`` may be sampled
+        (five columns: :attr:`sample`) or ``"irds:<id>"`` (:func:`~.adapters.ir_datasets_qrels`).
         """
         from .adapters import IR_DATASETS_PREFIX, ir_datasets_qrels
         from .collection_settings import resolve_rel_threshold
@@ -148,13 +149,15 @@ class Campaign:
         rel_threshold, _ = resolve_rel_threshold(qrels, rel_threshold)
         if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
             qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
-        qrels_frame = read_qrels(qrels, duplicates=duplicates)  # small: fail fast
+        qrels, sample, notes = read_any_qrels(qrels, duplicates=duplicates)  # fail fast
         if isinstance(runs, Mapping):
-            return cls.from_frames(qrels_frame, runs, rel_threshold=rel_threshold, by_rank=by_rank)
+            made = cls.from_frames(qrels, runs, rel_threshold=rel_threshold, by_rank=by_rank)
+            return replace(made, sample=sample)
         skipped: list[Path] = []
         files = run_files(runs, skipped)
-        aligned = align_files(qrels_frame, files, by_rank=by_rank, duplicates=duplicates)
-        return cls._assemble(aligned, rel_threshold, [skipped_note(skipped)] if skipped else [])
+        aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
+        notes += [skipped_note(skipped)] if skipped else []
+        return replace(cls._assemble(aligned, rel_threshold, notes), sample=sample)
 
     @classmethod
     def from_frames(

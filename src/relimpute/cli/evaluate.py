@@ -74,6 +74,17 @@ aliases (MAP, NDCG@10, MRR, Recall@100). Binary measures count grade >=
 e.g. AP(rel=2) or P(rel=2)@10. The counts (NumRet, NumRel, NumRelRet) are
 summed over topics, as trec_eval's "all" rows; the other measures averaged.
 
+Sampled qrels (five columns, topic iter docno stratum rel, rel -1 = in the
+stratum's population but not sampled; read by every command, the -1 documents
+unjudged) also give NIST's inferred measures, equal to sample_eval.pl (Yilmaz,
+Kanoulas & Aslam 2008), printed by default for such qrels:
+  xinfAP             inferred AP of stratified samples (sample_eval.pl's infAP;
+                     trec_eval's one-sample infAP stays -m infAP)
+  infNDCG            inferred nDCG (gains = grades; ideal from estimated counts)
+  iP@10 iP@50 iP@1000  inferred precision (sample_eval.pl iP10, iP50, iP1000)
+  iNumRel iNumRelRet inferred relevant (retrieved) documents, summed over topics
+Grades under --rel-threshold count as nonrelevant (sample_eval.pl -G 1=0 for 2).
+
 --format trec prints trec_eval's layout (measure, topic, value; with -q the
 per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
@@ -122,9 +133,17 @@ examples:
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
   relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
+  relimpute evaluate qrels-sampled.txt runs/ -m xinfAP -m infNDCG -m iP@10 -q
 
 exit status: 0 on success, 2 on bad input (the message names file and line).
 """
+
+
+def _measure(text: str):
+    """``-m``: NIST's inferred measures of sampled qrels by name, else any measure."""
+    from ._sampled import inferred_measure
+
+    return inferred_measure(text) or measure_option(text)
 
 
 def add_arguments(parser) -> None:
@@ -135,7 +154,7 @@ def add_arguments(parser) -> None:
         "a measure to compute; repeat for more, e.g. -m AP -m P@10 (default: "
         + " ".join(DEFAULT_MEASURES)
         + ")",
-        type=measure_option,
+        type=_measure,
     )
     parser.add_argument(
         "-q",
@@ -217,6 +236,11 @@ def run(args) -> int:
     from ..measures import evaluate, parse_measures
 
     check_estimand_options(args, (("--estimate", args.estimate), ("--llm-labels", args.llm_labels)))
+    from ._sampled import inferred_request
+
+    given = inferred_request(args, DEFAULT_MEASURES)
+    if given is not None:
+        return _with_inferred(given, args)
     campaign = load_campaign(args, COMMAND)
     measures = parse_measures(args.measures or DEFAULT_MEASURES)
     names = [str(m) for m in measures]
@@ -254,6 +278,37 @@ def run(args) -> int:
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["system"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format, title=title)
+    return 0
+
+
+def _with_inferred(given, args) -> int:
+    """The inferred measures of sampled qrels, beside any ordinary measures asked for."""
+    import pandas as pd
+
+    from ..measures import evaluate
+    from ._sampled import inferred_table, read_design, split_measures
+
+    measures, inferred = split_measures(given)
+    keys = ["system", "query_id"] if args.per_topic else ["system"]
+    if not measures:  # the inferred measures alone need no campaign
+        table = inferred_table(*read_design(args, COMMAND), args, inferred)
+    else:
+        campaign = load_campaign(args, COMMAND)
+        table = inferred_table(campaign.sample, campaign.rel_threshold, args, inferred)
+        options = {"missing": "zero" if args.complete else "skip", "condensed": args.condensed,
+                   "gain": args.gain}
+        names = [str(m) for m in measures]
+        ordinary = _wide(evaluate(campaign, measures, per_topic=args.per_topic, **options),
+                         keys, names)
+        if args.per_topic:
+            means = _wide(evaluate(campaign, measures, **options), ["system"], names)
+            ordinary = pd.concat([ordinary, means.assign(query_id="all")[ordinary.columns]])
+        table = ordinary.merge(table, on=keys, how="left", validate="one_to_one")
+    columns = keys + [str(m) for m in given]
+    title = ("estimand: the sampled pool's measures, inferred from the sample as sample_eval.pl "
+             "(xinfAP ...)" + ("; trec_eval on the qrels given (the others)" if measures else ""))
+    emit(_counts_as_integers(table[columns].reset_index(drop=True), measures), args.format,
+         title=title)
     return 0
 
 

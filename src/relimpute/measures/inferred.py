@@ -1,0 +1,295 @@
+"""Inferred measures of stratified sampled qrels, as NIST's ``sample_eval.pl`` computes them.
+
+xinfAP and infNDCG (Yilmaz, Kanoulas & Aslam, SIGIR 2008) estimate AP and
+nDCG when each stratum h of a topic's pool was judged on a uniform random
+sample, n_h of its N_h documents (``docs/sampled.md``):
+
+- R̂ = Σ_h r_h N_h / n_h, r_h the sampled relevant documents of stratum h
+  (a stratum with no judged document adds nothing);
+- at a relevant document at rank k, precision above it is estimated stratum by
+  stratum from the documents above it, ``1/k + (d/k) Σ_h (d_h/d) (rel_h + ε)/(smp_h + 3ε)``
+  with d the pooled documents above rank k, d_h those of stratum h, smp_h the
+  sampled and rel_h the relevant ones among them, ε = 1e-5;
+- xinfAP = Σ_h (R̂_h / R̂) · (Σ of those precisions in h) / r_h;
+- infNDCG: DCG estimated per stratum from the sampled documents retrieved,
+  over an ideal DCG built from R̂ per grade rounded to integers.
+
+iP@k is the inferred number of relevant documents in the top k over k, and
+iNumRelRet the inferred number retrieved, Σ_h d_h (rel_h + ε)/(smp_h + 3ε) over the
+whole list (so a retrieved stratum none of whose documents was sampled counts a
+third of its documents as relevant, as the script does). These are *not* trec_eval's
+``infAP`` (Yilmaz & Aslam 2006, one uniform sample: :mod:`.infap`).
+
+:func:`sample_eval` reproduces the script's numbers (its version of 10 Oct
+2011), quirks included: ties by docno descending, at most ``max_rank``
+documents per topic, leading zeros stripped from the run's topic ids only, its
+``-G`` gain mapping applied to the qrels' grades before anything else, and the
+ideal DCG's loop that adds one term past ``max_rank`` for every further grade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: ``sample_eval.pl``'s smoothing constants (numerator, denominator).
+EPSILON = 1e-5
+#: The script's iP cut-offs besides ``max_rank``.
+PRECISION_RANKS = (10, 50)
+#: The recall levels of the script's interpolated precision.
+RECALL_LEVELS = tuple(i / 10 for i in range(11))
+
+
+def _grade_text(grade: float) -> str:
+    """A grade as Perl prints it (the script sorts grades as strings)."""
+    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
+
+
+class _Topic:
+    """One topic's strata: N_h, n_h, r_h and R̂ per grade, from the qrels."""
+
+    def __init__(self, strata: np.ndarray, grades: np.ndarray, max_rank: int):
+        self.strata, self.index = np.unique(strata, return_inverse=True)
+        h = len(self.strata)
+        self.population = np.bincount(self.index, minlength=h).astype(float)
+        self.sampled = np.bincount(self.index, weights=grades >= 0, minlength=h)
+        self.relevant = np.bincount(self.index, weights=grades > 0, minlength=h)
+        seen = self.sampled != 0
+        scale = np.divide(self.population, self.sampled, out=np.zeros(h), where=seen)
+        self.relevant_by_stratum = np.where(seen, self.relevant * scale, 0.0)
+        self.num_rel = float(self.relevant_by_stratum.sum())
+        self.ideal_dcg = self._ideal_dcg(grades, scale, max_rank)
+
+    def _ideal_dcg(self, grades: np.ndarray, scale: np.ndarray, max_rank: int) -> float:
+        """Ideal DCG over R̂ per grade rounded, grades in the script's (string) order."""
+        per_grade: dict[str, float] = {}
+        for grade in np.unique(grades[grades > 0]):
+            counts = np.bincount(self.index, weights=grades == grade, minlength=len(self.strata))
+            per_grade[_grade_text(grade)] = float((counts * scale)[counts > 0].sum())
+        ideal, start = 0.0, 0
+        for text in sorted(per_grade, reverse=True):
+            count = int(per_grade[text] + 0.5)
+            if count > 0:  # the script's loop stops after the term at max_rank, or its first term
+                last = min(start + count, max(max_rank, start + 1))
+                ranks = np.arange(start + 1, last + 1, dtype=float)
+                ideal += float((float(text) / (np.log(ranks + 1) / np.log(2))).sum())
+            start += count
+        return ideal
+
+    def score(self, stratum: np.ndarray, grade: np.ndarray, max_rank: int) -> dict[str, float]:
+        """The script's per-topic values for one ranked list (cut at ``max_rank``), given each
+        document's stratum index and grade (-1 and -1 outside the pool)."""
+        h = len(self.strata)
+        k = len(stratum)
+        pooled = stratum >= 0
+        onehot = np.zeros((k, h))
+        onehot[np.flatnonzero(pooled), stratum[pooled]] = 1.0
+        docs_upto = np.cumsum(onehot, axis=0)  # d_h including rank k
+        sampled_upto = np.cumsum(onehot * (grade >= 0)[:, None], axis=0)
+        relevant_upto = np.cumsum(onehot * (grade > 0)[:, None], axis=0)
+        ranks = np.arange(1, k + 1, dtype=float)
+        rel_ret = (docs_upto * (relevant_upto + EPSILON) / (sampled_upto + 3 * EPSILON)).sum(1)
+
+        out = {"xinfAP": 0.0, "infNDCG": 0.0}
+        rel_ranks = np.flatnonzero(grade > 0)
+        if len(rel_ranks):
+            above = rel_ranks - 1  # the counts strictly above a relevant document
+            d_h = np.where(above[:, None] >= 0, docs_upto[above], 0.0)
+            s_h = np.where(above[:, None] >= 0, sampled_upto[above], 0.0)
+            r_h = np.where(above[:, None] >= 0, relevant_upto[above], 0.0)
+            depth = d_h.sum(1)
+            prob = np.divide(d_h, depth[:, None], out=np.zeros_like(d_h), where=depth[:, None] != 0)
+            prec_above = (prob * (r_h + EPSILON) / (s_h + 3 * EPSILON)).sum(1)
+            rank = ranks[rel_ranks]
+            precision = 1 / rank + depth / rank * prec_above
+            where = stratum[rel_ranks]
+            sap = np.bincount(where, weights=precision, minlength=h)
+            gain = np.bincount(
+                where, weights=grade[rel_ranks] / (np.log(rank + 1) / np.log(2)), minlength=h
+            )
+            if self.num_rel != 0:
+                per = np.divide(sap, self.relevant, out=np.zeros(h), where=self.relevant != 0)
+                counted = self.sampled != 0
+                out["xinfAP"] = float(
+                    (self.relevant_by_stratum[counted] / self.num_rel * per[counted]).sum()
+                )
+            depth_all = docs_upto[-1].sum()
+            if depth_all != 0 and self.ideal_dcg != 0:
+                seen = sampled_upto[-1] != 0
+                dcg = (docs_upto[-1][seen] / depth_all * gain[seen] / sampled_upto[-1][seen]).sum()
+                out["infNDCG"] = float(depth_all * dcg / self.ideal_dcg)
+        for cut in (*PRECISION_RANKS, max_rank):
+            out[f"iP@{cut}"] = float(rel_ret[min(cut, k) - 1] / cut)
+        out["iNumRelRet"] = float(rel_ret[-1])
+        out["iNumRel"] = self.num_rel
+        out.update(zip(_recall_names(), _interpolated(rel_ret, ranks, self.num_rel)))
+        return out
+
+
+def _recall_names() -> list[str]:
+    return [f"iprec@rec{level:.2f}" for level in RECALL_LEVELS]
+
+
+def _interpolated(rel_ret: np.ndarray, ranks: np.ndarray, num_rel: float) -> np.ndarray:
+    """Inferred interpolated precision at the 11 recall levels, as the script's loop gives it.
+
+    The script walks the ranks upwards from the last, keeping the best precision
+    seen, and gives it to the highest recall level not yet served whose cut-off
+    exceeds the inferred relevant count at that rank (one level per rank); the
+    levels left get the best precision overall.
+    """
+    cutoffs = [level * num_rel for level in RECALL_LEVELS]
+    best_below = np.maximum.accumulate((rel_ret / ranks)[::-1])[::-1]  # best of ranks >= i
+    values = np.zeros(len(cutoffs))
+    current = len(cutoffs) - 1
+    while current >= 0 and cutoffs[current] > rel_ret[-1]:
+        current -= 1
+    stop = len(ranks)
+    while current >= 0:
+        under = np.flatnonzero(rel_ret[:stop] < cutoffs[current])
+        if not len(under):
+            break
+        stop = int(under[-1])
+        values[current] = best_below[stop]
+        current -= 1
+    values[: current + 1] = best_below[0]
+    return values
+
+
+def _topic_order(topics) -> list[str]:
+    """Topics in the script's numeric order (non-numeric ids after, as strings)."""
+
+    def key(t: str):
+        try:
+            return (0, float(t), t)
+        except ValueError:
+            return (1, 0.0, t)
+
+    return sorted(topics, key=key)
+
+
+class SampledQrels:
+    """Sampled qrels prepared once to score many runs (``gains``, ``max_rank``: as
+    :func:`sample_eval`)."""
+
+    def __init__(
+        self, qrels: pd.DataFrame, *, gains: Mapping[int, float] | None = None, max_rank: int = 1000
+    ):
+        grades = qrels["relevance"].to_numpy(dtype=float)
+        if gains:
+            mapped = grades.copy()
+            for grade, gain in gains.items():
+                mapped[grades == grade] = gain
+            grades = mapped
+        strata = qrels["stratum"].to_numpy()
+        self.max_rank = max_rank
+        self.topics: dict[str, _Topic] = {}
+        self._stratum = np.empty(len(qrels), dtype=np.int64)  # the topic's stratum index
+        for topic, rows in qrels.groupby("query_id", sort=False).indices.items():
+            self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
+            self._stratum[rows] = self.topics[str(topic)].index
+        self._grade = grades
+        self._keys = _keys(qrels["query_id"], qrels["doc_id"])
+
+    def lookup(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Stratum index and grade of each (topic, document) key, -1 and -1 outside the pool."""
+        row = pc.index_in(keys, value_set=self._keys).fill_null(-1).to_numpy()
+        inside = row >= 0
+        at = np.where(inside, row, 0)
+        return np.where(inside, self._stratum[at], -1), np.where(inside, self._grade[at], -1.0)
+
+
+def _keys(topics, docs) -> pa.Array:
+    """One string per (topic, document): ids hold no whitespace, so a tab joins them."""
+    return pc.binary_join_element_wise(_strings(topics), _strings(docs), "\t")
+
+
+def _strings(values) -> pa.Array:
+    return pa.array(values.astype(str) if isinstance(values, pd.Series) else values, pa.string())
+
+
+def _ranked(run: pd.DataFrame) -> tuple[pa.Array, np.ndarray, dict[str, int], dict[str, int]]:
+    """The run as the script reads it: topics without leading zeros, a document's last line,
+    score descending then docno descending (bytes) within a topic. Returns the ranked
+    (topic, document) keys, each topic's first position among them, and its lines."""
+    topic = pc.utf8_ltrim(_strings(run["query_id"]), characters="0")
+    doc = _strings(run["doc_id"])
+    keys = _keys(topic, doc)
+    table = pa.table({"topic": topic, "doc": doc, "score": run["score"].to_numpy(dtype=float)})
+    counts = pc.value_counts(topic)
+    lines = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
+    if pc.count_distinct(keys).as_py() < len(keys):  # a document's last line, as a Perl hash
+        keep = ~pd.Series(keys.to_numpy(zero_copy_only=False)).duplicated(keep="last").to_numpy()
+        table, keys = table.filter(pa.array(keep)), keys.filter(pa.array(keep))
+    order = pc.sort_indices(
+        table, sort_keys=[("topic", "ascending"), ("score", "descending"), ("doc", "descending")]
+    )
+    codes = pc.dictionary_encode(table["topic"].take(order)).combine_chunks()
+    index = codes.indices.to_numpy()
+    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    first = dict(zip(codes.dictionary.take(pa.array(index[starts])).to_pylist(), starts.tolist()))
+    return keys.take(order), np.r_[starts, len(index)], first, lines
+
+
+def sample_eval(
+    qrels: pd.DataFrame | SampledQrels,
+    run: pd.DataFrame,
+    *,
+    gains: Mapping[int, float] | None = None,
+    max_rank: int = 1000,
+) -> pd.DataFrame:
+    """Score one run on sampled qrels exactly as ``sample_eval.pl -q`` does.
+
+    Parameters
+    ----------
+    qrels
+        ``query_id, doc_id, stratum, relevance`` (:func:`relimpute.io.read_sampled_qrels`;
+        relevance ``-1``: in its stratum, not sampled), or a :class:`SampledQrels`
+        prepared once for many runs (then ``gains`` and ``max_rank`` are its own).
+    run
+        ``query_id, doc_id, score`` (:func:`relimpute.io.read_run`).
+    gains
+        The script's ``-G`` mapping, grade → gain, applied to the qrels' grades
+        first (a grade mapped to 0 is nonrelevant).
+    max_rank
+        Documents read per topic (the script's ``$maxResultSize``).
+
+    Returns
+    -------
+    One row per topic both files share, in the script's order, then a row
+    ``all``: ``xinfAP``, ``infNDCG``, ``iP@10``, ``iP@50``, ``iP@<max_rank>``,
+    ``iNumRelRet``, ``iNumRel``, ``NumRet`` and ``iprec@rec0.00`` ... ``1.00``.
+    In ``all`` the measures are means over those topics, ``iNumRelRet`` and
+    ``NumRet`` sums over them and ``iNumRel`` the sum over every qrels topic, as
+    the script prints them. ``NumRet`` of a topic counts the run's lines, of
+    ``all`` the documents read (at most ``max_rank`` a topic).
+    """
+    if not isinstance(qrels, SampledQrels):
+        qrels = SampledQrels(qrels, gains=gains, max_rank=max_rank)
+    keys, bounds, first, lines = _ranked(run)
+    stratum, grade = qrels.lookup(keys)
+    ends = dict(zip(first, bounds[1:].tolist()))
+    rows, index = [], []
+    for topic in _topic_order(t for t in lines if t in qrels.topics):
+        start = first[topic]
+        stop = min(ends[topic], start + qrels.max_rank)
+        row = qrels.topics[topic].score(stratum[start:stop], grade[start:stop], qrels.max_rank)
+        row["NumRet"] = float(lines[topic])
+        row["_read"] = float(stop - start)
+        rows.append(row)
+        index.append(topic)
+    if not rows:
+        raise ValueError("the run and the sampled qrels share no topic")
+    table = pd.DataFrame(rows, index=pd.Index(index, name="query_id"))
+    total = table.mean()
+    for name in ("iNumRelRet", "_read"):
+        total[name] = table[name].sum()
+    total["iNumRel"] = sum(t.num_rel for t in qrels.topics.values())
+    total["NumRet"] = total.pop("_read")
+    table = pd.concat([table.drop(columns="_read"), total.to_frame("all").T])
+    table.index.name = "query_id"
+    return table

@@ -1,0 +1,106 @@
+"""Sampled qrels read by the campaign and scored by ``relimpute evaluate``."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from contextlib import redirect_stderr, redirect_stdout
+
+import pandas as pd
+import pytest
+
+from relimpute.cli import main
+from relimpute.data import Campaign
+from relimpute.io import read_run, read_sampled_qrels
+from relimpute.measures.inferred import sample_eval
+
+from test_inferred_measures import BIOCADDIE, HAND_QRELS, HAND_RUN, ORACLE, _require_script
+
+
+def _files(tmp_path, qrels=HAND_QRELS, run=HAND_RUN):
+    (tmp_path / "q.txt").write_text(qrels)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r.txt").write_text(run)
+    return tmp_path / "q.txt", tmp_path / "runs"
+
+
+def _run(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_sampled_file_is_read_by_the_campaign_and_a_not_sampled_document_is_unjudged(tmp_path):
+    qrels, runs = _files(tmp_path)
+    campaign = Campaign.from_files(qrels, runs)
+    assert campaign.sample is not None and len(campaign.sample) == 6
+    topic = campaign.topics[0]
+    judged = dict(zip(topic.doc_ids, topic.judged))
+    assert not judged["d"]  # in the pool, not sampled: unjudged, never nonrelevant
+    assert judged["c"] and judged["e"]
+    assert campaign.subset(systems=["r"]).sample is campaign.sample
+
+
+def test_evaluate_prints_the_inferred_measures_by_default_and_beside_others(tmp_path):
+    qrels, runs = _files(tmp_path)
+    code, out, _ = _run("evaluate", qrels, runs, "-f", "tsv")
+    assert code == 0
+    frame = pd.read_csv(io.StringIO(out), sep="\t")
+    assert list(frame.columns) == ["system", "xinfAP", "infNDCG", "iP@10", "iNumRel"]
+    expected = sample_eval(read_sampled_qrels(qrels), read_run(runs / "r.txt")).loc["all"]
+    assert frame.loc[0, "xinfAP"] == pytest.approx(expected["xinfAP"], abs=1e-4)
+    code, out, _ = _run("evaluate", qrels, runs, "-m", "AP", "-m", "infAP", "-m", "infNDCG",
+                        "-q", "-f", "tsv")
+    frame = pd.read_csv(io.StringIO(out), sep="\t", dtype={"query_id": str})
+    assert list(frame.columns) == ["system", "query_id", "AP", "infAP", "infNDCG"]
+    assert frame["query_id"].tolist() == ["1", "all"]
+
+
+def test_the_relevance_threshold_maps_lower_grades_to_nonrelevant(tmp_path):
+    qrels, runs = _files(tmp_path, HAND_QRELS.replace("c 2 1", "c 2 2").replace("a 1 1", "a 1 2"))
+    _, out, _ = _run("evaluate", qrels, runs, "-m", "iNumRel", "--rel-threshold", "3", "-f", "tsv")
+    assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == 0
+    _, out, _ = _run("evaluate", qrels, runs, "-m", "iNumRel", "--rel-threshold", "2", "-f", "tsv")
+    assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == pytest.approx(3.0, abs=1e-4)
+
+
+def test_inferred_measures_on_ordinary_qrels_are_refused_naming_infap(tmp_path):
+    qrels, runs = _files(tmp_path, "1 0 a 1\n1 0 c 0\n")
+    code, _, err = _run("evaluate", qrels, runs, "-m", "xinfAP")
+    assert code == 2 and "need sampled qrels" in err and "-m infAP" in err
+
+
+def test_a_stratum_with_nothing_judged_is_noted_on_stderr(tmp_path):
+    qrels, runs = _files(tmp_path, HAND_QRELS + "1 0 z 3 -1\n")
+    code, _, err = _run("evaluate", qrels, runs)
+    assert code == 0 and "topic 1 stratum 3 was judged" in err
+
+
+def test_a_file_mixing_four_and_five_columns_names_the_line(tmp_path):
+    qrels, runs = _files(tmp_path, HAND_QRELS + "1 0 y 1\n")
+    code, _, err = _run("evaluate", qrels, runs)
+    assert code == 2 and "line 7: expected 5 columns" in err
+
+
+def test_evaluate_equals_the_script_on_biocaddie(tmp_path):
+    _require_script()
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    docs = read_sampled_qrels(BIOCADDIE).groupby("query_id").head(400)
+    lines = [f"0{q} Q0 {d} {i} {(i * 7919) % 97} tied" for i, (q, d) in
+             enumerate(zip(docs["query_id"], docs["doc_id"]))]
+    (runs / "tied.txt").write_text("\n".join(lines) + "\n")
+    _, out, _ = _run("evaluate", BIOCADDIE, runs, "-m", "xinfAP", "-m", "infNDCG", "-m", "iP@10",
+                     "-q", "-f", "tsv")
+    ours = pd.read_csv(io.StringIO(out), sep="\t", dtype={"query_id": str}).set_index("query_id")
+    script = subprocess.run(["perl", str(ORACLE), "-q", str(BIOCADDIE), str(runs / "tied.txt")],
+                            capture_output=True, text=True, check=True).stdout
+    names = {"infAP": "xinfAP", "infNDCG": "infNDCG", "iP10": "iP@10"}
+    checked = 0
+    for line in script.splitlines():
+        measure, topic, value = line.split()
+        if measure in names:
+            assert ours.loc[topic, names[measure]] == pytest.approx(float(value), abs=1e-4)
+            checked += 1
+    assert checked == 3 * 16  # 15 topics and "all"
