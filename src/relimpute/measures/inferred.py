@@ -193,11 +193,15 @@ class SampledQrels:
             self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
             self._stratum[rows] = self.topics[str(topic)].index
         self._grade = grades
-        self._keys = _keys(qrels["query_id"], qrels["doc_id"])
+        keys = _key_bytes(_keys(qrels["query_id"], qrels["doc_id"]))
+        self._order = np.argsort(keys, kind="stable")
+        self._sorted = keys[self._order]
 
     def lookup(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Stratum index and grade of each (topic, document) key, -1 and -1 outside the pool."""
-        row = pc.index_in(keys, value_set=self._keys).fill_null(-1).to_numpy()
+        wanted = _key_bytes(keys)
+        at = np.minimum(np.searchsorted(self._sorted, wanted), len(self._sorted) - 1)
+        row = np.where(self._sorted[at] == wanted, self._order[at], -1)
         inside = row >= 0
         at = np.where(inside, row, 0)
         return np.where(inside, self._stratum[at], -1), np.where(inside, self._grade[at], -1.0)
@@ -206,6 +210,11 @@ class SampledQrels:
 def _keys(topics, docs) -> pa.Array:
     """One string per (topic, document): ids hold no whitespace, so a tab joins them."""
     return pc.binary_join_element_wise(_strings(topics), _strings(docs), "\t")
+
+
+def _key_bytes(keys: pa.Array) -> np.ndarray:
+    """Keys as fixed-width bytes, which numpy sorts and searches (UTF-8 byte order)."""
+    return pc.cast(keys, pa.binary()).to_numpy(zero_copy_only=False).astype(bytes)
 
 
 def _strings(values) -> pa.Array:
