@@ -7,6 +7,7 @@ import sys
 
 from ._common import (
     add_campaign_arguments,
+    add_model_argument,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -15,6 +16,7 @@ from ._common import (
     positive_int,
 )
 from ._estimate import add_estimate_argument
+from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_measure_argument, add_quiet_argument
@@ -155,15 +157,35 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
-    expected = parser.add_argument_group("expected measures over probabilistic qrels")
-    add_estimate_argument(expected)
+    parser.add_argument(
+        "--depth", type=positive_int, default=None, metavar="K",
+        help="truncate every run at rank K, as trec_eval -M (default: full depth)",
+    )
+    add_confidence_argument(
+        parser,
+        "level of the intervals; with --baseline 'significant' means an adjusted p-value below "
+        "1 - this (0.95: p < 0.05)",
+    )
+    add_seed_argument(parser, "the model's fit, the Monte Carlo draws and the randomization test")
+    expected = parser.add_argument_group(
+        "expected measures with intervals, under a relevance model of the unjudged documents"
+    )
+    expected.add_argument(
+        "--intervals",
+        action="store_true",
+        help="per run E[m], sd[m] and a --confidence interval (ci_low, ci_high) under the "
+        "default model fitted to these qrels, from its posterior draws as `relimpute compare` "
+        "(default measures then: " + " ".join(INTERVAL_MEASURES) + ")",
+    )
+    add_model_argument(expected, None, "relevance model for the intervals (implies --intervals)")
     add_llm_labels_argument(expected)
+    add_estimate_argument(expected)
     expected.add_argument(
         "--mc-draws",
         type=integer_at_least(2),
         default=4000,
         metavar="N",
-        help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
+        help="Monte Carlo draws of relevance (default: %(default)s)",
     )
     tests = parser.add_argument_group("topic-level tests against a baseline (topic sampling)")
     tests.add_argument(
@@ -185,9 +207,6 @@ def add_arguments(parser) -> None:
         help="multiple-testing correction across all runs and measures, per test "
         "(default: %(default)s)",
     )
-    add_confidence_argument(
-        tests, "'significant' when the adjusted p-value is below 1 - this (0.95: p < 0.05)"
-    )
     tests.add_argument(
         "--permutations",
         type=positive_int,
@@ -195,7 +214,6 @@ def add_arguments(parser) -> None:
         metavar="B",
         help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
     )
-    add_seed_argument(tests, "the randomization test and Monte Carlo")
     add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
@@ -207,15 +225,17 @@ def run(args) -> int:
     from ..measures import evaluate, parse_measures
 
     campaign = load_campaign(args, COMMAND)
-    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    default = INTERVAL_MEASURES if wants_intervals(args) else DEFAULT_MEASURES
+    measures = parse_measures(args.measures or default)
     names = [str(m) for m in measures]
     options = {
         "missing": "zero" if args.complete else "skip",
         "condensed": args.condensed,
         "gain": args.gain,
     }
-    if args.estimate is not None or args.llm_labels:
-        return _expected(campaign, measures, args)
+    if wants_intervals(args):
+        return intervals(campaign, measures, args, COMMAND)
+    campaign = campaign.truncated(args.depth)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
     means = evaluate(campaign, measures, **options)
@@ -242,56 +262,6 @@ def run(args) -> int:
     frame = pd.concat([table, summary], ignore_index=True)
     frame = frame.iloc[np.argsort(frame["system"].map(order).to_numpy(), kind="stable")]
     emit(_counts_as_integers(frame.reset_index(drop=True), measures), args.format)
-    return 0
-
-
-def _expected(campaign, measures, args) -> int:
-    """E[m] and sd[m] per run under the probabilistic qrels of --estimate."""
-    import pandas as pd
-
-    from ..confidence import ConfidenceEngine
-    from ..errors import InputError
-    from ._estimate import load_estimate
-
-    for option, given in (
-        ("--baseline", args.baseline),
-        ("-q/--per-topic", args.per_topic),
-        ("--condensed", args.condensed),
-        ("--format trec", args.format == "trec"),
-        ("--gain exponential", args.gain != "linear"),
-    ):
-        if given:
-            raise InputError(f"{'--estimate' if args.estimate else '--llm-labels'} cannot be combined with {option}")
-    if args.estimate is None:  # E[m] under the labels' model, fitted here
-        from ..relevance import load_model
-        from ._labels import LABELS_MODEL
-
-        estimate = load_model(LABELS_MODEL).fit_predict(campaign, rng=args.seed)
-    else:  # with --llm-labels, the documents they add count in R, as in the fit that wrote it
-        estimate = load_estimate(args.estimate, campaign, COMMAND)
-    frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
-    for measure in measures:
-        scores = (
-            ConfidenceEngine()
-            .confidence(
-                campaign, estimate, pairs=[], measure=str(measure), n_draws=args.mc_draws,
-                rng=args.seed,
-            )
-            .scores
-        )
-        scale = campaign.n_topics if measure.aggregate == "sum" else 1
-        frame[f"E[{measure}]"] = scores.e_map * scale
-        frame[f"sd[{measure}]"] = scores.sd_map * scale
-    print(
-        "relimpute evaluate: E[m] is the measure expected once every retrieved document is "
-        "judged; sd[m] is the uncertainty from unjudged documents only (topics fixed).",
-        file=sys.stderr,
-    )
-    if estimate.n_draws == 0 and args.estimate is not None:
-        from ._estimate import file_without_draws, narrower_note
-
-        print(narrower_note("evaluate", file_without_draws(args.estimate)), file=sys.stderr)
-    emit(frame, args.format)
     return 0
 
 

@@ -24,8 +24,11 @@ probability that every (topic, document) the runs retrieve is relevant, and
 write it as probabilistic qrels to --output: tab-separated, a header line
 "query_id doc_id probability", then one line per (topic, document) the runs
 retrieved (judged documents keep their labels as 0/1 at --rel-threshold).
-`relimpute evaluate --estimate FILE` and `relimpute compare --estimate FILE`
-read it back (so a slow fit is done once). The model is a registered
+When the model has posterior draws (the default model does), they go beside
+it to FILE.draws.npz (numpy; docs/inputs.md), so that intervals read from
+the file are as wide as the posterior's. `relimpute evaluate --estimate FILE`
+and `relimpute compare --estimate FILE` read both back (so a slow fit is done
+once). The model is a registered
 name (its shipped settings in models/<name>.json, else the class defaults)
 or the path of a settings file (JSON: model, params, provenance).
 
@@ -66,6 +69,7 @@ def run(args) -> int:
     from ..io import write_prob_qrels
     from ..progress import stage
     from ..relevance import load_settings
+    from ..relevance.draws_file import write_draws
 
     check_output_path(args.output)  # before the fit, not after it
     from ._calibration_check import warn_if_uncalibrated
@@ -78,6 +82,13 @@ def run(args) -> int:
         estimate = settings.build().fit_predict(campaign, rng=args.seed)
     with stage(f"relimpute {COMMAND}: writing {args.output}"):
         write_prob_qrels(estimate.to_frame(), args.output)
+        companion = write_draws(estimate, args.output)
+    if companion is not None:
+        print(
+            f"relimpute fit: the model's {estimate.n_draws} posterior draws in {companion} "
+            "(evaluate and compare --estimate read them for their intervals)",
+            file=sys.stderr,
+        )
     print(f"relimpute fit: {settings}", file=sys.stderr)
     print(f"relimpute fit: fitted {_describe(estimate.params)}", file=sys.stderr)
     relevant = campaign.relevant()
