@@ -22,7 +22,10 @@ from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_measure_argument, add_quiet_argument
 
 COMMAND = "evaluate"
-HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
+HELP = (
+    "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval; with "
+    "--intervals, E[m] and an interval per run under a relevance model"
+)
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
 # relimpute.measures.describe_measures() and significance's TESTS, CORRECTIONS, written out so
 # that `relimpute evaluate --help` need not load the measures (tests/test_startup.py checks them)
@@ -75,19 +78,24 @@ per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
 it; --format latex prints a booktabs table for a paper.
 
---estimate FILE scores against probabilistic qrels (what `relimpute fit -o
-FILE` writes) instead: one row per run with the expected value of each
-measure once every retrieved document is judged, E[m], and its standard
-deviation sd[m] over the unjudged documents' relevance (uncertainty from
-unjudged documents, topics fixed). AP, P@k, RBP and NumRelRet have exact
-moments (E[AP] as Carterette 2007's E[Q]/E[R]); the others are Monte Carlo
-over --mc-draws draws of relevance. As in `relimpute compare`, every qrels
-topic counts (a topic a run retrieves nothing for scores 0, as -c) and R
-counts the unjudged documents of every run. --llm-labels FILE (repeatable)
-gives the same E[m] and sd[m] under the model fusion-llm fitted here, with
-automatic labels as evidence whose error is learned from the judgments;
-with --estimate FILE too (fitted by `fit --llm-labels`), the labels only
-add the documents they name, so that R counts them as the fit did.
+--intervals prints instead, per run, the measure expected once every
+retrieved document is judged, E[m], its standard deviation sd[m] and a
+--confidence interval (ci_low[m], ci_high[m]) under the default relevance
+model (fusion) fitted to these qrels: Monte Carlo over --mc-draws draws of
+relevance from the model's posterior draws, as `relimpute compare` (the
+same seed gives the same E[MAP]), so the uncertainty of unjudged documents
+and of the model's own parameters is in it, topics fixed. Every qrels topic
+counts (as -c) and R counts the unjudged documents of every run. Default
+measure then: AP (MAP); each -m is one Monte Carlo pass. --model NAME|PATH
+fits another model (a model without draws, e.g. rtc, says its answer is
+narrower); --llm-labels FILE (repeatable) fits fusion-llm, with automatic
+labels as evidence whose error is learned from the judgments; --estimate
+FILE reads what `relimpute fit -o FILE` wrote instead of fitting: its
+probabilities and the posterior draws beside it (FILE.draws.npz). A FILE
+without draws gives E[m] only (its sd would be too narrow), and with
+--intervals is an error. With --estimate and --llm-labels the labels only
+add the documents they name, so that R counts them as the fit did. --depth
+K cuts every run at rank K (trec_eval -M), with or without a model.
 
 --baseline RUN tests every other run against RUN on every measure, over the
 topics: paired t-test, Wilcoxon signed-rank and Fisher's randomization test
@@ -107,6 +115,8 @@ examples:
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
   relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
   relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals          E[MAP], sd, 95% interval
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals -m AP -m P@10 --depth 100
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
   relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
