@@ -13,6 +13,8 @@ from relimpute import Campaign
 from relimpute.cli import main
 from relimpute.relevance import load_model
 
+from test_cli_llm_labels import files as tiny  # a tiny campaign and its LLM labels
+
 N_TOPICS, N_RUNS, DEPTH, POOL = 5, 4, 30, 4
 
 
@@ -182,3 +184,19 @@ def test_model_options_refuse_what_they_cannot_answer(files, capsys):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+def test_llm_labels_give_intervals_under_the_labels_model_or_a_settings_file_for_it(
+    tiny, capsys, tmp_path
+):
+    qrels, runs, labels, _ = tiny
+    base = ["evaluate", qrels, *runs, "--llm-labels", labels, "--seed", "3", "-f", "tsv"]
+    assert main(base) == 0
+    default = _tsv(capsys)
+    assert list(default.columns) == ["num_q", "E[AP]", "sd[AP]", "ci_low[AP]", "ci_high[AP]"]
+    settings = tmp_path / "labels.json"
+    settings.write_text('{"model": "fusion-llm", "params": {}}')
+    assert main([*base, "--model", str(settings)]) == 0
+    pd.testing.assert_frame_equal(_tsv(capsys), default)
+    assert main([*base, "--model", "rtc"]) == 2
+    assert "does not read --llm-labels" in capsys.readouterr().err
