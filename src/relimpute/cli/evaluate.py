@@ -115,7 +115,7 @@ examples:
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
   relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
   relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
-  relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals          E[MAP], sd, 95% interval
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals -m AP -m P@10 --depth 100
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
