@@ -15,6 +15,7 @@ from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
 from relimpute.relevance import Fusion
 from relimpute.relevance.base import RelevanceEstimate
+from relimpute.relevance.draws_file import with_draws
 
 QRELS = "q1 0 a 2\nq1 0 b 0\nq1 0 c 1\nq1 0 e 0\nq2 0 x 1\nq2 0 y 0\nq2 0 w 2\n"
 #: per run, each topic's ranking: "topic doc doc ...; topic doc ..."
@@ -66,11 +67,12 @@ def test_cli_fit_then_evaluate_estimate_scores_ndcg_with_the_grades(files, capsy
     assert main(argv) == 0
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t").set_index("system")
     campaign = Campaign.from_files(qrels, runs, rel_threshold=1)
-    read = RelevanceEstimate.from_frame(campaign, read_prob_qrels(est))
+    read = with_draws(RelevanceEstimate.from_frame(campaign, read_prob_qrels(est)), campaign, est)
+    assert read.n_draws == 100 and read.grades.cut_draws is not None  # the fit's, beside the file
     engine = ConfidenceEngine()
     graded = engine.monte_carlo(campaign, read, pairs=[], measure="nDCG@3", n_draws=4000, rng=7)
     np.testing.assert_allclose(frame["E[nDCG@3]"], graded.scores.e_map, rtol=1e-5)  # 6 digits printed
-    binary = RelevanceEstimate(read.query_ids, read.doc_ids, read.p)
+    binary = RelevanceEstimate(read.query_ids, read.doc_ids, read.p, draws=read.draws)
     without = engine.monte_carlo(campaign, binary, pairs=[], measure="nDCG@3", n_draws=4000, rng=7)
     assert not np.allclose(frame["E[nDCG@3]"], without.scores.e_map)
 

@@ -147,6 +147,9 @@ def check(command: str, done: subprocess.CompletedProcess, folder: Path) -> None
         assert "True" in out and "False" in out  # some differences significant, some not
     elif sub == "evaluate" and "--estimate" in words:
         expected = _column(_table(out), "E[AP]")
+        low, high = _column(_table(out), "ci_low[AP]"), _column(_table(out), "ci_high[AP]")
+        # the interval of the fit's posterior draws, kept beside the file
+        assert all(low[run] < expected[run] < high[run] for run in official)
         assert set(expected) == set(official)
         assert all(0.0 <= v <= 1.0 for v in expected.values())
         assert _kendall_tau(expected, official) > 0.8  # nearly complete qrels: the same ranking

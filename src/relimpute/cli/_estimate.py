@@ -6,7 +6,9 @@ document) the runs retrieved; judged documents hold their labels as 0/1.
 A model of graded relevance adds ``p_ge_<g>`` columns, P(grade ≥ g), which graded
 measures draw grades from. Headerless ``qid docno p`` lines are read too. Judged documents of the
 qrels keep their labels whatever the file says; an unjudged document the
-file does not list is an error (the file was fitted to other runs).
+file does not list is an error (the file was fitted to other runs). The model's posterior
+draws, when it had them, are in the companion ``FILE.draws.npz`` that ``fit -o`` writes beside
+it (:mod:`relimpute.relevance.draws_file`); they are read with the file.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ def add_estimate_argument(parser) -> None:
         "--estimate",
         metavar="FILE",
         help="probabilistic qrels written by `relimpute fit -o FILE` (query_id, doc_id, "
-        "probability; tab-separated with a header): score against them instead of fitting a model",
+        "probability; tab-separated with a header), with the model's posterior draws in "
+        "FILE.draws.npz beside it when fit wrote them: score against them instead of fitting a "
+        "model",
     )
 
 
@@ -30,6 +34,7 @@ def load_estimate(path: str, campaign, command: str = "relimpute"):
     from ..errors import InputError
     from ..io import read_prob_qrels
     from ..relevance.base import RelevanceEstimate
+    from ..relevance.draws_file import with_draws
 
     frame = read_prob_qrels(path)
     docs = {t.query_id: t.doc_ids for t in campaign.topics}
@@ -46,7 +51,7 @@ def load_estimate(path: str, campaign, command: str = "relimpute"):
             file=sys.stderr,
         )
     try:
-        return RelevanceEstimate.from_frame(campaign, frame)
+        estimate = RelevanceEstimate.from_frame(campaign, frame)
     except InputError as exc:
         from .._parsing import line_naming
 
@@ -54,6 +59,7 @@ def load_estimate(path: str, campaign, command: str = "relimpute"):
         raise InputError(
             f"{exc.problem} (was the file fitted to other runs or qrels?)", path, line
         ) from None
+    return with_draws(estimate, campaign, path)
 
 
 def narrower_note(command: str, why: str) -> str:
@@ -66,4 +72,9 @@ def narrower_note(command: str, why: str) -> str:
 
 def file_without_draws(path: str) -> str:
     """Why an --estimate file gives a point estimate only."""
-    return f"{path} holds one probability per document and no posterior draws"
+    from ..relevance.draws_file import SUFFIX
+
+    return (
+        f"{path} holds one probability per document and no posterior draws (no {path}{SUFFIX} "
+        "beside it)"
+    )

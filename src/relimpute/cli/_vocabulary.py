@@ -58,6 +58,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--group-sd",), "between-group spread of the model-based pool-bias correction"),
     (("--groups",), "the groups table of the runs (run, group, pooled)"),
     (("--help", "-h"), "show the help"),
+    (("--intervals",), "per-run expected measures with intervals under a relevance model"),
     (("--jobs",), "parallel workers"),
     (("--journal",), "the judging journal file"),
     (("--k",), "runs per calibration trial"),

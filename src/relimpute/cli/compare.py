@@ -65,10 +65,11 @@ does, which counts unjudged documents as nonrelevant (its values can be
 lower: it also expects relevant documents below the pool). --model NAME|PATH fits another model (rtc, bayes, a settings
 file); --prior P instead gives every unjudged document probability P (the
 uniform prior of MTC; 0 is the trec_eval convention); --estimate FILE reads
-probabilistic qrels that `relimpute fit -o FILE` wrote (no refitting; the
-file holds point probabilities, not the model's posterior draws, so the
-answer is the normal approximation or Bernoulli Monte Carlo with them,
-narrower than the posterior-predictive one of --model). E[R] counts every
+probabilistic qrels that `relimpute fit -o FILE` wrote (no refitting), with
+the model's posterior draws that fit wrote beside it (FILE.draws.npz); a
+file without them holds point probabilities only, and the answer is then
+the normal approximation or Bernoulli Monte Carlo with them, narrower than
+the posterior-predictive one of --model. E[R] counts every
 judged relevant document plus the probability of every unjudged document
 any run of the campaign retrieves, so a pair's answer does not depend on
 which other runs are compared. Give it every run you have (those that built

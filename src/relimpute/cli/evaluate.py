@@ -6,6 +6,7 @@ import sys
 
 from ._common import (
     add_campaign_arguments,
+    add_model_argument,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -13,8 +14,9 @@ from ._common import (
     measure_option,
     positive_int,
 )
-from ._estimand import check_estimand_options, estimand_engine
+from ._estimand import check_estimand_options
 from ._estimate import add_estimate_argument
+from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit
 from ._vocabulary import (
@@ -26,7 +28,10 @@ from ._vocabulary import (
 )
 
 COMMAND = "evaluate"
-HELP = "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval"
+HELP = (
+    "score runs against qrels (AP, P@k, nDCG@k, RR, Bpref, infAP, ...), like trec_eval; with "
+    "--intervals, E[m] and an interval per run under a relevance model"
+)
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "Rprec", "Judged@10")
 # relimpute.measures.describe_measures() and significance's TESTS, CORRECTIONS, written out so
 # that `relimpute evaluate --help` need not load the measures (tests/test_startup.py checks them)
@@ -90,19 +95,24 @@ per-topic lines, then runid, num_q and the "all" lines, one block per run)
 with trec_eval's measure names, so scripts that read trec_eval output read
 it; --format latex prints a booktabs table for a paper.
 
---estimate FILE scores against probabilistic qrels (what `relimpute fit -o
-FILE` writes) instead: one row per run with the expected value of each
-measure once every retrieved document is judged, E[m], and its standard
-deviation sd[m] over the unjudged documents' relevance (uncertainty from
-unjudged documents, topics fixed). AP, P@k, RBP and NumRelRet have exact
-moments (E[AP] as Carterette 2007's E[Q]/E[R]); the others are Monte Carlo
-over --mc-draws draws of relevance. As in `relimpute compare`, every qrels
-topic counts (a topic a run retrieves nothing for scores 0, as -c) and R
-counts the unjudged documents of every run. --llm-labels FILE (repeatable)
-gives the same E[m] and sd[m] under the model fusion-llm fitted here, with
-automatic labels as evidence whose error is learned from the judgments;
-with --estimate FILE too (fitted by `fit --llm-labels`), the labels only
-add the documents they name, so that R counts them as the fit did.
+--intervals prints instead, per run, the measure expected once every
+retrieved document is judged, E[m], its standard deviation sd[m] and a
+--confidence interval (ci_low[m], ci_high[m]) under the default relevance
+model (fusion) fitted to these qrels: Monte Carlo over --mc-draws draws of
+relevance from the model's posterior draws, as `relimpute compare` (the
+same seed gives the same E[MAP]), so the uncertainty of unjudged documents
+and of the model's own parameters is in it, topics fixed. Every qrels topic
+counts (as -c) and R counts the unjudged documents of every run. Default
+measure then: AP (MAP); each -m is one Monte Carlo pass. --model NAME|PATH
+fits another model (a model without draws, e.g. rtc, says its answer is
+narrower); --llm-labels FILE (repeatable) fits fusion-llm, with automatic
+labels as evidence whose error is learned from the judgments; --estimate
+FILE reads what `relimpute fit -o FILE` wrote instead of fitting: its
+probabilities and the posterior draws beside it (FILE.draws.npz). A FILE
+without draws gives E[m] only (its sd would be too narrow), and with
+--intervals is an error. With --estimate and --llm-labels the labels only
+add the documents they name, so that R counts them as the fit did. --depth
+K cuts every run at rank K (trec_eval -M), with or without a model.
 
 --estimand names which score each table holds, on its first line (beside tsv,
 json and trec output: on stderr; docs: which-map.md). The plain table is
@@ -130,6 +140,8 @@ examples:
   relimpute evaluate qrels.txt runs/ --condensed -m AP --format markdown
   relimpute evaluate qrels.txt runs/ -m map -m P_10 -m bpref -m infAP -q --format trec
   relimpute evaluate qrels.txt runs/ -m AP -m nDCG@10 -m RR --format latex > table.tex
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals
+  relimpute evaluate qrels.txt runs/ --rel-threshold 2 --intervals -m AP -m P@10 --depth 100
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --estimate estimate.tsv
   relimpute evaluate qrels.txt runs/ --rel-threshold 2 -m AP -m nDCG@10 --baseline bm25base_p
   relimpute evaluate qrels.txt runs/ --baseline bm25base_p --test t --correction bh -f tsv
@@ -179,15 +191,35 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
-    expected = parser.add_argument_group("expected measures over probabilistic qrels")
-    add_estimate_argument(expected)
+    parser.add_argument(
+        "--depth", type=positive_int, default=None, metavar="K",
+        help="truncate every run at rank K, as trec_eval -M (default: full depth)",
+    )
+    add_confidence_argument(
+        parser,
+        "level of the intervals; with --baseline 'significant' means an adjusted p-value below "
+        "1 - this (0.95: p < 0.05)",
+    )
+    add_seed_argument(parser, "the model's fit, the Monte Carlo draws and the randomization test")
+    expected = parser.add_argument_group(
+        "expected measures with intervals, under a relevance model of the unjudged documents"
+    )
+    expected.add_argument(
+        "--intervals",
+        action="store_true",
+        help="per run E[m], sd[m] and a --confidence interval (ci_low, ci_high) under the "
+        "default model fitted to these qrels, from its posterior draws as `relimpute compare` "
+        "(default measures then: " + " ".join(INTERVAL_MEASURES) + ")",
+    )
+    add_model_argument(expected, None, "relevance model for the intervals (implies --intervals)")
     add_llm_labels_argument(expected)
+    add_estimate_argument(expected)
     expected.add_argument(
         "--mc-draws",
         type=integer_at_least(2),
         default=4000,
         metavar="N",
-        help="Monte Carlo draws for measures without exact moments (default: %(default)s)",
+        help="Monte Carlo draws of relevance (default: %(default)s)",
     )
     add_estimand_argument(
         expected, default=None,
@@ -214,9 +246,6 @@ def add_arguments(parser) -> None:
         help="multiple-testing correction across all runs and measures, per test "
         "(default: %(default)s)",
     )
-    add_confidence_argument(
-        tests, "'significant' when the adjusted p-value is below 1 - this (0.95: p < 0.05)"
-    )
     tests.add_argument(
         "--permutations",
         type=positive_int,
@@ -224,7 +253,6 @@ def add_arguments(parser) -> None:
         metavar="B",
         help="sign flips of the randomization test (exact below 2^n <= B; default: %(default)s)",
     )
-    add_seed_argument(tests, "the randomization test and Monte Carlo")
     add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
@@ -235,14 +263,18 @@ def run(args) -> int:
 
     from ..measures import evaluate, parse_measures
 
-    check_estimand_options(args, (("--estimate", args.estimate), ("--llm-labels", args.llm_labels)))
+    check_estimand_options(args, (
+        ("--estimate", args.estimate), ("--llm-labels", args.llm_labels),
+        ("--model", args.model), ("--intervals", args.intervals),
+    ))  # fmt: skip
     from ._sampled import inferred_request
 
     given = inferred_request(args, DEFAULT_MEASURES)
     if given is not None:
         return _with_inferred(given, args)
     campaign = load_campaign(args, COMMAND)
-    measures = parse_measures(args.measures or DEFAULT_MEASURES)
+    default = INTERVAL_MEASURES if wants_intervals(args) else DEFAULT_MEASURES
+    measures = parse_measures(args.measures or default)
     names = [str(m) for m in measures]
     title = "estimand: qrels (trec_eval on the qrels given, unjudged = nonrelevant)"
     options = {
@@ -250,8 +282,9 @@ def run(args) -> int:
         "condensed": args.condensed,
         "gain": args.gain,
     }
-    if args.estimate is not None or args.llm_labels or args.estimand in ("complete", "pool"):
-        return _expected(campaign, measures, args)
+    if wants_intervals(args):
+        return intervals(campaign, measures, args, COMMAND)
+    campaign = campaign.truncated(args.depth)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
     means = evaluate(campaign, measures, **options)
@@ -310,86 +343,6 @@ def _with_inferred(given, args) -> int:
     emit(_counts_as_integers(table[columns].reset_index(drop=True), measures), args.format,
          title=title)
     return 0
-
-
-def _expected(campaign, measures, args) -> int:
-    """E[m] and sd[m] per run under the probabilistic qrels of --estimate."""
-    import pandas as pd
-
-    from ..errors import InputError
-    from ._estimate import load_estimate
-
-    for option, given in (
-        ("--baseline", args.baseline),
-        ("-q/--per-topic", args.per_topic),
-        ("--condensed", args.condensed),
-        ("--format trec", args.format == "trec"),
-        ("--gain exponential", args.gain != "linear"),
-    ):
-        if given:
-            raise InputError(f"{_expected_option(args)} cannot be combined with {option}")
-    args.estimand = args.estimand or "complete"  # E[m]'s default
-    _check_pool_measures(args, measures)
-    if args.estimate is None:  # E[m] under the labels' model (or the default one), fitted here
-        from ..relevance import load_model
-        from ._common import DEFAULT_MODEL
-        from ._labels import LABELS_MODEL
-
-        model = LABELS_MODEL if args.llm_labels else DEFAULT_MODEL
-        estimate = load_model(model).fit_predict(campaign, rng=args.seed)
-    else:  # with --llm-labels, the documents they add count in R, as in the fit that wrote it
-        estimate = load_estimate(args.estimate, campaign, COMMAND)
-    frame = pd.DataFrame({"system": list(campaign.systems), "num_q": campaign.n_topics})
-    engine = estimand_engine(args, campaign, COMMAND)
-    for measure in measures:
-        scores = (
-            engine
-            .confidence(
-                campaign, estimate, pairs=[], measure=str(measure), n_draws=args.mc_draws,
-                rng=args.seed,
-            )
-            .scores
-        )
-        scale = campaign.n_topics if measure.aggregate == "sum" else 1
-        frame[f"E[{measure}]"] = scores.e_map * scale
-        frame[f"sd[{measure}]"] = scores.sd_map * scale
-    once = "every retrieved document is" if engine.estimand == "complete" else "each run's top K are"
-    print(
-        f"relimpute evaluate: E[m] is the measure expected once {once} judged; sd[m] is the "
-        "uncertainty from unjudged documents only (topics fixed).",
-        file=sys.stderr,
-    )
-    from ._estimate import file_without_draws, narrower_note
-
-    if estimate.n_draws == 0 and args.estimate is not None:
-        print(narrower_note("evaluate", file_without_draws(args.estimate)), file=sys.stderr)
-    elif estimate.n_draws and engine.estimand == "pool":
-        print(narrower_note("evaluate", "--estimand pool uses the model's point estimate of p"),
-              file=sys.stderr)  # fmt: skip
-    emit(frame, args.format, title=engine.describe(campaign))
-    return 0
-
-
-def _expected_option(args) -> str:
-    """The option that asked for E[m]."""
-    if args.estimate is not None:
-        return "--estimate"
-    return "--llm-labels" if args.llm_labels else f"--estimand {args.estimand}"
-
-
-def _check_pool_measures(args, measures) -> None:
-    """--estimand pool has exact moments only: name a measure without them."""
-    from ..confidence import has_closed_form
-    from ..errors import InputError
-
-    if args.estimand != "pool":
-        return
-    for measure in measures:
-        if not has_closed_form(str(measure)):
-            raise InputError(
-                f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not {measure}: "
-                "choose -m among them, or --estimand complete", "--estimand"
-            )  # fmt: skip
 
 
 def _significance(campaign, measures, options, args) -> int:

@@ -24,8 +24,11 @@ probability that every (topic, document) the runs retrieve is relevant, and
 write it as probabilistic qrels to --output: tab-separated, a header line
 "query_id doc_id probability", then one line per (topic, document) the runs
 retrieved (judged documents keep their labels as 0/1 at --rel-threshold).
-`relimpute evaluate --estimate FILE` and `relimpute compare --estimate FILE`
-read it back (so a slow fit is done once). The model is a registered
+When the model has posterior draws (the default model does), they go beside
+it to FILE.draws.npz (numpy; docs/inputs.md), so that intervals read from
+the file are as wide as the posterior's. `relimpute evaluate --estimate FILE`
+and `relimpute compare --estimate FILE` read both back (so a slow fit is done
+once). The model is a registered
 name (its shipped settings in models/<name>.json, else the class defaults)
 or the path of a settings file (JSON: model, params, provenance).
 
@@ -70,6 +73,7 @@ def run(args) -> int:
     from ..io import write_prob_qrels
     from ..progress import stage
     from ..relevance import load_settings
+    from ..relevance.draws_file import write_draws
 
     to_stdout = args.output == "-"
     if not to_stdout:
@@ -85,6 +89,13 @@ def run(args) -> int:
     frame = estimate.to_frame()
     with stage(f"relimpute {COMMAND}: writing {'the estimate' if to_stdout else args.output}"):
         write_prob_qrels(frame, sys.stdout if to_stdout else args.output)
+        companion = None if to_stdout else write_draws(estimate, args.output)
+    if companion is not None:
+        print(
+            f"relimpute fit: the model's {estimate.n_draws} posterior draws in {companion} "
+            "(evaluate and compare --estimate read them for their intervals)",
+            file=sys.stderr,
+        )
     defaults = settings.source == "<class defaults>"
     settings_from = "its class defaults" if defaults else f"settings {settings.source}"
     print(

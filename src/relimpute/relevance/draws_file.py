@@ -1,0 +1,144 @@
+"""A model's posterior draws beside its probabilistic qrels: the companion ``FILE.draws.npz``.
+
+``relimpute fit -o FILE`` writes the probabilistic qrels to FILE (text, one line per
+document) and, when the model hands over posterior draws (the default model does), their
+draws to ``FILE.draws.npz``: a numpy ``.npz`` (a zip of ``.npy`` arrays, no pickles) with
+
+- ``query_ids``: the topics; ``topic`` (int32) and ``doc_id``: the documents with draws
+  (those whose draws are not all their ``p``: the unjudged ones);
+- ``p``: each one's point probability, as FILE has it (a companion left from another fit
+  is refused, not paired with these probabilities);
+- ``draws``: ``(n_draws, documents)`` float16, draw ``d`` the same parameter draw in every
+  topic (p to 3 significant digits: finer than a Bernoulli draw can tell);
+- with a graded model, ``offset`` (float32 per document), ``cut_draws`` ``(topics, n_draws,
+  K − 1)`` and optionally ``split_shift``: what each draw splits relevance into grades with
+  (:class:`~relimpute.relevance.grades.GradeShares`).
+
+Documents not listed take their ``p`` in every draw; judged ones their label.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .base import LazyDraws, RelevanceEstimate
+
+#: what ``fit -o FILE`` appends to FILE's name for the companion
+SUFFIX = ".draws.npz"
+
+
+def draws_path(path: str | os.PathLike) -> Path:
+    """The companion of the probabilistic qrels ``path``."""
+    return Path(os.fspath(path) + SUFFIX)
+
+
+def write_draws(estimate: RelevanceEstimate, path: str | os.PathLike) -> Path | None:
+    """Write ``estimate``'s posterior draws beside the probabilistic qrels ``path`` and return
+    the companion's path; without draws remove a companion an earlier fit left there (it
+    belongs to other probabilities) and return None."""
+    from .._files import atomic_write_bytes
+
+    target = draws_path(path)
+    if estimate.draws is None:
+        if target.is_file():
+            target.unlink()
+        return None
+    topic, docs, ps, values, offsets = [], [], [], [], []
+    shares = estimate.grades
+    for t, (ids, p) in enumerate(zip(estimate.doc_ids, estimate.p)):
+        drawn = np.asarray(estimate.draws[t])
+        keep = np.flatnonzero(((p > 0) & (p < 1)) | np.any(drawn != p[None, :], axis=0))
+        topic.append(np.full(len(keep), t, dtype=np.int32))
+        docs.append(np.asarray(ids)[keep].astype(str))
+        ps.append(p[keep])
+        values.append(drawn[:, keep].astype(np.float16))
+        if shares is not None and shares.offset is not None:
+            offsets.append(shares.offset[t][keep].astype(np.float32))
+    arrays = {
+        "query_ids": np.array(estimate.query_ids, dtype=str),
+        "topic": np.concatenate(topic),
+        "doc_id": np.concatenate(docs),
+        "p": np.concatenate(ps),
+        "draws": np.concatenate(values, axis=1),
+    }
+    if shares is not None and shares.cut_draws is not None:
+        arrays["offset"] = np.concatenate(offsets)
+        arrays["cut_draws"] = np.stack(shares.cut_draws)
+        if shares.split_shift is not None:
+            arrays["split_shift"] = np.asarray(shares.split_shift, dtype=float)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return atomic_write_bytes(target, buffer.getvalue())
+
+
+def with_draws(estimate: RelevanceEstimate, campaign, path: str | os.PathLike) -> RelevanceEstimate:
+    """``estimate`` (read from the probabilistic qrels ``path``, aligned to ``campaign``) with
+    the posterior draws of ``path``'s companion, when there is one; else unchanged."""
+    companion = draws_path(path)
+    if not companion.is_file():
+        return estimate
+    try:
+        with np.load(companion, allow_pickle=False) as data:
+            stored = {name: data[name] for name in data.files}
+        query_ids, topic, doc_ids = stored["query_ids"], stored["topic"], stored["doc_id"]
+        p, drawn = stored["p"], stored["draws"]
+        if drawn.ndim != 2 or drawn.shape[1] != len(p) or not len(drawn):
+            raise ValueError("its draws do not match its documents")
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"not a companion of posterior draws ({exc})", str(companion)) from None
+    where = {q: t for t, q in enumerate(campaign.query_ids)}
+    columns = [dict() for _ in campaign.topics]  # per topic: document index -> stored column
+    index = [{d: i for i, d in enumerate(t.doc_ids)} for t in campaign.topics]
+    for column, (t, doc) in enumerate(zip(topic, doc_ids)):
+        ours = where.get(str(query_ids[t]))
+        row = None if ours is None else index[ours].get(str(doc))
+        if row is None:
+            continue
+        if not campaign.topics[ours].judged[row] and p[column] != estimate.p[ours][row]:
+            raise InputError(
+                f"its probability of document {doc!r} of topic {query_ids[t]!r} is not {path}'s: "
+                f"it was written by another fit; refit with `relimpute fit ... -o {path}`",
+                str(companion),
+            )
+        columns[ours][row] = column
+    rows = [np.fromiter(c.keys(), dtype=np.int64, count=len(c)) for c in columns]
+    cols = [np.fromiter(c.values(), dtype=np.int64, count=len(c)) for c in columns]
+    relevant = campaign.relevant()
+
+    def make(t: int) -> np.ndarray:
+        out = np.repeat(estimate.p[t][None, :], len(drawn), axis=0)
+        out[:, rows[t]] = drawn[:, cols[t]]
+        judged = np.flatnonzero(campaign.topics[t].judged)
+        out[:, judged] = relevant[t][judged].astype(float)
+        return out
+
+    draws = LazyDraws(campaign.n_topics, len(drawn), make)
+    grades = estimate.grades
+    if grades is not None and "cut_draws" in stored:
+        cuts = stored["cut_draws"]
+        offset = []
+        for t, topic_data in enumerate(campaign.topics):
+            e = np.full(topic_data.n_docs, np.nan)
+            e[rows[t]] = stored["offset"][cols[t]]
+            offset.append(np.where(topic_data.judged, np.nan, e))
+        source = {str(q): t for t, q in enumerate(query_ids)}
+        try:
+            grades = replace(
+                grades,
+                offset=tuple(offset),
+                # a topic without draws (every document judged) splits as judged
+                cut_draws=tuple(
+                    cuts[source[q]] if q in source else np.zeros(cuts.shape[1:])
+                    for q in campaign.query_ids
+                ),
+                split_shift=stored.get("split_shift"),
+            )
+        except ValueError as exc:
+            raise InputError(f"its grades do not match {path}'s ({exc})", str(companion)) from None
+    return replace(estimate, draws=draws, grades=grades)
