@@ -100,9 +100,11 @@ def with_draws(estimate: RelevanceEstimate, campaign, path: str | os.PathLike) -
         row = None if ours is None else index[ours].get(str(doc))
         if row is None:
             continue
-        if not campaign.topics[ours].judged[row] and p[column] != estimate.p[ours][row]:
-            raise InputError(
-                f"its probability of document {doc!r} of topic {query_ids[t]!r} is not {path}'s: "
+        mine = estimate.p[ours][row]
+        if not campaign.topics[ours].judged[row] and abs(p[column] - mine) > 1e-9 * abs(mine):
+            raise InputError(  # (1e-9 relative: the file's text rounding, as its own checks)
+                f"its probability of document {str(doc)!r} of topic {str(query_ids[t])!r} is not "
+                f"{path}'s: "
                 f"it was written by another fit; refit with `relimpute fit ... -o {path}`",
                 str(companion),
             )
