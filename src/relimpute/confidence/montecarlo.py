@@ -35,7 +35,7 @@ import numpy as np
 from ..data import Campaign
 from ..measures import parse_measure
 from ..relevance.base import RelevanceEstimate, as_generator
-from .graded import graded_scorer
+from .graded import dcg_draws, graded_scorer
 from .graded import possible as graded_possible
 from .linear import weight_matrix
 from .results import PARAMETERS, Comparison, SystemScores, pair_differences
@@ -63,6 +63,7 @@ def simulate(
     rng = as_generator(rng)
     scorer, label = _scorer(measure, campaign.rel_threshold)
     graded = graded_scorer(measure, campaign, estimate)
+    fast_graded = dcg_draws(measure, campaign, estimate)  # nDCG, DCG: drawn by thinning
     posterior = estimate.draws if use_posterior_draws and estimate.draws is not None else None
     n_sys, n_topics = len(names), campaign.n_topics
     per_draw = max(
@@ -91,6 +92,10 @@ def simulate(
         uncertain = uncertain_documents(view, topic, possible)
         if scorer is _score_ap:
             scores = _ap_draws(view, relevant, uncertain, p, post, n_draws, rng)
+            _accumulate(t, scores, 0, sums, squares, mean_draws, topic_draws, n_topics)
+            continue
+        if fast_graded is not None:
+            scores = fast_graded(t, view, uncertain, p, post, n_draws, rng, max_elements)
             _accumulate(t, scores, 0, sums, squares, mean_draws, topic_draws, n_topics)
             continue
         for start in range(0, n_draws, chunk):
