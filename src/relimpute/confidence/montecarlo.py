@@ -143,9 +143,9 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
     """``draws(t, view, uncertain, p, post, n_draws, rng, max_elements) -> (n_draws, S)``: nDCG
     or DCG per draw with drawn grades by
     :func:`~relimpute.confidence._graded_kernels.dcg_monte_carlo` (its cost follows the
-    documents drawn above the lowest grade, not the documents), or None where the general
-    scorer of :func:`graded_scorer` is needed (no grades, another measure, a grade above 64
-    or a lowest level above 0)."""
+    documents drawn above the levels the judged grades fill, not the documents), or None where
+    the general scorer of :func:`graded_scorer` is needed (no grades, another measure, a grade
+    above 64 or a lowest level above 0)."""
     from ..measures import parse_measure
     from ..measures.ndcg import DCG, NDCG, _discounts, gain_values
 
@@ -154,7 +154,7 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
     if shares is None or type(parsed) not in (NDCG, DCG) or parsed.params:
         return None
     levels = np.asarray(shares.levels, dtype=np.int64)
-    judged = max(int(topic.grades[topic.judged].max(initial=0)) for topic in campaign.topics)
+    judged = max((int(t.grades[t.judged].max(initial=0)) for t in campaign.topics), default=0)
     top = max(int(levels[-1]), judged, 0)
     if levels[0] > 0 or top > 64:
         return None
@@ -171,7 +171,8 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
         if parsed.cutoff is not None:
             width, ideal = min(width, parsed.cutoff), min(ideal, parsed.cutoff)
         limit = np.minimum(view.depth, width)
-        ranked, rest, col, starts = _split_documents(view, limit, uncertain, base, ideal)
+        ranked, rest, col = _split_documents(view, limit, uncertain, base, ideal)
+        starts = np.full(1, len(ranked))  # no blocks: nothing drawn by thinning
         if not isinstance(parsed, NDCG):
             rest = rest[:0]  # without the ideal DCG, documents no system ranks do not matter
         if len(rest):
@@ -202,7 +203,7 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
     def _split_documents(view, limit, uncertain, base, ideal):
         """The uncertain documents some system ranks within ``limit`` and the others that can
         change the ideal DCG (grade above the saturated levels), the column of ``at_least``
-        that is the latter's lowest unsaturated level, and empty blocks."""
+        that is the latter's lowest unsaturated level."""
         within = np.arange(view.ranking.shape[1])[None, :] < limit[:, None]
         is_ranked = np.zeros(len(base), dtype=bool)
         is_ranked[view.ranking[within]] = True
@@ -213,8 +214,8 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
             k for k in range(1, len(levels)) if levels[k] > 0 and (base >= levels[k]).sum() < ideal
         ]
         if not open_levels:
-            return ranked, rest[:0], 0, np.full(1, len(ranked))
-        return ranked, rest, open_levels[0] - 1, np.full(1, len(ranked))
+            return ranked, rest[:0], 0
+        return ranked, rest, open_levels[0] - 1
 
     return draws
 
