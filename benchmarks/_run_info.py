@@ -74,3 +74,36 @@ def write_results(
     (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / f"{name}.md").write_text(markdown)
     print(markdown)
+
+
+def save_label(out: Path, stem: str, label: str, info: dict, markdown, figure) -> None:
+    """Keep ``info`` under ``label`` in ``<out>/<stem>.json`` (its ``cases`` over the label's
+    earlier ones; other labels kept), rewrite ``<stem>.md`` (``markdown(results)``) and
+    ``<stem>.png`` (``figure(results, path)``) from every label, and print the markdown."""
+    path = out / f"{stem}.json"
+    results = json.loads(path.read_text()) if path.is_file() else {"labels": {}}
+    old = results["labels"].get(label, {}).get("cases", {})
+    results["labels"][label] = {**info, "cases": {**old, **info["cases"]}}
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    text = markdown(results)
+    (out / f"{stem}.md").write_text(text)
+    figure(results, out / f"{stem}.png")
+    print(text)
+
+
+def add_label_arguments(parser, src: Path, results: Path, stem: str) -> None:
+    """``--label``, ``--src``, ``--note`` and ``--out``: what :func:`save_label` keeps."""
+    parser.add_argument("--label", default="after", help="name of this measurement")
+    parser.add_argument("--src", type=Path, default=src, help="source tree to measure")
+    parser.add_argument("--note", default="", help="a sentence shown with the label")
+    parser.add_argument("--out", type=Path, default=results, help=f"where to write {stem}.*")
+
+
+def save_figure(fig, path: Path) -> None:
+    """Lay ``fig`` out, write it to ``path`` at 100 dpi and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import subprocess
 import sys
@@ -39,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _run_info import machine, timed_child, utc_now
+from _run_info import add_label_arguments, machine, save_figure, save_label, timed_child, utc_now
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -195,19 +194,28 @@ def markdown(results: dict) -> str:
         for label, info in results["labels"].items()
         if "dl19 compare" in info["cases"]
     }
-    if len(answers) > 1:
-        first, *others = answers
-        lines += ["", f"DL 2019 answers against `{first}` (same seed; draws are random):", ""]
-        for label in others:
-            a, b = answers[first], answers[label]
-            dp = (a["p_a_better"] - b["p_a_better"]).abs()
-            de = (a["e_delta_map"] - b["e_delta_map"]).abs() / a["sd_delta_map"]
-            lines.append(
-                f"- `{label}`: {len(a)} pairs; largest |ΔP(A beats B)| {dp.max():.3f} "
-                f"(median {dp.median():.4f}); largest |ΔE[dMAP]| {de.max():.3f} sd "
-                f"(median {de.median():.4f} sd)."
-            )
+    lines += answer_changes(answers, "DL 2019 answers against `{first}` (same seed; draws are "
+                            "random):")  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def answer_changes(answers: dict, heading: str, difference: str = "dMAP") -> list[str]:
+    """Lines comparing each label's answer (``answers``: label -> :func:`_answer`) with the
+    first label's, under ``heading`` (``{first}``: that label); none for fewer than two."""
+    if len(answers) < 2:
+        return []
+    first, *others = answers
+    lines = ["", heading.format(first=first), ""]
+    for label in others:
+        a, b = answers[first], answers[label]
+        dp = (a["p_a_better"] - b["p_a_better"]).abs()
+        de = (a["e_delta_map"] - b["e_delta_map"]).abs() / a["sd_delta_map"]
+        lines.append(
+            f"- `{label}`: {len(a)} pairs; largest |ΔP(A beats B)| {dp.max():.3f} "
+            f"(median {dp.median():.4f}); largest |ΔE[{difference}]| {de.max():.3f} sd "
+            f"(median {de.median():.4f} sd)."
+        )
+    return lines
 
 
 def _against_reference(results: dict) -> list[str]:
@@ -269,39 +277,25 @@ def figure(results: dict, path: Path) -> None:
         panel.set_ylabel(title)
     axes[0].set_title("dashed: the target (wall-time targets read on CPU)", fontsize=9)
     axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--label", default="after", help="name of this measurement")
-    parser.add_argument("--src", type=Path, default=ROOT / "src", help="source tree to measure")
-    parser.add_argument("--note", default="", help="a sentence shown with the label")
+    add_label_arguments(parser, ROOT / "src", RESULTS, "default_scale")
     parser.add_argument("--cases", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs per command; the one of median CPU time is kept")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write default_scale.*")
     parser.add_argument("--reference", type=Path, default=None,
                         help=f"a source tree of commit {REFERENCE['commit']}: DL 2019's compare "
                         "runs in turn with it (module docstring)")  # fmt: skip
     args = parser.parse_args(argv)
-    path = args.out / "default_scale.json"
-    results = json.loads(path.read_text()) if path.is_file() else {"labels": {}}
     info = {"src": str(args.src), "machine": machine(), "date": utc_now(), "note": args.note}
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     reference = args.reference.resolve() if args.reference else None
     info["cases"] = run(args.cases, args.src.resolve(), args.repeats, reference)
-    old = results["labels"].get(args.label, {}).get("cases", {})
-    info["cases"] = {**old, **info["cases"]}
-    results["labels"][args.label] = info
-    args.out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "default_scale.md").write_text(markdown(results))
-    figure(results, args.out / "default_scale.png")
-    print(markdown(results))
+    save_label(args.out, "default_scale", args.label, info, markdown, figure)
     return 0
 
 

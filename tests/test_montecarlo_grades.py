@@ -19,11 +19,14 @@ RUNS = {"a": ["d0", "d1", "d2", "d3", "d4", "d5"], "b": ["d4", "d2", "d6", "d0",
 JUDGED = {"d0": 2, "d3": 0}  # the rest unjudged: d1, d2, d4, d5, d6
 
 
-def _campaign() -> Campaign:
-    qrels = pd.DataFrame({"query_id": "q", "doc_id": list(JUDGED), "relevance": list(JUDGED.values())})
+def _campaign(ranked: dict = RUNS, judged: dict = JUDGED) -> Campaign:
+    """One topic: the runs ``ranked`` (documents in rank order) and the qrels ``judged``."""
+    qrels = pd.DataFrame(
+        {"query_id": "q", "doc_id": list(judged), "relevance": list(judged.values())}
+    )
     runs = {
         name: pd.DataFrame({"query_id": "q", "doc_id": docs, "score": np.arange(len(docs), 0, -1.0)})
-        for name, docs in RUNS.items()
+        for name, docs in ranked.items()
     }
     return Campaign.from_frames(qrels, runs, rel_threshold=2)
 

@@ -25,10 +25,14 @@ kernel with labels ``grade`` for judged documents and ``rel_threshold`` for
 drawn-relevant unjudged ones (so a drawn relevant document has the lowest
 relevant grade's gain in nDCG), or, when the estimate carries grades, with each
 unjudged document's grade drawn from the same uniform
-(:mod:`relimpute.confidence.graded`).
+(:mod:`relimpute.confidence.graded`); nDCG and DCG then by a numba kernel that draws, by
+thinning, only the grades that can change a score (:func:`dcg_draws`,
+:mod:`relimpute.confidence._graded_kernels`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -64,6 +68,7 @@ def simulate(
     rng = as_generator(rng)
     scorer, label = _scorer(measure, campaign.rel_threshold)
     graded = graded_scorer(measure, campaign, estimate)
+    fast_graded = dcg_draws(measure, campaign, estimate)  # nDCG, DCG: drawn by thinning
     posterior = estimate.draws if use_posterior_draws and estimate.draws is not None else None
     n_sys, n_topics = len(names), campaign.n_topics
     per_draw = max(
@@ -92,6 +97,10 @@ def simulate(
         uncertain = uncertain_documents(view, topic, possible)
         if scorer is _score_ap:
             scores = _ap_draws(view, relevant, uncertain, p, post, n_draws, rng)
+            _accumulate(t, scores, 0, sums, squares, mean_draws, topic_draws, n_topics)
+            continue
+        if fast_graded is not None:
+            scores = fast_graded(t, view, uncertain, p, post, n_draws, rng, max_elements)
             _accumulate(t, scores, 0, sums, squares, mean_draws, topic_draws, n_topics)
             continue
         for start in range(0, n_draws, chunk):
@@ -130,6 +139,87 @@ def simulate(
         p_a_better=p_better,
         scores=scores,
     )
+
+
+def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> Callable | None:
+    """``draws(t, view, uncertain, p, post, n_draws, rng, max_elements) -> (n_draws, S)``: nDCG
+    or DCG per draw with drawn grades by
+    :func:`~relimpute.confidence._graded_kernels.dcg_monte_carlo` (its cost follows the
+    documents drawn above the levels the judged grades fill, not the documents), or None where
+    the general scorer of :func:`graded_scorer` is needed (no grades, another measure, a grade
+    above 64 or a lowest level above 0)."""
+    from ..measures import parse_measure
+    from ..measures.ndcg import DCG, NDCG, _discounts, gain_values
+
+    shares = estimate.grades
+    parsed = parse_measure(measure)
+    if shares is None or type(parsed) not in (NDCG, DCG) or parsed.params:
+        return None
+    levels = np.asarray(shares.levels, dtype=np.int64)
+    judged = max((int(t.grades[t.judged].max(initial=0)) for t in campaign.topics), default=0)
+    top = max(int(levels[-1]), judged, 0)
+    if levels[0] > 0 or top > 64:
+        return None
+    gain_of = gain_values(np.arange(top + 1))
+    step_of = np.r_[0.0, np.diff(gain_of)]
+
+    def draws(t, view, uncertain, p, post, n_draws, rng, max_elements):
+        from . import _kernels
+        from ._graded_kernels import dcg_monte_carlo
+
+        topic = campaign.topics[t]
+        base = np.where(topic.judged, topic.grades, 0).astype(np.int64)
+        width, ideal = view.ranking.shape[1], topic.n_docs
+        if parsed.cutoff is not None:
+            width, ideal = min(width, parsed.cutoff), min(ideal, parsed.cutoff)
+        limit = np.minimum(view.depth, width)
+        ranked, rest, col = _split_documents(view, limit, uncertain, base, ideal)
+        starts = np.full(1, len(ranked))  # no blocks: nothing drawn by thinning
+        if not isinstance(parsed, NDCG):
+            rest = rest[:0]  # without the ideal DCG, documents no system ranks do not matter
+        if len(rest):
+            point = shares.at_least(t, p[rest], rest)[:, col]  # the order to draw them in
+            rest = rest[np.argsort(-point, kind="stable")]
+            starts = len(ranked) + _halving_blocks(np.sort(point)[::-1])
+        docs = np.concatenate([ranked, rest]).astype(np.int64)
+        n_post = 1 if post is None else len(post)
+        group = max(1, max_elements // max(len(docs) * (len(levels) - 1), 1))
+        out = np.empty((n_draws, len(view.depth)))
+        state = _kernels._mt_seed(int(rng.integers(2**32)))
+        uniform = np.empty(_kernels.MT_N // 2)
+        cursor = np.array([len(uniform)], dtype=np.int64)
+        for lo in range(0, min(n_post, n_draws), group):
+            rows = np.arange(lo, min(lo + group, n_post, n_draws), dtype=np.int64)
+            if post is None:
+                exceed = shares.at_least(t, p[docs][None, :], docs)
+            else:
+                exceed = shares.at_least(t, post[rows][:, docs], docs, rows)
+            dcg_monte_carlo(
+                view.ranking, limit, base, docs, np.ascontiguousarray(exceed, dtype=np.float64),
+                rows, n_post, len(ranked), col, np.asarray(starts, dtype=np.int64), levels,
+                gain_of, step_of, np.r_[0.0, np.cumsum(_discounts(ideal))], _discounts(width),
+                isinstance(parsed, NDCG), out, state, uniform, cursor,
+            )
+        return out
+
+    def _split_documents(view, limit, uncertain, base, ideal):
+        """The uncertain documents some system ranks within ``limit`` and the others that can
+        change the ideal DCG (grade above the saturated levels), the column of ``at_least``
+        that is the latter's lowest unsaturated level."""
+        within = np.arange(view.ranking.shape[1])[None, :] < limit[:, None]
+        is_ranked = np.zeros(len(base), dtype=bool)
+        is_ranked[view.ranking[within]] = True
+        ranked = uncertain[is_ranked[uncertain]]
+        rest = uncertain[~is_ranked[uncertain]]
+        # a level whose fixed grades alone fill the ideal list: its count never changes it
+        open_levels = [
+            k for k in range(1, len(levels)) if levels[k] > 0 and (base >= levels[k]).sum() < ideal
+        ]
+        if not open_levels:
+            return ranked, rest[:0], 0
+        return ranked, rest, open_levels[0] - 1
+
+    return draws
 
 
 def _accumulate(t, scores, start, sums, squares, mean_draws, topic_draws, n_topics) -> None:
