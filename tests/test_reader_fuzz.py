@@ -87,8 +87,9 @@ def _commands(f: dict[str, Path], bad: Path) -> dict[str, list]:
         "groups": ["poolbias", q, r, "--groups", bad, "--pool-depth", "1", *quick, "-o", root / "pb"],
         "pooled-from": ["power", q, r, "--groups", bad, "--pool-depth", "1", "--n-topics", "2",
                         "--repetitions", "2"],  # fmt: skip
-        "docs": ["judge", q, r, "--docs", bad, "--journal", root / "j.jsonl", "--budget", "1"],
-        "journal": ["judge", q, "--journal", bad, "--export-qrels", root / "x.txt"],
+        "docs": ["judge", q, r, "--docs", bad, "--journal", root / "j.jsonl", "--budget", "1",
+                 "--answers", "-"],  # fmt: skip
+        "journal": ["judge", q, r, "--journal", bad, "--export-qrels", root / "x.txt"],
         "settings": ["compare", q, r, "--model", bad, "--normal"],
     }
 
