@@ -8,6 +8,7 @@ expected sample is ``rate`` × |pool|. Only the relevant documents of a sample c
 so only they are drawn. Run as a script for the numbers in docs/sampled.md:
 
     python tests/statap_study.py           # both collections, 1,000 samplings, every pooled run
+    python tests/statap_study.py --pool-only   # U = the depth-100 pool alone
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def inclusion(weight: np.ndarray, expected: float, floor: float) -> np.ndarray:
     return np.clip(high * weight, floor, 1)
 
 
-def load(qrels_path: Path, run_paths: list[Path], rel_threshold: int):
-    """Per topic: π of its relevant documents and each run's ranks of them."""
+def load(qrels_path: Path, run_paths: list[Path], rel_threshold: int, pool_only: bool = False):
+    """Per topic: π of its relevant documents and each run's ranks of them (``pool_only``: U
+    is the pool alone, a relevant document outside it counts as nonrelevant, for MAP too)."""
     qrels = read_qrels(qrels_path)
     relevant = qrels[qrels["relevance"] >= rel_threshold]
     runs = {p.name: sort_trec(read_run(p)[["query_id", "doc_id", "score"]]) for p in run_paths}
@@ -54,6 +56,8 @@ def load(qrels_path: Path, run_paths: list[Path], rel_threshold: int):
         ranked = {name: run[run["query_id"] == topic] for name, run in runs.items()}
         top = pd.concat([r[r["rank"] <= DEPTH] for r in ranked.values()])
         prior = top.assign(w=ap_prior(top["rank"].to_numpy())).groupby("doc_id")["w"].sum()
+        if pool_only:
+            docs = docs[np.isin(docs, prior.index)]
         universe = prior.reindex(prior.index.union(pd.Index(docs)), fill_value=0.0)
         pi = pd.Series(inclusion(universe.to_numpy(), RATE * len(prior), FLOOR), universe.index)
         at = {}
@@ -111,8 +115,10 @@ def pooled_runs(folder: Path) -> list[Path]:
 if __name__ == "__main__":
     data = Path(__file__).resolve().parents[2] / "shared" / "data"
     samplings = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 1000
+    pool_only = "--pool-only" in sys.argv  # U = the pool: relevant documents outside it dropped
     for folder, threshold in (("trec-dl-2019-passage", 2), ("trec-8-adhoc", 1)):
-        topics, names = load(data / folder / "qrels.txt", pooled_runs(data / folder), threshold)
+        topics, names = load(data / folder / "qrels.txt", pooled_runs(data / folder), threshold,
+                             pool_only)
         table = study(topics, names, samplings, seed=2006)
         known = study(topics, names, samplings, seed=2006, known_r=True)
         total = r_hat(topics, samplings, seed=2006)

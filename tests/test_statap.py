@@ -193,15 +193,21 @@ def _collection(folder: str, threshold: int, runs: int | None):
     return statap_study.load(root / "qrels.txt", pooled, threshold)
 
 
-def _check_unbiased(folder, threshold, runs, samplings):
-    """HT pieces exactly unbiased: R̂ per topic and statMAP with the true R (N̂_t / R_t) within
-    2 se of R and of the full-qrels MAP; statMAP (N̂/R̂) with its ratio bias, returned."""
+def _check_unbiased(folder, threshold, runs, samplings, every_run=True):
+    """The HT pieces are exactly unbiased: Σ_t R̂_t within 2 se of Σ_t R_t, and statMAP with the
+    true R (mean of N̂_t / R_t) within 2 se of the full-qrels MAP, for every run (or, over many
+    runs, beyond 2 se no more often than chance: at most 10%, none beyond 3.5 se). Returns
+    statMAP (N̂/R̂, with its ratio bias) per run."""
     import statap_study
 
     topics, names = _collection(folder, threshold, runs)
     table = statap_study.study(topics, names, samplings, seed=2006)
     known = statap_study.study(topics, names, samplings, seed=2006, known_r=True)
-    assert (known["statMAP"] - known["MAP"]).abs().le(2 * known["se"]).all(), known
+    z = ((known["statMAP"] - known["MAP"]) / known["se"]).abs()
+    if every_run:
+        assert (z <= 2).all(), known
+    else:
+        assert (z > 2).mean() <= 0.10 and (z <= 3.5).all(), known
     r = statap_study.r_hat(topics, samplings, seed=2006)
     assert abs(r["mean"] - r["R"]) <= 2 * r["se"], r
     return table
@@ -216,8 +222,9 @@ def test_unbiased_small(folder, threshold):
 @pytest.mark.slow
 @pytest.mark.parametrize("folder, threshold", [("trec-dl-2019-passage", 2), ("trec-8-adhoc", 1)])
 def test_unbiased_every_pooled_run(folder, threshold):
-    """Every pooled run, 1,000 samplings (the numbers in docs/sampled.md)."""
-    table = _check_unbiased(folder, threshold, None, 1000)
+    """Every pooled run, 1,000 samplings (the numbers in docs/sampled.md). 37 and 71 runs
+    make a few |z| > 2 likely under exact unbiasedness (TREC-8: 2 of 71)."""
+    table = _check_unbiased(folder, threshold, None, 1000, every_run=False)
     # statMAP = mean of N̂/R̂ is a ratio estimator: its bias, recorded in docs/sampled.md, is far
     # more than 2 se at 1,000 samplings; it keeps the ranking of the runs
     from scipy.stats import kendalltau

@@ -114,7 +114,8 @@ class Campaign:
         the models that read them, never judgments; attach with
         :func:`relimpute.labels.with_labels`.
     sample
-        Sampled qrels' strata (:func:`~relimpute.io.read_sampled_qrels`), else None.
+        Sampled qrels' strata (:func:`~relimpute.io.read_sampled_qrels`) or inclusion
+        probabilities (:func:`~relimpute.io.read_inclusion_qrels`), else None.
     """
 
     systems: tuple[str, ...]
