@@ -88,6 +88,31 @@ def test_the_vectorised_kernel_equals_the_double_sum():
         [double / 2.5, 0.0, double / 5.0])  # R̂ = 0 scores 0
 
 
+def test_stratified_sampling_without_replacement_is_unbiased_in_its_parts():
+    """Stratum 1 (10 documents) judged whole, stratum 2 (30) sampled 6 at a time: over 3,000
+    samplings the mean of N̂/R (true R) is within 2 se of AP; with π_jk = π_j π_k for the pairs
+    of stratum 2 (the Poisson formula) it is not."""
+    rng = np.random.default_rng(11)
+    relevant = rng.random(40) < 0.4
+    stratum = np.repeat([0, 1], [10, 30])
+    order = rng.permutation(40)  # the run's ranking of the 40 documents
+    rank = np.empty(40, int)
+    rank[order] = np.arange(1, 41)
+    pi = np.where(stratum == 0, 1.0, 6 / 30)
+    factor = np.array([1.0, (6 / 30) ** 2 / (6 * 5 / (30 * 29))])
+    truth = stat_ap(relevant[order].astype(float), np.arange(1, 41), relevant.sum())
+    draws = {"right": [], "poisson": []}
+    for _ in range(3000):
+        sampled = stratum == 0
+        sampled[10 + rng.choice(30, 6, replace=False)] = True
+        y = np.where(sampled & relevant, 1 / pi, 0.0)[order]
+        draws["right"].append(stat_ap(y, np.arange(1, 41), relevant.sum(), stratum[order], factor))
+        draws["poisson"].append(stat_ap(y, np.arange(1, 41), relevant.sum()))
+    for name, values in draws.items():
+        z = (np.mean(values) - truth) / (np.std(values, ddof=1) / np.sqrt(len(values)))
+        assert (abs(z) <= 2) == (name == "right"), (name, z)
+
+
 def test_everything_included_gives_trec_eval_ap(tmp_path):
     """With pi = 1 for every judged document, statAP is AP (relimpute's, = trec_eval's)."""
     qrels = read_qrels(SHARED_DATA / "trec-dl-2019-passage" / "qrels.txt") if (
@@ -168,6 +193,9 @@ def test_nist_measures_are_refused_on_the_inclusion_form(tmp_path):
     qrels, runs = _files(tmp_path)
     code, _, err = _run("evaluate", qrels, runs, "-m", "xinfAP")
     assert code == 2 and "xinfAP needs stratified sampled qrels" in err
+    (tmp_path / "plain.txt").write_text("1 0 a 1\n")
+    code, _, err = _run("evaluate", tmp_path / "plain.txt", runs, "-m", "statAP")
+    assert code == 2 and "need sampled qrels" in err and "inclusion_probability" in err
 
 
 def test_a_file_without_the_header_is_not_the_inclusion_form(tmp_path):
