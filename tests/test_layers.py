@@ -21,7 +21,7 @@ PACKAGE = "relimpute"
 LAYERS = (
     ("errors", "_display", "_jit", "progress", "_dask", "parallel", "_files", "_study_folder",
      "_tables", "stats", "_registry", "_defaults"),
-    ("_parsing", "_writing", "_reading", "io", "collection_settings", "adapters", "groups"),
+    ("_parsing", "_writing", "_inclusion_qrels", "_reading", "io", "collection_settings", "adapters", "groups"),
     ("_assembly", "labels"),
     ("data",),
     ("measures",),

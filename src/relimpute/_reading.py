@@ -6,11 +6,9 @@ import from here, :mod:`._parsing` and :mod:`._writing`, below it.
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import warnings
-import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -37,6 +35,7 @@ from ._parsing import (
     _to_int,
     as_string_array,
 )
+from ._inclusion_qrels import first_line, is_inclusion_qrels, read_inclusion_qrels
 from .errors import InputError
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
@@ -281,19 +280,8 @@ def is_sampled_qrels(source) -> bool:
     """
     if not isinstance(source, (str, os.PathLike)) or str(source).startswith("irds:"):
         return False
-    try:
-        if not os.path.isfile(source):
-            return False  # a FIFO or device is read once, by the full reader
-        with open(source, "rb") as handle:
-            head = handle.read(2)
-            handle.seek(0)
-            stream = gzip.GzipFile(fileobj=handle) if head == b"\x1f\x8b" else handle
-            start = stream.read(65536)
-    except (OSError, EOFError, zlib.error):
-        return False  # the full reader names the problem
-    lines = (line.split() for line in start.replace(b"\r", b"\n").split(b"\n"))
-    first = next((fields for fields in lines if fields), [])
-    return len(first) == 5
+    line = first_line(source)
+    return line is not None and len(line.split()) == 5
 
 
 def read_sampled_qrels(
@@ -360,8 +348,12 @@ def read_any_qrels(source, *, duplicates: str = "error"):
 
     Sampled qrels (five columns, :func:`read_sampled_qrels`) give qrels in
     which a not-sampled document (``-1``) stays in the pool, unjudged; the notes
-    are the reader's warnings (issued again), for the campaign to keep.
+    are the reader's warnings (issued again), for the campaign to keep. Qrels with inclusion
+    probabilities (:func:`read_inclusion_qrels`) give the sample with its ``inclusion`` column.
     """
+    if is_inclusion_qrels(source):
+        sample = read_inclusion_qrels(source)
+        return sample[["query_id", "doc_id", "relevance"]], sample, []
     if not is_sampled_qrels(source):
         return read_qrels(source, duplicates=duplicates), None, []
     with warnings.catch_warnings(record=True) as caught:

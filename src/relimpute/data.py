@@ -114,7 +114,7 @@ class Campaign:
         the models that read them, never judgments; attach with
         :func:`relimpute.labels.with_labels`.
     sample
-        Sampled qrels' strata (:func:`~relimpute.io.read_sampled_qrels`), else None.
+        Sampled qrels (:func:`~relimpute.io.read_sampled_qrels`, :func:`~.io.read_inclusion_qrels`).
     """
 
     systems: tuple[str, ...]

@@ -55,6 +55,7 @@ from ._parsing import (
     sort_trec,
     trec_scores,
 )
+from ._inclusion_qrels import INCLUSION_QRELS_COLUMNS, is_inclusion_qrels, read_inclusion_qrels
 from ._reading import (
     DEFAULT_GRADE_RANGE,
     DUPLICATE_POLICIES,
@@ -75,11 +76,14 @@ __all__ = [
     "COLUMN_ALIASES",
     "DEFAULT_GRADE_RANGE",
     "DUPLICATE_POLICIES",
+    "INCLUSION_QRELS_COLUMNS",
     "NOT_RUN_FILES",
     "PROB_QRELS_COLUMNS",
     "QRELS_COLUMNS",
     "RUN_COLUMNS",
     "as_string_array",
+    "is_inclusion_qrels",
+    "read_inclusion_qrels",
     "read_prob_qrels",
     "read_qrels",
     "read_run",

@@ -1,4 +1,4 @@
-"""Inferred measures of sampled qrels on the command line (``evaluate -m xinfAP``)."""
+"""Inferred measures of sampled qrels on the command line (``evaluate -m xinfAP``, ``statAP``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from ..errors import InputError
 
 #: NIST's inferred measures (sample_eval.pl), by the names relimpute prints; the script's
 #: own names (infAP is trec_eval's one-sample measure here, so the script's is xinfAP)
-INFERRED = ("xinfAP", "infNDCG", "iP@10", "iP@50", "iP@1000", "iNumRel", "iNumRelRet")
+INFERRED = ("xinfAP", "infNDCG", "iP@10", "iP@50", "iP@1000", "iNumRel", "iNumRelRet", "statAP")
+#: The Horvitz–Thompson estimates (:mod:`relimpute.measures.statap`), of either sampled form
+STATISTICAL = ("statAP",)
 SCRIPT_NAMES = {"iP10": "iP@10", "iP50": "iP@50", "iP1000": "iP@1000",
                 "inum_rel": "iNumRel", "inum_rel_ret": "iNumRelRet"}
 #: What evaluate prints of sampled qrels when no -m is given (NIST's headline measures)
@@ -38,19 +40,29 @@ def inferred_request(args, default_measures) -> list | None:
     """The measures to print when some are inferred ones (NIST's, by default, for sampled
     qrels), else None; refuses what cannot go with them."""
     from .._reading import is_sampled_qrels
+    from ..io import is_inclusion_qrels
     from ..measures import parse_measures
 
-    sampled = is_sampled_qrels(args.qrels)
-    given = args.measures or ([inferred_measure(m) for m in DEFAULT_INFERRED] if sampled else [])
-    if not split_measures(given)[1]:
+    inclusion = is_inclusion_qrels(args.qrels)
+    sampled = inclusion or is_sampled_qrels(args.qrels)
+    default = STATISTICAL if inclusion else DEFAULT_INFERRED
+    given = args.measures or ([inferred_measure(m) for m in default] if sampled else [])
+    inferred = split_measures(given)[1]
+    if not inferred:
         return None
     if not sampled:
         raise InputError(
-            "inferred measures (xinfAP, infNDCG, iP@k, iNumRel) need sampled qrels "
-            "(five columns: topic iter docno stratum rel); trec_eval's one-sample "
-            "inferred AP on ordinary qrels is -m infAP",
+            "inferred measures (xinfAP, infNDCG, iP@k, iNumRel, statAP) need sampled qrels "
+            "(five columns: topic iter docno stratum rel, or a header line 'query_id doc_id "
+            "relevance inclusion_probability'); trec_eval's one-sample inferred AP on "
+            "ordinary qrels is -m infAP",
             str(args.qrels),
         )
+    stratified = [m for m in inferred if m not in STATISTICAL]
+    if inclusion and stratified:
+        raise InputError(f"{stratified[0]} needs stratified sampled qrels (topic iter docno "
+                         "stratum rel); qrels with inclusion probabilities give -m statAP",
+                         str(args.qrels))
     modelled = args.estimate is not None or args.llm_labels or args.baseline is not None
     if modelled or getattr(args, "estimand", None) not in (None, "qrels"):
         raise InputError("inferred measures (xinfAP, ...) are NIST's estimates from the sample "
@@ -61,14 +73,27 @@ def inferred_request(args, default_measures) -> list | None:
     return given or parse_measures(default_measures)
 
 
+def inferred_title(names) -> str:
+    """The estimand line of a table of inferred measures."""
+    parts = []
+    if any(m not in STATISTICAL for m in names):
+        parts.append("the sampled pool's measures, inferred from the sample as sample_eval.pl "
+                     "(xinfAP ...)")
+    if any(m in STATISTICAL for m in names):
+        parts.append("the sampled universe's AP, Horvitz-Thompson estimates from the sample "
+                     "(statAP)")
+    return "estimand: " + "; ".join(parts)
+
+
 def read_design(args, command: str):
     """``(sampled qrels, relevance threshold)`` read from the command's qrels, notes on stderr."""
     from ..collection_settings import resolve_rel_threshold
-    from ..io import read_sampled_qrels
+    from ..io import is_inclusion_qrels, read_inclusion_qrels, read_sampled_qrels
 
+    reader = read_inclusion_qrels if is_inclusion_qrels(args.qrels) else read_sampled_qrels
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sample = read_sampled_qrels(args.qrels)
+        sample = reader(args.qrels)
     for note in caught:
         print(f"relimpute {command}: note: {note.message}", file=sys.stderr)
     threshold, _ = resolve_rel_threshold(args.qrels, args.rel_threshold)
@@ -87,11 +112,17 @@ def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
 
     from ..io import read_runs
     from ..measures.inferred import SampledQrels, sample_eval
+    from ..measures.statap import StatDesign, stat_eval
 
-    design = SampledQrels(sample, gains={grade: 0 for grade in range(1, rel_threshold)})
+    nist = [m for m in names if m not in STATISTICAL]
+    design = SampledQrels(sample, gains={grade: 0 for grade in range(1, rel_threshold)}) \
+        if nist else None
+    stat = StatDesign(sample, rel_threshold=rel_threshold) if "statAP" in names else None
     frames = []
     for system, run in read_runs(args.runs, duplicates=args.duplicates).items():
-        scores = sample_eval(design, run)
+        scores = sample_eval(design, run) if nist else stat_eval(stat, run)
+        if nist and stat is not None:
+            scores = scores.join(stat_eval(stat, run)[["statAP"]], how="left")
         if not args.per_topic:
             scores = scores.loc[["all"]]
         frames.append(scores[list(names)].rename_axis("query_id").reset_index()

@@ -88,6 +88,11 @@ Kanoulas & Aslam 2008), printed by default for such qrels:
   infNDCG            inferred nDCG (gains = grades; ideal from estimated counts)
   iP@10 iP@50 iP@1000  inferred precision (sample_eval.pl iP10, iP50, iP1000)
   iNumRel iNumRelRet inferred relevant (retrieved) documents, summed over topics
+  statAP             Horvitz-Thompson estimate of AP (statMAP over topics;
+                     Aslam, Pavlu & Yilmaz 2006), pi = n_h/N_h per stratum
+Qrels with inclusion probabilities (a header line 'query_id doc_id relevance
+inclusion_probability', pi in (0, 1], rel -1 = not sampled; Poisson sampling)
+give statAP, printed by default for them.
 Grades under --rel-threshold count as nonrelevant (sample_eval.pl -G 1=0 for 2).
 
 --format trec prints trec_eval's layout (measure, topic, value; with -q the
@@ -319,7 +324,7 @@ def _with_inferred(given, args) -> int:
     import pandas as pd
 
     from ..measures import evaluate
-    from ._sampled import inferred_table, read_design, split_measures
+    from ._sampled import inferred_table, inferred_title, read_design, split_measures
 
     measures, inferred = split_measures(given)
     keys = ["system", "query_id"] if args.per_topic else ["system"]
@@ -338,8 +343,8 @@ def _with_inferred(given, args) -> int:
             ordinary = pd.concat([ordinary, means.assign(query_id="all")[ordinary.columns]])
         table = ordinary.merge(table, on=keys, how="left", validate="one_to_one")
     columns = keys + [str(m) for m in given]
-    title = ("estimand: the sampled pool's measures, inferred from the sample as sample_eval.pl "
-             "(xinfAP ...)" + ("; trec_eval on the qrels given (the others)" if measures else ""))
+    title = inferred_title(inferred) + ("; trec_eval on the qrels given (the others)"
+                                        if measures else "")
     emit(_counts_as_integers(table[columns].reset_index(drop=True), measures), args.format,
          title=title)
     return 0
