@@ -27,7 +27,6 @@ from ._parsing import (
     _frame_ids,
     _keep_mask,
     _normalise_frame,
-    _pair_keys,
     _parse_fields,
     _read_bytes,
     _table,
@@ -314,13 +313,11 @@ def read_sampled_qrels(
             name,
             int(lines[i]),
         )
-    key = _pair_keys(query, doc)
-    order = np.argsort(key, kind="stable")
-    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
-    if len(repeat):
-        later = order[repeat + 1]
-        row = int(later[np.argmin(later)])
-        first = int(np.flatnonzero(key == key[row])[0])
+    keys = pd.DataFrame({"q": query.to_pandas(), "d": doc.to_pandas()})
+    twice = keys.duplicated(keep="first").to_numpy()
+    if twice.any():
+        row = int(np.flatnonzero(twice)[0])
+        first = int(np.flatnonzero((keys == keys.iloc[row]).all(axis=1).to_numpy())[0])
         raise InputError(
             f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is listed twice "
             f"(stratum {stratum[first]} on line {int(lines[first])}, stratum {stratum[row]} here)",

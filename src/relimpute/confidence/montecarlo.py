@@ -149,7 +149,7 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
     the general scorer of :func:`graded_scorer` is needed (no grades, another measure, a grade
     above 64 or a lowest level above 0)."""
     from ..measures import parse_measure
-    from ..measures.ndcg import DCG, NDCG, _discounts, gain_values
+    from ..measures.ndcg import DCG, NDCG, dcg_discounts, gain_values
 
     shares = estimate.grades
     parsed = parse_measure(measure)
@@ -197,7 +197,7 @@ def dcg_draws(measure: str, campaign: Campaign, estimate: RelevanceEstimate) -> 
             dcg_monte_carlo(
                 view.ranking, limit, base, docs, np.ascontiguousarray(exceed, dtype=np.float64),
                 rows, n_post, len(ranked), col, np.asarray(starts, dtype=np.int64), levels,
-                gain_of, step_of, np.r_[0.0, np.cumsum(_discounts(ideal))], _discounts(width),
+                gain_of, step_of, np.r_[0.0, np.cumsum(dcg_discounts(ideal))], dcg_discounts(width),
                 isinstance(parsed, NDCG), out, state, uniform, cursor,
             )
         return out

@@ -25,7 +25,8 @@ def gain_values(grades: np.ndarray, gain: str = "linear") -> np.ndarray:
     return grades if gain == "linear" else np.exp2(grades) - 1.0
 
 
-def _discounts(depth: int) -> np.ndarray:
+def dcg_discounts(depth: int) -> np.ndarray:
+    """The DCG discount 1 / log2(r + 1) of ranks 1..depth (the Monte Carlo kernel reads it too)."""
     return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
 
 
@@ -40,7 +41,7 @@ def discounted_cumulative_gain(
     """
     grades = check_values(grades, "grades")
     ranking = truncate(check_ranking(ranking, grades.shape[-1]), check_cutoff(k))
-    return at_ranks(ranking, gain_values(grades, gain)) @ _discounts(ranking.shape[1])
+    return at_ranks(ranking, gain_values(grades, gain)) @ dcg_discounts(ranking.shape[1])
 
 
 @in_draw_chunks
@@ -71,8 +72,8 @@ def _ideal_dcg(grades: np.ndarray, gains: np.ndarray, gain: str, k: int | None) 
     top = int(np.max(grades, initial=0))
     if not (np.issubdtype(grades.dtype, np.integer) or grades.dtype == bool) or top > 64:
         ideal = -np.sort(-gains, axis=-1)[..., :depth]
-        return ideal @ _discounts(ideal.shape[-1])
-    prefix = np.concatenate([[0.0], np.cumsum(_discounts(depth))])
+        return ideal @ dcg_discounts(ideal.shape[-1])
+    prefix = np.concatenate([[0.0], np.cumsum(dcg_discounts(depth))])
     step = np.diff(gain_values(np.arange(top + 1), gain))  # gain(g) - gain(g - 1), g = 1..top
     idcg = np.zeros(grades.shape[:-1])
     for level, weight in enumerate(step, start=1):
@@ -114,7 +115,7 @@ class DCG(_Graded):
 
     def rank_weights(self, depth: int) -> np.ndarray:
         """``1 / log2(r + 1)`` for ranks up to the cutoff (gain 1 per relevant document)."""
-        weights = _discounts(depth)
+        weights = dcg_discounts(depth)
         if self.cutoff is not None:
             weights[self.cutoff :] = 0.0
         return weights
