@@ -71,6 +71,30 @@ def test_inferred_measures_on_ordinary_qrels_are_refused_naming_infap(tmp_path):
     assert code == 2 and "need sampled qrels" in err and "-m infAP" in err
 
 
+@pytest.mark.parametrize(
+    "name, message",
+    [("empty.txt", "file is empty"), ("dir", "is a directory"), ("fifo", "named pipe"),
+     ("cut.txt.gz", "truncated gzip"), ("six.txt", "line 1: expected 4 columns")],
+)
+def test_inferred_measures_on_an_unreadable_file_name_its_problem(tmp_path, name, message):
+    # not "need sampled qrels": the file may hold sampled qrels and be cut short, say
+    import gzip
+    import os
+
+    _, runs = _files(tmp_path)
+    path = tmp_path / name
+    if name == "dir":
+        path.mkdir()
+    elif name == "fifo":
+        os.mkfifo(path)
+    elif name.endswith(".gz"):
+        path.write_bytes(gzip.compress(HAND_QRELS.encode())[:-12])
+    else:
+        path.write_text("" if name == "empty.txt" else "1 0 a 1 1 x\n")
+    code, _, err = _run("evaluate", path, runs, "-m", "xinfAP")
+    assert code == 2 and message in err and "need sampled qrels" not in err, err
+
+
 def test_a_stratum_with_nothing_judged_is_noted_on_stderr(tmp_path):
     qrels, runs = _files(tmp_path, HAND_QRELS + "1 0 z 3 -1\n")
     code, _, err = _run("evaluate", qrels, runs)

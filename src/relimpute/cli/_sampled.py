@@ -37,7 +37,7 @@ def split_measures(measures) -> tuple[list, list[Inferred]]:
 def inferred_request(args, default_measures) -> list | None:
     """The measures to print when some are inferred ones (NIST's, by default, for sampled
     qrels), else None; refuses what cannot go with them."""
-    from .._reading import is_sampled_qrels
+    from .._reading import is_sampled_qrels, read_qrels
     from ..measures import parse_measures
 
     sampled = is_sampled_qrels(args.qrels)
@@ -45,6 +45,8 @@ def inferred_request(args, default_measures) -> list | None:
     if not split_measures(given)[1]:
         return None
     if not sampled:
+        if not str(args.qrels).startswith("irds:"):  # an unreadable file: its own problem named
+            read_qrels(args.qrels, duplicates=args.duplicates)
         raise InputError(
             "inferred measures (xinfAP, infNDCG, iP@k, iNumRel) need sampled qrels "
             "(five columns: topic iter docno stratum rel); trec_eval's one-sample "
