@@ -181,6 +181,17 @@ def test_a_manifest_whose_study_is_not_an_object_is_refused_cleanly(data, tmp_pa
     assert json.loads((out / "manifest.json").read_text()) == damaged
 
 
+def test_an_unreadable_manifest_says_what_to_do_even_with_overwrite(data, tmp_path, capsys):
+    out = tmp_path / "study"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"format": 1, "sta')  # cut short: perhaps not ours
+    for more in ([], ["--overwrite"]):
+        assert main([*_calibrate(data, out), *more]) == 2
+        err = capsys.readouterr().err
+        assert "cannot read the study's manifest" in err and "remove it, or give another -o" in err
+    assert (out / "manifest.json").read_text() == '{"format": 1, "sta'
+
+
 # ------------------------------------------------------------------ the labels name the study
 
 

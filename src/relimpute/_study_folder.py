@@ -243,7 +243,7 @@ class StudyFolder:
         try:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            problem = f"cannot read the study's manifest ({exc})"
+            problem = f"cannot read the study's manifest ({exc}); remove it, or give another -o"
             raise InputError(problem, str(self.manifest)) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             problem = "not a relimpute study manifest (or another release's); give another -o"
