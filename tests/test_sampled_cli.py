@@ -59,10 +59,20 @@ def test_evaluate_prints_the_inferred_measures_by_default_and_beside_others(tmp_
 
 def test_the_relevance_threshold_maps_lower_grades_to_nonrelevant(tmp_path):
     qrels, runs = _files(tmp_path, HAND_QRELS.replace("c 2 1", "c 2 2").replace("a 1 1", "a 1 2"))
-    _, out, _ = _run("evaluate", qrels, runs, "-m", "iNumRel", "--rel-threshold", "3", "-f", "tsv")
-    assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == 0
+    top = tmp_path / "with3.txt"  # a grade 3 (in the stratum judged whole): the grades 2 count 0
+    top.write_text(qrels.read_text() + "1 0 g 1 3\n")
+    _, out, _ = _run("evaluate", top, runs, "-m", "iNumRel", "--rel-threshold", "3", "-f", "tsv")
+    assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == 1
     _, out, _ = _run("evaluate", qrels, runs, "-m", "iNumRel", "--rel-threshold", "2", "-f", "tsv")
     assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == pytest.approx(3.0, abs=1e-4)
+
+
+def test_a_threshold_above_every_grade_is_refused_for_the_inferred_measures_too(tmp_path):
+    qrels, runs = _files(tmp_path)  # grades 0 and 1: nothing is relevant at 2
+    for measures in ([], ["-m", "xinfAP"], ["-m", "xinfAP", "-m", "AP"]):
+        code, out, err = _run("evaluate", qrels, runs, "--rel-threshold", "2", *measures)
+        assert code == 2 and out == "", err
+        assert f"{qrels}: no judged document is relevant at --rel-threshold 2" in err
 
 
 def test_inferred_measures_on_ordinary_qrels_are_refused_naming_infap(tmp_path):

@@ -143,13 +143,18 @@ def threshold_warning(campaign, *, given: str | bool, qrels: str = "qrels") -> s
     """
     import numpy as np
 
-    from ..errors import InputError
-
     grades = [t.grades[t.judged] for t in campaign.topics]
     grades = np.concatenate(grades) if grades else np.zeros(0, dtype=int)
-    if not grades.size:
+    return grades_warning(grades, campaign.rel_threshold, given=given, qrels=qrels)
+
+
+def grades_warning(grades, threshold: int, *, given: str | bool, qrels: str = "qrels"):
+    """:func:`threshold_warning` on the judged grades themselves (sampled qrels: no campaign)."""
+    from ..errors import InputError
+
+    if not len(grades):
         return None
-    low, top, threshold = int(grades.min()), int(grades.max()), campaign.rel_threshold
+    low, top = int(grades.min()), int(grades.max())
     scale = f"the qrels' grades run from {low} to {top}"
     if threshold > top and given:
         option = given if isinstance(given, str) else "rel_threshold"

@@ -67,13 +67,19 @@ def read_design(args, command: str):
     """``(sampled qrels, relevance threshold)`` read from the command's qrels, notes on stderr."""
     from ..collection_settings import resolve_rel_threshold
     from ..io import read_sampled_qrels
+    from ._common import grades_warning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sample = read_sampled_qrels(args.qrels)
     for note in caught:
         print(f"relimpute {command}: note: {note.message}", file=sys.stderr)
-    threshold, _ = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    threshold, settings = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    given = "--rel-threshold" if args.rel_threshold is not None else settings is not None
+    judged = sample["relevance"].to_numpy()
+    message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=args.qrels)
+    if message:  # a threshold above every grade: refused, as for any qrels
+        print(f"relimpute {command}: {message}", file=sys.stderr)
     return sample, threshold
 
 
