@@ -86,6 +86,22 @@ def test_resume_and_overwrite_go_alone_and_need_the_output(data, tmp_path, capsy
     assert "--overwrite: goes with --split" in capsys.readouterr().err
 
 
+def test_an_empty_or_dash_output_is_refused_not_the_current_folder(data, tmp_path, capsys,
+                                                                    monkeypatch):
+    # -o "$OUT" with OUT unset wrote a whole study into the current folder; -o - a file "-"
+    monkeypatch.chdir(tmp_path)
+    _, qrels, runs = data
+    for argv in (_calibrate(data, ""), _calibrate(data, "-"),
+                 ["poolbias", qrels, runs, "--groups", "g.tsv", "--pool-depth", "5", "-o", ""],
+                 ["power", qrels, runs, "-o", "-"],
+                 ["bootstrap", qrels, runs, "--split", "-o", "-"]):  # fmt: skip
+        with pytest.raises(SystemExit, match="2"):
+            main(argv)
+        err = capsys.readouterr().err
+        assert "argument -o/--output: " in err or "argument --output/-o: " in err
+    assert os.listdir(tmp_path) == []
+
+
 def test_calibrate_resume_help_says_the_seed_must_be_given(capsys):
     with pytest.raises(SystemExit):
         main(["calibrate", "--help"])
