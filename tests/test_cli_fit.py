@@ -248,9 +248,14 @@ def test_fit_to_standard_output(files, capsys, monkeypatch):
         ("fusion", '{"mean_prior": [null, 1]}', "mean_prior must be two numbers"),
         ("fusion", '{"intercept_sd": 1e-320}', "prior standard deviations must be > 0"),
         ("fusion", '{"run_effect_sd": 1e-320}', "run_effect_sd must be 0 or from 1e-100"),
+        ("fusion-llm", '{"label_sd": 0}', "label_sd must be > 0"),
+        ("fusion-llm", '{"runs_weight_sd": 1e300}', "each from 1e-100 to 1e100"),
+        ("fusion-llm", '{"unlabelled": "bogus"}', "unlabelled must be 'runs' or 'nonrelevant'"),
+        ("fusion-llm", '{"runs_weight": -1}', "runs_weight must be in [0, 1]"),
     ],
     ids=["uniform-text", "uniform-range", "rtc-list", "rtc-zero", "rtc-prior", "nested",
-         "null", "tiny-sd", "tiny-run-sd"],
+         "null", "tiny-sd", "tiny-run-sd", "llm-sd", "llm-huge-sd", "llm-unlabelled",
+         "llm-weight"],
 )
 def test_settings_of_every_model_are_checked_before_the_data(files, capsys, tmp_path, model,
                                                             params, message):
