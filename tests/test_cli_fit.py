@@ -234,3 +234,35 @@ def test_fit_to_standard_output(files, capsys, monkeypatch):
     assert "relimpute fit: wrote standard output (10 documents of 2 topics" in captured.err
     assert main(["fit", "--model", "uniform", qrels, *runs, "-o", "./-"]) == 0  # a file named -
     assert (tmp / "-").read_text() == captured.out
+
+
+@pytest.mark.parametrize(
+    "model, params, message",
+    [
+        ("uniform", '{"prior": "x"}', "params.prior: 'x' is not a number"),
+        ("uniform", '{"prior": 2}', "prior must lie in [0, 1], got 2"),
+        ("rtc", '{"weight_alpha": [1]}', "params.weight_alpha: [1] is not a number"),
+        ("rtc", '{"weight_alpha": 0}', "weight_alpha and weight_beta of the beta prior must be"),
+        ("rtc", '{"weight_prior": 0}', "weight_prior must be 'beta', 'beta_weight' or 'gaussian'"),
+        ("fusion", '{"weight_mean": [[1], [2], [3]]}', "weight_mean must be 3 finite numbers"),
+        ("fusion", '{"mean_prior": [null, 1]}', "mean_prior must be two numbers"),
+        ("fusion", '{"intercept_sd": 1e-320}', "prior standard deviations must be > 0"),
+        ("fusion", '{"run_effect_sd": 1e-320}', "run_effect_sd must be 0 or from 1e-100"),
+        ("fusion-llm", '{"label_sd": 0}', "label_sd must be > 0"),
+        ("fusion-llm", '{"runs_weight_sd": 1e300}', "each from 1e-100 to 1e100"),
+        ("fusion-llm", '{"unlabelled": "bogus"}', "unlabelled must be 'runs' or 'nonrelevant'"),
+        ("fusion-llm", '{"runs_weight": -1}', "runs_weight must be in [0, 1]"),
+    ],
+    ids=["uniform-text", "uniform-range", "rtc-list", "rtc-zero", "rtc-prior", "nested",
+         "null", "tiny-sd", "tiny-run-sd", "llm-sd", "llm-huge-sd", "llm-unlabelled",
+         "llm-weight"],
+)
+def test_settings_of_every_model_are_checked_before_the_data(files, capsys, tmp_path, model,
+                                                            params, message):
+    # each of these passed the reader and stopped the fit with a traceback
+    qrels, runs, tmp = files
+    path = tmp_path / "s.json"
+    path.write_text(f'{{"model": "{model}", "params": {params}}}')
+    assert main(["fit", "--model", str(path), qrels, *runs, "-o", str(tmp / "est.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {path}: " in err and message in err and "Traceback" not in err

@@ -59,16 +59,50 @@ def test_evaluate_prints_the_inferred_measures_by_default_and_beside_others(tmp_
 
 def test_the_relevance_threshold_maps_lower_grades_to_nonrelevant(tmp_path):
     qrels, runs = _files(tmp_path, HAND_QRELS.replace("c 2 1", "c 2 2").replace("a 1 1", "a 1 2"))
-    _, out, _ = _run("evaluate", qrels, runs, "-m", "iNumRel", "--rel-threshold", "3", "-f", "tsv")
-    assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == 0
+    top = tmp_path / "with3.txt"  # a grade 3 (in the stratum judged whole): the grades 2 count 0
+    top.write_text(qrels.read_text() + "1 0 g 1 3\n")
+    _, out, _ = _run("evaluate", top, runs, "-m", "iNumRel", "--rel-threshold", "3", "-f", "tsv")
+    assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == 1
     _, out, _ = _run("evaluate", qrels, runs, "-m", "iNumRel", "--rel-threshold", "2", "-f", "tsv")
     assert pd.read_csv(io.StringIO(out), sep="\t").loc[0, "iNumRel"] == pytest.approx(3.0, abs=1e-4)
+
+
+def test_a_threshold_above_every_grade_is_refused_for_the_inferred_measures_too(tmp_path):
+    qrels, runs = _files(tmp_path)  # grades 0 and 1: nothing is relevant at 2
+    for measures in ([], ["-m", "xinfAP"], ["-m", "xinfAP", "-m", "AP"]):
+        code, out, err = _run("evaluate", qrels, runs, "--rel-threshold", "2", *measures)
+        assert code == 2 and out == "", err
+        assert f"{qrels}: no judged document is relevant at --rel-threshold 2" in err
 
 
 def test_inferred_measures_on_ordinary_qrels_are_refused_naming_infap(tmp_path):
     qrels, runs = _files(tmp_path, "1 0 a 1\n1 0 c 0\n")
     code, _, err = _run("evaluate", qrels, runs, "-m", "xinfAP")
     assert code == 2 and "need sampled qrels" in err and "-m infAP" in err
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [("empty.txt", "file is empty"), ("dir", "is a directory"), ("fifo", "named pipe"),
+     ("cut.txt.gz", "truncated gzip"), ("six.txt", "line 1: expected 4 columns")],
+)
+def test_inferred_measures_on_an_unreadable_file_name_its_problem(tmp_path, name, message):
+    # not "need sampled qrels": the file may hold sampled qrels and be cut short, say
+    import gzip
+    import os
+
+    _, runs = _files(tmp_path)
+    path = tmp_path / name
+    if name == "dir":
+        path.mkdir()
+    elif name == "fifo":
+        os.mkfifo(path)
+    elif name.endswith(".gz"):
+        path.write_bytes(gzip.compress(HAND_QRELS.encode())[:-12])
+    else:
+        path.write_text("" if name == "empty.txt" else "1 0 a 1 1 x\n")
+    code, _, err = _run("evaluate", path, runs, "-m", "xinfAP")
+    assert code == 2 and message in err and "need sampled qrels" not in err, err
 
 
 def test_a_stratum_with_nothing_judged_is_noted_on_stderr(tmp_path):

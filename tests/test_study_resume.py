@@ -127,6 +127,16 @@ def test_resume_refuses_a_folder_holding_another_study(data, tmp_path, capsys):
     assert "a poolbias study, not a calibrate one" in capsys.readouterr().err
 
 
+def test_a_long_option_that_differs_is_shown_where_it_differs(tmp_path):
+    # two strategy lists with one long first item: their first 60 characters are the same
+    first = {"name": "mtc", "selector": "mtc", "model": {"model": "uniform", "prior": 0.5}}
+    StudyFolder(tmp_path, {"command": "x", "seed": 1, "arguments": {"s": [first]}}).finish([])
+    with pytest.raises(InputError, match="cannot resume") as refused:
+        StudyFolder(tmp_path, {"command": "x", "seed": 1,
+                               "arguments": {"s": [first, {"name": "fusion-mc"}]}}, resume=True)
+    assert "{'name': 'fusion-mc'}] now" in str(refused.value)
+
+
 def test_a_resumed_study_without_seed_takes_the_folders_seed(tmp_path):
     study = {"command": "calibrate", "seed": None, "arguments": {"trials": 3}}
     first = StudyFolder(tmp_path, study)

@@ -86,6 +86,22 @@ def test_resume_and_overwrite_go_alone_and_need_the_output(data, tmp_path, capsy
     assert "--overwrite: goes with --split" in capsys.readouterr().err
 
 
+def test_an_empty_or_dash_output_is_refused_not_the_current_folder(data, tmp_path, capsys,
+                                                                    monkeypatch):
+    # -o "$OUT" with OUT unset wrote a whole study into the current folder; -o - a file "-"
+    monkeypatch.chdir(tmp_path)
+    _, qrels, runs = data
+    for argv in (_calibrate(data, ""), _calibrate(data, "-"),
+                 ["poolbias", qrels, runs, "--groups", "g.tsv", "--pool-depth", "5", "-o", ""],
+                 ["power", qrels, runs, "-o", "-"],
+                 ["bootstrap", qrels, runs, "--split", "-o", "-"]):  # fmt: skip
+        with pytest.raises(SystemExit, match="2"):
+            main(argv)
+        err = capsys.readouterr().err
+        assert "argument -o/--output: " in err or "argument --output/-o: " in err
+    assert os.listdir(tmp_path) == []
+
+
 def test_calibrate_resume_help_says_the_seed_must_be_given(capsys):
     with pytest.raises(SystemExit):
         main(["calibrate", "--help"])
@@ -179,6 +195,17 @@ def test_a_manifest_whose_study_is_not_an_object_is_refused_cleanly(data, tmp_pa
     err = capsys.readouterr().err
     assert f"{out / 'manifest.json'}: a damaged study manifest" in err and "Traceback" not in err
     assert json.loads((out / "manifest.json").read_text()) == damaged
+
+
+def test_an_unreadable_manifest_says_what_to_do_even_with_overwrite(data, tmp_path, capsys):
+    out = tmp_path / "study"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"format": 1, "sta')  # cut short: perhaps not ours
+    for more in ([], ["--overwrite"]):
+        assert main([*_calibrate(data, out), *more]) == 2
+        err = capsys.readouterr().err
+        assert "cannot read the study's manifest" in err and "remove it, or give another -o" in err
+    assert (out / "manifest.json").read_text() == '{"format": 1, "sta'
 
 
 # ------------------------------------------------------------------ the labels name the study

@@ -243,7 +243,7 @@ class StudyFolder:
         try:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            problem = f"cannot read the study's manifest ({exc})"
+            problem = f"cannot read the study's manifest ({exc}); remove it, or give another -o"
             raise InputError(problem, str(self.manifest)) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             problem = "not a relimpute study manifest (or another release's); give another -o"
@@ -418,5 +418,9 @@ def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 
 def _differs(key: str, old: Mapping[str, Any], new: Mapping[str, Any], width: int = 60) -> str:
     there, now = (repr(d.get(key)) for d in (old, new))
+    if max(len(there), len(now)) > width:  # long values: shown from a little before they differ
+        same = next((i for i, (x, y) in enumerate(zip(there, now)) if x != y), len(there))
+        start = max(0, min(same, len(there), len(now)) - 10)
+        there, now = (("..." if start else "") + t[start:] for t in (there, now))
     there, now = (t if len(t) <= width else t[: width - 3] + "..." for t in (there, now))
     return f"{key}: {there} there, {now} now"

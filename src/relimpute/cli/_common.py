@@ -143,13 +143,18 @@ def threshold_warning(campaign, *, given: str | bool, qrels: str = "qrels") -> s
     """
     import numpy as np
 
-    from ..errors import InputError
-
     grades = [t.grades[t.judged] for t in campaign.topics]
     grades = np.concatenate(grades) if grades else np.zeros(0, dtype=int)
-    if not grades.size:
+    return grades_warning(grades, campaign.rel_threshold, given=given, qrels=qrels)
+
+
+def grades_warning(grades, threshold: int, *, given: str | bool, qrels: str = "qrels"):
+    """:func:`threshold_warning` on the judged grades themselves (sampled qrels: no campaign)."""
+    from ..errors import InputError
+
+    if not len(grades):
         return None
-    low, top, threshold = int(grades.min()), int(grades.max()), campaign.rel_threshold
+    low, top = int(grades.min()), int(grades.max())
     scale = f"the qrels' grades run from {low} to {top}"
     if threshold > top and given:
         option = given if isinstance(given, str) else "rel_threshold"
@@ -267,7 +272,7 @@ def add_resumable_output(parser, report: str, units: str, only: str = "") -> Non
     """``--output FILE.tsv`` (the ``report`` also as TSV) and ``--resume``: each finished unit of
     the study is kept beside the file until it is written (:func:`relimpute._study_folder.file_study`)."""
     parser.add_argument(
-        "--output", "-o", type=output_file(), metavar="FILE.tsv",
+        "--output", "-o", type=resumable_file, metavar="FILE.tsv",
         help=f"{only}also write the {report} as TSV; each finished {units[:-1]} is kept beside it in "
         ".FILE.tsv.study/ until the file is written, for --resume",
     )  # fmt: skip
@@ -312,6 +317,23 @@ def positive_int_list(text: str) -> list[int]:
     if not values:
         raise argparse.ArgumentTypeError(f"{text!r} holds no number")
     return values
+
+
+def output_folder(text: str) -> str:
+    """An argparse ``type``: a folder a study is written into (``.`` for this one; never ``''``,
+    an unset variable's, nor ``-``: a study is files, not standard output)."""
+    if not text.strip() or text == "-":
+        raise argparse.ArgumentTypeError(f"{text!r} names no folder; give one (. for this folder)")
+    return text
+
+
+def resumable_file(text: str) -> str:
+    """An argparse ``type``: the file of a study kept beside it (not ``-``: the table is on
+    standard output already, and its study needs a folder)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError("'-': the table is printed on standard output anyway; "
+                                         "give a file name (its study is kept beside it)")
+    return output_file()(text)
 
 
 def output_file(*suffixes: str):

@@ -39,7 +39,7 @@ def split_measures(measures) -> tuple[list, list[Inferred]]:
 def inferred_request(args, default_measures) -> list | None:
     """The measures to print when some are inferred ones (NIST's, by default, for sampled
     qrels), else None; refuses what cannot go with them."""
-    from .._reading import is_sampled_qrels
+    from .._reading import is_sampled_qrels, read_qrels
     from ..io import is_inclusion_qrels
     from ..measures import parse_measures
 
@@ -51,6 +51,8 @@ def inferred_request(args, default_measures) -> list | None:
     if not inferred:
         return None
     if not sampled:
+        if not str(args.qrels).startswith("irds:"):  # an unreadable file: its own problem named
+            read_qrels(args.qrels, duplicates=args.duplicates)
         raise InputError(
             "inferred measures (xinfAP, infNDCG, iP@k, iNumRel, statAP) need sampled qrels "
             "(five columns: topic iter docno stratum rel, or a header line 'query_id doc_id "
@@ -89,6 +91,7 @@ def read_design(args, command: str):
     """``(sampled qrels, relevance threshold)`` read from the command's qrels, notes on stderr."""
     from ..collection_settings import resolve_rel_threshold
     from ..io import is_inclusion_qrels, read_inclusion_qrels, read_sampled_qrels
+    from ._common import grades_warning
 
     reader = read_inclusion_qrels if is_inclusion_qrels(args.qrels) else read_sampled_qrels
     with warnings.catch_warnings(record=True) as caught:
@@ -96,7 +99,12 @@ def read_design(args, command: str):
         sample = reader(args.qrels)
     for note in caught:
         print(f"relimpute {command}: note: {note.message}", file=sys.stderr)
-    threshold, _ = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    threshold, settings = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    given = "--rel-threshold" if args.rel_threshold is not None else settings is not None
+    judged = sample["relevance"].to_numpy()
+    message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=args.qrels)
+    if message:  # a threshold above every grade: refused, as for any qrels
+        print(f"relimpute {command}: {message}", file=sys.stderr)
     return sample, threshold
 
 

@@ -12,6 +12,7 @@ from ._common import (
     integer_at_least,
     load_campaign,
     number_between,
+    output_folder,
     positive_int,
 )
 from ._labels import add_llm_labels_argument, strategies_with_labels
@@ -104,7 +105,8 @@ def add_arguments(parser) -> None:
         "the shipped models/ (e.g. settings chosen without the collection under study)",
     )
     add_quiet_argument(parser)
-    parser.add_argument("-o", "--output", required=True, help="output folder for the report")
+    parser.add_argument("-o", "--output", required=True, type=output_folder,
+                        help="output folder for the report")  # fmt: skip
     add_resume_arguments(
         parser,
         "go on with the study a stopped run left in --output: the trials it finished are "

@@ -12,6 +12,7 @@ from ._common import (
     flag_names,
     integer_at_least,
     load_campaign,
+    output_folder,
     positive_int,
     seed_int,
 )
@@ -119,7 +120,8 @@ def add_arguments(parser) -> None:
     )
     add_parallel_arguments(parser, "groups")
     add_format_argument(parser)
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT", type=output_folder,
+                        help="output folder")  # fmt: skip
     add_resume_arguments(
         parser,
         "go on with the study a stopped run left in OUT: the groups it finished are kept "

@@ -200,18 +200,21 @@ class Fusion(RelevanceModel):
     def _validate(self) -> None:
         if not self.rrf_offset >= 0:
             raise ValueError(f"rrf_offset must be >= 0, got {self.rrf_offset}")
-        if np.shape(self.mean_prior) != (2,):
+        prior = self.mean_prior
+        if np.shape(prior) != (2,) or not np.all(np.isfinite(np.asarray(prior, float))):
             raise ValueError(f"mean_prior must be two numbers (mean, sd), got {self.mean_prior}")
-        if not (self.intercept_sd > 0 and self.weight_sd > 0 and self.mean_prior[1] > 0):
-            raise ValueError("prior standard deviations must be > 0")
-        if len(self.weight_mean) != N_FEATURES or not np.all(np.isfinite(self.weight_mean)):
+        sds = (self.intercept_sd, self.weight_sd, self.mean_prior[1])
+        if not all(1e-100 < sd < 1e100 for sd in sds):  # so that every 1 / sd**2 is finite, > 0
+            raise ValueError("prior standard deviations must be > 0 (from 1e-100 to 1e100)")
+        if np.shape(self.weight_mean) != (N_FEATURES,) or not np.all(np.isfinite(self.weight_mean)):
             raise ValueError(f"weight_mean must be {N_FEATURES} finite numbers, got {self.weight_mean}")
         if int(self.capture_bins) != self.capture_bins or self.capture_bins < 1:
             raise ValueError(f"capture_bins must be a positive integer, got {self.capture_bins}")
         if not 0.0 <= self.capture_floor <= 1.0:
             raise ValueError(f"capture_floor must lie in [0, 1], got {self.capture_floor}")
-        if not self.run_effect_sd >= 0:
-            raise ValueError(f"run_effect_sd must be >= 0, got {self.run_effect_sd}")
+        if not (self.run_effect_sd == 0 or 1e-100 < self.run_effect_sd < 1e100):
+            sd = self.run_effect_sd
+            raise ValueError(f"run_effect_sd must be 0 or from 1e-100 to 1e100, got {sd}")
         for name in ("beyond_decay", "beyond_decay_sd", "beyond_run_sd"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0):

@@ -158,15 +158,21 @@ class FusionLLM(RelevanceModel):
 
     # ------------------------------------------------------------------ fit
 
-    def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
-        if not (self.label_sd > 0 and self.label_topic_sd >= 0 and self.runs_weight_sd >= 0):
-            raise ValueError("label_sd must be > 0, label_topic_sd and runs_weight_sd >= 0")
+    def _validate(self) -> None:
+        """The checks a fit makes (a settings file runs them when read, before any data)."""
+        spreads = (self.label_sd, self.label_topic_sd or 1, self.runs_weight_sd or 1)
+        if not all(1e-100 < sd < 1e100 for sd in spreads):  # so that every 1 / sd**2 is finite
+            raise ValueError("label_sd must be > 0, label_topic_sd and runs_weight_sd >= 0 "
+                             "(each from 1e-100 to 1e100 but for a 0)")  # fmt: skip
         if not 0 <= self.runs_weight <= 1:
             raise ValueError(f"runs_weight must be in [0, 1], got {self.runs_weight}")
         if self.unlabelled not in ("runs", "nonrelevant"):
             raise ValueError(f"unlabelled must be 'runs' or 'nonrelevant', got {self.unlabelled!r}")
         if self.label_draws not in ("independent", "conditional"):
             raise ValueError(f"label_draws must be 'independent' or 'conditional', got {self.label_draws!r}")
+
+    def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
+        self._validate()
         self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)

@@ -186,6 +186,13 @@ class RTC(RelevanceModel):
             raise ValueError(f"max_rank must be >= 1 or None, got {self.max_rank}")
         if not self.prior_strength > 0:
             raise ValueError(f"prior_strength must be > 0, got {self.prior_strength}")
+        if self.weight_prior not in ("beta", "beta_weight", "gaussian"):
+            raise ValueError(f"weight_prior must be 'beta', 'beta_weight' or 'gaussian', "
+                             f"got {self.weight_prior!r}")  # fmt: skip
+        gaussian = self.weight_prior == "gaussian"
+        spread = ("weight_scale",) if gaussian else ("weight_alpha", "weight_beta")
+        if not all(getattr(self, name) > 0 for name in spread):
+            raise ValueError(f"{' and '.join(spread)} of the {self.weight_prior} prior must be > 0")
         if not self.calibration_shrinkage >= 0:
             raise ValueError(
                 f"calibration_shrinkage must be >= 0, got {self.calibration_shrinkage}"

@@ -225,10 +225,12 @@ def _check_ranges(model: str, params: Mapping[str, Any], source: str, prefix: st
             if isinstance(number, float) and not math.isfinite(number):
                 raise InputError(f"params.{name}: {number} is not a finite number", source)
         default = defaults[key].default if key in defaults else None
+        scalar = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(default, float) and not scalar:  # a string or list: a TypeError in fit
+            raise InputError(f"params.{name}: {value!r} is not a number", source)
         if isinstance(default, int) and not isinstance(default, bool):
             limit = COUNT_LIMITS.get(key, COUNT_LIMIT)
-            whole = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not whole or value != int(value) or not 0 <= value <= limit:
+            if not scalar or value != int(value) or not 0 <= value <= limit:
                 raise InputError(
                     f"params.{name}: {value!r} is not a whole number from 0 to {limit:,}", source
                 )

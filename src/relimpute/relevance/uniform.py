@@ -21,9 +21,12 @@ class Uniform(RelevanceModel):
     def __init__(self, prior: float = 0.5):
         self.prior = prior
 
-    def _fit(self, campaign, rng):
+    def _validate(self) -> None:
         if not 0.0 <= self.prior <= 1.0:
             raise ValueError(f"prior must lie in [0, 1], got {self.prior}")
+
+    def _fit(self, campaign, rng):
+        self._validate()
 
     def _predict(self, campaign):
         p = [np.full(t.n_docs, float(self.prior)) for t in campaign.topics]
