@@ -244,6 +244,7 @@ def test_fit_to_standard_output(files, capsys, monkeypatch):
         ("rtc", '{"weight_alpha": [1]}', "params.weight_alpha: [1] is not a number"),
         ("rtc", '{"weight_alpha": 0}', "weight_alpha and weight_beta of the beta prior must be"),
         ("rtc", '{"weight_prior": 0}', "weight_prior must be 'beta', 'beta_weight' or 'gaussian'"),
+        ("rtc", '{"prior_strength": 1e-8}', "prior_strength must be >= 0.001"),
         ("fusion", '{"weight_mean": [[1], [2], [3]]}', "weight_mean must be 3 finite numbers"),
         ("fusion", '{"mean_prior": [null, 1]}', "mean_prior must be two numbers"),
         ("fusion", '{"intercept_sd": 1e-320}', "prior standard deviations must be > 0"),
@@ -253,7 +254,7 @@ def test_fit_to_standard_output(files, capsys, monkeypatch):
         ("fusion-llm", '{"unlabelled": "bogus"}', "unlabelled must be 'runs' or 'nonrelevant'"),
         ("fusion-llm", '{"runs_weight": -1}', "runs_weight must be in [0, 1]"),
     ],
-    ids=["uniform-text", "uniform-range", "rtc-list", "rtc-zero", "rtc-prior", "nested",
+    ids=["uniform-text", "uniform-range", "rtc-list", "rtc-zero", "rtc-prior", "rtc-weak", "nested",
          "null", "tiny-sd", "tiny-run-sd", "llm-sd", "llm-huge-sd", "llm-unlabelled",
          "llm-weight"],
 )

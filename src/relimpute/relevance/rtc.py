@@ -53,6 +53,11 @@ __all__ = [
 
 
 
+
+#: The weakest stage-1 prior RTC fits with: below it the rank-probability problem's Newton
+#: iterations need not converge (1e-4 failed, 1e-8 and 1e-100 too, on a depth-5 pool).
+MIN_PRIOR_STRENGTH = 1e-3
+
 class RTC(RelevanceModel):
     """RTC expert aggregation (Carterette 2007 §3); module docstring for the stages.
 
@@ -64,7 +69,8 @@ class RTC(RelevanceModel):
     ----------
     prior_strength
         Multiplier ``s`` of the Beta(|R_t|+1, |N_t|+1) log prior of stage 1
-        (1 = the paper's; larger pulls every ``q*`` to (|R|+1)/(|R|+|N|+2)).
+        (1 = the paper's; larger pulls every ``q*`` to (|R|+1)/(|R|+|N|+2));
+        at least :data:`MIN_PRIOR_STRENGTH`.
     max_rank
         Ranks deeper than this count as not retrieved (the paper's studies
         truncate runs at 100); None keeps every rank. Stage 1 is solved over
@@ -184,8 +190,11 @@ class RTC(RelevanceModel):
             raise ValueError(f"aggregate must be 'probability' or 'logit', got {self.aggregate!r}")
         if self.max_rank is not None and int(self.max_rank) < 1:
             raise ValueError(f"max_rank must be >= 1 or None, got {self.max_rank}")
-        if not self.prior_strength > 0:
-            raise ValueError(f"prior_strength must be > 0, got {self.prior_strength}")
+        if not self.prior_strength >= MIN_PRIOR_STRENGTH:  # weaker: stage 1 has no stable optimum
+            raise ValueError(
+                f"prior_strength must be >= {MIN_PRIOR_STRENGTH} (weaker leaves the rank "
+                f"probabilities of stage 1 numerically undetermined), got {self.prior_strength}"
+            )
         if self.weight_prior not in ("beta", "beta_weight", "gaussian"):
             raise ValueError(f"weight_prior must be 'beta', 'beta_weight' or 'gaussian', "
                              f"got {self.weight_prior!r}")  # fmt: skip
