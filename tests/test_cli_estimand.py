@@ -91,6 +91,15 @@ def test_evaluate_names_its_estimand(data, capsys):  # noqa: F811
     assert code == 0 and out.startswith("estimand: pool (the run pooled with the judged runs to depth 3)\n\n| system")
 
 
+def test_pool_does_not_claim_the_posterior_draws_it_does_not_use(data, capsys):  # noqa: F811
+    qrels, runs = data
+    code, _, err = _run(["evaluate", qrels, runs, "--estimand", "pool", "--pool-depth", "3"], capsys)
+    assert code == 0 and "model's point estimate of p" in err  # the default measure: AP
+    assert "posterior draws)" not in err
+    code, _, err = _run(["evaluate", qrels, runs, "--estimand", "complete"], capsys)
+    assert code == 0 and "posterior draws)" in err
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

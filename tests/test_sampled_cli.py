@@ -138,3 +138,11 @@ def test_evaluate_equals_the_script_on_biocaddie(tmp_path):
             assert ours.loc[topic, names[measure]] == pytest.approx(float(value), abs=1e-4)
             checked += 1
     assert checked == 3 * 16  # 15 topics and "all"
+
+
+def test_a_model_estimand_on_sampled_qrels_gives_the_models_answer(tmp_path):
+    # with no -m, sampled qrels print NIST's inferred measures, unless a model's estimand is asked
+    qrels, runs = _files(tmp_path)
+    code, out, err = _run("evaluate", qrels, runs, "--estimand", "complete", "-f", "tsv")
+    assert code == 0, err
+    assert "E[AP]" in out.splitlines()[0] and "xinfAP" not in out

@@ -142,7 +142,7 @@ def intervals(campaign, measures, args, command: str) -> int:
             f"; sd[m] and the {args.confidence:.0%} interval [ci_low, ci_high] are the "
             "uncertainty from unjudged documents"
             + (f" and the model's parameters ({estimate.n_draws} posterior draws)"
-               if estimate.n_draws else "")  # fmt: skip
+               if estimate.n_draws and engine.estimand == "complete" else "")  # fmt: skip
         )
     print(
         f"relimpute {command}: E[m] is the measure{where} expected once {once} judged{spread}, "

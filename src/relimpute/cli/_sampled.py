@@ -46,7 +46,10 @@ def inferred_request(args, default_measures) -> list | None:
     inclusion = is_inclusion_qrels(args.qrels)
     sampled = inclusion or is_sampled_qrels(args.qrels)
     default = STATISTICAL if inclusion else DEFAULT_INFERRED
-    given = args.measures or ([inferred_measure(m) for m in default] if sampled else [])
+    modelled = args.estimate is not None or args.llm_labels or args.baseline is not None
+    modelled = modelled or getattr(args, "estimand", None) not in (None, "qrels")
+    by_default = sampled and not modelled  # a model's answer asked for: not NIST's estimates
+    given = args.measures or ([inferred_measure(m) for m in default] if by_default else [])
     inferred = split_measures(given)[1]
     if not inferred:
         return None
@@ -65,8 +68,7 @@ def inferred_request(args, default_measures) -> list | None:
         raise InputError(f"{stratified[0]} needs stratified sampled qrels (topic iter docno "
                          "stratum rel); qrels with inclusion probabilities give -m statAP",
                          str(args.qrels))
-    modelled = args.estimate is not None or args.llm_labels or args.baseline is not None
-    if modelled or getattr(args, "estimand", None) not in (None, "qrels"):
+    if modelled:
         raise InputError("inferred measures (xinfAP, ...) are NIST's estimates from the sample "
                          "alone: give them without --estimate, --llm-labels, --baseline or "
                          "--estimand complete|pool")
