@@ -128,14 +128,14 @@ def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
     design = SampledQrels(sample, gains={grade: 0 for grade in range(1, rel_threshold)}) \
         if nist else None
     stat = StatDesign(sample, rel_threshold=rel_threshold) if "statAP" in names else None
-    frames = []
+    frames, means = [], []
     for system, run in read_runs(args.runs, duplicates=args.duplicates).items():
         scores = sample_eval(design, run) if nist else stat_eval(stat, run)
         if nist and stat is not None:
             scores = scores.join(stat_eval(stat, run)[["statAP"]], how="left")
-        if not args.per_topic:
-            scores = scores.loc[["all"]]
-        frames.append(scores[list(names)].rename_axis("query_id").reset_index()
-                      .assign(system=system))
-    table = pd.concat(frames, ignore_index=True)
-    return table if args.per_topic else table.drop(columns="query_id")
+        if args.per_topic:
+            frames.append(scores[list(names)].rename_axis("query_id").reset_index()
+                          .assign(system=system))
+        else:  # the "all" row alone, one table at the end
+            means.append({"system": system, **scores.loc["all", list(names)].to_dict()})
+    return pd.concat(frames, ignore_index=True) if args.per_topic else pd.DataFrame(means)

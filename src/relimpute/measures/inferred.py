@@ -293,12 +293,16 @@ def sample_eval(
         index.append(topic)
     if not rows:
         raise ValueError("the run and the sampled qrels share no topic")
-    table = pd.DataFrame(rows, index=pd.Index(index, name="query_id"))
-    total = table.mean()
-    for name in ("iNumRelRet", "_read"):
-        total[name] = table[name].sum()
-    total["iNumRel"] = sum(t.num_rel for t in qrels.topics.values())
-    total["NumRet"] = total.pop("_read")
-    table = pd.concat([table.drop(columns="_read"), total.to_frame("all").T])
-    table.index.name = "query_id"
+    columns = list(rows[0])
+    values = np.array([list(row.values()) for row in rows])
+    total = values.mean(axis=0)
+    for name in ("iNumRelRet", "_read"):  # sums over topics, as the script prints them
+        total[columns.index(name)] = values[:, columns.index(name)].sum()
+    total[columns.index("iNumRel")] = sum(t.num_rel for t in qrels.topics.values())
+    total[columns.index("NumRet")] = total[columns.index("_read")]
+    keep = [i for i, name in enumerate(columns) if name != "_read"]
+    table = pd.DataFrame(
+        np.vstack([values, total])[:, keep], columns=[columns[i] for i in keep],
+        index=pd.Index([*index, "all"], name="query_id"),
+    )  # fmt: skip
     return table
