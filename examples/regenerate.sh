@@ -31,6 +31,7 @@ LANE1=$!
 (
   python examples/believability/run.py --models fusion,rtc,uniform --collections dl19,dl21,trec8
   python examples/two_uncertainties/run.py
+  python examples/estimand_coverage/run.py
   python examples/precision/split_topics.py --splits 100 trec8 dl19
   python examples/precision/split_topics.py --split corpus --splits 50 trec8 dl19
   python examples/poolbias/run.py $D/trec-8-adhoc --depth 10 --models fusion --group-sds $G --stem trec8_d10
