@@ -50,8 +50,9 @@ def cluster():
 
 
 def _late_first(unit: int, *, offset: int) -> int:
-    """Unit 0 finishes well after the others (on two workers, the others overtake it)."""
-    time.sleep(0.5 if unit == 0 else 0.0)
+    """Unit 0 finishes well after the others (on two workers, the others overtake it; a
+    second long enough for them on a machine busy with other tests)."""
+    time.sleep(1.0 if unit == 0 else 0.0)
     return offset + unit
 
 
@@ -65,6 +66,7 @@ def test_results_come_back_in_the_units_order_on_every_path(cluster):
     assert parallel.map_units(_late_first, range(4), shared={"offset": 10}, progress=False) == want
     assert parallel.map_units(_late_first, range(4), shared={"offset": 10}, jobs=2, progress=False) == want
     with distributed.Client(cluster.scheduler_address) as client:
+        client.wait_for_workers(2)  # both there, so that units 1-3 can overtake unit 0
         got = parallel.map_units(_late_first, range(4), shared={"offset": 10}, client=client,
                                  progress=False, on_result=record)  # fmt: skip
         with joblib.parallel_config(backend="dask"):  # the ambient joblib backend (jobs=None)
