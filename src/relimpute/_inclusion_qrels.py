@@ -18,7 +18,8 @@ import pandas as pd
 
 from ._parsing import (
     COLUMN_ALIASES,
-    _pair_keys,
+    check_grades,
+    first_repeat,
     _parse_fields,
     _read_bytes,
     _table,
@@ -86,23 +87,16 @@ def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, i
     )
     relevance = _to_int(labels, "relevance", name, lines)
     low, high = max(grade_range[0], -2), grade_range[1]
-    bad = (relevance < low) | (relevance > high)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)",
-                         name, int(lines[i]))
+    check_grades(relevance, low, high, name, lines, f"[{low}, {high}] (-1: not sampled)")
     inclusion = _to_float(values, "inclusion probability", name, lines)
     bad = ~((inclusion > 0) & (inclusion <= 1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"inclusion probability {float(inclusion[i])!r} is outside (0, 1]",
                          name, int(lines[i]))
-    key = _pair_keys(query, doc)
-    order = np.argsort(key, kind="stable")
-    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
-    if len(repeat):
-        row = int(order[repeat + 1].min())
-        first = int(np.flatnonzero(key == key[row])[0])
+    repeat = first_repeat(query, doc)
+    if repeat is not None:
+        row, first = repeat
         raise InputError(f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is "
                          f"listed twice (also on line {int(lines[first])})", name, int(lines[row]))
     return _table({"query_id": query, "doc_id": doc, "relevance": relevance,

@@ -306,6 +306,26 @@ def _pair_keys(query: pa.Array, doc: pa.Array) -> np.ndarray:
     return q * (int(d.max(initial=0)) + 1) + d
 
 
+def check_grades(relevance: np.ndarray, low: int, high: int, source: str, lines: np.ndarray,
+                 hint: str) -> None:
+    """An error naming the first line whose grade is outside ``[low, high]`` (``hint`` after)."""
+    out = (relevance < low) | (relevance > high)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise InputError(f"relevance {relevance[i]} is outside {hint}", source, int(lines[i]))
+
+
+def first_repeat(query: pa.Array, doc: pa.Array) -> tuple[int, int] | None:
+    """``(row, earlier row)`` of the first (topic, document) listed again, else None."""
+    key = _pair_keys(query, doc)
+    order = np.argsort(key, kind="stable")
+    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if not len(repeat):
+        return None
+    row = int(order[repeat + 1].min())
+    return row, int(np.flatnonzero(key == key[row])[0])
+
+
 def _keep_mask(
     query: pa.Array,
     doc: pa.Array,

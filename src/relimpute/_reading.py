@@ -24,6 +24,8 @@ from ._parsing import (
     _FRAME,
     COLUMN_ALIASES,
     _check_policy,
+    check_grades,
+    first_repeat,
     _frame_ids,
     _keep_mask,
     _normalise_frame,
@@ -254,15 +256,8 @@ def read_qrels(
     )
     relevance = _to_int(labels, "relevance", name, lines)
     low, high = grade_range
-    out = (relevance < low) | (relevance > high)
-    if out.any():
-        i = int(np.flatnonzero(out)[0])
-        raise InputError(
-            f"relevance {relevance[i]} is outside the allowed range [{low}, {high}] "
-            "(set grade_range to allow it)",
-            name,
-            int(lines[i]),
-        )
+    check_grades(relevance, low, high, name, lines,
+                 f"the allowed range [{low}, {high}] (set grade_range to allow it)")
     keep = _keep_mask(query, doc, relevance, duplicates, name, lines, "judgment", "relevance", True)
     return _table({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
 
@@ -305,19 +300,10 @@ def read_sampled_qrels(
     stratum = _to_int(stratum, "stratum", name, lines)
     relevance = _to_int(labels, "relevance", name, lines)
     low, high = max(grade_range[0], -1), grade_range[1]
-    out = (relevance < low) | (relevance > high)
-    if out.any():
-        i = int(np.flatnonzero(out)[0])
-        raise InputError(
-            f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)",
-            name,
-            int(lines[i]),
-        )
-    keys = pd.DataFrame({"q": query.to_pandas(), "d": doc.to_pandas()})
-    twice = keys.duplicated(keep="first").to_numpy()
-    if twice.any():
-        row = int(np.flatnonzero(twice)[0])
-        first = int(np.flatnonzero((keys == keys.iloc[row]).all(axis=1).to_numpy())[0])
+    check_grades(relevance, low, high, name, lines, f"[{low}, {high}] (-1: not sampled)")
+    repeat = first_repeat(query, doc)
+    if repeat is not None:
+        row, first = repeat
         raise InputError(
             f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is listed twice "
             f"(stratum {stratum[first]} on line {int(lines[first])}, stratum {stratum[row]} here)",
