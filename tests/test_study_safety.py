@@ -138,6 +138,27 @@ def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys,
     assert "UNFINISHED" not in (out / "report.md").read_text()  # the final report is not marked
 
 
+def test_an_interrupt_raised_inside_c_code_is_still_an_interrupt(monkeypatch, capsys):
+    """A signal that arrives while numba's C code calls back into Python (unpickling a compiled
+    function) surfaces as a SystemError caused by the KeyboardInterrupt: the same exit 130."""
+    from relimpute.cli import demo
+
+    def wrapped(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise SystemError("_numba_unpickle returned a result with an exception set") \
+                from interrupt
+
+    monkeypatch.setattr(demo, "run", wrapped)
+    assert main(["demo"]) == 130
+    err = capsys.readouterr().err
+    assert "relimpute demo: interrupted" in err and "Traceback" not in err
+    monkeypatch.setattr(demo, "run", lambda args: 1 / 0)  # any other error stays an error
+    with pytest.raises(ZeroDivisionError):
+        main(["demo"])
+
+
 def test_sigterm_stops_a_study_as_ctrl_c_does(data, tmp_path):
     out = tmp_path / "study"
     argv = _calibrate(data, out)

@@ -339,13 +339,34 @@ def _main(argv: list[str] | None) -> int:
         print(f"relimpute {args.command}: error: cannot write the output: {reason}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM while a study runs
-        study = sys.modules.get(f"{__name__.rpartition('.')[0]}._study_folder")
-        note = study.interrupted() if study is not None else None
-        print(f"relimpute {args.command}: interrupted" + (f": {note}" if note else ""), file=sys.stderr)
-        return 130
+        return _interrupted(args.command)
+    except Exception as error:
+        if _an_interrupt(error):  # raised inside C code (numba's unpickling): wrapped, as cause
+            return _interrupted(args.command)
+        raise
     finally:
         sys.stdout = stdout
         warnings.formatwarning = formatwarning
+
+
+def _interrupted(command: str) -> int:
+    """Say that the command was interrupted, and what its study kept: exit status 130."""
+    study = sys.modules.get(f"{__name__.rpartition('.')[0]}._study_folder")
+    note = study.interrupted() if study is not None else None
+    print(f"relimpute {command}: interrupted" + (f": {note}" if note else ""), file=sys.stderr)
+    return 130
+
+
+def _an_interrupt(error: BaseException) -> bool:
+    """Whether ``error`` was caused by a KeyboardInterrupt (a signal that arrived inside C code
+    calling back into Python comes out as, e.g., a SystemError from it)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _own_warnings(command: str):
