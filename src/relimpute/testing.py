@@ -10,13 +10,14 @@ project's own tests run them over every registered model and corrector.
 The checks run on small campaigns that hold the edge cases at once
 (:func:`contract_campaign`, :func:`contract_pool`); a check says what it
 asserts in its docstring (``RELEVANCE_MODEL_CHECKS``, ``CORRECTOR_CHECKS``).
+:func:`make_campaign` writes such a campaign by hand, for tests of your own.
 """
 
 from __future__ import annotations
 
 import pickle
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -36,30 +37,39 @@ __all__ = [
     "check_relevance_model",
     "contract_campaign",
     "contract_pool",
+    "make_campaign",
 ]
 
 
-def _ranked_frames(lists: dict[str, dict[str, list[str]]]) -> dict[str, pd.DataFrame]:
-    """Runs as ``{name: {topic: [documents in rank order]}}`` → run frames (descending scores)."""
-    return {
-        name: pd.DataFrame(
-            [
-                (q, d, float(len(docs) - i))
-                for q, docs in per_topic.items()
-                for i, d in enumerate(docs)
-            ],
-            columns=["query_id", "doc_id", "score"],
-        )
-        for name, per_topic in lists.items()
-    }
-
-
-def _quiet_campaign(qrels: list[tuple], lists: dict, **options: Any) -> Campaign:
-    """A campaign of hand-written qrels and runs, without the warning that a run misses a topic."""
-    frame = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+def make_campaign(
+    qrels, runs: Mapping, *, hidden=(), topic: str = "q", quiet: bool = False, **options: Any
+) -> Campaign:
+    """A campaign written by hand, for tests: ``qrels`` as ``(topic, doc, grade)`` triples,
+    ``runs`` as ``{name: {topic: [documents in rank order]}}`` (or ``{name: [documents]}``
+    for the one topic ``topic``); ``hidden`` the ``(topic, doc)`` judgments to hide (judged
+    no more, as a partial judgment would leave them); ``quiet`` silences the warnings of
+    building it (a run that misses a topic); ``options`` go to :meth:`Campaign.from_frames`."""
+    frames = {}
+    for name, lists in runs.items():
+        lists = lists if isinstance(lists, Mapping) else {topic: lists}
+        rows = [
+            (q, d, float(len(docs) - i)) for q, docs in lists.items() for i, d in enumerate(docs)
+        ]
+        frames[name] = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    frame = pd.DataFrame(list(qrels), columns=["query_id", "doc_id", "relevance"])
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*retrieves nothing", category=UserWarning)
-        return Campaign.from_frames(frame, _ranked_frames(lists), **options)
+        if quiet:
+            warnings.simplefilter("ignore")
+        campaign = Campaign.from_frames(frame, frames, **options)
+    hidden = set(hidden)
+    if not hidden:
+        return campaign
+    return campaign.with_judged(
+        [
+            t.judged & ~np.isin(t.doc_ids, [d for q, d in hidden if q == t.query_id])
+            for t in campaign.topics
+        ]
+    )
 
 
 def contract_campaign() -> Campaign:
@@ -81,13 +91,8 @@ def contract_campaign() -> Campaign:
         "B": {"t1": ["d5", "d1", "d6", "d8"], "t2": ["e3", "e1"], "t3": ["f3", "f1"]},
         "C": {"t1": ["d2", "d4", "d8", "d7", "d1"], "t3": ["f4", "f1", "f2"]},
     }
-    full = _quiet_campaign(qrels, lists, rel_threshold=1)
     hidden = {("t1", "d9"), ("t1", "d10"), ("t2", "e1"), ("t2", "e2")}
-    masks = [
-        t.judged & ~np.isin(t.doc_ids, [d for q, d in hidden if q == t.query_id])
-        for t in full.topics
-    ]
-    return full.with_judged(masks)
+    return make_campaign(qrels, lists, hidden=hidden, quiet=True, rel_threshold=1)
 
 
 def contract_pool() -> tuple[Campaign, tuple[str, ...], int, tuple[str, ...]]:
@@ -105,7 +110,7 @@ def contract_pool() -> tuple[Campaign, tuple[str, ...], int, tuple[str, ...]]:
         "N": {"1": ["a", "x", "d"], "2": ["p", "z", "q"], "3": ["g", "i", "h"]},
         "M": {"1": ["c", "d"], "3": ["y", "h", "g"]},
     }
-    full = _quiet_campaign(qrels, lists)
+    full = make_campaign(qrels, lists, quiet=True)
     return full.pooled(2, ["A", "B"]), ("A", "B"), 2, ("N", "M")
 
 
