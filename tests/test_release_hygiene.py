@@ -26,7 +26,8 @@ README_LINES = 150
 
 
 def _read_by_users() -> list[Path]:
-    files = [ROOT / "README.md", *(ROOT / "src" / "relimpute").rglob("*.py")]
+    files = [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
+    files += (ROOT / "src" / "relimpute").rglob("*.py")
     files += [p for p in (ROOT / "docs").rglob("*") if p.suffix in {".md", ".py", ".yml"}]
     kinds = {".md", ".py", ".sh", ".json"}
     files += [p for p in (ROOT / "examples").rglob("*") if p.suffix in kinds]
