@@ -63,7 +63,7 @@ def test_every_subcommand_help_loads_no_numerical_stack(command):
     )
     assert _subcommand_index()[command][0] in loaded  # its own module, whose help it is
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
-    assert "locale" not in loaded  # argparse's gettext lookups are skipped (cli._untranslated)
+    assert "locale" not in loaded  # argparse's gettext lookups are skipped (cli._process.untranslated)
 
 
 #: standard modules `COMMAND --help` used to load for one call each (terminal width, the

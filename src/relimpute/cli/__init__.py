@@ -19,10 +19,9 @@ import re
 import sys
 import warnings
 from collections.abc import Collection
-from contextlib import contextmanager
 
 from ..errors import InputError
-from ._process import tuned
+from ._process import tuned, untranslated
 
 
 def _module_names() -> list[str]:
@@ -226,20 +225,6 @@ def _drop_stdout(stream) -> None:
         pass
 
 
-@contextmanager
-def _untranslated():
-    """argparse's own messages as written (English, as relimpute's), not looked up by gettext:
-    each of its ~100 lookups searches the disk for a catalogue and the first imports
-    ``locale``, a fifth of ``relimpute COMMAND --help``'s CPU time above the interpreter's."""
-    saved = argparse._, argparse.ngettext
-    argparse._ = str
-    argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
-    try:
-        yield
-    finally:
-        argparse._, argparse.ngettext = saved
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default ``sys.argv[1:]``); its exit status. The process
     tuning it runs under (:mod:`._process`) is undone when it returns."""
@@ -255,7 +240,7 @@ class OptionError(Exception):
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    with _untranslated():
+    with untranslated():
         parser = build_parser(_chosen_command(argv))
         try:
             args = parser.parse_args(argv)

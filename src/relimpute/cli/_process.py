@@ -1,11 +1,14 @@
-"""The process tuning a command runs under, set by :func:`tuned` and undone when it returns.
+"""The process tuning a command runs under, set by :func:`tuned` (and :func:`untranslated`
+while it parses) and undone when it returns.
 
 ``main`` may run inside a Python session (a notebook, a test): whatever it changes in the
-process for speed (BLAS threads, the garbage collector's threshold) is put back afterwards.
+process for speed (BLAS threads, the garbage collector's threshold, argparse's gettext) is put
+back afterwards.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from contextlib import contextmanager
@@ -22,6 +25,20 @@ def tuned():
     _no_collection_at_exit()
     with _one_blas_thread(), _fewer_collections():
         yield
+
+
+@contextmanager
+def untranslated():
+    """argparse's own messages as written (English, as relimpute's), not looked up by gettext:
+    each of its ~100 lookups searches the disk for a catalogue and the first imports
+    ``locale``, a fifth of ``relimpute COMMAND --help``'s CPU time above the interpreter's."""
+    saved = argparse._, argparse.ngettext
+    argparse._ = str
+    argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
 
 
 @contextmanager
