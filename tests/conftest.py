@@ -52,3 +52,12 @@ def write_collection(tmp_path):
         return tmp_path
 
     return write
+
+
+def make_campaign(qrels, runs, **options):
+    """The one factory of hand-written test campaigns: :func:`relimpute.testing.make_campaign`
+    (public, the contracts build theirs with it), imported when first called so that loading
+    the tests' fixtures imports no model."""
+    from relimpute.testing import make_campaign as make
+
+    return make(qrels, runs, **options)

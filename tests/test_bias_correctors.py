@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.bias import (
     common_topic_adjustment,
@@ -18,28 +17,7 @@ from relimpute.bias import (
 from relimpute.bias.anti_precision import merged_top
 from relimpute.bias.lipani import lipani_adjustment
 from relimpute.bias.model import would_be_pool_estimate
-from relimpute.data import Campaign
 from relimpute.measures import evaluate, parse_measures
-
-
-def _campaign(qrels: list[tuple], runs: dict[str, dict[str, list[str]]]) -> Campaign:
-    """Qrels as (topic, doc, grade); runs as {name: {topic: [docs in rank order]}}."""
-    frames = {
-        name: pd.DataFrame(
-            [
-                (q, d, float(len(docs) - i))
-                for q, docs in by_topic.items()
-                for i, d in enumerate(docs)
-            ],
-            columns=["query_id", "doc_id", "score"],
-        )
-        for name, by_topic in runs.items()
-    }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Campaign.from_frames(
-            pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), frames
-        )
 
 
 # Topic 1: A = a b c, B = b d e, new run N = a x d; depth 2 pool of A, B = {a, b, d};
@@ -63,7 +41,7 @@ RUNS = {
 
 @pytest.fixture
 def full():
-    return _campaign(FULL_QRELS, RUNS)
+    return make_campaign(FULL_QRELS, RUNS, quiet=True)
 
 
 @pytest.fixture
@@ -176,7 +154,7 @@ def test_anti_precision_by_hand():
     # judgments: a, d relevant; b, c not; y, z unjudged. Pool: A, B at depth 2.
     qrels = [("1", "a", 1), ("1", "b", 0), ("1", "c", 0), ("1", "d", 1)]
     runs = {"A": {"1": ["b", "c", "y"]}, "B": {"1": ["c", "d", "a"]}, "N": {"1": ["y", "a", "z"]}}
-    campaign = _campaign(qrels, runs)
+    campaign = make_campaign(qrels, runs, quiet=True)
     out = get_corrector("anti-precision").correct(campaign, ["A", "B"], "N", ["P@2"], depth=2)
     # N: s = 0.5, s̄ = 0, k = 0.5. A∘N = y b c: δs = 0, δs̄ = -0.5, δk = 0.5;
     # B∘N = c a d: no change.
@@ -301,7 +279,7 @@ def test_model_based_graded_measure_draws_grades_from_the_judged_ones():
 
     qrels = [("1", "a", 3), ("1", "b", 0), ("1", "d", 2)]
     runs = {"A": {"1": ["a", "b"]}, "B": {"1": ["d", "b"]}, "N": {"1": ["x", "a"]}}
-    campaign = _campaign(qrels, runs)
+    campaign = make_campaign(qrels, runs, quiet=True)
     out = get_corrector("model", model="uniform", n_draws=20000, seed=2).correct(
         campaign, ["A", "B"], "N", ["nDCG@2"], depth=2
     )

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, make_campaign
 
 from relimpute.bias import (
     depth_pool,
@@ -26,21 +26,14 @@ DL21 = SHARED_DATA / "trec-dl-2021-passage"
 
 
 def _small() -> Campaign:
-    qrels = pd.DataFrame(
-        [("1", d, g) for d, g in zip("abcdefx", [1, 0, 1, 0, 1, 0, 1])],
-        columns=["query_id", "doc_id", "relevance"],
-    )
+    qrels = [("1", d, g) for d, g in zip("abcdefx", [1, 0, 1, 0, 1, 0, 1])]
     runs = {
         "A1": ["a", "b", "c"],
         "A2": ["b", "a", "d"],
         "B1": ["e", "a", "f"],
         "U1": ["x", "e", "a"],  # unpooled run of group B
     }
-    frames = {
-        n: pd.DataFrame({"query_id": "1", "doc_id": docs, "score": [3.0, 2.0, 1.0]})
-        for n, docs in runs.items()
-    }
-    return Campaign.from_frames(qrels, frames)
+    return make_campaign(qrels, runs, topic="1")
 
 
 GROUPS = groups_from_frame(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.calibration import (
     CalibrationReport,
@@ -23,16 +24,9 @@ from relimpute.relevance import RelevanceModel
 
 
 def _tiny() -> Campaign:
-    qrels = pd.DataFrame(
-        {"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "z", "c", "b"], "relevance": [1, 1, 0, 1]}
-    )
-    runs = {
-        "r1": pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 2, "doc_id": list("abcd") + list("ab"),
-                            "score": [4, 3, 2, 1, 2, 1]}),
-        "r2": pd.DataFrame({"query_id": ["1"] * 3 + ["2"], "doc_id": list("dce") + ["b"],
-                            "score": [3, 2, 1, 1]}),
-    }
-    return Campaign.from_frames(qrels, runs, rel_threshold=1)
+    qrels = [("1", "a", 1), ("1", "z", 1), ("1", "c", 0), ("2", "b", 1)]
+    runs = {"r1": {"1": list("abcd"), "2": list("ab")}, "r2": {"1": list("dce"), "2": ["b"]}}
+    return make_campaign(qrels, runs, rel_threshold=1)
 
 
 def test_campaign_truncated_shrink_keeps_judged_and_ranking():

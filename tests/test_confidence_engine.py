@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.confidence import (
     ConfidenceEngine,
@@ -209,13 +210,8 @@ def test_edge_cases(rng):
 
 def test_identical_systems_without_unjudged_documents():
     """Zero variance: P = ½ for equal means, 0 or 1 otherwise."""
-    qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 0, 1]})
-    runs = {
-        "x": pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]}),
-        "y": pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]}),
-        "z": pd.DataFrame({"query_id": "q", "doc_id": ["b", "a"], "score": [2.0, 1.0]}),
-    }
-    campaign = Campaign.from_frames(qrels, runs)
+    qrels = [("q", "a", 1), ("q", "b", 0), ("q", "c", 1)]
+    campaign = make_campaign(qrels, {"x": ["a", "b"], "y": ["a", "b"], "z": ["b", "a"]})
     estimate = Uniform(0.5).fit_predict(campaign)
     result = ConfidenceEngine().compare(campaign, estimate)
     assert result.var_delta_map.tolist() == [0.0, 0.0, 0.0]

@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.confidence import ConfidenceEngine, counted_documents, relevant_moments
 from relimpute.data import Campaign
@@ -39,14 +40,9 @@ P = {"d3": 0.6, "d4": 0.3, "d5": 0.5, "d6": 0.7, "d7": 0.2, "d8": 0.9, "e1": 0.4
 
 def _campaign() -> Campaign:
     runs = {
-        name: pd.DataFrame([{"query_id": q, "doc_id": d, "score": float(-i)} for i, (q, d) in enumerate(rows)])
-        for name, rows in RUNS.items()
-    }  # fmt: skip
-    qrels = pd.DataFrame(QRELS, columns=["query_id", "doc_id", "relevance"])
-    full = Campaign.from_frames(qrels, runs)
-    return full.with_judged(
-        [t.judged & ~np.isin(t.doc_ids, [d for q, d in HIDDEN if q == t.query_id]) for t in full.topics]
-    )
+        name: {q: [d for t, d in rows if t == q] for q, _ in rows} for name, rows in RUNS.items()
+    }
+    return make_campaign(QRELS, runs, hidden=HIDDEN)
 
 
 @pytest.fixture(scope="module")

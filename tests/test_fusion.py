@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 from scipy.optimize import minimize
 from scipy.special import log_expit
 from scipy.stats import kendalltau
 
 from relimpute.confidence import ConfidenceEngine
-from relimpute.data import Campaign
 from relimpute.measures import evaluate
 from relimpute.relevance import DEFAULT_MODEL, Fusion, load_model
 from relimpute.relevance.fusion import (
@@ -79,21 +79,8 @@ def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng, w
 
 def _one_topic_campaign(judged_docs):
     """Three runs over documents a..h; ``judged_docs`` get labels (a, b relevant)."""
-    lists = {"A": "abcdef", "B": "bacdgh", "C": "xyz"}
-    runs = {
-        name: pd.DataFrame(
-            {"query_id": "q", "doc_id": list(docs), "score": np.arange(len(docs), 0, -1.0)}
-        )
-        for name, docs in lists.items()
-    }
-    qrels = pd.DataFrame(
-        {
-            "query_id": "q",
-            "doc_id": list(judged_docs),
-            "relevance": [int(d in "ab") for d in judged_docs],
-        }
-    )
-    return Campaign.from_frames(qrels, runs)
+    runs = {"A": list("abcdef"), "B": list("bacdgh"), "C": list("xyz")}
+    return make_campaign([("q", d, int(d in "ab")) for d in judged_docs], runs)
 
 
 def test_judged_prefixes_and_pool_depth():

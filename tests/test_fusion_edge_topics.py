@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.cli import main
 from relimpute.confidence import ConfidenceEngine
@@ -109,13 +110,8 @@ def test_confidence_over_odd_shapes_is_finite():
 
 
 def test_a_campaign_where_no_run_retrieves_anything():
-    qrels = pd.DataFrame(
-        {"query_id": ["a", "a", "b"], "doc_id": ["x", "y", "z"], "relevance": [1, 0, 1]}
-    )
-    runs = {"r": pd.DataFrame({"query_id": ["c"], "doc_id": ["x"], "score": [1.0]})}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        campaign = Campaign.from_frames(qrels, runs)
+    qrels = [("a", "x", 1), ("a", "y", 0), ("b", "z", 1)]
+    campaign = make_campaign(qrels, {"r": {"c": ["x"]}}, quiet=True)
     est = load_model("fusion").fit_predict(campaign, rng=0)
     assert [p.tolist() for p in est.p] == [[1.0, 0.0], [1.0]]
 

@@ -27,7 +27,7 @@ LAYERS = (
     ("measures",),
     ("relevance", "confidence"),
     ("selection", "bias", "precision", "simulate"),
-    ("calibration",),
+    ("calibration", "testing"),
     ("cli",),
     ("__main__", "__init__"),
 )

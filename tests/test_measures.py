@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.data import Campaign
 from relimpute.measures import (
@@ -424,13 +425,8 @@ def test_evaluate_gain_and_threshold(tiny):
 
 
 def test_evaluate_mean_is_nan_for_a_run_with_no_topics():
-    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
-    runs = {
-        "r1": pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]}),
-        "r2": pd.DataFrame({"query_id": ["9"], "doc_id": ["a"], "score": [1.0]}),
-    }
     with pytest.warns(UserWarning):
-        campaign = Campaign.from_frames(qrels, runs)
+        campaign = make_campaign([("1", "a", 1)], {"r1": {"1": ["a"]}, "r2": {"9": ["a"]}})
     means = evaluate(campaign, "AP").set_index("system")["value"]
     assert means["r1"] == 1.0 and np.isnan(means["r2"])
 

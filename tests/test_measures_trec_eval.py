@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.data import Campaign
 from relimpute.measures import evaluate
@@ -190,15 +191,11 @@ SYNTHETIC_RUNS = {
 
 
 def _synthetic(qrels_lines):
-    qrels = pd.DataFrame(qrels_lines, columns=["query_id", "doc_id", "relevance"])
     runs = {
-        name: pd.DataFrame(
-            [(q, d, -float(r)) for q, docs in topics.items() for r, d in enumerate(docs.split())],
-            columns=["query_id", "doc_id", "score"],
-        )
+        name: {q: docs.split() for q, docs in topics.items()}
         for name, topics in SYNTHETIC_RUNS.items()
     }
-    return Campaign.from_frames(qrels, runs, rel_threshold=1)
+    return make_campaign(qrels_lines, runs, rel_threshold=1)
 
 
 def test_negative_labels_and_unjudged_documents_as_trec_eval():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.confidence import ConfidenceEngine
 from relimpute.data import Campaign
@@ -21,14 +21,7 @@ JUDGED = {"d0": 2, "d3": 0}  # the rest unjudged: d1, d2, d4, d5, d6
 
 def _campaign(ranked: dict = RUNS, judged: dict = JUDGED) -> Campaign:
     """One topic: the runs ``ranked`` (documents in rank order) and the qrels ``judged``."""
-    qrels = pd.DataFrame(
-        {"query_id": "q", "doc_id": list(judged), "relevance": list(judged.values())}
-    )
-    runs = {
-        name: pd.DataFrame({"query_id": "q", "doc_id": docs, "score": np.arange(len(docs), 0, -1.0)})
-        for name, docs in ranked.items()
-    }
-    return Campaign.from_frames(qrels, runs, rel_threshold=2)
+    return make_campaign([("q", d, g) for d, g in judged.items()], ranked, rel_threshold=2)
 
 
 def _estimate(campaign: Campaign, draws: bool) -> RelevanceEstimate:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 from scipy import stats
 
 from relimpute.data import Campaign
@@ -43,21 +44,9 @@ def _ap(relevance: list[int], n_relevant: int) -> float:
 
 def _campaign(lists: dict[str, list[str]], relevant: set[str], extra_relevant=()) -> Campaign:
     """One topic; ``extra_relevant`` are relevant documents no run retrieves."""
-    runs = {
-        name: pd.DataFrame(
-            {"query_id": "q", "doc_id": docs, "score": -np.arange(len(docs), dtype=float)}
-        )
-        for name, docs in lists.items()
-    }
     docs = sorted({d for v in lists.values() for d in v} | set(extra_relevant))
-    qrels = pd.DataFrame(
-        {
-            "query_id": "q",
-            "doc_id": docs,
-            "relevance": [int(d in relevant or d in extra_relevant) for d in docs],
-        }
-    )
-    return Campaign.from_frames(qrels, runs)
+    qrels = [("q", d, int(d in relevant or d in extra_relevant)) for d in docs]
+    return make_campaign(qrels, lists)
 
 
 def test_counts_are_poisson_one():

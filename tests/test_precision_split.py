@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
+from conftest import make_campaign
 
 from relimpute.data import Campaign
 from relimpute.precision.split import in_half_a, split_halves, split_validation
@@ -79,9 +80,7 @@ def test_split_validation_on_independent_halves_lands_near_the_prediction():
 
 
 def test_split_validation_needs_relevant_documents_in_both_halves():
-    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["only"], "relevance": [1]})
-    run = pd.DataFrame({"query_id": "q", "doc_id": ["only", "x"], "score": [2.0, 1.0]})
-    campaign = Campaign.from_frames(qrels, {"r": run})
+    campaign = make_campaign([("q", "only", 1)], {"r": ["only", "x"]})
     with pytest.raises(ValueError, match="both halves"):
         split_validation(campaign, 20, rng=0)
 

@@ -1,27 +1,27 @@
 """The contract every registered relevance model honours (docs/contributing.md, habit 8).
 
-One small campaign holds every edge case at once: a topic with no
-judgments (t2), a run that retrieves nothing for a topic (C on t2), and
-unjudged documents that no run retrieves (d9, d10 in t1). Each model is
-fitted on it with a cheap configuration: its ``contract_params`` class
-attribute, else the entry of :data:`CHEAP` below.
+The generic checks are the public :func:`relimpute.testing.check_relevance_model`, run here
+over every registered model; what stays here is what a model documents of itself (the
+probability of a document no run retrieves, of a topic without judgments). The campaign,
+:func:`relimpute.testing.contract_campaign`, holds every edge case at once: a topic with no
+judgments (t2), a run that retrieves nothing for a topic (C on t2), and unjudged documents
+that no run retrieves (d9, d10 in t1). Each model is fitted on it with a cheap
+configuration: its ``contract_params`` class attribute, else the entry of :data:`CHEAP`.
 """
 
 from __future__ import annotations
 
 import importlib
-import pickle
 import pkgutil
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from relimpute import relevance
-from relimpute.data import Campaign
 from relimpute.errors import ConvergenceWarning
 from relimpute.relevance import available_models, get_model
+from relimpute.testing import RELEVANCE_MODEL_CHECKS, check_relevance_model, contract_campaign
 
 # register every plug-in of the package (a model is one file that registers itself)
 for _info in pkgutil.iter_modules(relevance.__path__):
@@ -39,48 +39,7 @@ CHEAP = {
 #: only range and exchangeability are asserted)
 UNRETRIEVED = {"uniform": 0.5, "nonrelevant": 0.0, "rtc": 0.5}
 
-
-def _campaign() -> Campaign:
-    qrels = pd.DataFrame(
-        [
-            ("t1", "d1", 2), ("t1", "d2", 0), ("t1", "d3", 1), ("t1", "d4", 0),
-            ("t1", "d5", 2), ("t1", "d9", 0), ("t1", "d10", 2),
-            ("t2", "e1", 1), ("t2", "e2", 0),
-            ("t3", "f1", 1), ("t3", "f2", 0), ("t3", "f3", 0),
-        ],
-        columns=["query_id", "doc_id", "relevance"],
-    )  # fmt: skip
-    lists = {
-        "A": {
-            "t1": ["d1", "d2", "d3", "d6", "d7"],
-            "t2": ["e1", "e3", "e2"],
-            "t3": ["f1", "f2", "f4"],
-        },
-        "B": {"t1": ["d5", "d1", "d6", "d8"], "t2": ["e3", "e1"], "t3": ["f3", "f1"]},
-        "C": {"t1": ["d2", "d4", "d8", "d7", "d1"], "t3": ["f4", "f1", "f2"]},
-    }
-    runs = {
-        name: pd.DataFrame(
-            [
-                (q, d, float(len(docs) - i))
-                for q, docs in per_topic.items()
-                for i, d in enumerate(docs)
-            ],
-            columns=["query_id", "doc_id", "score"],
-        )
-        for name, per_topic in lists.items()
-    }
-    with pytest.warns(UserWarning, match="retrieves nothing"):
-        full = Campaign.from_frames(qrels, runs, rel_threshold=1)
-    hidden = {("t1", "d9"), ("t1", "d10"), ("t2", "e1"), ("t2", "e2")}
-    masks = [
-        t.judged & ~np.isin(t.doc_ids, [d for q, d in hidden if q == t.query_id])
-        for t in full.topics
-    ]
-    return full.with_judged(masks)
-
-
-CAMPAIGN = _campaign()
+CAMPAIGN = contract_campaign()
 
 
 def _model(name: str):
@@ -88,9 +47,16 @@ def _model(name: str):
     return get_model(name, **(CHEAP.get(name, {}) if params is None else params))
 
 
-@pytest.fixture(scope="module", params=available_models())
+@pytest.mark.parametrize("name", available_models())
+def test_every_model_passes_the_public_contract(name):
+    """check_relevance_model: aligned, in range, judged labels kept, the same answer for the
+    same rng, pickling, the same p for the same evidence, predict before fit, parameters."""
+    assert check_relevance_model(_model(name)) == list(RELEVANCE_MODEL_CHECKS)
+
+
+@pytest.fixture(scope="module", params=sorted(UNRETRIEVED))
 def fitted(request):
-    """(name, model, estimate) fitted once per model with a fixed seed."""
+    """(name, model, estimate) of a model that documents its probabilities, fitted once."""
     name = request.param
     model = _fit(name)
     return name, model, model.predict(CAMPAIGN)
@@ -118,57 +84,16 @@ def test_the_campaign_holds_the_edge_cases():
     assert not CAMPAIGN.topics[t].judged[i] and not CAMPAIGN.topics[t].retrieved()[i]
 
 
-def test_probabilities_are_aligned_and_in_range(fitted):
-    name, _, est = fitted
-    assert est.query_ids == CAMPAIGN.query_ids
-    assert est.model == name
-    for topic, p in zip(CAMPAIGN.topics, est.p):
-        assert p.shape == (topic.n_docs,)
-        assert np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()
-    if est.draws is not None:
-        for topic, d in zip(CAMPAIGN.topics, est.draws):
-            assert d.shape == (est.n_draws, topic.n_docs)
-            assert (d >= 0).all() and (d <= 1).all()
-
-
-def test_judged_documents_keep_their_labels(fitted):
-    _, _, est = fitted
-    for topic, relevant, p in zip(CAMPAIGN.topics, CAMPAIGN.relevant(), est.p):
-        np.testing.assert_array_equal(p[topic.judged], relevant[topic.judged].astype(float))
-
-
-def test_deterministic_under_a_fixed_rng(fitted):
-    name, _, est = fitted
-    again = _fit(name).predict(CAMPAIGN)
-    for a, b in zip(est.p, again.p):
-        np.testing.assert_array_equal(a, b)
-    if est.draws is not None:
-        for a, b in zip(est.draws, again.draws):
-            np.testing.assert_array_equal(a, b)
-
-
-def test_pickle_round_trip_predicts_the_same(fitted):
-    _, model, est = fitted
-    clone = pickle.loads(pickle.dumps(model))
-    for a, b in zip(est.p, clone.predict(CAMPAIGN).p):
-        np.testing.assert_array_equal(a, b)
-
-
 def test_document_retrieved_by_no_run(fitted):
     name, _, est = fitted
-    t, i = _doc("t1", "d9")
-    _, j = _doc("t1", "d10")
-    # the same evidence (none) gives the same probability
-    assert est.p[t][i] == pytest.approx(est.p[t][j], abs=1e-12)
-    if name in UNRETRIEVED:
-        assert est.p[t][i] == pytest.approx(UNRETRIEVED[name], abs=1e-12)
+    t, i = _doc("t1", "d9")  # (d9 and d10 alike: the contract's same_evidence_same_p)
+    assert est.p[t][i] == pytest.approx(UNRETRIEVED[name], abs=1e-12)
 
 
 def test_topic_without_judgments_and_run_missing_a_topic(fitted):
     name, _, est = fitted
     t = CAMPAIGN.query_ids.index("t2")
-    p = est.p[t]
-    assert np.isfinite(p).all()
+    p = est.p[t]  # (finite for every model: the contract's aligned_and_in_range)
     if name == "uniform":
         np.testing.assert_allclose(p, 0.5)
     if name == "nonrelevant":
@@ -186,30 +111,6 @@ def test_topic_without_judgments_and_run_missing_a_topic(fitted):
         _, e3 = _doc("t2", "e3")  # rank 2 in A, rank 1 in B
         expected = expit(w[sa] * expit(a[sa] + b[sa] * q[1]) + w[sb] * expit(a[sb] + b[sb] * q[0]))
         assert p[e3] == pytest.approx(expected, abs=1e-12)
-
-
-@pytest.mark.parametrize("name", available_models())
-def test_predict_before_fit_is_an_error(name):
-    with pytest.raises(RuntimeError, match="not fitted"):
-        _model(name).predict(CAMPAIGN)
-
-
-@pytest.mark.parametrize("name", available_models())
-def test_set_params_is_get_params_inverse(name):
-    """scikit-learn's contract: ``set_params`` returns the model, sets what ``get_params`` reads,
-    and refuses a name ``__init__`` does not take, listing the valid ones."""
-    model = _model(name)
-    params = model.get_params()
-    assert model.set_params(**params) is model and model.get_params() == params
-    if params:
-        first = next(iter(params))
-        marker = object()
-        assert model.set_params(**{first: marker}).get_params()[first] is marker
-    with pytest.raises(ValueError, match="no parameter 'unknown'; valid parameters") as info:
-        model.set_params(unknown=1)
-    assert all(p in str(info.value) for p in params)
-    clone = type(model)(**params)  # what get_params returns rebuilds the model
-    assert clone.get_params() == params
 
 
 def test_set_params_changes_the_fit():

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import make_campaign
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
@@ -256,21 +257,9 @@ def test_unretrieved_documents_give_no_opinion():
 
 
 def _hand_made():
-    import pandas as pd
-
-    from relimpute.data import Campaign
-
-    qrels = pd.DataFrame(
-        [("q", "a", 1), ("q", "b", 0), ("q", "c", 1), ("q", "d", 0), ("q", "z", 0)],
-        columns=["query_id", "doc_id", "relevance"],
-    )
-    runs = {
-        "A": pd.DataFrame({"query_id": "q", "doc_id": list("abxd"), "score": [4.0, 3, 2, 1]}),
-        "B": pd.DataFrame({"query_id": "q", "doc_id": list("cayb"), "score": [4.0, 3, 2, 1]}),
-    }
-    full = Campaign.from_frames(qrels, runs)
-    t = full.topics[0]
-    return full.with_judged([t.judged & (t.doc_ids != "z")]), t.doc_ids
+    qrels = [("q", "a", 1), ("q", "b", 0), ("q", "c", 1), ("q", "d", 0), ("q", "z", 0)]
+    campaign = make_campaign(qrels, {"A": list("abxd"), "B": list("cayb")}, hidden=[("q", "z")])
+    return campaign, campaign.topics[0].doc_ids
 
 
 @pytest.mark.parametrize("unretrieved", ["zero", "calibrated"])

@@ -8,10 +8,10 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import make_campaign
 
 from relimpute.confidence import prob_positive
 from relimpute.confidence.moments import delta_q_moments
-from relimpute.data import Campaign
 from relimpute.errors import InputError
 from relimpute.selection import (
     MTC,
@@ -28,20 +28,6 @@ from relimpute.selection.mtc import pair_abs_sum, system_sums
 from relimpute.selection.stopping import PairConfidence
 
 
-def make_campaign(
-    runs: dict[str, dict[str, list[str]]], qrels: list[tuple[str, str, int]], rel_threshold=1
-):
-    """A campaign from ``{run: {topic: [doc, ...] in rank order}}`` and qrels triples."""
-    frames = {}
-    for name, topics in runs.items():
-        rows = [
-            (q, d, float(len(docs) - r)) for q, docs in topics.items() for r, d in enumerate(docs)
-        ]
-        frames[name] = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
-    qrels = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
-    return Campaign.from_frames(qrels, frames, rel_threshold=rel_threshold)
-
-
 def random_campaign(rng, n_topics=3, n_systems=3, n_docs=7, depth=5):
     runs = {f"s{s}": {} for s in range(n_systems)}
     qrels = []
@@ -51,7 +37,7 @@ def random_campaign(rng, n_topics=3, n_systems=3, n_docs=7, depth=5):
             runs[f"s{s}"][f"q{t}"] = list(rng.choice(docs, size=depth, replace=False))
         for d in rng.choice(docs, size=2, replace=False):
             qrels.append((f"q{t}", d, int(rng.integers(0, 2))))
-    return make_campaign(runs, qrels)
+    return make_campaign(qrels, runs)
 
 
 def enumerate_delta_q(ranks_a, ranks_b, p):
@@ -92,7 +78,7 @@ def oracle_weights(state: SelectionState, pair=(0, 1)):
 
 def test_mtc_hand_example():
     # A ranks x, y; B ranks y, z; p = 1/2. c_x = 1 + 1/4 = 1.25, c_y = 0.75 - 1.25, c_z = -0.75.
-    campaign = make_campaign({"A": {"q": ["x", "y"]}, "B": {"q": ["y", "z"]}}, [("q", "w", 0)])
+    campaign = make_campaign([("q", "w", 0)], {"A": {"q": ["x", "y"]}, "B": {"q": ["y", "z"]}})
     state = SelectionState(campaign, ("A", "B"))
     mtc = MTC()
     mtc.start(state, np.random.default_rng(0))
@@ -220,7 +206,7 @@ POOL_QRELS = [
 
 
 def pool_order(strategy, **params):
-    truth = make_campaign(POOL_RUNS, POOL_QRELS)
+    truth = make_campaign(POOL_QRELS, POOL_RUNS)
     hidden = truth.with_judged([np.zeros(t.n_docs, bool) for t in truth.topics])
     result = run_selection(
         hidden, strategy, SimulatedAssessor(truth), ("A", "B"), confidence=None, **params
@@ -466,7 +452,7 @@ def test_empty_runs_and_fully_judged_topics(name):
     runs = {"A": {"q1": ["a", "b"], "q2": ["c"], "q3": ["e"]}, "B": {"q1": ["b", "d"], "q3": ["e"]}}
     qrels = [("q1", "a", 1), ("q1", "b", 0), ("q1", "d", 1), ("q2", "c", 1), ("q3", "e", 1)]
     with pytest.warns(UserWarning, match="retrieves nothing"):
-        truth = make_campaign(runs, qrels)
+        truth = make_campaign(qrels, runs)
     hidden = truth.with_judged([t.doc_ids == "e" for t in truth.topics])
     params = {"model": "uniform"} if name == "rtc" else {}
     result = run_selection(hidden, name, SimulatedAssessor(truth), ("A", "B"), confidence=None, **params)

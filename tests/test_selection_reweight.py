@@ -7,11 +7,11 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import make_campaign
 
 from relimpute.relevance.base import RelevanceEstimate
 from relimpute.selection import PosteriorSelection, SelectionSession, SimulatedAssessor
 from relimpute.selection.posterior import effective_sample_size
-from test_selection import make_campaign
 
 N_DOCS = 5
 
@@ -21,7 +21,7 @@ def tiny_campaign():
     orders = {"s0": [0, 1, 2, 3, 4], "s1": [3, 0, 4, 1, 2]}
     runs = {s: {f"q{t}": [f"d{t}_{i}" for i in o] for t in range(2)} for s, o in orders.items()}
     qrels = [(f"q{t}", f"d{t}_{i}", 0) for t in range(2) for i in range(N_DOCS)]
-    return make_campaign(runs, qrels)
+    return make_campaign(qrels, runs)
 
 
 def fixed_estimate(campaign, draws):

@@ -9,12 +9,12 @@ import sys
 import pytest
 
 from relimpute.cli import (
-    BLAS_THREADS,
     _literals,
     _subcommand_index,
     _subcommand_modules,
     build_parser,
 )
+from relimpute.cli._process import BLAS_THREADS
 
 HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "numba", "pymc")
 
@@ -63,7 +63,7 @@ def test_every_subcommand_help_loads_no_numerical_stack(command):
     )
     assert _subcommand_index()[command][0] in loaded  # its own module, whose help it is
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
-    assert "locale" not in loaded  # argparse's gettext lookups are skipped (cli._untranslated)
+    assert "locale" not in loaded  # argparse's gettext lookups are skipped (cli._process.untranslated)
 
 
 #: standard modules `COMMAND --help` used to load for one call each (terminal width, the
@@ -215,7 +215,7 @@ def test_a_command_runs_with_fewer_garbage_collections_and_restores_them(tmp_pat
 
 def test_the_objects_alive_at_exit_are_frozen_before_finalisation():
     """After a command the interpreter exits without its garbage collections walking every
-    object (issue 26 item 5): main registers gc.freeze to run at exit, once, and handlers
+    object: main registers gc.freeze to run at exit, once, and handlers
     registered before it run after it; in a session nothing is frozen before exit."""
     probe = (
         "import atexit, gc, sys\n"
@@ -224,7 +224,7 @@ def test_the_objects_alive_at_exit_are_frozen_before_finalisation():
         "for _ in range(3):\n"
         "    try:\n        main(['--version'])\n    except SystemExit:\n        pass\n"
         "print('frozen before exit', gc.get_freeze_count() > 0)\n"
-        "import relimpute.cli as cli; print('registered', cli._FREEZE_REGISTERED)\n"
+        "import relimpute.cli._process as p; print('registered', p.FREEZE_REGISTERED)\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
@@ -238,17 +238,18 @@ def test_the_objects_alive_at_exit_are_frozen_before_finalisation():
 def test_a_command_runs_its_blas_on_one_thread_unless_told(tmp_path, preset, expected):
     """The CLI asks OpenBLAS for one thread before numpy loads it (its extra threads spin on
     the models' small matrices), unless the environment names a number, which is kept;
-    threadpoolctl reads the count the loaded library actually uses."""
+    threadpoolctl reads the count the loaded library actually uses. The environment is as
+    it was once main returns."""
     (tmp_path / "runs").mkdir()
     (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n")
     (tmp_path / "runs" / "r.txt").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
     args = ["evaluate", str(tmp_path / "qrels.txt"), str(tmp_path / "runs"), "-f", "tsv"]
     probe = (
         f"from relimpute.cli import main\nassert main({args!r}) == 0\n"
-        "import os, scipy.linalg, threadpoolctl\n"
+        "import os, threadpoolctl  # the libraries the command loaded (numpy's)\n"
         "found = [p['num_threads'] for p in threadpoolctl.threadpool_info()"
         " if p['user_api'] == 'blas']\n"
-        "print(os.environ['OPENBLAS_NUM_THREADS'], sorted(set(found)))\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), sorted(set(found)))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
@@ -258,5 +259,29 @@ def test_a_command_runs_its_blas_on_one_thread_unless_told(tmp_path, preset, exp
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     value, counts = done.stdout.splitlines()[-1].split(" ", 1)
-    assert value == str(expected)
+    assert value == str(preset)
     assert counts.strip("[]") and {int(c) for c in counts.strip("[]").split(",")} == {expected}
+
+
+def test_main_leaves_the_environment_and_the_collector_as_it_found_them(tmp_path):
+    """main may run inside a Python session: the BLAS thread variables it sets for a command
+    (numpy not yet loaded) and the collector's threshold are restored when it returns, after
+    a command that succeeded and after one that failed."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "runs" / "r.txt").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    args = ["evaluate", str(tmp_path / "qrels.txt"), str(tmp_path / "runs"), "-f", "tsv"]
+    probe = (
+        "import gc, os\nfrom relimpute.cli import main\n"
+        "before = (dict(os.environ), gc.get_threshold())\n"
+        f"assert main({args!r}) == 0\n"
+        "assert main(['evaluate', 'no-such-qrels', 'no-such-run']) == 2\n"
+        "after = (dict(os.environ), gc.get_threshold())\n"
+        "print(before == after, sorted(set(after[0]) ^ set(before[0])))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "True []"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -128,13 +129,24 @@ def test_old_spellings_are_gone(command, old):
     assert any(f"| `{old}" in row for row in rows), f"CHANGELOG.md: no row for {command} {old}"
 
 
-def test_version_is_0_2_0_everywhere(capsys):
-    text = (ROOT / "pyproject.toml").read_text()
-    assert 'version = "0.2.0"' in text and relimpute.__version__ == "0.2.0"
-    assert "## 0.2.0" in CHANGELOG.read_text()
+def test_the_version_is_written_in_one_place(capsys):
+    """relimpute.__version__ is the one place: pyproject.toml reads it (no version of its own),
+    no other module writes one, and ``--version`` prints it."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "relimpute.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", relimpute.__version__)
+    writers = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "src").rglob("*.py")
+        if re.search(r"^\s*__version__\s*=", path.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
+    assert writers == ["src/relimpute/__init__.py"]
     with pytest.raises(SystemExit):
         main(["--version"])
-    assert capsys.readouterr().out.strip() == "relimpute 0.2.0"
+    assert capsys.readouterr().out.strip() == f"relimpute {relimpute.__version__}"
 
 
 def test_quiet_switches_progress_bars_off(monkeypatch):

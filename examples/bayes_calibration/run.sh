@@ -4,7 +4,7 @@
 # (examples/calibration/held_out.py, then examples/bayes_calibration/held_out.py).
 # Protocol of examples/calibration/run.sh (Carterette 2007 §4.3-4.4; k = 10 one run per group,
 # c = 2, depth 100, seed 2007: trial t is the same run set and initial pair as there).
-# Run from the repository root; data in ../shared/data. TRIALS=200 (the default) is issue 25's
+# Run from the repository root; data in ../shared/data. TRIALS=200 (the default) is the README's
 # study; a smaller TRIALS runs the first trials of the same study (the seed fixes each trial).
 set -e
 TRIALS=${TRIALS:-200}

@@ -25,7 +25,7 @@ from relimpute._files import save_figure
 HERE = Path(__file__).resolve().parent / "results"
 
 
-#: the published corrector to beat per measure family (issue 13: Lipani for P@n, W&P otherwise)
+#: the published corrector to beat per measure family (Lipani for P@n, Webber & Park otherwise)
 RIVAL = {"P": "lipani"}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+#: the one place the version is written: pyproject.toml reads it from here
 __version__ = "0.2.0"
 
 _EXPORTS = {

@@ -5,7 +5,8 @@ contribute to the pool is scored against the pool's judgments (the *reduced*
 score, unjudged = nonrelevant); what would it have scored had it been pooled
 too (its *full-pool* score)? A corrector is one file: subclass
 :class:`Corrector`, give it a ``name``, implement ``_correct`` and call
-:func:`register` at the bottom of the file.
+:func:`register` at the bottom of the file; :func:`relimpute.testing.check_corrector`
+checks its contract.
 
 Scores are means over all the campaign's topics (a topic a run retrieves
 nothing for scores 0, trec_eval ``-c``).

@@ -19,9 +19,9 @@ import re
 import sys
 import warnings
 from collections.abc import Collection
-from contextlib import contextmanager
 
 from ..errors import InputError
+from ._process import tuned, untranslated
 
 
 def _module_names() -> list[str]:
@@ -225,77 +225,11 @@ def _drop_stdout(stream) -> None:
         pass
 
 
-@contextmanager
-def _untranslated():
-    """argparse's own messages as written (English, as relimpute's), not looked up by gettext:
-    each of its ~100 lookups searches the disk for a catalogue and the first imports
-    ``locale``, a fifth of ``relimpute COMMAND --help``'s CPU time above the interpreter's."""
-    saved = argparse._, argparse.ngettext
-    argparse._ = str
-    argparse.ngettext = lambda singular, plural, n: singular if n == 1 else plural
-    try:
-        yield
-    finally:
-        argparse._, argparse.ngettext = saved
-
-
-@contextmanager
-def _fewer_collections(young: int = 10_000):
-    """Python's cyclic garbage collector run every ``young`` new container objects instead of
-    700: the imports of numpy, pandas, scipy and numba create ~10^5 objects, and with the
-    default threshold the collections they set off (three of them full) cost DL 2019's
-    ``compare`` a quarter of a second of CPU; cyclic garbage waits a little longer. Restored
-    after the command (``main`` may run inside a Python session)."""
-    import gc
-
-    saved = gc.get_threshold()
-    gc.set_threshold(max(young, saved[0]), *saved[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
-
-
 def main(argv: list[str] | None = None) -> int:
-    _one_blas_thread()
-    _no_collection_at_exit()
-    with _fewer_collections():  # (parsing may import numpy and pandas: a measure's name)
+    """Run the command ``argv`` (default ``sys.argv[1:]``); its exit status. The process
+    tuning it runs under (:mod:`._process`) is undone when it returns."""
+    with tuned():  # (parsing may import numpy and pandas: a measure's name)
         return _main(argv)
-
-
-#: the environment variables that set how many threads a BLAS library starts (OpenBLAS, as
-#: numpy's and scipy's wheels ship it; MKL); each library reads its own once, when it loads
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def _one_blas_thread() -> None:
-    """A command's BLAS calls run on one thread unless the environment names a number. The
-    models' matrices are small: on DL 2019's ``compare`` and the 2-million-line campaign,
-    OpenBLAS's extra threads spin between calls, costing CPU without shortening the wall time
-    (benchmarks/results/default_scale_profile.md). Set only before numpy is first imported
-    (later it would change nothing); worker processes inherit it."""
-    if "numpy" in sys.modules:
-        return
-    for name in BLAS_THREADS:
-        os.environ.setdefault(name, "1")
-
-
-def _no_collection_at_exit() -> None:
-    """At interpreter exit, the objects then alive are frozen (``gc.freeze``) before Python's
-    finalisation, whose garbage collections would otherwise walk all of them (numpy, pandas,
-    scipy, numba: ~0.4 s of CPU after DL 2019's ``compare`` has printed its answer). The
-    memory goes back to the system with the process; objects are still released by reference
-    count, and exit handlers registered before this one run after it. Registered once."""
-    import atexit
-    import gc
-
-    global _FREEZE_REGISTERED
-    if not _FREEZE_REGISTERED:
-        atexit.register(gc.freeze)
-        _FREEZE_REGISTERED = True
-
-
-_FREEZE_REGISTERED = False
 
 
 class OptionError(Exception):
@@ -306,7 +240,7 @@ class OptionError(Exception):
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    with _untranslated():
+    with untranslated():
         parser = build_parser(_chosen_command(argv))
         try:
             args = parser.parse_args(argv)

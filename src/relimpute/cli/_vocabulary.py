@@ -62,7 +62,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--jobs",), "parallel workers"),
     (("--journal",), "the judging journal file"),
     (("--k",), "runs per calibration trial"),
-    (("--llm-labels",), "relevance labels from an LLM (issue 28)"),
+    (("--llm-labels",), "relevance labels from an LLM"),
     (("--matrix",), "print the table of P(row beats column)"),
     (("--max-bias",), "largest acceptable bias of a design"),
     (("--mc-draws",), "Monte Carlo draws of relevance"),

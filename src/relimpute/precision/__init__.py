@@ -12,7 +12,7 @@
 - :mod:`.power_plots` — the power / bias figures (matplotlib, imported on use).
 
 Not here: one interval for ΔMAP combining topic sampling with judgment
-uncertainty (issue 14's last part).
+uncertainty (that is :mod:`relimpute.confidence.topic_bootstrap`).
 """
 
 from .intervals import METHODS, APIntervals, ap_intervals, logit, other_sample_coverage

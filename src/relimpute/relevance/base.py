@@ -9,7 +9,8 @@ reaches the confidence engine's Monte Carlo path.
 
 A new model is one file: subclass :class:`RelevanceModel`, give it a
 ``name``, implement ``_fit`` and ``_predict``, and call :func:`register` at
-the bottom of the file.
+the bottom of the file; :func:`relimpute.testing.check_relevance_model` checks
+its contract.
 """
 
 from __future__ import annotations

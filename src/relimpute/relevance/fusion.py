@@ -70,7 +70,8 @@ __all__ = [
 
 #: the plug-in variant (:meth:`Fusion.plug_in`): what the class defaults were before they
 #: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
-#: (issue 24), kept for studies that fit the weights themselves or test one part of the model
+#: (its intervals miss more often than they say), kept for studies that fit the weights
+#: themselves or test one part of the model
 PLUG_IN: dict[str, Any] = {
     "weight_sd": 2.0,
     "weight_mean": (0.0, 0.0, 0.0),

@@ -1,6 +1,6 @@
 """Predictive quality of a relevance model on held-out judgments.
 
-Protocol (the issue's "proof that they work"): keep some of a campaign's
+Protocol (the proof that a model works): keep some of a campaign's
 judgments (a random share, or the depth-k pool of the runs), hide the rest,
 fit the model on what is kept, predict the hidden documents and score the
 predictions against their labels: log loss, Brier score, AUC and a
