@@ -264,6 +264,7 @@ def test_unanswered_documents_shrink_a_stratum_and_block_a_poisson_export(files,
     (["--design", "pps"], "--design pps needs --budget N"),
     (["--design", "pps", "--budget", 5, "--strata", "1-5:1"], "--strata goes with"),
     (["--design", "pps", "--budget", 5, "--strategy", "mtc"], "--strategy does not go"),
+    (["--design", "pps", "--budget", 5, "--depth", 10], "--depth does not go"),
     (["--strata", "1-5:1"], "--strata goes with --design"),
     (["--pool-depth", 10], "--pool-depth goes with --design"),
 ])  # fmt: skip

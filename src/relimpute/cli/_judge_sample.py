@@ -90,11 +90,11 @@ def check_sample_options(args) -> None:
     if args.export_qrels:
         return  # the journal says which design it judged
     given = {"--strategy": args.strategy, "--prior": args.prior, "--llm-labels": args.llm_labels,
-             "--format": args.format}  # fmt: skip
+             "--format": args.format, "--depth": args.depth}  # fmt: skip
     for option, value in given.items():
         if value is not None:
             raise InputError(f"{option} does not go with --design: a sample is judged whole, "
-                             "in the order drawn")  # fmt: skip
+                             "in the order drawn, to its strata's or --pool-depth's depth")
     if args.design == "stratified":
         if args.strata is None:
             raise InputError("--design stratified needs --strata FIRST-LAST:RATE,... "
@@ -226,14 +226,15 @@ def _session(args, journal, sample, texts) -> int:
           f"journal {args.journal}{resumed}", file=out)  # fmt: skip
     answers = Answers(args.answers) if args.answers else None
     keys, prompt, hint = _answer_keys(journal.scale, args.rel_threshold)
+    at = 0  # every document before queue[at] is answered
     while True:
-        pending = [item for item in queue if item[:2] not in answered]
-        if not pending:
+        at = next((i for i in range(at, len(queue)) if queue[i][:2] not in answered), len(queue))
+        if at == len(queue):
             print("every sampled document is answered: done (write the sample with "
                   "--export-qrels OUT)", file=out)  # fmt: skip
             return 0
-        query_id, doc_id, stratum, pi = pending[0]
-        print(f"\n[{len(queue) - len(pending) + 1}/{len(queue)}] topic {printable_id(query_id)}  "
+        query_id, doc_id, stratum, pi = queue[at]
+        print(f"\n[{len(answered) + 1}/{len(queue)}] topic {printable_id(query_id)}  "
               f"document {printable_id(doc_id)}  (stratum {stratum}, probability {pi:.4g})",
               file=out)  # fmt: skip
         key = show_and_ask(out, texts, args.docs, keys, prompt, hint, answers, (query_id, doc_id))
@@ -246,7 +247,7 @@ def _session(args, journal, sample, texts) -> int:
             print("nothing to undo", file=out)
         else:
             journal.undo()
-            answered = _answered(journal, sample)
+            answered, at = _answered(journal, sample), 0
             print("undone", file=out)
 
 
@@ -264,6 +265,7 @@ def export_sample(args, journal) -> int | None:
 
     _check_same_qrels(journal, args.qrels)
     sample = sample_from_record(journal.header["sample"])
+    journal.judgments()  # a document judged twice with two grades (a hand edit) is an error
     answered = _answered(journal, sample)
     form = args.format or ("sampled" if spec["design"] == "stratified" else "inclusion")
     if form == "qrels":

@@ -112,7 +112,8 @@ def add_arguments(parser) -> None:
         "--journal", default="relimpute-judge.jsonl", help="journal file (default: %(default)s)"
     )
     add_confidence_argument(parser, "stop when every pair is this sure")
-    parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in total")
+    parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in "
+                        "total (--design pps: the sample's expected size)")
     parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
     parser.add_argument(
         "--answers",
@@ -120,7 +121,8 @@ def add_arguments(parser) -> None:
         help="read the answers from FILE, or '-' for a pipe, instead of the terminal: "
         + ANSWERS_FORMAT,
     )
-    add_seed_argument(parser, "the model's fits and the Monte Carlo draws, as compare's --seed")
+    add_seed_argument(parser, "the model's fits and the Monte Carlo draws, as compare's --seed, "
+                      "and of --design's sample")
     parser.add_argument(
         "--strategy",
         default=None,

@@ -21,6 +21,7 @@ that the expected sample is the budget. Both keep the judged documents with π =
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,17 @@ SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "inclusion", "drawn", "order"
 POOL_COLUMNS = ("query_id", "doc_id", "rank", "weight", "relevance")
 #: statAP's π floor (Aslam, Pavlu & Yilmaz 2006 keep every document drawable).
 DEFAULT_FLOOR = 0.01
+
+
+class SamplingDesign(Protocol):
+    """What a design provides: the sample table of a seeded draw, and the record of itself
+    that a journal keeps (a resumed session compares it with the design given)."""
+
+    def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
+        """The sample table of ``source`` (a campaign or its :func:`pool_table`)."""
+
+    def spec(self) -> dict:
+        """A JSON-ready dict naming the design and its parameters."""
 
 
 def ap_prior(rank: np.ndarray, depth: int) -> np.ndarray:
