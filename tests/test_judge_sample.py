@@ -33,6 +33,7 @@ from relimpute.selection.designs import (
     StratifiedDesign,
     pool_table,
     sample_from_record,
+    strata_sizes,
 )
 from relimpute.selection.journal import VERSION, read_records
 
@@ -103,6 +104,9 @@ def test_a_seeded_draw_is_reproducible_with_its_strata_and_probabilities(files):
         assert ranks.between(low, high).all()
         n = max(1, int(np.floor(rate * len(rows) + 0.5)))
         assert rows["drawn"].sum() == n and np.allclose(rows["inclusion"], n / len(rows))
+    sizes = strata_sizes(first).loc[("1", 2)]
+    assert sizes["drawn"] == max(1, round(0.2 * sizes["population"]))
+    assert sizes["inclusion"] == sizes["drawn"] / sizes["population"]
     asked = first[first["order"] >= 0].sort_values("order")  # topic by topic, stratum by stratum
     assert list(asked["order"]) == list(range(len(asked)))
     assert asked[["query_id", "stratum"]].apply(tuple, axis=1).is_monotonic_increasing
@@ -308,3 +312,26 @@ def test_a_malformed_sample_in_the_journal_is_refused(files, capsys):
     assert judge(tmp, *argv) == 2
     err = capsys.readouterr().err
     assert "j.jsonl, line 1" in err and "outside (0, 1]" in err
+
+
+class Terminal(io.StringIO):
+    """Keys typed at a terminal (judge refuses a standard input that is not one)."""
+
+    def isatty(self):
+        return True
+
+
+def test_skip_and_undo_at_the_terminal_keep_the_order_drawn(files, monkeypatch, capsys):
+    tmp, _ = files
+    sample = DESIGN.draw(campaign(tmp), np.random.default_rng(3))
+    asked = sample[sample["order"] >= 0].sort_values("order")
+    first, second, third = asked["doc_id"].iloc[:3]
+    monkeypatch.setattr("sys.stdin", Terminal("2\ns\nu\n0\nq\n"))
+    assert judge(tmp, "--design", "stratified", "--strata", STRATA, "--seed", 3) == 0
+    out = capsys.readouterr().out
+    shown = [line.split()[4] for line in out.splitlines() if line.startswith("[")]
+    assert shown == [first, second, third, second, third]  # the skip undone: asked again
+    assert "undone" in out and "stopped; 2 answer(s)" in out
+    judged = [(r["doc_id"], r["relevance"]) for r in read_records(tmp / "j.jsonl")
+              if r["action"] == "judge"]  # fmt: skip
+    assert judged == [(first, 2), (second, 0)]

@@ -231,6 +231,14 @@ class PPSDesign:
         return _sample(pool, parts)
 
 
+def strata_sizes(sample: pd.DataFrame) -> pd.DataFrame:
+    """Each stratum of each topic: its ``population`` N_h, the ``drawn`` n_h and π (for a pps
+    sample, stratum 1 holds the whole universe and π is the mean)."""
+    groups = sample.groupby(["query_id", "stratum"], sort=True)
+    return pd.DataFrame({"population": groups.size(), "drawn": groups["drawn"].sum(),
+                         "inclusion": groups["inclusion"].mean()})  # fmt: skip
+
+
 def design_from_spec(spec: dict) -> StratifiedDesign | PPSDesign:
     """The design a journal records (:meth:`StratifiedDesign.spec`, :meth:`PPSDesign.spec`)."""
     if spec.get("design") == "stratified":
