@@ -20,6 +20,10 @@ a label outside the scale is refused on writing and on reading. While a
 session has a journal open it holds an advisory lock on it (``flock``), so a
 second session on the same journal stops with an error instead of
 interleaving its judgments.
+
+A journal judging a sample (``relimpute judge --design``) holds in its start record the
+``design`` (:mod:`.designs`) and the drawn ``sample`` table, so that resuming asks the same
+documents in the same order and an export knows each document's stratum and π.
 """
 
 from __future__ import annotations
