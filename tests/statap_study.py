@@ -21,25 +21,9 @@ import pandas as pd
 
 from relimpute.io import read_qrels, read_run, sort_trec
 from relimpute.measures.statap import stat_ap
+from relimpute.selection.designs import ap_prior, pps_inclusion
 
 DEPTH = 100
-
-
-def ap_prior(rank: np.ndarray, depth: int = DEPTH) -> np.ndarray:
-    """statAP's AP-prior weight of rank r ≤ depth: (1/Z) Σ_{i=r}^{Z} 1/i."""
-    tail = np.cumsum((1.0 / np.arange(1, depth + 1))[::-1])[::-1]
-    return tail[rank - 1] / depth
-
-
-def inclusion(weight: np.ndarray, expected: float, floor: float) -> np.ndarray:
-    """π = clip(c · weight, floor, 1) with c chosen (bisection) so that Σ π = expected."""
-    low, high = 0.0, 1.0
-    while np.clip(high * weight, floor, 1).sum() < expected:
-        high *= 2
-    for _ in range(100):
-        mid = (low + high) / 2
-        low, high = (mid, high) if np.clip(mid * weight, floor, 1).sum() < expected else (low, mid)
-    return np.clip(high * weight, floor, 1)
 
 
 def load(qrels_path: Path, run_paths: list[Path], rel_threshold: int, pool_only: bool = False):
@@ -55,11 +39,11 @@ def load(qrels_path: Path, run_paths: list[Path], rel_threshold: int, pool_only:
         docs = rel["doc_id"].to_numpy()
         ranked = {name: run[run["query_id"] == topic] for name, run in runs.items()}
         top = pd.concat([r[r["rank"] <= DEPTH] for r in ranked.values()])
-        prior = top.assign(w=ap_prior(top["rank"].to_numpy())).groupby("doc_id")["w"].sum()
+        prior = top.assign(w=ap_prior(top["rank"].to_numpy(), DEPTH)).groupby("doc_id")["w"].sum()
         if pool_only:
             docs = docs[np.isin(docs, prior.index)]
         universe = prior.reindex(prior.index.union(pd.Index(docs)), fill_value=0.0)
-        pi = pd.Series(inclusion(universe.to_numpy(), RATE * len(prior), FLOOR), universe.index)
+        pi = pd.Series(pps_inclusion(universe.to_numpy(), RATE * len(prior), FLOOR), universe.index)
         at = {}
         for name, r in ranked.items():
             hit = r[r["doc_id"].isin(docs)]

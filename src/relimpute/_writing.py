@@ -123,3 +123,29 @@ def write_prob_qrels(estimate: pd.DataFrame, path: str | os.PathLike | TextIO) -
 
 #: rows of text :func:`write_prob_qrels` makes at a time
 _ROWS_PER_CHUNK = 1 << 16
+
+
+def write_sampled_qrels(sample: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write stratified sampled qrels as ``topic 0 docno stratum rel`` lines (the five columns
+    ``sample_eval.pl`` and :func:`relimpute.io.read_sampled_qrels` read; ``rel`` -1: in the
+    stratum's population, not sampled)."""
+    labels = [int(v) for v in _finite(sample, "relevance")]
+    atomic_write_text(path, _lines(
+        "{} 0 {} {} {}\n", _writable_ids(sample, "query_id"), _writable_ids(sample, "doc_id"),
+        [int(v) for v in _finite(sample, "stratum")], labels,
+    ))  # fmt: skip
+
+
+def write_inclusion_qrels(sample: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write qrels with inclusion probabilities: the header ``query_id doc_id relevance
+    inclusion_probability``, then one line per document (π with ``repr``: it round-trips),
+    as :func:`relimpute.io.read_inclusion_qrels` reads them."""
+    from ._inclusion_qrels import INCLUSION_QRELS_COLUMNS
+
+    pi = _finite(sample, "inclusion")
+    if any(not 0 < v <= 1 for v in pi):
+        raise ValueError("inclusion probabilities must lie in (0, 1]")
+    atomic_write_text(path, " ".join(INCLUSION_QRELS_COLUMNS) + "\n" + _lines(
+        "{} {} {} {!r}\n", _writable_ids(sample, "query_id"), _writable_ids(sample, "doc_id"),
+        [int(v) for v in _finite(sample, "relevance")], pi,
+    ))  # fmt: skip

@@ -70,7 +70,13 @@ from ._reading import (
     run_name,
     skipped_note,
 )
-from ._writing import write_prob_qrels, write_qrels, write_run
+from ._writing import (
+    write_inclusion_qrels,
+    write_prob_qrels,
+    write_qrels,
+    write_run,
+    write_sampled_qrels,
+)
 
 __all__ = [
     "COLUMN_ALIASES",
@@ -95,7 +101,9 @@ __all__ = [
     "skipped_note",
     "sort_trec",
     "trec_scores",
+    "write_inclusion_qrels",
     "write_prob_qrels",
     "write_qrels",
     "write_run",
+    "write_sampled_qrels",
 ]

@@ -142,3 +142,26 @@ def load_texts(path: str) -> dict[str, str]:
                 raise InputError("expected 'doc_id<TAB>text'", path, number)
             texts[doc_id] = body
     return texts
+
+
+def show_and_ask(out, texts, docs, keys, prompt, hint, answers, shown: tuple[str, str]):
+    """Print the text of the document ``shown`` (when ``--docs`` gave ``texts``), then
+    :func:`ask` for the assessor's key."""
+    if texts is not None:
+        doc_id = shown[1]
+        print(printable(texts[doc_id]) if doc_id in texts else f"(no text in {docs})", file=out)
+    return ask(out, keys, prompt, hint, answers, shown)
+
+
+def record(key, journal, session, shown: tuple[str, str]) -> bool:
+    """Write a grade or a skip to the journal, then apply it to ``session`` (False: the key
+    is neither)."""
+    if isinstance(key, int):
+        journal.judge(*shown, key)
+        session.judge(*shown, key)
+    elif key == "skip":
+        journal.skip(*shown)
+        session.skip(*shown)
+    else:
+        return False
+    return True

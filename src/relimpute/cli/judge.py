@@ -19,11 +19,19 @@ from ._common import (
 from ._judge_terminal import (
     ANSWERS_FORMAT,
     Answers,
-    ask,
     check_terminal,
     load_texts,
-    printable,
     printable_id,
+    record,
+    show_and_ask,
+)
+from ._judge_sample import (
+    SAMPLE_DESCRIPTION,
+    add_sample_arguments,
+    check_sample_options,
+    export_sample,
+    judge_sample,
+    refuse_sample_journal,
 )
 from ._labels import add_llm_labels_argument, model_with_labels
 from ._estimand import refuse_estimand
@@ -62,7 +70,7 @@ where the session stopped. The journal records the strategy, the scale and
 stops with an error). Write the initial qrels plus the session's judgments
 with --export-qrels OUT (the qrels must be the ones the session used; the
 runs are read from where the journal names them, unless given).
-"""
+""" + SAMPLE_DESCRIPTION
 
 #: the strategies that refit a model, so read --llm-labels
 LABEL_STRATEGIES = ("llm", "rtc")
@@ -104,7 +112,8 @@ def add_arguments(parser) -> None:
         "--journal", default="relimpute-judge.jsonl", help="journal file (default: %(default)s)"
     )
     add_confidence_argument(parser, "stop when every pair is this sure")
-    parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in total")
+    parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in "
+                        "total (--design pps: the sample's expected size)")
     parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
     parser.add_argument(
         "--answers",
@@ -112,7 +121,8 @@ def add_arguments(parser) -> None:
         help="read the answers from FILE, or '-' for a pipe, instead of the terminal: "
         + ANSWERS_FORMAT,
     )
-    add_seed_argument(parser, "the model's fits and the Monte Carlo draws, as compare's --seed")
+    add_seed_argument(parser, "the model's fits and the Monte Carlo draws, as compare's --seed, "
+                      "and of --design's sample")
     parser.add_argument(
         "--strategy",
         default=None,
@@ -142,16 +152,21 @@ def add_arguments(parser) -> None:
         "--export-qrels",
         type=output_file(),
         metavar="OUT",
-        help="write initial qrels + journal judgments to OUT and exit",
+        help="write initial qrels + journal judgments to OUT and exit (a sample's journal: "
+        "the sample, -f)",
     )
+    add_sample_arguments(parser)
 
 
 def run(args) -> int:
     refuse_estimand(args, COMMAND, ("complete",), _WHY_COMPLETE)
+    check_sample_options(args)
     if args.export_qrels:
         return _export(args)
     if not args.runs:
         raise InputError("give at least one run (or --export-qrels OUT)")
+    if args.design is not None:
+        return judge_sample(args)
     _resolve_strategy(args)
     if args.pair and args.pair[0] == args.pair[1]:
         raise InputError(f"--pair needs two different runs, got {args.pair[0]!r} twice")
@@ -186,6 +201,8 @@ def _export(args) -> int:
 
     check_output_path(args.export_qrels)
     journal = Journal.read(args.journal)
+    if (written := export_sample(args, journal)) is not None:
+        return written
     initial = read_qrels(args.qrels)
     _check_same_qrels(journal, args.qrels)
     judgments = journal.judgments()
@@ -357,6 +374,7 @@ def _check_journal_strategy(path: str, settings: dict) -> None:
     if not os.path.isfile(path) or os.path.getsize(path) == 0:
         return
     header = Journal.read(path).header
+    refuse_sample_journal(header, path)
     strategy, prior = header.get("strategy"), header.get("prior")
     if strategy in (None, settings["strategy"]) and prior == settings["prior"]:
         return
@@ -408,20 +426,13 @@ def _session(args, campaign, systems, journal, texts) -> int:
         query_id, doc_id = proposal
         print(f"\n[{session.n_judged + 1}] topic {printable_id(query_id)}  "
               f"document {printable_id(doc_id)}", file=out)  # fmt: skip
-        if texts is not None:
-            text = printable(texts[doc_id]) if doc_id in texts else f"(no text in {args.docs})"
-            print(text, file=out)
-        key = ask(out, keys, prompt, hint, answers, (query_id, doc_id))
+        key = show_and_ask(out, texts, args.docs, keys, prompt, hint, answers, proposal)
         if key == "quit":
             print(f"stopped; {session.n_judged} judgment(s) saved in {args.journal}", file=out)
             return 0
-        if isinstance(key, int):
-            journal.judge(query_id, doc_id, key)
-            session.judge(query_id, doc_id, key)
-        elif key == "skip":
-            journal.skip(query_id, doc_id)
-            session.skip(query_id, doc_id)
-        elif not journal.actions():
+        if record(key, journal, session, proposal):
+            continue
+        if not journal.actions():
             print("nothing to undo", file=out)
         else:
             journal.undo()

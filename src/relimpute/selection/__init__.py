@@ -8,6 +8,7 @@
 - :mod:`.stopping` — confidence, budget, exhaustion.
 - :mod:`.assessors` — the simulated oracle from full qrels.
 - :mod:`.journal` — the append-only judging journal behind ``relimpute judge``.
+- :mod:`.designs` — sampling designs (stratified by depth, statAP's PPS) for judging a sample.
 - :mod:`.loop` — :class:`SelectionSession` and :func:`run_selection`.
 """
 
@@ -19,6 +20,7 @@ from .base import (
     get_strategy,
     register,
 )
+from .designs import PPSDesign, SamplingDesign, StratifiedDesign
 from .llm import LLMSelection
 from .loop import SelectionResult, SelectionSession, run_selection
 from .mtc import MTC
@@ -36,13 +38,16 @@ __all__ = [
     "DepthPooling",
     "IncrementalPooling",
     "MoveToFront",
+    "PPSDesign",
     "PairConfidence",
     "SelectionResult",
     "SelectionSession",
     "SelectionState",
+    "SamplingDesign",
     "SelectionStrategy",
     "SimulatedAssessor",
     "StoppingRule",
+    "StratifiedDesign",
     "available_strategies",
     "get_strategy",
     "register",

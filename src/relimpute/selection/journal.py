@@ -20,6 +20,10 @@ a label outside the scale is refused on writing and on reading. While a
 session has a journal open it holds an advisory lock on it (``flock``), so a
 second session on the same journal stops with an error instead of
 interleaving its judgments.
+
+A journal judging a sample (``relimpute judge --design``) holds in its start record the
+``design`` (:mod:`.designs`) and the drawn ``sample`` table, so that resuming asks the same
+documents in the same order and an export knows each document's stratum and π.
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ from ..errors import InputError
 ACTIONS = ("start", "judge", "skip", "undo")
 _BLANK = re.compile(r"[ \t\n\r\x0b\x0c]")  # what splits qrels fields
 #: 3: the seed of the model strategies' fits is recorded (judge's default became the default
-#: model's answer); an older journal takes the settings it lacks from the resuming session
-VERSION = 3
+#: model's answer); 4: a journal may judge a sample, its ``design`` and drawn ``sample`` in
+#: the header. An older journal takes the settings it lacks from the resuming session
+VERSION = 4
 #: Grades a journal without a recorded ``scale`` may hold (the qrels readers' highest).
 FALLBACK_SCALE = (0, 10)
 #: The grades the qrels readers take (:data:`relimpute.io.DEFAULT_GRADE_RANGE`): a journal's
@@ -305,6 +310,8 @@ def _check_header(header: dict, source: str) -> None:
             source,
             1,
         )
+    if header.get("design") is not None:
+        _check_sample(header, source)
     scale = header.get("scale")
     if scale is None:
         return
@@ -318,6 +325,18 @@ def _check_header(header: dict, source: str) -> None:
         raise InputError(
             f"scale {scale!r} is not [lowest, highest] grade within [{low}, {high}]", source, 1
         )
+
+
+def _check_sample(header: dict, source: str) -> None:
+    """A sample journal's header must hold a design this release knows and its drawn sample."""
+    from .designs import design_from_spec, sample_from_record
+
+    try:
+        design_from_spec(header["design"])
+        sample_from_record(header["sample"])
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"the sample design or its drawn sample is malformed ({exc})", source,
+                         1) from None
 
 
 def effective_actions(

@@ -1,0 +1,266 @@
+"""Sampling designs: which documents an assessor judges when a sample stands for the pool.
+
+A design's :meth:`draw` takes a campaign (or its :func:`pool_table`) and a seeded generator and
+returns the *sample table*, one row per document of the sample's universe:
+
+- ``query_id, doc_id``; ``stratum`` (an integer; :data:`JUDGED_STRATUM` for a document the
+  qrels judge already, taken whole); ``inclusion``, its probability π of being drawn, in (0, 1];
+- ``drawn`` (in the sample) and ``order`` (the position at which the assessor judges it,
+  0, 1, ...; -1 for a document not drawn or judged already); ``relevance`` (the qrels' grade of
+  a document judged already, else -1).
+
+:class:`StratifiedDesign` cuts each topic's pool by depth (a document's best rank over the
+runs) and draws n_h = round(rate × N_h) of stratum h's N_h documents uniformly without
+replacement (π = n_h / N_h, the form ``sample_eval.pl`` reads); the sampled documents of a
+stratum are judged in the draw's random order, so those answered are at every moment a
+uniform sample of the stratum. :class:`PPSDesign` is statAP's: Poisson sampling of the depth-K
+pool with π ∝ the AP-prior weight of the document's ranks (capped at 1, floored), scaled so
+that the expected sample is the budget. Both keep the judged documents with π = 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+#: The stratum of the documents the qrels judge already (π = 1).
+JUDGED_STRATUM = 0
+SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "inclusion", "drawn", "order", "relevance")
+POOL_COLUMNS = ("query_id", "doc_id", "rank", "weight", "relevance")
+#: statAP's π floor (Aslam, Pavlu & Yilmaz 2006 keep every document drawable).
+DEFAULT_FLOOR = 0.01
+
+
+class SamplingDesign(Protocol):
+    """What a design provides: the sample table of a seeded draw, and the record of itself
+    that a journal keeps (a resumed session compares it with the design given)."""
+
+    def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
+        """The sample table of ``source`` (a campaign or its :func:`pool_table`)."""
+
+    def spec(self) -> dict:
+        """A JSON-ready dict naming the design and its parameters."""
+
+
+def ap_prior(rank: np.ndarray, depth: int) -> np.ndarray:
+    """statAP's AP-prior weight of rank r ≤ depth: (1/Z) Σ_{i=r}^{Z} 1/i, Z = ``depth``."""
+    tail = np.cumsum((1.0 / np.arange(1, depth + 1))[::-1])[::-1]
+    return tail[np.asarray(rank, dtype=int) - 1] / depth
+
+
+def pps_inclusion(weight: np.ndarray, expected: float, floor: float = DEFAULT_FLOOR) -> np.ndarray:
+    """π = clip(c · weight, floor, 1) with c chosen (bisection) so that Σ π = ``expected``."""
+    weight = np.asarray(weight, dtype=float)
+    if expected >= len(weight):
+        return np.ones(len(weight))
+    if floor * len(weight) >= expected:
+        return np.full(len(weight), expected / len(weight))
+    low, high = 0.0, 1.0
+    while np.clip(high * weight, floor, 1).sum() < expected:
+        high *= 2
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if np.clip(mid * weight, floor, 1).sum() < expected else (low, mid)
+    return np.clip(high * weight, floor, 1)
+
+
+def pool_table(campaign, depth: int, systems=None) -> pd.DataFrame:
+    """Every document of the depth-``depth`` pool of ``systems`` (default all) and every judged
+    one: ``query_id, doc_id, rank`` (best rank, 0 outside the pool), ``weight`` (the summed
+    AP-prior weight of its ranks) and ``relevance`` (the qrels' grade, -1 unjudged)."""
+    rows = None if systems is None else campaign.system_rows(systems)
+    parts = []
+    for t in campaign.topics:
+        ranking = (t.ranking if rows is None else t.ranking[rows])[:, :depth]
+        ranks = np.broadcast_to(np.arange(1, ranking.shape[1] + 1), ranking.shape)
+        docs, at = ranking[ranking >= 0], ranks[ranking >= 0]
+        best = np.full(t.n_docs, np.iinfo(np.int32).max)
+        np.minimum.at(best, docs, at)
+        weight = np.zeros(t.n_docs)
+        np.add.at(weight, docs, ap_prior(at, depth))
+        keep = (weight > 0) | t.judged
+        parts.append(pd.DataFrame({
+            "query_id": t.query_id, "doc_id": t.doc_ids[keep].astype(str),
+            "rank": np.where(weight > 0, best, 0)[keep], "weight": weight[keep],
+            "relevance": np.where(t.judged, t.grades, -1)[keep].astype(int),
+        }))  # fmt: skip
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=POOL_COLUMNS)
+
+
+def _judged(pool: pd.DataFrame) -> pd.DataFrame:
+    """The documents judged already: in the sample whole (π = 1), not asked again."""
+    judged = pool[pool["relevance"] >= 0]
+    return pd.DataFrame({
+        "query_id": judged["query_id"], "doc_id": judged["doc_id"], "stratum": JUDGED_STRATUM,
+        "inclusion": 1.0, "drawn": True, "order": -1, "relevance": judged["relevance"],
+    })  # fmt: skip
+
+
+def _sample(pool: pd.DataFrame, parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The sample table: the judged documents, then the universe's parts."""
+    table = pd.concat([_judged(pool), *parts], ignore_index=True)
+    return _typed(table[list(SAMPLE_COLUMNS)])
+
+
+def _typed(table: pd.DataFrame) -> pd.DataFrame:
+    return table.astype({"query_id": str, "doc_id": str, "stratum": int, "inclusion": float,
+                         "drawn": bool, "order": int, "relevance": int})  # fmt: skip
+
+
+def _pool(source, depth: int, systems) -> pd.DataFrame:
+    return source if isinstance(source, pd.DataFrame) else pool_table(source, depth, systems)
+
+
+@dataclass(frozen=True)
+class StratifiedDesign:
+    """Strata of depth ``(first, last, rate)``: the unjudged documents whose best rank lies in
+    ``first..last`` make the stratum's population, of which round(rate × N_h) (at least one)
+    are drawn uniformly without replacement. Strata must not overlap; a rate lies in (0, 1]."""
+
+    strata: tuple[tuple[int, int, float], ...]
+
+    def __post_init__(self):
+        strata = tuple((int(a), int(b), float(r)) for a, b, r in self.strata)
+        if not strata:
+            raise ValueError("give at least one stratum FIRST-LAST:RATE")
+        for first, last, rate in strata:
+            if not 1 <= first <= last:
+                raise ValueError(f"stratum {first}-{last} is not ranks 1 <= FIRST <= LAST")
+            if not 0 < rate <= 1:
+                raise ValueError(f"rate {rate:g} of stratum {first}-{last} is outside (0, 1]")
+        ordered = sorted(strata)
+        for (a, b, _), (c, d, _) in zip(ordered, ordered[1:]):
+            if c <= b:
+                raise ValueError(f"strata {a}-{b} and {c}-{d} overlap")
+        object.__setattr__(self, "strata", tuple(ordered))
+
+    @property
+    def depth(self) -> int:
+        return self.strata[-1][1]
+
+    def spec(self) -> dict:
+        """The design as the journal records it."""
+        return {"design": "stratified", "strata": [list(s) for s in self.strata]}
+
+    def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
+        """The sample table (module docstring), topic by topic, stratum by stratum."""
+        pool = _pool(source, self.depth, systems)
+        open_ = pool[(pool["relevance"] < 0) & (pool["rank"] > 0)]
+        parts = []
+        for topic, docs in open_.groupby("query_id", sort=True):
+            docs = docs.sort_values(["rank", "doc_id"], kind="stable")
+            rank = docs["rank"].to_numpy()
+            for h, (first, last, rate) in enumerate(self.strata, start=1):
+                members = docs[(rank >= first) & (rank <= last)]
+                size = len(members)
+                if size == 0:
+                    continue
+                n = size if rate == 1 else min(size, max(1, int(np.floor(rate * size + 0.5))))
+                order = np.full(size, -1)
+                order[rng.permutation(size)[:n]] = np.arange(n)
+                parts.append(pd.DataFrame({
+                    "query_id": topic, "doc_id": members["doc_id"].to_numpy(), "stratum": h,
+                    "inclusion": n / size, "drawn": order >= 0,
+                    "order": np.where(order >= 0, order + _offset(parts), -1),
+                    "relevance": -1,
+                }))  # fmt: skip
+        return _sample(pool, parts)
+
+
+def _offset(parts: list[pd.DataFrame]) -> int:
+    """Orders already given: the next part's are numbered after them."""
+    return sum(int(p["drawn"].sum()) for p in parts)
+
+
+@dataclass(frozen=True)
+class PPSDesign:
+    """statAP's design: each unjudged document of the depth-``depth`` pool drawn independently
+    with π ∝ its AP-prior weight, capped at 1 and floored at ``floor``, so that the expected
+    sample is ``budget`` documents (or ``rate`` of the pool) over all topics, each topic
+    expecting its share of the pool (π is scaled topic by topic)."""
+
+    budget: int | None = None
+    rate: float | None = None
+    depth: int = 100
+    floor: float = DEFAULT_FLOOR
+
+    def __post_init__(self):
+        if (self.budget is None) == (self.rate is None):
+            raise ValueError("give a budget or a rate, not both")
+        if self.budget is not None and self.budget < 1:
+            raise ValueError(f"budget {self.budget} is not a positive number of judgments")
+        if self.rate is not None and not 0 < self.rate <= 1:
+            raise ValueError(f"rate {self.rate:g} is outside (0, 1]")
+        if not 0 < self.floor <= 1:
+            raise ValueError(f"floor {self.floor:g} is outside (0, 1]")
+
+    def spec(self) -> dict:
+        """The design as the journal records it."""
+        return {"design": "pps", "budget": self.budget, "rate": self.rate, "depth": self.depth,
+                "floor": self.floor}  # fmt: skip
+
+    def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
+        """The sample table (module docstring): π per topic, one Poisson draw, judged by topic
+        in a random order."""
+        pool = _pool(source, self.depth, systems)
+        open_ = pool[(pool["relevance"] < 0) & (pool["rank"] > 0)]
+        total = len(open_)
+        rate = self.rate if self.rate is not None else self.budget / max(total, 1)
+        if self.budget is not None and self.budget > total:
+            raise ValueError(f"budget {self.budget} is larger than the pool: {total} unjudged "
+                             f"documents in the depth-{self.depth} pool")
+        if rate < self.floor:
+            raise ValueError(f"the budget is {rate:.2%} of the pool, below the π floor "
+                             f"{self.floor:g}: give a budget of at least "
+                             f"{int(np.ceil(self.floor * total))}")
+        parts = []
+        for topic, docs in open_.groupby("query_id", sort=True):
+            docs = docs.sort_values(["rank", "doc_id"], kind="stable")
+            pi = pps_inclusion(docs["weight"].to_numpy(), rate * len(docs), self.floor)
+            drawn = rng.random(len(docs)) < pi
+            order = np.full(len(docs), -1)
+            order[rng.permutation(np.flatnonzero(drawn))] = np.arange(int(drawn.sum()))
+            parts.append(pd.DataFrame({
+                "query_id": topic, "doc_id": docs["doc_id"].to_numpy(), "stratum": 1,
+                "inclusion": pi, "drawn": drawn,
+                "order": np.where(drawn, order + _offset(parts), -1), "relevance": -1,
+            }))  # fmt: skip
+        return _sample(pool, parts)
+
+
+def strata_sizes(sample: pd.DataFrame) -> pd.DataFrame:
+    """Each stratum of each topic: its ``population`` N_h, the ``drawn`` n_h and π (for a pps
+    sample, stratum 1 holds the whole universe and π is the mean)."""
+    groups = sample.groupby(["query_id", "stratum"], sort=True)
+    return pd.DataFrame({"population": groups.size(), "drawn": groups["drawn"].sum(),
+                         "inclusion": groups["inclusion"].mean()})  # fmt: skip
+
+
+def design_from_spec(spec: dict) -> StratifiedDesign | PPSDesign:
+    """The design a journal records (:meth:`StratifiedDesign.spec`, :meth:`PPSDesign.spec`)."""
+    if spec.get("design") == "stratified":
+        return StratifiedDesign(tuple(tuple(s) for s in spec["strata"]))
+    if spec.get("design") == "pps":
+        return PPSDesign(spec.get("budget"), spec.get("rate"), spec.get("depth", 100),
+                         spec.get("floor", DEFAULT_FLOOR))  # fmt: skip
+    raise ValueError(f"unknown design {spec.get('design')!r}")
+
+
+def sample_record(sample: pd.DataFrame) -> dict:
+    """The sample table as JSON-ready columns (for the journal)."""
+    return {c: sample[c].tolist() for c in SAMPLE_COLUMNS}
+
+
+def sample_from_record(record: dict) -> pd.DataFrame:
+    """The sample table back from :func:`sample_record` (KeyError/ValueError when malformed)."""
+    table = _typed(pd.DataFrame({c: record[c] for c in SAMPLE_COLUMNS}))
+    pi = table["inclusion"].to_numpy()
+    if not ((pi > 0) & (pi <= 1)).all():
+        raise ValueError("an inclusion probability outside (0, 1]")
+    asked = np.sort(table["order"].to_numpy()[table["order"].to_numpy() >= 0])
+    if not np.array_equal(asked, np.arange(len(asked))):
+        raise ValueError("the judging order is not 0, 1, 2, ...")
+    return table
