@@ -95,3 +95,22 @@ def test_on_dl19_the_default_is_no_further_from_the_official_map_than_substituti
     answer = ConfidenceEngine().evaluate(kept, model.fit_predict(kept, rng=0)).e_map
     bias, substitution_bias = np.abs(answer - truth).mean(), np.abs(substituted - truth).mean()
     assert bias <= substitution_bias + TOLERANCE, (bias, substitution_bias)
+
+
+def test_judging_keeps_the_runs_evidence_where_no_label_is():
+    """The llm selector's loop fits fusion-llm with unlabelled="runs" (and the runs at full
+    weight): on the labels' pool a document no label names would sit at p 0 and never be judged.
+    model_params naming them win."""
+    from relimpute.selection import LLMSelection, SelectionState
+    from relimpute.simulate import simulate_campaign
+
+    truth = simulate_campaign(n_topics=3, n_systems=3, n_docs=40, depth=10, rng=2).campaign
+    frame = truth.qrels_frame().iloc[::2]  # labels on half the judged documents
+    campaign = with_labels(truth.pooled(2), [read_labels(frame, name="half")])
+    for params, expected in (({}, "runs"), ({"unlabelled": "nonrelevant"}, "nonrelevant")):
+        selector = LLMSelection(model_params={"fusion": {"n_draws": 0}, **params}, stop_on="model")
+        state = SelectionState(campaign, tuple(truth.systems[:2]))
+        selector.start(state, np.random.default_rng(0))
+        assert selector.model_params_["unlabelled"] == expected
+        assert selector.estimate_.params["unlabelled"] == expected
+    assert selector.model_params_["runs_weight"] == 1.0
