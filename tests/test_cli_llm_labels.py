@@ -53,9 +53,11 @@ def test_fit_with_labels_moves_labelled_documents_only(files, capsys):
     assert "fusion-llm" in err and "not judgments" in err
     a = read_prob_qrels(plain).set_index(["query_id", "doc_id"])["probability"]
     b = read_prob_qrels(labelled).set_index(["query_id", "doc_id"])["probability"]
-    # judged keep their labels; unlabelled unjudged (f, u) keep the runs' evidence; d, e, v move
-    for key in [("q1", "a"), ("q1", "b"), ("q2", "y"), ("q1", "f"), ("q2", "u")]:
+    # judged keep their labels; unlabelled unjudged (f, u) are outside the labels' pool
+    # (nonrelevant, as in qrels); d, e, v move
+    for key in [("q1", "a"), ("q1", "b"), ("q2", "y")]:
         assert b[key] == pytest.approx(a[key], abs=1e-12)
+    assert b[("q1", "f")] == 0 and b[("q2", "u")] == 0 and a[("q1", "f")] > 0
     assert b[("q1", "d")] > a[("q1", "d")] and b[("q1", "e")] < a[("q1", "e")]
 
 

@@ -48,7 +48,7 @@ def label_pool():
 def test_outside_the_labels_pool_is_nonrelevant_only_when_asked(label_pool):
     official, kept = label_pool
     named = [t.judged for t in official.topics]  # the labelled documents: the official pool
-    runs = FusionLLM(fusion={"n_draws": 5}).fit_predict(kept, rng=0)
+    runs = FusionLLM(fusion={"n_draws": 5}, unlabelled="runs").fit_predict(kept, rng=0)
     pool = FusionLLM(fusion={"n_draws": 5}, unlabelled="nonrelevant").fit_predict(kept, rng=0)
     assert sum(p[~n].sum() for p, n in zip(runs.p, named)) > 20  # the runs' model's extrapolation
     for t, (topic, n) in enumerate(zip(kept.topics, named)):
@@ -72,12 +72,12 @@ def test_the_pool_convention_removes_the_bias_against_pooled_qrels(label_pool):
     truth = _true_map(official)
 
     def mean_abs_bias(**settings):
-        estimate = FusionLLM(fusion={"n_draws": 20}, **settings).fit_predict(kept, rng=0)
+        estimate = FusionLLM(fusion={"n_draws": 20}, runs_weight=1.0, **settings).fit_predict(kept, rng=0)
         scores = ConfidenceEngine().monte_carlo(kept, estimate, n_draws=200, rng=0).scores
         e_map = scores.to_frame(0.95).set_index("system").reindex(kept.systems)["e_map"].to_numpy()
         return np.abs(e_map - truth).mean()
 
-    runs, pool = mean_abs_bias(), mean_abs_bias(unlabelled="nonrelevant")
+    runs, pool = mean_abs_bias(unlabelled="runs"), mean_abs_bias(unlabelled="nonrelevant")
     assert runs > 0.015 and pool < 0.01, (runs, pool)
 
 
@@ -135,7 +135,7 @@ def test_conditional_label_draws_absorb_a_shift_of_the_runs_log_odds(label_pool)
     from scipy.special import expit, logit
 
     _, kept = label_pool
-    model = FusionLLM(fusion={"n_draws": 0}, label_draws="conditional").fit(kept, rng=0)
+    model = FusionLLM(fusion={"n_draws": 0}, runs_weight=1.0, label_draws="conditional").fit(kept, rng=0)
     raw, _, _ = model.fusion_._predict(kept)
     designs = model._designs(kept)
     n = 60

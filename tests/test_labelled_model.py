@@ -31,12 +31,18 @@ def _labels(campaign, rng, share: float = 1.0):
     return read_labels(pd.concat(rows, ignore_index=True), name="sim")
 
 
+#: the independent combination (runs' log-odds at full weight, w = 1) with every unlabelled
+#: document keeping the runs' evidence: what these tests check (the defaults take the labels'
+#: documents as the pool and weigh the runs by 0.5)
+INDEPENDENT = {"unlabelled": "runs", "runs_weight": 1.0}
+
+
 @pytest.fixture(scope="module")
 def simulated():
     truth = simulate_campaign(n_topics=30, n_systems=10, rng=3).campaign
     source = _labels(truth, np.random.default_rng(3), share=0.7)
     judged = with_labels(truth.pooled(20), [source])
-    model = FusionLLM(fusion={"n_draws": 20}).fit(judged, rng=0)
+    model = FusionLLM(fusion={"n_draws": 20}, **INDEPENDENT).fit(judged, rng=0)
     return truth, judged, source, model, model.predict(judged)
 
 
@@ -121,7 +127,7 @@ def test_runs_weight_is_zero_when_the_labels_ignore_the_runs(simulated):
     """The simulated labeller reads only the truth, so once a label is known the runs' log-odds
     keep their weight: λ within 3 sd of 0; held at 0 (the default) it is the model without λ."""
     _, judged, _, model, estimate = simulated
-    free = FusionLLM(fusion={"n_draws": 20}, runs_weight_sd=1.0).fit(judged, rng=0)
+    free = FusionLLM(fusion={"n_draws": 20}, runs_weight_sd=1.0, **INDEPENDENT).fit(judged, rng=0)
     lam, sd = free.coef_[-1], np.sqrt(free.covariance_[-1, -1])
     assert abs(lam) <= 3 * sd and sd < 0.3, (lam, sd)
     assert abs(model.coef_[-1]) < 1e-6 and estimate.params["runs_weight_change"] == pytest.approx(0, abs=1e-6)
@@ -146,7 +152,7 @@ def test_runs_weight_is_negative_when_the_labels_read_the_runs(simulated):
                                   "relevance": np.digitize(score, [-4.0, -2.0, 0.5])[keep]}))  # fmt: skip
     source = read_labels(pd.concat(rows, ignore_index=True), name="reads-runs")
     campaign = with_labels(pooled, [source])
-    model = FusionLLM(fusion={"n_draws": 20}, runs_weight_sd=1.0).fit(campaign, rng=0)
+    model = FusionLLM(fusion={"n_draws": 20}, runs_weight_sd=1.0, **INDEPENDENT).fit(campaign, rng=0)
     lam, sd = model.coef_[-1], np.sqrt(model.covariance_[-1, -1])
     assert lam + 3 * sd < 0, (lam, sd)
     estimate = model.predict(campaign)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from study import kept_judgments, load, model_answer, pair_index, per_topic_ap  # noqa: E402
+from study import EARLIER, kept_judgments, load, model_answer, pair_index, per_topic_ap  # noqa: E402
 
 from relimpute.relevance import FusionLLM  # noqa: E402
 
@@ -54,7 +54,7 @@ def grid_rows(collection: str, source: str, points, seed: int) -> list[dict]:
     for design, size in DESIGNS:
         kept = kept_judgments(full, design, size, np.random.default_rng(seed))
         for sd, topic_sd in points:
-            model = FusionLLM(label_sd=sd, label_topic_sd=topic_sd)
+            model = FusionLLM(label_sd=sd, label_topic_sd=topic_sd, **EARLIER)
             result = model_answer(model, kept, truth, seed, keep_pairs=True)
             p = result.pop("p_a_better")
             result.pop("per_run")

@@ -5,7 +5,7 @@ Run from the repository root::
     python examples/llm_evidence/decompose.py [--collections dl19,dl21] [--settings KEY=VALUE,...] [--out DIR]
 
 In each headline design of ``study.py`` (pool 3, random 10; UMBRELA GPT-4o) fusion-llm is fitted
-(class defaults, or ``--settings``) and each topic's AP of each run is written
+(the study's settings, ``study.EARLIER``, or ``--settings`` over them) and each topic's AP of each run is written
 ``S / R``: ``S = Σ_k x_k prec@k`` over the run's ranking, ``R`` the relevant documents the
 campaign counts (judged, retrieved, or labelled: ``counted_documents``). With independent
 Bernoulli(p), ``E[S] = Σ_k p_k (1 + Σ_{j<k} p_j) / k`` exactly; the answer is taken as
@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from study import kept_judgments, load, per_topic_ap, variant  # noqa: E402
+from study import EARLIER, kept_judgments, load, per_topic_ap, variant  # noqa: E402
 
 from relimpute.confidence import counted_documents  # noqa: E402
 from relimpute.labels import labelled_documents  # noqa: E402
@@ -84,7 +84,7 @@ def groups(full, kept, t, codes) -> np.ndarray:
 def decompose(collection, full, design, size, seed, model_kwargs):
     kept = kept_judgments(full, design, size, np.random.default_rng(seed))
     campaign = replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE))
-    estimate = FusionLLM(**model_kwargs).fit_predict(campaign, rng=seed)
+    estimate = FusionLLM(**{**EARLIER, **model_kwargs}).fit_predict(campaign, rng=seed)
     named = labelled_documents(campaign)
     codes = next(s for s in campaign.labels if s.name == SOURCE).align(campaign)
     truth_ap = per_topic_ap(full)
@@ -125,7 +125,7 @@ def decompose(collection, full, design, size, seed, model_kwargs):
                                       "expected_draws": float(mean[m].sum()), "true": float(truth[m].sum())})  # fmt: skip
     setting = {"collection": collection, "design": design, "size": size,
                "model": " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                                 for k, v in model_kwargs.items()) or "class defaults"}  # fmt: skip
+                                 for k, v in model_kwargs.items()) or "the study's settings"}  # fmt: skip
     hidden = [full.topics[t].judged & ~kept.topics[t].judged for t in range(full.n_topics)]
     x = np.clip(np.concatenate([np.asarray(q, float)[h] for q, h in zip(estimate.p, hidden)]), 1e-6, 1 - 1e-6)
     y = np.concatenate([r[h] for r, h in zip(rel, hidden)])

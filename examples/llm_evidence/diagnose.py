@@ -45,7 +45,7 @@ import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
 sys.path.insert(0, str(Path(__file__).parent))
-from study import kept_judgments, load, per_topic_ap  # noqa: E402
+from study import EARLIER, kept_judgments, load, per_topic_ap  # noqa: E402
 
 from relimpute.confidence import ConfidenceEngine  # noqa: E402
 from relimpute.relevance import FusionLLM, load_model  # noqa: E402
@@ -132,7 +132,7 @@ def bounds(collection: str, full, seed: int) -> list[dict]:
     codes = next(s for s in full.labels if s.name == SOURCE).align(full)
     for design, size in DESIGNS:
         kept = kept_judgments(full, design, size, np.random.default_rng(seed))
-        estimate = FusionLLM().fit_predict(replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE)), rng=seed)
+        estimate = FusionLLM(**EARLIER).fit_predict(replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE)), rng=seed)
         labelled = [f.judged & ~k.judged for f, k in zip(full.topics, kept.topics)]
         v = np.concatenate([c[m] for c, m in zip(codes, labelled)])
         x = np.concatenate([r[m] for r, m in zip(rel, labelled)])
@@ -180,8 +180,8 @@ def main(argv=None) -> int:
     def models(kept):
         yield "fusion", load_model("fusion"), replace(kept, labels=())
         one = replace(kept, labels=tuple(s for s in kept.labels if s.name == SOURCE))
-        yield "fusion-llm", FusionLLM(), one
-        yield "fusion-llm + λ", FusionLLM(runs_weight_sd=1.0), one
+        yield "fusion-llm", FusionLLM(**EARLIER), one
+        yield "fusion-llm + λ", FusionLLM(runs_weight_sd=1.0, **EARLIER), one
 
     rows, runs, labels, limits, moved = [], [], [], [], []
     for collection in args.collections.split(","):

@@ -25,7 +25,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from study import (  # noqa: E402
-    DATA, kept_judgments, llm_grades, load, metrics, model_answer, per_topic_ap, substituted,
+    DATA, EARLIER, kept_judgments, llm_grades, load, metrics, model_answer, per_topic_ap, substituted,
 )  # fmt: skip
 
 from relimpute.io import read_qrels  # noqa: E402
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
             one = replace(kept, labels=(source,))
             sub = per_topic_ap(substituted(full, kept, llm_grades(full, source))).mean(axis=0)
             for method, result in (("substitution", metrics(truth, sub)),
-                                   ("fusion-llm", model_answer(FusionLLM(), one, truth, args.seed))):  # fmt: skip
+                                   ("fusion-llm", model_answer(FusionLLM(**EARLIER), one, truth, args.seed))):  # fmt: skip
                 result.pop("per_run", None)
                 row = {"design": design, "size": size, "source": name, "labels": len(source.frame),
                        "method": method, **result}  # fmt: skip

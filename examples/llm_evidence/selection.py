@@ -75,11 +75,12 @@ def max_drop(estimate: np.ndarray, truth: np.ndarray) -> int:
 
 
 #: the answers scored at each checkpoint: column suffix and FusionLLM settings
-ANSWERS = {"": {}, "_pool": {"unlabelled": "nonrelevant"}}
+#: (the study's: runs_weight 1, class defaults until default_check.py chose 0.5 and the pool)
+ANSWERS = {"": {"unlabelled": "runs", "runs_weight": 1.0}, "_pool": {"unlabelled": "nonrelevant", "runs_weight": 1.0}}
 
 
 def score(campaign: Campaign, truth: pd.Series, seed: int) -> dict:
-    """fusion-llm on the judgments so far (class defaults, and with the labels' documents as the
+    """fusion-llm on the judgments so far (the study's settings, and with the labels' documents as the
     pool: suffix ``_pool``): τ, max drop and mean |bias| of its E[MAP] against the truth."""
     t = truth[list(campaign.systems)].to_numpy()
     out = {}

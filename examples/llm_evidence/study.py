@@ -25,8 +25,9 @@ fusion
     the default model on the human labels kept, without labels.
 fusion-llm:SOURCE
     the default model plus the labels of SOURCE, their error learned from the human
-    labels kept (``relimpute.relevance.FusionLLM``, class defaults, chosen
-    leave-one-collection-out); with ``--runs-weight-sd`` also with λ, the runs' weight
+    labels kept (``relimpute.relevance.FusionLLM`` at :data:`EARLIER`, the defaults when
+    the study was run: ``label_sd`` and ``label_topic_sd`` chosen leave-one-collection-out,
+    ``unlabelled="runs"``, ``runs_weight=1``); with ``--runs-weight-sd`` also with λ, the runs' weight
     on a labelled document, learned (``runs_weight_sd``); with ``--variant`` also at other
     settings (``unlabelled``, ``runs_weight``: ``decompose.py``).
 
@@ -65,6 +66,9 @@ SOURCES = ("umbrela-gpt-4o", "umbrela-gpt-4", "binary-gpt-4o", "binary-gpt-4", "
 LEVEL = 0.95
 MC_DRAWS = 2000
 METHODS = ("fusion", "substitution", "ppi", "fusion-llm")
+#: the fusion-llm settings this study was measured with, the defaults until default_check.py
+#: chose the labels' pool and runs_weight 0.5: its fusion-llm rows, and the base of every --variant
+EARLIER = {"unlabelled": "runs", "runs_weight": 1.0}
 
 
 def load(collection: str, sources) -> Campaign:
@@ -265,9 +269,9 @@ def run_setting(collection, full, design, size, sources, args) -> tuple[list[dic
         one = replace(kept, labels=(source,))
         for sd in args.runs_weight_sd:
             method = "fusion-llm" if sd == 0 else f"fusion-llm, runs weight sd {sd:g}"
-            add(method, model_answer(FusionLLM(runs_weight_sd=sd), one, truth, args.seed), name)
+            add(method, model_answer(FusionLLM(runs_weight_sd=sd, **EARLIER), one, truth, args.seed), name)
         for label, settings in args.variant:
-            add(f"fusion-llm, {label}", model_answer(FusionLLM(**settings), one, truth, args.seed), name)
+            add(f"fusion-llm, {label}", model_answer(FusionLLM(**{**EARLIER, **settings}), one, truth, args.seed), name)
     return rows, runs
 
 

@@ -108,6 +108,7 @@ def intervals(campaign, measures, args, command: str) -> int:
     from ._format import emit
 
     from ._estimand import estimand_engine
+    from ._labels import labels_pool_title, on_labels_pool
 
     args.estimand = args.estimand or "complete"  # E[m]'s default
     check_options(args, measures)
@@ -134,7 +135,10 @@ def intervals(campaign, measures, args, command: str) -> int:
               file=sys.stderr)  # fmt: skip
     frame = interval_table(campaign, estimate, measures, args, engine)
     where = f" at depth {args.depth}" if args.depth else ""
-    once = "every retrieved document is" if engine.estimand == "complete" else "each run's top K are"
+    once = "every retrieved document is judged" if engine.estimand == "complete" else "each run's top K are judged"
+    if on_labels_pool(estimate) and engine.estimand == "complete":
+        once = ("every labelled document is judged (a document neither judged nor labelled counts "
+                "nonrelevant, as trec_eval counts one outside its qrels)")  # fmt: skip
     if args.estimate is not None and estimate.n_draws == 0:
         spread = ""
     else:
@@ -145,9 +149,9 @@ def intervals(campaign, measures, args, command: str) -> int:
                if estimate.n_draws and engine.estimand == "complete" else "")  # fmt: skip
         )
     print(
-        f"relimpute {command}: E[m] is the measure{where} expected once {once} judged{spread}, "
+        f"relimpute {command}: E[m] is the measure{where} expected once {once}{spread}, "
         "topics fixed (every qrels topic counts, as -c)",
         file=sys.stderr,
     )
-    emit(frame, args.format, title=engine.describe(campaign))
+    emit(frame, args.format, title=labels_pool_title(engine.describe(campaign), estimate))
     return 0

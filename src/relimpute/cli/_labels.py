@@ -14,7 +14,9 @@ LLM_LABELS_HELP = (
     "repeatable, one source per file. They are taken as evidence whose error is learned from the "
     "human judgments (model " + LABELS_MODEL + ": how often each label value is right, per topic, "
     "with that uncertainty in the answer), never as judgments: a judged document keeps its human "
-    "label, a document without a label keeps the runs' evidence. A label on a document neither "
+    "label; the labelled documents are the pool, so in a topic with labels a document neither "
+    "judged nor labelled counts nonrelevant, as in qrels (a settings file with "
+    "unlabelled=\"runs\" keeps the runs' evidence there). A label on a document neither "
     "the qrels nor any run hold adds it to its topic, unjudged and retrieved by no run (it counts "
     "towards R by its probability: a label file on a deeper pool than the qrels is used whole); "
     "a label on a topic the qrels lack is an error"
@@ -56,6 +58,20 @@ def attach_llm_labels(args, campaign, command: str):
             file=sys.stderr,
         )
     return campaign
+
+
+def on_labels_pool(estimate) -> bool:
+    """Whether ``estimate`` takes the labelled documents as the pool (fusion-llm's default):
+    a document neither judged nor labelled is then nonrelevant, as in qrels."""
+    return estimate is not None and estimate.params.get("unlabelled") == "nonrelevant"
+
+
+def labels_pool_title(title: str, estimate) -> str:
+    """The estimand line ``title`` (``estimand: complete (...)``) saying so when the answer is
+    on the labels' pool."""
+    if not on_labels_pool(estimate) or not title.endswith(")"):
+        return title
+    return title[:-1] + "; on the labels' pool: a document neither judged nor labelled is nonrelevant, as in qrels)"
 
 
 def model_with_labels(args, model: str | None, option: str = "--model") -> str | None:

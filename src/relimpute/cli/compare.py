@@ -16,7 +16,7 @@ from ._common import (
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
-from ._labels import add_llm_labels_argument, model_with_labels, refuse_with_labels
+from ._labels import add_llm_labels_argument, labels_pool_title, model_with_labels, refuse_with_labels
 from ._vocabulary import (
     add_confidence_argument,
     add_estimand_argument,
@@ -295,7 +295,7 @@ def run(args) -> int:
     narrower = _point_estimate_note(args, estimate)
     if narrower:
         print(narrower, file=sys.stderr)
-    title = engine.describe(campaign)
+    title = labels_pool_title(engine.describe(campaign), estimate)
     if args.matrix:
         _emit_matrix(result.matrix(), args.format, title)
     elif args.topics or result.scores.draws is None or estimate is None:

@@ -111,7 +111,10 @@ counts (as -c) and R counts the unjudged documents of every run. Default
 measure then: AP (MAP); each -m is one Monte Carlo pass. --model NAME|PATH
 fits another model (a model without draws, e.g. rtc, says its answer is
 narrower); --llm-labels FILE (repeatable) fits fusion-llm, with automatic
-labels as evidence whose error is learned from the judgments; --estimate
+labels as evidence whose error is learned from the judgments, and E[m] is
+then the measure once every labelled document is judged (a document neither
+judged nor labelled counts nonrelevant, as in qrels; docs: llm-labels.md);
+--estimate
 FILE reads what `relimpute fit -o FILE` wrote instead of fitting: its
 probabilities and the posterior draws beside it (FILE.draws.npz). A FILE
 without draws gives E[m] only (its sd would be too narrow), and with

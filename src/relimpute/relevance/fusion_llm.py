@@ -14,12 +14,12 @@ them::
     logit P(X_ti = 1) = (w + λ) η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = (t, i)'s label by s,
     β_{s,v} ~ N(0, label_sd²),  δ_{t,s,v} ~ N(0, label_topic_sd²),  λ ~ N(0, runs_weight_sd²)
 
-a source that does not label (t, i) adds nothing, so a document no source
-labels keeps the default model's probability (``unlabelled="runs"``), or, with
-``unlabelled="nonrelevant"``, is taken as non-relevant in a topic some source
-labels: the label sources' documents are then a pool, and the answer is the
+a source that does not label (t, i) adds nothing. A document no human judged and no
+source labels is, by default (``unlabelled="nonrelevant"``), non-relevant in a topic
+some source labels: the label sources' documents are then a pool, and the answer is the
 measure as trec_eval computes it on that pool's judgments (its convention for
-a document nobody judged). A labelled document no run of the
+a document nobody judged); with ``unlabelled="runs"`` it keeps the default model's
+probability. A labelled document no run of the
 campaign retrieves has no runs' evidence (the default model's ``η`` there is its
 extrapolation far below every run, about 0): it gets the labels' probability alone,
 fitted the same way on every judged, labelled document without the offset::
@@ -97,13 +97,15 @@ class FusionLLM(RelevanceModel):
     runs_weight
         ``w``, the weight of the runs' log-odds on a labelled document before ``λ``: 1 adds
         the runs' log-odds and the labels' shifts, 0 leaves a labelled document to its labels.
+        This default and ``unlabelled``'s were chosen leave-one-collection-out on TREC DL 2019
+        and DL 2021 against substitution (examples/llm_evidence/default_check.py).
     runs_weight_sd
         Prior sd of ``λ``, the learned change of that weight; 0 holds it at 0.
     unlabelled
-        ``"runs"``: a document no human judged and no source labels keeps the default model's
-        probability; ``"nonrelevant"``: in a topic some source labels, it is non-relevant (p 0
-        in every draw: the labelled documents are taken as the pool, as the official qrels take
-        theirs).
+        ``"nonrelevant"``: in a topic some source labels, a document no human judged and no
+        source labels is non-relevant (p 0 in every draw: the labelled documents are taken as
+        the pool, as the official qrels take theirs); ``"runs"``: it keeps the default model's
+        probability (the answer is then about every retrieved document).
     label_draws
         ``"independent"``: each draw's ``(β, δ, λ)`` from the Laplace posterior fitted on the
         default model's point estimate; ``"conditional"``: refitted on each draw of the default
@@ -136,8 +138,8 @@ class FusionLLM(RelevanceModel):
         label_sd: float = 2.0,
         label_topic_sd: float = 1.0,
         runs_weight_sd: float = 0.0,
-        runs_weight: float = 1.0,
-        unlabelled: str = "runs",
+        runs_weight: float = 0.5,
+        unlabelled: str = "nonrelevant",
         label_draws: str = "independent",
     ):
         self.fusion = fusion
@@ -279,6 +281,7 @@ class FusionLLM(RelevanceModel):
             )
             g += len(categories)
         params["runs_weight_change"] = float(self.coef_[-1])
+        params["unlabelled"] = self.unlabelled  # "nonrelevant": the answer is on the labels' pool
         params["n_fit_labels"] = self.n_fit_
         if draws is not None:
             rng = np.random.default_rng(self.draw_seed_)

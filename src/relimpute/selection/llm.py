@@ -91,6 +91,13 @@ class LLMSelection(RTCSelection):
                          seed=seed, evaluated=evaluated)  # fmt: skip
         self.frontier = frontier
 
+    def _judging_params(self, model: str) -> dict:
+        """fusion-llm keeps the runs' evidence on a document no label names (``unlabelled="runs"``,
+        at full weight, ``runs_weight=1``): its defaults take the labels' documents as the pool,
+        which would hold such a document at p 0, so that it is never judged. A settings file or
+        ``model_params`` naming them wins."""
+        return {"unlabelled": "runs", "runs_weight": 1.0} if model == "fusion-llm" else {}
+
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
         """``(n,)`` expected absolute change of ``E[ΔQ]`` per document over ``T · E[R_t]``
         (0 for non-candidates; with ``frontier``, −1 for candidates no run reaches next)."""

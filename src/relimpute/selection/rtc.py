@@ -131,12 +131,18 @@ class RTCSelection(MTC):
             for p, judged in zip(state.p, state.judged):
                 p[~judged] = 0.5
         settings = load_settings(self.model)
-        self.model_params_ = {**settings.params, **dict(self.model_params or {})}
+        self.model_params_ = {**self._judging_params(settings.model), **settings.params,
+                              **dict(self.model_params or {})}  # fmt: skip
         self.model_name_ = settings.model
         self.n_fits_ = 0
         self.n_screened_ = 0
         self.n_seen_ = 0
         self._refit(state)
+
+    def _judging_params(self, model: str) -> dict:
+        """Settings the loop fits ``model`` with where its settings file and ``model_params``
+        name none (its class defaults otherwise)."""
+        return {}
 
     def _refit(self, state: SelectionState) -> None:
         campaign = state.current_campaign()
