@@ -93,7 +93,7 @@ def test_every_written_file_is_renamed_into_place(data, tmp_path, monkeypatch, c
 def _journal(data, path: Path) -> None:
     """A journal of no judgment yet (the simulated runs retrieve only judged documents) on the
     campaign's qrels and runs, as ``judge`` writes it."""
-    from relimpute.cli.judge import _sha256
+    from relimpute.cli._judge_journal import qrels_sha256 as _sha256
     from relimpute.selection.journal import Journal
 
     _, qrels, runs = data

@@ -168,9 +168,9 @@ def judge_sample(args) -> int:
     from ..selection.journal import Journal
     from ._common import check_run_names, load_campaign
     from ._judge_terminal import check_terminal, load_texts
-    from .judge import CHECKED, COMMAND, _settings, grade_scale
+    from ._judge_journal import CHECKED, grade_scale, journal_settings
 
-    campaign = load_campaign(args, COMMAND)
+    campaign = load_campaign(args, "judge")
     args.rel_threshold = campaign.rel_threshold
     systems = tuple(args.pair) if args.pair else campaign.systems
     check_run_names(systems, campaign.systems, "--pair")
@@ -178,7 +178,7 @@ def judge_sample(args) -> int:
     design = _design(args)
     sample = _drawn(args, campaign, systems, design)
     args.strategy = "sample"
-    settings = {**_settings(args, systems, grade_scale(campaign)), "seed": args.seed,
+    settings = {**journal_settings(args, systems, grade_scale(campaign)), "seed": args.seed,
                 "design": design.spec(), "sample": sample_record(sample)}  # fmt: skip
     check_terminal(args.answers)
     with Journal.open(args.journal, settings, check=(*CHECKED, "design")) as journal:
@@ -213,7 +213,7 @@ def _answered(journal, sample) -> _Answers:
 
 def _session(args, journal, sample, texts) -> int:
     from ._judge_terminal import Answers, printable_id, record, show_and_ask
-    from .judge import _answer_keys
+    from ._judge_terminal import answer_keys
 
     out = sys.stdout
     asked = sample[sample["order"] >= 0].sort_values("order")
@@ -225,7 +225,7 @@ def _session(args, journal, sample, texts) -> int:
           f"over {sample['query_id'].nunique()} topics ({known} judged already, probability 1); "
           f"journal {args.journal}{resumed}", file=out)  # fmt: skip
     answers = Answers(args.answers) if args.answers else None
-    keys, prompt, hint = _answer_keys(journal.scale, args.rel_threshold)
+    keys, prompt, hint = answer_keys(journal.scale, args.rel_threshold)
     at = 0  # every document before queue[at] is answered
     while True:
         at = next((i for i in range(at, len(queue)) if queue[i][:2] not in answered), len(queue))
@@ -261,9 +261,9 @@ def export_sample(args, journal) -> int | None:
                              str(journal.path), 1)  # fmt: skip
         return None
     from ..selection.designs import sample_from_record
-    from .judge import _check_same_qrels
+    from ._judge_journal import check_same_qrels
 
-    _check_same_qrels(journal, args.qrels)
+    check_same_qrels(journal, args.qrels)
     sample = sample_from_record(journal.header["sample"])
     journal.judgments()  # a document judged twice with two grades (a hand edit) is an error
     answered = _answered(journal, sample)

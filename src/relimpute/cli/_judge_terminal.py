@@ -165,3 +165,29 @@ def record(key, journal, session, shown: tuple[str, str]) -> bool:
     else:
         return False
     return True
+
+
+CONTROL_KEYS = {"s": "skip", "u": "undo", "q": "quit"}
+BINARY_KEYS = {"r": 1, "1": 1, "n": 0, "0": 0}
+
+
+def answer_keys(scale: tuple[int, int], rel_threshold: int) -> tuple[dict, str, str]:
+    """Keys, prompt and the reminder shown after a wrong key, for the collection's scale.
+
+    Binary qrels take r/1 and n/0; graded qrels take the grade itself, as
+    TREC assessors give it, so the journal holds what the assessor said.
+    """
+    low, high = scale
+    control = "[s] skip  [u] undo  [q] quit > "
+    if high <= 1:
+        return (
+            {**BINARY_KEYS, **CONTROL_KEYS},
+            "relevant? [r/1] yes  [n/0] no  " + control,
+            "answer r, n, s, u or q",
+        )
+    grades = {str(g): g for g in range(low, high + 1)}
+    return (
+        {**grades, **CONTROL_KEYS},
+        f"grade? [{low}-{high}] (relevant from {rel_threshold})  " + control,
+        f"answer a grade {low}-{high} (these qrels are graded), s, u or q",
+    )

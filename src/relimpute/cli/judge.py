@@ -16,9 +16,17 @@ from ._common import (
     output_file,
     positive_int,
 )
+from ._judge_journal import (
+    CHECKED,
+    LABEL_STRATEGIES,
+    check_same_qrels,
+    grade_scale,
+    journal_settings,
+)
 from ._judge_terminal import (
     ANSWERS_FORMAT,
     Answers,
+    answer_keys,
     check_terminal,
     load_texts,
     printable_id,
@@ -73,25 +81,6 @@ runs are read from where the journal names them, unless given).
 """ + SAMPLE_DESCRIPTION
 
 #: the strategies that refit a model, so read --llm-labels
-LABEL_STRATEGIES = ("llm", "rtc")
-IR_DATASETS_PREFIX = "irds:"  # relimpute.adapters' (that module loads pandas)
-CONTROL_KEYS = {"s": "skip", "u": "undo", "q": "quit"}
-BINARY_KEYS = {"r": 1, "1": 1, "n": 0, "0": 0}
-CHECKED = (
-    "qrels",
-    "qrels_sha256",
-    "runs",
-    "systems",
-    "strategy",
-    "depth",
-    "rel_threshold",
-    "scale",
-    "prior",
-    "model",
-    "seed",
-)
-#: the strategies whose stated confidence is a fitted model's (compare's, with --seed)
-MODEL_STRATEGIES = ("posterior", "rtc", "llm")
 UNIFORM_PRIOR = (
     "relimpute judge: MTC's uniform prior: every unjudged document relevant with p = {prior}, "
     "whatever the runs say, confidence by the normal approximation (E[R] over the compared "
@@ -204,7 +193,7 @@ def _export(args) -> int:
     if (written := export_sample(args, journal)) is not None:
         return written
     initial = read_qrels(args.qrels)
-    _check_same_qrels(journal, args.qrels)
+    check_same_qrels(journal, args.qrels)
     judgments = journal.judgments()
     _check_replayable(args, journal)
     frame = export_qrels(initial, judgments)
@@ -252,60 +241,6 @@ class _Documents:
 
     def skip(self, query_id: str, doc_id: str) -> None:
         self.state.exclude(*self.state.candidate(query_id, doc_id))
-
-
-def _check_same_qrels(journal, qrels: str) -> None:
-    """Refuse to export a journal together with qrels other than the ones it was judged on."""
-    recorded = journal.header.get("qrels_sha256")
-    if recorded is not None:
-        same = recorded == _sha256(qrels)
-    else:  # journals written before digests were recorded, and irds: qrels
-        same = journal.header.get("qrels") == _qrels_name(qrels)
-    if not same:
-        raise InputError(
-            f"this journal was judged on the qrels {journal.header.get('qrels')}, "
-            f"and {qrels} is not that file; export with the qrels the session used",
-            str(journal.path),
-        )
-
-
-def _sha256(path: str) -> str | None:
-    """The digest of a qrels file (None for ``irds:`` qrels, which are no file)."""
-    import hashlib
-
-    from .._files import read_input
-
-    if path.startswith(IR_DATASETS_PREFIX):
-        return None
-    return hashlib.sha256(read_input(path, "qrels file")).hexdigest()
-
-
-def _qrels_name(qrels: str) -> str:
-    """How a journal names its qrels: the real path of a file, or the ``irds:`` id as given."""
-    return qrels if qrels.startswith(IR_DATASETS_PREFIX) else os.path.realpath(qrels)
-
-
-def grade_scale(campaign) -> tuple[int, int]:
-    """Grades an assessor may give: 0 up to the collection's highest grade (at least the
-    relevance threshold and 1), so that a judgment reads as the collection's own do."""
-    judged = [int(t.grades[t.judged].max()) for t in campaign.topics if t.judged.any()]
-    return 0, max(1, campaign.rel_threshold, *judged)
-
-
-def _settings(args, systems, scale) -> dict:
-    return {
-        "qrels": _qrels_name(args.qrels),
-        "qrels_sha256": _sha256(args.qrels),
-        "runs": [os.path.realpath(r) for r in args.runs],
-        "systems": list(systems),
-        "strategy": args.strategy,
-        "depth": args.depth,
-        "rel_threshold": args.rel_threshold,
-        "scale": list(scale),
-        "prior": args.prior if args.strategy == "mtc" else None,
-        "model": args.model if args.strategy in LABEL_STRATEGIES else None,
-        "seed": args.seed if args.strategy in MODEL_STRATEGIES else None,
-    }
 
 
 def _build(campaign, systems, args):
@@ -360,7 +295,7 @@ def _interactive(args) -> int:
 
         warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
-    settings = _settings(args, systems, scale)
+    settings = journal_settings(args, systems, scale)
     _check_journal_strategy(args.journal, settings)
     check_terminal(args.answers)  # (after the inputs' own errors)
     with Journal.open(args.journal, settings, check=CHECKED) as journal:
@@ -412,7 +347,7 @@ def _session(args, campaign, systems, journal, texts) -> int:
         print("documents are shown by id: give --docs FILE (TSV 'doc_id<TAB>text' or JSONL) "
               "to read their text here", file=out)  # fmt: skip
     answers = Answers(args.answers) if args.answers else None
-    keys, prompt, hint = _answer_keys(journal.scale, args.rel_threshold)
+    keys, prompt, hint = answer_keys(journal.scale, args.rel_threshold)
     while True:
         _status(session, out)
         reason = session.stop_reason()
@@ -439,28 +374,6 @@ def _session(args, campaign, systems, journal, texts) -> int:
             session = _build(campaign, systems, args)
             _replay(session, journal, journal.actions())
             print("undone", file=out)
-
-
-def _answer_keys(scale: tuple[int, int], rel_threshold: int) -> tuple[dict, str, str]:
-    """Keys, prompt and the reminder shown after a wrong key, for the collection's scale.
-
-    Binary qrels take r/1 and n/0; graded qrels take the grade itself, as
-    TREC assessors give it, so the journal holds what the assessor said.
-    """
-    low, high = scale
-    control = "[s] skip  [u] undo  [q] quit > "
-    if high <= 1:
-        return (
-            {**BINARY_KEYS, **CONTROL_KEYS},
-            "relevant? [r/1] yes  [n/0] no  " + control,
-            "answer r, n, s, u or q",
-        )
-    grades = {str(g): g for g in range(low, high + 1)}
-    return (
-        {**grades, **CONTROL_KEYS},
-        f"grade? [{low}-{high}] (relevant from {rel_threshold})  " + control,
-        f"answer a grade {low}-{high} (these qrels are graded), s, u or q",
-    )
 
 
 _FINISHED = {
