@@ -52,7 +52,7 @@ def test_two_seeds_print_the_same_bounds_to_the_printed_digits(dl19_dir, capsys)
     ],
 )
 def test_a_bound_never_reads_zero_when_it_is_not(value, se, decimals):
-    from relimpute.cli.compare import bound_decimals
+    from relimpute.confidence.bounds import bound_decimals
 
     assert bound_decimals(value, se) == decimals
     if value != 0 and decimals < 4:

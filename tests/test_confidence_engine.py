@@ -327,7 +327,7 @@ def test_invalid_arguments(dl19):
         )
     with pytest.raises(ValueError, match="itself"):
         engine.compare(dl19, estimate, pairs=[("runid2", "runid2")])
-    with pytest.raises(ValueError, match="monte_carlo"):
+    with pytest.raises(ValueError, match="monte carlo. of ConfidenceEngine.confidence"):
         engine.compare(dl19, estimate, measure="nDCG@10")
     with pytest.raises(ValueError, match="topics"):
         engine.compare(dl19.subset(topics=dl19.query_ids[:3]), estimate)

@@ -142,7 +142,7 @@ def test_bound_standard_errors_match_the_quantiles_known_error(copies):
     per value, as draws sharing a posterior draw) have the same error, not a smaller one."""
     from scipy.stats import norm
 
-    from relimpute.confidence.montecarlo import bound_standard_errors
+    from relimpute.confidence.bounds import bound_standard_errors
 
     n, repeats = 400, 200
     expected = np.sqrt(0.025 * 0.975 / n) / norm.pdf(norm.ppf(0.025))
@@ -161,7 +161,7 @@ def test_bound_standard_errors_match_the_quantiles_known_error(copies):
 
 
 def test_pair_differences_are_the_gathered_rows_difference():
-    from relimpute.confidence.results import pair_differences
+    from relimpute.confidence.bounds import pair_differences
 
     by_system = np.random.default_rng(2).normal(size=(5, 7))
     pairs = np.array([(0, 1), (4, 2), (3, 3), (1, 0)])
@@ -172,7 +172,7 @@ def test_pair_differences_are_the_gathered_rows_difference():
 
 def test_cluster_counts_by_whole_rounds_equal_the_bincount_bit_for_bit():
     """The per-cluster counts summed down whole rounds of draws are the bincount's numbers."""
-    from relimpute.confidence.montecarlo import _cluster_counts
+    from relimpute.confidence.bounds import _cluster_counts
 
     below = np.random.default_rng(5).random((9, 600)) < 0.3
     for n_clusters in (1, 6, 100, 600):
@@ -189,7 +189,7 @@ def test_bound_standard_errors_equal_a_pair_by_pair_computation():
     """Oracle: the same errors computed one pair at a time with numpy's own quantile and a
     per-cluster mean (up to rounding), with ties, cluster counts that do and do not divide
     the draws and pairs split over blocks."""
-    from relimpute.confidence.montecarlo import bound_standard_errors
+    from relimpute.confidence.bounds import bound_standard_errors
 
     gen = np.random.default_rng(11)
     draws = gen.normal(size=(333, 6))

@@ -169,3 +169,80 @@ def test_the_walk_sees_relative_lazy_and_type_checking_imports():
     assert ("relimpute.stats", "paired_test") in edges["relimpute.measures.significance"]
     # data takes the campaign assembly from its own layer's neighbour below
     assert any(t == "relimpute._assembly" for t, _ in edges["relimpute.data"])
+
+
+#: Imports of a ``_private`` name from another part of the package that are still to be mended
+#: (importer, imported module, name). The readers' shared parsing helpers and the study folder's
+#: name check, in files other branches own: the lead clears these after merging (make the names
+#: public, or move the code). This list only shrinks: a new entry is a new private import.
+PRIVATE_ALLOWED = {
+    *(("relimpute._inclusion_qrels", "relimpute._parsing", name)
+      for name in ("_parse_fields", "_read_bytes", "_table", "_to_float", "_to_int")),
+    *(("relimpute._reading", "relimpute._parsing", name)
+      for name in ("_FRAME", "_check_policy", "_frame_ids", "_keep_mask", "_normalise_frame",
+                   "_parse_fields", "_read_bytes", "_table", "_to_float", "_to_int")),
+    ("relimpute._writing", "relimpute._parsing", "_ASCII_SPACE"),
+    ("relimpute._writing", "relimpute._parsing", "_normalise_frame"),
+    ("relimpute.labels", "relimpute._parsing", "_read_bytes"),
+    ("relimpute.parallel", "relimpute._study_folder", "_normal"),
+}  # fmt: skip
+
+
+def _private_imports(modules: dict[str, Path]) -> set[tuple[str, str, str]]:
+    """(importer, module, name) for every ``from X import _name`` (a private name: one
+    underscore, not a dunder) whose module lies in another part of the package: another
+    subpackage or another top-level module (:func:`_part`)."""
+    found = set()
+    for module, path in modules.items():
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target != PACKAGE and not target.startswith(PACKAGE + "."):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("_") and not name.startswith("__") and _part(target) != _part(module):
+                    found.add((module, target, name))
+    return found
+
+
+def test_no_private_name_is_imported_from_another_part():
+    found = _private_imports(_modules())
+    new = sorted(found - PRIVATE_ALLOWED)
+    assert not new, (
+        "private names imported from another part of the package (make them public there):\n"
+        + "\n".join(f"{m}: from {t} import {n}" for m, t, n in new)
+    )
+    mended = sorted(PRIVATE_ALLOWED - found)
+    assert not mended, (
+        "no longer imported (remove them from PRIVATE_ALLOWED in tests/test_layers.py):\n"
+        + "\n".join(f"{m}: from {t} import {n}" for m, t, n in mended)
+    )
+
+
+def test_the_private_walk_sees_a_private_submodule_and_relative_imports(tmp_path):
+    package = tmp_path / PACKAGE
+    (package / "low").mkdir(parents=True)
+    (package / "high").mkdir()
+    for init in (package, package / "low", package / "high"):
+        (init / "__init__.py").write_text("")
+    (package / "low" / "engine.py").write_text("def _select(): pass\n")
+    (package / "low" / "user.py").write_text("from .engine import _select\n")  # its own part
+    (package / "high" / "user.py").write_text(
+        "from ..low.engine import _select\nfrom ..low import _kernels\nfrom ..low import engine\n"
+        "from relimpute.low.engine import __doc__\n"
+    )
+    modules = {PACKAGE: package / "__init__.py"}
+    for path in package.glob("*/*.py"):
+        name = f"{PACKAGE}.{path.parent.name}"
+        modules[name if path.stem == "__init__" else f"{name}.{path.stem}"] = path
+    assert _private_imports(modules) == {
+        (f"{PACKAGE}.high.user", f"{PACKAGE}.low.engine", "_select"),
+        (f"{PACKAGE}.high.user", f"{PACKAGE}.low", "_kernels"),
+    }

@@ -49,7 +49,7 @@ def test_the_readme_block_is_reproducible(tmp_path):
 
 
 def test_the_same_calls_are_reproducible_on_a_simulated_campaign():
-    from relimpute.confidence import ConfidenceEngine
+    from relimpute.confidence import ConfidenceEngine, predict_for
     from relimpute.relevance import load_model
     from relimpute.simulate import simulate_campaign
 
@@ -57,10 +57,35 @@ def test_the_same_calls_are_reproducible_on_a_simulated_campaign():
     campaign = simulated.campaign.pooled(5)
 
     def answer():
-        estimate = load_model().fit_predict(campaign, rng=0)
+        model = load_model().fit(campaign, rng=2007)
+        estimate = predict_for(model, campaign, ["AP"])
         systems = list(campaign.systems[:2])
-        frame = ConfidenceEngine().monte_carlo(campaign, estimate, systems=systems, rng=0)
-        return frame.to_frame()
+        frame = ConfidenceEngine().confidence(campaign, estimate, systems=systems, rng=2007)
+        return frame.to_frame(rounded=True)
 
     first = answer()
     assert first.equals(answer())
+
+
+@pytest.mark.shared_data
+def test_the_readme_block_prints_what_compare_prints(tmp_path):
+    """The README's Python goes through the engine's one entry as ``relimpute compare`` does:
+    the same numbers as the command with the same runs and its default seed."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    if not (DL19 / "qrels.txt").is_file():
+        pytest.skip(f"DL 2019 data not found at {DL19} (../shared/data is not beside the repo)")
+    for name in ("qrels.txt", "runs"):
+        (tmp_path / name).symlink_to(DL19 / name)
+    python = pd.read_csv(io.StringIO(_run(readme_python(), tmp_path)), sep="\t")
+    command = ("from relimpute.cli import main; main(['compare', 'qrels.txt', 'runs', "
+               "'--rel-threshold', '2', '--systems', 'p_bert', 'bm25base_p', '-f', 'tsv'])")
+    cli = pd.read_csv(io.StringIO(_run(command, tmp_path)), sep="\t")
+    columns = ["system_a", "system_b", "e_delta_map", "sd_delta_map", "p_a_better"]
+    assert python[columns].equals(cli[columns])
+    for bound in ("ci_low", "ci_high"):  # the README rounds them to their Monte Carlo error
+        digits = python[bound].astype(str).str.split(".").str[1].str.len().to_numpy()
+        np.testing.assert_array_less(np.abs(python[bound] - cli[bound]), 0.5 * 10.0**-digits + 1e-12)

@@ -59,8 +59,9 @@ def check_options(args, measures) -> None:
 def relevance(campaign, measures, args, command: str):
     """The estimate the intervals come from: --estimate FILE, else the fitted model."""
     from .._defaults import DEFAULT_MODEL
+    from ..confidence import predict_for
     from ..progress import stage
-    from ..relevance import Fusion, load_model
+    from ..relevance import load_model
     from ._calibration_check import warn_if_uncalibrated
     from ._estimate import load_estimate
     from ._labels import model_with_labels
@@ -72,9 +73,7 @@ def relevance(campaign, measures, args, command: str):
     with stage(f"relimpute {command}: fitting {name}"):
         model = load_model(name)
         model.fit(campaign, rng=args.seed)
-        if isinstance(model, Fusion) and not any(m.graded for m in measures):
-            return model.predict(campaign, grades=False)  # as compare: no grades to read
-        return model.predict(campaign)
+        return predict_for(model, campaign, measures)  # as compare: a binary measure, no grades
 
 
 def interval_table(campaign, estimate, measures, args, engine):

@@ -204,8 +204,8 @@ def add_arguments(parser) -> None:
 def estimate_relevance(campaign, args):
     """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
     uniform --prior."""
-    from ..measures import parse_measure
-    from ..relevance import Fusion, load_model
+    from ..confidence import predict_for
+    from ..relevance import load_model
 
     if args.estimate is not None:
         return load_estimate(args.estimate, campaign, COMMAND)
@@ -215,9 +215,7 @@ def estimate_relevance(campaign, args):
         return Uniform(prior=args.prior).fit_predict(campaign)
     model = load_model(model_with_labels(args, args.model) or DEFAULT_MODEL)
     model.fit(campaign, rng=args.seed)
-    if isinstance(model, Fusion) and not parse_measure(args.measure).graded:
-        return model.predict(campaign, grades=False)  # a binary measure reads no grades
-    return model.predict(campaign)
+    return predict_for(model, campaign, [args.measure])  # a binary measure reads no grades
 
 
 def run(args) -> int:
@@ -255,29 +253,22 @@ def run(args) -> int:
         with stage(f"relimpute {COMMAND}: estimating the unjudged documents' relevance"):
             estimate = estimate_relevance(campaign, args)
     engine = estimand_engine(args, campaign, COMMAND, ratio=args.ratio, depth=args.depth)
+    result = engine.confidence(
+        campaign,
+        estimate,
+        systems=systems,
+        measure=args.measure,
+        method="normal" if args.normal else "auto",
+        n_draws=args.mc_draws,
+        rng=args.seed,
+        topics=args.topics,
+    )
     if args.topics:
-        result = engine.topic_bootstrap(
-            campaign,
-            estimate,
-            systems=systems,
-            measure=args.measure,
-            n_draws=args.mc_draws,
-            rng=args.seed,
-        )
         note = (
             "relimpute compare: the uncertainty here is topic sampling and the relevance of "
             "unjudged documents together (sd_topics, sd_judgments: each source alone)"
         )
     else:
-        result = engine.confidence(
-            campaign,
-            estimate,
-            systems=systems,
-            measure=args.measure,
-            method="normal" if args.normal else "auto",
-            n_draws=args.mc_draws,
-            rng=args.seed,
-        )
         note = (
             "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
             "these topics; add --topic-bootstrap for topic sampling too, or test topics alone with "
@@ -327,23 +318,10 @@ def _check_estimand(args) -> None:
         )  # fmt: skip
 
 
-def bound_decimals(value: float, se: float) -> int:
-    """Decimals to print a Monte Carlo bound with: those of its standard error ``se`` (1 to 4),
-    and more (up to 4) while the bound would read 0 though it is not, so that a bound never
-    looks like touching zero beside a confident P(A beats B)."""
-    import math
-
-    digits = 4 if not se > 0 else min(max(math.floor(-math.log10(se)), 1), 4)
-    while digits < 4 and value != 0 and round(value, digits) == 0:
-        digits += 1
-    return digits
-
-
 def _bounds_to_their_digits(result, estimate, args):
     """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
-    error (the last digit printed is uncertain by about one unit; 1 to 4 decimals; never
-    ``-0.0``, and never 0 for a bound that is not: :func:`bound_decimals`), and a note saying so;
-    tsv and json, read by programs, keep every digit and the note gives the error.
+    error (``Comparison.to_frame(rounded=True)``), and a note saying so; tsv and json, read by
+    programs, keep every digit and the note gives the error.
 
     The bounds are tail quantiles: with a model's posterior draws they rest on the few
     draws in the tail, so their last digits would change with the seed.
@@ -352,17 +330,9 @@ def _bounds_to_their_digits(result, estimate, args):
 
     import numpy as np
 
-    from ..confidence.montecarlo import bound_standard_errors
-
-    frame = result.to_frame(level=args.confidence)
-    clusters = estimate.n_draws or len(result.scores.draws)  # draws sharing a posterior draw
-    errors = bound_standard_errors(result.scores.draws, result.pairs, args.confidence, clusters)
+    errors = result.bound_errors(args.confidence)
     machine = args.format in ("tsv", "json")  # read by programs: every digit, none rounded
-    for column, se in zip(("ci_low", "ci_high"), errors if not machine else ()):
-        values = frame[column].to_numpy()
-        digits = [bound_decimals(float(v), float(e)) for v, e in zip(values, se)]
-        rounded = [round(float(v), d) + 0.0 for v, d in zip(values, digits)]
-        frame[column] = [f"{v:.{d}f}" for v, d in zip(rounded, digits)]
+    frame = result.to_frame(level=args.confidence, rounded=not machine, errors=errors)
     worst = max(float(np.max(e, initial=0.0)) for e in errors)
     said = "have" if machine else "are rounded at the decimal of their"
     print(

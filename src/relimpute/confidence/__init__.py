@@ -12,21 +12,24 @@ Campaign level
     (``estimand``: which score, :mod:`.estimands`: ``"complete"`` every retrieved document
     judged, ``"pool"`` each run pooled to ``pool_depth``, ``"qrels"`` trec_eval's number;
     ``.describe(campaign)`` is the line a table prints)
-    ``.evaluate(campaign, estimate, systems=None, measure="AP") -> SystemScores``
-    (E/Var of AP per system × topic, E/Var of MAP, expected ranking);
-    ``.compare(campaign, estimate, systems=None, pairs=None, measure="AP") -> Comparison``
-    (per pair E[ΔMAP], Var[ΔMAP], ``p_a_better = P(ΔMAP > 0)``,
-    ``confidence_interval(level)``, ``matrix()``, ``to_frame()``, and the
-    per-topic ``e_delta_ap``/``var_delta_ap``);
-    ``.monte_carlo(campaign, estimate, systems=None, pairs=None, n_draws=10_000,
-    rng=None, measure="AP", use_posterior_draws=True) -> Comparison``
-    (the same from drawn relevance; any measure);
-    ``.topic_bootstrap(campaign, estimate, ...) -> TopicBootstrap`` adds topic
-    sampling (a topic resample per draw; :mod:`.topic_bootstrap`);
-    ``has_closed_form(measure)`` says which of the two a measure can take, and
-    ``.confidence(campaign, estimate, ..., measure="AP", method="auto")``
-    picks: posterior draws -> Monte Carlo, else exact where the measure has
-    a closed form, else Monte Carlo.
+    ``.confidence(campaign, estimate, systems=None, pairs=None, measure="AP", method="auto",
+    n_draws=4000, rng=None, topics=False) -> Comparison`` is the one entry: exact moments
+    and the normal approximation or Monte Carlo draws of relevance, by what the measure
+    (``has_closed_form(measure)``), the estimate (posterior draws: Monte Carlo) and the
+    estimand (``pool``: exact only) allow; ``method="normal"`` or ``"monte carlo"`` fixes
+    it. A ``Comparison`` has per pair E[ΔMAP], Var[ΔMAP], ``p_a_better = P(ΔMAP > 0)``,
+    ``confidence_interval(level)``, ``matrix()``, ``to_frame()`` (``rounded=True``: Monte
+    Carlo bounds to the decimal of their error, ``bound_errors(level)``), the per-system
+    ``scores`` (:class:`SystemScores`: E/Var of AP per system × topic, E/Var of MAP,
+    expected ranking) and, from exact moments, the per-topic ``e_delta_ap``/``var_delta_ap``;
+    ``pairs=[]`` gives the scores alone; ``topics=True`` adds topic sampling (a
+    :class:`TopicBootstrap`, a topic resample per draw; :mod:`.topic_bootstrap`).
+    ``.evaluate`` (exact ``.scores``), ``.compare`` (exact), ``.monte_carlo`` and
+    ``.topic_bootstrap`` are that entry with the method fixed, kept for existing code.
+    A binary measure reads no grades: ``predict_for(model, campaign, measures)`` predicts
+    without the grade split when no measure reads it, and the engine drops it
+    (:mod:`.binary`). :class:`ConditionedDraws` keeps the Monte Carlo draws of a loop
+    that judges and redraws only the topic a label changed (:mod:`.conditioned`).
 
 Exact moments cost O(n) per system and topic (prefix sums) and O(n log n)
 per pair and topic (a Fenwick tree for the cross term); per-system parts are
@@ -53,6 +56,8 @@ document) scores 0 with variance 0; a topic a system retrieves nothing for
 scores 0 and counts in MAP (trec_eval ``-c``).
 """
 
+from .binary import predict_for
+from .conditioned import ConditionedDraws
 from .engine import ConfidenceEngine, exact_measure_names, has_closed_form
 from .linear import linear_measure
 from .moments import (
@@ -71,6 +76,7 @@ from .topic_bootstrap import TopicBootstrap
 
 __all__ = [
     "Comparison",
+    "ConditionedDraws",
     "ConfidenceEngine",
     "ConfidenceInterval",
     "QMoments",
@@ -83,6 +89,7 @@ __all__ = [
     "has_closed_form",
     "linear_measure",
     "pair_topic_moments",
+    "predict_for",
     "prob_positive",
     "q_moments",
     "ratio_moments",

@@ -2,15 +2,17 @@
 
 :class:`ConfidenceEngine` turns a campaign and a
 :class:`~relimpute.relevance.RelevanceEstimate` into per-system scores and
-pairwise comparisons, either from exact moments and the normal approximation
-(:meth:`~ConfidenceEngine.evaluate`, :meth:`~ConfidenceEngine.compare`) or
-from Monte Carlo draws of relevance (:meth:`~ConfidenceEngine.monte_carlo`).
+pairwise comparisons through one entry, :meth:`~ConfidenceEngine.confidence`, which takes
+exact moments and the normal approximation or Monte Carlo draws of relevance by what the
+measure, the estimate and the estimand allow. :meth:`~ConfidenceEngine.evaluate`,
+:meth:`~ConfidenceEngine.compare`, :meth:`~ConfidenceEngine.monte_carlo` and
+:meth:`~ConfidenceEngine.topic_bootstrap` are that entry with the method fixed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,21 +28,17 @@ from .estimands import (
     without_variance,
 )
 from .linear import linear_moments
-from .moments import check_ratio, counted_documents, ratio_moments
+from .moments import check_ratio, ratio_moments
 from .results import Comparison, SystemScores, prob_positive
+from .binary import without_grades
+from .runset import TopicView, select_runs, topic_view, topic_views
+
+if TYPE_CHECKING:
+    from .topic_bootstrap import TopicBootstrap
 
 
 #: How :meth:`ConfidenceEngine.confidence` may compute a comparison.
 METHODS = ("auto", "normal", "monte carlo")
-
-
-@dataclass(frozen=True, slots=True)
-class _TopicView:
-    """One topic restricted to the evaluated run set and depth, in kernel dtypes."""
-
-    ranking: np.ndarray  # (S, D) int64, -1 padded
-    depth: np.ndarray  # (S,) int64
-    counted: np.ndarray  # (n,) bool: documents whose relevance counts towards R
 
 
 class ConfidenceEngine:
@@ -119,49 +117,154 @@ class ConfidenceEngine:
 
     # ------------------------------------------------------------------ public
 
+    def confidence(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate | None,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        measure: str = "AP",
+        method: str = "auto",
+        n_draws: int = 4000,
+        rng: int | np.random.Generator | None = None,
+        topics: bool = False,
+        use_posterior_draws: bool = True,
+        max_elements: int = 1 << 22,
+    ) -> Comparison | TopicBootstrap:
+        """The comparison of ``measure``'s mean over topics per pair, by the best method it allows.
+
+        The one entry to the engine (``relimpute compare`` and ``evaluate`` call it).
+
+        Parameters
+        ----------
+        campaign, estimate
+            The runs and the probabilities of relevance aligned to them (None under the
+            ``qrels`` estimand). A binary measure reads no grades: the estimate's split into
+            grades is dropped for it (:mod:`relimpute.confidence.binary`).
+        systems
+            The systems to score (names; all by default). E[R] comes from the whole
+            campaign, whatever this selects.
+        pairs
+            ``(a, b)`` names within ``systems``; default every pair ``a < b`` in the order
+            of ``systems``; ``[]``: the per-system ``.scores`` only.
+        measure
+            Any measure name (``"AP"``, ``"P@10"``, ``"nDCG@10"``, ...).
+        method
+            ``"auto"``: Monte Carlo over the estimate's posterior draws when it has them
+            (their uncertainty belongs in the answer); else exact moments and the normal
+            approximation where the measure has them (:func:`has_closed_form`); else Monte
+            Carlo with independent Bernoulli(p) relevance. The ``pool`` estimand has exact
+            moments only: ``"auto"`` takes them (the model's point estimate of p).
+            ``"normal"`` forces exact moments (an error for a measure without them),
+            ``"monte carlo"`` forces draws (an error under ``pool``).
+        n_draws, rng, use_posterior_draws, max_elements
+            Monte Carlo's (:mod:`relimpute.confidence.montecarlo`): draw ``d`` uses posterior
+            draw ``d mod M`` in every topic with ``use_posterior_draws``, else independent
+            Bernoulli(p); ``max_elements`` bounds one chunk of draws (memory).
+        topics
+            Add topic sampling: a :class:`~relimpute.confidence.TopicBootstrap`, one topic
+            resample per Monte Carlo draw (:mod:`relimpute.confidence.topic_bootstrap`).
+
+        Returns
+        -------
+        Comparison
+            With its per-system :class:`SystemScores`; from Monte Carlo it carries its draws
+            and their error (:meth:`Comparison.bound_errors`;
+            ``to_frame(rounded=True)`` prints each bound to the decimal of its error).
+        """
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        estimate = without_grades(estimate, [measure])
+        draws_of = dict(n_draws=n_draws, rng=rng, measure=measure,
+                        use_posterior_draws=use_posterior_draws, max_elements=max_elements)  # fmt: skip
+        if topics:
+            if method == "normal":
+                raise ValueError("topic sampling is Monte Carlo: method 'normal' cannot add it")
+            return self._topic_bootstrap(campaign, estimate, systems, pairs, **draws_of)
+        draws = None if estimate is None or self.estimand != "complete" else estimate.draws
+        exact = method == "normal" or (
+            method == "auto" and draws is None and has_closed_form(measure)
+        )
+        if self.estimand == "pool" and method == "auto":
+            exact = True  # its only method (the model's point estimate p)
+        if exact:
+            return self._exact(campaign, estimate, systems, pairs, measure)
+        comparison, _ = self._simulate(campaign, estimate, systems, pairs, keep_topic_draws=False,
+                                       **draws_of)  # fmt: skip
+        return comparison
+
     def evaluate(
         self,
         campaign: Campaign,
-        estimate: RelevanceEstimate,
+        estimate: RelevanceEstimate | None,
         systems: Sequence[str] | None = None,
         *,
         measure: str = "AP",
     ) -> SystemScores:
-        """E and Var of ``measure`` per system and topic and of its mean over topics.
+        """Exact E and Var of ``measure`` per system and topic and of its mean over topics:
+        ``confidence(..., pairs=[], method="normal").scores`` (kept for existing code).
 
         ``measure`` is ``"AP"`` (or ``"MAP"``, ``"map"``) or a linear measure
         (``P@k``, ``RBP(p=φ)``, ``DCG@k``, ``NumRelRet``; see
-        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells,
-        and the others need :meth:`monte_carlo`.
+        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells.
         """
-        return self.compare(campaign, estimate, systems, pairs=[], measure=measure).scores
+        return self.confidence(
+            campaign, estimate, systems, pairs=[], measure=measure, method="normal"
+        ).scores
 
     def compare(
         self,
         campaign: Campaign,
-        estimate: RelevanceEstimate,
+        estimate: RelevanceEstimate | None,
         systems: Sequence[str] | None = None,
         pairs: Sequence[tuple[str, str]] | None = None,
         *,
         measure: str = "AP",
     ) -> Comparison:
-        """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair.
+        """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair:
+        ``confidence(..., method="normal")`` (kept for existing code)."""
+        return self.confidence(campaign, estimate, systems, pairs, measure=measure, method="normal")
 
-        Parameters
-        ----------
-        campaign, estimate
-            The runs and the probabilities of relevance aligned to them.
-        systems
-            The systems to score (names; all by default). E[R] comes from the
-            whole campaign, whatever this selects.
-        pairs
-            ``(a, b)`` names within ``systems``; default every pair ``a < b``
-            in the order of ``systems``.
-        measure
-            ``"AP"`` (MAP) or a linear measure, as in :meth:`evaluate`.
-        """
+    def monte_carlo(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate | None,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        *,
+        n_draws: int = 10_000,
+        **options,
+    ) -> Comparison:
+        """The comparison from drawn relevance vectors: ``confidence(..., method="monte
+        carlo")`` with its Monte Carlo ``options`` (``rng``, ``measure``,
+        ``use_posterior_draws``, ``max_elements``) and 10,000 draws by default, kept for
+        existing code."""
+        return self.confidence(
+            campaign, estimate, systems, pairs, method="monte carlo", n_draws=n_draws, **options
+        )
+
+    def topic_bootstrap(
+        self,
+        campaign: Campaign,
+        estimate: RelevanceEstimate | None,
+        systems: Sequence[str] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        **options,
+    ) -> TopicBootstrap:
+        """ΔMAP with topic sampling and unjudged documents together:
+        ``confidence(..., topics=True)`` with its Monte Carlo ``options`` (``n_draws=4000``,
+        ``rng``, ``measure``, ...), kept for existing code."""
+        return self.confidence(
+            campaign, estimate, systems, pairs, method="monte carlo", topics=True, **options
+        )
+
+    # ------------------------------------------------------------------ private
+
+    def _exact(self, campaign, estimate, systems, pairs, measure) -> Comparison:
+        """Exact moments per system and pair and the normal P(ΔMAP > 0) (Carterette 2007 §2.1)."""
         estimate = self._estimate(campaign, estimate)
-        rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
+        rows, names, pair_idx = select_runs(campaign, estimate, systems, pairs)
         if self.estimand == "pool" and not has_closed_form(measure):
             raise ValueError(f"{EXACT_ONLY}, not {measure!r}: score it as 'complete' or 'qrels'")
         linear = _exact_measure(measure)
@@ -218,68 +321,20 @@ class ConfidenceEngine:
             var_delta_ap=var_delta,
         )
 
-    def monte_carlo(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate,
-        systems: Sequence[str] | None = None,
-        pairs: Sequence[tuple[str, str]] | None = None,
-        *,
-        n_draws: int = 10_000,
-        rng: int | np.random.Generator | None = None,
-        measure: str = "AP",
-        use_posterior_draws: bool = True,
-        max_elements: int = 1 << 22,
-    ) -> Comparison:
-        """The same comparison from drawn relevance vectors; see :mod:`relimpute.confidence.montecarlo`.
-
-        ``measure`` is any measure name: ``"AP"``, a linear one, or one of
-        :mod:`relimpute.measures` (``nDCG@10``, ``Rprec``, ...). With
-        ``use_posterior_draws`` and an estimate that carries ``draws``, draw
-        ``d`` uses posterior draw ``d mod M`` in every topic (joint across
-        topics); otherwise independent Bernoulli(p). ``max_elements`` bounds
-        the size of one chunk of draws (memory).
-        """
-        comparison, _ = self._simulate(
-            campaign, estimate, systems, pairs, n_draws, rng, measure, use_posterior_draws,
-            max_elements, keep_topic_draws=False,
-        )
-        return comparison
-
-    def topic_bootstrap(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate,
-        systems: Sequence[str] | None = None,
-        pairs: Sequence[tuple[str, str]] | None = None,
-        *,
-        n_draws: int = 4000,
-        rng: int | np.random.Generator | None = None,
-        measure: str = "AP",
-        use_posterior_draws: bool = True,
-        max_elements: int = 1 << 22,
-    ):
-        """ΔMAP with topic sampling and unjudged documents together: one topic resample per
-        Monte Carlo draw; see :mod:`relimpute.confidence.topic_bootstrap`.
-
-        Returns a :class:`~relimpute.confidence.topic_bootstrap.TopicBootstrap`
-        (percentile intervals and P(ΔMAP > 0) over the replicates, their topic
-        spread widened to the t distribution's for small topic sets, and the
-        standard deviation each source alone would give).
-        """
+    def _topic_bootstrap(self, campaign, estimate, systems, pairs, *, rng, **draws_of):
+        """Monte Carlo with one topic resample per draw (:mod:`.topic_bootstrap`)."""
         from ..relevance.base import as_generator
         from .topic_bootstrap import resample_topics
 
         generator = as_generator(rng)
         fixed_topics, topic_draws = self._simulate(
-            campaign, estimate, systems, pairs, n_draws, generator, measure, use_posterior_draws,
-            max_elements, keep_topic_draws=True,
+            campaign, estimate, systems, pairs, rng=generator, keep_topic_draws=True, **draws_of
         )
         return resample_topics(fixed_topics, topic_draws, generator)
 
     def _simulate(
-        self, campaign, estimate, systems, pairs, n_draws, rng, measure, use_posterior_draws,
-        max_elements, *, keep_topic_draws: bool,
+        self, campaign, estimate, systems, pairs, *, n_draws, rng, measure, use_posterior_draws,
+        max_elements, keep_topic_draws: bool,
     ) -> tuple[Comparison, np.ndarray | None]:
         """Monte Carlo comparison and, when asked, every draw's ``(D, S, T)`` topic scores."""
         from .montecarlo import simulate
@@ -290,7 +345,7 @@ class ConfidenceEngine:
                 "the estimands 'complete' and 'qrels'"
             )
         estimate = self._estimate(campaign, estimate)
-        rows, names, pair_idx = _select(campaign, estimate, systems, pairs)
+        rows, names, pair_idx = select_runs(campaign, estimate, systems, pairs)
         if int(n_draws) != n_draws or n_draws < 2:
             raise ValueError(f"n_draws must be an integer >= 2, got {n_draws!r}")
         if self.estimand == "qrels" and not keep_topic_draws:
@@ -316,43 +371,6 @@ class ConfidenceEngine:
             comparison = without_variance(comparison)
         return comparison, topic_draws
 
-    def confidence(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate,
-        systems: Sequence[str] | None = None,
-        pairs: Sequence[tuple[str, str]] | None = None,
-        *,
-        measure: str = "AP",
-        method: str = "auto",
-        n_draws: int = 4000,
-        rng: int | np.random.Generator | None = None,
-    ) -> Comparison:
-        """The comparison for any measure, by the best method it allows.
-
-        ``method="auto"``: Monte Carlo over the estimate's posterior draws
-        when it has them (their uncertainty belongs in the answer); else the
-        exact moments of :meth:`compare` when the measure has them
-        (:func:`has_closed_form`); else Monte Carlo with independent
-        Bernoulli(p) relevance. ``"normal"`` forces :meth:`compare` (an error
-        for a measure without exact moments), ``"monte carlo"`` forces
-        :meth:`monte_carlo`. ``n_draws`` and ``rng`` are for Monte Carlo.
-        """
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        draws = None if estimate is None or self.estimand != "complete" else estimate.draws
-        exact = method == "normal" or (
-            method == "auto" and draws is None and has_closed_form(measure)
-        )
-        if self.estimand == "pool" and method == "auto":
-            exact = True  # its only method (the model's point estimate p)
-        if exact:
-            return self.compare(campaign, estimate, systems, pairs, measure=measure)
-        return self.monte_carlo(
-            campaign, estimate, systems, pairs, n_draws=n_draws, rng=rng, measure=measure
-        )
-
-    # ------------------------------------------------------------------ private
 
     def _estimate(self, campaign: Campaign, estimate: RelevanceEstimate | None):
         """The estimate the estimand scores with: the qrels' own for ``qrels``."""
@@ -362,22 +380,13 @@ class ConfidenceEngine:
             raise ValueError(f"estimand {self.estimand!r} needs a relevance estimate")
         return estimate
 
-    def _views(self, campaign: Campaign, rows: np.ndarray) -> list[_TopicView]:
-        from ..labels import labelled_documents
+    def _views(self, campaign: Campaign, rows: np.ndarray) -> list[TopicView]:
+        return topic_views(campaign, rows, self.depth)
 
-        labelled = labelled_documents(campaign) or [None] * campaign.n_topics
-        return [self._view(topic, rows, named) for topic, named in zip(campaign.topics, labelled)]
+    def _view(self, topic: TopicData, rows: np.ndarray, labelled=None) -> TopicView:
+        return topic_view(topic, rows, self.depth, labelled)
 
-    def _view(self, topic: TopicData, rows: np.ndarray, labelled=None) -> _TopicView:
-        depth = topic.depth[rows].astype(np.int64)
-        width = int(depth.max(initial=0))
-        if self.depth is not None:
-            depth = np.minimum(depth, self.depth)
-            width = min(width, self.depth)
-        ranking = np.ascontiguousarray(topic.ranking[rows, :width], dtype=np.int64)
-        return _TopicView(ranking, depth, counted_documents(topic, None, self.depth, labelled))
-
-    def _ap_topic(self, view: _TopicView, p: np.ndarray, pairs: np.ndarray):
+    def _ap_topic(self, view: TopicView, p: np.ndarray, pairs: np.ndarray):
         """E/Var of AP per system and of ΔAP per pair on one topic (Carterette 2007 §2.1)."""
         from . import _kernels  # numba: imported when first needed
 
@@ -404,7 +413,8 @@ class ConfidenceEngine:
 
 
 def has_closed_form(measure) -> bool:
-    """Whether :meth:`ConfidenceEngine.compare` has exact moments for ``measure``.
+    """Whether ``measure`` has exact moments (:meth:`ConfidenceEngine.confidence`, method
+    ``"normal"``).
 
     The measure registry says (``Measure.exact_moments()``): AP over the
     whole list (any spelling: ``MAP``, ``map``) and the measures linear in
@@ -428,51 +438,6 @@ def _exact_measure(measure: str) -> Measure | None:
         raise ValueError(
             f"no closed form for {str(parsed)!r}: exact moments cover "
             f"{', '.join(exact_measure_names())} (AP without a cutoff, no rel=); "
-            "use ConfidenceEngine.monte_carlo for other measures"
+            "use method 'auto' or 'monte carlo' of ConfidenceEngine.confidence for other measures"
         )
     return parsed if parsed.exact_moments() == "linear" else None
-
-
-def _select(
-    campaign: Campaign,
-    estimate: RelevanceEstimate,
-    systems: Sequence[str] | None,
-    pairs: Sequence[tuple[str, str]] | None,
-) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
-    """Validate inputs; return campaign rows of the run set, its names and pair indices into it."""
-    if campaign.n_topics == 0:
-        raise ValueError("the campaign has no topics")
-    if tuple(estimate.query_ids) != campaign.query_ids:
-        raise ValueError(
-            "the estimate's topics do not match the campaign's (predict on this campaign)"
-        )
-    for topic, p in zip(campaign.topics, estimate.p):
-        if p.shape != (topic.n_docs,):
-            raise ValueError(
-                f"topic {topic.query_id}: estimate has {p.shape[0]} documents, campaign {topic.n_docs}"
-            )
-    if systems is None:
-        rows = np.arange(campaign.n_systems)
-    else:
-        if isinstance(systems, str):
-            systems = [systems]
-        if len(set(systems)) != len(systems):
-            raise ValueError("systems must not repeat")
-        rows = campaign.system_index(list(systems))
-    names = tuple(campaign.systems[i] for i in rows)
-    if pairs is None:
-        a, b = np.triu_indices(len(rows), k=1)
-        return rows, names, np.stack([a, b], axis=1).astype(np.int64)
-    lookup = {name: i for i, name in enumerate(names)}
-    out = []
-    for pair in pairs:
-        if len(pair) != 2:
-            raise ValueError(f"a pair is two system names, got {pair!r}")
-        a, b = pair
-        for name in (a, b):
-            if name not in lookup:
-                raise KeyError(f"system {name!r} of pair ({a!r}, {b!r}) is not in the run set")
-        if a == b:
-            raise ValueError(f"cannot compare {a!r} with itself")
-        out.append((lookup[a], lookup[b]))
-    return rows, names, np.array(out, dtype=np.int64).reshape(-1, 2)

@@ -42,7 +42,7 @@ from ..relevance.base import RelevanceEstimate, as_generator
 from .graded import graded_scorer
 from .graded import possible as graded_possible
 from .linear import weight_matrix
-from .results import PARAMETERS, Comparison, SystemScores, pair_differences
+from .results import PARAMETERS, Comparison, SystemScores
 
 
 def simulate(
@@ -130,6 +130,7 @@ def simulate(
         draws=mean_draws,
         sources="unjudged documents" + ("" if posterior is None else f" + {PARAMETERS}"),
         estimand=estimand,
+        clusters=None if posterior is None else estimate.n_draws,
     )
     e_delta, var_delta, p_better = _pair_summaries(mean_draws, pairs)
     return Comparison(
@@ -279,65 +280,6 @@ def _pair_summaries(mean_draws: np.ndarray, pairs: np.ndarray):
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     draws_t = np.ascontiguousarray(np.asarray(mean_draws, dtype=np.float64).T)
     return _kernels.pair_summaries(draws_t, pairs[:, 0].copy(), pairs[:, 1].copy())
-
-
-def bound_standard_errors(
-    draws: np.ndarray, pairs: np.ndarray, level: float, n_clusters: int, max_elements: int = 1 << 22
-) -> tuple[np.ndarray, np.ndarray]:
-    """Monte Carlo standard errors of the percentile interval's bounds of each pair's ΔMAP.
-
-    ``draws (B, S)`` are the MAP draws, draw ``d`` in cluster ``d mod n_clusters`` (the
-    posterior draw it used: draws of one cluster are not independent). For the bound at
-    probability ``p``, the indicators ``Δ_d ≤ q̂`` are averaged per cluster; their standard
-    error ``s_p`` (between clusters) is turned into the bound's by the quantiles at
-    ``p ± s_p``: ``(Q(p + s_p) − Q(p − s_p)) / 2`` (the interval-inversion standard error
-    of a quantile, Flegal & Jones 2011 §3 on batch means; Doss et al. 2014 on quantiles).
-    """
-    n_draws, n_pairs = len(draws), len(pairs)
-    clusters = np.arange(n_draws) % max(1, min(int(n_clusters), n_draws))
-    counts = np.bincount(clusters)
-    out = (np.zeros(n_pairs), np.zeros(n_pairs))
-    by_system = np.ascontiguousarray(np.asarray(draws).T)  # a pair's draws: two rows
-    block = max(1, max_elements // max(n_draws, 1))
-    for lo in range(0, n_pairs, block):
-        sel = pairs[lo : lo + block]
-        delta = pair_differences(by_system, sel)  # (pairs, draws)
-        ordered = np.sort(delta, axis=1)
-        for side, p in enumerate(((1 - level) / 2, (1 + level) / 2)):
-            below = delta <= _sorted_quantile(ordered, np.full(len(sel), p))[:, None]
-            share = _cluster_counts(below, clusters, len(counts))
-            s_p = (share / counts).std(axis=1, ddof=1) / np.sqrt(len(counts)) if len(counts) > 1 else 0.0
-            upper = _sorted_quantile(ordered, np.minimum(p + s_p, 1.0))
-            lower = _sorted_quantile(ordered, np.maximum(p - s_p, 0.0))
-            out[side][lo : lo + block] = (upper - lower) / 2
-    return out
-
-
-def _cluster_counts(below: np.ndarray, clusters: np.ndarray, n_clusters: int) -> np.ndarray:
-    """``(pairs, C)`` how many of each row's draws in each cluster are True (as floats).
-
-    Draw ``d`` is in cluster ``clusters[d] = d mod C``: with whole rounds of ``C`` draws the
-    counts are sums down a reshaped view (no index array); else pair ``i``'s draw ``d``
-    counts in bin ``i · C + clusters[d]`` of one bincount. Counts: the same numbers either way.
-    """
-    n_rows, n_draws = below.shape
-    if n_draws % n_clusters == 0:
-        rounds = below.reshape(n_rows, n_draws // n_clusters, n_clusters)
-        return rounds.sum(axis=1, dtype=np.int64).astype(np.float64)
-    cell = (np.arange(n_rows)[:, None] * n_clusters + clusters[None, :]).ravel()
-    share = np.bincount(cell, weights=below.ravel(), minlength=n_rows * n_clusters)
-    return share.reshape(n_rows, n_clusters)
-
-
-def _sorted_quantile(sorted_rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """Per row, the linear-method quantile (numpy's default) at its own probability."""
-    n = sorted_rows.shape[1]
-    virtual = (n - 1) * np.asarray(probs, dtype=float)
-    below = np.clip(np.floor(virtual).astype(np.int64), 0, n - 1)
-    above = np.minimum(below + 1, n - 1)
-    rows = np.arange(len(sorted_rows))
-    a, b = sorted_rows[rows, below], sorted_rows[rows, above]
-    return a + (b - a) * (virtual - below)
 
 
 def _scorer(measure: str, rel_threshold: int):

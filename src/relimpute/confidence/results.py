@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from .._display import short_repr
+from .bounds import bound_standard_errors, pair_differences, rounded_bounds
 
 
 class ConfidenceInterval(NamedTuple):
@@ -52,17 +53,6 @@ def _interval(mean, var, draws, level: float, axis: int = 0) -> ConfidenceInterv
         return ConfidenceInterval(low, high)
     half = ndtri(0.5 + level / 2) * np.sqrt(np.maximum(var, 0.0))
     return ConfidenceInterval(mean - half, mean + half)
-
-
-def pair_differences(by_system: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """``(P, B)`` rows ``by_system[a] − by_system[b]`` for each pair ``(a, b)`` of ``pairs``.
-
-    Written a pair at a time into one array (gathering both sides' rows first would make
-    two more arrays of its size: millions of values, each page of them a fault)."""
-    out = np.empty((len(pairs), by_system.shape[1]))
-    for q, (a, b) in enumerate(pairs.tolist()):
-        np.subtract(by_system[a], by_system[b], out=out[q])
-    return out
 
 
 #: what ``SystemScores.sources`` adds when the draws carry the model's parameter uncertainty
@@ -102,6 +92,11 @@ class SystemScores:
     estimand
         Which score the distributions are of: ``"complete"``, ``"pool"`` or
         ``"qrels"`` (:mod:`relimpute.confidence.estimands`).
+    clusters
+        Monte Carlo over posterior draws: how many (draw ``d`` used posterior draw
+        ``d mod clusters``, so draws of one cluster are not independent: the Monte Carlo
+        error of the bounds counts them as one, :meth:`Comparison.bound_errors`); None when
+        every draw is independent, or without draws.
     """
 
     systems: tuple[str, ...]
@@ -116,6 +111,7 @@ class SystemScores:
     draws: np.ndarray | None = None
     sources: str = "unjudged documents"
     estimand: str = "complete"
+    clusters: int | None = None
 
     @property
     def sd_map(self) -> np.ndarray:
@@ -267,10 +263,29 @@ class Comparison:
         """Interval for each ΔMAP: E ± z·sd (normal), or percentiles of the Monte Carlo draws."""
         return _interval(self.e_delta_map, self.var_delta_map, self._delta_draws(), level, axis=1)
 
-    def to_frame(self, level: float = 0.95) -> pd.DataFrame:
-        """``system_a, system_b, e_delta_map, sd_delta_map, p_a_better, ci_low, ci_high``."""
+    def bound_errors(self, level: float = 0.95) -> ConfidenceInterval | None:
+        """Monte Carlo standard error of each pair's interval bounds at ``level``
+        (:func:`~relimpute.confidence.bounds.bound_standard_errors`); None for exact moments."""
+        draws = self.scores.draws
+        if draws is None:
+            return None
+        clusters = self.scores.clusters or len(draws)
+        low, high = bound_standard_errors(draws, self.pairs, _check_level(level), clusters)
+        return ConfidenceInterval(low, high)
+
+    def to_frame(
+        self, level: float = 0.95, *, rounded: bool = False,
+        errors: ConfidenceInterval | None = None,
+    ) -> pd.DataFrame:  # fmt: skip
+        """``system_a, system_b, e_delta_map, sd_delta_map, p_a_better, ci_low, ci_high``.
+
+        ``rounded``: Monte Carlo bounds as text, each at the decimal of its standard error
+        (:meth:`bound_errors`, or ``errors`` when already computed; the last digit shown is
+        uncertain by about one unit; :func:`~relimpute.confidence.bounds.bound_decimals`), as
+        ``relimpute compare`` prints them; exact bounds keep every digit.
+        """
         ci = self.confidence_interval(level)
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "system_a": list(self.system_a),
                 "system_b": list(self.system_b),
@@ -281,6 +296,11 @@ class Comparison:
                 "ci_high": ci.high,
             }
         )
+        if rounded and self.scores.draws is not None:
+            errors = errors if errors is not None else self.bound_errors(level)
+            frame["ci_low"] = rounded_bounds(frame["ci_low"].to_numpy(), errors.low)
+            frame["ci_high"] = rounded_bounds(frame["ci_high"].to_numpy(), errors.high)
+        return frame
 
     def matrix(self) -> pd.DataFrame:
         """``S × S`` table of P(row system beats column system); NaN where not compared."""

@@ -189,19 +189,23 @@ class RTCSelection(MTC):
         names = state.systems
         pairs = [(names[a], names[b]) for a, b in state.pairs]
         subset = self.evaluated_campaign(state, campaign)
-        engine, full = ConfidenceEngine(), int(self.mc_draws)
+        engine, full = ConfidenceEngine(ratio="constant"), int(self.mc_draws)
         target = state.target_confidence
         if self.screen is not None and target is not None:
-            known = ConfidenceEngine(ratio="constant").compare(subset, estimate, pairs=pairs).p_a_better
+            known = engine.confidence(subset, estimate, pairs=pairs, method="normal").p_a_better
             if np.all(np.maximum(known, 1.0 - known) < target - float(self.screen)):
                 self.n_screened_ += 1
                 return
+
+        def monte_carlo(n_draws, rng):
+            return engine.confidence(subset, estimate, pairs=pairs, method="monte carlo",
+                                     n_draws=n_draws, rng=rng)  # fmt: skip
+
         quick, result = max(2, full // 4), None
         if self.seed is None:  # (with a seed, every refit states compare's full Monte Carlo)
-            result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=quick, rng=self.rng_)
+            result = monte_carlo(quick, self.rng_)
         if result is None or target is None or not _clearly_below(result.p_a_better, quick, target):
-            rng = self._rng()
-            result = engine.monte_carlo(subset, estimate, pairs=pairs, n_draws=full, rng=rng)
+            result = monte_carlo(full, self._rng())
         self.posterior_.set(result.e_delta_map, result.var_delta_map, result.p_a_better)
 
     def confidence_tracker(self, state: SelectionState):
