@@ -70,3 +70,17 @@ def test_by_run_counts_each_pair_for_both_of_its_runs(study):
                           "covered": [True, False, False]})  # fmt: skip
     table = study.by_run(runs, pairs).set_index("system")["pair_coverage"]
     assert table.to_dict() == {"a": 0.5, "b": 0.5, "c": 0.0}
+
+
+def test_a_candidate_changes_only_the_settings_it_names(study):
+    """``--set NAME=VALUE`` builds the shipped model with that one setting changed."""
+    from relimpute.relevance import load_model
+
+    shipped, candidate = load_model(), study.model({"beyond_decay_sd": 0.5})
+    assert candidate.beyond_decay_sd == 0.5
+    assert {k: v for k, v in vars(candidate).items() if k != "beyond_decay_sd"} == {
+        k: v for k, v in vars(shipped).items() if k != "beyond_decay_sd"
+    }
+    assert study.setting("beyond_run_sd=2") == ("beyond_run_sd", 2.0)
+    with pytest.raises(Exception, match="NAME=NUMBER"):
+        study.setting("beyond_run_sd")
