@@ -95,9 +95,10 @@ def map_variance(campaign, cut, estimate, n_bernoulli: int = 20, seed: int = 0) 
     a, b = np.triu_indices(n_runs, 1)
     pair_var = (full_map[:, a] - full_map[:, b]).var(axis=0)
     pair_fixed = (fixed_map[:, a] - fixed_map[:, b]).var(axis=0)
+    varied = pair_var > 0  # a pair of runs with nothing unjudged has no variance to share
     pairs = pd.DataFrame({"system": "pairs (median)", "var_map": [np.median(pair_var)],
                           "var_map_r_fixed": [np.median(pair_fixed)],
-                          "r_share": [np.median(1 - pair_fixed / pair_var)]})  # fmt: skip
+                          "r_share": [np.median(1 - pair_fixed[varied] / pair_var[varied])]})  # fmt: skip
     return pd.concat([frame, pairs], ignore_index=True)
 
 
