@@ -84,3 +84,32 @@ def test_a_candidate_changes_only_the_settings_it_names(study):
     assert study.setting("beyond_run_sd=2") == ("beyond_run_sd", 2.0)
     with pytest.raises(Exception, match="NAME=NUMBER"):
         study.setting("beyond_run_sd")
+
+
+def test_choice_scores_each_collection_with_the_setting_the_others_chose():
+    """Leave-one-collection-out: the pick minimises the mean loss on the other collections,
+    among candidates whose W and accuracy are no worse than the shipped settings' there."""
+    path = PATH.with_name("choose.py")
+    spec = importlib.util.spec_from_file_location("estimand_coverage_choose", path)
+    choose = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(choose)
+    sharp = {"run_ez2": 1.0, "pair_ez2": 1.0, "pair_coverage": 0.95}
+    assert choose.loss(sharp) == pytest.approx(0.0)
+    assert choose.loss({**sharp, "run_ez2": np.e}) == pytest.approx(1.0)
+
+    def row(candidate, collection, ez2, w):
+        return {"candidate": candidate, "collection": collection, "run_ez2": ez2,
+                "pair_ez2": 1.0, "pair_coverage": 0.95, "accuracy_95": 1.0, "w": w}  # fmt: skip
+
+    shipped = choose.SHIPPED
+    frame = pd.DataFrame([
+        row(shipped, "a", 0.5, 0.5), row(shipped, "b", 0.5, 0.5), row(shipped, "c", 0.5, 0.5),
+        row("x", "a", 1.0, 0.6), row("x", "b", 1.0, 0.6), row("x", "c", 0.1, 0.6),
+        row("y", "a", 1.0, 0.4), row("y", "b", 1.0, 0.6), row("y", "c", 1.0, 0.6),
+    ])  # fmt: skip
+    frame["loss"] = frame.apply(choose.loss, axis=1)
+    frame["eligible"] = frame["w"] >= 0.5
+    picks = choose.choose(frame).set_index("held_out")["chosen"].to_dict()
+    # a out: y is sharp on b and c; b out: y loses W on a and x is worse than shipped on a + c
+    # (0 + 2.3 against 0.69 + 0.69); c out: x is sharp on a and b, y loses W on a
+    assert picks == {"a": "y", "b": shipped, "c": "x"}
