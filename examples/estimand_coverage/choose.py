@@ -13,7 +13,8 @@ A candidate's loss on a collection is how far it is from sharp and right:
 sds are right and the pairs are covered 95% of the time). A candidate whose W or accuracy at
 P ≥ 0.95 is below the shipped settings' on a collection is out on it. For each held-out
 collection the candidate with the lowest mean loss on the other two is chosen and scored on
-it. Writes ``results/grid/losses.csv`` and ``results/grid/choice.csv``.
+it. Writes ``results/grid/losses.csv`` and ``results/grid/choice.csv`` (the grid's own
+folders keep only their ``summary.csv`` in the repository).
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ FOLDERS = {"trec8": ".", "dl19": "dl19", "dl21": "dl21"}
 
 
 def loss(row) -> float:
-    """Distance from sharp and right (module docstring)."""
+    """Distance from sharp and right (module docstring); a coverage of 0 or 1 counts as
+    0.001 or 0.999 (every pair covered is too wide, not infinitely wrong)."""
+    coverage = min(max(row["pair_coverage"], 0.001), 0.999)
     return float(abs(np.log(row["run_ez2"])) + abs(np.log(row["pair_ez2"]))
-                 + abs(logit(row["pair_coverage"]) - logit(0.95)))  # fmt: skip
+                 + abs(logit(coverage) - logit(0.95)))  # fmt: skip
 
 
 def losses(grid: Path = GRID) -> pd.DataFrame:

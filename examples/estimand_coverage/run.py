@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown(summary.tail(1)), flush=True)
     pd.concat(sds).to_csv(out / "pairs_by_sd.csv", index=False, float_format="%.4f")
     if not args.quick:
-        figure(tables, out / "z.png" if args.out != HERE / "results" else HERE / "z.png")
+        figure(tables, HERE / "z.png" if out == HERE / "results" else out / "z.png")
     print(markdown(pd.DataFrame(rows)))
     return 0
 
