@@ -113,3 +113,20 @@ def test_choice_scores_each_collection_with_the_setting_the_others_chose():
     # a out: y is sharp on b and c; b out: y loses W on a and x is worse than shipped on a + c
     # (0 + 2.3 against 0.69 + 0.69); c out: x is sharp on a and b, y loses W on a
     assert picks == {"a": "y", "b": shipped, "c": "x"}
+
+
+def test_a_calibrated_spread_scales_z_and_the_pairs_confidence():
+    """Each sd times c: z shrinks by c (E[z²] by c²), the interval is E ± 1.96 c sd, and
+    P(A beats B) is Φ(E / (c sd))."""
+    path = PATH.with_name("scaled.py")
+    spec = importlib.util.spec_from_file_location("estimand_coverage_scaled", path)
+    scaled = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaled)
+    frame = pd.DataFrame({"truth": [0.1, -0.1, 0.3], "e": [0.0, 0.1, 0.1], "sd": [0.05] * 3})
+    one, half = scaled.scored(frame, 1.0, pairs=True), scaled.scored(frame, 2.0, pairs=True)
+    assert one["ez2"] == pytest.approx((4 + 16 + 16) / 3)
+    assert half["ez2"] == pytest.approx(one["ez2"] / 4)
+    assert (one["coverage"], half["coverage"]) == (0.0, pytest.approx(1 / 3))
+    # P(a beats b) = Φ(0), Φ(2), Φ(2) at c = 1: the two sure pairs, one right and one wrong
+    assert one["accuracy_95"] == pytest.approx(0.5)
+    assert np.isnan(half["accuracy_95"])  # Φ(1) < 0.95: no pair is sure

@@ -17,7 +17,8 @@ For one pool depth of a collection of :mod:`run` it writes to ``results/diagnosi
   goes when each topic's R is held at its mean (R's share), with the same for every pair;
 - ``missed_by_run.csv``: per run, the relevant documents of its top ranks the depth-k pool left
   unjudged (those the truth has and the model must guess), the number the model expects there
-  (sum of p), where they sit (ranks) and how many other runs retrieve them.
+  (sum of p), where they sit (ranks), how many other runs retrieve them, and the run's fitted
+  effect (log-odds, learned in the pool).
 """
 
 from __future__ import annotations
@@ -96,9 +97,10 @@ def map_variance(campaign, cut, estimate, n_bernoulli: int = 20, seed: int = 0) 
     pair_var = (full_map[:, a] - full_map[:, b]).var(axis=0)
     pair_fixed = (fixed_map[:, a] - fixed_map[:, b]).var(axis=0)
     varied = pair_var > 0  # a pair of runs with nothing unjudged has no variance to share
+    share = np.median(1 - pair_fixed[varied] / pair_var[varied])
     pairs = pd.DataFrame({"system": "pairs (median)", "var_map": [np.median(pair_var)],
                           "var_map_r_fixed": [np.median(pair_fixed)],
-                          "r_share": [np.median(1 - pair_fixed[varied] / pair_var[varied])]})  # fmt: skip
+                          "r_share": [share]})  # fmt: skip
     return pd.concat([frame, pairs], ignore_index=True)
 
 
@@ -126,6 +128,8 @@ def missed_by_run(campaign, cut, full, estimate) -> pd.DataFrame:
         })  # fmt: skip
     frame = pd.DataFrame(rows)
     frame["found_over_expected"] = frame["unjudged_relevant"] / frame["expected"]
+    effects = estimate.params.get("run_effects", {})  # the fitted u_j (log-odds, in the pool)
+    frame["run_effect"] = [effects.get(system, np.nan) for system in frame["system"]]
     return frame.sort_values("found_over_expected", ascending=False).reset_index(drop=True)
 
 
