@@ -1,4 +1,4 @@
-"""How far can labels go: the oracle-calibrated ceiling of issue 28's goals (bias, τ).
+"""How far can labels go: the oracle-calibrated ceiling of the study's goals (bias, τ).
 
 Run from the repository root::
 

@@ -1,4 +1,4 @@
-"""fusion-llm's MAP bias split into R and the numerator, per group of documents (issue 28).
+"""fusion-llm's MAP bias split into R and the numerator, per group of documents.
 
 Run from the repository root::
 

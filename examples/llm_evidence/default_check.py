@@ -67,7 +67,7 @@ NAMES = {
     "earlier": "--llm-labels, earlier default (unlabelled=runs, runs_weight=1)",
     **{f"pool-w{w:g}": f"--llm-labels, labels' pool, runs_weight={w:g}" for w in (0.0, 0.25, 0.5, 0.75, 1.0)},
 }
-#: item 4's coverage band for the 95% intervals of each run's MAP
+#: the band the coverage of each run's MAP by its 95% interval is held to
 BAND = (0.90, 0.99)
 
 

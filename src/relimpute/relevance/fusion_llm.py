@@ -3,7 +3,7 @@
 An LLM's label (or any labeller's other than the campaign's assessors) is
 evidence, not a judgment: how far it is to be trusted is learned from the
 documents the humans judged, and that learning's uncertainty is carried into
-the answer (issue 28; the labels' meaning: :mod:`relimpute.labels`).
+the answer (the labels' meaning: :mod:`relimpute.labels`).
 
 Model. The default model (:class:`~relimpute.relevance.fusion.Fusion`,
 with its shipped settings) gives each document the log-odds ``η_ti`` the runs'

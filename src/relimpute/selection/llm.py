@@ -4,7 +4,7 @@ The RTC loop (Carterette 2007 §3–4, Algorithm 1) on the label-aware model
 (:class:`~relimpute.relevance.fusion_llm.FusionLLM`: the runs' consensus plus
 the labels, their error learned from the judgments so far), refitted every
 ``interval`` judgments, stopping on its posterior predictive confidence as
-:class:`~.posterior.PosteriorSelection` does (issue 28 item 4).
+:class:`~.posterior.PosteriorSelection` does.
 
 What it judges. MTC's weight of an unjudged document is the change of
 ``E[ΔMAP]`` between its two outcomes, ``|E[ΔQ | x_i = 1] − E[ΔQ | x_i = 0]|``
