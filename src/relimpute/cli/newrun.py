@@ -79,16 +79,17 @@ def add_arguments(parser) -> None:
     add_format_argument(parser)
 
 
-def check_new_files(args) -> list[str]:
-    """The new runs' names; an error naming the file when one is empty, a directory or has
-    the name of an official run."""
+def check_new_files(args) -> tuple[list[str], list[str]]:
+    """The new runs' names and the files to read besides RUN... (a new run that is one of
+    RUN... is checked against the others, not read twice); an error naming the file when one
+    is empty, a directory or has the name of another official run."""
     from pathlib import Path
 
     from ..errors import InputError
     from ..io import run_files, run_name
 
     official = {name: path for name, path in run_files(args.runs, [])}
-    names = []
+    names, extra = [], []
     for path in args.new:
         if Path(path).is_dir():
             raise InputError("a new run is one run file, not a directory", path)
@@ -97,15 +98,17 @@ def check_new_files(args) -> list[str]:
         if Path(path).stat().st_size == 0:
             raise InputError("the run file is empty", path)
         name = run_name(path)
-        if name in official:
+        if name in names:
+            raise InputError(f"two new runs are both named {name!r}", path)
+        names.append(name)
+        if name not in official:
+            extra.append(path)
+        elif Path(official[name]).resolve() != Path(path).resolve():
             raise InputError(
                 f"a new run named {name!r}, as the official run {official[name]}: rename one "
                 "of the files (a run's name is its file name)", path,
             )  # fmt: skip
-        if name in names:
-            raise InputError(f"two new runs are both named {name!r}", path)
-        names.append(name)
-    return names
+    return names, extra
 
 
 def run(args) -> int:
@@ -113,8 +116,8 @@ def run(args) -> int:
     from ..newrun import check_new_runs
     from ._intervals import relevance
 
-    new = check_new_files(args)
-    args.runs = list(args.runs) + list(args.new)
+    new, extra = check_new_files(args)
+    args.runs = list(args.runs) + extra
     args.estimate, args.intervals = None, True  # what the model path of evaluate reads
     campaign = load_campaign(args, COMMAND)
     _warn_topics(campaign, new)
