@@ -10,7 +10,7 @@ import pytest
 
 from relimpute.cli import main
 from relimpute.measures import evaluate
-from relimpute.newrun import _rank_interval, check_new_runs
+from relimpute.newrun import _rank_interval, check_new_runs, pooled_estimate
 from test_confidence_engine import random_estimate, tiny_campaign
 
 
@@ -42,12 +42,17 @@ def _exact_maps(campaign, estimate):
     return weights, maps / campaign.n_topics
 
 
-def test_rank_distribution_and_beats_match_enumeration(rng):
+@pytest.mark.parametrize("estimand", ["complete", "pool"])
+def test_rank_distribution_and_beats_match_enumeration(rng, estimand):
     """P(rank = r) and P(beats) from the Monte Carlo pass agree with the exact distribution
     over every relevance outcome to 0.015 (20,000 draws: the Monte Carlo sd is below 0.004)."""
     campaign = tiny_campaign(rng, n_topics=3, n_docs=7, n_systems=4)
     estimate = random_estimate(campaign, rng)
-    check = check_new_runs(campaign, ["s1"], estimate, top=3, n_draws=20_000, rng=3)
+    check = check_new_runs(campaign, ["s1"], estimate, top=3, n_draws=20_000, rng=3,
+                           estimand=estimand, pool_depth=2)  # fmt: skip
+    if estimand == "pool":  # below every run's top 2 an unjudged document is nonrelevant
+        estimate = pooled_estimate(campaign, estimate, 2)
+        assert estimate.p[0][~(campaign.topics[0].judged | campaign.topics[0].retrieved(None, 2))].max() == 0
     weights, maps = _exact_maps(campaign, estimate)
     new, officials = 1, [0, 2, 3]
     rank = 1 + (maps[:, officials] > maps[:, [new]] + 1e-12).sum(axis=1)
@@ -130,7 +135,7 @@ def test_cli_table_verdicts_and_plot(collection, capsys):
                  str(root / "mine.run"), "--mc-draws", "500", "--plot", str(plot), "-Q"])
     out, err = capsys.readouterr()
     assert code == 0
-    assert "estimand complete" in out.splitlines()[0]
+    assert "had it been pooled to depth" in out.splitlines()[0] and "estimand pool" in out
     assert "mine: " in out and " of 4 (90%)" in out
     assert "mine retrieves nothing for 1 of 3 qrels topics" in err
     assert plot.stat().st_size > 1000
@@ -170,3 +175,31 @@ def test_cli_bad_new_runs(collection, capsys, make, message):
     assert code == 2
     assert message in err and str(path) in err
     assert "Traceback" not in err
+
+
+def test_pool_keeps_the_posterior_draws_masked(rng):
+    """The pool estimate zeroes p and every posterior draw outside the depth-k pool and keeps
+    them inside; with a depth beyond every run it is the estimate itself."""
+    from dataclasses import replace
+
+    campaign = tiny_campaign(rng, n_topics=2, n_docs=8, n_systems=3)
+    base = random_estimate(campaign, rng)
+    draws = [rng.random((5, t.n_docs)) for t in campaign.topics]
+    estimate = replace(base, draws=draws)
+    pooled = pooled_estimate(campaign, estimate, 1)
+    for t, topic in enumerate(campaign.topics):
+        keep = topic.judged | topic.retrieved(None, 1)
+        assert np.array_equal(pooled.draws[t][:, ~keep], np.zeros((5, (~keep).sum())))
+        assert np.array_equal(pooled.draws[t][:, keep], draws[t][:, keep])
+    deep = pooled_estimate(campaign, estimate, 100)
+    assert all(np.array_equal(a, b) for a, b in zip(deep.p, base.p))
+
+
+def test_cli_complete_estimand_and_pool_depth_refused_with_it(collection, capsys):
+    root = collection
+    args = ["newrun", str(root / "qrels.txt"), str(root / "runs"), "--new", str(root / "mine.run"),
+            "--mc-draws", "200", "-Q"]
+    assert main(args + ["--estimand", "complete"]) == 0
+    assert "estimand complete" in capsys.readouterr().out.splitlines()[0]
+    assert main(args + ["--estimand", "complete", "--pool-depth", "3"]) == 2
+    assert "--pool-depth" in capsys.readouterr().err

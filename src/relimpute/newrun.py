@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,8 @@ class NewRunCheck:
         its interval's half width is at most ``tolerance``.
     officials
         The official runs, best first by E.
+    estimand, pool_depth
+        Which score E estimates (``"pool"`` to ``pool_depth``, or ``"complete"``).
     """
 
     table: pd.DataFrame
@@ -59,6 +62,8 @@ class NewRunCheck:
     rank_confidence: float
     tolerance: float
     officials: tuple[str, ...]
+    estimand: str = "pool"
+    pool_depth: int | None = None
 
     def verdicts(self) -> list[str]:
         """One line per new run, in words."""
@@ -107,17 +112,22 @@ def check_new_runs(
     tolerance: float = 0.02,
     n_draws: int = 4000,
     rng: int | np.random.Generator | None = None,
-    engine=None,
+    estimand: str = "pool",
+    pool_depth: int | None = None,
 ) -> NewRunCheck:
     """Check each run of ``new`` (names of runs in ``campaign``) against the others.
 
     ``estimate`` is the relevance model's estimate on ``campaign`` (new runs included: their
-    rankings are evidence too); ``engine`` a :class:`ConfidenceEngine` (default: the
-    ``complete`` estimand). ``top``: how many of the best official runs the new runs are
-    compared with. The measure is averaged over every qrels topic (trec_eval ``-c``), for
-    trec_eval's score and the expected one alike.
+    rankings are evidence too). ``estimand``: ``"pool"`` (default), the score each new run
+    would have had, had it been pooled with the official runs to ``pool_depth`` (default: the
+    depth the judgments show, :func:`~relimpute.confidence.estimands.judged_pool_depth`): the
+    number the official runs' published scores are; ``"complete"``, the score once everything
+    retrieved is judged (docs/which-map.md). ``top``: how many of the best official runs the
+    new runs are compared with. The measure is averaged over every qrels topic (trec_eval
+    ``-c``), for trec_eval's score and the expected one alike.
     """
     from .confidence import ConfidenceEngine
+    from .confidence.estimands import check_estimand, judged_pool_depth
     from .measures import evaluate
 
     new = list(dict.fromkeys(new))
@@ -129,7 +139,12 @@ def check_new_runs(
         raise InputError("no official run to check the new runs against", "new")
     if not 0.0 < tolerance:
         raise InputError(f"tolerance must be positive, got {tolerance}", "tolerance")
-    engine = engine or ConfidenceEngine()
+    if check_estimand(estimand) == "qrels":
+        raise InputError("the new-run check estimates a score: choose complete or pool", "estimand")
+    if estimand == "pool":
+        pool_depth = pool_depth or judged_pool_depth(campaign)
+        estimate = pooled_estimate(campaign, estimate, pool_depth)
+    engine = ConfidenceEngine()
     by_e = _official_order(campaign, estimate, engine, officials, measure)
     best = by_e[: max(0, min(top, len(by_e)))]
     pairs = [(name, official) for name in new for official in best]
@@ -175,6 +190,8 @@ def check_new_runs(
     ranks.index.name = "run"
     return NewRunCheck(
         table=pd.DataFrame.from_records(records),
+        estimand=estimand,
+        pool_depth=pool_depth if estimand == "pool" else None,
         ranks=ranks,
         measure=measure,
         confidence=confidence,
@@ -182,6 +199,28 @@ def check_new_runs(
         tolerance=tolerance,
         officials=tuple(by_e),
     )
+
+
+def pooled_estimate(campaign: Campaign, estimate, depth: int):
+    """``estimate`` for the ``pool`` estimand of every run at once: an unjudged document keeps
+    its p (and its posterior draws) when some run ranks it within ``depth`` (every run pooled,
+    the new ones with the official ones), else it is nonrelevant (p = 0: nobody would have
+    judged it)."""
+    from dataclasses import replace
+
+    keep = [topic.judged | topic.retrieved(None, depth) for topic in campaign.topics]
+    p = tuple(np.where(mask, p, 0.0) for mask, p in zip(keep, estimate.p))
+    draws = estimate.draws
+    if draws is not None:
+        if hasattr(draws, "map"):  # LazyDraws: masked when a topic is read
+            draws = draws.map(partial(_masked, keep))
+        else:
+            draws = [np.where(mask, d, 0.0) for mask, d in zip(keep, draws)]
+    return replace(estimate, p=p, draws=draws)
+
+
+def _masked(keep, t, draws):
+    return np.where(keep[t], draws, 0.0)
 
 
 def _official_order(campaign, estimate, engine, officials, measure) -> list[str]:

@@ -15,17 +15,26 @@ from ._common import (
 )
 from ._format import add_format_argument, emit
 from ._labels import add_llm_labels_argument
-from ._vocabulary import add_confidence_argument, add_quiet_argument
+from ._vocabulary import (
+    add_confidence_argument,
+    add_estimand_argument,
+    add_pool_depth_argument,
+    add_quiet_argument,
+)
 
 COMMAND = "newrun"
 HELP = "check new runs against the official runs: judged share, E[MAP], interval, rank"
 DESCRIPTION = """\
 For each new run (--new FILE, a run that did not build the pool), print the
 share of its top 10 and top 100 the qrels judge, its MAP as trec_eval scores
-it (unjudged = nonrelevant), E[MAP] once every retrieved document is judged
-(the complete estimand, docs: which-map.md) with a --confidence interval, its
-rank among the official runs (RUN...) as a 90% interval, P(it beats each of
-the --top best official runs), and a verdict in words. The relevance of the
+it (unjudged = nonrelevant), E[MAP] with a --confidence interval, its rank
+among the official runs (RUN...) as a 90% interval, P(it beats each of the
+--top best official runs), and a verdict in words. E[MAP] is by default the
+pool estimand (docs: which-map.md): the MAP the run would have had, had it
+been pooled with the official runs to the pool depth (--pool-depth K, else
+the depth the judgments show), the number the official runs' published
+scores are; --estimand complete gives the MAP once every retrieved document
+is judged. The relevance of the
 unjudged documents comes from the default model (or --model, --llm-labels),
 fitted to the qrels with the new runs' rankings as evidence; every number is
 one Monte Carlo pass over the model's posterior draws, so the rank interval
@@ -63,6 +72,8 @@ def add_arguments(parser) -> None:
     add_llm_labels_argument(parser)
     add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
     add_confidence_argument(parser, "confidence level of the score's interval")
+    add_estimand_argument(parser, choices=("pool", "complete"), default="pool")
+    add_pool_depth_argument(parser)
     parser.add_argument(
         "--top", type=integer_at_least(0), default=3, metavar="K",
         help="P(beats) each of the K best official runs (default: %(default)s)",
@@ -116,6 +127,9 @@ def run(args) -> int:
     from ..newrun import check_new_runs
     from ._intervals import relevance
 
+    from ._estimand import check_estimand_options
+
+    check_estimand_options(args)
     new, extra = check_new_files(args)
     args.runs = list(args.runs) + extra
     args.estimate, args.intervals = None, True  # what the model path of evaluate reads
@@ -125,12 +139,17 @@ def run(args) -> int:
     check = check_new_runs(
         campaign, new, estimate, measure=args.measure, top=args.top,
         confidence=args.confidence, rank_confidence=RANK_CONFIDENCE, n_draws=args.mc_draws,
-        rng=args.seed,
+        rng=args.seed, estimand=args.estimand, pool_depth=args.pool_depth,
     )  # fmt: skip
+    what = (
+        f"had it been pooled to depth {check.pool_depth} (estimand pool"
+        if check.estimand == "pool"
+        else "once every retrieved document is judged (estimand complete"
+    )
     title = (
         f"{len(new)} new run(s) against {len(check.officials)} official runs; trec_eval = "
-        f"{args.measure} on these qrels (unjudged = nonrelevant); E, sd, ci = the measure once "
-        f"every retrieved document is judged (estimand complete, {args.confidence:.0%}); "
+        f"{args.measure} on these qrels (unjudged = nonrelevant); E, sd, ci = the measure "
+        f"{what}, {args.confidence:.0%}); "
         f"rank_low-rank_high = {RANK_CONFIDENCE:.0%} interval of its rank among "
         f"{len(check.officials) + 1} (1 = best)"
     )
