@@ -73,7 +73,8 @@ def without_group(campaign: Campaign, held: list[str], depth: int) -> Campaign:
     )
 
 
-def study(name: str, *, seed: int, quick: bool, n_draws: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def study(name: str, *, seed: int, quick: bool, n_draws: int,
+          shifts: tuple[float, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
     campaign, group_of = load(name)
     depth = COLLECTIONS[name][2]
     truth = evaluate(campaign, ["AP"], missing="zero").set_index("system")["value"]
@@ -87,45 +88,53 @@ def study(name: str, *, seed: int, quick: bool, n_draws: int) -> tuple[pd.DataFr
             continue
         reduced = without_group(campaign, held, depth)
         estimate = load_model().fit(reduced, rng=seed).predict(reduced, grades=False)
-        check = check_new_runs(reduced, held, estimate, top=len(campaign.systems),
-                               n_draws=n_draws, rng=seed)  # fmt: skip
         others = [s for s in campaign.systems if s not in held]
-        for row in check.table.to_dict("records"):
-            true = truth[row["run"]]
-            rank = 1 + int((truth[others] > true + 1e-12).sum())
-            half = (row["ci_high"] - row["ci_low"]) / 2
-            runs.append({
-                "collection": name, "seed": seed, "group": group, "run": row["run"],
-                "truth": true, "truth_rank": rank, "E": row["E"], "sd": row["sd"],
-                "ci_low": row["ci_low"], "ci_high": row["ci_high"],
-                "covered": row["ci_low"] - 1e-9 <= true <= row["ci_high"] + 1e-9,
-                "z": (true - row["E"]) / row["sd"] if row["sd"] > 0 else np.nan,
-                "rank_low": row["rank_low"], "rank_high": row["rank_high"],
-                "rank_covered": row["rank_low"] <= rank <= row["rank_high"],
-                "reliable": half <= check.tolerance, "half": half,
-                "trec_eval": row["trec_eval"], "judged@10": row["judged@10"],
-                "holes@100": 1 - row["judged@100"],
-            })  # fmt: skip
-            for other in others:
-                pairs.append({
-                    "collection": name, "seed": seed, "run": row["run"], "other": other,
-                    "p": row[f"P(beats {other})"], "delta": true - truth[other],
-                })  # fmt: skip
+        for shift in shifts:
+            check = check_new_runs(reduced, held, estimate, top=len(campaign.systems),
+                                   n_draws=n_draws, rng=seed, shift_sd=shift)  # fmt: skip
+            add_rows(runs, pairs, check, name, seed, group, shift, truth, others)
         print(f"  {name} {group}: {len(held)} run(s)", file=sys.stderr, flush=True)
     return pd.DataFrame(runs), pd.DataFrame(pairs)
 
 
+def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> None:
+    """One row per held-out run of ``check`` into ``runs``, one per (run, other) into ``pairs``."""
+    for row in check.table.to_dict("records"):
+        true = truth[row["run"]]
+        rank = 1 + int((truth[others] > true + 1e-12).sum())
+        half = (row["ci_high"] - row["ci_low"]) / 2
+        runs.append({
+            "collection": name, "seed": seed, "shift_sd": shift, "group": group,
+            "run": row["run"],
+            "truth": true, "truth_rank": rank, "E": row["E"], "sd": row["sd"],
+            "ci_low": row["ci_low"], "ci_high": row["ci_high"],
+            "covered": row["ci_low"] - 1e-9 <= true <= row["ci_high"] + 1e-9,
+            "z": (true - row["E"]) / row["sd"] if row["sd"] > 0 else np.nan,
+            "rank_low": row["rank_low"], "rank_high": row["rank_high"],
+            "rank_covered": row["rank_low"] <= rank <= row["rank_high"],
+            "reliable": half <= check.tolerance, "half": half,
+            "trec_eval": row["trec_eval"], "judged@10": row["judged@10"],
+            "holes@100": 1 - row["judged@100"],
+        })  # fmt: skip
+        for other in others:
+            pairs.append({
+                "collection": name, "seed": seed, "shift_sd": shift, "run": row["run"],
+                "other": other,
+                "p": row[f"P(beats {other})"], "delta": true - truth[other],
+            })  # fmt: skip
+
+
 def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for name, part in runs.groupby("collection", sort=False):
-        p = pairs[pairs["collection"] == name]
+    for (name, shift), part in runs.groupby(["collection", "shift_sd"], sort=False):
+        p = pairs[(pairs["collection"] == name) & (pairs["shift_sd"] == shift)]
         prob, outcome = orient(p["p"].to_numpy(), p["delta"].to_numpy() > 0)
         sure = prob >= 0.95
         holes = part["holes@100"].to_numpy()
         slope = lambda y: 0.1 * np.polyfit(holes, y, 1)[0] if np.ptp(holes) > 0 else np.nan  # noqa: E731
         reliable = part[part["reliable"]]
         rows.append({
-            "collection": name, "held-out runs": len(part),
+            "collection": name, "shift_sd": shift, "held-out runs": len(part),
             "MAP covered": part["covered"].mean(), "E[z²]": np.nanmean(part["z"] ** 2),
             "mean E − truth": (part["E"] - part["truth"]).mean(),
             "rank in 90% interval": part["rank_covered"].mean(),
@@ -140,6 +149,24 @@ def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def leave_one_collection_out(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per collection, the row of the ``shift_sd`` whose coverage over the OTHER collections'
+    held-out runs (pooled, each run once) is nearest 0.95 (the smaller on a tie)."""
+    if summary["collection"].nunique() < 2:
+        return summary.iloc[0:0]
+    chosen = []
+    for name in summary["collection"].unique():
+        others = summary[summary["collection"] != name]
+        pooled = others.groupby("shift_sd").apply(
+            lambda g: np.average(g["MAP covered"], weights=g["held-out runs"]),
+            include_groups=False,
+        )
+        best = (pooled - 0.95).abs().sort_index().idxmin()
+        row = summary[(summary["collection"] == name) & (summary["shift_sd"] == best)]
+        chosen.append(row.assign(**{"chosen on": ", ".join(others["collection"].unique())}))
+    return pd.concat(chosen, ignore_index=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collections", nargs="+", default=list(COLLECTIONS),
@@ -147,6 +174,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="3 groups per collection")
+    parser.add_argument("--shifts", type=float, nargs="+", default=[0.0, 0.25, 0.5, 1.0, 1.5],
+                        help="shift_sd values (the log-odds shift of the pool's unjudged documents)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     missing = [c for c in args.collections if not (DATA / COLLECTIONS[c][0]).is_dir()]
@@ -154,7 +183,7 @@ def main(argv=None) -> int:
         print(f"skipped: {', '.join(missing)} not found under {DATA}", file=sys.stderr)
         return 0
     start = time.process_time()
-    parts = [study(c, seed=s, quick=args.quick, n_draws=args.draws)
+    parts = [study(c, seed=s, quick=args.quick, n_draws=args.draws, shifts=tuple(args.shifts))
              for c in args.collections for s in range(args.seeds)]  # fmt: skip
     runs = pd.concat([r for r, _ in parts], ignore_index=True)
     pairs = pd.concat([p for _, p in parts], ignore_index=True)
@@ -164,6 +193,12 @@ def main(argv=None) -> int:
     pairs.to_csv(args.out / "pairs.csv.gz", index=False, float_format="%.6g")
     (args.out / "summary.md").write_text(summary.to_markdown(index=False, floatfmt=".3f") + "\n")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    held_out = leave_one_collection_out(summary)
+    if len(held_out):
+        (args.out / "held_out.md").write_text(held_out.to_markdown(index=False, floatfmt=".3f")
+                                              + "\n")  # fmt: skip
+        print("\nshift_sd chosen on the other collections:")
+        print(held_out.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"CPU {time.process_time() - start:.0f} s", file=sys.stderr)
     return 0
 
