@@ -49,7 +49,7 @@ def test_rank_distribution_and_beats_match_enumeration(rng, estimand):
     campaign = tiny_campaign(rng, n_topics=3, n_docs=7, n_systems=4)
     estimate = random_estimate(campaign, rng)
     check = check_new_runs(campaign, ["s1"], estimate, top=3, n_draws=20_000, rng=3,
-                           estimand=estimand, pool_depth=2)  # fmt: skip
+                           estimand=estimand, pool_depth=2, shift_sd=0.0)  # fmt: skip
     if estimand == "pool":  # below every run's top 2 an unjudged document is nonrelevant
         estimate = pooled_estimate(campaign, estimate, 2)
         assert estimate.p[0][~(campaign.topics[0].judged | campaign.topics[0].retrieved(None, 2))].max() == 0
@@ -203,3 +203,28 @@ def test_cli_complete_estimand_and_pool_depth_refused_with_it(collection, capsys
     assert "estimand complete" in capsys.readouterr().out.splitlines()[0]
     assert main(args + ["--estimand", "complete", "--pool-depth", "3"]) == 2
     assert "--pool-depth" in capsys.readouterr().err
+
+
+def test_the_shift_moves_each_unjudged_pool_document_by_a_shared_log_odds_draw(rng):
+    """With shift_sd s, an unjudged pool document's drawn p averages E[sigmoid(logit p + δ)],
+    δ ~ N(0, s²) (Gauss–Hermite quadrature, 60 nodes: an independent oracle) to 3 Monte Carlo
+    sd; judged documents keep their labels; one δ per draw moves every document alike."""
+    campaign = tiny_campaign(rng, n_topics=2, n_docs=8, n_systems=3)
+    estimate = random_estimate(campaign, rng)
+    s, m = 1.5, 20_000
+    pooled = pooled_estimate(campaign, estimate, 3, shift_sd=s, rng=5, n_draws=m)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    weights = weights / weights.sum()
+    for t, topic in enumerate(campaign.topics):
+        draws = np.asarray(pooled.draws[t])
+        assert draws.shape == (m, topic.n_docs)
+        unjudged = ~topic.judged & topic.retrieved(None, 3)
+        assert np.array_equal(draws[:, topic.judged], np.broadcast_to(
+            estimate.p[t][topic.judged], (m, topic.judged.sum())))
+        for d in np.flatnonzero(unjudged):
+            p = estimate.p[t][d]
+            exact = weights @ (1 / (1 + np.exp(-(np.log(p / (1 - p)) + s * nodes))))
+            assert draws[:, d].mean() == pytest.approx(exact, abs=3 * draws[:, d].std() / m**0.5)
+        logits = np.log(draws[:, unjudged]) - np.log1p(-draws[:, unjudged])
+        shifts = logits - logits[:, :1]  # the same δ for every document of a draw
+        assert np.allclose(shifts, shifts[0], atol=1e-6)

@@ -12,9 +12,12 @@ group's runs is checked as a new run (:func:`relimpute.newrun.check_new_runs`) a
 others. The truth is its MAP on the full qrels (TREC-8: its 71 pooled runs cut at rank 100, so
 the full qrels judge everything they retrieve and the truth is the complete MAP; DL: the
 official MAP, a shallow pool) and its rank by that MAP among the others' full-qrels MAPs.
-Writes ``results/runs.csv`` (one row per held-out run and seed), ``results/pairs.csv.gz``
-(P(beats) of every held-out run against every other run, with the truth) and
-``results/summary.md``.
+Every check is run for each ``shift_sd`` of ``--shifts`` (the log-odds shift of the documents
+only the held-out runs found, :func:`relimpute.newrun.pooled_estimate`), and each collection's
+is chosen on the other two (``results/held_out.md``). Writes ``results/summary.csv`` and
+``.md`` (per collection and shift), ``results/held_out.md`` and, not committed,
+``results/runs.csv`` (one row per held-out run, seed and shift) and ``results/pairs.csv.gz``
+(P(beats) of every held-out run against every other run, with the truth).
 """
 
 from __future__ import annotations
@@ -191,6 +194,7 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     runs.to_csv(args.out / "runs.csv", index=False, float_format="%.6g")
     pairs.to_csv(args.out / "pairs.csv.gz", index=False, float_format="%.6g")
+    summary.to_csv(args.out / "summary.csv", index=False, float_format="%.6g")
     (args.out / "summary.md").write_text(summary.to_markdown(index=False, floatfmt=".3f") + "\n")
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     held_out = leave_one_collection_out(summary)

@@ -32,6 +32,10 @@ HOLE_DEPTHS = (10, 100)
 #: scores this close are tied (floating-point rounding of equal sums)
 TIE = 1e-12
 
+#: the default ``shift_sd`` of the pool estimand: chosen by leaving one group out of the pool
+#: on TREC DL 2019, DL 2021 and TREC-8 (examples/new_run/, results/held_out.md)
+SHIFT_SD = 1.5
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class NewRunCheck:
@@ -114,7 +118,7 @@ def check_new_runs(
     rng: int | np.random.Generator | None = None,
     estimand: str = "pool",
     pool_depth: int | None = None,
-    shift_sd: float = 0.0,
+    shift_sd: float = SHIFT_SD,
 ) -> NewRunCheck:
     """Check each run of ``new`` (names of runs in ``campaign``) against the others.
 
@@ -124,8 +128,10 @@ def check_new_runs(
     depth the judgments show, :func:`~relimpute.confidence.estimands.judged_pool_depth`): the
     number the official runs' published scores are; ``"complete"``, the score once everything
     retrieved is judged (docs/which-map.md). ``top``: how many of the best official runs the
-    new runs are compared with. The measure is averaged over every qrels topic (trec_eval
-    ``-c``), for trec_eval's score and the expected one alike.
+    new runs are compared with. ``shift_sd``: the pool estimand's log-odds shift of the
+    documents only the new runs brought into the pool (:func:`pooled_estimate`). The measure is
+    averaged over every qrels topic (trec_eval ``-c``), for trec_eval's score and the expected
+    one alike.
     """
     from .confidence import ConfidenceEngine
     from .confidence.estimands import check_estimand, judged_pool_depth
@@ -209,7 +215,7 @@ def pooled_estimate(
     """``estimate`` for the ``pool`` estimand of every run at once: an unjudged document keeps
     its p (and its posterior draws) when some run ranks it within ``depth`` (every run pooled,
     the new ones with the official ones), else it is nonrelevant (p = 0: nobody would have
-    judged it).
+    judged it). Used by :func:`check_new_runs` with ``shift_sd`` = :data:`SHIFT_SD`.
 
     ``shift_sd``: in each posterior draw the log-odds of every unjudged document in the pool
     move by one shift drawn from N(0, shift_sd²), shared by the topics and the new runs: a
