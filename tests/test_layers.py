@@ -26,7 +26,7 @@ LAYERS = (
     ("data",),
     ("measures",),
     ("relevance", "confidence"),
-    ("selection", "bias", "precision", "simulate"),
+    ("selection", "bias", "precision", "simulate", "newrun"),
     ("calibration", "testing"),
     ("cli",),
     ("__main__", "__init__"),

@@ -195,6 +195,16 @@ def check(command: str, done: subprocess.CompletedProcess, folder: Path) -> None
         budget = float(words[words.index("--budget") + 1])
         assert len(rows) > 1
         assert all(float(r[header.index("effort")]) <= budget for r in rows[1:])
+    elif sub == "newrun":
+        lines = out.strip().splitlines()
+        header = lines[1].split()
+        (row,) = [line.split() for line in lines[2:] if not line.split()[0].endswith(":")]
+        new = row[0]
+        assert abs(float(row[header.index("trec_eval")]) - official[new]) < 6e-5
+        rank = 1 + sum(score > official[new] for run, score in official.items() if run != new)
+        low, high = int(row[header.index("rank_low")]), int(row[header.index("rank_high")])
+        assert low <= rank <= high <= low + 10  # its official rank, in a narrow interval
+        assert re.search(rf"^{new}: its score .* ranks ", out, re.MULTILINE)
     elif sub == "calibrate":
         assert any((folder / next(iter(_outputs(words)))).iterdir())
     else:  # a line without a specific check still has to say something

@@ -1,0 +1,177 @@
+"""``relimpute newrun``: can a new run be trusted on these qrels, and where does it rank?"""
+
+from __future__ import annotations
+
+import sys
+
+from ._common import (
+    add_campaign_arguments,
+    add_model_argument,
+    add_seed_argument,
+    integer_at_least,
+    load_campaign,
+    measure_option,
+    output_file,
+)
+from ._format import add_format_argument, emit
+from ._labels import add_llm_labels_argument
+from ._vocabulary import (
+    add_confidence_argument,
+    add_estimand_argument,
+    add_pool_depth_argument,
+    add_quiet_argument,
+)
+
+COMMAND = "newrun"
+HELP = "check new runs against the official runs: judged share, E[MAP], interval, rank"
+DESCRIPTION = """\
+For each new run (--new FILE, a run that did not build the pool), print the
+share of its top 10 and top 100 the qrels judge, its MAP as trec_eval scores
+it (unjudged = nonrelevant), E[MAP] with a --confidence interval, its rank
+among the official runs (RUN...) as a 90% interval, P(it beats each of the
+--top best official runs), and a verdict in words. E[MAP] is by default the
+pool estimand (docs: which-map.md): the MAP the run would have had, had it
+been pooled with the official runs to the pool depth (--pool-depth K, else
+the depth the judgments show), the number the official runs' published
+scores are; --estimand complete gives the MAP once every retrieved document
+is judged. The relevance of the
+unjudged documents comes from the default model (or --model, --llm-labels),
+fitted to the qrels with the new runs' rankings as evidence; every number is
+one Monte Carlo pass over the model's posterior draws, so the rank interval
+and the P(beats) agree with `relimpute compare` on the same runs and seed.
+Every qrels topic counts (trec_eval -c). A score is called reliable when its
+interval's half width is at most 0.02.
+"""
+EPILOG = """\
+examples:
+  relimpute newrun qrels.txt runs/ --new mine.run --rel-threshold 2
+  relimpute newrun qrels.txt runs/ --new a.run --new b.run --plot ranks.png -f tsv
+
+exit status: 0 on success, 2 on bad input (the message names file and line).
+"""
+
+#: the central interval of the rank distribution
+RANK_CONFIDENCE = 0.9
+
+
+def add_arguments(parser) -> None:
+    parser.epilog = EPILOG
+    add_campaign_arguments(parser)
+    parser.add_argument(
+        "--new",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a new run to check against the official runs RUN... (repeat for more)",
+    )
+    parser.add_argument(
+        "-m", "--measure", type=lambda text: str(measure_option(text)), default="AP",
+        metavar="MEASURE", help="the measure (default: %(default)s, i.e. MAP)",
+    )  # fmt: skip
+    add_model_argument(parser, None)
+    add_llm_labels_argument(parser)
+    add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
+    add_confidence_argument(parser, "confidence level of the score's interval")
+    add_estimand_argument(parser, choices=("pool", "complete"), default="pool")
+    add_pool_depth_argument(parser)
+    parser.add_argument(
+        "--top", type=integer_at_least(0), default=3, metavar="K",
+        help="P(beats) each of the K best official runs (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--mc-draws", type=integer_at_least(100), default=4000, metavar="N",
+        help="Monte Carlo draws (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--plot", type=output_file(".png", ".svg", ".pdf"), default=None, metavar="FILE",
+        help="draw each new run's rank distribution into FILE (.png, .svg or .pdf)",
+    )  # fmt: skip
+    add_quiet_argument(parser)
+    add_format_argument(parser)
+
+
+def check_new_files(args) -> tuple[list[str], list[str]]:
+    """The new runs' names and the files to read besides RUN... (a new run that is one of
+    RUN... is checked against the others, not read twice); an error naming the file when one
+    is empty, a directory or has the name of another official run."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from ..io import run_files, run_name
+
+    official = {name: path for name, path in run_files(args.runs, [])}
+    names, extra = [], []
+    for path in args.new:
+        if Path(path).is_dir():
+            raise InputError("a new run is one run file, not a directory", path)
+        if not Path(path).is_file():
+            raise InputError("no such run file", path)
+        if Path(path).stat().st_size == 0:
+            raise InputError("the run file is empty", path)
+        name = run_name(path)
+        if name in names:
+            raise InputError(f"two new runs are both named {name!r}", path)
+        names.append(name)
+        if name not in official:
+            extra.append(path)
+        elif Path(official[name]).resolve() != Path(path).resolve():
+            raise InputError(
+                f"a new run named {name!r}, as the official run {official[name]}: rename one "
+                "of the files (a run's name is its file name)", path,
+            )  # fmt: skip
+    return names, extra
+
+
+def run(args) -> int:
+    from ..measures import parse_measure
+    from ..newrun import check_new_runs
+    from ._intervals import relevance
+
+    from ._estimand import check_estimand_options
+
+    check_estimand_options(args)
+    new, extra = check_new_files(args)
+    args.runs = list(args.runs) + extra
+    args.estimate, args.intervals = None, True  # what the model path of evaluate reads
+    campaign = load_campaign(args, COMMAND)
+    _warn_topics(campaign, new)
+    estimate = relevance(campaign, [parse_measure(args.measure)], args, COMMAND)
+    check = check_new_runs(
+        campaign, new, estimate, measure=args.measure, top=args.top,
+        confidence=args.confidence, rank_confidence=RANK_CONFIDENCE, n_draws=args.mc_draws,
+        rng=args.seed, estimand=args.estimand, pool_depth=args.pool_depth,
+    )  # fmt: skip
+    what = (
+        f"had it been pooled to depth {check.pool_depth} (estimand pool"
+        if check.estimand == "pool"
+        else "once every retrieved document is judged (estimand complete"
+    )
+    title = (
+        f"{len(new)} new run(s) against {len(check.officials)} official runs; trec_eval = "
+        f"{args.measure} on these qrels (unjudged = nonrelevant); E, sd, ci = the measure "
+        f"{what}, {args.confidence:.0%}); "
+        f"rank_low-rank_high = {RANK_CONFIDENCE:.0%} interval of its rank among "
+        f"{len(check.officials) + 1} (1 = best)"
+    )
+    table = check.table
+    emit(table.drop(columns="verdict") if args.format == "table" else table, args.format,
+         title=title)  # fmt: skip
+    if args.format == "table":
+        print("\n".join(check.verdicts()))
+    if args.plot:
+        check.plot(args.plot)
+        print(f"relimpute {COMMAND}: wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _warn_topics(campaign, new) -> None:
+    """A warning for each new run that retrieves nothing for some qrels topics."""
+    empty = (~campaign.coverage()).sum(axis=1)
+    for name in new:
+        count = int(empty[campaign.systems.index(name)])
+        if count:
+            print(
+                f"relimpute {COMMAND}: warning: {name} retrieves nothing for {count} of "
+                f"{campaign.n_topics} qrels topics (it scores 0 there)",
+                file=sys.stderr,
+            )
