@@ -263,11 +263,9 @@ def _official_order(campaign, estimate, engine, officials, measure) -> list[str]
     measure has them, else the model's point estimate through one small Monte Carlo)."""
     from .confidence import has_closed_form
 
-    if has_closed_form(measure):
-        e = engine.evaluate(campaign, estimate, officials, measure=measure).e_map
-    else:
-        e = engine.monte_carlo(campaign, estimate, officials, pairs=[], measure=measure,
-                               n_draws=200, rng=0).scores.e_map  # fmt: skip
+    method = "normal" if has_closed_form(measure) else "monte carlo"
+    e = engine.confidence(campaign, estimate, officials, pairs=[], measure=measure, method=method,
+                          n_draws=200, rng=0).scores.e_map  # fmt: skip
     order = np.argsort(-np.asarray(e), kind="stable")
     return [officials[i] for i in order]
 

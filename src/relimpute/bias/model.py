@@ -398,8 +398,9 @@ class ModelBased(Corrector):
             }
         scores = (
             ConfidenceEngine()
-            .monte_carlo(
-                runs, estimate, pairs=[], n_draws=self.n_draws, rng=self.seed, measure=str(measure)
+            .confidence(
+                runs, estimate, pairs=[], n_draws=self.n_draws, rng=self.seed,
+                measure=str(measure), method="monte carlo",
             )
             .scores
         )

@@ -106,12 +106,10 @@ def run(args) -> int:
         started = time.perf_counter()
         model = load_model(name)
         estimate = model.fit_predict(judged, rng=args.seed)
-        if estimate.n_draws:  # posterior predictive, as `relimpute compare` states it
-            comparison = engine.monte_carlo(judged, estimate, n_draws=4000, rng=args.seed)
-            scores = comparison.scores
-        else:  # a point estimate: the normal approximation of Carterette 2007
-            scores = engine.evaluate(judged, estimate)
-            comparison = engine.compare(judged, estimate)
+        # posterior predictive Monte Carlo when the model has draws, as `relimpute compare`
+        # states it; for a point estimate the normal approximation of Carterette 2007
+        comparison = engine.confidence(judged, estimate, n_draws=4000, rng=args.seed)
+        scores = comparison.scores
         seconds = time.perf_counter() - started
         answers[model.name] = (scores, comparison)
         e_map = scores.to_frame().set_index("system")["e_map"].reindex(judged.systems).to_numpy()

@@ -76,8 +76,9 @@ class PairConfidence:
         estimate = RelevanceEstimate(
             query_ids=campaign.query_ids, doc_ids=(campaign.topics[0].doc_ids,), p=(state.p[t],)
         )
-        result = self.engine.compare(
-            campaign, estimate, systems=state.systems, pairs=[self.pair_names[k] for k in pairs]
+        result = self.engine.confidence(
+            campaign, estimate, systems=state.systems, pairs=[self.pair_names[k] for k in pairs],
+            method="normal",
         )
         self.e_q[pairs, t] = result.e_delta_ap[:, 0] * expected_r
         self.var_q[pairs, t] = result.var_delta_ap[:, 0] * expected_r**2
