@@ -302,7 +302,7 @@ def _verdict(record, n_ranked, n_topics, confidence, rank_confidence, tolerance)
     holes = 1.0 - record["judged@10"]
     if holes > 0:
         parts.append(f"{holes:.0%} of its top 10 unjudged")
-    if record["trec_eval"] < record["ci_low"]:
+    if record["trec_eval"] < record["ci_low"] - TIE:
         parts.append(f"trec_eval's {record['trec_eval']:.3f} (unjudged = nonrelevant) is below "
                      "its interval")  # fmt: skip
     if record["empty_topics"]:
