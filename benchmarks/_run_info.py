@@ -49,6 +49,22 @@ def timed_child(argv: list[str], **popen) -> dict:
     return got if out is None else {**got, "stdout": out}
 
 
+#: runs the relimpute command line in a child: ``[sys.executable, "-c", CLI, *args]``
+CLI = "import sys; from relimpute.cli import main; sys.exit(main())"
+
+
+def cli_child(args: list[str], src) -> dict:
+    """:func:`timed_child` of ``relimpute ARGS`` with ``src`` on PYTHONPATH, standard output
+    read and dropped, standard error discarded."""
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    got = timed_child([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
+                      stderr=subprocess.DEVNULL)  # fmt: skip
+    got.pop("stdout")
+    return got
+
+
 def utc_now() -> str:
     """The current time, as the results files print it."""
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())

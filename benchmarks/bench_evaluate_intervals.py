@@ -19,28 +19,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from _run_info import machine, timed_child, utc_now
+from _run_info import cli_child, machine, utc_now
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019-passage"
-CLI = "import sys; from relimpute.cli import main; sys.exit(main())"
 TARGET_RATIO = 2.0
-
-
-def _run(args: list[str], src: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    got = timed_child([sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.PIPE,
-                      stderr=subprocess.DEVNULL)  # fmt: skip
-    got.pop("stdout")
-    return got
 
 
 def _median(runs: list[dict]) -> dict:
@@ -72,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict]] = {case: [] for case in cases}
         for _ in range(args.repeats):
             for case, command in cases.items():  # alternating: the machine's drift is shared
-                runs[case].append(_run(command, args.src))
+                runs[case].append(cli_child(command, args.src))
         sizes = {"estimate_mb": round(est.stat().st_size / 2**20, 1),
                  "draws_mb": round(Path(str(est) + ".draws.npz").stat().st_size / 2**20, 1)}  # fmt: skip
     found = {case: _median(r) for case, r in runs.items()}
