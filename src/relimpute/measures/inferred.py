@@ -188,23 +188,22 @@ class SampledQrels:
         strata = qrels["stratum"].to_numpy()
         self.max_rank = max_rank
         self.topics: dict[str, _Topic] = {}
-        self._stratum = np.empty(len(qrels), dtype=np.int64)  # the topic's stratum index
+        #: per qrels row, then -1 (row -1: outside the pool): the topic's stratum index, grade
+        self.stratum = np.full(len(qrels) + 1, -1, dtype=np.int64)
         for topic, rows in qrels.groupby("query_id", sort=False).indices.items():
             self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
-            self._stratum[rows] = self.topics[str(topic)].index
-        self._grade = grades
-        keys = _key_bytes(_keys(qrels["query_id"], qrels["doc_id"]))
-        self._order = np.argsort(keys, kind="stable")
-        self._sorted = keys[self._order]
+            self.stratum[rows] = self.topics[str(topic)].index
+        self.grade = np.append(grades, -1.0)
+        self._keys = _keys(qrels["query_id"], qrels["doc_id"])
 
-    def lookup(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Stratum index and grade of each (topic, document) key, -1 and -1 outside the pool."""
-        wanted = _key_bytes(keys)
-        at = np.minimum(np.searchsorted(self._sorted, wanted), len(self._sorted) - 1)
-        row = np.where(self._sorted[at] == wanted, self._order[at], -1)
-        inside = row >= 0
-        at = np.where(inside, row, 0)
-        return np.where(inside, self._stratum[at], -1), np.where(inside, self._grade[at], -1.0)
+    def codes(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Each (topic, document) key's qrels row (its first, if listed twice; -1 for none)
+        and a code per distinct key, from one hash pass with the qrels' keys."""
+        codes = pc.dictionary_encode(pa.concat_arrays([self._keys, keys])).indices.to_numpy()
+        n = len(self._keys)
+        row_of = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+        row_of[codes[:n][::-1]] = np.arange(n)[::-1]  # reversed: a repeated key's first row
+        return row_of[codes[n:]], codes[n:]
 
 
 def _keys(topics, docs) -> pa.Array:
@@ -212,41 +211,88 @@ def _keys(topics, docs) -> pa.Array:
     return pc.binary_join_element_wise(_strings(topics), _strings(docs), "\t")
 
 
-def _key_bytes(keys: pa.Array) -> np.ndarray:
-    """Keys as fixed-width bytes, which numpy sorts and searches (UTF-8 byte order)."""
-    return pc.cast(keys, pa.binary()).to_numpy(zero_copy_only=False).astype(bytes)
-
-
 def _strings(values) -> pa.Array:
-    return pa.array(values.astype(str) if isinstance(values, pd.Series) else values, pa.string())
+    """Ids as one arrow string array (a pandas column as ``str`` gives it)."""
+    if isinstance(values, pd.Series):
+        values = values.astype(str)
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = pa.array(values, pa.string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(pa.string())
 
 
-def _ranked(run: pd.DataFrame) -> tuple[pa.Array, np.ndarray, dict[str, int], dict[str, int]]:
-    """The run as the script reads it: topics without leading zeros, a document's last line,
-    score descending then docno descending (bytes) within a topic. Returns the ranked
-    (topic, document) keys, each topic's first position among them, and its lines."""
-    topic = pc.utf8_ltrim(_strings(run["query_id"]), characters="0")
-    doc = _strings(run["doc_id"])
-    keys = _keys(topic, doc)
-    table = pa.table({"topic": topic, "doc": doc, "score": run["score"].to_numpy(dtype=float)})
-    counts = pc.value_counts(topic)
-    lines = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
-    if pc.count_distinct(keys).as_py() < len(keys):  # a document's last line, as a Perl hash
-        keep = ~pd.Series(keys.to_numpy(zero_copy_only=False)).duplicated(keep="last").to_numpy()
-        table, keys = table.filter(pa.array(keep)), keys.filter(pa.array(keep))
-    order = pc.sort_indices(
-        table, sort_keys=[("topic", "ascending"), ("score", "descending"), ("doc", "descending")]
-    )
-    codes = pc.dictionary_encode(table["topic"].take(order)).combine_chunks()
-    index = codes.indices.to_numpy()
-    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    first = dict(zip(codes.dictionary.take(pa.array(index[starts])).to_pylist(), starts.tolist()))
-    return keys.take(order), np.r_[starts, len(index)], first, lines
+class _Ranked:
+    """Runs as the script reads them, ranked in one pass: topics without leading zeros, a
+    document's last line, score descending then docno descending (bytes) within a topic.
+
+    ``row`` is the qrels row of each ranked line (-1 outside the pool); run ``j``'s topic
+    ``t`` holds ``row[first[j][t]:end[j][t]]``; ``lines[j][t]`` counts its lines in the file.
+    ``check(j)`` is called first for each run ``j`` that lists a document twice in a topic.
+    """
+
+    def __init__(self, qrels: SampledQrels, runs: list[Mapping[str, object]], check=None):
+        sizes = [len(run["score"]) for run in runs]
+        bounds = np.r_[0, np.cumsum(sizes)]
+        topic = pc.utf8_ltrim(pa.concat_arrays([_strings(r["query_id"]) for r in runs]), "0")
+        doc = pa.concat_arrays([_strings(r["doc_id"]) for r in runs])
+        score = np.concatenate([np.asarray(r["score"], dtype=float) for r in runs])
+        codes = pc.dictionary_encode(topic)
+        names = codes.dictionary.to_pylist()
+        # run and topic in one key: run j's topic t is j * len(names) + t
+        group = np.repeat(np.arange(len(runs)) * len(names), sizes) + codes.indices.to_numpy()
+        count = np.bincount(group, minlength=len(runs) * len(names))
+        self.lines = [{names[t]: int(c[t]) for t in np.flatnonzero(c)}
+                      for c in count.reshape(len(runs), len(names))]
+        row, key = qrels.codes(_keys(topic, doc))
+        keep = _last_lines(key, bounds, check)
+        if keep is not None:  # a document's last line, as a Perl hash
+            group, score, row, doc = group[keep], score[keep], row[keep], doc.take(pa.array(keep))
+        order = np.lexsort((-score, group))  # score descending; ties: docno, below
+        group, score = group[order], score[order]
+        tied = (group[1:] == group[:-1]) & (score[1:] == score[:-1])
+        if tied.any():  # the rows of each tie by docno descending (bytes, as Perl's cmp)
+            in_tie = np.flatnonzero(np.r_[False, tied] | np.r_[tied, False])
+            tie = np.cumsum(np.r_[True, ~tied])[in_tie]
+            within = pc.sort_indices(pa.table({"g": tie, "d": doc.take(pa.array(order[in_tie]))}),
+                                     sort_keys=[("g", "ascending"), ("d", "descending")])
+            order[in_tie] = order[in_tie][within.to_numpy()]
+        self.row = row[order]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        self.first: list[dict[str, int]] = [{} for _ in runs]
+        self.end: list[dict[str, int]] = [{} for _ in runs]
+        for g, start, end in zip(group[starts].tolist(), starts.tolist(),
+                                 np.r_[starts[1:], len(order)].tolist()):
+            self.first[g // len(names)][names[g % len(names)]] = start
+            self.end[g // len(names)][names[g % len(names)]] = end
+
+
+def _last_lines(key: np.ndarray, bounds: np.ndarray, check) -> np.ndarray | None:
+    """The lines to keep (a key's last line in its run) when a run lists a key twice, else
+    None. Each run's keys are marked in one table: fewer marks than lines is a repeat."""
+    marks = np.zeros(int(key.max(initial=0)) + 1, dtype=bool)
+    repeating = []
+    for j, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
+        marks[key[start:stop]] = True
+        if np.count_nonzero(marks) < stop - start:
+            repeating.append(j)
+        marks[key[start:stop]] = False
+    if not repeating:
+        return None
+    keep = np.ones(len(key), dtype=bool)
+    for j in repeating:
+        if check is not None:
+            check(j)
+        lines = key[bounds[j]:bounds[j + 1]][::-1]
+        _, last = np.unique(lines, return_index=True)  # first of the reversed: the last line
+        keep[bounds[j]:bounds[j + 1]] = False
+        keep[bounds[j + 1] - 1 - last] = True
+    return np.flatnonzero(keep)
 
 
 def sample_eval(
     qrels: pd.DataFrame | SampledQrels,
-    run: pd.DataFrame,
+    run: pd.DataFrame | Mapping[str, object],
     *,
     gains: Mapping[int, float] | None = None,
     max_rank: int = 1000,
@@ -260,7 +306,8 @@ def sample_eval(
         relevance ``-1``: in its stratum, not sampled), or a :class:`SampledQrels`
         prepared once for many runs (then ``gains`` and ``max_rank`` are its own).
     run
-        ``query_id, doc_id, score`` (:func:`relimpute.io.read_run`).
+        ``query_id, doc_id, score`` (:func:`relimpute.io.read_run`), or those columns as
+        arrays (:func:`relimpute.io.read_run_columns`: nothing converted to pandas).
     gains
         The script's ``-G`` mapping, grade → gain, applied to the qrels' grades
         first (a grade mapped to 0 is nonrelevant).
@@ -279,9 +326,22 @@ def sample_eval(
     """
     if not isinstance(qrels, SampledQrels):
         qrels = SampledQrels(qrels, gains=gains, max_rank=max_rank)
-    keys, bounds, first, lines = _ranked(run)
-    stratum, grade = qrels.lookup(keys)
-    ends = dict(zip(first, bounds[1:].tolist()))
+    return sample_eval_runs(qrels, [run])[0]
+
+
+def sample_eval_runs(qrels: SampledQrels, runs: list, check=None) -> list[pd.DataFrame]:
+    """:func:`sample_eval` of each of ``runs`` (frames or columns), ranked and looked up in the
+    qrels together: one sort and one hash pass for them all. ``check(j)`` is called first for
+    each run ``j`` that lists a document twice in a topic (the script keeps its last line)."""
+    runs = [{name: run[name] for name in ("query_id", "doc_id", "score")} for run in runs]
+    ranked = _Ranked(qrels, runs, check)
+    stratum, grade = qrels.stratum[ranked.row], qrels.grade[ranked.row]
+    return [_run_table(qrels, stratum, grade, ranked.first[j], ranked.end[j], ranked.lines[j])
+            for j in range(len(runs))]
+
+
+def _run_table(qrels: SampledQrels, stratum, grade, first, ends, lines) -> pd.DataFrame:
+    """One run's rows per topic, then ``all`` (:func:`sample_eval`)."""
     rows, index = [], []
     for topic in _topic_order(t for t in lines if t in qrels.topics):
         start = first[topic]
