@@ -194,21 +194,21 @@ class SampledQrels:
             self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
             self.stratum[rows] = self.topics[str(topic)].index
         self.grade = np.append(grades, -1.0)
-        self._keys = _keys(qrels["query_id"], qrels["doc_id"])
+        docs = _strings(qrels["doc_id"])
+        #: per topic: its documents and their qrels rows
+        self._docs = {str(topic): (docs.take(pa.array(rows)), rows) for topic, rows in
+                      qrels.groupby("query_id", sort=False).indices.items()}
 
-    def codes(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Each (topic, document) key's qrels row (its first, if listed twice; -1 for none)
-        and a code per distinct key, from one hash pass with the qrels' keys."""
-        codes = pc.dictionary_encode(pa.concat_arrays([self._keys, keys])).indices.to_numpy()
-        n = len(self._keys)
+    def codes(self, topic: str, docs: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Each of a topic's ``docs``' qrels row (its first, if listed twice; -1 for none) and
+        a code per distinct document (0 up to less than the second value), from one hash pass
+        with the topic's documents in the qrels."""
+        judged, rows = self._docs.get(topic, (pa.array([], pa.string()), np.zeros(0, int)))
+        codes = pc.dictionary_encode(pa.concat_arrays([judged, docs])).indices.to_numpy()
+        n = len(judged)
         row_of = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
-        row_of[codes[:n][::-1]] = np.arange(n)[::-1]  # reversed: a repeated key's first row
+        row_of[codes[:n][::-1]] = rows[::-1]  # reversed: a repeated document's first row
         return row_of[codes[n:]], codes[n:]
-
-
-def _keys(topics, docs) -> pa.Array:
-    """One string per (topic, document): ids hold no whitespace, so a tab joins them."""
-    return pc.binary_join_element_wise(_strings(topics), _strings(docs), "\t")
 
 
 def _strings(values) -> pa.Array:
@@ -238,17 +238,29 @@ class _Ranked:
         doc = pa.concat_arrays([_strings(r["doc_id"]) for r in runs])
         score = np.concatenate([np.asarray(r["score"], dtype=float) for r in runs])
         codes = pc.dictionary_encode(topic)
-        names = codes.dictionary.to_pylist()
+        names, topic = codes.dictionary.to_pylist(), codes.indices.to_numpy()
         # run and topic in one key: run j's topic t is j * len(names) + t
-        group = np.repeat(np.arange(len(runs)) * len(names), sizes) + codes.indices.to_numpy()
+        group = np.repeat(np.arange(len(runs)) * len(names), sizes) + topic
         count = np.bincount(group, minlength=len(runs) * len(names))
         self.lines = [{names[t]: int(c[t]) for t in np.flatnonzero(c)}
                       for c in count.reshape(len(runs), len(names))]
-        row, key = qrels.codes(_keys(topic, doc))
+        # topic by topic (small hash tables): the qrels rows, a code per (topic, document)
+        # and the order of the lines, by run, then score descending (ties: docno, below)
+        by_topic = np.argsort(topic, kind="stable")
+        bound = np.r_[0, np.cumsum(np.bincount(topic, minlength=len(names)))]
+        row = np.empty(len(score), dtype=np.int64)
+        key = np.empty(len(score), dtype=np.int64)
+        order = np.empty(len(score), dtype=np.int64)
+        offset = 0
+        for t, name in enumerate(names):
+            lines = by_topic[bound[t]:bound[t + 1]]
+            row[lines], code = qrels.codes(name, doc.take(pa.array(lines)))
+            key[lines] = offset + code
+            offset += int(code.max(initial=-1)) + 1
+            order[bound[t]:bound[t + 1]] = lines[np.lexsort((-score[lines], group[lines]))]
         keep = _last_lines(key, bounds, check)
         if keep is not None:  # a document's last line, as a Perl hash
-            group, score, row, doc = group[keep], score[keep], row[keep], doc.take(pa.array(keep))
-        order = np.lexsort((-score, group))  # score descending; ties: docno, below
+            order = order[np.isin(order, keep)]
         group, score = group[order], score[order]
         tied = (group[1:] == group[:-1]) & (score[1:] == score[:-1])
         if tied.any():  # the rows of each tie by docno descending (bytes, as Perl's cmp)
