@@ -130,7 +130,9 @@ def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
     stat = StatDesign(sample, rel_threshold=rel_threshold) if "statAP" in names else None
     frames, means = [], []
     for batch in _run_batches(args.runs, args.duplicates, frames=stat is not None):
-        def refuse(j, paths=[path for _, path, _ in batch]):  # the reader names the lines
+        paths = [path for _, path, _ in batch]
+
+        def refuse(j, paths=paths):  # a document listed twice: the reader's error names lines
             read_run(paths[j], duplicates=args.duplicates)
 
         tables = sample_eval_runs(design, [run for *_, run in batch], refuse) if nist else [
@@ -147,7 +149,7 @@ def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
     return pd.concat(frames, ignore_index=True) if args.per_topic else pd.DataFrame(means)
 
 
-#: Fewest run lines ranked together (one sort, one hash pass with the qrels' keys)
+#: Fewest run lines ranked and looked up in the qrels together (topic by topic)
 BATCH_LINES = 1 << 20
 
 

@@ -190,19 +190,18 @@ class SampledQrels:
         self.topics: dict[str, _Topic] = {}
         #: per qrels row, then -1 (row -1: outside the pool): the topic's stratum index, grade
         self.stratum = np.full(len(qrels) + 1, -1, dtype=np.int64)
+        self.grade = np.append(grades, -1.0)
+        docs = _strings(qrels["doc_id"])
+        self._docs: dict[str, tuple[pa.Array, np.ndarray]] = {}  # a topic's documents, rows
         for topic, rows in qrels.groupby("query_id", sort=False).indices.items():
             self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
             self.stratum[rows] = self.topics[str(topic)].index
-        self.grade = np.append(grades, -1.0)
-        docs = _strings(qrels["doc_id"])
-        #: per topic: its documents and their qrels rows
-        self._docs = {str(topic): (docs.take(pa.array(rows)), rows) for topic, rows in
-                      qrels.groupby("query_id", sort=False).indices.items()}
+            self._docs[str(topic)] = (docs.take(pa.array(rows)), rows)
 
     def codes(self, topic: str, docs: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Each of a topic's ``docs``' qrels row (its first, if listed twice; -1 for none) and
-        a code per distinct document (0 up to less than the second value), from one hash pass
-        with the topic's documents in the qrels."""
+        """Each of ``docs``' qrels row in ``topic`` (the first, if listed twice; -1 for none)
+        and its code among the topic's distinct documents (0, 1, ...), from one hash pass with
+        the topic's qrels documents."""
         judged, rows = self._docs.get(topic, (pa.array([], pa.string()), np.zeros(0, int)))
         codes = pc.dictionary_encode(pa.concat_arrays([judged, docs])).indices.to_numpy()
         n = len(judged)
@@ -343,8 +342,9 @@ def sample_eval(
 
 def sample_eval_runs(qrels: SampledQrels, runs: list, check=None) -> list[pd.DataFrame]:
     """:func:`sample_eval` of each of ``runs`` (frames or columns), ranked and looked up in the
-    qrels together: one sort and one hash pass for them all. ``check(j)`` is called first for
-    each run ``j`` that lists a document twice in a topic (the script keeps its last line)."""
+    qrels together, topic by topic (one small hash table a topic for them all). ``check(j)`` is
+    called first for each run ``j`` that lists a document twice in a topic (the script keeps
+    its last line)."""
     runs = [{name: run[name] for name in ("query_id", "doc_id", "score")} for run in runs]
     ranked = _Ranked(qrels, runs, check)
     stratum, grade = qrels.stratum[ranked.row], qrels.grade[ranked.row]
