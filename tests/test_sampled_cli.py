@@ -60,14 +60,15 @@ def test_evaluate_prints_the_inferred_measures_by_default_and_beside_others(tmp_
 def test_evaluate_reads_runs_as_the_ordinary_evaluate_does(tmp_path, monkeypatch):
     """Runs are read as columns, not pandas frames (the speed target beside ordinary qrels);
     a document listed twice is still the reader's error naming the line."""
+    import relimpute._reading
     import relimpute.io
 
     qrels, runs = _files(tmp_path)
-    full = relimpute.io.read_run
-    monkeypatch.setattr(relimpute.io, "read_run", lambda *a, **k: pytest.fail("read_run"))
-    code, out, err = _run("evaluate", qrels, runs, "-f", "tsv")
+    with monkeypatch.context() as patch:
+        for module in (relimpute._reading, relimpute.io):
+            patch.setattr(module, "read_run", lambda *a, **k: pytest.fail("read_run"))
+        code, out, err = _run("evaluate", qrels, runs, "-f", "tsv")
     assert code == 0, err
-    monkeypatch.setattr(relimpute.io, "read_run", full)
     (runs / "r.txt").write_text(HAND_RUN + "1 Q0 a 5 0 r\n")
     code, out, err = _run("evaluate", qrels, runs, "-f", "tsv")
     assert code == 2 and "r.txt, line 5: conflicting duplicate document in run" in err
