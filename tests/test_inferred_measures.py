@@ -120,6 +120,24 @@ def test_runs_ranked_together_score_as_each_alone(tmp_path):
     assert together[2].loc["1", "NumRet"] == 4  # the script counts the run's lines
 
 
+def test_lists_scored_together_score_as_each_alone_over_many_strata():
+    """Every run's list of a topic is scored at once (counts cumulated within each list):
+    12 strata, grades 0-2, runs that start with a relevant or an outside document."""
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(300)]
+    qrels = pd.DataFrame({"query_id": "7", "doc_id": docs, "stratum": rng.integers(1, 13, 300),
+                          "relevance": rng.integers(-1, 3, 300)})
+    design = SampledQrels(qrels, gains={1: 0})
+    runs = [pd.DataFrame({"query_id": "7", "doc_id": list(rng.choice(docs + ["out"] * 40,
+                                                                     size=120, replace=False)),
+                          "score": rng.normal(size=120)}) for _ in range(6)]
+    together = sample_eval_runs(design, runs)
+    for run, table in zip(runs, together):
+        assert np.allclose(table.to_numpy(), sample_eval(design, run).to_numpy(), rtol=0,
+                           atol=1e-12)
+    assert len({table.loc["7", "xinfAP"] for table in together}) == len(runs)
+
+
 def test_gain_mapping_applies_before_everything(tmp_path):
     qrels = read_sampled_qrels(_write(tmp_path, "q.txt", HAND_QRELS.replace("c 2 1", "c 2 2")))
     run = read_run(_write(tmp_path, "r.txt", HAND_RUN))

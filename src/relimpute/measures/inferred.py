@@ -80,53 +80,67 @@ class _Topic:
             start += count
         return ideal
 
-    def score(self, stratum: np.ndarray, grade: np.ndarray, max_rank: int) -> dict[str, float]:
-        """The script's per-topic values for one ranked list (cut at ``max_rank``), given each
-        document's stratum index and grade (-1 and -1 outside the pool)."""
-        h = len(self.strata)
+    def score(self, stratum: np.ndarray, grade: np.ndarray, bounds: np.ndarray,
+              max_rank: int) -> dict[str, np.ndarray]:
+        """The script's per-topic values for ranked lists (each cut at ``max_rank``), given each
+        document's stratum index and grade (-1 and -1 outside the pool); list ``i`` is rows
+        ``bounds[i]`` to ``bounds[i + 1]``. One value per list under each name."""
+        h, n = len(self.strata), len(bounds) - 1
         k = len(stratum)
+        start = np.repeat(bounds[:-1], np.diff(bounds))  # each row's list's first row
         pooled = stratum >= 0
         onehot = np.zeros((k, h))
         onehot[np.flatnonzero(pooled), stratum[pooled]] = 1.0
-        docs_upto = np.cumsum(onehot, axis=0)  # d_h including rank k
-        sampled_upto = np.cumsum(onehot * (grade >= 0)[:, None], axis=0)
-        relevant_upto = np.cumsum(onehot * (grade > 0)[:, None], axis=0)
-        ranks = np.arange(1, k + 1, dtype=float)
+
+        def upto(counts):  # cumulative counts within each list (whole numbers: exact)
+            total = np.cumsum(counts, axis=0)
+            return total - np.vstack([np.zeros((1, h)), total])[start]
+
+        docs_upto = upto(onehot)  # d_h including rank k
+        sampled_upto = upto(onehot * (grade >= 0)[:, None])
+        relevant_upto = upto(onehot * (grade > 0)[:, None])
+        ranks = np.arange(1, k + 1, dtype=float) - start
         rel_ret = (docs_upto * (relevant_upto + EPSILON) / (sampled_upto + 3 * EPSILON)).sum(1)
 
-        out = {"xinfAP": 0.0, "infNDCG": 0.0}
+        out = {"xinfAP": np.zeros(n), "infNDCG": np.zeros(n)}
         rel_ranks = np.flatnonzero(grade > 0)
         if len(rel_ranks):
             above = rel_ranks - 1  # the counts strictly above a relevant document
-            d_h = np.where(above[:, None] >= 0, docs_upto[above], 0.0)
-            s_h = np.where(above[:, None] >= 0, sampled_upto[above], 0.0)
-            r_h = np.where(above[:, None] >= 0, relevant_upto[above], 0.0)
+            inside = (rel_ranks > start[rel_ranks])[:, None]
+            d_h = np.where(inside, docs_upto[above], 0.0)
+            s_h = np.where(inside, sampled_upto[above], 0.0)
+            r_h = np.where(inside, relevant_upto[above], 0.0)
             depth = d_h.sum(1)
             prob = np.divide(d_h, depth[:, None], out=np.zeros_like(d_h), where=depth[:, None] != 0)
             prec_above = (prob * (r_h + EPSILON) / (s_h + 3 * EPSILON)).sum(1)
             rank = ranks[rel_ranks]
             precision = 1 / rank + depth / rank * prec_above
-            where = stratum[rel_ranks]
-            sap = np.bincount(where, weights=precision, minlength=h)
+            where = np.searchsorted(bounds, rel_ranks, side="right") * h - h + stratum[rel_ranks]
+            sap = np.bincount(where, weights=precision, minlength=n * h).reshape(n, h)
             gain = np.bincount(
-                where, weights=grade[rel_ranks] / (np.log(rank + 1) / np.log(2)), minlength=h
-            )
+                where, weights=grade[rel_ranks] / (np.log(rank + 1) / np.log(2)), minlength=n * h
+            ).reshape(n, h)
             if self.num_rel != 0:
-                per = np.divide(sap, self.relevant, out=np.zeros(h), where=self.relevant != 0)
+                per = np.divide(sap, self.relevant, out=np.zeros((n, h)), where=self.relevant != 0)
                 counted = self.sampled != 0
-                out["xinfAP"] = float(
-                    (self.relevant_by_stratum[counted] / self.num_rel * per[counted]).sum()
-                )
-            depth_all = docs_upto[-1].sum()
-            if depth_all != 0 and self.ideal_dcg != 0:
-                seen = sampled_upto[-1] != 0
-                dcg = (docs_upto[-1][seen] / depth_all * gain[seen] / sampled_upto[-1][seen]).sum()
-                out["infNDCG"] = float(depth_all * dcg / self.ideal_dcg)
+                out["xinfAP"] = (self.relevant_by_stratum[counted] / self.num_rel
+                                 * per[:, counted]).sum(1)
+            last = bounds[1:] - 1
+            depth_all = docs_upto[last].sum(1)
+            if self.ideal_dcg != 0:
+                seen = sampled_upto[last] != 0
+                dcg = np.divide(np.divide(docs_upto[last], depth_all[:, None], out=np.zeros(
+                    (n, h)), where=seen) * gain, sampled_upto[last], out=np.zeros((n, h)),
+                    where=seen).sum(1)
+                out["infNDCG"] = np.where(depth_all != 0, depth_all * dcg / self.ideal_dcg, 0.0)
+        length = np.diff(bounds)
         for cut in (*PRECISION_RANKS, max_rank):
-            out[f"iP@{cut}"] = float(rel_ret[min(cut, k) - 1] / cut)
-        out["iNumRelRet"] = float(rel_ret[-1])
-        out["iNumRel"] = self.num_rel
-        out.update(zip(_recall_names(), _interpolated(rel_ret, ranks, self.num_rel)))
+            out[f"iP@{cut}"] = rel_ret[bounds[:-1] + np.minimum(cut, length) - 1] / cut
+        out["iNumRelRet"] = rel_ret[bounds[1:] - 1]
+        out["iNumRel"] = np.full(n, self.num_rel)
+        curves = np.array([_interpolated(rel_ret[a:b], ranks[a:b], self.num_rel)
+                           for a, b in zip(bounds[:-1], bounds[1:])])
+        out.update(zip(_recall_names(), curves.T))
         return out
 
 
@@ -348,21 +362,25 @@ def sample_eval_runs(qrels: SampledQrels, runs: list, check=None) -> list[pd.Dat
     runs = [{name: run[name] for name in ("query_id", "doc_id", "score")} for run in runs]
     ranked = _Ranked(qrels, runs, check)
     stratum, grade = qrels.stratum[ranked.row], qrels.grade[ranked.row]
-    return [_run_table(qrels, stratum, grade, ranked.first[j], ranked.end[j], ranked.lines[j])
-            for j in range(len(runs))]
+    values: list[dict[str, dict]] = [{} for _ in runs]  # per run: topic -> its row
+    for topic, scorer in qrels.topics.items():  # every run's list of the topic at once
+        lists = [(j, first[topic], min(ranked.end[j][topic], first[topic] + qrels.max_rank))
+                 for j, first in enumerate(ranked.first) if topic in first]
+        if not lists:
+            continue
+        rows = np.concatenate([np.arange(a, b) for _, a, b in lists])
+        table = scorer.score(stratum[rows], grade[rows],
+                             np.r_[0, np.cumsum([b - a for _, a, b in lists])], qrels.max_rank)
+        for i, (j, a, b) in enumerate(lists):
+            values[j][topic] = {name: float(column[i]) for name, column in table.items()}
+            values[j][topic].update(NumRet=float(ranked.lines[j][topic]), _read=float(b - a))
+    return [_run_table(qrels, values[j]) for j in range(len(runs))]
 
 
-def _run_table(qrels: SampledQrels, stratum, grade, first, ends, lines) -> pd.DataFrame:
+def _run_table(qrels: SampledQrels, values: dict[str, dict]) -> pd.DataFrame:
     """One run's rows per topic, then ``all`` (:func:`sample_eval`)."""
-    rows, index = [], []
-    for topic in _topic_order(t for t in lines if t in qrels.topics):
-        start = first[topic]
-        stop = min(ends[topic], start + qrels.max_rank)
-        row = qrels.topics[topic].score(stratum[start:stop], grade[start:stop], qrels.max_rank)
-        row["NumRet"] = float(lines[topic])
-        row["_read"] = float(stop - start)
-        rows.append(row)
-        index.append(topic)
+    index = _topic_order(values)
+    rows = [values[topic] for topic in index]
     if not rows:
         raise ValueError("the run and the sampled qrels share no topic")
     columns = list(rows[0])
