@@ -19,7 +19,7 @@ import pytest
 
 from relimpute.errors import InputError
 from relimpute.io import read_run, read_sampled_qrels
-from relimpute.measures.inferred import EPSILON, sample_eval
+from relimpute.measures.inferred import EPSILON, SampledQrels, sample_eval, sample_eval_runs
 
 from conftest import SHARED_DATA
 
@@ -95,6 +95,47 @@ def test_a_run_longer_than_the_cut_off_is_read_to_it(tmp_path):
     scores = sample_eval(qrels, read_run(_write(tmp_path, "r.txt", "\n".join(lines))), max_rank=10)
     assert scores.loc["1", "xinfAP"] == 0  # a is at rank 13, past the cut-off
     assert scores.loc["1", "NumRet"] == 13 and scores.loc["all", "NumRet"] == 10
+
+
+def test_runs_ranked_together_score_as_each_alone(tmp_path):
+    """One sort and one hash pass for many runs give each run's own numbers, exactly: ties,
+    zero-padded topics, a topic one run lacks, and a document listed twice (its last line)."""
+    qrels = SampledQrels(read_sampled_qrels(_write(tmp_path, "q.txt", HAND_QRELS
+                                                   + "2 0 g 1 1\n2 0 h 1 -1\n")))
+    runs = [
+        pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 2, "doc_id": list("axcdgh"),
+                      "score": [4.0, 3, 2, 1, 2, 2]}),
+        pd.DataFrame({"query_id": ["01"] * 3, "doc_id": list("acx"), "score": [1.0, 1, 1]}),
+        pd.DataFrame({"query_id": ["1"] * 4 + ["2"], "doc_id": list("cadcg"),
+                      "score": [1.0, 3, 2, 4, 1]}),  # c twice: its last line, score 4, counts
+    ]
+    repeating = []
+    together = sample_eval_runs(qrels, runs, repeating.append)
+    assert repeating == [2]
+    for run, table in zip(runs, together):
+        alone = sample_eval(qrels, run)
+        assert list(table.index) == list(alone.index)
+        assert np.array_equal(table.to_numpy(), alone.to_numpy())
+    assert together[2].loc["1", "xinfAP"] == sample_eval(qrels, runs[2].iloc[1:]).loc["1", "xinfAP"]
+    assert together[2].loc["1", "NumRet"] == 4  # the script counts the run's lines
+
+
+def test_lists_scored_together_score_as_each_alone_over_many_strata():
+    """Every run's list of a topic is scored at once (counts cumulated within each list):
+    12 strata, grades 0-2, runs that start with a relevant or an outside document."""
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(300)]
+    qrels = pd.DataFrame({"query_id": "7", "doc_id": docs, "stratum": rng.integers(1, 13, 300),
+                          "relevance": rng.integers(-1, 3, 300)})
+    design = SampledQrels(qrels, gains={1: 0})
+    runs = [pd.DataFrame({"query_id": "7", "doc_id": list(rng.choice(docs + ["out"] * 40,
+                                                                     size=120, replace=False)),
+                          "score": rng.normal(size=120)}) for _ in range(6)]
+    together = sample_eval_runs(design, runs)
+    for run, table in zip(runs, together):
+        assert np.allclose(table.to_numpy(), sample_eval(design, run).to_numpy(), rtol=0,
+                           atol=1e-12)
+    assert len({table.loc["7", "xinfAP"] for table in together}) == len(runs)
 
 
 def test_gain_mapping_applies_before_everything(tmp_path):

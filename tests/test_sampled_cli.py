@@ -57,6 +57,25 @@ def test_evaluate_prints_the_inferred_measures_by_default_and_beside_others(tmp_
     assert frame["query_id"].tolist() == ["1", "all"]
 
 
+def test_evaluate_reads_runs_as_the_ordinary_evaluate_does(tmp_path, monkeypatch):
+    """Runs are read as columns, not pandas frames (the speed target beside ordinary qrels);
+    a document listed twice is still the reader's error naming the line."""
+    import relimpute._reading
+    import relimpute.io
+
+    qrels, runs = _files(tmp_path)
+    with monkeypatch.context() as patch:
+        for module in (relimpute._reading, relimpute.io):
+            patch.setattr(module, "read_run", lambda *a, **k: pytest.fail("read_run"))
+        code, out, err = _run("evaluate", qrels, runs, "-f", "tsv")
+    assert code == 0, err
+    (runs / "r.txt").write_text(HAND_RUN + "1 Q0 a 5 0 r\n")
+    code, out, err = _run("evaluate", qrels, runs, "-f", "tsv")
+    assert code == 2 and "r.txt, line 5: conflicting duplicate document in run" in err
+    code, out, err = _run("evaluate", qrels, runs, "-f", "tsv", "--duplicates", "first")
+    assert code == 0, err
+
+
 def test_the_relevance_threshold_maps_lower_grades_to_nonrelevant(tmp_path):
     qrels, runs = _files(tmp_path, HAND_QRELS.replace("c 2 1", "c 2 2").replace("a 1 1", "a 1 2"))
     top = tmp_path / "with3.txt"  # a grade 3 (in the stratum judged whole): the grades 2 count 0

@@ -209,7 +209,13 @@ def test_a_file_without_the_header_is_not_the_inclusion_form(tmp_path):
 # --------------------------------------------------------------------------- unbiasedness
 
 
-def _collection(folder: str, threshold: int, runs: int | None):
+#: the two collections of the unbiasedness studies, each with its relevance threshold
+BOTH = pytest.mark.parametrize("folder, threshold", [("trec-dl-2019-passage", 2),
+                                                     ("trec-8-adhoc", 1)])
+
+
+def _pooled(folder: str, runs: int | None):
+    """The collection's qrels and its pooled runs (``runs`` of them, spread, if given)."""
     import statap_study
 
     root = SHARED_DATA / folder
@@ -217,8 +223,14 @@ def _collection(folder: str, threshold: int, runs: int | None):
         pytest.skip(f"{folder} not found under {SHARED_DATA} (../shared/data is not beside "
                     "the repo)")
     pooled = statap_study.pooled_runs(root)
-    pooled = pooled if runs is None else pooled[:: max(1, len(pooled) // runs)][:runs]
-    return statap_study.load(root / "qrels.txt", pooled, threshold)
+    return root / "qrels.txt", (pooled if runs is None else
+                                pooled[:: max(1, len(pooled) // runs)][:runs])
+
+
+def _collection(folder: str, threshold: int, runs: int | None):
+    import statap_study
+
+    return statap_study.load(*_pooled(folder, runs), threshold)
 
 
 def _check_unbiased(folder, threshold, runs, samplings, every_run=True):
@@ -241,14 +253,14 @@ def _check_unbiased(folder, threshold, runs, samplings, every_run=True):
     return table
 
 
-@pytest.mark.parametrize("folder, threshold", [("trec-dl-2019-passage", 2), ("trec-8-adhoc", 1)])
+@BOTH
 def test_unbiased_small(folder, threshold):
     """CI's honest small version: 6 pooled runs, 300 samplings."""
     _check_unbiased(folder, threshold, 6, 300)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("folder, threshold", [("trec-dl-2019-passage", 2), ("trec-8-adhoc", 1)])
+@BOTH
 def test_unbiased_every_pooled_run(folder, threshold):
     """Every pooled run, 1,000 samplings (the numbers in docs/sampled.md). 37 and 71 runs
     make a few |z| > 2 likely under exact unbiasedness (TREC-8: 2 of 71)."""
@@ -258,3 +270,53 @@ def test_unbiased_every_pooled_run(folder, threshold):
     from scipy.stats import kendalltau
 
     assert kendalltau(table["statMAP"], table["MAP"]).statistic > 0.9
+
+
+# ------------------------------------------------------- the acceptance under the paper's design
+
+
+def _paper_design(folder: str, threshold: int, runs: int | None):
+    import statap_readings
+
+    return statap_readings.paper_design(*_pooled(folder, runs), threshold)
+
+
+def _check_paper_reading(folder, threshold, runs, samplings):
+    """Reading (b, c, d) of docs/sampled.md: n draws with replacement from the depth-100 pool
+    (p ∝ the AP prior, π = 1 − (1 − p)^n, 10% of the pool expected), truth the MAP on the qrels
+    restricted to that pool: every run's mean statMAP is within 2 × statMAP's own standard
+    error (the sd of one estimate) of it; not within 2 se of the mean (the ratio's bias)."""
+    import statap_readings
+
+    topics, names = _paper_design(folder, threshold, runs)
+    table = statap_readings.paper_study(topics, names, samplings)
+    result = statap_readings.within(table["statMAP"], table["MAP"], table["statMAP sd"],
+                                    samplings)
+    assert result["(b) within 2 sd"] == len(names), result
+    assert result["(a) within 2 se"] < len(names), result  # statMAP is not unbiased
+    assert result["bias mean"] > 0, result
+
+
+@BOTH
+@pytest.mark.parametrize("runs, samplings", [(6, 300), pytest.param(None, 1000,
+                                                                     marks=pytest.mark.slow)])
+def test_within_its_own_standard_error_under_the_papers_design(folder, threshold, runs,
+                                                               samplings):
+    """CI's honest small version: the pool of 6 pooled runs, 300 samplings; ``-m slow``:
+    every pooled run, 1,000 samplings (the table in docs/sampled.md)."""
+    _check_paper_reading(folder, threshold, runs, samplings)
+
+
+def test_the_papers_draws_with_replacement():
+    """n draws with replacement, p = (1/2, 1/4, 1/4): 3 draws are the fewest that judge 2
+    documents in expectation (2: 0.75 + 2 · 0.4375 = 1.625; 3: 0.875 + 2 · 0.578 = 2.03);
+    a document is judged with π = 1 − (1 − p)^n, so R̂ = Σ x/π is unbiased over the draws."""
+    import statap_readings
+
+    p = np.array([0.5, 0.25, 0.25])
+    assert statap_readings._draws(p, 2.0) == 3
+    pi = 1 - (1 - p) ** 3
+    drawn = np.random.default_rng(7).multinomial(3, p, size=20000) > 0
+    assert np.abs(drawn.mean(axis=0) - pi).max() < 0.01
+    r_hat = (drawn[:, :2] / pi[:2]).sum(axis=1)  # the first two relevant
+    assert abs(r_hat.mean() - 2) < 2 * r_hat.std() / np.sqrt(len(r_hat))

@@ -120,8 +120,8 @@ def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
     """
     import pandas as pd
 
-    from ..io import read_runs
-    from ..measures.inferred import SampledQrels, sample_eval
+    from ..io import read_run
+    from ..measures.inferred import SampledQrels, sample_eval_runs
     from ..measures.statap import StatDesign, stat_eval
 
     nist = [m for m in names if m not in STATISTICAL]
@@ -129,13 +129,44 @@ def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):
         if nist else None
     stat = StatDesign(sample, rel_threshold=rel_threshold) if "statAP" in names else None
     frames, means = [], []
-    for system, run in read_runs(args.runs, duplicates=args.duplicates).items():
-        scores = sample_eval(design, run) if nist else stat_eval(stat, run)
-        if nist and stat is not None:
-            scores = scores.join(stat_eval(stat, run)[["statAP"]], how="left")
-        if args.per_topic:
-            frames.append(scores[list(names)].rename_axis("query_id").reset_index()
-                          .assign(system=system))
-        else:  # the "all" row alone, one table at the end
-            means.append({"system": system, **scores.loc["all", list(names)].to_dict()})
+    for batch in _run_batches(args.runs, args.duplicates, frames=stat is not None):
+        paths = [path for _, path, _ in batch]
+
+        def refuse(j, paths=paths):  # a document listed twice: the reader's error names lines
+            read_run(paths[j], duplicates=args.duplicates)
+
+        tables = sample_eval_runs(design, [run for *_, run in batch], refuse) if nist else [
+            stat_eval(stat, run) for *_, run in batch]
+        for (system, _, run), scores in zip(batch, tables):
+            if nist and stat is not None:
+                scores = scores.join(stat_eval(stat, run)[["statAP"]], how="left")
+            if args.per_topic:
+                frames.append(scores[list(names)].rename_axis("query_id").reset_index()
+                              .assign(system=system))
+            else:  # the "all" row alone, one table at the end
+                last = dict(zip(scores.columns, scores.to_numpy()[-1].tolist()))  # "all"
+                means.append({"system": system, **{name: last[name] for name in names}})
     return pd.concat(frames, ignore_index=True) if args.per_topic else pd.DataFrame(means)
+
+
+#: Fewest run lines ranked and looked up in the qrels together (topic by topic)
+BATCH_LINES = 1 << 20
+
+
+def _run_batches(runs, duplicates: str, *, frames: bool):
+    """Lists of ``(system, path, run)`` of about :data:`BATCH_LINES` lines, read in order:
+    frames (``frames``, for statAP, or a policy for duplicates) or the columns the ordinary
+    evaluate reads (no pandas; a document listed twice is left to the caller)."""
+    from ..io import read_run, read_run_columns, run_files
+
+    batch, lines = [], 0
+    for system, path in run_files(runs):
+        run = read_run(path, duplicates=duplicates) if frames or duplicates != "error" else \
+            read_run_columns(path)[0]
+        batch.append((system, path, run))
+        lines += len(run["score"])
+        if lines >= BATCH_LINES:
+            yield batch
+            batch, lines = [], 0
+    if batch:
+        yield batch

@@ -80,53 +80,67 @@ class _Topic:
             start += count
         return ideal
 
-    def score(self, stratum: np.ndarray, grade: np.ndarray, max_rank: int) -> dict[str, float]:
-        """The script's per-topic values for one ranked list (cut at ``max_rank``), given each
-        document's stratum index and grade (-1 and -1 outside the pool)."""
-        h = len(self.strata)
+    def score(self, stratum: np.ndarray, grade: np.ndarray, bounds: np.ndarray,
+              max_rank: int) -> dict[str, np.ndarray]:
+        """The script's per-topic values for ranked lists (each cut at ``max_rank``), given each
+        document's stratum index and grade (-1 and -1 outside the pool); list ``i`` is rows
+        ``bounds[i]`` to ``bounds[i + 1]``. One value per list under each name."""
+        h, n = len(self.strata), len(bounds) - 1
         k = len(stratum)
+        start = np.repeat(bounds[:-1], np.diff(bounds))  # each row's list's first row
         pooled = stratum >= 0
         onehot = np.zeros((k, h))
         onehot[np.flatnonzero(pooled), stratum[pooled]] = 1.0
-        docs_upto = np.cumsum(onehot, axis=0)  # d_h including rank k
-        sampled_upto = np.cumsum(onehot * (grade >= 0)[:, None], axis=0)
-        relevant_upto = np.cumsum(onehot * (grade > 0)[:, None], axis=0)
-        ranks = np.arange(1, k + 1, dtype=float)
+
+        def upto(counts):  # cumulative counts within each list (whole numbers: exact)
+            total = np.cumsum(counts, axis=0)
+            return total - np.vstack([np.zeros((1, h)), total])[start]
+
+        docs_upto = upto(onehot)  # d_h including rank k
+        sampled_upto = upto(onehot * (grade >= 0)[:, None])
+        relevant_upto = upto(onehot * (grade > 0)[:, None])
+        ranks = np.arange(1, k + 1, dtype=float) - start
         rel_ret = (docs_upto * (relevant_upto + EPSILON) / (sampled_upto + 3 * EPSILON)).sum(1)
 
-        out = {"xinfAP": 0.0, "infNDCG": 0.0}
+        out = {"xinfAP": np.zeros(n), "infNDCG": np.zeros(n)}
         rel_ranks = np.flatnonzero(grade > 0)
         if len(rel_ranks):
             above = rel_ranks - 1  # the counts strictly above a relevant document
-            d_h = np.where(above[:, None] >= 0, docs_upto[above], 0.0)
-            s_h = np.where(above[:, None] >= 0, sampled_upto[above], 0.0)
-            r_h = np.where(above[:, None] >= 0, relevant_upto[above], 0.0)
+            inside = (rel_ranks > start[rel_ranks])[:, None]
+            d_h = np.where(inside, docs_upto[above], 0.0)
+            s_h = np.where(inside, sampled_upto[above], 0.0)
+            r_h = np.where(inside, relevant_upto[above], 0.0)
             depth = d_h.sum(1)
             prob = np.divide(d_h, depth[:, None], out=np.zeros_like(d_h), where=depth[:, None] != 0)
             prec_above = (prob * (r_h + EPSILON) / (s_h + 3 * EPSILON)).sum(1)
             rank = ranks[rel_ranks]
             precision = 1 / rank + depth / rank * prec_above
-            where = stratum[rel_ranks]
-            sap = np.bincount(where, weights=precision, minlength=h)
+            where = np.searchsorted(bounds, rel_ranks, side="right") * h - h + stratum[rel_ranks]
+            sap = np.bincount(where, weights=precision, minlength=n * h).reshape(n, h)
             gain = np.bincount(
-                where, weights=grade[rel_ranks] / (np.log(rank + 1) / np.log(2)), minlength=h
-            )
+                where, weights=grade[rel_ranks] / (np.log(rank + 1) / np.log(2)), minlength=n * h
+            ).reshape(n, h)
             if self.num_rel != 0:
-                per = np.divide(sap, self.relevant, out=np.zeros(h), where=self.relevant != 0)
+                per = np.divide(sap, self.relevant, out=np.zeros((n, h)), where=self.relevant != 0)
                 counted = self.sampled != 0
-                out["xinfAP"] = float(
-                    (self.relevant_by_stratum[counted] / self.num_rel * per[counted]).sum()
-                )
-            depth_all = docs_upto[-1].sum()
-            if depth_all != 0 and self.ideal_dcg != 0:
-                seen = sampled_upto[-1] != 0
-                dcg = (docs_upto[-1][seen] / depth_all * gain[seen] / sampled_upto[-1][seen]).sum()
-                out["infNDCG"] = float(depth_all * dcg / self.ideal_dcg)
+                out["xinfAP"] = (self.relevant_by_stratum[counted] / self.num_rel
+                                 * per[:, counted]).sum(1)
+            last = bounds[1:] - 1
+            depth_all = docs_upto[last].sum(1)
+            if self.ideal_dcg != 0:
+                seen = sampled_upto[last] != 0
+                dcg = np.divide(np.divide(docs_upto[last], depth_all[:, None], out=np.zeros(
+                    (n, h)), where=seen) * gain, sampled_upto[last], out=np.zeros((n, h)),
+                    where=seen).sum(1)
+                out["infNDCG"] = np.where(depth_all != 0, depth_all * dcg / self.ideal_dcg, 0.0)
+        length = np.diff(bounds)
         for cut in (*PRECISION_RANKS, max_rank):
-            out[f"iP@{cut}"] = float(rel_ret[min(cut, k) - 1] / cut)
-        out["iNumRelRet"] = float(rel_ret[-1])
-        out["iNumRel"] = self.num_rel
-        out.update(zip(_recall_names(), _interpolated(rel_ret, ranks, self.num_rel)))
+            out[f"iP@{cut}"] = rel_ret[bounds[:-1] + np.minimum(cut, length) - 1] / cut
+        out["iNumRelRet"] = rel_ret[bounds[1:] - 1]
+        out["iNumRel"] = np.full(n, self.num_rel)
+        curves = np.array([_interpolated(rel_ret[a:b], ranks[a:b], self.num_rel)
+                           for a, b in zip(bounds[:-1], bounds[1:])])
+        out.update(zip(_recall_names(), curves.T))
         return out
 
 
@@ -188,65 +202,122 @@ class SampledQrels:
         strata = qrels["stratum"].to_numpy()
         self.max_rank = max_rank
         self.topics: dict[str, _Topic] = {}
-        self._stratum = np.empty(len(qrels), dtype=np.int64)  # the topic's stratum index
+        #: per qrels row, then -1 (row -1: outside the pool): the topic's stratum index, grade
+        self.stratum = np.full(len(qrels) + 1, -1, dtype=np.int64)
+        self.grade = np.append(grades, -1.0)
+        docs = _strings(qrels["doc_id"])
+        self._docs: dict[str, tuple[pa.Array, np.ndarray]] = {}  # a topic's documents, rows
         for topic, rows in qrels.groupby("query_id", sort=False).indices.items():
             self.topics[str(topic)] = _Topic(strata[rows], grades[rows], max_rank)
-            self._stratum[rows] = self.topics[str(topic)].index
-        self._grade = grades
-        keys = _key_bytes(_keys(qrels["query_id"], qrels["doc_id"]))
-        self._order = np.argsort(keys, kind="stable")
-        self._sorted = keys[self._order]
+            self.stratum[rows] = self.topics[str(topic)].index
+            self._docs[str(topic)] = (docs.take(pa.array(rows)), rows)
 
-    def lookup(self, keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Stratum index and grade of each (topic, document) key, -1 and -1 outside the pool."""
-        wanted = _key_bytes(keys)
-        at = np.minimum(np.searchsorted(self._sorted, wanted), len(self._sorted) - 1)
-        row = np.where(self._sorted[at] == wanted, self._order[at], -1)
-        inside = row >= 0
-        at = np.where(inside, row, 0)
-        return np.where(inside, self._stratum[at], -1), np.where(inside, self._grade[at], -1.0)
-
-
-def _keys(topics, docs) -> pa.Array:
-    """One string per (topic, document): ids hold no whitespace, so a tab joins them."""
-    return pc.binary_join_element_wise(_strings(topics), _strings(docs), "\t")
-
-
-def _key_bytes(keys: pa.Array) -> np.ndarray:
-    """Keys as fixed-width bytes, which numpy sorts and searches (UTF-8 byte order)."""
-    return pc.cast(keys, pa.binary()).to_numpy(zero_copy_only=False).astype(bytes)
+    def codes(self, topic: str, docs: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Each of ``docs``' qrels row in ``topic`` (the first, if listed twice; -1 for none)
+        and its code among the topic's distinct documents (0, 1, ...), from one hash pass with
+        the topic's qrels documents."""
+        judged, rows = self._docs.get(topic, (pa.array([], pa.string()), np.zeros(0, int)))
+        codes = pc.dictionary_encode(pa.concat_arrays([judged, docs])).indices.to_numpy()
+        n = len(judged)
+        row_of = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+        row_of[codes[:n][::-1]] = rows[::-1]  # reversed: a repeated document's first row
+        return row_of[codes[n:]], codes[n:]
 
 
 def _strings(values) -> pa.Array:
-    return pa.array(values.astype(str) if isinstance(values, pd.Series) else values, pa.string())
+    """Ids as one arrow string array (a pandas column as ``str`` gives it)."""
+    if isinstance(values, pd.Series):
+        values = values.astype(str)
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = pa.array(values, pa.string())
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values.cast(pa.string())
 
 
-def _ranked(run: pd.DataFrame) -> tuple[pa.Array, np.ndarray, dict[str, int], dict[str, int]]:
-    """The run as the script reads it: topics without leading zeros, a document's last line,
-    score descending then docno descending (bytes) within a topic. Returns the ranked
-    (topic, document) keys, each topic's first position among them, and its lines."""
-    topic = pc.utf8_ltrim(_strings(run["query_id"]), characters="0")
-    doc = _strings(run["doc_id"])
-    keys = _keys(topic, doc)
-    table = pa.table({"topic": topic, "doc": doc, "score": run["score"].to_numpy(dtype=float)})
-    counts = pc.value_counts(topic)
-    lines = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
-    if pc.count_distinct(keys).as_py() < len(keys):  # a document's last line, as a Perl hash
-        keep = ~pd.Series(keys.to_numpy(zero_copy_only=False)).duplicated(keep="last").to_numpy()
-        table, keys = table.filter(pa.array(keep)), keys.filter(pa.array(keep))
-    order = pc.sort_indices(
-        table, sort_keys=[("topic", "ascending"), ("score", "descending"), ("doc", "descending")]
-    )
-    codes = pc.dictionary_encode(table["topic"].take(order)).combine_chunks()
-    index = codes.indices.to_numpy()
-    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    first = dict(zip(codes.dictionary.take(pa.array(index[starts])).to_pylist(), starts.tolist()))
-    return keys.take(order), np.r_[starts, len(index)], first, lines
+class _Ranked:
+    """Runs as the script reads them, ranked in one pass: topics without leading zeros, a
+    document's last line, score descending then docno descending (bytes) within a topic.
+
+    ``row`` is the qrels row of each ranked line (-1 outside the pool); run ``j``'s topic
+    ``t`` holds ``row[first[j][t]:end[j][t]]``; ``lines[j][t]`` counts its lines in the file.
+    ``check(j)`` is called first for each run ``j`` that lists a document twice in a topic.
+    """
+
+    def __init__(self, qrels: SampledQrels, runs: list[Mapping[str, object]], check=None):
+        sizes = [len(run["score"]) for run in runs]
+        bounds = np.r_[0, np.cumsum(sizes)]
+        topic = pc.utf8_ltrim(pa.concat_arrays([_strings(r["query_id"]) for r in runs]), "0")
+        doc = pa.concat_arrays([_strings(r["doc_id"]) for r in runs])
+        score = np.concatenate([np.asarray(r["score"], dtype=float) for r in runs])
+        codes = pc.dictionary_encode(topic)
+        names, topic = codes.dictionary.to_pylist(), codes.indices.to_numpy()
+        # run and topic in one key: run j's topic t is j * len(names) + t
+        group = np.repeat(np.arange(len(runs)) * len(names), sizes) + topic
+        count = np.bincount(group, minlength=len(runs) * len(names))
+        self.lines = [{names[t]: int(c[t]) for t in np.flatnonzero(c)}
+                      for c in count.reshape(len(runs), len(names))]
+        # topic by topic (small hash tables): the qrels rows, a code per (topic, document)
+        # and the order of the lines, by run, then score descending (ties: docno, below)
+        by_topic = np.argsort(topic, kind="stable")
+        bound = np.r_[0, np.cumsum(np.bincount(topic, minlength=len(names)))]
+        row = np.empty(len(score), dtype=np.int64)
+        key = np.empty(len(score), dtype=np.int64)
+        order = np.empty(len(score), dtype=np.int64)
+        offset = 0
+        for t, name in enumerate(names):
+            lines = by_topic[bound[t]:bound[t + 1]]
+            row[lines], code = qrels.codes(name, doc.take(pa.array(lines)))
+            key[lines] = offset + code
+            offset += int(code.max(initial=-1)) + 1
+            order[bound[t]:bound[t + 1]] = lines[np.lexsort((-score[lines], group[lines]))]
+        keep = _last_lines(key, bounds, check)
+        if keep is not None:  # a document's last line, as a Perl hash
+            order = order[np.isin(order, keep)]
+        group, score = group[order], score[order]
+        tied = (group[1:] == group[:-1]) & (score[1:] == score[:-1])
+        if tied.any():  # the rows of each tie by docno descending (bytes, as Perl's cmp)
+            in_tie = np.flatnonzero(np.r_[False, tied] | np.r_[tied, False])
+            tie = np.cumsum(np.r_[True, ~tied])[in_tie]
+            within = pc.sort_indices(pa.table({"g": tie, "d": doc.take(pa.array(order[in_tie]))}),
+                                     sort_keys=[("g", "ascending"), ("d", "descending")])
+            order[in_tie] = order[in_tie][within.to_numpy()]
+        self.row = row[order]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        self.first: list[dict[str, int]] = [{} for _ in runs]
+        self.end: list[dict[str, int]] = [{} for _ in runs]
+        for g, start, end in zip(group[starts].tolist(), starts.tolist(),
+                                 np.r_[starts[1:], len(order)].tolist()):
+            self.first[g // len(names)][names[g % len(names)]] = start
+            self.end[g // len(names)][names[g % len(names)]] = end
+
+
+def _last_lines(key: np.ndarray, bounds: np.ndarray, check) -> np.ndarray | None:
+    """The lines to keep (a key's last line in its run) when a run lists a key twice, else
+    None. Each run's keys are marked in one table: fewer marks than lines is a repeat."""
+    marks = np.zeros(int(key.max(initial=0)) + 1, dtype=bool)
+    repeating = []
+    for j, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
+        marks[key[start:stop]] = True
+        if np.count_nonzero(marks) < stop - start:
+            repeating.append(j)
+        marks[key[start:stop]] = False
+    if not repeating:
+        return None
+    keep = np.ones(len(key), dtype=bool)
+    for j in repeating:
+        if check is not None:
+            check(j)
+        lines = key[bounds[j]:bounds[j + 1]][::-1]
+        _, last = np.unique(lines, return_index=True)  # first of the reversed: the last line
+        keep[bounds[j]:bounds[j + 1]] = False
+        keep[bounds[j + 1] - 1 - last] = True
+    return np.flatnonzero(keep)
 
 
 def sample_eval(
     qrels: pd.DataFrame | SampledQrels,
-    run: pd.DataFrame,
+    run: pd.DataFrame | Mapping[str, object],
     *,
     gains: Mapping[int, float] | None = None,
     max_rank: int = 1000,
@@ -260,7 +331,8 @@ def sample_eval(
         relevance ``-1``: in its stratum, not sampled), or a :class:`SampledQrels`
         prepared once for many runs (then ``gains`` and ``max_rank`` are its own).
     run
-        ``query_id, doc_id, score`` (:func:`relimpute.io.read_run`).
+        ``query_id, doc_id, score`` (:func:`relimpute.io.read_run`), or those columns as
+        arrays (:func:`relimpute.io.read_run_columns`: nothing converted to pandas).
     gains
         The script's ``-G`` mapping, grade → gain, applied to the qrels' grades
         first (a grade mapped to 0 is nonrelevant).
@@ -279,18 +351,36 @@ def sample_eval(
     """
     if not isinstance(qrels, SampledQrels):
         qrels = SampledQrels(qrels, gains=gains, max_rank=max_rank)
-    keys, bounds, first, lines = _ranked(run)
-    stratum, grade = qrels.lookup(keys)
-    ends = dict(zip(first, bounds[1:].tolist()))
-    rows, index = [], []
-    for topic in _topic_order(t for t in lines if t in qrels.topics):
-        start = first[topic]
-        stop = min(ends[topic], start + qrels.max_rank)
-        row = qrels.topics[topic].score(stratum[start:stop], grade[start:stop], qrels.max_rank)
-        row["NumRet"] = float(lines[topic])
-        row["_read"] = float(stop - start)
-        rows.append(row)
-        index.append(topic)
+    return sample_eval_runs(qrels, [run])[0]
+
+
+def sample_eval_runs(qrels: SampledQrels, runs: list, check=None) -> list[pd.DataFrame]:
+    """:func:`sample_eval` of each of ``runs`` (frames or columns), ranked and looked up in the
+    qrels together, topic by topic (one small hash table a topic for them all). ``check(j)`` is
+    called first for each run ``j`` that lists a document twice in a topic (the script keeps
+    its last line)."""
+    runs = [{name: run[name] for name in ("query_id", "doc_id", "score")} for run in runs]
+    ranked = _Ranked(qrels, runs, check)
+    stratum, grade = qrels.stratum[ranked.row], qrels.grade[ranked.row]
+    values: list[dict[str, dict]] = [{} for _ in runs]  # per run: topic -> its row
+    for topic, scorer in qrels.topics.items():  # every run's list of the topic at once
+        lists = [(j, first[topic], min(ranked.end[j][topic], first[topic] + qrels.max_rank))
+                 for j, first in enumerate(ranked.first) if topic in first]
+        if not lists:
+            continue
+        rows = np.concatenate([np.arange(a, b) for _, a, b in lists])
+        table = scorer.score(stratum[rows], grade[rows],
+                             np.r_[0, np.cumsum([b - a for _, a, b in lists])], qrels.max_rank)
+        for i, (j, a, b) in enumerate(lists):
+            values[j][topic] = {name: float(column[i]) for name, column in table.items()}
+            values[j][topic].update(NumRet=float(ranked.lines[j][topic]), _read=float(b - a))
+    return [_run_table(qrels, values[j]) for j in range(len(runs))]
+
+
+def _run_table(qrels: SampledQrels, values: dict[str, dict]) -> pd.DataFrame:
+    """One run's rows per topic, then ``all`` (:func:`sample_eval`)."""
+    index = _topic_order(values)
+    rows = [values[topic] for topic in index]
     if not rows:
         raise ValueError("the run and the sampled qrels share no topic")
     columns = list(rows[0])
