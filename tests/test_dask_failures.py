@@ -23,7 +23,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from relimpute import parallel  # noqa: E402
-from relimpute._study_folder import StudyFolder  # noqa: E402
+from relimpute.studies.folder import StudyFolder  # noqa: E402
 from relimpute.cli import main  # noqa: E402
 from relimpute.errors import InputError  # noqa: E402
 from test_atomic_writers import synthetic_files  # noqa: E402

@@ -142,7 +142,7 @@ def test_calibrate_interrupted_on_a_cluster_resumes_to_the_serial_report(data, t
     ``--resume`` on the cluster runs only the others and writes the serial run's report."""
     import gc
 
-    from relimpute._study_folder import StudyFolder
+    from relimpute.studies.folder import StudyFolder
 
     _, qrels, runs = data
     argv = ["calibrate", qrels, runs, "--trials", "5", "--k", "3", "--c", "2", "--strategies", "mtc",
@@ -228,7 +228,7 @@ def _divide(unit: int) -> float:
 
 def _interrupt_after(monkeypatch, count: int) -> list[str]:
     """Ctrl-C (KeyboardInterrupt) in the client once ``count`` finished units are saved."""
-    from relimpute._study_folder import StudyFolder
+    from relimpute.studies.folder import StudyFolder
 
     save, saved = StudyFolder.save, []
 

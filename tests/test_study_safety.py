@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from relimpute import _study_folder
-from relimpute._study_folder import StudyFolder
+from relimpute.studies import folder as _study_folder
+from relimpute.studies.folder import StudyFolder
 from relimpute.cli import main
 from relimpute.errors import InputError
 from test_atomic_writers import synthetic_files

@@ -133,3 +133,4 @@ def read_study(directory: str | os.PathLike) -> CalibrationStudy:
         trials["warning_messages"] = trials["warning_messages"].fillna("")
     config = json.loads(needed[2].read_text())["config"]
     return CalibrationStudy(pairs=pairs, trials=trials, config=config)
+
