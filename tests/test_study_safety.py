@@ -81,7 +81,7 @@ def test_resume_and_overwrite_go_alone_and_need_the_output(data, tmp_path, capsy
     assert "--overwrite: not allowed with argument --resume" in capsys.readouterr().err
     _, qrels, runs = data
     assert main(["power", qrels, runs, "--overwrite"]) == 2
-    assert "--overwrite: replaces the study kept beside --output FILE.tsv" in capsys.readouterr().err
+    assert "--overwrite: replaces the study in the --output folder: give that too" in capsys.readouterr().err
     assert main(["bootstrap", qrels, runs, "--overwrite"]) == 2
     assert "--overwrite: goes with --split" in capsys.readouterr().err
 
@@ -195,10 +195,12 @@ def test_a_linked_parts_folder_is_refused_and_its_target_untouched(data, tmp_pat
         (out / ".resume").symlink_to(target)
         argv, link = _calibrate(data, out), out / ".resume"
     else:
-        link = tmp_path / ".curves.tsv.study"
+        out = tmp_path / "curves"
+        out.mkdir()
+        link = out / ".resume"
         link.symlink_to(target)
         argv = ["power", qrels, runs, "--pool-depth", "1,5", "--n-topics", "3", "--repetitions", "2",
-                "-o", str(tmp_path / "curves.tsv")]  # fmt: skip
+                "-o", str(out)]  # fmt: skip
     for more in ([], ["--resume"], ["--overwrite"]):
         assert main([*argv, *more]) == 2
         err = capsys.readouterr().err

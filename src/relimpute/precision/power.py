@@ -262,10 +262,12 @@ class PowerGrid:
     def identity(self) -> dict:
         from ..studies import study_identity
 
-        arguments = {"depths": list(self.depths), "topic_counts": list(self.topic_counts),
-                     "strategies": list(self.strategies), "measures": list(self.measures),
-                     "pool_systems": self.pool_systems, "systems": self.systems,
-                     "repetitions": self.repetitions, "alpha": self.alpha}  # fmt: skip
+        # keyed by the command's options, so a refused --resume names the one that changed
+        arguments = {"--pool-depth": list(self.depths), "--n-topics": list(self.topic_counts),
+                     "--strategies": list(self.strategies), "-m": list(self.measures),
+                     "--groups": self.pool_systems, "--repetitions": self.repetitions,
+                     "--confidence": round(1.0 - self.alpha, 12),
+                     **({} if self.systems is None else {"systems": list(self.systems)})}  # fmt: skip
         seed = self.seed if self.seed is None or isinstance(self.seed, int) else repr(self.seed)
         return study_identity(self.command, seed, arguments, self.campaign)
 

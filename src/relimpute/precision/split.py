@@ -285,7 +285,10 @@ class CorpusSplits:
     def identity(self) -> dict:
         from ..studies import study_identity
 
-        arguments = {"splits": self.n_splits, "resamples": self.n_resamples, **self.options}
+        # keyed by the command's options, so a refused --resume names the one that changed
+        names = {"level": "--confidence", "epsilon": "--epsilon"}
+        arguments = {"--splits": self.n_splits, "--resamples": self.n_resamples,
+                     **{names.get(k, k): v for k, v in self.options.items()}}  # fmt: skip
         return study_identity(self.command, self.seed, arguments, self.campaign)
 
     def units(self) -> list[list]:
