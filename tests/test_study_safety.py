@@ -116,7 +116,7 @@ def test_calibrate_resume_help_says_the_seed_must_be_given(capsys):
 def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys, monkeypatch):
     from relimpute.calibration import trials
 
-    out, real, calls = tmp_path / "study", trials._trial_unit, []
+    out, real, calls = tmp_path / "study", trials.run_trial, []
 
     def stopped_at_the_third(*args, **kwargs):
         calls.append(1)
@@ -124,7 +124,7 @@ def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys,
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(trials, "_trial_unit", stopped_at_the_third)
+    monkeypatch.setattr(trials, "run_trial", stopped_at_the_third)
     assert main(_calibrate(data, out)) == 130
     err = capsys.readouterr().err
     parts = out / ".resume"
@@ -132,7 +132,7 @@ def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys,
             "run the same command with --resume to go on") in err  # fmt: skip
     report = (out / "report.md").read_text()
     assert report.startswith("> **UNFINISHED: 2 of 6 trials finished.** This study is running or was stopped")
-    monkeypatch.setattr(trials, "_trial_unit", real)
+    monkeypatch.setattr(trials, "run_trial", real)
     assert main([*_calibrate(data, out), "--resume"]) == 0
     assert "2 finished parts kept" in capsys.readouterr().err
     assert "UNFINISHED" not in (out / "report.md").read_text()  # the final report is not marked
@@ -212,7 +212,7 @@ def test_a_linked_parts_folder_is_refused_and_its_target_untouched(data, tmp_pat
 def test_a_manifest_whose_study_is_not_an_object_is_refused_cleanly(data, tmp_path, capsys):
     out = tmp_path / "study"
     out.mkdir()
-    damaged = {"format": 1, "state": "running", "study": ["not", "an", "object"], "files": []}
+    damaged = {"format": 2, "state": "running", "study": ["not", "an", "object"], "files": []}
     (out / "manifest.json").write_text(json.dumps(damaged))
     assert main([*_calibrate(data, out), "--resume"]) == 2
     err = capsys.readouterr().err
