@@ -168,7 +168,8 @@ def test_an_output_file_of_the_earlier_form_is_refused_naming_a_folder(data, tmp
     table = "curves.tsv" if command == "power" else "split.tsv"
     assert main([*argv, str(tmp_path / table)]) == 2
     err = capsys.readouterr().err
-    assert f"--output: names a file: --output is the study's folder since 0.3.0 ({table} is written in it" in err
+    assert f"--output: {tmp_path / table} names a file: --output is the study's folder since 0.3.0 " \
+           f"({table} is written in it" in err  # fmt: skip
     assert f"give a folder, e.g. -o {table[:-4]}" in err and "Traceback" not in err
     (tmp_path / f".{table}.study").mkdir()  # a study 0.2 kept beside its file: said how to finish it
     assert main([*argv, str(tmp_path / table), "--resume"]) == 2

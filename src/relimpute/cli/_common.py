@@ -304,7 +304,7 @@ def check_study_output(args, table: str) -> None:
         earlier = (f"; the study kept in {kept} was written by relimpute 0.2: go on with it "
                    "using that release") if os.path.isdir(kept) else ""  # fmt: skip
         raise InputError(
-            f"names a file: --output is the study's folder since 0.3.0 ({table} is written in it, "
+            f"{path} names a file: --output is the study's folder since 0.3.0 ({table} is written in it, "
             f"with manifest.json and the finished parts); give a folder, e.g. -o {stem}{earlier}",
             "--output",
         )
