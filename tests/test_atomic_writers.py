@@ -50,7 +50,7 @@ def _commands(data, out: Path) -> dict[str, list[str]]:
     return {
         "fit": ["fit", "--model", "uniform", qrels, runs, "-o", str(out / "est.tsv")],
         "power": ["power", qrels, runs, "--pool-depth", "1,5", "--n-topics", "3", "--repetitions", "2",
-                  "--seed", "1", "-o", str(out / "curves.tsv"), "--plot", str(out / "curves.svg")],
+                  "--seed", "1", "-o", str(out / "curves"), "--plot", str(out / "curves.svg")],
         "poolbias": ["poolbias", qrels, runs, "--groups", str(root / "groups.tsv"), "--pool-depth", "5",
                      "--correctors", "reduced", "-m", "P@5", "--common-topics", "2",
                      "--common-repeats", "1", "-o", str(out / "bias")],
@@ -209,7 +209,7 @@ def test_figures_are_the_same_bytes_twice(tmp_path):
 
 @pytest.mark.parametrize(
     "command, target",
-    [("power", "curves.tsv"), ("power", "curves.svg"), ("poolbias", "bias/estimates.tsv"),
+    [("power", "curves/curves.tsv"), ("power", "curves.svg"), ("poolbias", "bias/estimates.tsv"),
      ("fit", "est.tsv"), ("calibrate", "cal/report.md"), ("calibrate", "cal/manifest.json")],
 )  # fmt: skip
 def test_a_full_disk_is_a_clean_error_naming_the_file(data, tmp_path, monkeypatch, capsys, command, target):
@@ -242,7 +242,7 @@ def _no_study(*args, **kwargs):
 @pytest.mark.parametrize(
     "command, option, value, message",
     [
-        ("power", "-o", "adir/", "names a folder; give a file name"),  # refused when parsed
+        ("power", "-o", "groups.tsv", "names a file: --output is the study's folder"),
         ("power", "--plot", "adir", "give a file name ending in .png"),
         ("power", "--plot", "groups.tsv/x.png", "it is not a directory"),
         ("poolbias", "-o", "groups.tsv", "is a file, not a directory to write into"),

@@ -106,10 +106,10 @@ def test_bootstrap_bad_input(files, capsys, argv, message):
 
 def test_power_then_plan(files, capsys, tmp_path):
     qrels, runs, _ = files
-    curves = tmp_path / "curves.tsv"
+    curves = tmp_path / "curves" / "curves.tsv"
     plot = tmp_path / "curves.png"
     argv = ["power", qrels, runs, "--pool-depth", "1,3,10", "--n-topics", "4,8", "--repetitions", "3"]
-    assert main([*argv, "--seed", "2", "-o", str(curves), "--plot", str(plot), "-f", "json"]) == 0
+    assert main([*argv, "--seed", "2", "-o", str(curves.parent), "--plot", str(plot), "-f", "json"]) == 0
     frame = _json(capsys)
     assert len(frame) == 2 * 2 * 3 * 2 and plot.stat().st_size > 0
     assert pd.read_csv(curves, sep="\t").shape[0] == len(frame)

@@ -22,8 +22,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from relimpute import parallel  # noqa: E402
-from relimpute._study_folder import StudyFolder  # noqa: E402
+from relimpute.studies import parallel  # noqa: E402
+from relimpute.studies.folder import StudyFolder  # noqa: E402
 from relimpute.cli import main  # noqa: E402
 from relimpute.errors import InputError  # noqa: E402
 from test_atomic_writers import synthetic_files  # noqa: E402
@@ -163,13 +163,13 @@ def _after_saves(monkeypatch, count: int, action) -> list[str]:
 
 
 def _kept_as_counted(out: Path, saved: list[str], err: str) -> list[str]:
-    """The finished parts kept beside ``out`` are those saved, and the message counts them."""
-    study = out.parent / f".{out.name}.study"
+    """The finished parts kept in the folder ``out`` are those saved, and the message counts them."""
+    study = out
     kept = sorted(p.stem for p in (study / ".resume").glob("*.json"))
     assert kept == sorted(saved) and 0 < len(kept) < 12
     are = "part is" if len(kept) == 1 else "parts are"
-    assert f"after {len(kept)} of 12 parts; the {len(kept)} finished {are} kept beside --output: " \
-           "rerun with --resume" in err  # fmt: skip
+    assert f"after {len(kept)} of 12 parts; the {len(kept)} finished {are} kept in the --output " \
+           "folder: rerun with --resume" in err  # fmt: skip
     assert json.loads((study / "manifest.json").read_text())["state"] == "running"
     return kept
 
@@ -178,18 +178,18 @@ def _resumes_to_the_serial_file(data, tmp_path, out: Path, saved: list[str], err
     """The parts kept are those the message counts; --resume (here in this process) runs the
     others and writes what an uninterrupted serial run writes."""
     kept = _kept_as_counted(out, saved, err)
-    serial = tmp_path / "serial.tsv"
+    serial = tmp_path / "serial"
     assert main(_power(data, "-o", str(serial))) == 0
     capsys.readouterr()
     assert main(_power(data, "-o", str(out), "--resume")) == 0
     assert f"{len(kept)} finished parts kept" in capsys.readouterr().err
-    assert out.read_bytes() == serial.read_bytes()
+    assert (out / "curves.tsv").read_bytes() == (serial / "curves.tsv").read_bytes()
 
 
 def test_workers_that_all_leave_stop_the_study_and_keep_what_finished(data, tmp_path, monkeypatch, capsys):
     import gc
 
-    out = tmp_path / "curves.tsv"
+    out = tmp_path / "curves"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
                                   host="127.0.0.1", dashboard_address=":0") as local:  # fmt: skip
         address = local.scheduler_address
@@ -234,7 +234,7 @@ def test_a_scheduler_that_dies_stops_the_study_and_keeps_what_finished(data, tmp
 
     process, address = doomed_scheduler
     assert address.startswith("tcp://127.0.0.1:")
-    out = tmp_path / "curves.tsv"
+    out = tmp_path / "curves"
     saved = _after_saves(monkeypatch, 1, process.kill)
     code, err = _run([*_power(data), "-o", str(out), "--scheduler", address], capsys)
     monkeypatch.undo()

@@ -19,7 +19,7 @@ PACKAGE = "relimpute"
 #: module may import its own layer or lower ones; ``__main__`` is the entry point into ``cli``;
 #: the package itself (``relimpute/__init__.py``) is the facade over all of them.
 LAYERS = (
-    ("errors", "_display", "_jit", "progress", "_dask", "parallel", "_files", "_study_folder",
+    ("errors", "_display", "_jit", "progress", "_dask", "parallel", "_files", "studies",
      "_tables", "stats", "_registry", "_defaults"),
     ("_parsing", "_writing", "_inclusion_qrels", "_reading", "io", "collection_settings", "adapters", "groups"),
     ("_assembly", "labels"),
@@ -33,7 +33,7 @@ LAYERS = (
 )
 
 #: (importer, imported name) that are not code: the version string the package sets first.
-ALLOWED = {("_study_folder", "__version__"), ("cli", "__version__")}
+ALLOWED = {("studies", "__version__"), ("cli", "__version__")}
 
 
 def _modules() -> dict[str, Path]:
@@ -184,7 +184,6 @@ PRIVATE_ALLOWED = {
     ("relimpute._writing", "relimpute._parsing", "_ASCII_SPACE"),
     ("relimpute._writing", "relimpute._parsing", "_normalise_frame"),
     ("relimpute.labels", "relimpute._parsing", "_read_bytes"),
-    ("relimpute.parallel", "relimpute._study_folder", "_normal"),
 }  # fmt: skip
 
 

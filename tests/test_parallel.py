@@ -24,7 +24,7 @@ distributed = pytest.importorskip("distributed")
 import cloudpickle  # noqa: E402  (after the skip: distributed brings it)
 import joblib  # noqa: E402
 
-from relimpute import parallel  # noqa: E402
+from relimpute.studies import parallel  # noqa: E402
 from relimpute.cli import main  # noqa: E402
 from relimpute.errors import InputError  # noqa: E402
 from test_atomic_writers import synthetic_files  # noqa: E402
@@ -108,7 +108,7 @@ def _commands(data, out: Path) -> dict[str, list[str]]:
                      "--correctors", "reduced,lipani", "-m", "P@5", "-m", "AP", "--common-topics", "3",
                      "--common-repeats", "5", "--seed", "4", "-o", str(out / "bias")],
         "power": ["power", qrels, runs, "--pool-depth", "1,3,5", "--n-topics", "3,6",
-                  "--repetitions", "4", "--seed", "1", "-o", str(out / "curves.tsv")],
+                  "--repetitions", "4", "--seed", "1", "-o", str(out / "power")],
         "bootstrap": ["bootstrap", qrels, runs, "--split", "--splits", "3", "--resamples", "20",
                       "--seed", "3", "--format", "tsv"],
     }  # fmt: skip
@@ -128,7 +128,7 @@ def _outputs(data, out: Path, extra: list[str], capsys) -> dict[str, bytes]:
 def test_studies_write_the_same_bytes_serially_on_two_processes_and_on_a_cluster(data, tmp_path, cluster,
                                                                                   capsys):
     serial = _outputs(data, tmp_path / "serial", [], capsys)
-    assert {"bias/estimates.tsv", "curves.tsv", "bootstrap stdout"} <= set(serial)
+    assert {"bias/estimates.tsv", "power/curves.tsv", "bootstrap stdout"} <= set(serial)
     assert serial["bootstrap stdout"].count(b"\n") > 3 * 4  # three splits' blocks
     processes = _outputs(data, tmp_path / "processes", ["--jobs", "2"], capsys)
     assert processes == serial
@@ -142,7 +142,7 @@ def test_calibrate_interrupted_on_a_cluster_resumes_to_the_serial_report(data, t
     ``--resume`` on the cluster runs only the others and writes the serial run's report."""
     import gc
 
-    from relimpute._study_folder import StudyFolder
+    from relimpute.studies.folder import StudyFolder
 
     _, qrels, runs = data
     argv = ["calibrate", qrels, runs, "--trials", "5", "--k", "3", "--c", "2", "--strategies", "mtc",
@@ -228,7 +228,7 @@ def _divide(unit: int) -> float:
 
 def _interrupt_after(monkeypatch, count: int) -> list[str]:
     """Ctrl-C (KeyboardInterrupt) in the client once ``count`` finished units are saved."""
-    from relimpute._study_folder import StudyFolder
+    from relimpute.studies.folder import StudyFolder
 
     save, saved = StudyFolder.save, []
 
@@ -245,36 +245,38 @@ def _interrupt_after(monkeypatch, count: int) -> list[str]:
 @pytest.mark.parametrize(("name", "units", "resumed_on"), [("power", 12, ["--jobs", "2"]), ("bootstrap", 3, [])])
 def test_power_and_split_studies_interrupted_then_resumed_write_the_uninterrupted_bytes(
         data, tmp_path, cluster, monkeypatch, capsys, name, units, resumed_on):  # fmt: skip
-    """Each finished design / split is kept beside --output as it ends; a study whose client
-    dies on the cluster goes on (here on other workers) with --resume, runs only the others,
-    and writes the file and the table an uninterrupted serial run writes."""
+    """Each finished design / split is kept in the --output folder as it ends; a study whose
+    client dies on the cluster goes on (here on other workers) with --resume, runs only the
+    others, and writes the table an uninterrupted serial run writes."""
     import gc
     import json
 
-    serial = tmp_path / "serial" / "table.tsv"
+    from relimpute.studies import runner
+
+    table = "curves.tsv" if name == "power" else "split.tsv"
+    serial = tmp_path / "serial"
     argv = _commands(data, tmp_path)[name]
     argv = argv[:-2] if name == "power" else argv  # without its -o
     assert main([*argv, "-o", str(serial)]) == 0
     want = capsys.readouterr().out
-    out = tmp_path / "resumed" / "table.tsv"
-    study = out.parent / ".table.tsv.study"
+    out = tmp_path / "resumed"
     saved = _interrupt_after(monkeypatch, 2)
     assert main([*argv, "-o", str(out), "--scheduler", cluster.scheduler_address]) == 130
     monkeypatch.undo()
     gc.collect()  # the interrupted run's folder lock goes, as with its process
-    assert not out.exists() and len(saved) == 2
-    assert sorted(p.name for p in (study / ".resume").glob("*.json")) == sorted(f"{k}.json" for k in saved)
-    assert json.loads((study / "manifest.json").read_text())["state"] == "running"
+    assert not (out / table).exists() and len(saved) == 2
+    assert sorted(p.name for p in (out / ".resume").glob("*.json")) == sorted(f"{k}.json" for k in saved)
+    assert json.loads((out / "manifest.json").read_text())["state"] == "running"
     capsys.readouterr()
     ran = []
-    monkeypatch.setattr(parallel, "map_units", _counting(parallel.map_units, ran))
+    monkeypatch.setattr(runner, "map_units", _counting(runner.map_units, ran))
     assert main([*argv, "-o", str(out), "--resume", *resumed_on]) == 0
     resumed = capsys.readouterr()
     assert "2 finished parts kept" in resumed.err
     assert ran == [units - 2]  # the saved units were not run again
-    assert resumed.out == want and out.read_bytes() == serial.read_bytes()
-    assert json.loads((study / "manifest.json").read_text())["state"] == "complete"
-    assert not (study / ".resume").exists()  # the file holds what the parts held
+    assert resumed.out == want and (out / table).read_bytes() == (serial / table).read_bytes()
+    assert json.loads((out / "manifest.json").read_text())["state"] == "complete"
+    assert len(list((out / ".resume").glob("*.json"))) == units  # kept: a rerun reuses them
 
 
 def _counting(map_units, ran: list[int]):
@@ -287,9 +289,9 @@ def _counting(map_units, ran: list[int]):
 
 def test_resume_refuses_a_study_with_other_options_naming_the_option(data, tmp_path, capsys):
     _, qrels, runs = data
-    curves, table = tmp_path / "curves.tsv", tmp_path / "split.tsv"
-    power = ["power", qrels, runs, "--pool-depth", "1,3", "--n-topics", "3", "--repetitions", "2", "-o", str(curves)]
-    split = ["bootstrap", qrels, runs, "--split", "--splits", "2", "--resamples", "10", "-o", str(table)]
+    curves, table = tmp_path / "power" / "curves.tsv", tmp_path / "split" / "split.tsv"
+    power = ["power", qrels, runs, "--pool-depth", "1,3", "--n-topics", "3", "--repetitions", "2", "-o", str(curves.parent)]
+    split = ["bootstrap", qrels, runs, "--split", "--splits", "2", "--resamples", "10", "-o", str(table.parent)]
     assert main(power) == 0 and main(split) == 0
     before = curves.read_bytes(), table.read_bytes()
     capsys.readouterr()
@@ -301,7 +303,7 @@ def test_resume_refuses_a_study_with_other_options_naming_the_option(data, tmp_p
         shown = (f"[{there.replace(',', ', ')}]", f"[{now.replace(',', ', ')}]") if "," in there else (there, now)
         assert f"{option}: {shown[0]} there, {shown[1]} now" in err
     assert main([*power[:-2], "--resume"]) == 2
-    assert "--resume: goes on with the study kept beside --output" in capsys.readouterr().err
-    assert main(["bootstrap", qrels, runs, "-o", str(table)]) == 2
+    assert "--resume: goes on with the study in the --output folder" in capsys.readouterr().err
+    assert main(["bootstrap", qrels, runs, "-o", str(table.parent)]) == 2
     assert "--output: goes with --split" in capsys.readouterr().err
     assert (curves.read_bytes(), table.read_bytes()) == before  # a refused run writes nothing

@@ -184,8 +184,8 @@ def check(command: str, done: subprocess.CompletedProcess, folder: Path) -> None
         assert first and int(first.group(1)) > 0, f"judge stopped before asking:\n{out[-2000:]}"
         assert re.search(r"stopped; 5 judgment\(s\) saved", out), out[-2000:]
     elif sub == "power":
-        (target,) = _outputs(words) & {w for w in words if w.endswith(".tsv")}
-        rows = _table((folder / target).read_text())
+        (target,) = _outputs(words)  # the study's folder
+        rows = _table((folder / target / "curves.tsv").read_text())
         header = rows[0]
         assert len(rows) > 10
         assert all(0.0 <= float(r[header.index("power")]) <= 1.0 for r in rows[1:])

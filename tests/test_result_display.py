@@ -8,7 +8,7 @@ import pytest
 
 from relimpute.calibration import CalibrationReport
 from relimpute.calibration.paired import PairedTest
-from relimpute.calibration.trials import run_study
+from relimpute.calibration import run_study
 from relimpute.confidence import ConfidenceEngine
 from relimpute.relevance import Uniform
 from relimpute.relevance.quality import heldout_quality, split_judgments

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from relimpute import _files
-from relimpute._study_folder import StudyFolder, frame_from_json, frame_to_json
+from relimpute.studies.folder import StudyFolder, frame_from_json, frame_to_json
 from relimpute.cli import main
 from relimpute.errors import InputError
 from test_atomic_writers import synthetic_files

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from relimpute import _study_folder
-from relimpute._study_folder import StudyFolder
+from relimpute.studies import folder as _study_folder
+from relimpute.studies.folder import StudyFolder
 from relimpute.cli import main
 from relimpute.errors import InputError
 from test_atomic_writers import synthetic_files
@@ -81,7 +81,7 @@ def test_resume_and_overwrite_go_alone_and_need_the_output(data, tmp_path, capsy
     assert "--overwrite: not allowed with argument --resume" in capsys.readouterr().err
     _, qrels, runs = data
     assert main(["power", qrels, runs, "--overwrite"]) == 2
-    assert "--overwrite: replaces the study kept beside --output FILE.tsv" in capsys.readouterr().err
+    assert "--overwrite: replaces the study in the --output folder: give that too" in capsys.readouterr().err
     assert main(["bootstrap", qrels, runs, "--overwrite"]) == 2
     assert "--overwrite: goes with --split" in capsys.readouterr().err
 
@@ -116,7 +116,7 @@ def test_calibrate_resume_help_says_the_seed_must_be_given(capsys):
 def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys, monkeypatch):
     from relimpute.calibration import trials
 
-    out, real, calls = tmp_path / "study", trials._trial_unit, []
+    out, real, calls = tmp_path / "study", trials.run_trial, []
 
     def stopped_at_the_third(*args, **kwargs):
         calls.append(1)
@@ -124,7 +124,7 @@ def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys,
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(trials, "_trial_unit", stopped_at_the_third)
+    monkeypatch.setattr(trials, "run_trial", stopped_at_the_third)
     assert main(_calibrate(data, out)) == 130
     err = capsys.readouterr().err
     parts = out / ".resume"
@@ -132,7 +132,7 @@ def test_an_interrupt_says_what_is_kept_and_how_to_go_on(data, tmp_path, capsys,
             "run the same command with --resume to go on") in err  # fmt: skip
     report = (out / "report.md").read_text()
     assert report.startswith("> **UNFINISHED: 2 of 6 trials finished.** This study is running or was stopped")
-    monkeypatch.setattr(trials, "_trial_unit", real)
+    monkeypatch.setattr(trials, "run_trial", real)
     assert main([*_calibrate(data, out), "--resume"]) == 0
     assert "2 finished parts kept" in capsys.readouterr().err
     assert "UNFINISHED" not in (out / "report.md").read_text()  # the final report is not marked
@@ -195,10 +195,12 @@ def test_a_linked_parts_folder_is_refused_and_its_target_untouched(data, tmp_pat
         (out / ".resume").symlink_to(target)
         argv, link = _calibrate(data, out), out / ".resume"
     else:
-        link = tmp_path / ".curves.tsv.study"
+        out = tmp_path / "curves"
+        out.mkdir()
+        link = out / ".resume"
         link.symlink_to(target)
         argv = ["power", qrels, runs, "--pool-depth", "1,5", "--n-topics", "3", "--repetitions", "2",
-                "-o", str(tmp_path / "curves.tsv")]  # fmt: skip
+                "-o", str(out)]  # fmt: skip
     for more in ([], ["--resume"], ["--overwrite"]):
         assert main([*argv, *more]) == 2
         err = capsys.readouterr().err
@@ -210,7 +212,7 @@ def test_a_linked_parts_folder_is_refused_and_its_target_untouched(data, tmp_pat
 def test_a_manifest_whose_study_is_not_an_object_is_refused_cleanly(data, tmp_path, capsys):
     out = tmp_path / "study"
     out.mkdir()
-    damaged = {"format": 1, "state": "running", "study": ["not", "an", "object"], "files": []}
+    damaged = {"format": 2, "state": "running", "study": ["not", "an", "object"], "files": []}
     (out / "manifest.json").write_text(json.dumps(damaged))
     assert main([*_calibrate(data, out), "--resume"]) == 2
     err = capsys.readouterr().err

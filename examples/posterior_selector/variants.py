@@ -77,10 +77,10 @@ def log_cpu(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from relimpute._study_folder import StudyFolder
-    from relimpute.calibration import CalibrationReport, run_study
+    from relimpute.calibration import CalibrationTrials
     from relimpute.calibration.strategies import get_calibration_strategy, with_settings_from
     from relimpute.selection.posterior import CHOOSE, CHOOSE_FROM, UPDATE
+    from relimpute.studies import run
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--choose", choices=CHOOSE, default="mtc")
@@ -127,23 +127,18 @@ def main(argv: list[str] | None = None) -> None:
             for s in strategies
         ]
         strategies = with_settings_from(strategies, held_out(name))
-        identity = {"command": "variants.py", "collection": name, "strategies": args.strategies,
-                    "budget": args.budget, **own}  # fmt: skip
-        # each trial is saved as it ends: a killed run goes on from there (or --trials fewer)
-        folder = StudyFolder(args.out / name, identity, resume=True)
+        study = CalibrationTrials(
+            campaign, tuple(strategies), n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
+            groups=groups, max_judgments=args.budget, collection=COLLECTIONS[name][0],
+        )  # fmt: skip
         if args.confirm:
             if args.jobs != 1:
                 parser.error("--confirm logs its refits from this process: use --jobs 1")
             log_confirms(args.out / name / "confirms.jsonl")
         if args.jobs == 1:
             log_cpu(args.out / name / "cpu.jsonl")
-        study = run_study(
-            campaign, strategies, n_trials=args.trials, k=K, c=C, depth=DEPTH, seed=SEED,
-            groups=groups, jobs=args.jobs, checkpoint=folder,
-            progress=False, max_judgments=args.budget,
-        )  # fmt: skip
-        study.config["collection"] = COLLECTIONS[name][0]
-        folder.finish(CalibrationReport.from_study(study, cap=0.95).write(args.out / name, study=study))
+        # each trial is saved as it ends: a killed run goes on from there (or --trials fewer)
+        run(study, args.out / name, jobs=args.jobs, resume=True, progress=False)
         print(f"{name}: {args.out / name}", flush=True)
 
 

@@ -240,5 +240,5 @@ class Watch:
         if not self.done:
             return f"0 of {self.total} parts; none had finished: run it again"
         kept = "part is" if self.done == 1 else "parts are"
-        return (f"{self.done} of {self.total} parts; the {self.done} finished {kept} kept beside "
-                "--output: rerun with --resume")  # fmt: skip
+        return (f"{self.done} of {self.total} parts; the {self.done} finished {kept} kept in "
+                "the --output folder: rerun with --resume")  # fmt: skip

@@ -27,16 +27,18 @@ Webber & Park's Algorithm 2 is run with ``n_common`` common topics drawn
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .._study_folder import frame_from_json, frame_to_json
+from ..studies.folder import frame_from_json, frame_to_json
 from ..data import Campaign
 from ..errors import InputError
 from ..measures import parse_measures
@@ -44,12 +46,10 @@ from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
 from ..groups import RunGroups
 from .pools import LeaveOutPool, check_depth, group_leave_outs
+from .study_scores import FILTERS, TIE, covers, paired_p_values, rank_errors, study_metrics  # noqa: F401
 
 #: correctors of the study without a relevance model (the fast ones)
 PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
-FILTERS = ("all", "top75")
-#: scores within this of each other are tied in the rank errors
-TIE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,7 +149,8 @@ def run_pool_bias_study(
     jobs: int | None = 1,
     client=None,
 ) -> PoolBiasStudy:
-    """Run the study (module docstring) at one pool depth.
+    """Run the study (module docstring) at one pool depth: :class:`LeaveOneGroupOut` on
+    :func:`relimpute.studies.run`.
 
     ``models`` adds a model-based corrector per relevance model name (slow:
     one fit per group); ``model_groups`` restricts those to some groups;
@@ -157,92 +158,139 @@ def run_pool_bias_study(
     fit shared; None: the default spread only), ``split_sds`` with several spreads of
     the between-group term on the split into grades (each with every ``group_sds``).
     ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
-    ``checkpoint`` (a :class:`relimpute._study_folder.StudyFolder`) saves each group as
-    it finishes; groups it already holds are not run again, so a killed study resumes with
-    the same result. ``jobs`` and ``client`` say where the groups run
-    (:func:`relimpute.parallel.map_units`); the result does not depend on them.
+    ``checkpoint`` (the study's output folder, a path) keeps each group as it finishes and
+    gets the tables (:func:`write_study`); groups it already holds are not run again, so a
+    killed study resumes with the same result. ``jobs`` and ``client`` say where the groups
+    run; the result does not depend on them.
     """
-    from ..parallel import map_units
+    from ..studies import run
 
-    pooled = check_study_input(campaign, groups, depth, n_common)
-    parsed = parse_measures(measures)
-    names = [str(m) for m in parsed]
-    full = campaign.pooled(depth, pooled)
-    pooled_rows = full.system_index(list(pooled))
-    truth = topic_scores(full, parsed, pooled_rows)  # (M, P, T)
-    truth_mean = truth.mean(axis=2)
-    position = {r: i for i, r in enumerate(pooled)}
-    steps = list(group_leave_outs(full, groups, runs=pooled))
-    # every group's common-topic draws, drawn here in group order: a group's result does not
-    # depend on which worker runs it or when (and is the one a serial run gives)
-    rng = np.random.default_rng(seed)
-    draws = [[np.sort(rng.choice(full.n_topics, size=n_common, replace=False))
-              for _ in range(common_repeats)] if n_common else [] for _ in steps]  # fmt: skip
-    units, found = [], {}
-    if checkpoint is not None:
-        checkpoint.expect(len(steps))
-    for number, ((label, left_out, kept), common) in enumerate(zip(steps, draws)):
-        saved = None if checkpoint is None else checkpoint.load(f"group-{number}")
-        if saved is not None and saved.get("group") == str(label):
-            found[number] = ([frame_from_json(f) for f in saved["parts"]], saved["timing"])
-        else:
-            units.append((number, label, left_out, kept, common))
+    study = LeaveOneGroupOut(
+        campaign, groups, depth=depth, measures=measures, correctors=tuple(correctors),
+        models=tuple(models), model_groups=model_groups, group_sds=group_sds, split_sds=split_sds,
+        n_common=n_common, common_repeats=common_repeats, n_draws=n_draws, seed=seed,
+    )  # fmt: skip
+    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress)
 
-    def finished(index: int, result: tuple[list[pd.DataFrame], dict]) -> None:
-        number, label = units[index][:2]
-        found[number] = result
-        if checkpoint is not None:
-            checkpoint.save(f"group-{number}", {"group": str(label), "timing": result[1],
-                                                "parts": [frame_to_json(f) for f in result[0]]})  # fmt: skip
 
-    shared = {"full": full, "depth": depth, "parsed": parsed, "names": names, "truth": truth,
-              "position": position, "correctors": list(correctors), "models": list(models),
-              "model_groups": model_groups, "group_sds": group_sds, "split_sds": split_sds, "n_draws": n_draws, "seed": seed}  # fmt: skip
-    map_units(_group_unit, units, shared=shared, jobs=jobs, client=client, desc=f"groups (depth {depth})",
-              unit="group", progress=progress, on_result=finished, already=len(found))  # fmt: skip
+@dataclass(frozen=True, eq=False)
+class LeaveOneGroupOut:
+    """The pool-bias study as a :class:`relimpute.studies.Study`: one unit per group left out
+    (the arguments are :func:`run_pool_bias_study`'s; checked here, before any work)."""
+
+    campaign: Campaign
+    groups: RunGroups
+    depth: int
+    measures: str | Iterable[str] = STUDY_MEASURES
+    correctors: tuple = PUBLISHED
+    models: tuple = ()
+    model_groups: Sequence[str] | None = None
+    group_sds: Sequence[float] | None = None
+    split_sds: Sequence[float] | None = None
+    n_common: int = 10
+    common_repeats: int = 20
+    n_draws: int = 2000
+    seed: int = 0
+
+    command = "poolbias"
+    unit = "group"
+    report = "metrics.md"
+
+    def __post_init__(self) -> None:
+        check_study_input(self.campaign, self.groups, self.depth, self.n_common)
+        object.__setattr__(self, "measures", tuple(parse_measures(self.measures)))
+
+    def with_seed(self, seed: int) -> LeaveOneGroupOut:
+        return replace(self, seed=seed)
+
+    def identity(self) -> dict:
+        from ..relevance import load_settings
+        from ..studies import study_identity
+
+        table = list(zip(self.groups.runs, self.groups.groups, self.groups.pooled))
+        arguments = {
+            "depth": self.depth, "measures": [str(m) for m in self.measures], "correctors": list(self.correctors),
+            "models": {m: {"model": s.model, "params": s.params} for m, s in
+                       ((m, load_settings(m)) for m in self.models)},
+            "model_groups": self.model_groups, "group_sd": self.group_sds, "split_sd": self.split_sds,
+            "common_topics": self.n_common, "common_repeats": self.common_repeats, "draws": self.n_draws,
+            "groups": hashlib.sha256(json.dumps(table).encode()).hexdigest(),
+        }  # fmt: skip
+        return study_identity(self.command, self.seed, arguments, self.campaign)
+
+    @cached_property
+    def _prepared(self) -> dict:
+        """The full pool, its scores and every group's common-topic draws, made here in group
+        order: a group's result does not depend on which worker runs it or when."""
+        pooled = self.groups.pooled_runs(self.campaign.systems)
+        full = self.campaign.pooled(self.depth, pooled)
+        truth = topic_scores(full, list(self.measures), full.system_index(list(pooled)))  # (M, P, T)
+        steps = list(group_leave_outs(full, self.groups, runs=pooled))
+        rng = np.random.default_rng(self.seed)
+        draws = [[np.sort(rng.choice(full.n_topics, size=self.n_common, replace=False))
+                  for _ in range(self.common_repeats)] if self.n_common else [] for _ in steps]  # fmt: skip
+        return {"pooled": pooled, "full": full, "truth": truth, "steps": steps, "draws": draws}
+
+    def units(self) -> list[list]:
+        return [[number, str(label)] for number, (label, _, _) in enumerate(self._prepared["steps"])]
+
+    def run_unit(self, unit) -> tuple[list[pd.DataFrame], dict]:
+        ready = self._prepared
+        label, left_out, kept = ready["steps"][unit[0]]
+        position = {r: i for i, r in enumerate(ready["pooled"])}
+        return _group_unit((unit[0], label, left_out, kept, ready["draws"][unit[0]]), full=ready["full"],
+                           depth=self.depth, parsed=list(self.measures), names=[str(m) for m in self.measures],
+                           truth=ready["truth"], position=position, correctors=list(self.correctors),
+                           models=list(self.models), model_groups=self.model_groups, group_sds=self.group_sds,
+                           split_sds=self.split_sds, n_draws=self.n_draws, seed=self.seed)  # fmt: skip
+
+    def encode(self, result) -> dict:
+        return {"timing": result[1], "parts": [frame_to_json(f) for f in result[0]]}
+
+    def decode(self, data) -> tuple[list[pd.DataFrame], dict]:
+        return [frame_from_json(f) for f in data["parts"]], data["timing"]
+
+    def combine(self, results: list) -> PoolBiasStudy:
+        ready = self._prepared
+        return _combined(self, results, ready["pooled"], ready["truth"], len(ready["steps"]))
+
+    def write(self, result: PoolBiasStudy, folder: Path) -> list[Path]:
+        return write_study(result, folder)
+
+
+def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> PoolBiasStudy:
+    """The study's tables from its groups' parts and seconds."""
+    names = [str(m) for m in study.measures]
     parts, timing = [], {}
-    for number in range(len(steps)):
-        parts += found[number][0]
-        for label, seconds in found[number][1].items():
-            timing[label] = timing.get(label, 0.0) + seconds
+    for found, seconds in results:
+        parts += found
+        for label, spent in seconds.items():
+            timing[label] = timing.get(label, 0.0) + spent
     estimates = pd.concat(parts, ignore_index=True)
-    lookup = {(r, m): truth_mean[k, position[r]] for k, m in enumerate(names) for r in pooled}
+    truth_mean = truth.mean(axis=2)
+    lookup = {(r, m): truth_mean[k, i] for k, m in enumerate(names) for i, r in enumerate(pooled)}
     estimates["truth"] = [lookup[(r, m)] for r, m in zip(estimates["run"], estimates["measure"])]
-    columns = [
-        "group",
-        "run",
-        "corrector",
-        "measure",
-        "repeat",
-        "reduced",
-        "estimate",
-        "ci_low",
-        "ci_high",
-        "truth",
-    ]
-    extra = [c for c in estimates.columns if c not in columns]
-    estimates = estimates[columns + extra]
+    columns = ["group", "run", "corrector", "measure", "repeat", "reduced", "estimate", "ci_low",
+               "ci_high", "truth"]  # fmt: skip
+    estimates = estimates[columns + [c for c in estimates.columns if c not in columns]]
     metrics = study_metrics(estimates, truth, pooled, names)
+    group_sds, split_sds = study.group_sds, study.split_sds
     settings = {
-        "depth": depth,
+        "depth": study.depth,
         "measures": names,
-        "correctors": list(correctors)
-        + [
-            model_label(m, spread.get("group_sd"), spread.get("split_sd"))
-            for m in models
-            for spread in _spreads(group_sds, split_sds)
-        ],
-        "model_settings": {model_label(m): str(m) for m in models},
-        "n_common": n_common,
-        "common_repeats": common_repeats,
-        "n_draws": n_draws,
-        "seed": seed,
+        "correctors": list(study.correctors) + [model_label(m, spread.get("group_sd"), spread.get("split_sd"))
+                                               for m in study.models for spread in _spreads(group_sds, split_sds)],
+        "model_settings": {model_label(m): str(m) for m in study.models},
+        "n_common": study.n_common,
+        "common_repeats": study.common_repeats,
+        "n_draws": study.n_draws,
+        "seed": study.seed,
         "pooled_runs": len(pooled),
-        "groups": len(steps),
-        "model_groups": None if model_groups is None else list(model_groups),
+        "groups": n_groups,
+        "model_groups": None if study.model_groups is None else list(study.model_groups),
         "group_sds": None if group_sds is None else list(group_sds),
         **({} if split_sds is None else {"split_sds": list(split_sds)}),
-    }
+    }  # fmt: skip
     return PoolBiasStudy(estimates, metrics, truth, timing, settings)
 
 
@@ -313,126 +361,6 @@ def _common_topics(step, names, unpooled, truth, position, draws) -> pd.DataFram
                     }
                 )
     return pd.DataFrame(rows)
-
-
-def paired_p_values(scores: np.ndarray) -> np.ndarray:
-    """``(P, P)`` two-sided paired t-test p-values of ``(P, T)`` scores (1 on the diagonal)."""
-    diff = scores[:, None, :] - scores[None, :, :]
-    n = scores.shape[1]
-    mean = diff.mean(axis=2)
-    sd = diff.std(axis=2, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = mean / (sd / np.sqrt(n))
-    p = 2.0 * stats.t.sf(np.abs(t), df=n - 1)
-    p = np.where(sd > 0, p, np.where(mean == 0, 1.0, 0.0))
-    np.fill_diagonal(p, 1.0)
-    return p
-
-
-def study_metrics(
-    estimates: pd.DataFrame, truth: np.ndarray, pooled: Sequence[str], names: Sequence[str]
-) -> pd.DataFrame:
-    """MAE, SRE, SRE*, τ-b and coverage per corrector, measure and filter (module docstring)."""
-    position = {r: i for i, r in enumerate(pooled)}
-    rows = []
-    for k, measure in enumerate(names):
-        true_all = truth[k].mean(axis=1)
-        p_all = paired_p_values(truth[k])
-        cut = np.sort(true_all)[len(true_all) // 4]
-        for filt in FILTERS:
-            keep = np.ones(len(pooled), dtype=bool) if filt == "all" else true_all >= cut
-            kept_idx = np.flatnonzero(keep)
-            sub = estimates[estimates["measure"] == measure]
-            for corrector, by_corrector in sub.groupby("corrector", sort=False):
-                per_repeat = []
-                for _, frame in by_corrector.groupby("repeat"):
-                    frame = frame[keep[[position[r] for r in frame["run"]]]]
-                    if len(frame) < 2:
-                        continue
-                    idx = np.array([position[r] for r in frame["run"]])
-                    est = frame["estimate"].to_numpy()
-                    tru = true_all[idx]
-                    local = {p: i for i, p in enumerate(kept_idx)}
-                    sre, sre_star = rank_errors(
-                        true_all[kept_idx],
-                        np.array([local[i] for i in idx]),
-                        est,
-                        [pooled[i] for i in kept_idx],
-                        p_all[np.ix_(kept_idx, kept_idx)],
-                    )
-                    tau = stats.kendalltau(tru, est).statistic
-                    low, high = frame["ci_low"].to_numpy(), frame["ci_high"].to_numpy()
-                    has = np.isfinite(low) & np.isfinite(high)
-                    per_repeat.append(
-                        {
-                            "mae": float(np.mean(np.abs(tru - est))),
-                            "bias": float(np.mean(est - tru)),
-                            "sre": sre,
-                            "sre_star": sre_star,
-                            "tau": float(tau),
-                            "coverage": float(np.mean(covers(low[has], high[has], tru[has])))
-                            if has.any()
-                            else np.nan,
-                            "width": float(np.mean(high[has] - low[has])) if has.any() else np.nan,
-                            "n_runs": len(frame),
-                        }
-                    )
-                if per_repeat:
-                    mean = pd.DataFrame(per_repeat).mean(numeric_only=True)
-                    rows.append(
-                        {
-                            "corrector": corrector,
-                            "measure": measure,
-                            "filter": filt,
-                            **mean.to_dict(),
-                        }
-                    )
-    frame = pd.DataFrame(rows)
-    frame["n_runs"] = frame["n_runs"].round().astype(int)
-    return frame
-
-
-def covers(low: np.ndarray, high: np.ndarray, value: np.ndarray, tol: float = 1e-9) -> np.ndarray:
-    """``low ≤ value ≤ high`` up to ``tol``: a degenerate interval (nothing left unjudged) is
-    ``[x, x]`` with ``x`` computed along another path than the full-pool score."""
-    return (low - tol <= value) & (value <= high + tol)
-
-
-def rank_errors(
-    true: np.ndarray,
-    moved: np.ndarray,
-    estimate: np.ndarray,
-    names: Sequence[str],
-    p_values: np.ndarray,
-    alpha: float = 0.05,
-) -> tuple[int, int]:
-    """``(SRE, SRE*)`` of runs ``moved`` placed at ``estimate`` among the others' true scores.
-
-    As PoolBiasEstimators' ``ScoresError``: a run's true rank is 1 + the number
-    of true scores above it; its new rank 1 + the number of the *other* runs'
-    true scores above its estimate; SRE* counts the runs whose position (true
-    order, ties by name descending) lies between the two and whose paired
-    test against the moved run has p < ``alpha``. Scores equal to ``TIE``
-    count as tied (means computed along different paths differ in the last bits,
-    and P@k and its corrections are often exactly equal).
-    """
-    true = np.round(np.asarray(true, dtype=float) / TIE) * TIE
-    estimate = np.round(np.asarray(estimate, dtype=float) / TIE) * TIE
-    order = sorted(range(len(true)), key=lambda i: names[i], reverse=True)
-    order = sorted(order, key=lambda i: -true[i])
-    position = np.empty(len(true), dtype=int)
-    position[order] = np.arange(1, len(true) + 1)
-    sre = sre_star = 0
-    for i, est in zip(moved, estimate):
-        others = np.arange(len(true)) != i
-        old = 1 + int((true > true[i]).sum())
-        new = 1 + int((true[others] > est).sum())
-        sre += abs(old - new)
-        passed = others & (
-            ((new <= position) & (position < old)) | ((old < position) & (position <= new))
-        )
-        sre_star += int((passed & (p_values[i] < alpha)).sum())
-    return sre, sre_star
 
 
 def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> list[Path]:

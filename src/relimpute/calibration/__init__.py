@@ -3,7 +3,8 @@
 Layers: :mod:`.metrics` (bins, the bookmaker W, ECE, Brier, log loss, τ on
 plain arrays), :mod:`.paired` (paired tests between strategies),
 :mod:`.strategies` (selector + relevance model, by name), :mod:`.trials`
-(the trial protocol and the parallel runner), :mod:`.report` (Tables 2–4,
+(the trial protocol), :mod:`.trial_study` (the trials as a study on
+:func:`relimpute.studies.run`: :func:`run_study`), :mod:`.study` (its results), :mod:`.report` (Tables 2–4,
 files, terminal summary) and :mod:`.plots` (the reliability diagram).
 """
 
@@ -28,10 +29,10 @@ from .strategies import (
     register_strategy,
 )
 from .study import CalibrationStudy, combine_studies, read_study
+from .trial_study import CalibrationTrials, run_study
 from .trials import (
     TrialSpec,
     run_similarity,
-    run_study,
     run_trial,
     trial_specs,
     true_map,
@@ -42,6 +43,7 @@ __all__ = [
     "W_CAP",
     "CalibrationReport",
     "CalibrationStudy",
+    "CalibrationTrials",
     "PairedTest",
     "Strategy",
     "TrialSpec",

@@ -8,7 +8,7 @@ and ``y_i = 1`` when the favoured side is the true winner. A prediction of
 exactly ½ favours ``a`` (the choice does not change W, the bins or the
 scores, which are symmetric at ½). Pairs whose true ΔMAP is exactly 0 have no
 winner and are left out of every metric by the caller (see
-:func:`relimpute.calibration.trials.run_study`).
+:func:`relimpute.calibration.run_study`).
 
 All functions here take and return plain arrays and numbers; labels and
 tables live in :mod:`relimpute.calibration.report`.

@@ -130,6 +130,7 @@ def read_study(directory: str | os.PathLike) -> CalibrationStudy:
     trials = pd.read_csv(needed[1], keep_default_na=False, na_values=[""])
     trials = trials.drop(columns=[c for c in ("w", "w_capped") if c in trials.columns])
     if "warning_messages" in trials:
-        trials["warning_messages"] = trials["warning_messages"].fillna("")
+        trials["warning_messages"] = trials["warning_messages"].astype(object).fillna("")  # all empty: read as NaN floats
     config = json.loads(needed[2].read_text())["config"]
     return CalibrationStudy(pairs=pairs, trials=trials, config=config)
+

@@ -1,4 +1,4 @@
-"""The reusability study of Carterette (2007, §4.3): trials, their protocol, a parallel runner.
+"""The reusability study of Carterette (2007, §4.3): trials and their protocol.
 
 One trial (Carterette 2007 §4.3; docs/math/reference-points.md):
 
@@ -34,7 +34,6 @@ import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,8 +41,7 @@ import pandas as pd
 from ..data import Campaign
 from ..relevance import get_model
 from .metrics import kendall_tau
-from .strategies import Strategy, resolve_strategies
-from .study import CalibrationStudy
+from .strategies import Strategy
 
 # --------------------------------------------------------------------------- campaign preparation
 
@@ -338,140 +336,3 @@ def run_trial(
             }
         )
     return pd.concat(pair_rows, ignore_index=True), pd.DataFrame(trial_rows)
-
-
-# --------------------------------------------------------------------------- the study
-
-
-def run_study(
-    campaign: Campaign,
-    strategies: str | Sequence[str | Strategy] = "mtc,rtc,bayes",
-    *,
-    n_trials: int = 100,
-    k: int = 10,
-    c: int = 2,
-    confidence: float = 0.95,
-    depth: int | None = 100,
-    groups: Mapping[str, str] | None = None,
-    seed: int | None = None,
-    jobs: int | None = 1,
-    client=None,
-    progress: bool = True,
-    checkpoint=None,
-    max_judgments: int | None = None,
-    measure: str = "AP",
-) -> CalibrationStudy:
-    """Run ``n_trials`` trials of the reusability study for every strategy (paired).
-
-    Parameters
-    ----------
-    campaign
-        Runs with their full judgments (the oracle and the truth).
-    strategies
-        Names (comma-separated or a list) or :class:`Strategy` objects.
-    n_trials, k, c, confidence
-        Carterette (2007) §4.3: trials, runs per trial, initial runs, target
-        confidence (the paper's α).
-    depth
-        Truncate runs at this depth (Carterette: 100); None keeps full depth.
-    groups
-        Run → group: draw one run per group (k of the groups uniformly).
-    seed
-        Study seed; trial seeds come from ``SeedSequence(seed).spawn(n_trials)``.
-    jobs, client
-        Where the trials run (:func:`relimpute.parallel.map_units`): joblib processes (-1 = all
-        cores; None = the ambient joblib backend), or a ``distributed.Client`` (or a scheduler
-        address). Results do not depend on either.
-    progress
-        Show a progress bar over trials (on a terminal; :func:`relimpute.progress.quiet`).
-    max_judgments
-        Stop a trial's judging after this many judgments when the confidence is
-        not reached first (None: judge until it is, the paper's protocol).
-    checkpoint
-        A :class:`relimpute._study_folder.StudyFolder`: each trial is saved there as it
-        finishes, and trials it already holds (same trial seed) are not run again, so a
-        killed study resumes with the same result (trial seeds depend on ``seed`` alone).
-    measure
-        The measure whose mean over topics the confidence and the truth are about (default
-        AP: MAP); the judging still follows each strategy.
-    """
-    from ..parallel import map_units
-
-    if not 0.5 < confidence <= 1.0:
-        raise ValueError(f"confidence must lie in (0.5, 1], got {confidence}")
-    if max_judgments is not None and (int(max_judgments) != max_judgments or max_judgments < 1):
-        raise ValueError(f"max_judgments must be a positive integer or None, got {max_judgments!r}")
-    chosen = resolve_strategies(strategies if isinstance(strategies, str) else list(strategies))
-    base = campaign.truncated(depth, shrink=True)
-    specs = trial_specs(base.systems, n_trials, k, c, seed, groups)
-    truth = true_map(base, measure=measure)
-    similarity = run_similarity(base)
-    if checkpoint is not None:
-        checkpoint.expect(len(specs))
-    done = _finished_trials(checkpoint, specs)
-    todo = [spec for spec in specs if spec.trial not in done]
-
-    def finished(index: int, frames: tuple[pd.DataFrame, pd.DataFrame]) -> None:
-        spec = todo[index]
-        done[spec.trial] = frames
-        if checkpoint is not None:
-            checkpoint.save(f"trial-{spec.trial}", _trial_part(spec, *frames))
-
-    shared = {"campaign": base, "strategies": chosen, "confidence": confidence, "similarity": similarity,
-              "truth": truth, "max_judgments": max_judgments, "measure": measure}  # fmt: skip
-    map_units(_trial_unit, todo, shared=shared, jobs=jobs, client=client, desc="calibration trials",
-              unit="trial", progress=progress, on_result=finished, already=len(specs) - len(todo))  # fmt: skip
-    pairs = [done[spec.trial][0] for spec in specs]
-    trials = [done[spec.trial][1] for spec in specs]
-    config = {
-        "n_trials": n_trials,
-        "k": k,
-        "c": c,
-        "alpha": confidence,  # the key of the paper's α, kept so older reports still read
-        "depth": depth,
-        "max_judgments": max_judgments,
-        "seed": seed,
-        "one_per_group": groups is not None,
-        "rel_threshold": campaign.rel_threshold,
-        "measure": measure,
-        "strategies": [s.name for s in chosen],
-        "strategy_specs": {
-            s.name: {
-                "selector": s.selector,
-                "model": s.model if isinstance(s.model, str) else repr(s.model),
-                "selector_params": s.selector_kwargs(),
-                "model_params": dict(s.model_params),
-                "budget_from": s.budget_from,
-                "monte_carlo_draws": s.monte_carlo_draws,
-            }
-            for s in chosen
-        },
-    }
-    return CalibrationStudy(
-        pairs=pd.concat(pairs, ignore_index=True),
-        trials=pd.concat(trials, ignore_index=True),
-        config=config,
-    )
-
-
-def _trial_unit(spec: TrialSpec, *, campaign: Campaign, strategies, **options):
-    """One trial as a unit of :func:`relimpute.parallel.map_units` (the campaign shared)."""
-    return run_trial(campaign, spec, strategies, **options)
-
-
-def _trial_part(spec: TrialSpec, pairs: pd.DataFrame, trials: pd.DataFrame) -> dict[str, Any]:
-    from .._study_folder import frame_to_json
-
-    return {"seed": spec.seed, "pairs": frame_to_json(pairs), "trials": frame_to_json(trials)}
-
-
-def _finished_trials(checkpoint, specs: Sequence[TrialSpec]) -> dict[int, tuple[pd.DataFrame, ...]]:
-    """The trials ``checkpoint`` already holds, when saved with the same trial seed."""
-    from .._study_folder import frame_from_json
-
-    done = {}
-    for spec in specs if checkpoint is not None else ():
-        saved = checkpoint.load(f"trial-{spec.trial}")
-        if saved is not None and saved.get("seed") == spec.seed:
-            done[spec.trial] = (frame_from_json(saved["pairs"]), frame_from_json(saved["trials"]))
-    return done

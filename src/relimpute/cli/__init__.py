@@ -285,7 +285,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _interrupted(command: str) -> int:
     """Say that the command was interrupted, and what its study kept: exit status 130."""
-    study = sys.modules.get(f"{__name__.rpartition('.')[0]}._study_folder")
+    study = sys.modules.get(f"{__name__.rpartition('.')[0]}.studies.folder")
     note = study.interrupted() if study is not None else None
     print(f"relimpute {command}: interrupted" + (f": {note}" if note else ""), file=sys.stderr)
     return 130

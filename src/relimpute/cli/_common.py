@@ -268,33 +268,46 @@ def add_parallel_arguments(parser, units: str) -> None:
     )  # fmt: skip
 
 
-def add_resumable_output(parser, report: str, units: str, only: str = "") -> None:
-    """``--output FILE.tsv`` (the ``report`` also as TSV) and ``--resume``: each finished unit of
-    the study is kept beside the file until it is written (:func:`relimpute._study_folder.file_study`)."""
+def add_study_output(parser, table: str, units: str, only: str = "") -> None:
+    """``--output OUT``, the study's folder (``table``, ``manifest.json`` and each finished unit
+    in ``OUT/.resume/``: :func:`relimpute.studies.run`), with ``--resume`` and ``--overwrite``."""
     parser.add_argument(
-        "--output", "-o", type=resumable_file, metavar="FILE.tsv",
-        help=f"{only}also write the {report} as TSV; each finished {units[:-1]} is kept beside it in "
-        ".FILE.tsv.study/ until the file is written, for --resume",
+        "--output", "-o", type=output_folder, metavar="OUT",
+        help=f"{only}write the study into folder OUT: {table}, manifest.json, and each finished "
+        f"{units[:-1]} in OUT/.resume/ as it ends, for --resume",
     )  # fmt: skip
     add_resume_arguments(
         parser,
-        f"{only}go on with the study a stopped run left beside --output: the {units} it finished "
-        f"are kept, the others run, and it writes the {report} an uninterrupted run writes; refused "
+        f"{only}go on with the study a stopped run left in --output: the {units} it finished "
+        f"are kept, the others run, and it writes the {table} an uninterrupted run writes; refused "
         "if that study had other runs, qrels, options or --seed",
-        f"{only}start afresh beside --output though a study is kept there (another one, or this one "
-        f"unfinished): its finished {units} are dropped; without --resume or this, such a study is "
-        "never lost: the command is refused",
+        f"{only}start afresh in --output though it holds a study (another one, or this one "
+        f"unfinished): its finished {units} are dropped; without --resume or this, such a folder is "
+        "refused and nothing is lost",
     )
 
 
-def check_resumable_output(args) -> None:
-    """``--resume`` and ``--overwrite`` of :func:`add_resumable_output` need ``--output``."""
+def check_study_output(args, table: str) -> None:
+    """``--resume`` and ``--overwrite`` of :func:`add_study_output` need ``--output``, and
+    ``--output`` names a folder: a ``.tsv`` file (0.2's form) is refused, saying what to give."""
     from ..errors import InputError
 
     for given, option, does in ((args.resume, "--resume", "goes on with"),
                                 (args.overwrite, "--overwrite", "replaces")):  # fmt: skip
         if given and not args.output:
-            raise InputError(f"{does} the study kept beside --output FILE.tsv: give that too", option)
+            raise InputError(f"{does} the study in the --output folder: give that too", option)
+    path = args.output
+    if path and (os.path.isfile(path) or (path.lower().endswith(".tsv") and not os.path.isdir(path))):
+        name = os.path.basename(path)
+        stem = os.path.splitext(name)[0] or "study"
+        kept = os.path.join(os.path.dirname(path), f".{name}.study")
+        earlier = (f"; the study kept in {kept} was written by relimpute 0.2: go on with it "
+                   "using that release") if os.path.isdir(kept) else ""  # fmt: skip
+        raise InputError(
+            f"{path} names a file: --output is the study's folder since 0.3.0 ({table} is written in it, "
+            f"with manifest.json and the finished parts); give a folder, e.g. -o {stem}{earlier}",
+            "--output",
+        )
 
 
 def add_resume_arguments(parser, resume: str, overwrite: str) -> None:
@@ -325,15 +338,6 @@ def output_folder(text: str) -> str:
     if not text.strip() or text == "-":
         raise argparse.ArgumentTypeError(f"{text!r} names no folder; give one (. for this folder)")
     return text
-
-
-def resumable_file(text: str) -> str:
-    """An argparse ``type``: the file of a study kept beside it (not ``-``: the table is on
-    standard output already, and its study needs a folder)."""
-    if text == "-":
-        raise argparse.ArgumentTypeError("'-': the table is printed on standard output anyway; "
-                                         "give a file name (its study is kept beside it)")
-    return output_file()(text)
 
 
 def output_file(*suffixes: str):

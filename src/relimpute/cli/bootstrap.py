@@ -8,8 +8,8 @@ from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
-    add_resumable_output,
-    check_resumable_output,
+    add_study_output,
+    check_study_output,
     add_seed_argument,
     check_run_names,
     integer_at_least,
@@ -36,7 +36,8 @@ similar corpus (Cormack & Lynam 2006). Unjudged documents count as nonrelevant.
                 the docno, intervals on one half, the other half's value
                 below / in / above (the model predicts 83.5% in for 95%); --splits N
                 adds N - 1 salted splits (--jobs / --scheduler run them in parallel);
-                with -o FILE.tsv a stopped study goes on with the same command and
+                with -o OUT the study is a folder (OUT/split.tsv, its manifest and the
+                finished splits): a stopped study goes on with the same command and
                 --resume (and is never dropped without --overwrite)
 
 examples:
@@ -92,7 +93,7 @@ def add_arguments(parser) -> None:
         "the table then one block per split (column split; 0 = the paper's); default 1",
     )  # fmt: skip
     add_parallel_arguments(parser, "splits of --split")
-    add_resumable_output(parser, "table", "splits", only="with --split: ")
+    add_study_output(parser, "split.tsv", "splits", only="with --split: ")
     add_quiet_argument(parser)
     add_seed_argument(parser, "the resamples")
     add_format_argument(parser)
@@ -114,7 +115,7 @@ def run(args) -> int:
     for given, option in split_only:
         if given and not args.split:
             raise InputError("goes with --split (the split-corpus study) only", option)
-    check_resumable_output(args)
+    check_study_output(args, "split.tsv")
     if args.compare and args.compare[0] == args.compare[1]:
         raise InputError(
             f"names run {args.compare[0]} twice: a run minus itself is 0 on every resample; "
@@ -123,7 +124,7 @@ def run(args) -> int:
     if args.output:  # before the study, not after it
         from .._files import check_output_path
 
-        check_output_path(args.output)
+        check_output_path(args.output, directory=True)
     campaign = load_campaign(args, COMMAND)
     if args.compare:
         check_run_names(args.compare, campaign.systems, "--pair")
@@ -153,24 +154,12 @@ def run(args) -> int:
 
 def _split(campaign, args, options) -> int:
     """``--split``: the split-corpus validation on --splits splits (one table, a block each)."""
-    import pandas as pd
+    from ..precision.split import CorpusSplits, split_table
+    from ..studies import run as run_study
 
-    from .._study_folder import file_study, finish_file_study, study_identity
-    from ..parallel import cluster
-    from ..precision.split import split_study
-
-    with cluster(args.scheduler, args.jobs) as client:
-        folder = None
-        if args.output:
-            arguments = {"--splits": args.splits, "--resamples": args.resamples,
-                         "--confidence": args.confidence, "--epsilon": args.epsilon}  # fmt: skip
-            identity = study_identity(f"{COMMAND} --split", args.seed, arguments, campaign)
-            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite,
-                                units="splits")  # fmt: skip
-        results = split_study(campaign, args.splits, args.resamples, seed=args.seed, jobs=args.jobs,
-                              client=client, checkpoint=folder, **options)  # fmt: skip
-    columns = ["measure", "method", "direction", "below", "in", "above", "n"]
-    frames = []
+    study = CorpusSplits(campaign, args.splits, args.resamples, seed=args.seed, options=options)
+    results = run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler, resume=args.resume,
+                        overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
     for number, result in enumerate(results):
         label = "" if args.splits == 1 else f"split {number}: "
         print(f"relimpute bootstrap: {label}{result}", file=sys.stderr)
@@ -180,14 +169,5 @@ def _split(campaign, args, options) -> int:
                 f"variance of the halves' difference {row.variance_ratio:.2f}",
                 file=sys.stderr,
             )
-        frame = pd.concat([result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True)
-        frames.append(frame[columns] if args.splits == 1 else frame[columns].assign(split=number))
-    table = pd.concat(frames, ignore_index=True)
-    table = table if args.splits == 1 else table[["split", *columns]]
-    if args.output:
-        from .._files import write_table
-
-        write_table(table, args.output, sep="\t", index=False, float_format="%.6g")
-        finish_file_study(folder, args.output)
-    emit(table, args.format)
+    emit(split_table(results), args.format)
     return 0

@@ -127,13 +127,10 @@ def run(args) -> int:
     from pathlib import Path  # here, not at the top: --help does not load it
 
     from .._files import check_output_path
-    from .._study_folder import open_study
-    from ..calibration import CalibrationReport
-    from ..parallel import cluster
+    from ..calibration import CalibrationTrials
     from ..calibration.strategies import resolve_strategies, with_settings_from
-    from ..calibration.trials import trial_specs
-    from ..errors import InputError
     from ..groups import read_groups
+    from ..studies import run as run_study
 
     check_output_path(args.output, directory=True)  # before the study, not after it
     campaign = load_campaign(args, COMMAND)
@@ -143,70 +140,19 @@ def run(args) -> int:
         if args.models:
             strategies = with_settings_from(strategies, args.models)
         strategies = strategies_with_labels(args, strategies)
-        trial_specs(campaign.systems, max(args.trials, 1), args.k, args.c, args.seed, groups)
-        if args.trials < 1 or not 0.5 < args.confidence < 1.0:
-            raise ValueError("need --trials >= 1 and 0.5 < --confidence < 1")
+        if not 0.5 < args.confidence < 1.0:
+            raise ValueError("need 0.5 < --confidence < 1")
+        study = CalibrationTrials(
+            campaign, tuple(strategies), n_trials=args.trials, k=args.k, c=args.c,
+            confidence=args.confidence, depth=args.depth or None, groups=groups, seed=args.seed,
+            max_judgments=args.budget, measure=args.measure, cap=args.cap,
+            collection=Path(args.qrels).resolve().parent.name,  # names the diagram
+        )  # fmt: skip
     except (KeyError, ValueError) as exc:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    identity = _identity(args, campaign, strategies, groups)
-    with cluster(args.scheduler, args.jobs) as client:
-        folder = open_study(COMMAND, args.output, identity, args.resume, args.overwrite,
-                            units="trials", report="report.md")  # fmt: skip
-        study = _run(campaign, strategies, groups, folder, args, client)
-    study.config["collection"] = Path(args.qrels).resolve().parent.name  # names the diagram
-    report = CalibrationReport.from_study(study, cap=args.cap)
-    folder.finish(report.write(args.output, study=study))
-    print(report.terminal_summary())
+    run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler, resume=args.resume,
+              overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
+    print((Path(args.output) / "summary.txt").read_text(encoding="utf-8"), end="")
     print(f"\nreport written to {Path(args.output) / 'report.md'}")
     return 0
-
-
-def _run(campaign, strategies, groups, folder, args, client):
-    from ..calibration import run_study
-
-    return run_study(
-        campaign,
-        strategies,
-        n_trials=args.trials,
-        k=args.k,
-        c=args.c,
-        confidence=args.confidence,
-        depth=args.depth or None,
-        groups=groups,
-        seed=folder.study["seed"],
-        max_judgments=args.budget,
-        jobs=args.jobs,
-        client=client,
-        progress=not args.quiet,
-        checkpoint=folder,
-        measure=args.measure,
-    )
-
-
-def _identity(args, campaign, strategies, groups) -> dict:
-    """What names this study in its folder's manifest (what its trials depend on)."""
-    from .._study_folder import study_identity
-    from ..relevance import load_settings
-
-    def model(s):
-        if not isinstance(s.model, str):
-            return repr(s.model)
-        settings = load_settings(s.model)
-        return {"model": settings.model, "params": settings.params}
-
-    specs = [
-        {"name": s.name, "selector": s.selector, "selector_params": s.selector_kwargs(),
-         "model": model(s), "model_params": dict(s.model_params), "budget_from": s.budget_from,
-         "monte_carlo_draws": s.monte_carlo_draws}
-        for s in strategies
-    ]  # fmt: skip
-    arguments = {
-        "trials": args.trials, "k": args.k, "c": args.c, "confidence": args.confidence,
-        "depth": args.depth, "cap": args.cap, "strategies": specs,
-        **({"budget": args.budget} if args.budget else {}),  # a study folder before --budget resumes
-        **({"measure": args.measure} if args.measure != "AP" else {}),
-        "one_per_group": None if groups is None else dict(sorted(groups.items())),
-        **({"llm_labels": [[s.source, len(s.frame)] for s in campaign.labels]} if campaign.labels else {}),
-    }  # fmt: skip
-    return study_identity(COMMAND, args.seed, arguments, campaign)

@@ -10,14 +10,14 @@ from ._format import add_format_argument, emit
 COMMAND = "plan"
 HELP = "given a judging budget, the depth and number of topics with most power at bias below alpha"
 DESCRIPTION = """\
-Read power curves written by `relimpute power --output curves.tsv` and list
+Read power curves written by `relimpute power --output OUT` (OUT/curves.tsv) and list
 the designs (strategy, depth, number of topics) whose judging effort fits
 --budget and whose bias stays below --max-bias, most powerful first
 (Cormack & Lynam 2007: many shallow topics usually beat few deep ones).
 
 example:
-  relimpute power qrels.txt runs/ --pool-depth 1,2,5,10,20 --n-topics 10,20,40 -o curves.tsv
-  relimpute plan curves.tsv --budget 5000 --measure MAP
+  relimpute power qrels.txt runs/ --pool-depth 1,2,5,10,20 --n-topics 10,20,40 -o curves
+  relimpute plan curves/curves.tsv --budget 5000 --measure MAP
 
 exit status: 0 on success, 2 on bad input (a budget below one topic's pool,
 a file that is not a curves table).

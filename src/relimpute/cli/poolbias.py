@@ -136,15 +136,16 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from .._files import check_output_path
-    from .._study_folder import open_study
     from ..bias import available_correctors, read_groups
-    from ..bias.study import check_study_input, write_study
+    from ..bias.study import LeaveOneGroupOut
     from ..confidence.estimands import describe
     from ..errors import InputError
     from ..measures import parse_measures
-    from ..parallel import cluster
     from ..relevance import load_settings
+    from ..studies import run as run_study
 
     refuse_estimand(
         args, COMMAND, ("pool",),
@@ -168,60 +169,22 @@ def run(args) -> int:
         measures = parse_measures(args.measures or STUDY_MEASURES)
     except ValueError as exc:
         raise InputError(str(exc), "--measure") from None
-    # an unknown model or a bad settings file fails before any work
-    models = {name: load_settings(name) for name in args.model}
+    for name in args.model:  # an unknown model or a bad settings file fails before any work
+        load_settings(name)
     campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
     with flag_names(depth="--pool-depth", n_common="--common-topics"):
-        check_study_input(campaign, groups, args.depth, args.common_topics)
-    identity = _identity(args, campaign, measures, models)
-    with cluster(args.scheduler, args.jobs) as client:
-        folder = open_study(COMMAND, args.output, identity, args.resume, args.overwrite,
-                            units="groups", report="metrics.md")  # fmt: skip
-        study = _run(campaign, groups, measures, correctors, folder, args, client)
-    paths = write_study(study, args.output)
-    folder.finish(paths)
+        study = LeaveOneGroupOut(
+            campaign, groups, depth=args.depth, measures=measures, correctors=tuple(correctors),
+            models=tuple(args.model), group_sds=args.group_sd, n_common=args.common_topics,
+            common_repeats=args.common_repeats, n_draws=args.draws, seed=args.seed,
+        )  # fmt: skip
+    result = run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler, resume=args.resume,
+                       overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
     title = describe("pool", pool_depth=args.depth) + ": the correctors' target"
-    emit(study.metrics, args.format, title=title)
+    emit(result.metrics, args.format, title=title)
+    paths = [Path(args.output) / name for name in ("estimates.tsv", "metrics.tsv", "metrics.md")]
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
-
-
-def _run(campaign, groups, measures, correctors, folder, args, client):
-    from ..bias.study import run_pool_bias_study
-
-    return run_pool_bias_study(
-        campaign,
-        groups,
-        depth=args.depth,
-        measures=measures,
-        correctors=correctors,
-        models=args.model,
-        group_sds=args.group_sd,
-        n_common=args.common_topics,
-        common_repeats=args.common_repeats,
-        n_draws=args.draws,
-        seed=args.seed,
-        checkpoint=folder,
-        jobs=args.jobs,
-        client=client,
-    )
-
-
-def _identity(args, campaign, measures, models) -> dict:
-    """What names this study in its folder's manifest (what its tables depend on)."""
-    import hashlib
-    from pathlib import Path
-
-    from .._study_folder import study_identity
-
-    arguments = {
-        "depth": args.depth, "measures": [str(m) for m in measures], "correctors": args.correctors,
-        "models": {name: {"model": s.model, "params": s.params} for name, s in models.items()},
-        "group_sd": args.group_sd, "common_topics": args.common_topics,
-        "common_repeats": args.common_repeats, "draws": args.draws,
-        "groups": hashlib.sha256(Path(args.groups).read_bytes()).hexdigest(),
-    }  # fmt: skip
-    return study_identity(COMMAND, args.seed, arguments, campaign)
 
 
 def _without_unpooled_groups(campaign, groups):

@@ -8,8 +8,8 @@ from ..errors import InputError
 from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
-    add_resumable_output,
-    check_resumable_output,
+    add_study_output,
+    check_study_output,
     add_seed_argument,
     finite_at_least,
     flag_names,
@@ -42,14 +42,16 @@ bias below alpha, most powerful first (the planning answer).
 
 examples:
   relimpute power qrels.txt runs/ --groups groups.tsv --pool-depth 1,2,5,10,20,50,100 \\
-      --n-topics 10,25,50 --output curves.tsv --plot curves.png
+      --n-topics 10,25,50 --output curves --plot curves.png
   relimpute power qrels.txt runs/ --rel-threshold 2 --pool-depth 1,2,5,10 --budget 2000
 
 exit status: 0 on success, 2 on bad input (too few topics, a budget below one
 topic's pool, unknown runs: the message names the option).
-Plan again from saved curves with `relimpute plan curves.tsv --budget N`.
-With --output, a stopped study goes on with the same command and --resume; a
-study kept beside the file is never dropped without --overwrite.
+With --output OUT the study is a folder: OUT/curves.tsv, OUT/manifest.json naming
+the study, and each finished design in OUT/.resume/; a stopped study goes on
+with the same command and --resume, and a folder holding a study is never
+dropped without --overwrite. Plan again from saved curves with
+`relimpute plan OUT/curves.tsv --budget N`.
 """
 
 
@@ -99,7 +101,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--budget", type=finite_at_least(0), default=None, help="plan: total judgments available"
     )
-    add_resumable_output(parser, "curves", "designs")
+    add_study_output(parser, "curves.tsv", "designs")
     add_quiet_argument(parser)
     parser.add_argument(
         "--plot",
@@ -132,45 +134,27 @@ def _alpha(args) -> float:
 
 
 def run(args) -> int:
-    from .._files import check_figure_path, check_output_path, write_table
-    from .._study_folder import file_study, finish_file_study
-    from ..parallel import cluster
-    from ..precision.power import power_curves
+    from .._files import check_figure_path, check_output_path
+    from ..precision.power import PowerGrid
+    from ..studies import run as run_study
 
-    check_resumable_output(args)
+    check_study_output(args, "curves.tsv")
     if args.output:  # before the study, not after it
-        check_output_path(args.output)
+        check_output_path(args.output, directory=True)
     if args.plot:
         check_figure_path(args.plot)
     campaign = load_campaign(args, COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
-    measures = args.measures or MEASURES
     flags = {"depths": "--pool-depth", "topic_counts": "--n-topics", "alpha": "--confidence", "measures": "-m"}
-    with flag_names(**flags), cluster(args.scheduler, args.jobs) as client:
-        folder = None
-        if args.output:
-            identity = _identity(args, campaign, strategies, measures, pooled)
-            folder = file_study(COMMAND, args.output, identity, args.resume, args.overwrite,
-                                units="designs")  # fmt: skip
-        result = power_curves(
-            campaign,
-            depths=args.depths,
-            topic_counts=args.topics,
-            strategies=strategies,
-            measures=measures,
-            pool_systems=pooled,
-            repetitions=args.repetitions,
-            alpha=_alpha(args),
-            rng=args.seed,
-            jobs=args.jobs,
-            client=client,
-            checkpoint=folder,
-        )
+    with flag_names(**flags):
+        study = PowerGrid(campaign, depths=tuple(args.depths), topic_counts=args.topics,
+                          strategies=tuple(strategies), measures=tuple(args.measures or MEASURES),
+                          pool_systems=pooled, repetitions=args.repetitions, alpha=_alpha(args),
+                          seed=args.seed)  # fmt: skip
+        result = run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler,
+                           resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
     print(f"relimpute power: {result}", file=sys.stderr)
-    if args.output:
-        write_table(result.curves, args.output, sep="\t", index=False, float_format="%.6g")
-        finish_file_study(folder, args.output)
     if args.plot:
         from ..precision.power_plots import plot_power_curves
 
@@ -182,13 +166,3 @@ def run(args) -> int:
     else:
         emit(result.curves, args.format)
     return 0
-
-
-def _identity(args, campaign, strategies, measures, pooled) -> dict:
-    """What names this study beside its --output (what its curves depend on), by option."""
-    from .._study_folder import study_identity
-
-    arguments = {"--pool-depth": args.depths, "--n-topics": args.topics, "--strategies": strategies,
-                 "-m": list(measures), "--groups": pooled, "--repetitions": args.repetitions,
-                 "--confidence": args.confidence}  # fmt: skip
-    return study_identity(COMMAND, args.seed, arguments, campaign)

@@ -20,7 +20,10 @@ topic (matched effort; :mod:`.pools`). Random topic subsets are repeated and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -186,86 +189,143 @@ def power_curves(
         Random topic subsets per n (one when n is every topic), all drawn before any cell runs.
     jobs, client
         Where the grid cells (strategy × measure × depth) run
-        (:func:`relimpute.parallel.map_units`); the curves do not depend on them.
+        (:func:`relimpute.studies.run`); the curves do not depend on them.
     checkpoint
-        A :class:`relimpute._study_folder.StudyFolder`: each grid cell is saved there as it
-        finishes, and cells it already holds are not run again, so a killed study resumes
-        with the same curves (the topic subsets depend on ``rng`` alone).
+        The study's output folder (a path): each grid cell is saved there as it finishes and
+        the curves are written there (``curves.tsv``); cells it already holds are not run
+        again, so a killed study resumes with the same curves (the topic subsets depend on
+        ``rng`` alone, an int then). A folder holding another study is refused.
     """
-    depths = sorted({int(k) for k in depths})
-    if not depths or depths[0] < 1:
-        raise InputError(
-            f"pool depths must be positive integers, got {list(depths)}", source="depths"
-        )
-    n_avail = campaign.n_topics
-    if topic_counts is None:
-        topic_counts = sorted({max(2, round(n_avail * f)) for f in (0.25, 0.5, 0.75, 1.0)})
-    topic_counts = sorted({int(n) for n in topic_counts})
-    if topic_counts[0] < 2 or topic_counts[-1] > n_avail:
-        raise InputError(
-            f"topic subsets need between 2 and {n_avail} topics (the campaign has {n_avail}); "
-            f"got {topic_counts}",
-            source="topic_counts",
-        )
-    unknown = set(strategies) - set(STRATEGIES)
-    if unknown:
-        raise InputError(f"unknown strategy {sorted(unknown)}; choose from {list(STRATEGIES)}")
-    parsed = power_measures(measures)
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must lie in (0, 1), got {alpha}", source="alpha")
-    pooled = list(pool_systems) if pool_systems is not None else list(campaign.systems)
-    evaluated = campaign.system_index(
-        list(systems) if systems is not None else list(campaign.systems)
-    )
-    if len(evaluated) < 2:
-        raise InputError("power needs at least two evaluated systems")
-    generator = as_generator(rng)
-    pairs = all_pairs(len(evaluated))
+    from ..studies import run
 
-    relevant = campaign.relevant()
-    gold_scores = np.stack(
-        [
-            average_precision(t.ranking[evaluated], r)
-            if t.ranking.shape[1]
-            else np.zeros(len(evaluated))
-            for t, r in zip(campaign.topics, relevant)
-        ],
-        axis=1,
-    )
-    gold_map = gold_scores.mean(axis=1)
-    gold_sign = np.sign(gold_map[pairs[:, 0]] - gold_map[pairs[:, 1]])
+    study = PowerGrid(campaign, depths=tuple(depths), topic_counts=topic_counts, strategies=tuple(strategies),
+                      measures=tuple(measures), pool_systems=pool_systems, systems=systems,
+                      repetitions=repetitions, alpha=alpha, seed=rng)  # fmt: skip
+    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress is None or progress)
 
-    best = best_ranks(campaign, campaign.system_index(pooled))
-    max_depth = depths[-1]
-    orders = {"depth": [depth_order(b, max_depth) for b in best]}
-    for replayed in ("mtf", "mtc"):
-        if replayed in strategies:
-            orders[replayed] = replayed_orders(campaign, pooled, max_depth, replayed)
-    pool_sizes = {k: np.array([int(((b > 0) & (b <= k)).sum()) for b in best]) for k in depths}
-    subsets = {
-        n: [
-            np.sort(generator.choice(n_avail, size=n, replace=False))
-            for _ in range(repetitions if n < n_avail else 1)
-        ]
-        for n in topic_counts
-    }
 
-    from ..parallel import map_resumable
+@dataclass(frozen=True, eq=False)
+class PowerGrid:
+    """Power curves as a :class:`relimpute.studies.Study`: one unit per design (strategy,
+    measure, depth); the arguments are :func:`power_curves`' (``seed`` its ``rng``), checked here."""
 
-    shared = {"campaign": campaign, "orders": orders, "pool_sizes": pool_sizes, "evaluated": evaluated,
-              "parsed": parsed, "subsets": subsets, "pairs": pairs, "gold_sign": gold_sign,
-              "gold_map": gold_map, "alpha": alpha}  # fmt: skip
-    cells = [(s, m, k) for s in strategies for m in measures for k in depths]
-    found = map_resumable(_design_rows, cells, checkpoint=checkpoint, name="design", encode=list,
-                          decode=list, shared=shared, jobs=jobs, client=client, desc="power",
-                          unit="design", progress=progress is None or progress)  # fmt: skip
-    rows = [row for cell in found for row in cell]
-    return PowerCurves(
-        curves=pd.DataFrame(rows),
-        gold=pd.Series(gold_map, index=[campaign.systems[i] for i in evaluated], name="gold_map"),
-        alpha=float(alpha),
-        n_topics_available=n_avail,
-    )
+    campaign: Campaign
+    depths: tuple = DEFAULT_DEPTHS
+    topic_counts: Sequence[int] | None = None
+    strategies: tuple = DEFAULT_STRATEGIES
+    measures: tuple = MEASURES
+    pool_systems: Sequence[str] | None = None
+    systems: Sequence[str] | None = None
+    repetitions: int = 20
+    alpha: float = 0.05
+    seed: Any = None
+
+    command = "power"
+    unit = "design"
+    report = None
+    #: the file of the curves in the study's folder
+    TABLE = "curves.tsv"
+
+    def __post_init__(self) -> None:
+        depths = sorted({int(k) for k in self.depths})
+        if not depths or depths[0] < 1:
+            raise InputError(f"pool depths must be positive integers, got {list(self.depths)}", source="depths")
+        n_avail = self.campaign.n_topics
+        counts = self.topic_counts
+        if counts is None:
+            counts = {max(2, round(n_avail * f)) for f in (0.25, 0.5, 0.75, 1.0)}
+        counts = sorted({int(n) for n in counts})
+        if counts[0] < 2 or counts[-1] > n_avail:
+            raise InputError(
+                f"topic subsets need between 2 and {n_avail} topics (the campaign has {n_avail}); got {counts}",
+                source="topic_counts",
+            )
+        unknown = set(self.strategies) - set(STRATEGIES)
+        if unknown:
+            raise InputError(f"unknown strategy {sorted(unknown)}; choose from {list(STRATEGIES)}")
+        power_measures(self.measures)
+        if not 0 < self.alpha < 1:
+            raise InputError(f"alpha must lie in (0, 1), got {self.alpha}", source="alpha")
+        if len(self._evaluated) < 2:
+            raise InputError("power needs at least two evaluated systems")
+        object.__setattr__(self, "depths", tuple(depths))
+        object.__setattr__(self, "topic_counts", tuple(counts))
+
+    @property
+    def _evaluated(self) -> np.ndarray:
+        chosen = self.campaign.systems if self.systems is None else self.systems
+        return self.campaign.system_index(list(chosen))
+
+    def with_seed(self, seed: int) -> PowerGrid:
+        return replace(self, seed=seed)
+
+    def identity(self) -> dict:
+        from ..studies import study_identity
+
+        # keyed by the command's options, so a refused --resume names the one that changed
+        arguments = {"--pool-depth": list(self.depths), "--n-topics": list(self.topic_counts),
+                     "--strategies": list(self.strategies), "-m": list(self.measures),
+                     "--groups": self.pool_systems, "--repetitions": self.repetitions,
+                     "--confidence": round(1.0 - self.alpha, 12),
+                     **({} if self.systems is None else {"systems": list(self.systems)})}  # fmt: skip
+        seed = self.seed if self.seed is None or isinstance(self.seed, int) else repr(self.seed)
+        return study_identity(self.command, seed, arguments, self.campaign)
+
+    @cached_property
+    def _prepared(self) -> dict:
+        """The gold standard, the strategies' judging orders and every topic subset, drawn here."""
+        campaign, depths, evaluated = self.campaign, self.depths, self._evaluated
+        pooled = list(campaign.systems if self.pool_systems is None else self.pool_systems)
+        pairs = all_pairs(len(evaluated))
+        gold_scores = np.stack(
+            [average_precision(t.ranking[evaluated], r) if t.ranking.shape[1] else np.zeros(len(evaluated))
+             for t, r in zip(campaign.topics, campaign.relevant())],
+            axis=1,
+        )  # fmt: skip
+        gold_map = gold_scores.mean(axis=1)
+        best = best_ranks(campaign, campaign.system_index(pooled))
+        orders = {"depth": [depth_order(b, depths[-1]) for b in best]}
+        for replayed in ("mtf", "mtc"):
+            if replayed in self.strategies:
+                orders[replayed] = replayed_orders(campaign, pooled, depths[-1], replayed)
+        generator, n_avail = as_generator(self.seed), campaign.n_topics
+        subsets = {n: [np.sort(generator.choice(n_avail, size=n, replace=False))
+                       for _ in range(self.repetitions if n < n_avail else 1)] for n in self.topic_counts}  # fmt: skip
+        return {"orders": orders, "pool_sizes": {k: np.array([int(((b > 0) & (b <= k)).sum()) for b in best])
+                                                 for k in depths},
+                "evaluated": evaluated, "parsed": power_measures(self.measures), "subsets": subsets,
+                "pairs": pairs, "gold_sign": np.sign(gold_map[pairs[:, 0]] - gold_map[pairs[:, 1]]),
+                "gold_map": gold_map, "alpha": self.alpha}  # fmt: skip
+
+    def units(self) -> list[list]:
+        self._prepared  # noqa: B018 (drawn before the study is sent)
+        return [[s, m, k] for s in self.strategies for m in self.measures for k in self.depths]
+
+    def run_unit(self, unit) -> list[dict]:
+        return _design_rows(tuple(unit), campaign=self.campaign, **self._prepared)
+
+    def encode(self, result: list[dict]) -> list[dict]:
+        return result
+
+    def decode(self, data: list[dict]) -> list[dict]:
+        return data
+
+    def combine(self, results: list[list[dict]]) -> PowerCurves:
+        ready = self._prepared
+        return PowerCurves(
+            curves=pd.DataFrame([row for cell in results for row in cell]),
+            gold=pd.Series(ready["gold_map"], index=[self.campaign.systems[i] for i in ready["evaluated"]],
+                           name="gold_map"),
+            alpha=float(self.alpha),
+            n_topics_available=self.campaign.n_topics,
+        )  # fmt: skip
+
+    def write(self, result: PowerCurves, folder: Path) -> list[Path]:
+        from .._files import write_table
+
+        path = Path(folder) / self.TABLE
+        write_table(result.curves, path, sep="\t", index=False, float_format="%.6g")
+        return [path]
 
 
 def _design_rows(cell, *, campaign, orders, pool_sizes, evaluated, parsed, subsets, pairs, gold_sign,

@@ -12,8 +12,10 @@ values from B; and the reverse), as in the paper's Tables 1-4.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -245,41 +247,92 @@ def split_study(
     """:func:`split_validation` on ``n_splits`` splits of the documents: the paper's MD5 split
     (resamples seeded by ``seed``, as :func:`split_validation` with ``rng=seed``), then salted
     ones (:func:`split_salt`; split ``i`` seeded by ``[seed, i]``), in that order whatever runs
-    them (``jobs``, ``client``: :func:`relimpute.parallel.map_units`). ``options`` go to
-    :func:`split_validation` (level, epsilon, near). ``checkpoint`` (a
-    :class:`relimpute._study_folder.StudyFolder`) saves each split as it finishes; splits it
-    already holds are not run again, so a killed study resumes with the same result."""
-    from ..parallel import map_resumable
+    them (``jobs``, ``client``: :func:`relimpute.studies.run`). ``options`` go to
+    :func:`split_validation` (level, epsilon, near). ``checkpoint`` (the study's output
+    folder, a path) keeps each split as it finishes and gets the table (``split.tsv``:
+    :func:`split_table`); splits it already holds are not run again, so a killed study
+    resumes with the same result."""
+    from ..studies import run
 
-    if int(n_splits) != n_splits or n_splits < 1:
-        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
-    if seed is None:  # one seed drawn here, so every split's resamples follow from it
-        seed = int(np.random.SeedSequence().entropy % 2**63)
-    units = [(split_salt(i), seed if i == 0 else [seed, i]) for i in range(int(n_splits))]
-    shared = {"campaign": campaign, "n_resamples": n_resamples, **options}
-    return map_resumable(_split_unit, units, checkpoint=checkpoint, name="split", encode=_split_to_json,
-                         decode=_split_from_json, shared=shared, jobs=jobs, client=client, desc="splits",
-                         unit="split", progress=progress is None or progress)  # fmt: skip
+    study = CorpusSplits(campaign, n_splits, n_resamples, seed=seed, options=options)
+    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress is None or progress)
 
 
-def _split_to_json(result: SplitValidation) -> dict:
-    from .._study_folder import frame_to_json
+@dataclass(frozen=True, eq=False)
+class CorpusSplits:
+    """The split-corpus validation as a :class:`relimpute.studies.Study`: one unit per split
+    (the arguments are :func:`split_study`'s; ``options`` go to :func:`split_validation`)."""
 
-    return {"lists": frame_to_json(result.lists), "means": frame_to_json(result.means), "level": result.level,
-            "predicted": result.predicted, "n_resamples": result.n_resamples, "salt": result.salt}  # fmt: skip
+    campaign: Campaign
+    n_splits: int
+    n_resamples: int = 2000
+    seed: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    command = "bootstrap --split"
+    unit = "split"
+    report = None
+    #: the file of the table in the study's folder
+    TABLE = "split.tsv"
+
+    def __post_init__(self) -> None:
+        if int(self.n_splits) != self.n_splits or self.n_splits < 1:
+            raise ValueError(f"n_splits must be a positive integer, got {self.n_splits!r}")
+
+    def with_seed(self, seed: int) -> CorpusSplits:
+        return replace(self, seed=seed % 2**63)
+
+    def identity(self) -> dict:
+        from ..studies import study_identity
+
+        # keyed by the command's options, so a refused --resume names the one that changed
+        names = {"level": "--confidence", "epsilon": "--epsilon"}
+        arguments = {"--splits": self.n_splits, "--resamples": self.n_resamples,
+                     **{names.get(k, k): v for k, v in self.options.items()}}  # fmt: skip
+        return study_identity(self.command, self.seed, arguments, self.campaign)
+
+    def units(self) -> list[list]:
+        return [[split_salt(i), self.seed if i == 0 else [self.seed, i]] for i in range(int(self.n_splits))]
+
+    def run_unit(self, unit) -> SplitValidation:
+        salt, seed = unit
+        rng = np.random.default_rng(seed)
+        return split_validation(self.campaign, self.n_resamples, rng=rng, salt=salt, progress=False,
+                                **self.options)  # fmt: skip
+
+    def encode(self, result: SplitValidation) -> dict:
+        from ..studies import frame_to_json
+
+        return {"lists": frame_to_json(result.lists), "means": frame_to_json(result.means), "level": result.level,
+                "predicted": result.predicted, "n_resamples": result.n_resamples, "salt": result.salt}  # fmt: skip
+
+    def decode(self, data) -> SplitValidation:
+        from ..studies import frame_from_json
+
+        frames = {name: frame_from_json(data[name]) for name in ("lists", "means")}
+        return SplitValidation(**{**data, **frames})
+
+    def combine(self, results: list[SplitValidation]) -> list[SplitValidation]:
+        return results
+
+    def write(self, result: list[SplitValidation], folder: Path) -> list[Path]:
+        from .._files import write_table
+
+        path = Path(folder) / self.TABLE
+        write_table(split_table(result), path, sep="\t", index=False, float_format="%.6g")
+        return [path]
 
 
-def _split_from_json(saved: dict) -> SplitValidation:
-    from .._study_folder import frame_from_json
-
-    frames = {name: frame_from_json(saved[name]) for name in ("lists", "means")}
-    return SplitValidation(**{**saved, **frames})
-
-
-def _split_unit(unit, *, campaign, n_resamples, **options) -> SplitValidation:
-    salt, seed = unit
-    rng = np.random.default_rng(seed)
-    return split_validation(campaign, n_resamples, rng=rng, salt=salt, progress=False, **options)
+def split_table(results: Sequence[SplitValidation]) -> pd.DataFrame:
+    """Shares below / in / above of AP (per interval method) and of MAP and L-MAP, per
+    direction: one block per split (column ``split``, 0 the paper's) when there are several."""
+    columns = ["measure", "method", "direction", "below", "in", "above", "n"]
+    frames = []
+    for number, result in enumerate(results):
+        frame = pd.concat([result.ap_table().assign(measure="AP"), result.mean_table()], ignore_index=True)
+        frames.append(frame[columns] if len(results) == 1 else frame[columns].assign(split=number))
+    table = pd.concat(frames, ignore_index=True)
+    return table if len(results) == 1 else table[["split", *columns]]
 
 
 def _list_rows(direction, source: CorpusBootstrap, other, usable, depth, level, epsilon, near):

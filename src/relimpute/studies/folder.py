@@ -1,4 +1,4 @@
-"""A study's output folder: a manifest naming the study, and its finished parts for ``--resume``.
+"""A study's output folder: a manifest naming the study, its tables, and its finished parts.
 
 ``manifest.json`` names the study (command, arguments, seed, version, a digest
 of the data) and its state: ``running`` while it runs (the report files then
@@ -14,6 +14,7 @@ A folder holding finished work (parts of an unfinished study, or a complete
 study's files) is never cleared unasked: the same study goes on with
 ``--resume``, another one starts there only with ``--overwrite``. While the
 study runs its markdown report begins with an ``UNFINISHED`` line.
+:func:`relimpute.studies.run` is the one caller; a study's own code never opens a folder.
 """
 
 from __future__ import annotations
@@ -33,16 +34,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._files import (
+from .._files import (
     atomic_write_text,
     lock_exclusive,
     output_directory,
     remove_stale_temporaries,
 )
-from .errors import InputError
+from ..errors import InputError
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+#: the manifest's format: 2 since every study runs on :func:`relimpute.studies.run` (its parts
+#: are saved as ``UNIT-i`` with the unit beside the result); 1 was 0.2's
+FORMAT = 2
 #: the first line of a study's markdown report while the study is unfinished
 BANNER = "> **UNFINISHED:"
 #: the study folder this process has open (for the interrupt message), or None
@@ -72,7 +75,7 @@ def labels_digest(campaign) -> dict[str, str]:
 def study_identity(command: str, seed: Any, arguments: Mapping[str, Any], campaign) -> dict:
     """What names a study in its manifest: command, release, seed, arguments, data digest
     (and the labels' digests, when the campaign carries automatic labels)."""
-    from . import __version__
+    from .. import __version__
 
     identity = {
         "command": command,
@@ -159,13 +162,15 @@ class StudyFolder:
         self._earlier = [] if old is None else [*old.get("files", []), *old.get("stale", [])]
         self._earlier += [self.report] if self.report else []  # an UNFINISHED-only report too
         kept = self.kept()
+        if old is not None and old["state"] == "earlier" and not overwrite:
+            _refuse_earlier(old, self.manifest)
         if old is not None and not overwrite:
             self._go_on_or_refuse(old, kept, resume)
         if self.study.get("seed", 0) is None:  # drawn here and recorded, so a resume can reuse it
             self.study["seed"] = int(np.random.SeedSequence().entropy)
         self._write_manifest("running", [])
         #: finished parts of an unfinished study that ``overwrite`` threw away
-        killed = old is not None and old.get("state") == "running" and not self.resumed
+        killed = old is not None and old.get("state") in ("running", "earlier") and not self.resumed
         self.discarded = kept if killed else 0
         if not self.resumed:
             shutil.rmtree(self.parts, ignore_errors=True)
@@ -245,6 +250,9 @@ class StudyFolder:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             problem = f"cannot read the study's manifest ({exc}); remove it, or give another -o"
             raise InputError(problem, str(self.manifest)) from None
+        if isinstance(data, dict) and data.get("format") == 1 and isinstance(data.get("study"), dict):
+            return {"format": 1, "state": "earlier", "study": data["study"],
+                    "files": [f for f in data.get("files", []) if isinstance(f, str)]}  # fmt: skip
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             problem = "not a relimpute study manifest (or another release's); give another -o"
             raise InputError(problem, str(self.manifest))
@@ -284,6 +292,14 @@ class StudyFolder:
             except ValueError:  # not the main thread (a garbage collection): the process is ending
                 pass
             self._signal = None
+
+    def abandon(self) -> None:
+        """Stop writing after a failure or an interrupt: the report says UNFINISHED with the count,
+        :func:`interrupted` says what is kept, and the folder is let go."""
+        if self._lock is not None:
+            self._mark_unfinished()
+            self.note = _kept_note(self)
+        self.close()
 
     def __del__(self) -> None:
         if getattr(self, "_lock", None) is not None:
@@ -339,9 +355,15 @@ def interrupted() -> str | None:
     """What the study this process runs kept when it was interrupted, and how to go on
     (None: no study was running); its report is marked UNFINISHED with the count."""
     folder = None if _current is None else _current()
-    if folder is None or folder._lock is None:
+    if folder is None:
         return None
+    if folder._lock is None:  # let go by :meth:`StudyFolder.abandon`, which kept its note
+        return getattr(folder, "note", None)
     folder._mark_unfinished()
+    return _kept_note(folder)
+
+
+def _kept_note(folder: StudyFolder) -> str:
     kept, of = folder.kept(), f" of {folder.total}" if folder.total else ""
     if not kept:
         return f"no {folder.units[:-1]} had finished; run the same command to start again"
@@ -384,22 +406,17 @@ def open_study(
     return folder
 
 
-def file_study(
-    command: str, file, study: Mapping[str, Any], resume: bool, overwrite: bool = False, **options
-) -> StudyFolder:
-    """:func:`open_study` for a study whose report is one ``file``: its manifest and finished
-    parts go in the hidden folder ``.NAME.study`` beside the file (:func:`finish_file_study`)."""
-    file = Path(file)
-    hidden = file.parent / f".{file.name}.study"
-    _refuse_link(hidden)
-    return open_study(command, hidden, study, resume, overwrite, **options)
-
-
-def finish_file_study(folder: StudyFolder, file) -> None:
-    """Mark a :func:`file_study` complete once ``file`` is written, and drop its finished parts
-    (the file holds what they held; the manifest stays, naming the study that wrote it)."""
-    folder.finish([file])
-    shutil.rmtree(folder.parts, ignore_errors=True)
+def _refuse_earlier(old: Mapping[str, Any], manifest: Path) -> None:
+    """Refuse a study an earlier release wrote (manifest format 1): its parts are not this
+    release's; it goes on with that release, or this one starts afresh with --overwrite."""
+    complete = old["files"] and all((manifest.parent / f).is_file() for f in old["files"])
+    what = "a complete study" if complete else "a study"
+    raise InputError(
+        f"this folder holds {what} written by relimpute 0.2 (an earlier study format, which "
+        "this release does not resume): go on with it using that release and --resume, give "
+        "another -o, or add --overwrite to start this study afresh here",
+        str(manifest),
+    )
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
