@@ -23,6 +23,7 @@ import argparse
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -77,6 +78,18 @@ def judged_share(campaign: Campaign, depth: int = DEPTH) -> float:
     return float(table["pool_judged_share"].iloc[-1])
 
 
+def judged_pool(campaign: Campaign, depth: int = DEPTH) -> Campaign:
+    """The campaign judged on the depth-``depth`` pool of every run, a document of the pool
+    the qrels leave unjudged judged nonrelevant (as the truth counts it: trec_eval's)."""
+    full = campaign.pooled(depth)
+    topics = []
+    for topic in full.topics:
+        hole = topic.retrieved(None, depth) & ~topic.judged
+        grades = np.where(hole, 0, topic.grades).astype(topic.grades.dtype)
+        topics.append(replace(topic, judged=topic.judged | hole, grades=grades))
+    return replace(full, topics=tuple(topics))
+
+
 def mean_ap(campaign: Campaign, systems) -> pd.Series:
     """MAP per system (trec_eval with ``-c``: a topic a run misses scores 0)."""
     table = evaluate(campaign.subset(list(systems)), ["AP"], missing="zero")
@@ -89,7 +102,7 @@ def study(campaign: Campaign, groups, *, depth: int = DEPTH, seed: int = 0, fit_
     truth, the estimand's own target (``own``), E, the sd without the shared shift
     (``sd_model``) and the sd the shift adds per unit of its spread (``slope``)."""
     engines = [ConfidenceEngine(estimand="pool", pool_depth=depth, pool_group_sd=g) for g in (0, 1)]
-    full = campaign.pooled(depth)
+    full = judged_pool(campaign, depth)
     truth = mean_ap(full, campaign.systems)
     runs, pairs = [], []
     steps = list(group_leave_outs(full, groups, runs=campaign.systems))[:max_groups]
@@ -176,13 +189,61 @@ def choose(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
+def by_group(tables: dict, chosen: dict) -> pd.DataFrame:
+    """Per collection and left-out group, its pairs with and without the shared shift (at the
+    spread chosen without the collection): where the misses are, bias or width."""
+    rows = []
+    for name, (runs, pairs) in tables.items():
+        for g, label in ((0.0, "none"), (chosen.get(name, 0.0), "chosen")):
+            table = scored(runs, pairs, g)[1].assign(error=pairs["e"] - pairs["truth"])
+            rows.append(table.groupby("group", sort=False).agg(
+                pairs=("z", "size"), coverage=("covered", "mean"), ez2=("z", lambda z: float(np.nanmean(z**2))),
+                mean_error=("error", "mean"), mean_sd=("sd", "mean"),
+            ).reset_index().assign(collection=name, shift=label, group_sd=g))  # fmt: skip
+    return pd.concat(rows, ignore_index=True)
+
+
+def figure(summary: pd.DataFrame, held_out: pd.DataFrame, path: Path) -> None:
+    """ΔMAP coverage and E[z²] against the spread, one line per collection, the chosen
+    spread of each (chosen without it) marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from relimpute._files import save_figure
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for name, frame in summary.groupby("collection", sort=False):
+        for ax, column in zip(axes, ("pair_coverage", "pair_ez2")):
+            line = ax.plot(frame["group_sd"], frame[column], marker=".", label=name)[0]
+            mark = held_out[held_out["collection"] == name]
+            ax.plot(mark["group_sd"], mark[column], "o", mfc="none", ms=10, color=line.get_color())
+    axes[0].axhspan(0.93, 0.97, color="0.9", zorder=0)
+    axes[0].set_ylabel("ΔMAP intervals covering the truth")
+    axes[1].axhspan(0.8, 1.25, color="0.9", zorder=0)
+    axes[1].set_ylabel("E[z²], ΔMAP")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xlabel("spread of the shared shift (pool_group_sd)")
+    axes[0].legend(fontsize=8, title="circled: chosen without it", title_fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path, colors=64, dpi=110)
+    plt.close(fig)
+
+
+def _tables(out: Path, name: str) -> tuple[Path, Path]:
+    """Where a collection's per-run and per-pair tables go."""
+    return out / f"runs_{name}.csv", out / f"pairs_{name}.csv.gz"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the folder of the collections")
     parser.add_argument("--collections", nargs="+", default=list(COLLECTIONS), choices=list(COLLECTIONS))
     parser.add_argument("--seed", type=int, default=0, help="the model's fit")
-    parser.add_argument("--fit-depth", type=int, default=None,
-                        help="fit the model on the runs cut at this rank (default: full depth)")
+    parser.add_argument("--fit-depth", type=int, default=100,
+                        help="fit the model on the runs cut at this rank (0: full depth)")
     parser.add_argument("--group-sds", type=float, nargs="+", default=GROUP_SDS,
                         help="the spreads of the shared shift to score (chosen among them)")
     parser.add_argument("--from-tables", action="store_true",
@@ -196,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     tables = {}
     for name in names:
         if args.from_tables:
-            tables[name] = tuple(pd.read_csv(out / f"{kind}_{name}.csv") for kind in ("runs", "pairs"))
+            tables[name] = tuple(pd.read_csv(path) for path in _tables(out, name))
             continue
         if not (args.data / COLLECTIONS[name][0] / "qrels.txt").is_file():
             print(f"{name}: data not found under {args.data}; skipped", file=sys.stderr)
@@ -205,10 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         campaign, groups = load(name, args.data, args.quick)
         print(f"{name}: {campaign.n_systems} pooled runs, depth-{DEPTH} pool judged "
               f"{judged_share(campaign):.2%}", file=sys.stderr)  # fmt: skip
-        tables[name] = study(campaign, groups, seed=args.seed, fit_depth=args.fit_depth,
+        tables[name] = study(campaign, groups, seed=args.seed, fit_depth=args.fit_depth or None,
                              max_groups=4 if args.quick else None)  # fmt: skip
-        for kind, table in zip(("runs", "pairs"), tables[name]):
-            table.to_csv(out / f"{kind}_{name}.csv", index=False, float_format="%.6g")
+        for path, table in zip(_tables(out, name), tables[name]):
+            table.to_csv(path, index=False, float_format="%.6g")
         print(f"{name}: {time.time() - start:.0f}s", file=sys.stderr)
     summary = summary_rows(tables, args.group_sds)
     summary.to_csv(out / "summary.csv", index=False, float_format="%.4f")
@@ -217,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         "Development: every spread on every collection\n\n" + markdown(summary)
         + "\nHeld out: each collection at the spread chosen on the others\n\n" + markdown(held_out)
     )  # fmt: skip
+    chosen = dict(zip(held_out.get("collection", []), held_out.get("group_sd", [])))
+    by_group(tables, chosen).to_csv(out / "by_group.csv", index=False, float_format="%.4f")
+    if len(held_out) and not args.quick:
+        figure(summary, held_out, HERE / "coverage.png")
     print(markdown(held_out if len(held_out) else summary))
     return 0
 
