@@ -158,3 +158,36 @@ def test_study_scores_any_spread_from_two_runs_of_the_engine(left_out):
     np.testing.assert_allclose(pairs["sd"], wanted.sd_delta_map, rtol=1e-9)
     np.testing.assert_allclose(pairs["ci_high"], wanted.confidence_interval().high, atol=1e-8)
     np.testing.assert_allclose(pairs["p_a_better"], wanted.p_a_better, rtol=1e-9)
+
+
+def _study_module():
+    spec = importlib.util.spec_from_file_location("pool_coverage_run", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_truths_pool_counts_its_holes_nonrelevant(left_out):
+    """A document of the full pool the qrels leave unjudged is judged nonrelevant in the
+    truth's campaign (so a left-out run's estimate does not give it a p the truth denies)."""
+    full, _ = left_out
+    topic = full.topics[0]
+    hidden = topic.ranking[0, 0]
+    holed = full.with_judged([t.judged if i else t.judged & (np.arange(t.n_docs) != hidden)
+                              for i, t in enumerate(full.topics)])  # fmt: skip
+    filled = _study_module().judged_pool(holed, K)
+    assert filled.topics[0].judged[hidden] and filled.topics[0].grades[hidden] == 0
+    for a, b in zip(filled.topics, full.topics):
+        np.testing.assert_array_equal(a.judged, b.judged)
+    assert not filled.relevant()[0][hidden]
+
+
+def test_each_collection_is_scored_at_the_spread_chosen_on_the_others():
+    study = _study_module()
+    rows = [("a", 0.0, 0.93), ("a", 1.0, 0.95), ("b", 0.0, 0.94), ("b", 1.0, 0.99),
+            ("c", 0.0, 0.70), ("c", 1.0, 0.93)]  # fmt: skip
+    summary = pd.DataFrame(rows, columns=["collection", "group_sd", "pair_coverage"])
+    held = study.choose(summary).set_index("collection")
+    # a on b, c: 0.82 or 0.96 → 1; b on a, c: 0.815 or 0.94 → 1; c on a, b: 0.935 or 0.97 → 0
+    assert held["group_sd"].to_dict() == {"a": 1.0, "b": 1.0, "c": 0.0}
+    assert held.loc["c", "chosen_on"] == "a,b"

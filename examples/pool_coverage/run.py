@@ -112,7 +112,8 @@ def study(campaign: Campaign, groups, *, depth: int = DEPTH, seed: int = 0, fit_
         fit = reduced if fit_depth is None else reduced.truncated(fit_depth)
         estimate = load_model().fit_predict(fit, rng=seed)
         wanted = [(a, b) for a in left for b in kept]
-        alone, shifted = (e.compare(reduced, estimate, list(left) + list(kept), wanted) for e in engines)
+        systems = list(left) + list(kept)
+        alone, shifted = (e.compare(reduced, estimate, systems, wanted) for e in engines)
         own = {a: mean_ap(full.pooled(depth, (*kept, a)), (a, *kept)) for a in left}
         n = len(left)
         runs.append(pd.DataFrame({
@@ -240,7 +241,8 @@ def _tables(out: Path, name: str) -> tuple[Path, Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the folder of the collections")
-    parser.add_argument("--collections", nargs="+", default=list(COLLECTIONS), choices=list(COLLECTIONS))
+    parser.add_argument("--collections", nargs="+", default=list(COLLECTIONS),
+                        choices=list(COLLECTIONS))  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="the model's fit")
     parser.add_argument("--fit-depth", type=int, default=100,
                         help="fit the model on the runs cut at this rank (0: full depth)")
