@@ -4,8 +4,9 @@ judged, its shared shift against a Monte Carlo oracle, and the study's scoring
 
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -131,12 +132,15 @@ def test_shift_widens_only_the_left_out_run(left_out):
         ConfidenceEngine(estimand="pool", pool_group_sd=-1.0)
 
 
+def _study_module() -> SimpleNamespace:
+    """examples/pool_coverage/run.py's functions (run, not imported: it is a script)."""
+    return SimpleNamespace(**runpy.run_path(str(PATH)))
+
+
 def test_study_scores_any_spread_from_two_runs_of_the_engine(left_out):
     """The study runs the engine at spreads 0 and 1 and scores every other spread from them:
     the sd, interval and P(A beats B) it derives are the engine's at that spread."""
-    spec = importlib.util.spec_from_file_location("pool_coverage_run", PATH)
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
+    study = _study_module()
     _, reduced = left_out
     rng = np.random.default_rng(2)
     estimate = _estimate(reduced, [np.where(t.judged, r, rng.uniform(0.05, 0.6, t.n_docs))
@@ -158,13 +162,6 @@ def test_study_scores_any_spread_from_two_runs_of_the_engine(left_out):
     np.testing.assert_allclose(pairs["sd"], wanted.sd_delta_map, rtol=1e-9)
     np.testing.assert_allclose(pairs["ci_high"], wanted.confidence_interval().high, atol=1e-8)
     np.testing.assert_allclose(pairs["p_a_better"], wanted.p_a_better, rtol=1e-9)
-
-
-def _study_module():
-    spec = importlib.util.spec_from_file_location("pool_coverage_run", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_truths_pool_counts_its_holes_nonrelevant(left_out):
