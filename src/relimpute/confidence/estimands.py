@@ -158,12 +158,14 @@ def _slopes(view, p, groups, pools, unjudged, ratio, linear):
     from scipy.special import expit, logit
 
     opened = np.logical_or.reduce(unjudged)
+    if not opened.any():  # every top K judged: nothing to shift
+        return np.zeros(len(groups))
     odds = logit(np.clip(p[opened], 1e-12, 1.0 - 1e-12))
     ends = []
     for step in (SHIFT_STEP, -SHIFT_STEP):
         moved = p.copy()
         moved[opened] = expit(odds + step)
-        ends.append(_moments(view, moved, groups, pools, ratio, linear)[0])
+        ends.append(_moments(view, moved, groups, pools, ratio, linear, mean_only=True)[0])
     return (ends[0] - ends[1]) / (2.0 * SHIFT_STEP)
 
 
@@ -175,9 +177,10 @@ def shared_shift_variance(topic_moments, index: int, group_sd: float) -> np.ndar
     return (group_sd * slopes.mean(axis=1)) ** 2
 
 
-def _moments(view, p, groups, pools, ratio, linear):
+def _moments(view, p, groups, pools, ratio, linear, mean_only: bool = False):
     """Mean and variance of the measure of each one-system group, or of the difference of
-    each two-system group, with p kept on ``pools`` (one mask per group) and 0 elsewhere."""
+    each two-system group, with p kept on ``pools`` (one mask per group) and 0 elsewhere
+    (``mean_only``: a pair's variance is left 0, its costly part skipped)."""
     from . import _kernels  # numba: imported when first needed
     from .linear import linear_moments
     from .moments import ratio_moments
@@ -201,6 +204,8 @@ def _moments(view, p, groups, pools, ratio, linear):
         eq, first, second, cov, g = _kernels.system_terms(ranking, rank[:k], depth, q, v)
         if k == 1:
             out[:3, i] = eq[0], first[0] + second[0], cov[0]
+        elif mean_only:
+            out[0, i] = eq[0] - eq[1]
         else:
             cf, cs = _kernels.pair_terms(ranking, rank, depth, g, v, len(q), *first_pair)
             var_dq = first[0] + first[1] - 2.0 * cf[0] + second[0] + second[1] - 2.0 * cs[0]
