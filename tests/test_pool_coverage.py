@@ -188,3 +188,24 @@ def test_each_collection_is_scored_at_the_spread_chosen_on_the_others():
     # a on b, c: 0.82 or 0.96 → 1; b on a, c: 0.815 or 0.94 → 1; c on a, b: 0.935 or 0.97 → 0
     assert held["group_sd"].to_dict() == {"a": 1.0, "b": 1.0, "c": 0.0}
     assert held.loc["c", "chosen_on"] == "a,b"
+
+
+def test_study_leaves_each_group_out_once():
+    """The whole study on a tiny campaign of two groups: every pooled run is scored once with its
+    group left out, against every run of the other group; the truth is the full pool's MAP, and
+    a group of one run has own = truth."""
+    from relimpute.groups import RunGroups
+
+    study = _study_module()
+    campaign = simulate_campaign(n_topics=4, n_systems=3, n_docs=60, depth=15, rng=5).campaign
+    names = campaign.systems
+    groups = RunGroups(names, ("g1", "g1", "g2"), (True, True, True))
+    runs, pairs = study.study(campaign, groups, depth=3, progress=False)
+    truth = evaluate(study.judged_pool(campaign, 3), "AP", missing="zero").set_index("system")["value"]
+    assert sorted(runs["system"]) == sorted(names)
+    np.testing.assert_allclose(runs["truth"], truth[runs["system"]].to_numpy(), atol=1e-12)
+    assert sorted(zip(pairs["system_a"], pairs["system_b"])) == sorted(
+        [(names[0], names[2]), (names[1], names[2]), (names[2], names[0]), (names[2], names[1])])  # fmt: skip
+    alone = runs.set_index("group").loc["g2"]
+    assert alone["own"] == pytest.approx(alone["truth"], abs=1e-12)
+    assert (runs["sd_model"] >= 0).all() and (runs["slope"] >= 0).all()
