@@ -25,6 +25,7 @@ python examples/calibration/held_out.py > "$LOG/held_out.txt"
   sh examples/calibration/run.sh
   python examples/poolbias/run.py $D/trec-8-adhoc --depth 100 --models fusion --group-sds $G --stem trec8_d100
   python examples/poolbias/run.py $D/trec-dl-2021-passage --rel-threshold 2 --depth 10 --models fusion --group-sds $G --stem dl21_d10
+  python examples/pool_coverage/run.py
 ) > "$LOG/lane1.txt" 2>&1 &
 LANE1=$!
 

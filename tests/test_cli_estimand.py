@@ -115,6 +115,8 @@ def test_pool_does_not_claim_the_posterior_draws_it_does_not_use(data, capsys): 
         (["judge", "--estimand", "pool"], "--estimand: judge cannot give pool: its strategies judge "
          "until confident about the complete MAP; it gives complete"),
         (["calibrate", "--estimand", "qrels", "-o", "out"], "calibrate cannot give qrels"),
+        (["calibrate", "--estimand", "pool", "-o", "out"], "calibrate cannot give pool: its trials "
+         "start from no judgments and judge where a strategy chooses, so no run is pooled to a depth"),
         (["poolbias", "--estimand", "complete", "--groups", "g.tsv", "--pool-depth", "1", "-o", "out"],
          "poolbias cannot give complete: its correctors estimate each left-out run's full-pool "
          "score (use evaluate or compare); it gives pool"),

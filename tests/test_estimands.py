@@ -23,10 +23,11 @@ def _top(topic, row, k):
 @pytest.mark.parametrize("pool_depth", [1, 3])
 def test_pool_matches_enumeration(rng, ratio, pool_depth):
     """Per run its own pool, per pair both runs' pool, enumerated over every relevance vector:
-    the exact moments agree to 1e-12 (below K an unjudged document is nonrelevant)."""
+    the exact moments agree to 1e-12 (below K an unjudged document is nonrelevant; documents
+    independent: no shared shift, which tests/test_pool_coverage.py checks)."""
     campaign = tiny_campaign(rng, empty=(1, 2))
     estimate = random_estimate(campaign, rng)
-    engine = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth)
+    engine = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
     result = engine.compare(campaign, estimate)
     n = campaign.n_topics
     e_map, v_map = np.zeros(3), np.zeros(3)
@@ -148,7 +149,8 @@ def test_pool_linear_measure_matches_its_sums(rng):
     """P@2 under ``pool``: E = Σ w p and Var = Σ w² p(1 - p) over each pool, to 1e-12."""
     campaign = tiny_campaign(rng)
     estimate = random_estimate(campaign, rng)
-    result = ConfidenceEngine(estimand="pool", pool_depth=1).compare(campaign, estimate, measure="P@2")
+    engine = ConfidenceEngine(estimand="pool", pool_depth=1, pool_group_sd=0)  # independent
+    result = engine.compare(campaign, estimate, measure="P@2")
     n = campaign.n_topics
     e, v = np.zeros(3), np.zeros(3)
     e_d, v_d = np.zeros(len(result.pairs)), np.zeros(len(result.pairs))

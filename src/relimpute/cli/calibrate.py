@@ -119,11 +119,16 @@ def add_arguments(parser) -> None:
     )
 
 
+_WHY = "its trials check the confidence about the complete MAP against the held-out qrels"
+_WHY_POOL = (
+    "its trials start from no judgments and judge where a strategy chooses, so no run is pooled "
+    "to a depth and the truth they score is the complete MAP, not each run's top K judged "
+    "(relimpute poolbias scores runs left out of a pool)"
+)
+
+
 def run(args) -> int:
-    refuse_estimand(
-        args, COMMAND, ("complete",),
-        "its trials check the confidence about the complete MAP against the held-out qrels",
-    )  # fmt: skip
+    refuse_estimand(args, COMMAND, ("complete",), _WHY_POOL if args.estimand == "pool" else _WHY)
     from pathlib import Path  # here, not at the top: --help does not load it
 
     from .._files import check_output_path

@@ -21,10 +21,13 @@ from ..measures import Measure, measure_families, parse_measure
 from ..relevance.base import RelevanceEstimate
 from .estimands import (
     EXACT_ONLY,
+    POOL_GROUP_SD,
     check_estimand,
+    check_pool_group_sd,
     describe,
     judged_pool_depth,
     qrels_estimate,
+    shared_shift_variance,
     without_variance,
 )
 from .linear import linear_moments
@@ -61,6 +64,10 @@ class ConfidenceEngine:
     pool_depth
         The pool depth K of ``estimand="pool"``; None: the depth most runs are
         judged to on every topic (:func:`~relimpute.confidence.estimands.judged_pool_depth`).
+    pool_group_sd
+        The spread of ``estimand="pool"``'s shared shift of a run's would-be-pooled
+        documents (:mod:`~relimpute.confidence.estimands`); None: the shipped
+        :data:`~relimpute.confidence.estimands.POOL_GROUP_SD`, 0: documents independent.
 
     Notes
     -----
@@ -89,6 +96,7 @@ class ConfidenceEngine:
         *,
         estimand: str = "complete",
         pool_depth: int | None = None,
+        pool_group_sd: float | None = None,
     ):
         self.ratio = ratio
         self.depth = depth
@@ -100,11 +108,14 @@ class ConfidenceEngine:
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         if pool_depth is not None and estimand != "pool":
             raise ValueError(f"pool_depth is the pool estimand's, not {estimand!r}'s")
+        self.pool_group_sd = check_pool_group_sd(pool_group_sd, estimand)
 
     def __repr__(self) -> str:
         more = "" if self.estimand == "complete" else f", estimand={self.estimand!r}"
         if self.pool_depth is not None:
             more += f", pool_depth={self.pool_depth!r}"
+        if self.estimand == "pool" and self.pool_group_sd != POOL_GROUP_SD:
+            more += f", pool_group_sd={self.pool_group_sd!r}"
         return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r}{more})"
 
     def describe(self, campaign: Campaign | None = None) -> str:
@@ -270,12 +281,13 @@ class ConfidenceEngine:
         linear = _exact_measure(measure)
         views = self._views(campaign, rows)
         ratio = self.ratio if linear is None else None
+        shared = self.estimand == "pool" and self.pool_group_sd > 0
         if self.estimand == "pool":
             from .estimands import pooled_topic_moments
 
             k = self.pool_depth or judged_pool_depth(campaign)
             topic_moments = [
-                pooled_topic_moments(topic, view, p, pair_idx, k, rows, self.ratio, linear)
+                pooled_topic_moments(topic, view, p, pair_idx, k, rows, self.ratio, linear, shared)
                 for topic, view, p in zip(campaign.topics, views, estimate.p)
             ]
         elif linear is None:
@@ -292,13 +304,16 @@ class ConfidenceEngine:
         n_topics = campaign.n_topics
         e_ap = np.stack([m[0] for m in topic_moments], axis=1)
         var_ap = np.stack([m[1] for m in topic_moments], axis=1)
+        var_map = var_ap.sum(axis=1) / n_topics**2
+        if shared:  # one shift for every topic: it adds to the mean's variance only
+            var_map = var_map + shared_shift_variance(topic_moments, 4, self.pool_group_sd)
         scores = SystemScores(
             systems=names,
             query_ids=campaign.query_ids,
             e_ap=e_ap,
             var_ap=var_ap,
             e_map=e_ap.mean(axis=1),
-            var_map=var_ap.sum(axis=1) / n_topics**2,
+            var_map=var_map,
             measure=str(linear or "AP"),
             method="normal",
             ratio=ratio,
@@ -311,6 +326,8 @@ class ConfidenceEngine:
             e_delta = var_delta = np.zeros((0, n_topics))
         e_map = e_delta.mean(axis=1)
         var_map = var_delta.sum(axis=1) / n_topics**2
+        if shared and len(pair_idx):
+            var_map = var_map + shared_shift_variance(topic_moments, 5, self.pool_group_sd)
         return Comparison(
             pairs=pair_idx,
             e_delta_map=e_map,

@@ -12,7 +12,12 @@
     judged documents and the top K of both runs, so both scores see the same
     relevance on the same documents. A run that was pooled to K has no unjudged
     document in its top K: its ``pool`` score is trec_eval's, with variance 0.
-    Exact moments only (AP and the measures linear in relevance).
+    Exact moments only (AP and the measures linear in relevance). The model's
+    error on a run's would-be-pooled documents is shared by all of them (they
+    are where the pooled runs, which the model learns from, say least): the
+    variance of a mean over topics adds ``(group_sd · ∂E/∂δ)²``, ``δ`` one
+    shift of the log-odds of every such document in every topic
+    (:data:`POOL_GROUP_SD`; the delta method, E unchanged).
 ``qrels``
     trec_eval's number on the qrels given (unjudged = nonrelevant, as ``-c``):
     no model, variance 0.
@@ -30,6 +35,13 @@ ESTIMANDS = {
     "pool": "the run pooled with the judged runs to the pool depth",
     "qrels": "trec_eval on the qrels given, unjudged = nonrelevant",
 }
+#: Spread of the shared shift of the log-odds of a run's would-be-pooled documents (module
+#: docstring): the spread whose ΔMAP intervals cover closest to 95% over leave-one-group-out
+#: studies of DL 2019, DL 2021 and TREC-8 at depth 10; each collection's held-out number uses
+#: the spread chosen on the other two (examples/pool_coverage/README.md).
+POOL_GROUP_SD = 1.25
+#: The step of the shift's numerical derivative (log-odds).
+SHIFT_STEP = 1e-3
 #: What gives each estimand, for the messages that refuse one.
 EXACT_ONLY = "estimand 'pool' has exact moments only (AP and the measures linear in relevance)"
 
@@ -39,6 +51,17 @@ def check_estimand(estimand: str) -> str:
     if estimand not in ESTIMANDS:
         raise ValueError(f"estimand must be one of {tuple(ESTIMANDS)}, got {estimand!r}")
     return estimand
+
+
+def check_pool_group_sd(group_sd: float | None, estimand: str) -> float:
+    """The spread of the pool estimand's shared shift (None: :data:`POOL_GROUP_SD`)."""
+    if group_sd is None:
+        return POOL_GROUP_SD
+    if estimand != "pool":
+        raise ValueError(f"pool_group_sd is the pool estimand's, not {estimand!r}'s")
+    if not (np.isfinite(group_sd) and group_sd >= 0):
+        raise ValueError(f"pool_group_sd must be a finite number >= 0, got {group_sd!r}")
+    return float(group_sd)
 
 
 def describe(estimand: str, depth: int | None = None, pool_depth: int | None = None) -> str:
@@ -94,8 +117,12 @@ def without_variance(comparison):
     return replace(comparison, var_delta_map=np.zeros_like(comparison.var_delta_map), scores=scores)
 
 
-def pooled_topic_moments(topic, view, p, pairs, pool_depth: int, rows, ratio, linear=None):
-    """``(E (S,), Var (S,), E Δ (P,), Var Δ (P,))`` of one topic under the ``pool`` estimand.
+def pooled_topic_moments(
+    topic, view, p, pairs, pool_depth: int, rows, ratio, linear=None, slopes: bool = False
+):
+    """``(E (S,), Var (S,), E Δ (P,), Var Δ (P,))`` of one topic under the ``pool`` estimand,
+    and with ``slopes`` ``∂E/∂δ`` of each (S,) and (P,): δ shifts the log-odds of the unjudged
+    documents of the pool (module docstring).
 
     ``view`` is the topic's engine view of the campaign ``rows``. Each system is scored on its
     own pool, each pair on both runs' pool: p is 0 outside the pool (nonrelevant) and every
@@ -109,19 +136,51 @@ def pooled_topic_moments(topic, view, p, pairs, pool_depth: int, rows, ratio, li
         docs = topic.ranking[row, :pool_depth]
         top[docs[docs >= 0]] = True
         tops.append(top & ~judged)
-    systems = [(s,) for s in range(len(rows))]
-    pools = [judged | top for top in tops]
-    e, var = _moments(view, p, systems, pools, ratio, linear)
-    if not len(pairs):
-        return e, var, None, None
-    pools = [judged | tops[a] | tops[b] for a, b in pairs.tolist()]
-    e_d, var_d = _moments(view, p, [tuple(pair) for pair in pairs.tolist()], pools, ratio, linear)
-    return e, var, e_d, var_d
+    groups = [[(s,) for s in range(len(rows))], [tuple(pair) for pair in pairs.tolist()]]
+    opened = [tops, [tops[a] | tops[b] for a, b in pairs.tolist()]]
+    out = []
+    for group, unjudged in zip(groups, opened):
+        if not group:
+            out.append((None, None, None))
+            continue
+        pools = [judged | u for u in unjudged]
+        e, var = _moments(view, p, group, pools, ratio, linear)
+        slope = _slopes(view, p, group, pools, unjudged, ratio, linear) if slopes else None
+        out.append((e, var, slope))
+    (e, var, slope), (e_d, var_d, slope_d) = out
+    return (e, var, e_d, var_d, slope, slope_d) if slopes else (e, var, e_d, var_d)
 
 
-def _moments(view, p, groups, pools, ratio, linear):
+def _slopes(view, p, groups, pools, unjudged, ratio, linear):
+    """``∂E/∂δ`` of each group's measure (or difference), δ added to the log-odds of its
+    ``unjudged`` documents (central difference of :data:`SHIFT_STEP`). One shifted vector
+    serves every group: the documents another group opens lie outside this one's pool."""
+    from scipy.special import expit, logit
+
+    opened = np.logical_or.reduce(unjudged)
+    if not opened.any():  # every top K judged: nothing to shift
+        return np.zeros(len(groups))
+    odds = logit(np.clip(p[opened], 1e-12, 1.0 - 1e-12))
+    ends = []
+    for step in (SHIFT_STEP, -SHIFT_STEP):
+        moved = p.copy()
+        moved[opened] = expit(odds + step)
+        ends.append(_moments(view, moved, groups, pools, ratio, linear, mean_only=True)[0])
+    return (ends[0] - ends[1]) / (2.0 * SHIFT_STEP)
+
+
+def shared_shift_variance(topic_moments, index: int, group_sd: float) -> np.ndarray:
+    """The variance the shared shift adds to each mean over topics, ``(group_sd · mean_t
+    slope)²`` (one δ for every topic), from the slopes at ``index`` of each topic's
+    :func:`pooled_topic_moments`."""
+    slopes = np.stack([m[index] for m in topic_moments], axis=1)
+    return (group_sd * slopes.mean(axis=1)) ** 2
+
+
+def _moments(view, p, groups, pools, ratio, linear, mean_only: bool = False):
     """Mean and variance of the measure of each one-system group, or of the difference of
-    each two-system group, with p kept on ``pools`` (one mask per group) and 0 elsewhere."""
+    each two-system group, with p kept on ``pools`` (one mask per group) and 0 elsewhere
+    (``mean_only``: a pair's variance is left 0, its costly part skipped)."""
     from . import _kernels  # numba: imported when first needed
     from .linear import linear_moments
     from .moments import ratio_moments
@@ -145,6 +204,8 @@ def _moments(view, p, groups, pools, ratio, linear):
         eq, first, second, cov, g = _kernels.system_terms(ranking, rank[:k], depth, q, v)
         if k == 1:
             out[:3, i] = eq[0], first[0] + second[0], cov[0]
+        elif mean_only:
+            out[0, i] = eq[0] - eq[1]
         else:
             cf, cs = _kernels.pair_terms(ranking, rank, depth, g, v, len(q), *first_pair)
             var_dq = first[0] + first[1] - 2.0 * cf[0] + second[0] + second[1] - 2.0 * cs[0]
