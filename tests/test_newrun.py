@@ -10,7 +10,8 @@ import pytest
 
 from relimpute.cli import main
 from relimpute.measures import evaluate
-from relimpute.newrun import _rank_interval, check_new_runs, pooled_estimate
+from relimpute.confidence.estimands import pool_estimate
+from relimpute.newrun import _rank_interval, check_new_runs
 from test_confidence_engine import random_estimate, tiny_campaign
 
 
@@ -49,9 +50,9 @@ def test_rank_distribution_and_beats_match_enumeration(rng, estimand):
     campaign = tiny_campaign(rng, n_topics=3, n_docs=7, n_systems=4)
     estimate = random_estimate(campaign, rng)
     check = check_new_runs(campaign, ["s1"], estimate, top=3, n_draws=20_000, rng=3,
-                           estimand=estimand, pool_depth=2, shift_sd=0.0)  # fmt: skip
+                           estimand=estimand, pool_depth=2, pool_group_sd=0.0)  # fmt: skip
     if estimand == "pool":  # below every run's top 2 an unjudged document is nonrelevant
-        estimate = pooled_estimate(campaign, estimate, 2)
+        estimate = pool_estimate(campaign, estimate, 2, group_sd=0.0)
         assert estimate.p[0][~(campaign.topics[0].judged | campaign.topics[0].retrieved(None, 2))].max() == 0
     weights, maps = _exact_maps(campaign, estimate)
     new, officials = 1, [0, 2, 3]
@@ -186,12 +187,12 @@ def test_pool_keeps_the_posterior_draws_masked(rng):
     base = random_estimate(campaign, rng)
     draws = [rng.random((5, t.n_docs)) for t in campaign.topics]
     estimate = replace(base, draws=draws)
-    pooled = pooled_estimate(campaign, estimate, 1)
+    pooled = pool_estimate(campaign, estimate, 1, group_sd=0.0)
     for t, topic in enumerate(campaign.topics):
         keep = topic.judged | topic.retrieved(None, 1)
         assert np.array_equal(pooled.draws[t][:, ~keep], np.zeros((5, (~keep).sum())))
         assert np.array_equal(pooled.draws[t][:, keep], draws[t][:, keep])
-    deep = pooled_estimate(campaign, estimate, 100)
+    deep = pool_estimate(campaign, estimate, 100, group_sd=0.0)
     assert all(np.array_equal(a, b) for a, b in zip(deep.p, base.p))
 
 
@@ -206,13 +207,13 @@ def test_cli_complete_estimand_and_pool_depth_refused_with_it(collection, capsys
 
 
 def test_the_shift_moves_each_unjudged_pool_document_by_a_shared_log_odds_draw(rng):
-    """With shift_sd s, an unjudged pool document's drawn p averages E[sigmoid(logit p + δ)],
+    """With group_sd s, an unjudged pool document's drawn p averages E[sigmoid(logit p + δ)],
     δ ~ N(0, s²) (Gauss–Hermite quadrature, 60 nodes: an independent oracle) to 3 Monte Carlo
     sd; judged documents keep their labels; one δ per draw moves every document alike."""
     campaign = tiny_campaign(rng, n_topics=2, n_docs=8, n_systems=3)
     estimate = random_estimate(campaign, rng)
     s, m = 1.5, 20_000
-    pooled = pooled_estimate(campaign, estimate, 3, shift_sd=s, rng=5, n_draws=m)
+    pooled = pool_estimate(campaign, estimate, 3, group_sd=s, rng=5, n_draws=m)
     nodes, weights = np.polynomial.hermite_e.hermegauss(60)
     weights = weights / weights.sum()
     for t, topic in enumerate(campaign.topics):

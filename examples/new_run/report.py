@@ -1,4 +1,4 @@
-"""The figure of the new-run validation: coverage of each held-out run's MAP against shift_sd.
+"""The figure of the new-run validation: coverage of each held-out run's MAP against pool_group_sd.
 
     python examples/new_run/report.py        # reads results/summary.csv, writes coverage.png
 """
@@ -24,13 +24,13 @@ def main() -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
     for name, part in summary.groupby("collection", sort=False):
         label = NAMES.get(name, name)
-        left.plot(part["shift_sd"], part["MAP covered"], marker="o", label=label)
-        right.plot(part["shift_sd"], part["rank in 90% interval"], marker="o", label=label)
+        left.plot(part["pool_group_sd"], part["MAP covered"], marker="o", label=label)
+        right.plot(part["pool_group_sd"], part["rank in 90% interval"], marker="o", label=label)
     left.axhspan(0.93, 0.97, color="0.85", zorder=0)
     right.axhspan(0.88, 0.95, color="0.85", zorder=0)
-    left.set(xlabel="shift_sd (log-odds)", ylabel="share covered",
+    left.set(xlabel="pool_group_sd (log-odds)", ylabel="share covered",
              title="official MAP in the 95% interval")  # fmt: skip
-    right.set(xlabel="shift_sd (log-odds)", title="official rank in the 90% rank interval")
+    right.set(xlabel="pool_group_sd (log-odds)", title="official rank in the 90% rank interval")
     left.legend(frameon=False)
     fig.tight_layout()
     save_figure(fig, HERE / "coverage.png", colors=32)

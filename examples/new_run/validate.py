@@ -12,8 +12,8 @@ group's runs is checked as a new run (:func:`relimpute.newrun.check_new_runs`) a
 others. The truth is its MAP on the full qrels (TREC-8: its 71 pooled runs cut at rank 100, so
 the full qrels judge everything they retrieve and the truth is the complete MAP; DL: the
 official MAP, a shallow pool) and its rank by that MAP among the others' full-qrels MAPs.
-Every check is run for each ``shift_sd`` of ``--shifts`` (the log-odds shift of the documents
-only the held-out runs found, :func:`relimpute.newrun.pooled_estimate`), and each collection's
+Every check is run for each ``pool_group_sd`` of ``--shifts`` (the log-odds shift of the documents
+only the held-out runs found, :func:`relimpute.confidence.estimands.pool_estimate`), and each collection's
 is chosen on the other two (``results/held_out.md``). Writes ``results/summary.csv`` and
 ``.md`` (per collection and shift), ``results/held_out.md`` and, not committed,
 ``results/runs.csv`` (one row per held-out run, seed and shift) and ``results/pairs.csv.gz``
@@ -94,7 +94,7 @@ def study(name: str, *, seed: int, quick: bool, n_draws: int,
         others = [s for s in campaign.systems if s not in held]
         for shift in shifts:
             check = check_new_runs(reduced, held, estimate, top=len(campaign.systems),
-                                   n_draws=n_draws, rng=seed, shift_sd=shift)  # fmt: skip
+                                   n_draws=n_draws, rng=seed, pool_group_sd=shift)  # fmt: skip
             add_rows(runs, pairs, check, name, seed, group, shift, truth, others)
         print(f"  {name} {group}: {len(held)} run(s)", file=sys.stderr, flush=True)
     return pd.DataFrame(runs), pd.DataFrame(pairs)
@@ -107,7 +107,7 @@ def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> Non
         rank = 1 + int((truth[others] > true + 1e-12).sum())
         half = (row["ci_high"] - row["ci_low"]) / 2
         runs.append({
-            "collection": name, "seed": seed, "shift_sd": shift, "group": group,
+            "collection": name, "seed": seed, "pool_group_sd": shift, "group": group,
             "run": row["run"],
             "truth": true, "truth_rank": rank, "E": row["E"], "sd": row["sd"],
             "ci_low": row["ci_low"], "ci_high": row["ci_high"],
@@ -121,7 +121,7 @@ def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> Non
         })  # fmt: skip
         for other in others:
             pairs.append({
-                "collection": name, "seed": seed, "shift_sd": shift, "run": row["run"],
+                "collection": name, "seed": seed, "pool_group_sd": shift, "run": row["run"],
                 "other": other,
                 "p": row[f"P(beats {other})"], "delta": true - truth[other],
             })  # fmt: skip
@@ -129,15 +129,15 @@ def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> Non
 
 def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for (name, shift), part in runs.groupby(["collection", "shift_sd"], sort=False):
-        p = pairs[(pairs["collection"] == name) & (pairs["shift_sd"] == shift)]
+    for (name, shift), part in runs.groupby(["collection", "pool_group_sd"], sort=False):
+        p = pairs[(pairs["collection"] == name) & (pairs["pool_group_sd"] == shift)]
         prob, outcome = orient(p["p"].to_numpy(), p["delta"].to_numpy() > 0)
         sure = prob >= 0.95
         holes = part["holes@100"].to_numpy()
         slope = lambda y: 0.1 * np.polyfit(holes, y, 1)[0] if np.ptp(holes) > 0 else np.nan  # noqa: E731
         reliable = part[part["reliable"]]
         rows.append({
-            "collection": name, "shift_sd": shift, "held-out runs": len(part),
+            "collection": name, "pool_group_sd": shift, "held-out runs": len(part),
             "MAP covered": part["covered"].mean(), "E[z²]": np.nanmean(part["z"] ** 2),
             "mean E − truth": (part["E"] - part["truth"]).mean(),
             "rank in 90% interval": part["rank_covered"].mean(),
@@ -153,19 +153,19 @@ def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def leave_one_collection_out(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per collection, the row of the ``shift_sd`` whose coverage over the OTHER collections'
+    """Per collection, the row of the ``pool_group_sd`` whose coverage over the OTHER collections'
     held-out runs (pooled, each run once) is nearest 0.95 (the smaller on a tie)."""
     if summary["collection"].nunique() < 2:
         return summary.iloc[0:0]
     chosen = []
     for name in summary["collection"].unique():
         others = summary[summary["collection"] != name]
-        pooled = others.groupby("shift_sd").apply(
+        pooled = others.groupby("pool_group_sd").apply(
             lambda g: np.average(g["MAP covered"], weights=g["held-out runs"]),
             include_groups=False,
         )
         best = (pooled - 0.95).abs().sort_index().idxmin()
-        row = summary[(summary["collection"] == name) & (summary["shift_sd"] == best)]
+        row = summary[(summary["collection"] == name) & (summary["pool_group_sd"] == best)]
         chosen.append(row.assign(**{"chosen on": ", ".join(others["collection"].unique())}))
     return pd.concat(chosen, ignore_index=True)
 
@@ -177,8 +177,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="3 groups per collection")
-    parser.add_argument("--shifts", type=float, nargs="+", default=[0.0, 0.25, 0.5, 1.0, 1.5],
-                        help="shift_sd values (the log-odds shift of the pool's unjudged documents)")
+    parser.add_argument("--shifts", type=float, nargs="+", default=[0.0, 0.5, 1.0, 1.25, 1.5, 2.0],
+                        help="pool_group_sd values (the log-odds shift of the pool's unjudged documents)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     missing = [c for c in args.collections if not (DATA / COLLECTIONS[c][0]).is_dir()]
@@ -201,7 +201,7 @@ def main(argv=None) -> int:
     if len(held_out):
         (args.out / "held_out.md").write_text(held_out.to_markdown(index=False, floatfmt=".3f")
                                               + "\n")  # fmt: skip
-        print("\nshift_sd chosen on the other collections:")
+        print("\npool_group_sd chosen on the other collections:")
         print(held_out.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"CPU {time.process_time() - start:.0f} s", file=sys.stderr)
     return 0

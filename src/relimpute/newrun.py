@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -32,9 +31,6 @@ HOLE_DEPTHS = (10, 100)
 #: scores this close are tied (floating-point rounding of equal sums)
 TIE = 1e-12
 
-#: the default ``shift_sd`` of the pool estimand: chosen by leaving one group out of the pool
-#: on TREC DL 2019, DL 2021 and TREC-8 (examples/new_run/, results/held_out.md)
-SHIFT_SD = 1.5
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -118,7 +114,7 @@ def check_new_runs(
     rng: int | np.random.Generator | None = None,
     estimand: str = "pool",
     pool_depth: int | None = None,
-    shift_sd: float = SHIFT_SD,
+    pool_group_sd: float | None = None,
 ) -> NewRunCheck:
     """Check each run of ``new`` (names of runs in ``campaign``) against the others.
 
@@ -128,13 +124,15 @@ def check_new_runs(
     depth the judgments show, :func:`~relimpute.confidence.estimands.judged_pool_depth`): the
     number the official runs' published scores are; ``"complete"``, the score once everything
     retrieved is judged (docs/which-map.md). ``top``: how many of the best official runs the
-    new runs are compared with. ``shift_sd``: the pool estimand's log-odds shift of the
-    documents only the new runs brought into the pool (:func:`pooled_estimate`). The measure is
+    new runs are compared with. ``pool_group_sd``: the spread of the pool estimand's shared
+    log-odds shift of the documents only the new runs bring into the pool (None:
+    :data:`~relimpute.confidence.estimands.POOL_GROUP_SD`;
+    :func:`~relimpute.confidence.estimands.pool_estimate`). The measure is
     averaged over every qrels topic (trec_eval ``-c``), for trec_eval's score and the expected
     one alike.
     """
     from .confidence import ConfidenceEngine
-    from .confidence.estimands import check_estimand, judged_pool_depth
+    from .confidence.estimands import check_estimand, judged_pool_depth, pool_estimate
     from .measures import evaluate
 
     new = list(dict.fromkeys(new))
@@ -150,7 +148,7 @@ def check_new_runs(
         raise InputError("the new-run check estimates a score: choose complete or pool", "estimand")
     if estimand == "pool":
         pool_depth = pool_depth or judged_pool_depth(campaign)
-        estimate = pooled_estimate(campaign, estimate, pool_depth, shift_sd=shift_sd, rng=rng)
+        estimate = pool_estimate(campaign, estimate, pool_depth, group_sd=pool_group_sd, rng=rng)
     engine = ConfidenceEngine()
     by_e = _official_order(campaign, estimate, engine, officials, measure)
     best = by_e[: max(0, min(top, len(by_e)))]
@@ -206,56 +204,6 @@ def check_new_runs(
         tolerance=tolerance,
         officials=tuple(by_e),
     )
-
-
-def pooled_estimate(
-    campaign: Campaign, estimate, depth: int, *, shift_sd: float = 0.0, rng=None,
-    n_draws: int = 256,
-):
-    """``estimate`` for the ``pool`` estimand of every run at once: an unjudged document keeps
-    its p (and its posterior draws) when some run ranks it within ``depth`` (every run pooled,
-    the new ones with the official ones), else it is nonrelevant (p = 0: nobody would have
-    judged it). Used by :func:`check_new_runs` with ``shift_sd`` = :data:`SHIFT_SD`.
-
-    ``shift_sd``: in each posterior draw the log-odds of every unjudged document in the pool
-    move by one shift drawn from N(0, shift_sd²), shared by the topics and the new runs: a
-    model fitted on the pooled runs can be wrong about the documents only a new system found
-    by a margin the runs' own evidence does not show (leave-one-group-out, Zobel 1998). A
-    model without posterior draws gets ``n_draws`` of them from this shift alone.
-    """
-    from dataclasses import replace
-
-    from .relevance.base import LazyDraws
-
-    keep = [topic.judged | topic.retrieved(None, depth) for topic in campaign.topics]
-    p = tuple(np.where(mask, p, 0.0) for mask, p in zip(keep, estimate.p))
-    draws = estimate.draws
-    if shift_sd > 0 and draws is None:
-        draws = LazyDraws(len(p), n_draws, partial(_repeated, p, n_draws))
-    if draws is not None:
-        m = draws.n_draws if isinstance(draws, LazyDraws) else int(draws[0].shape[0])
-        shift = np.random.default_rng(rng).normal(0.0, shift_sd, m) if shift_sd > 0 else None
-        unjudged = [mask & ~topic.judged for mask, topic in zip(keep, campaign.topics)]
-        if isinstance(draws, LazyDraws):  # masked (and shifted) when a topic is read
-            draws = draws.map(partial(_pooled_draws, keep, unjudged, shift))
-        else:
-            draws = [_pooled_draws(keep, unjudged, shift, t, d) for t, d in enumerate(draws)]
-    return replace(estimate, p=p, draws=draws)
-
-
-def _repeated(p, n_draws, t):
-    return np.broadcast_to(p[t], (n_draws, len(p[t])))
-
-
-def _pooled_draws(keep, unjudged, shift, t, draws):
-    """Topic ``t``'s draws: 0 outside the pool, the unjudged pool documents' log-odds moved
-    by each draw's shift."""
-    out = np.where(keep[t], draws, 0.0)
-    if shift is not None and unjudged[t].any():
-        q = np.clip(out[:, unjudged[t]], 1e-12, 1 - 1e-12)
-        logit = np.log(q) - np.log1p(-q) + shift[:, None]
-        out[:, unjudged[t]] = 1.0 / (1.0 + np.exp(-logit))
-    return out
 
 
 def _official_order(campaign, estimate, engine, officials, measure) -> list[str]:

@@ -25,6 +25,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..data import Campaign
@@ -214,3 +216,52 @@ def _moments(view, p, groups, pools, ratio, linear, mean_only: bool = False):
     if linear is not None:
         return out[0], out[1]
     return ratio_moments(*out, ratio)
+
+
+def pool_estimate(
+    campaign: Campaign, estimate, depth: int, *, group_sd: float | None = None, rng=None,
+    n_draws: int = 256,
+):
+    """The ``pool`` estimand by draws, for every run at once (the Monte Carlo route beside the
+    engine's exact moments, for statistics of joint draws such as a run's rank): an unjudged
+    document keeps its p and its posterior draws when some run ranks it within ``depth``
+    (every run pooled together), else it is nonrelevant (p = 0: nobody would have judged it);
+    in each draw the log-odds of every unjudged pool document move by one shift from
+    N(0, group_sd²) (None: :data:`POOL_GROUP_SD`), shared by the topics and the runs, the
+    draw-by-draw form of the exact route's ``(group_sd · ∂E/∂δ)²``. A model without posterior
+    draws gets ``n_draws`` of them from the shift alone.
+    """
+    from dataclasses import replace
+
+    from ..relevance.base import LazyDraws
+
+    shift_sd = check_pool_group_sd(group_sd, "pool")
+    keep = [topic.judged | topic.retrieved(None, depth) for topic in campaign.topics]
+    p = tuple(np.where(mask, p, 0.0) for mask, p in zip(keep, estimate.p))
+    draws = estimate.draws
+    if shift_sd > 0 and draws is None:
+        draws = LazyDraws(len(p), n_draws, partial(_repeated, p, n_draws))
+    if draws is not None:
+        m = draws.n_draws if isinstance(draws, LazyDraws) else int(draws[0].shape[0])
+        shift = np.random.default_rng(rng).normal(0.0, shift_sd, m) if shift_sd > 0 else None
+        unjudged = [mask & ~topic.judged for mask, topic in zip(keep, campaign.topics)]
+        if isinstance(draws, LazyDraws):  # masked (and shifted) when a topic is read
+            draws = draws.map(partial(_pooled_draws, keep, unjudged, shift))
+        else:
+            draws = [_pooled_draws(keep, unjudged, shift, t, d) for t, d in enumerate(draws)]
+    return replace(estimate, p=p, draws=draws)
+
+
+def _repeated(p, n_draws, t):
+    return np.broadcast_to(p[t], (n_draws, len(p[t])))
+
+
+def _pooled_draws(keep, unjudged, shift, t, draws):
+    """Topic ``t``'s draws: 0 outside the pool, the unjudged pool documents' log-odds moved
+    by each draw's shift."""
+    out = np.where(keep[t], draws, 0.0)
+    if shift is not None and unjudged[t].any():
+        q = np.clip(out[:, unjudged[t]], 1e-12, 1 - 1e-12)
+        logit = np.log(q) - np.log1p(-q) + shift[:, None]
+        out[:, unjudged[t]] = 1.0 / (1.0 + np.exp(-logit))
+    return out
