@@ -181,12 +181,9 @@ def true_map(campaign: Campaign, systems: Sequence[str] | None = None, measure: 
     """
     systems = list(campaign.systems if systems is None else systems)
     estimate = get_model("nonrelevant").fit_predict(campaign)
-    if measure == "AP":
-        scores = _engine().evaluate(campaign, estimate, systems=systems)
-    else:
-        scores = _engine().monte_carlo(
-            campaign, estimate, systems=systems, n_draws=2, rng=0, measure=measure
-        ).scores
+    method = "normal" if measure == "AP" else "monte carlo"  # p is 0 or 1: either is exact
+    scores = _engine().confidence(campaign, estimate, systems=systems, pairs=[], measure=measure,
+                                  method=method, n_draws=2, rng=0).scores  # fmt: skip
     return pd.Series(np.asarray(scores.e_map, dtype=float), index=list(scores.systems))
 
 
@@ -296,15 +293,12 @@ def run_trial(
             after = _with_labels(_label_free(full, model.name == LABELS_MODEL), result.campaign_after)
             spent[strategy.name] = result.n_judgments
             estimate = model.fit(after, rng=rng).predict(after)
-            if strategy.monte_carlo_draws:
-                compared = engine.monte_carlo(
-                    after, estimate, systems=systems, n_draws=strategy.monte_carlo_draws, rng=rng,
-                    measure=measure,
-                )  # fmt: skip
-            elif measure == "AP":
-                compared = engine.compare(after, estimate, systems=systems)
-            else:
-                compared = engine.confidence(after, estimate, systems=systems, measure=measure, rng=rng)
+            method = ("monte carlo" if strategy.monte_carlo_draws
+                      else "normal" if measure == "AP" else "auto")  # fmt: skip
+            compared = engine.confidence(
+                after, estimate, systems=systems, measure=measure, method=method,
+                n_draws=strategy.monte_carlo_draws or 4000, rng=rng,
+            )  # fmt: skip
         e_map = _expected_map(compared)
         comparison = compared.to_frame()[["system_a", "system_b", "e_delta_map", "p_a_better"]].copy()
         ia = full.system_index(comparison["system_a"].tolist())
