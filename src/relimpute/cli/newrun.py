@@ -134,7 +134,7 @@ def run(args) -> int:
     args.runs = list(args.runs) + extra
     args.estimate, args.intervals = None, True  # what the model path of evaluate reads
     campaign = load_campaign(args, COMMAND)
-    _warn_topics(campaign, new)
+    _check_topics(campaign, new, args.new)
     estimate = relevance(campaign, [parse_measure(args.measure)], args, COMMAND)
     check = check_new_runs(
         campaign, new, estimate, measure=args.measure, top=args.top,
@@ -164,14 +164,22 @@ def run(args) -> int:
     return 0
 
 
-def _warn_topics(campaign, new) -> None:
-    """A warning for each new run that retrieves nothing for some qrels topics."""
+def _check_topics(campaign, new, paths) -> None:
+    """An error naming the file of a new run that retrieves nothing for any qrels topic (its
+    topics do not meet the qrels'), a warning for one that misses some."""
+    from ..errors import InputError
+
     empty = (~campaign.coverage()).sum(axis=1)
-    for name in new:
+    for name, path in zip(new, paths):
         count = int(empty[campaign.systems.index(name)])
+        if count == campaign.n_topics:
+            raise InputError(
+                f"the run retrieves nothing for any of the {count} qrels topics: its topic ids "
+                "do not meet the qrels' (or every line was dropped)", path,
+            )  # fmt: skip
         if count:
             print(
-                f"relimpute {COMMAND}: warning: {name} retrieves nothing for {count} of "
-                f"{campaign.n_topics} qrels topics (it scores 0 there)",
+                f"relimpute {COMMAND}: warning: {name} ({path}) retrieves nothing for {count} "
+                f"of {campaign.n_topics} qrels topics (it scores 0 there)",
                 file=sys.stderr,
             )
