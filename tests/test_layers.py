@@ -26,7 +26,7 @@ LAYERS = (
     ("data",),
     ("measures",),
     ("relevance", "confidence"),
-    ("selection", "bias", "precision", "simulate", "newrun"),
+    ("selection", "bias", "precision", "simulate"),
     ("calibration", "testing"),
     ("cli",),
     ("__main__", "__init__"),

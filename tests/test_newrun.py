@@ -1,4 +1,4 @@
-"""The new-run check (relimpute.newrun, ``relimpute newrun``): against enumeration and the CLI."""
+"""The new-run check (relimpute.bias.newrun, ``relimpute newrun``): against enumeration and the CLI."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from relimpute.cli import main
 from relimpute.measures import evaluate
 from relimpute.confidence.estimands import pool_estimate
-from relimpute.newrun import _rank_interval, check_new_runs
+from relimpute.bias.newrun import _rank_interval, check_new_runs
 from test_confidence_engine import random_estimate, tiny_campaign
 
 

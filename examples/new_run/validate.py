@@ -8,7 +8,7 @@ Run from the repository root::
 For each group of a collection, the documents only its runs brought into the pool (in their
 top K, K the collection's pool depth, and in no other run's top K) lose their judgments; the
 default model is fitted on what is left, with every run's ranking as evidence, and each of the
-group's runs is checked as a new run (:func:`relimpute.newrun.check_new_runs`) against the
+group's runs is checked as a new run (:func:`relimpute.bias.newrun.check_new_runs`) against the
 others. The truth is its MAP on the full qrels (TREC-8: its 71 pooled runs cut at rank 100, so
 the full qrels judge everything they retrieve and the truth is the complete MAP; DL: the
 official MAP, a shallow pool) and its rank by that MAP among the others' full-qrels MAPs.
@@ -34,7 +34,7 @@ import pandas as pd
 from relimpute import Campaign
 from relimpute.calibration.metrics import bookmaker_w, orient
 from relimpute.measures import evaluate
-from relimpute.newrun import check_new_runs
+from relimpute.bias.newrun import check_new_runs
 from relimpute.relevance import load_model
 
 HERE = Path(__file__).resolve().parent

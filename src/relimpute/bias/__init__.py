@@ -17,6 +17,9 @@ correctors (one module each, one interface: :class:`Corrector`)
 study (:mod:`.study`)
     the leave-one-group-out study: MAE, SRE, SRE*, Kendall τ and interval
     coverage per corrector, measure and depth.
+new runs (:mod:`.newrun`)
+    a run outside the pool against the official runs: its pool score with an
+    interval, its rank distribution and P(it beats each) (``relimpute newrun``).
 """
 
 from . import (  # noqa: F401  (their import order is the report's order of correctors)

@@ -124,7 +124,7 @@ def check_new_files(args) -> tuple[list[str], list[str]]:
 
 def run(args) -> int:
     from ..measures import parse_measure
-    from ..newrun import check_new_runs
+    from ..bias.newrun import check_new_runs
     from ._intervals import relevance
 
     from ._estimand import check_estimand_options

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import Campaign
-from .errors import InputError
+from ..data import Campaign
+from ..errors import InputError
 
 #: the share of a run's top k that must be judged for trec_eval's score to be read as is
 HOLE_DEPTHS = (10, 100)
@@ -76,7 +76,7 @@ class NewRunCheck:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from ._files import save_figure
+        from .._files import save_figure
 
         n = len(self.ranks)
         fig, axes = plt.subplots(n, 1, figsize=(7, 1.9 * n + 0.6), squeeze=False, sharex=True)
@@ -131,9 +131,9 @@ def check_new_runs(
     averaged over every qrels topic (trec_eval ``-c``), for trec_eval's score and the expected
     one alike.
     """
-    from .confidence import ConfidenceEngine
-    from .confidence.estimands import check_estimand, judged_pool_depth, pool_estimate
-    from .measures import evaluate
+    from ..confidence import ConfidenceEngine
+    from ..confidence.estimands import check_estimand, judged_pool_depth, pool_estimate
+    from ..measures import evaluate
 
     new = list(dict.fromkeys(new))
     missing = [name for name in new if name not in campaign.systems]
@@ -209,7 +209,7 @@ def check_new_runs(
 def _official_order(campaign, estimate, engine, officials, measure) -> list[str]:
     """The official runs best first by their expected measure (exact moments where the
     measure has them, else the model's point estimate through one small Monte Carlo)."""
-    from .confidence import has_closed_form
+    from ..confidence import has_closed_form
 
     method = "normal" if has_closed_form(measure) else "monte carlo"
     e = engine.confidence(campaign, estimate, officials, pairs=[], measure=measure, method=method,
