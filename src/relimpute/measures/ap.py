@@ -9,9 +9,6 @@ stops at rank k while R stays the topic's count (trec_eval ``map_cut``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import (
@@ -23,7 +20,7 @@ from ._ranked import (
     in_draw_chunks,
     truncate,
 )
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -65,13 +62,12 @@ def average_precision(
     return np.divide(precision_sum, total, out=np.zeros_like(precision_sum), where=total > 0)
 
 
-class AP(Measure):
+class AP(BinaryMeasure):
     """Average precision; ``AP@k`` stops at rank k (trec_eval ``map_cut``)."""
 
     family = "AP"
     description = "average precision (trec_eval map; with @k map_cut_k)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("MAP",)
     trec_eval = "map"
     trec_eval_cut = "map_cut"
@@ -82,10 +78,8 @@ class AP(Measure):
         """Exact moments (Carterette 2007, §2.1) cover AP over the whole list only."""
         return None if self.cutoff is not None else super().exact_moments()
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return average_precision(
-            ranking, self.relevant(labels, judged, rel_threshold), k=self.cutoff
-        )
+    def _binary_score(self, ranking, relevant):
+        return average_precision(ranking, relevant, k=self.cutoff)
 
 
 register(AP)

@@ -12,13 +12,10 @@ nonrelevant and does not count in N. A topic with R = 0 scores 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, Measure, register
 
 
 @in_draw_chunks
@@ -59,12 +56,11 @@ def judged_classes(measure: Measure, labels, judged, rel_threshold):
     return relevant, known & ~relevant
 
 
-class Bpref(Measure):
+class Bpref(BinaryMeasure):
     """Bpref over judged documents."""
 
     family = "Bpref"
     description = "binary preference over judged documents (trec_eval bpref)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("BPref",)
     trec_eval = "bpref"
 

@@ -18,13 +18,10 @@ outside the pool.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, register
 from .bpref import judged_classes
 
 #: trec_eval's ``INFAP_EPSILON``.
@@ -66,12 +63,11 @@ def inferred_ap(
     return np.divide(total, n_rel, out=np.zeros_like(total), where=n_rel > 0)
 
 
-class InfAP(Measure):
+class InfAP(BinaryMeasure):
     """Inferred average precision."""
 
     family = "infAP"
     description = "inferred AP from a judged sample of the pool (trec_eval infAP)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     trec_eval = "infAP"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):

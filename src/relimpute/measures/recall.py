@@ -9,9 +9,6 @@ uncertain, so it goes through Monte Carlo, not the linear closed form.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import (
@@ -23,7 +20,7 @@ from ._ranked import (
     in_draw_chunks,
     truncate,
 )
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -48,18 +45,17 @@ def recall_at_k(
     return np.divide(found, total, out=np.zeros_like(found), where=total > 0)
 
 
-class R(Measure):
+class R(BinaryMeasure):
     """Recall in the top k (or over the whole list)."""
 
     family = "R"
     description = "share of the topic's relevant documents in the top k (trec_eval recall_k)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("Recall",)
     trec_eval_cut = "recall"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return recall_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+    def _binary_score(self, ranking, relevant):
+        return recall_at_k(ranking, relevant, self.cutoff)
 
 
 register(R)

@@ -6,13 +6,10 @@ with R = 0 scores 0. R may differ per draw, so the cutoff is per draw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, check_count, check_ranking, in_draw_chunks
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -41,17 +38,16 @@ def r_precision(
     return np.divide(hits, total, out=np.zeros_like(hits), where=total > 0)
 
 
-class Rprec(Measure):
+class Rprec(BinaryMeasure):
     """R-precision."""
 
     family = "Rprec"
     description = "precision at rank R = number of relevant (trec_eval Rprec)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("RPrec",)
     trec_eval = "Rprec"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return r_precision(ranking, self.relevant(labels, judged, rel_threshold))
+    def _binary_score(self, ranking, relevant):
+        return r_precision(ranking, relevant)
 
 
 register(Rprec)

@@ -8,13 +8,10 @@ the top k count (ir_measures' ``RR@10``, MS MARCO's MRR@10); trec_eval's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -30,18 +27,17 @@ def reciprocal_rank(ranking: np.ndarray, relevant: np.ndarray, k: int | None = N
     return np.where(hits.any(axis=-1), 1.0 / (first + 1.0), 0.0)
 
 
-class RR(Measure):
+class RR(BinaryMeasure):
     """Reciprocal rank of the first relevant document."""
 
     family = "RR"
     description = "reciprocal rank of the first relevant document (trec_eval recip_rank)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("MRR",)
     trec_eval = "recip_rank"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return reciprocal_rank(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+    def _binary_score(self, ranking, relevant):
+        return reciprocal_rank(ranking, relevant, self.cutoff)
 
 
 register(RR)
