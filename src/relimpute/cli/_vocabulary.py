@@ -136,6 +136,20 @@ def add_confidence_argument(parser, help: str) -> None:
     )
 
 
+def add_mc_draws_argument(parser, help: str, *, default: int = 4000, dest: str = "mc_draws"):
+    """``--mc-draws N``: Monte Carlo draws of relevance, 2 or more, into ``args.<dest>``."""
+    from ._common import integer_at_least
+
+    parser.add_argument(
+        "--mc-draws",
+        dest=dest,
+        type=integer_at_least(2),
+        default=default,
+        metavar="N",
+        help=f"{help} (default: %(default)s)",
+    )
+
+
 def add_measure_argument(parser, help: str, *, type=str) -> None:
     """``-m/--measure MEASURE``, repeated for more, into ``args.measures`` (None if not given)."""
     parser.add_argument(

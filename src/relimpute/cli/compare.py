@@ -8,7 +8,6 @@ from ._common import (
     add_model_argument,
     add_seed_argument,
     check_run_names,
-    integer_at_least,
     load_campaign,
     measure_option,
     positive_int,
@@ -20,6 +19,7 @@ from ._labels import add_llm_labels_argument, labels_pool_title, model_with_labe
 from ._vocabulary import (
     add_confidence_argument,
     add_estimand_argument,
+    add_mc_draws_argument,
     add_pool_depth_argument,
     add_quiet_argument,
 )
@@ -172,13 +172,8 @@ def add_arguments(parser) -> None:
         help="truncate every run at rank K (default: full depth)",
     )
     add_confidence_argument(parser, "confidence level of the intervals")
-    parser.add_argument(
-        "--mc-draws",
-        type=integer_at_least(2),
-        default=4000,
-        metavar="N",
-        help="Monte Carlo draws, when the model has posterior draws or the measure no exact "
-        "moments (default: %(default)s)",
+    add_mc_draws_argument(
+        parser, "Monte Carlo draws, when the model has posterior draws or the measure no exact moments"
     )
     parser.add_argument(
         "--normal",
