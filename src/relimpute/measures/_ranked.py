@@ -112,6 +112,16 @@ def truncate(ranking: np.ndarray, k: int | None) -> np.ndarray:
     return ranking if k is None else ranking[:, :k]
 
 
+def recall_inputs(ranking, relevant, k: int | None, n_relevant) -> tuple:
+    """The checked inputs of a measure divided by R: ``(ranking, relevant, R)``, the ranking
+    cut at ``k`` and R (``relevant.sum(-1)`` when ``n_relevant`` is None) ``()`` or ``(B,)``."""
+    relevant = as_binary(relevant, "relevant")
+    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    if n_relevant is None:
+        n_relevant = relevant.sum(axis=-1)
+    return ranking, relevant, check_count(n_relevant, relevant, "n_relevant")
+
+
 def retrieved_count(ranking: np.ndarray) -> np.ndarray:
     """``(S,)`` number of documents in each (contiguously padded) row."""
     return (ranking >= 0).sum(axis=-1)

@@ -11,15 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import (
-    as_binary,
-    at_ranks,
-    check_count,
-    check_cutoff,
-    check_ranking,
-    in_draw_chunks,
-    truncate,
-)
+from ._ranked import at_ranks, in_draw_chunks, recall_inputs
 from ._registry import BinaryMeasure, register
 
 
@@ -50,11 +42,8 @@ def average_precision(
     ndarray
         ``(S,)`` or ``(B, S)``.
     """
-    relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
-    if n_relevant is None:
-        n_relevant = relevant.sum(axis=-1)
-    total = check_count(n_relevant, relevant, "n_relevant")[..., None]
+    ranking, relevant, total = recall_inputs(ranking, relevant, k, n_relevant)
+    total = total[..., None]
     hits = at_ranks(ranking, relevant)
     found = np.cumsum(hits, axis=-1, dtype=np.int32)
     found *= hits  # relevant documents found so far, at the relevant ranks only

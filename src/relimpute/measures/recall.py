@@ -11,15 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import (
-    as_binary,
-    at_ranks,
-    check_count,
-    check_cutoff,
-    check_ranking,
-    in_draw_chunks,
-    truncate,
-)
+from ._ranked import at_ranks, in_draw_chunks, recall_inputs
 from ._registry import BinaryMeasure, register
 
 
@@ -36,11 +28,8 @@ def recall_at_k(
     ``relevant`` is ``(n,)`` or ``(B, n)`` binary relevance; ``n_relevant``
     (R, ``()`` or ``(B,)``) defaults to ``relevant.sum(-1)``.
     """
-    relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
-    if n_relevant is None:
-        n_relevant = relevant.sum(axis=-1)
-    total = check_count(n_relevant, relevant, "n_relevant")[..., None]
+    ranking, relevant, total = recall_inputs(ranking, relevant, k, n_relevant)
+    total = total[..., None]
     found = at_ranks(ranking, relevant).sum(axis=-1, dtype=np.float64)
     return np.divide(found, total, out=np.zeros_like(found), where=total > 0)
 

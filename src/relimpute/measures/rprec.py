@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_count, check_ranking, in_draw_chunks
+from ._ranked import at_ranks, in_draw_chunks, recall_inputs
 from ._registry import BinaryMeasure, register
 
 
@@ -21,11 +21,7 @@ def r_precision(
     ``n_relevant`` (R, ``()`` or ``(B,)``, whole numbers) defaults to
     ``relevant.sum(-1)``.
     """
-    relevant = as_binary(relevant, "relevant")
-    ranking = check_ranking(ranking, relevant.shape[-1])
-    if n_relevant is None:
-        n_relevant = relevant.sum(axis=-1)
-    total = check_count(n_relevant, relevant, "n_relevant")
+    ranking, relevant, total = recall_inputs(ranking, relevant, None, n_relevant)
     if (total != np.round(total)).any():
         raise ValueError("n_relevant must hold whole numbers for R-precision")
     depth = ranking.shape[1]
