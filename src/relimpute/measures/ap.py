@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import at_ranks, in_draw_chunks, recall_inputs
+from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
 from ._registry import BinaryMeasure, register
 
 
@@ -43,12 +43,11 @@ def average_precision(
         ``(S,)`` or ``(B, S)``.
     """
     ranking, relevant, total = recall_inputs(ranking, relevant, k, n_relevant)
-    total = total[..., None]
     hits = at_ranks(ranking, relevant)
     found = np.cumsum(hits, axis=-1, dtype=np.int32)
     found *= hits  # relevant documents found so far, at the relevant ranks only
     precision_sum = found @ (1.0 / np.arange(1, ranking.shape[1] + 1))
-    return np.divide(precision_sum, total, out=np.zeros_like(precision_sum), where=total > 0)
+    return ratio_or_zero(precision_sum, total[..., None])
 
 
 class AP(BinaryMeasure):

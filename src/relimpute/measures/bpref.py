@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks
+from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks, ratio_or_zero
 from ._registry import BinaryMeasure, Measure, register
 
 
@@ -46,7 +46,7 @@ def bpref(ranking: np.ndarray, relevant: np.ndarray, nonrelevant: np.ndarray) ->
     )
     total = np.where(hits, 1.0 - penalty, 0.0).sum(axis=-1)
     n_rel = n_rel[..., 0]
-    return np.divide(total, n_rel, out=np.zeros_like(total), where=n_rel > 0)
+    return ratio_or_zero(total, n_rel)
 
 
 def judged_classes(measure: Measure, labels, judged, rel_threshold):

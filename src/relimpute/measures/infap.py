@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks
+from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks, ratio_or_zero
 from ._registry import BinaryMeasure, register
 from .bpref import judged_classes
 
@@ -60,7 +60,7 @@ def inferred_ap(
     term = 1.0 / k + ((k - 1.0) / k) * pooled_share * precision
     total = (rel_at * term).sum(axis=-1)
     n_rel = relevant.sum(axis=-1, dtype=np.float64)[..., None]
-    return np.divide(total, n_rel, out=np.zeros_like(total), where=n_rel > 0)
+    return ratio_or_zero(total, n_rel)
 
 
 class InfAP(BinaryMeasure):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import at_ranks, in_draw_chunks, recall_inputs
+from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
 from ._registry import BinaryMeasure, register
 
 
@@ -29,9 +29,8 @@ def recall_at_k(
     (R, ``()`` or ``(B,)``) defaults to ``relevant.sum(-1)``.
     """
     ranking, relevant, total = recall_inputs(ranking, relevant, k, n_relevant)
-    total = total[..., None]
     found = at_ranks(ranking, relevant).sum(axis=-1, dtype=np.float64)
-    return np.divide(found, total, out=np.zeros_like(found), where=total > 0)
+    return ratio_or_zero(found, total[..., None])
 
 
 class R(BinaryMeasure):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import at_ranks, in_draw_chunks, recall_inputs
+from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
 from ._registry import BinaryMeasure, register
 
 
@@ -31,7 +31,7 @@ def r_precision(
     cut = np.broadcast_to(cut, found.shape[:-1] + (1,))
     hits = np.take_along_axis(found, cut, axis=-1)[..., 0].astype(np.float64)
     total = total[..., None]
-    return np.divide(hits, total, out=np.zeros_like(hits), where=total > 0)
+    return ratio_or_zero(hits, total)
 
 
 class Rprec(BinaryMeasure):

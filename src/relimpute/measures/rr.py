@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
+from ._ranked import as_binary, at_ranks, in_draw_chunks, top_k
 from ._registry import BinaryMeasure, register
 
 
@@ -21,7 +21,7 @@ def reciprocal_rank(ranking: np.ndarray, relevant: np.ndarray, k: int | None = N
     ``relevant`` is ``(n,)`` or ``(B, n)`` binary relevance.
     """
     relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, relevant, k)
     hits = at_ranks(ranking, relevant)
     first = np.argmax(hits, axis=-1)  # 0-based rank of the first hit (0 when there is none)
     return np.where(hits.any(axis=-1), 1.0 / (first + 1.0), 0.0)

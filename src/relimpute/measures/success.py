@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
+from ._ranked import as_binary, at_ranks, in_draw_chunks, top_k
 from ._registry import BinaryMeasure, register
 
 
@@ -15,7 +15,7 @@ from ._registry import BinaryMeasure, register
 def success_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int | None = None) -> np.ndarray:
     """Success@k of every system on one topic: ``(S,)`` or ``(B, S)`` of 0.0 / 1.0."""
     relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, relevant, k)
     return at_ranks(ranking, relevant).any(axis=-1).astype(np.float64)
 
 
