@@ -150,6 +150,15 @@ def add_mc_draws_argument(parser, help: str, *, default: int = 4000, dest: str =
     )
 
 
+def add_depth_argument(parser, help: str = "truncate every run at rank K") -> None:
+    """``--depth K``: a positive rank to cut every run at, into ``args.depth`` (None: full depth)."""
+    from ._common import positive_int
+
+    parser.add_argument(
+        "--depth", type=positive_int, default=None, metavar="K", help=f"{help} (default: full depth)"
+    )
+
+
 def add_measure_argument(parser, help: str, *, type=str) -> None:
     """``-m/--measure MEASURE``, repeated for more, into ``args.measures`` (None if not given)."""
     parser.add_argument(

@@ -10,7 +10,6 @@ from ._common import (
     check_run_names,
     load_campaign,
     measure_option,
-    positive_int,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
@@ -18,6 +17,7 @@ from ._format import add_format_argument, emit
 from ._labels import add_llm_labels_argument, labels_pool_title, model_with_labels, refuse_with_labels
 from ._vocabulary import (
     add_confidence_argument,
+    add_depth_argument,
     add_estimand_argument,
     add_mc_draws_argument,
     add_pool_depth_argument,
@@ -167,10 +167,7 @@ def add_arguments(parser) -> None:
         default="constant",
         help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
     )
-    parser.add_argument(
-        "--depth", type=positive_int, default=None, metavar="K",
-        help="truncate every run at rank K (default: full depth)",
-    )
+    add_depth_argument(parser)
     add_confidence_argument(parser, "confidence level of the intervals")
     add_mc_draws_argument(
         parser, "Monte Carlo draws, when the model has posterior draws or the measure no exact moments"

@@ -43,7 +43,7 @@ from ._judge_sample import (
 )
 from ._labels import add_llm_labels_argument, model_with_labels
 from ._estimand import refuse_estimand
-from ._vocabulary import add_confidence_argument, add_estimand_argument
+from ._vocabulary import add_confidence_argument, add_depth_argument, add_estimand_argument
 
 COMMAND = "judge"
 _WHY_COMPLETE = "its strategies judge until confident about the complete MAP"
@@ -103,7 +103,7 @@ def add_arguments(parser) -> None:
     add_confidence_argument(parser, "stop when every pair is this sure")
     parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in "
                         "total (--design pps: the sample's expected size)")
-    parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
+    add_depth_argument(parser)
     parser.add_argument(
         "--answers",
         metavar="FILE",
