@@ -10,6 +10,7 @@ from ._common import (
     check_run_names,
     load_campaign,
     measure_option,
+    number_between,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
@@ -114,18 +115,6 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 """
 
 
-def _probability(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {value}")
-    return value
-
-
 def _measure(text: str) -> str:
     """A measure name of the registry, canonical (``map`` -> ``AP``)."""
     return str(measure_option(text))
@@ -148,7 +137,7 @@ def add_arguments(parser) -> None:
     add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
     parser.add_argument(
         "--prior",
-        type=_probability,
+        type=number_between(0, 1),
         default=None,
         metavar="P",
         help="instead of a model, give every unjudged document this probability of relevance "
