@@ -159,6 +159,13 @@ def add_depth_argument(parser, help: str = "truncate every run at rank K") -> No
     )
 
 
+def add_prior_argument(parser, help: str) -> None:
+    """``--prior P``: one probability of relevance in [0, 1] for every unjudged document."""
+    from ._common import number_between
+
+    parser.add_argument("--prior", type=number_between(0, 1), default=None, metavar="P", help=help)
+
+
 def add_measure_argument(parser, help: str, *, type=str) -> None:
     """``-m/--measure MEASURE``, repeated for more, into ``args.measures`` (None if not given)."""
     parser.add_argument(

@@ -10,7 +10,6 @@ from ._common import (
     check_run_names,
     load_campaign,
     measure_option,
-    number_between,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
@@ -22,6 +21,7 @@ from ._vocabulary import (
     add_estimand_argument,
     add_mc_draws_argument,
     add_pool_depth_argument,
+    add_prior_argument,
     add_quiet_argument,
 )
 
@@ -135,12 +135,9 @@ def add_arguments(parser) -> None:
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
     add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
-    parser.add_argument(
-        "--prior",
-        type=number_between(0, 1),
-        default=None,
-        metavar="P",
-        help="instead of a model, give every unjudged document this probability of relevance "
+    add_prior_argument(
+        parser,
+        "instead of a model, give every unjudged document this probability of relevance "
         "(0.5: the uniform prior of MTC; 0: unjudged = nonrelevant)",
     )
     add_estimate_argument(parser)
