@@ -119,7 +119,7 @@ def test_input_errors_exit_2(data, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["compare", str(qrels), str(runs), "--prior", "1.5"])
     assert exc.value.code == 2
-    assert "must lie in [0, 1]" in capsys.readouterr().err
+    assert "argument --prior: 1.5 is not in [0, 1]" in capsys.readouterr().err
 
 
 def test_dl19_matrix(dl19_dir, capsys):
@@ -252,3 +252,10 @@ def test_tsv_and_json_keep_every_digit_of_the_bounds(data, capsys):
     np.testing.assert_array_equal(rows[columns].to_numpy(), want[columns].to_numpy())
     assert main(argv) == 0  # the table still rounds to the standard error
     assert "are rounded at the decimal of their Monte Carlo" in capsys.readouterr().err
+
+
+def test_prior_not_a_number_is_refused_as_other_numbers_are(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "qrels.txt", "runs", "--prior", "x"])
+    assert exc.value.code == 2
+    assert "argument --prior: 'x' is not a number" in capsys.readouterr().err

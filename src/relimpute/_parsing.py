@@ -315,11 +315,17 @@ def check_grades(relevance: np.ndarray, low: int, high: int, source: str, lines:
         raise InputError(f"relevance {relevance[i]} is outside {hint}", source, int(lines[i]))
 
 
-def first_repeat(query: pa.Array, doc: pa.Array) -> tuple[int, int] | None:
-    """``(row, earlier row)`` of the first (topic, document) listed again, else None."""
+def _repeats(query: pa.Array, doc: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(key, order, repeat)``: a key per (topic, document), the stable order sorting it and the
+    positions ``i`` in that order whose row ``order[i + 1]`` repeats the key of ``order[i]``."""
     key = _pair_keys(query, doc)
     order = np.argsort(key, kind="stable")
-    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
+    return key, order, np.flatnonzero(key[order][1:] == key[order][:-1])
+
+
+def first_repeat(query: pa.Array, doc: pa.Array) -> tuple[int, int] | None:
+    """``(row, earlier row)`` of the first (topic, document) listed again, else None."""
+    key, order, repeat = _repeats(query, doc)
     if not len(repeat):
         return None
     row = int(order[repeat + 1].min())
@@ -342,9 +348,7 @@ def _keep_mask(
     ``merge_identical`` (qrels) drops exact repeats under ``"error"`` and
     only stops on conflicting values; it also marks ``"max"`` as available.
     """
-    key = _pair_keys(query, doc)
-    order = np.argsort(key, kind="stable")
-    repeat = np.flatnonzero(key[order][1:] == key[order][:-1])
+    key, order, repeat = _repeats(query, doc)
     if not len(repeat):
         return None
     keep = np.ones(len(key), dtype=bool)

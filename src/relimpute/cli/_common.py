@@ -226,12 +226,12 @@ seed_int = integer_at_least(0)
 DEFAULT_SEED = 2007
 
 
-def add_seed_argument(parser, what: str) -> None:
+def add_seed_argument(parser, what: str, *, default: int = DEFAULT_SEED) -> None:
     """``--seed N`` (an integer >= 0, default :data:`DEFAULT_SEED`)."""
     parser.add_argument(
         "--seed",
         type=seed_int,
-        default=DEFAULT_SEED,
+        default=default,
         help=f"seed of {what} (default: %(default)s, so the same call gives the same answer; "
         "another seed shows the Monte Carlo error)",
     )

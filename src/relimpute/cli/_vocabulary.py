@@ -136,6 +136,36 @@ def add_confidence_argument(parser, help: str) -> None:
     )
 
 
+def add_mc_draws_argument(parser, help: str, *, default: int = 4000, dest: str = "mc_draws"):
+    """``--mc-draws N``: Monte Carlo draws of relevance, 2 or more, into ``args.<dest>``."""
+    from ._common import integer_at_least
+
+    parser.add_argument(
+        "--mc-draws",
+        dest=dest,
+        type=integer_at_least(2),
+        default=default,
+        metavar="N",
+        help=f"{help} (default: %(default)s)",
+    )
+
+
+def add_depth_argument(parser, help: str = "truncate every run at rank K") -> None:
+    """``--depth K``: a positive rank to cut every run at, into ``args.depth`` (None: full depth)."""
+    from ._common import positive_int
+
+    parser.add_argument(
+        "--depth", type=positive_int, default=None, metavar="K", help=f"{help} (default: full depth)"
+    )
+
+
+def add_prior_argument(parser, help: str) -> None:
+    """``--prior P``: one probability of relevance in [0, 1] for every unjudged document."""
+    from ._common import number_between
+
+    parser.add_argument("--prior", type=number_between(0, 1), default=None, metavar="P", help=help)
+
+
 def add_measure_argument(parser, help: str, *, type=str) -> None:
     """``-m/--measure MEASURE``, repeated for more, into ``args.measures`` (None if not given)."""
     parser.add_argument(

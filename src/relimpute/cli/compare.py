@@ -8,10 +8,8 @@ from ._common import (
     add_model_argument,
     add_seed_argument,
     check_run_names,
-    integer_at_least,
     load_campaign,
     measure_option,
-    positive_int,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
@@ -19,8 +17,11 @@ from ._format import add_format_argument, emit
 from ._labels import add_llm_labels_argument, labels_pool_title, model_with_labels, refuse_with_labels
 from ._vocabulary import (
     add_confidence_argument,
+    add_depth_argument,
     add_estimand_argument,
+    add_mc_draws_argument,
     add_pool_depth_argument,
+    add_prior_argument,
     add_quiet_argument,
 )
 
@@ -114,18 +115,6 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 """
 
 
-def _probability(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {value}")
-    return value
-
-
 def _measure(text: str) -> str:
     """A measure name of the registry, canonical (``map`` -> ``AP``)."""
     return str(measure_option(text))
@@ -146,12 +135,9 @@ def add_arguments(parser) -> None:
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
     add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
-    parser.add_argument(
-        "--prior",
-        type=_probability,
-        default=None,
-        metavar="P",
-        help="instead of a model, give every unjudged document this probability of relevance "
+    add_prior_argument(
+        parser,
+        "instead of a model, give every unjudged document this probability of relevance "
         "(0.5: the uniform prior of MTC; 0: unjudged = nonrelevant)",
     )
     add_estimate_argument(parser)
@@ -167,18 +153,10 @@ def add_arguments(parser) -> None:
         default="constant",
         help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
     )
-    parser.add_argument(
-        "--depth", type=positive_int, default=None, metavar="K",
-        help="truncate every run at rank K (default: full depth)",
-    )
+    add_depth_argument(parser)
     add_confidence_argument(parser, "confidence level of the intervals")
-    parser.add_argument(
-        "--mc-draws",
-        type=integer_at_least(2),
-        default=4000,
-        metavar="N",
-        help="Monte Carlo draws, when the model has posterior draws or the measure no exact "
-        "moments (default: %(default)s)",
+    add_mc_draws_argument(
+        parser, "Monte Carlo draws, when the model has posterior draws or the measure no exact moments"
     )
     parser.add_argument(
         "--normal",

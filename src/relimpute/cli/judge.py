@@ -12,7 +12,6 @@ from ._common import (
     add_seed_argument,
     check_run_names,
     load_campaign,
-    number_between,
     output_file,
     positive_int,
 )
@@ -43,7 +42,12 @@ from ._judge_sample import (
 )
 from ._labels import add_llm_labels_argument, model_with_labels
 from ._estimand import refuse_estimand
-from ._vocabulary import add_confidence_argument, add_estimand_argument
+from ._vocabulary import (
+    add_confidence_argument,
+    add_depth_argument,
+    add_estimand_argument,
+    add_prior_argument,
+)
 
 COMMAND = "judge"
 _WHY_COMPLETE = "its strategies judge until confident about the complete MAP"
@@ -103,7 +107,7 @@ def add_arguments(parser) -> None:
     add_confidence_argument(parser, "stop when every pair is this sure")
     parser.add_argument("--budget", type=positive_int, help="stop after this many judgments in "
                         "total (--design pps: the sample's expected size)")
-    parser.add_argument("--depth", type=positive_int, metavar="K", help="truncate every run at rank K (default: full depth)")
+    add_depth_argument(parser)
     parser.add_argument(
         "--answers",
         metavar="FILE",
@@ -129,12 +133,9 @@ def add_arguments(parser) -> None:
     add_estimand_argument(parser, what=" the strategies judge towards (complete only)")
     add_model_argument(parser, "rtc", what="relevance model of --strategy rtc (and llm: a settings file for fusion-llm)")
     add_llm_labels_argument(parser)
-    parser.add_argument(
-        "--prior",
-        type=number_between(0, 1),
-        default=None,
-        metavar="P",
-        help="MTC's uniform prior: every unjudged document relevant with probability P, in [0, 1] "
+    add_prior_argument(
+        parser,
+        "MTC's uniform prior: every unjudged document relevant with probability P, in [0, 1] "
         "(implies --strategy mtc; its default 0.5)",
     )
     parser.add_argument(

@@ -8,19 +8,20 @@ from ._common import (
     add_campaign_arguments,
     add_parallel_arguments,
     add_resume_arguments,
+    add_seed_argument,
     finite_at_least,
     flag_names,
     integer_at_least,
     load_campaign,
     output_folder,
     positive_int,
-    seed_int,
 )
 from ._format import add_format_argument, emit
 from ._estimand import refuse_estimand
 from ._vocabulary import (
     add_estimand_argument,
     add_groups_argument,
+    add_mc_draws_argument,
     add_measure_argument,
     add_quiet_argument,
 )
@@ -104,20 +105,10 @@ def add_arguments(parser) -> None:
         default=20,
         help="random common-topic sets per run (default 20)",
     )
-    parser.add_argument(
-        "--mc-draws",
-        dest="draws",
-        type=integer_at_least(2),
-        default=1000,
-        metavar="N",
-        help="Monte Carlo draws of the model-based corrector (default: %(default)s)",
+    add_mc_draws_argument(
+        parser, "Monte Carlo draws of the model-based corrector", default=1000, dest="draws"
     )
-    parser.add_argument(
-        "--seed",
-        type=seed_int,
-        default=0,
-        help="seed of Algorithm 2's topic draws and the models (default 0)",
-    )
+    add_seed_argument(parser, "Algorithm 2's topic draws and the models", default=0)
     add_parallel_arguments(parser, "groups")
     add_format_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT", type=output_folder,

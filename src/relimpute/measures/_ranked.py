@@ -112,6 +112,27 @@ def truncate(ranking: np.ndarray, k: int | None) -> np.ndarray:
     return ranking if k is None else ranking[:, :k]
 
 
+def top_k(ranking: np.ndarray, values: np.ndarray, k: int | None) -> np.ndarray:
+    """``ranking`` checked against the documents of ``values`` and cut at rank ``k``."""
+    return truncate(check_ranking(ranking, values.shape[-1]), check_cutoff(k))
+
+
+def ratio_or_zero(numerator: np.ndarray, denominator) -> np.ndarray:
+    """``numerator / denominator``, 0 where the denominator is not positive (no relevant
+    document, nothing retrieved: the score is 0, as trec_eval's)."""
+    return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
+
+
+def recall_inputs(ranking, relevant, k: int | None, n_relevant) -> tuple:
+    """The checked inputs of a measure divided by R: ``(ranking, relevant, R)``, the ranking
+    cut at ``k`` and R (``relevant.sum(-1)`` when ``n_relevant`` is None) ``()`` or ``(B,)``."""
+    relevant = as_binary(relevant, "relevant")
+    ranking = top_k(ranking, relevant, k)
+    if n_relevant is None:
+        n_relevant = relevant.sum(axis=-1)
+    return ranking, relevant, check_count(n_relevant, relevant, "n_relevant")
+
+
 def retrieved_count(ranking: np.ndarray) -> np.ndarray:
     """``(S,)`` number of documents in each (contiguously padded) row."""
     return (ranking >= 0).sum(axis=-1)

@@ -246,6 +246,19 @@ _TREC_EVAL: dict[str, type[Measure]] = {}  # trec_eval names without a cutoff
 _TREC_EVAL_STEMS: dict[str, type[Measure]] = {}  # stems of trec_eval's cut names
 
 
+class BinaryMeasure(Measure):
+    """A measure of binary relevance: a grade of at least ``rel=`` (default: the threshold in
+    force) is relevant. Subclasses score that mask in ``_binary_score``."""
+
+    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        return self._binary_score(ranking, self.relevant(labels, judged, rel_threshold))
+
+    def _binary_score(self, ranking: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
 def register(cls: type[Measure]) -> type[Measure]:
     """Make a measure family parseable by all its names (bottom of its module)."""
     if not cls.family:

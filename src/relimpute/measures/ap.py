@@ -9,21 +9,10 @@ stops at rank k while R stays the topic's count (trec_eval ``map_cut``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import (
-    as_binary,
-    at_ranks,
-    check_count,
-    check_cutoff,
-    check_ranking,
-    in_draw_chunks,
-    truncate,
-)
-from ._registry import REL, Measure, Param, register
+from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -53,25 +42,20 @@ def average_precision(
     ndarray
         ``(S,)`` or ``(B, S)``.
     """
-    relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
-    if n_relevant is None:
-        n_relevant = relevant.sum(axis=-1)
-    total = check_count(n_relevant, relevant, "n_relevant")[..., None]
+    ranking, relevant, total = recall_inputs(ranking, relevant, k, n_relevant)
     hits = at_ranks(ranking, relevant)
     found = np.cumsum(hits, axis=-1, dtype=np.int32)
     found *= hits  # relevant documents found so far, at the relevant ranks only
     precision_sum = found @ (1.0 / np.arange(1, ranking.shape[1] + 1))
-    return np.divide(precision_sum, total, out=np.zeros_like(precision_sum), where=total > 0)
+    return ratio_or_zero(precision_sum, total[..., None])
 
 
-class AP(Measure):
+class AP(BinaryMeasure):
     """Average precision; ``AP@k`` stops at rank k (trec_eval ``map_cut``)."""
 
     family = "AP"
     description = "average precision (trec_eval map; with @k map_cut_k)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("MAP",)
     trec_eval = "map"
     trec_eval_cut = "map_cut"
@@ -82,10 +66,8 @@ class AP(Measure):
         """Exact moments (Carterette 2007, §2.1) cover AP over the whole list only."""
         return None if self.cutoff is not None else super().exact_moments()
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return average_precision(
-            ranking, self.relevant(labels, judged, rel_threshold), k=self.cutoff
-        )
+    def _binary_score(self, ranking, relevant):
+        return average_precision(ranking, relevant, k=self.cutoff)
 
 
 register(AP)

@@ -12,13 +12,10 @@ nonrelevant and does not count in N. A topic with R = 0 scores 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks
-from ._registry import REL, Measure, Param, register
+from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks, ratio_or_zero
+from ._registry import BinaryMeasure, Measure, register
 
 
 @in_draw_chunks
@@ -49,7 +46,7 @@ def bpref(ranking: np.ndarray, relevant: np.ndarray, nonrelevant: np.ndarray) ->
     )
     total = np.where(hits, 1.0 - penalty, 0.0).sum(axis=-1)
     n_rel = n_rel[..., 0]
-    return np.divide(total, n_rel, out=np.zeros_like(total), where=n_rel > 0)
+    return ratio_or_zero(total, n_rel)
 
 
 def judged_classes(measure: Measure, labels, judged, rel_threshold):
@@ -59,12 +56,11 @@ def judged_classes(measure: Measure, labels, judged, rel_threshold):
     return relevant, known & ~relevant
 
 
-class Bpref(Measure):
+class Bpref(BinaryMeasure):
     """Bpref over judged documents."""
 
     family = "Bpref"
     description = "binary preference over judged documents (trec_eval bpref)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("BPref",)
     trec_eval = "bpref"
 

@@ -10,13 +10,10 @@ relevance instead of 0/1 they return the expected count.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import at_ranks, check_ranking, check_values, in_draw_chunks, retrieved_count
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, Measure, register
 
 
 @in_draw_chunks
@@ -48,12 +45,11 @@ class NumRet(_Count):
         return np.broadcast_to(count, labels.shape[:-1] + count.shape).copy()
 
 
-class NumRel(_Count):
+class NumRel(_Count, BinaryMeasure):
     """Relevant documents of the topic, retrieved or not."""
 
     family = "NumRel"
     description = "relevant documents of the topic (trec_eval num_rel; summed over topics)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     trec_eval = "num_rel"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
@@ -61,20 +57,19 @@ class NumRel(_Count):
         return np.broadcast_to(count[..., None], labels.shape[:-1] + ranking.shape[:1]).copy()
 
 
-class NumRelRet(_Count):
+class NumRelRet(_Count, BinaryMeasure):
     """Relevant documents retrieved."""
 
     family = "NumRelRet"
     description = "relevant documents retrieved (trec_eval num_rel_ret; summed over topics)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     trec_eval = "num_rel_ret"
     moments = "linear"
 
     def rank_weights(self, depth: int) -> np.ndarray:
         return np.ones(depth)
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return relevant_retrieved(ranking, self.relevant(labels, judged, rel_threshold))
+    def _binary_score(self, ranking, relevant):
+        return relevant_retrieved(ranking, relevant)
 
 
 register(NumRet)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import at_ranks, check_cutoff, check_ranking, check_values, in_draw_chunks, truncate
+from ._ranked import at_ranks, check_values, in_draw_chunks, top_k
 from ._registry import Measure, register
 
 #: gdeval.pl's ``$MAX_JUDGMENT``: the grade at which a document surely satisfies.
@@ -28,7 +28,7 @@ def expected_reciprocal_rank(
     ``grades`` is ``(n,)`` or ``(B, n)`` graded labels (at most ``MAX_GRADE``).
     """
     grades = check_values(grades, "grades")
-    ranking = truncate(check_ranking(ranking, grades.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, grades, k)
     if grades.size and np.max(grades) > MAX_GRADE:
         raise ValueError(f"ERR takes grades up to {MAX_GRADE} (gdeval.pl), got {np.max(grades)}")
     stop = (np.exp2(np.maximum(grades.astype(np.float64), 0.0)) - 1.0) / 2.0**MAX_GRADE

@@ -18,13 +18,10 @@ outside the pool.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks
-from ._registry import REL, Measure, Param, register
+from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks, ratio_or_zero
+from ._registry import BinaryMeasure, register
 from .bpref import judged_classes
 
 #: trec_eval's ``INFAP_EPSILON``.
@@ -63,15 +60,14 @@ def inferred_ap(
     term = 1.0 / k + ((k - 1.0) / k) * pooled_share * precision
     total = (rel_at * term).sum(axis=-1)
     n_rel = relevant.sum(axis=-1, dtype=np.float64)[..., None]
-    return np.divide(total, n_rel, out=np.zeros_like(total), where=n_rel > 0)
+    return ratio_or_zero(total, n_rel)
 
 
-class InfAP(Measure):
+class InfAP(BinaryMeasure):
     """Inferred average precision."""
 
     family = "infAP"
     description = "inferred AP from a judged sample of the pool (trec_eval infAP)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     trec_eval = "infAP"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):

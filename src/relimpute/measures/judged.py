@@ -10,15 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import (
-    as_binary,
-    at_ranks,
-    check_cutoff,
-    check_ranking,
-    in_draw_chunks,
-    retrieved_count,
-    truncate,
-)
+from ._ranked import as_binary, at_ranks, in_draw_chunks, ratio_or_zero, retrieved_count, top_k
 from ._registry import Measure, register
 
 
@@ -26,10 +18,10 @@ from ._registry import Measure, register
 def judged_fraction(ranking: np.ndarray, judged: np.ndarray, k: int | None = None) -> np.ndarray:
     """Judged@k of every system on one topic: ``(S,)`` (``(B, S)`` for ``(B, n)``)."""
     judged = as_binary(judged, "judged")
-    ranking = truncate(check_ranking(ranking, judged.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, judged, k)
     count = at_ranks(ranking, judged).sum(axis=-1, dtype=np.float64)
     shown = retrieved_count(ranking).astype(np.float64)
-    return np.divide(count, shown, out=np.zeros_like(count), where=shown > 0)
+    return ratio_or_zero(count, shown)
 
 
 class Judged(Measure):

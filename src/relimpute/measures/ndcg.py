@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ranked import at_ranks, check_cutoff, check_ranking, check_values, in_draw_chunks, truncate
+from ._ranked import at_ranks, check_cutoff, check_values, in_draw_chunks, ratio_or_zero, top_k
 from ._registry import GAINS, Measure, register
 
 
@@ -40,7 +40,7 @@ def discounted_cumulative_gain(
     relevance it is linear in them (the expected DCG from probabilities).
     """
     grades = check_values(grades, "grades")
-    ranking = truncate(check_ranking(ranking, grades.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, grades, k)
     return at_ranks(ranking, gain_values(grades, gain)) @ dcg_discounts(ranking.shape[1])
 
 
@@ -57,7 +57,7 @@ def normalized_dcg(
     k = check_cutoff(k)
     dcg = discounted_cumulative_gain(ranking, grades, k, gain=gain)
     idcg = _ideal_dcg(grades, gain_values(grades, gain), gain, k)[..., None]
-    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    return ratio_or_zero(dcg, idcg)
 
 
 def _ideal_dcg(grades: np.ndarray, gains: np.ndarray, gain: str, k: int | None) -> np.ndarray:

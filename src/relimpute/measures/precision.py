@@ -6,13 +6,10 @@ even when the run retrieved fewer than k documents, as in trec_eval.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
 from ._ranked import at_ranks, check_cutoff, check_ranking, check_values, in_draw_chunks, truncate
-from ._registry import REL, Measure, Param, register
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -32,13 +29,12 @@ def precision_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int) -> np.ndar
     return at_ranks(ranking, relevant).sum(axis=-1) / float(k)
 
 
-class P(Measure):
+class P(BinaryMeasure):
     """Precision at k."""
 
     family = "P"
     description = "precision in the top k, divided by k (trec_eval P_k)"
     cutoff_rule = "required"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("Precision",)
     trec_eval_cut = "P"
     moments = "linear"
@@ -47,8 +43,8 @@ class P(Measure):
         """``1/k`` for ranks up to k, 0 below."""
         return np.where(np.arange(1, depth + 1) <= self.cutoff, 1.0 / self.cutoff, 0.0)
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return precision_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+    def _binary_score(self, ranking, relevant):
+        return precision_at_k(ranking, relevant, self.cutoff)
 
 
 register(P)

@@ -20,13 +20,11 @@ import numpy as np
 from ._ranked import (
     as_binary,
     at_ranks,
-    check_cutoff,
-    check_ranking,
     check_values,
     in_draw_chunks,
     rank_discount,
     retrieved_count,
-    truncate,
+    top_k,
 )
 from ._registry import REL, Measure, Param, register
 
@@ -50,7 +48,7 @@ def rank_biased_precision(
     """
     p = _check_persistence(p)
     relevant = check_values(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, relevant, k)
     weights = (1.0 - p) * rank_discount(ranking.shape[1], p)
     return at_ranks(ranking, relevant.astype(np.float64, copy=False)) @ weights
 
@@ -66,7 +64,7 @@ def rbp_residual(
     """
     p = _check_persistence(p)
     judged = as_binary(judged, "judged")
-    ranking = truncate(check_ranking(ranking, judged.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, judged, k)
     weights = (1.0 - p) * rank_discount(ranking.shape[1], p)
     unknown = (ranking >= 0) & ~at_ranks(ranking, judged)
     return unknown @ weights + p ** retrieved_count(ranking)

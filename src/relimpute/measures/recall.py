@@ -9,21 +9,10 @@ uncertain, so it goes through Monte Carlo, not the linear closed form.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import (
-    as_binary,
-    at_ranks,
-    check_count,
-    check_cutoff,
-    check_ranking,
-    in_draw_chunks,
-    truncate,
-)
-from ._registry import REL, Measure, Param, register
+from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -39,27 +28,22 @@ def recall_at_k(
     ``relevant`` is ``(n,)`` or ``(B, n)`` binary relevance; ``n_relevant``
     (R, ``()`` or ``(B,)``) defaults to ``relevant.sum(-1)``.
     """
-    relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
-    if n_relevant is None:
-        n_relevant = relevant.sum(axis=-1)
-    total = check_count(n_relevant, relevant, "n_relevant")[..., None]
+    ranking, relevant, total = recall_inputs(ranking, relevant, k, n_relevant)
     found = at_ranks(ranking, relevant).sum(axis=-1, dtype=np.float64)
-    return np.divide(found, total, out=np.zeros_like(found), where=total > 0)
+    return ratio_or_zero(found, total[..., None])
 
 
-class R(Measure):
+class R(BinaryMeasure):
     """Recall in the top k (or over the whole list)."""
 
     family = "R"
     description = "share of the topic's relevant documents in the top k (trec_eval recall_k)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("Recall",)
     trec_eval_cut = "recall"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return recall_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+    def _binary_score(self, ranking, relevant):
+        return recall_at_k(ranking, relevant, self.cutoff)
 
 
 register(R)

@@ -6,13 +6,10 @@ with R = 0 scores 0. R may differ per draw, so the cutoff is per draw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_count, check_ranking, in_draw_chunks
-from ._registry import REL, Measure, Param, register
+from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -24,11 +21,7 @@ def r_precision(
     ``n_relevant`` (R, ``()`` or ``(B,)``, whole numbers) defaults to
     ``relevant.sum(-1)``.
     """
-    relevant = as_binary(relevant, "relevant")
-    ranking = check_ranking(ranking, relevant.shape[-1])
-    if n_relevant is None:
-        n_relevant = relevant.sum(axis=-1)
-    total = check_count(n_relevant, relevant, "n_relevant")
+    ranking, relevant, total = recall_inputs(ranking, relevant, None, n_relevant)
     if (total != np.round(total)).any():
         raise ValueError("n_relevant must hold whole numbers for R-precision")
     depth = ranking.shape[1]
@@ -38,20 +31,19 @@ def r_precision(
     cut = np.broadcast_to(cut, found.shape[:-1] + (1,))
     hits = np.take_along_axis(found, cut, axis=-1)[..., 0].astype(np.float64)
     total = total[..., None]
-    return np.divide(hits, total, out=np.zeros_like(hits), where=total > 0)
+    return ratio_or_zero(hits, total)
 
 
-class Rprec(Measure):
+class Rprec(BinaryMeasure):
     """R-precision."""
 
     family = "Rprec"
     description = "precision at rank R = number of relevant (trec_eval Rprec)"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("RPrec",)
     trec_eval = "Rprec"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return r_precision(ranking, self.relevant(labels, judged, rel_threshold))
+    def _binary_score(self, ranking, relevant):
+        return r_precision(ranking, relevant)
 
 
 register(Rprec)

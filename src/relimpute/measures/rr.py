@@ -8,13 +8,10 @@ the top k count (ir_measures' ``RR@10``, MS MARCO's MRR@10); trec_eval's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
-from ._registry import REL, Measure, Param, register
+from ._ranked import as_binary, at_ranks, in_draw_chunks, top_k
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
@@ -24,24 +21,23 @@ def reciprocal_rank(ranking: np.ndarray, relevant: np.ndarray, k: int | None = N
     ``relevant`` is ``(n,)`` or ``(B, n)`` binary relevance.
     """
     relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, relevant, k)
     hits = at_ranks(ranking, relevant)
     first = np.argmax(hits, axis=-1)  # 0-based rank of the first hit (0 when there is none)
     return np.where(hits.any(axis=-1), 1.0 / (first + 1.0), 0.0)
 
 
-class RR(Measure):
+class RR(BinaryMeasure):
     """Reciprocal rank of the first relevant document."""
 
     family = "RR"
     description = "reciprocal rank of the first relevant document (trec_eval recip_rank)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     aliases = ("MRR",)
     trec_eval = "recip_rank"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return reciprocal_rank(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+    def _binary_score(self, ranking, relevant):
+        return reciprocal_rank(ranking, relevant, self.cutoff)
 
 
 register(RR)

@@ -5,34 +5,30 @@ Without a cutoff, whether the list holds any relevant document.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from ._ranked import as_binary, at_ranks, check_cutoff, check_ranking, in_draw_chunks, truncate
-from ._registry import REL, Measure, Param, register
+from ._ranked import as_binary, at_ranks, in_draw_chunks, top_k
+from ._registry import BinaryMeasure, register
 
 
 @in_draw_chunks
 def success_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int | None = None) -> np.ndarray:
     """Success@k of every system on one topic: ``(S,)`` or ``(B, S)`` of 0.0 / 1.0."""
     relevant = as_binary(relevant, "relevant")
-    ranking = truncate(check_ranking(ranking, relevant.shape[-1]), check_cutoff(k))
+    ranking = top_k(ranking, relevant, k)
     return at_ranks(ranking, relevant).any(axis=-1).astype(np.float64)
 
 
-class Success(Measure):
+class Success(BinaryMeasure):
     """Success@k."""
 
     family = "Success"
     description = "1 if a relevant document is in the top k, else 0 (trec_eval success_k)"
     cutoff_rule = "optional"
-    parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
     trec_eval_cut = "success"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        return success_at_k(ranking, self.relevant(labels, judged, rel_threshold), self.cutoff)
+    def _binary_score(self, ranking, relevant):
+        return success_at_k(ranking, relevant, self.cutoff)
 
 
 register(Success)

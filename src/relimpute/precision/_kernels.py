@@ -107,6 +107,15 @@ def _resample_ap(out, b, ranking, stop, relevant, rel_docs, needed, seed, cdf):
         out[s, b] = _ap_with_counts(ranking[s], stop[s], relevant, counts, n_relevant)
 
 
+@njit(inline="always")
+def _resample_inputs(ranking, stop, relevant, n_resamples):
+    """What both bootstrap kernels start from: the relevant documents, the documents read and
+    the ``(S, B)`` output."""
+    rel_docs = np.nonzero(relevant)[0]
+    needed = _documents_read(ranking, stop, relevant)
+    return rel_docs, needed, np.empty((ranking.shape[0], n_resamples))
+
+
 @njit_cached(parallel=True)
 def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     """``(S, B)`` AP of every system in every corpus resample of one topic.
@@ -117,9 +126,7 @@ def bootstrap_ap(ranking, stop, relevant, seed, n_resamples, cdf):
     on numba's threads: call it from the main thread only (see
     :func:`bootstrap_ap_serial`).
     """
-    rel_docs = np.nonzero(relevant)[0]
-    needed = _documents_read(ranking, stop, relevant)
-    out = np.empty((ranking.shape[0], n_resamples))
+    rel_docs, needed, out = _resample_inputs(ranking, stop, relevant, n_resamples)
     for b in prange(n_resamples):
         _resample_ap(out, b, ranking, stop, relevant, rel_docs, needed, seed, cdf)
     return out
@@ -130,9 +137,7 @@ def bootstrap_ap_serial(ranking, stop, relevant, seed, n_resamples, cdf):
     """:func:`bootstrap_ap` on the calling thread, the same numbers: for a study's units that run
     on threads (a Dask worker's), where a parallel kernel launched from several threads at once
     oversubscribes the cores and can abort the process (numba's workqueue threading layer)."""
-    rel_docs = np.nonzero(relevant)[0]
-    needed = _documents_read(ranking, stop, relevant)
-    out = np.empty((ranking.shape[0], n_resamples))
+    rel_docs, needed, out = _resample_inputs(ranking, stop, relevant, n_resamples)
     for b in range(n_resamples):
         _resample_ap(out, b, ranking, stop, relevant, rel_docs, needed, seed, cdf)
     return out

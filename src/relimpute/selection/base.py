@@ -156,6 +156,14 @@ class SelectionState:
         return replace(self.campaign, topics=topics)
 
 
+def set_prior(state: SelectionState, prior: float) -> None:
+    """Every unjudged document's probability of relevance set to ``prior`` (in [0, 1])."""
+    if not 0.0 <= prior <= 1.0:
+        raise ValueError(f"prior must lie in [0, 1], got {prior}")
+    for p, judged in zip(state.p, state.judged):
+        p[~judged] = prior
+
+
 class SelectionStrategy:
     """Base class of judgment-selection strategies.
 

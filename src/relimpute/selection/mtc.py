@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SelectionState, SelectionStrategy, register
+from .base import SelectionState, SelectionStrategy, register, set_prior
 
 
 def system_sums(ranking_row: np.ndarray, depth: int, p: np.ndarray) -> np.ndarray:
@@ -86,10 +86,7 @@ class MTC(SelectionStrategy):
 
     # -- probabilities ------------------------------------------------------
     def _initial_p(self, state: SelectionState) -> None:
-        if not 0.0 <= self.prior <= 1.0:
-            raise ValueError(f"prior must lie in [0, 1], got {self.prior}")
-        for p, judged in zip(state.p, state.judged):
-            p[~judged] = self.prior
+        set_prior(state, self.prior)
 
     # -- hooks --------------------------------------------------------------
     def _start(self, state: SelectionState) -> None:

@@ -31,17 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SelectionState, SelectionStrategy, register
+from .base import SelectionState, SelectionStrategy, register, set_prior
 
 
 class _Pooling(SelectionStrategy):
     """Shared part: fixed prior for unjudged documents."""
 
     def _set_prior(self, state: SelectionState) -> None:
-        if not 0.0 <= self.prior <= 1.0:
-            raise ValueError(f"prior must lie in [0, 1], got {self.prior}")
-        for p, judged in zip(state.p, state.judged):
-            p[~judged] = self.prior
+        set_prior(state, self.prior)
 
 
 class _FixedOrder(_Pooling):
