@@ -17,6 +17,7 @@ from ._format import add_format_argument, emit
 from ._labels import add_llm_labels_argument
 from ._vocabulary import (
     add_confidence_argument,
+    add_mc_draws_argument,
     add_estimand_argument,
     add_pool_depth_argument,
     add_quiet_argument,
@@ -78,10 +79,7 @@ def add_arguments(parser) -> None:
         "--top", type=integer_at_least(0), default=3, metavar="K",
         help="P(beats) each of the K best official runs (default: %(default)s)",
     )  # fmt: skip
-    parser.add_argument(
-        "--mc-draws", type=integer_at_least(100), default=4000, metavar="N",
-        help="Monte Carlo draws (default: %(default)s)",
-    )  # fmt: skip
+    add_mc_draws_argument(parser, "Monte Carlo draws of the scores, joint across runs")
     parser.add_argument(
         "--plot", type=output_file(".png", ".svg", ".pdf"), default=None, metavar="FILE",
         help="draw each new run's rank distribution into FILE (.png, .svg or .pdf)",
