@@ -35,13 +35,14 @@ pool estimand (docs: which-map.md): the MAP the run would have had, had it
 been pooled with the official runs to the pool depth (--pool-depth K, else
 the depth the judgments show), the number the official runs' published
 scores are; --estimand complete gives the MAP once every retrieved document
-is judged. The relevance of the
-unjudged documents comes from the default model (or --model, --llm-labels),
-fitted to the qrels with the new runs' rankings as evidence; every number is
-one Monte Carlo pass over the model's posterior draws, so the rank interval
-and the P(beats) agree with `relimpute compare` on the same runs and seed.
-Every qrels topic counts (trec_eval -c). A score is called reliable when its
-interval's half width is at most 0.02.
+is judged. The relevance of the unjudged documents comes from the default
+model (or --model, --llm-labels), fitted to the qrels with the new runs'
+rankings as evidence; the documents only the new runs found share one
+log-odds shift per draw (the model can be wrong about them all at once).
+Every number is one Monte Carlo pass over the model's posterior draws, so the
+rank interval and the P(beats) agree with one another. Every qrels topic
+counts (trec_eval -c). A score is called reliable when its interval's half
+width is at most 0.02 (docs: new-runs.md).
 """
 EPILOG = """\
 examples:
