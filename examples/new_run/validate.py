@@ -115,6 +115,7 @@ def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> Non
             "z": (true - row["E"]) / row["sd"] if row["sd"] > 0 else np.nan,
             "rank_low": row["rank_low"], "rank_high": row["rank_high"],
             "rank_covered": row["rank_low"] <= rank <= row["rank_high"],
+            "rank_pit": rank_pit(check.ranks.loc[row["run"]].to_numpy(), rank, [seed, len(runs)]),
             "reliable": half <= check.tolerance, "half": half,
             "trec_eval": row["trec_eval"], "judged@10": row["judged@10"],
             "holes@100": 1 - row["judged@100"],
@@ -125,6 +126,15 @@ def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> Non
                 "other": other,
                 "p": row[f"P(beats {other})"], "delta": true - truth[other],
             })  # fmt: skip
+
+
+def rank_pit(shares: np.ndarray, rank: int, seed) -> float:
+    """The randomised probability integral transform of the true rank under the stated rank
+    distribution: P(rank < true) + U · P(rank = true), U uniform. Uniform on (0, 1) when the
+    distribution is calibrated, whatever its discreteness (a 90% interval of a discrete rank
+    holds at least 90%, so its coverage cannot show over-confidence alone)."""
+    u = np.random.default_rng(seed).random()
+    return float(shares[: rank - 1].sum() + u * shares[rank - 1])
 
 
 def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
@@ -141,6 +151,7 @@ def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
             "MAP covered": part["covered"].mean(), "E[z²]": np.nanmean(part["z"] ** 2),
             "mean E − truth": (part["E"] - part["truth"]).mean(),
             "rank in 90% interval": part["rank_covered"].mean(),
+            "rank PIT in (0.05, 0.95)": part["rank_pit"].between(0.05, 0.95).mean(),
             "called reliable": len(reliable),
             "reliable right": reliable["covered"].mean() if len(reliable) else np.nan,
             "pairs": len(p), "pairs at ≥ 0.95": int(sure.sum()),
