@@ -142,7 +142,8 @@ documents is what `relimpute compare` measures. With --intervals (--model,
 under the model, and the t-test adds to the topic variance the variance the
 unjudged documents leave in the run's mean difference from RUN (from the
 same draws; --topics-only drops it; the Wilcoxon and randomization tests
-see E[m] only).
+see E[m] only). On depth-10 pools of DL 2019, DL 2021 and TREC-8, 0.4-2.8% of
+its significant calls were wrong by the full qrels (6-9% over topics alone).
 """
 EPILOG = """\
 examples:
