@@ -134,13 +134,15 @@ def baseline_tests(campaign, estimate, measures, args, engine):
 
 def _tests_note(frame, measures, args, command: str) -> str:
     """What the p-values of the tests on E[m] carry."""
-    t = "t" in set(frame["test"])
-    if args.topics_only or not t:
+    tests = list(dict.fromkeys(frame["test"]))
+    if args.topics_only or "t" not in tests:
         what = "topic sampling only: the uncertainty from unjudged documents is not in them"
     else:
         what = ("topic sampling, and in the t-test also the variance the unjudged documents "
-                "leave in each run's mean difference (--topics-only drops it); the Wilcoxon and "
-                "randomization tests see E[m] only")  # fmt: skip
+                "leave in each run's mean difference (--topics-only drops it)")  # fmt: skip
+        others = [name for name in tests if name != "t"]
+        if others:
+            what += f"; the {' and '.join(others)} test(s) see E[m] only"
     return (
         f"relimpute {command}: the tests are on each run's per-topic E[m] (expected scores under "
         f"the model); their p-values carry {what}; {args.correction} correction across all "
