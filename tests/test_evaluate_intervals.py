@@ -200,3 +200,49 @@ def test_llm_labels_give_intervals_under_the_labels_model_or_a_settings_file_for
     pd.testing.assert_frame_equal(_tsv(capsys), default)
     assert main([*base, "--model", "rtc"]) == 2
     assert "does not read --llm-labels" in capsys.readouterr().err
+
+
+def test_baseline_tests_run_on_the_engines_expected_scores(files, capsys):
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.measures.significance import compare_to_baseline
+
+    base = ["--intervals", "--baseline", "run0", "-m", "AP", "-m", "P@10", "--seed", "4",
+            "--mc-draws", "500", "--correction", "none"]  # fmt: skip
+    argv = ["evaluate", str(files / "qrels.txt"), str(files / "runs"), "-f", "tsv", *base]
+    assert main([*argv, "--topics-only"]) == 0
+    out, err = capsys.readouterr()
+    cli = pd.read_csv(io.StringIO(out), sep="\t")
+    assert "per-topic E[m]" in err and "topic sampling only" in err
+    campaign = Campaign.from_files(files / "qrels.txt", sorted((files / "runs").iterdir()))
+    estimate = load_model().fit(campaign, rng=4).predict(campaign, grades=False)
+    tidy = []
+    for m in ("AP", "P@10"):
+        scores = ConfidenceEngine().confidence(campaign, estimate, pairs=[], measure=m,
+                                               n_draws=500, rng=4).scores  # fmt: skip
+        tidy.append(scores.topic_frame().rename(columns={"e_ap": "value"}).assign(measure=m))
+    direct = compare_to_baseline(pd.concat(tidy), "run0", correction="none", rng=4)
+    assert len(cli) == len(direct) == 2 * 3 * 3
+    for column in ("system_mean", "mean_difference", "pvalue"):
+        np.testing.assert_allclose(cli[column], direct[column], atol=2e-6)  # tsv: 6 digits
+    # by default the t-test adds the judgments' variance of each mean difference: larger p
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    added = pd.read_csv(io.StringIO(out), sep="\t")
+    t = (added["test"] == "t").to_numpy()
+    assert (added["pvalue"][t].to_numpy() >= cli["pvalue"][t].to_numpy() - 1e-9).all()
+    assert (added["pvalue"][t] > cli["pvalue"][t] + 1e-6).any()
+    np.testing.assert_allclose(added["pvalue"][~t], cli["pvalue"][~t])
+    assert "unjudged documents leave" in err
+
+
+def test_baseline_with_a_model_refuses_what_it_cannot_answer(files, capsys):
+    base = ["evaluate", str(files / "qrels.txt"), str(files / "runs"), "--baseline", "run0"]
+    for extra, message in (
+        (["--intervals", "-q"], "--intervals cannot be combined with -q/--per-topic"),
+        (["--model", "fusion", "--format", "trec"], "--model cannot be combined with --format trec"),
+        (["--intervals", "--baseline", "x"], "--baseline: unknown run(s) x"),
+        (["--topics-only"], "--topics-only is for --baseline with --intervals"),
+    ):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err

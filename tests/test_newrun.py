@@ -230,3 +230,34 @@ def test_the_shift_moves_each_unjudged_pool_document_by_a_shared_log_odds_draw(r
         logits = np.log(draws[:, unjudged]) - np.log1p(-draws[:, unjudged])
         shifts = logits - logits[:, :1]  # the same δ for every document of a draw
         assert np.allclose(shifts, shifts[0], atol=1e-6)
+
+
+def test_a_new_run_ranked_by_the_labels_is_named_in_a_warning(collection, capsys):
+    root = collection
+    labels = root / "llm.txt"
+    labels.write_text("".join(f"q{t} 0 d{t}_{i} {2 - i % 3}\n" for t in range(3) for i in range(9)))
+    (root / "tuned.run").write_text(_run("tuned", {t: [0, 3, 6, 1, 4, 7, 2, 5] for t in range(3)}))
+    base = ["newrun", str(root / "qrels.txt"), str(root / "runs"), "--new", str(root / "tuned.run"),
+            "--new", str(root / "mine.run"), "--mc-draws", "200", "-f", "tsv"]  # fmt: skip
+    assert main([*base, "--llm-labels", str(labels)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: tuned ({root / 'tuned.run'}) follows the --llm-labels" in err
+    assert "100% of its labelled document pairs" in err and "mine.run) follows" not in err
+    assert main(base) == 0  # without labels there is nothing to follow
+    assert "follows the --llm-labels" not in capsys.readouterr().err
+
+
+def test_label_agreement_counts_pairs_in_the_labels_order():
+    from relimpute import Campaign
+    from relimpute.labels import read_labels, with_labels
+    from relimpute.bias.newrun import label_agreement
+    import pandas as pd
+
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [1, 0, 0]})
+    runs = {name: pd.DataFrame({"query_id": "q", "doc_id": docs, "score": [3.0, 2.0, 1.0]})
+            for name, docs in (("up", ["a", "b", "c"]), ("down", ["c", "b", "a"]))}  # fmt: skip
+    campaign = Campaign.from_frames(qrels, runs)
+    labels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [2, 1, 1]})
+    campaign = with_labels(campaign, [read_labels(labels, name="llm")])
+    got = dict(zip(campaign.systems, label_agreement(campaign)))
+    assert got == {"up": 1.0, "down": 0.0}  # b, c tie: not counted

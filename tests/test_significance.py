@@ -200,3 +200,24 @@ def test_corrections_equal_statsmodels_multipletests(method, ours, monkeypatch):
     for p in _random_pvalue_sets(5):
         oracle = multitest.multipletests(p, method=method)[1]
         np.testing.assert_allclose(ours(p), oracle, rtol=1e-12, atol=0)
+
+
+def test_judgment_variance_widens_the_t_test_only():
+    rng = np.random.default_rng(5)
+    rows = [{"system": s, "query_id": f"q{t}", "measure": "AP", "value": rng.random()}
+            for s in ("base", "run") for t in range(12)]  # fmt: skip
+    tidy = pd.DataFrame(rows)
+    plain = compare_to_baseline(tidy, "base", correction="none", rng=0)
+    none = compare_to_baseline(tidy, "base", correction="none", rng=0,
+                               judgment_variance={("AP", "run"): 0.0})  # fmt: skip
+    pd.testing.assert_frame_equal(none, plain)  # no variance added: scipy's ttest_rel
+    v = 0.004
+    added = compare_to_baseline(tidy, "base", correction="none", rng=0,
+                                judgment_variance={("AP", "run"): v})  # fmt: skip
+    d = tidy[tidy.system == "run"]["value"].to_numpy() - tidy[tidy.system == "base"]["value"].to_numpy()
+    t = d.mean() / np.sqrt(d.var(ddof=1) / len(d) + v)
+    row = added[added["test"] == "t"].iloc[0]
+    assert row["statistic"] == pytest.approx(t)
+    assert row["pvalue"] == pytest.approx(2 * stats.t.sf(abs(t), len(d) - 1))
+    others = added["test"] != "t"
+    pd.testing.assert_frame_equal(added[others], plain[others])

@@ -10,9 +10,12 @@ tests on shallow pools call 15-30% of differences significant that the full judg
 support. Here the qrels are cut to the depth-10 pool of every run; for every pair of runs a
 paired t-test over topics (two-sided, 0.05, no correction) is run on (a) trec_eval's AP on the
 cut qrels and (b) the default model's expected AP per topic, E[AP] (estimand complete, exact
-moments; `relimpute evaluate --baseline RUN --intervals`). A call is wrong when the same test
-on the full qrels' AP is not significant or has the other sign. TREC-8: the 71 pooled runs cut
-at rank 100 (the full qrels judge everything they retrieve). Writes ``results/type1.md`` and
+moments), (c) the same with each topic's judgment variance of ΔAP added, and (d) as
+`relimpute evaluate --baseline RUN --intervals --test t` runs it ("CLI": E[AP] and the judgment
+variance of the mean difference from Monte Carlo over the model's posterior draws, 1,000
+draws). A call is wrong when the same test on the full qrels' AP is not significant or has the
+other sign. TREC-8: the 71 pooled runs cut at rank 100 (the full qrels judge everything they
+retrieve). Writes ``results/type1.md`` and
 ``results/type1_pairs.csv.gz``.
 """
 
@@ -55,7 +58,7 @@ def calls(scores: np.ndarray, pairs) -> tuple[np.ndarray, np.ndarray]:
     return np.nan_to_num(p, nan=1.0), np.sign(d.mean(axis=1))
 
 
-def study(name: str, quick: bool, seed: int) -> pd.DataFrame:
+def study(name: str, quick: bool, seed: int, n_draws: int = 1000) -> pd.DataFrame:
     campaign, _ = load(name)
     if quick:
         campaign = campaign.subset(systems=list(campaign.systems[:10]))
@@ -80,6 +83,15 @@ def study(name: str, quick: bool, seed: int) -> pd.DataFrame:
         stat = d.mean(axis=1) / se
     rows["p_E[AP]+var"] = np.nan_to_num(2 * stats.t.sf(np.abs(stat), t - 1), nan=1.0)
     rows["sign_E[AP]+var"] = np.sign(d.mean(axis=1))
+    # as `evaluate --baseline RUN --intervals` runs it: E[AP] and the judgment variance of each
+    # mean difference from Monte Carlo over the model's posterior draws (joint across topics)
+    drawn = ConfidenceEngine().confidence(cut, estimate, pairs=names, n_draws=n_draws, rng=seed)
+    d = drawn.scores.e_ap[[i for i, _ in pairs]] - drawn.scores.e_ap[[j for _, j in pairs]]
+    se = np.sqrt(d.var(axis=1, ddof=1) / t + drawn.var_delta_map)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = d.mean(axis=1) / se
+    rows["p_CLI"] = np.nan_to_num(2 * stats.t.sf(np.abs(stat), t - 1), nan=1.0)
+    rows["sign_CLI"] = np.sign(d.mean(axis=1))
     return rows
 
 
@@ -87,7 +99,7 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for name, part in rows.groupby("collection", sort=False):
         truth = (part["p_full"] < ALPHA)
-        for label in ("trec_eval", "E[AP]", "E[AP]+var"):
+        for label in ("trec_eval", "E[AP]", "E[AP]+var", "CLI"):
             called = part[f"p_{label}"] < ALPHA
             wrong = called & (~truth | (part[f"sign_{label}"] != part["sign_full"]))
             out.append({

@@ -262,3 +262,22 @@ def _verdict(record, n_ranked, n_topics, confidence, rank_confidence, tolerance)
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def label_agreement(campaign: Campaign, depth: int = 100) -> np.ndarray:
+    """Per run, how closely its ranking follows the automatic labels: of the pairs of
+    labelled documents in its top ``depth`` with different labels (the first label source),
+    the share it ranks higher-label first, averaged over topics (NaN: no such pair)."""
+    if not campaign.labels:
+        raise ValueError("the campaign carries no labels")
+    codes = campaign.labels[0].align(campaign)
+    shares = np.full((campaign.n_systems, campaign.n_topics), np.nan)
+    for t, topic in enumerate(campaign.topics):
+        for s in range(campaign.n_systems):
+            c = codes[t][topic.ranking[s, : min(depth, int(topic.depth[s]))]]
+            c = c[c >= 0]
+            order = np.sign(c[:, None] - c[None, :])[np.triu_indices(len(c), 1)]
+            if np.any(order):
+                shares[s, t] = (order > 0).sum() / np.count_nonzero(order)
+    counted = np.isfinite(shares).sum(axis=1)
+    return np.where(counted > 0, np.nansum(shares, axis=1) / np.maximum(counted, 1), np.nan)

@@ -37,7 +37,6 @@ def check_options(args, measures) -> None:
     if args.estimate is not None and args.model is not None:
         raise InputError("give one of --model and --estimate, not both")
     for option, given in (
-        ("--baseline", args.baseline),
         ("-q/--per-topic", args.per_topic),
         ("--condensed", args.condensed),
         ("--format trec", args.format == "trec"),
@@ -100,6 +99,57 @@ def interval_table(campaign, estimate, measures, args, engine):
     return frame
 
 
+def baseline_tests(campaign, estimate, measures, args, engine):
+    """``compare_to_baseline`` on each run's per-topic E[m]; the t-test adds the variance
+    of each run's mean difference from the baseline that the judgments leave (the
+    engine's ``var_delta_map``, from the same draws), unless --topics-only."""
+    import pandas as pd
+
+    from ..measures.significance import TESTS, compare_to_baseline
+    from ._common import check_run_names
+
+    check_run_names([args.baseline], campaign.systems, "--baseline")
+    others = [s for s in campaign.systems if s != args.baseline]
+    if not others:
+        from ..errors import InputError
+
+        raise InputError("--baseline needs at least one other run to test")
+    tidy, variance = [], {}
+    for measure in measures:
+        result = engine.confidence(
+            campaign, estimate, pairs=[(s, args.baseline) for s in others],
+            measure=str(measure), n_draws=args.mc_draws, rng=args.seed,
+        )  # fmt: skip
+        frame = result.scores.topic_frame().rename(columns={"e_ap": "value"})
+        tidy.append(frame.assign(measure=str(measure))[["system", "query_id", "measure", "value"]])
+        variance.update({(str(measure), s): v for s, v in zip(others, result.var_delta_map)})
+    return compare_to_baseline(
+        pd.concat(tidy, ignore_index=True), args.baseline,
+        tests=tuple(dict.fromkeys(args.tests or TESTS)),
+        correction=args.correction, alpha=1.0 - args.confidence,
+        permutations=args.permutations, rng=args.seed,
+        judgment_variance=None if args.topics_only else variance,
+    )  # fmt: skip
+
+
+def _tests_note(frame, measures, args, command: str) -> str:
+    """What the p-values of the tests on E[m] carry."""
+    tests = list(dict.fromkeys(frame["test"]))
+    if args.topics_only or "t" not in tests:
+        what = "topic sampling only: the uncertainty from unjudged documents is not in them"
+    else:
+        what = ("topic sampling, and in the t-test also the variance the unjudged documents "
+                "leave in each run's mean difference (--topics-only drops it)")  # fmt: skip
+        others = [name for name in tests if name != "t"]
+        if others:
+            what += f"; the {' and '.join(others)} test(s) see E[m] only"
+    return (
+        f"relimpute {command}: the tests are on each run's per-topic E[m] (expected scores under "
+        f"the model); their p-values carry {what}; {args.correction} correction across all "
+        f"{frame['system'].nunique()} runs x {len(measures)} measures of each test"
+    )
+
+
 def intervals(campaign, measures, args, command: str) -> int:
     """``evaluate`` with --intervals, --model, --llm-labels or --estimate."""
     from ..errors import InputError
@@ -132,6 +182,11 @@ def intervals(campaign, measures, args, command: str) -> int:
     if estimate.n_draws and engine.estimand == "pool":
         print(narrower_note(command, "--estimand pool uses the model's point estimate of p"),
               file=sys.stderr)  # fmt: skip
+    if args.baseline is not None:
+        frame = baseline_tests(campaign, estimate, measures, args, engine)
+        print(_tests_note(frame, measures, args, command), file=sys.stderr)
+        emit(frame, args.format, title=labels_pool_title(engine.describe(campaign), estimate))
+        return 0
     frame = interval_table(campaign, estimate, measures, args, engine)
     where = f" at depth {args.depth}" if args.depth else ""
     once = "every retrieved document is judged" if engine.estimand == "complete" else "each run's top K are judged"

@@ -78,6 +78,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--pair",), "two runs, A and B"),
     (("--per-topic", "-q"), "one row per run and topic"),
     (("--permutations",), "sign flips of the randomization test"),
+    (("--topics-only",), "the t-test on E[m] without the judgments' variance"),
     (("--plot",), "draw the result into a figure file"),
     (("--pool-depth",), "the pool depth K: judge only the depth-K pool (or several depths, "
      "comma-separated), or the depth --estimand pool pools to"),

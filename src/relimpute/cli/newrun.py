@@ -42,7 +42,11 @@ log-odds shift per draw (the model can be wrong about them all at once).
 Every number is one Monte Carlo pass over the model's posterior draws, so the
 rank interval and the P(beats) agree with one another. Every qrels topic
 counts (trec_eval -c). A score is called reliable when its interval's half
-width is at most 0.02 (docs: new-runs.md).
+width is at most 0.02 (docs: new-runs.md). With --llm-labels, a new run whose
+ranking follows the labels far more closely than any official run's (the
+share of its top 100's labelled pairs it ranks higher label first, more than
+0.1 above every official run's) is named in a warning: the labels' model
+overrates a run built from them, so check it without --llm-labels too.
 """
 EPILOG = """\
 examples:
@@ -152,6 +156,8 @@ def run(args) -> int:
         f"rank_low-rank_high = {RANK_CONFIDENCE:.0%} interval of its rank among "
         f"{len(check.officials) + 1} (1 = best)"
     )
+    if args.llm_labels:
+        _warn_label_agreement(campaign, new, args.new)
     table = check.table
     emit(table.drop(columns="verdict") if args.format == "table" else table, args.format,
          title=title)  # fmt: skip
@@ -161,6 +167,35 @@ def run(args) -> int:
         check.plot(args.plot)
         print(f"relimpute {COMMAND}: wrote {args.plot}", file=sys.stderr)
     return 0
+
+
+#: how far above every official run's agreement with the labels a new run's must be to be
+#: warned about (on DL 2019 the official runs agree 25-78%, runs re-ranked by the labels 100%)
+LABEL_AGREEMENT_MARGIN = 0.1
+
+
+def _warn_label_agreement(campaign, new, paths) -> None:
+    """A warning naming a new run whose ranking follows the labels far more closely than any
+    official run's (:func:`~relimpute.bias.newrun.label_agreement`): the labels' model scores it by
+    the evidence it was built from, and overrates it."""
+    import numpy as np
+
+    from ..bias.newrun import label_agreement
+
+    agreement = label_agreement(campaign)
+    rows = [campaign.systems.index(name) for name in new]
+    official = np.delete(agreement, rows)
+    top = np.nanmax(official) if np.isfinite(official).any() else np.nan
+    for name, path, row in zip(new, paths, rows):
+        if np.isfinite(top) and agreement[row] > top + LABEL_AGREEMENT_MARGIN:
+            print(
+                f"relimpute {COMMAND}: warning: {name} ({path}) follows the --llm-labels far more "
+                f"closely than any official run: it ranks {agreement[row]:.0%} of its labelled "
+                f"document pairs in the labels' order (the official runs at most {top:.0%}); a "
+                "run tuned on the labels is scored by the evidence it was built from, so its E, "
+                "interval and P(beats) may be too high: check it without --llm-labels",
+                file=sys.stderr,
+            )
 
 
 def _check_topics(campaign, new, paths) -> None:

@@ -7,6 +7,8 @@ are (unjudged documents scored as the measure scores them), so these
 p-values say nothing about the **unjudged documents**; the confidence
 engine (:mod:`relimpute.confidence`, ``relimpute compare``) measures that
 other uncertainty, with the topics held fixed.
+On expected scores under a model, ``judgment_variance`` adds the
+variance the unjudged documents leave in each mean difference to the t-test.
 
 Three paired tests over the per-topic differences d_t = run_t − baseline_t
 (Smucker, Allan & Carterette 2007 compare them on TREC data):
@@ -115,6 +117,7 @@ def compare_to_baseline(
     alpha: float = 0.05,
     permutations: int = 10_000,
     rng=None,
+    judgment_variance=None,
 ) -> pd.DataFrame:
     """Test every run against ``baseline`` on every measure, over topics.
 
@@ -135,6 +138,12 @@ def compare_to_baseline(
         Level at which ``significant`` is decided on the adjusted p-value.
     permutations, rng
         Sign flips of the randomization test and their seed.
+    judgment_variance
+        Optional ``{(measure, system): v}``: the variance of the run's mean difference
+        from the baseline that the judgments leave (expected scores under a model: the
+        engine's ``var_delta_map``). The t-test adds it to the topic variance,
+        t = mean(d) / sqrt(sd(d)² / n + v) on n − 1 degrees of freedom; the other tests
+        cannot take it.
 
     Returns
     -------
@@ -185,6 +194,8 @@ def compare_to_baseline(
                 if test == "randomization":
                     statistic = common["mean_difference"]
                     p = randomization_test(d, permutations=permutations, rng=generator)
+                elif test == "t" and judgment_variance is not None:
+                    statistic, p = _t_with_variance(d, judgment_variance[(measure, system)])
                 else:
                     statistic, p = paired_test(a, b, test)
                 rows.append({**common, "test": test, "statistic": statistic, "pvalue": p})
@@ -195,6 +206,20 @@ def compare_to_baseline(
         frame.loc[mask, "pvalue_adjusted"] = adjust(frame.loc[mask, "pvalue"].to_numpy(), correction)
     frame["significant"] = frame["pvalue_adjusted"] < alpha
     return frame
+
+
+def _t_with_variance(d: np.ndarray, v: float) -> tuple[float, float]:
+    """The paired t-test of ``d`` with ``v`` added to the squared standard error of its mean."""
+    from scipy.stats import t as student
+
+    n = len(d)
+    if n < 2:
+        return float("nan"), float("nan")
+    se = np.sqrt(d.var(ddof=1) / n + max(float(v), 0.0))
+    if se <= 1e-12 * max(1.0, float(np.abs(d).max())):
+        return (0.0, 1.0) if not np.any(d) else (float(np.sign(d.mean()) * np.inf), 0.0)
+    statistic = float(d.mean() / se)
+    return statistic, float(2 * student.sf(abs(statistic), n - 1))
 
 
 def _cohen_dz(mean: float, sd: float) -> float:
