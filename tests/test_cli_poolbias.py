@@ -66,6 +66,8 @@ def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
     assert set(metrics["filter"]) == {"all", "top75"}
     assert {"mae", "sre", "sre_star", "tau", "coverage"} <= set(metrics.columns)
     assert (out / "estimates.tsv").is_file() and (out / "metrics.md").is_file()
+    assert "## Slices: left-out runs by hole fraction" in (out / "metrics.md").read_text()
+    assert "slices.tsv" in err
     assert printed.splitlines()[0].split("\t")[:3] == ["corrector", "measure", "filter"]
     assert "wrote" in err
 

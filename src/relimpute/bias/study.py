@@ -20,6 +20,8 @@ SRE*
 coverage
     share of 95% intervals that hold the full-pool score (correctors with one).
 
+The left-out runs are also sliced by their hole fraction (:mod:`relimpute.bias.slices`).
+
 The definitions follow the authors' PoolBiasEstimators (``ScoresError``).
 Webber & Park's Algorithm 2 is run with ``n_common`` common topics drawn
 ``common_repeats`` times per run; its metrics are averaged over the draws.
@@ -46,6 +48,7 @@ from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
 from ..groups import RunGroups
 from .pools import LeaveOutPool, check_depth, group_leave_outs
+from .slices import hole_fractions, hole_slices, slices_markdown
 from .study_scores import FILTERS, TIE, covers, paired_p_values, rank_errors, study_metrics  # noqa: F401
 
 #: correctors of the study without a relevance model (the fast ones)
@@ -60,7 +63,8 @@ class PoolBiasStudy:
     ----------
     estimates
         One row per (group, run, corrector, measure, repeat): ``reduced``,
-        ``estimate``, ``ci_low``, ``ci_high`` and ``truth`` (full-pool score).
+        ``estimate``, ``ci_low``, ``ci_high``, ``truth`` (full-pool score) and ``holes`` (the
+        run's hole fraction, :mod:`relimpute.bias.slices`).
     metrics
         One row per (corrector, measure, filter): ``mae, sre, sre_star, tau,
         coverage, width, n_runs``.
@@ -70,6 +74,8 @@ class PoolBiasStudy:
         Seconds spent per corrector.
     settings
         What was run (depth, measures, correctors, seed, ...).
+    slices
+        The left-out runs by hole fraction (:func:`~relimpute.bias.slices.hole_slices`).
     """
 
     estimates: pd.DataFrame
@@ -77,6 +83,7 @@ class PoolBiasStudy:
     truth_topics: np.ndarray = field(repr=False)
     timing: dict
     settings: dict
+    slices: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_frame(self) -> pd.DataFrame:
         return self.metrics.copy()
@@ -252,13 +259,14 @@ class LeaveOneGroupOut:
 
     def combine(self, results: list) -> PoolBiasStudy:
         ready = self._prepared
-        return _combined(self, results, ready["pooled"], ready["truth"], len(ready["steps"]))
+        holes = hole_fractions(ready["full"], ready["steps"], self.depth)
+        return _combined(self, results, ready["pooled"], ready["truth"], len(ready["steps"]), holes)
 
     def write(self, result: PoolBiasStudy, folder: Path) -> list[Path]:
         return write_study(result, folder)
 
 
-def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> PoolBiasStudy:
+def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups, holes=None) -> PoolBiasStudy:
     """The study's tables from its groups' parts and seconds."""
     names = [str(m) for m in study.measures]
     parts, timing = [], {}
@@ -273,6 +281,8 @@ def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> Pool
     columns = ["group", "run", "corrector", "measure", "repeat", "reduced", "estimate", "ci_low",
                "ci_high", "truth"]  # fmt: skip
     estimates = estimates[columns + [c for c in estimates.columns if c not in columns]]
+    if holes is not None:
+        estimates.insert(len(columns), "holes", estimates["run"].map(holes).astype(float))
     metrics = study_metrics(estimates, truth, pooled, names)
     group_sds, split_sds = study.group_sds, study.split_sds
     settings = {
@@ -291,7 +301,7 @@ def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> Pool
         "group_sds": None if group_sds is None else list(group_sds),
         **({} if split_sds is None else {"split_sds": list(split_sds)}),
     }  # fmt: skip
-    return PoolBiasStudy(estimates, metrics, truth, timing, settings)
+    return PoolBiasStudy(estimates, metrics, truth, timing, settings, hole_slices(estimates))
 
 
 def _group_unit(unit, *, full, depth, parsed, names, truth, position, correctors, models,
@@ -364,8 +374,9 @@ def _common_topics(step, names, unpooled, truth, position, draws) -> pd.DataFram
 
 
 def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> list[Path]:
-    """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``),
-    each through a temporary file and a rename (a kill leaves the old file or the new one)."""
+    """Write ``estimates.tsv``, ``metrics.tsv``, ``slices.tsv`` (when the study has slices) and
+    ``metrics.md`` (prefixed by ``stem``), each through a temporary file and a rename (a kill
+    leaves the old file or the new one)."""
     from .._files import atomic_write_text, output_directory, write_table
     from .._tables import FORMATTERS
 
@@ -378,5 +389,10 @@ def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> 
     ]
     write_table(study.estimates, paths[0], sep="\t", index=False, float_format="%.10g")
     write_table(study.metrics, paths[1], sep="\t", index=False, float_format="%.6g")
-    atomic_write_text(paths[2], FORMATTERS["markdown"](study.metrics))
+    text = FORMATTERS["markdown"](study.metrics)
+    if not study.slices.empty:
+        paths.insert(2, out / f"{prefix}slices.tsv")
+        write_table(study.slices, paths[2], sep="\t", index=False, float_format="%.6g")
+        text = text.rstrip("\n") + "\n\n" + slices_markdown(study.slices, FORMATTERS["markdown"])
+    atomic_write_text(paths[-1], text)
     return paths

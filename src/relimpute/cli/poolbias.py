@@ -34,7 +34,9 @@ the scores with each corrector, and compare with their full-pool scores
 (Lipani et al. 2016 §4; Webber & Park 2009 §3). Reports MAE, system rank error
 (SRE), SRE* (only swaps significant by a paired t-test, p < 0.05), Kendall's
 tau-b and, for correctors with intervals, their coverage; with and without the
-bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT,
+bottom 25% of runs, and the left-out runs' bias binned by their hole fraction
+(the share of their top 100 unjudged once out of the pool). Writes estimates.tsv,
+metrics.tsv, slices.tsv and metrics.md to OUT,
 with manifest.json naming the study; each finished group is kept in
 OUT/.resume/, so a stopped study goes on with the same command and --resume
 (metrics.md begins with an UNFINISHED line until then). A folder holding a
@@ -182,7 +184,8 @@ def run(args) -> int:
                        overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
     title = describe("pool", pool_depth=args.depth) + ": the correctors' target"
     emit(result.metrics, args.format, title=title)
-    paths = [Path(args.output) / name for name in ("estimates.tsv", "metrics.tsv", "metrics.md")]
+    names = ("estimates.tsv", "metrics.tsv", *(("slices.tsv",) if not result.slices.empty else ()), "metrics.md")
+    paths = [Path(args.output) / name for name in names]
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
 
