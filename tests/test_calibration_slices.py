@@ -8,7 +8,8 @@ import pytest
 
 from relimpute.calibration import CalibrationReport
 from relimpute.calibration.report import scored_pairs
-from relimpute.calibration.slices import slice_masks, slice_row, slices_frame
+from relimpute.calibration.slices import slice_masks, slices_frame
+from relimpute.stats import slice_scores as slice_row
 from relimpute.calibration.study import CalibrationStudy
 
 

@@ -149,3 +149,12 @@ def test_bad_options(files, capsys, extra, message):
     except SystemExit as exit:
         code = exit.code
     assert code == 2 and message in capsys.readouterr().err
+
+
+def test_leave_run_where_every_group_has_one_run_is_refused(files, capsys):
+    root, _, _, groups = files
+    groups.assign(group=groups["run"]).to_csv(root / "single.tsv", sep="\t", index=False)
+    code = main(_args(files, "--pool-depth", "5", "--leave", "run", "-o", str(root / "y"), groups="single.tsv"))
+    err = capsys.readouterr().err
+    assert code == 2 and "--leave: every group has one pooled run" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error" in line]) == 1

@@ -7,6 +7,11 @@ counted nonrelevant (the ``reduced`` column), falls. Per measure and corrector, 
 binned by hole fraction (bins :data:`WIDTH` wide) with their mean bias, and the least-squares
 slope of the bias on the hole fraction is given per :data:`WIDTH` of holes; ``flat`` when its
 size is at most :data:`FLAT`.
+
+The pairs (:func:`pair_slices`): each left-out run against every pooled run left out in
+another step, whose full-pool score is known, called from the run's 95% interval; a slice of
+variants when runs were left out one by one (their group's other runs still pooled), of new
+systems when whole groups were.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
+
+from ..stats import bookmaker_winnings, slice_scores
 
 #: the documents of a run whose holes are counted
 TOP = 100
@@ -91,12 +99,55 @@ def hole_slices(estimates: pd.DataFrame, width: float = WIDTH) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def slices_markdown(slices: pd.DataFrame, table) -> str:
-    """The report's section on the slices; ``table`` formats a frame as markdown."""
+def slices_markdown(slices: pd.DataFrame, table, pairs: pd.DataFrame | None = None) -> str:
+    """The report's sections on the slices; ``table`` formats a frame as markdown."""
+    paired = "" if pairs is None or pairs.empty else (
+        "\n\n## Slices: pairs of a left-out run with the pooled runs\n\n"
+        "Each left-out run against every pooled run of another step (its full-pool score known), "
+        "P(beats it) from the run's 95% interval as a normal; W, accuracy at ≥ 0.95 and the "
+        "target (from 100 pairs: W ≥ 0 and ≥ 95% right at ≥ 0.95); coverage of the runs' "
+        "intervals.\n\n" + table(pairs)
+    )  # fmt: skip
     return (
         "## Slices: left-out runs by hole fraction\n\n"
         f"Hole fraction: the share of a left-out run's top {TOP} documents unjudged once it is out "
         f"of the pool; bias: mean corrected − full-pool score; slope: of the bias per {WIDTH:g} of "
         f"holes, flat when at most {FLAT:g} in size; {TREC_EVAL}: the reduced-pool score "
-        "(unjudged = nonrelevant).\n\n" + table(slices)
+        "(unjudged = nonrelevant).\n\n" + table(slices) + paired
     )
+
+
+#: what the pairs of a study that left runs or groups out are
+PAIR_SLICES = {"run": "variants (leave one run out)", "group": "new systems (leave one group out)"}
+
+
+def pair_slices(estimates: pd.DataFrame, leave: str = "group") -> pd.DataFrame:
+    """Per measure and corrector with 95% intervals (``model:…``, ``webber-park-topics``): the
+    pairs of each left-out run with every pooled run of another step, P(left-out beats it) read
+    off the run's interval as a normal (centre the estimate, sd its width / 3.92) against the
+    other's full-pool score, right when the full-pool scores agree (ties left out); W,
+    accuracy at ≥ 0.95 (:func:`relimpute.stats.slice_scores`), and the runs' ``coverage``.
+    A corrector with several repeats counts each repeat's calls (``pairs`` per repeat)."""
+    rows = []
+    with_ci = estimates[estimates["corrector"].str.startswith("model:")
+                        | (estimates["corrector"] == "webber-park-topics")]  # fmt: skip
+    for (measure, corrector), part in with_ci.groupby(["measure", "corrector"], sort=False):
+        truth = estimates[estimates["measure"] == measure].drop_duplicates("run").set_index("run")
+        others_truth, others_step = truth["truth"].to_numpy(), truth["group"].to_numpy()
+        est, low, high = (part[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
+        sd = (high - low) / 3.92
+        delta = est[:, None] - others_truth[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(sd[:, None] > 0, ndtr(delta / sd[:, None]), np.where(delta > 0, 1.0, np.where(delta < 0, 0.0, 0.5)))
+        true_delta = part["truth"].to_numpy()[:, None] - others_truth[None, :]
+        keep = (part["group"].to_numpy()[:, None] != others_step[None, :]) & (np.abs(true_delta) > 1e-12)
+        keep &= np.isfinite(p)
+        p, right = p[keep], (true_delta > 0)[keep]
+        confidence = np.maximum(p, 1 - p)
+        correct = (p >= 0.5) == right
+        scores = slice_scores(confidence, correct, bookmaker_winnings(confidence, correct))
+        repeats = max(int(part["repeat"].nunique()), 1)
+        covered = (low - 1e-9 <= part["truth"].to_numpy()) & (part["truth"].to_numpy() <= high + 1e-9)
+        rows.append({"measure": measure, "corrector": corrector, "slice": PAIR_SLICES[leave], **scores,
+                     "pairs": scores["pairs"] // repeats, "coverage": float(np.mean(covered))})  # fmt: skip
+    return pd.DataFrame(rows)

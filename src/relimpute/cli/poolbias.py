@@ -115,6 +115,13 @@ def add_arguments(parser) -> None:
         help="Monte Carlo draws of the model-based corrector (default: %(default)s)",
     )
     parser.add_argument(
+        "--leave",
+        choices=("group", "run"),
+        default="group",
+        help="leave each group's pooled runs out of the pool (new systems; the default), or each "
+        "pooled run alone, its group's other runs still pooled (variants of pooled systems)",
+    )
+    parser.add_argument(
         "--seed",
         type=seed_int,
         default=0,
@@ -174,18 +181,18 @@ def run(args) -> int:
     for name in args.model:  # an unknown model or a bad settings file fails before any work
         load_settings(name)
     campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
-    with flag_names(depth="--pool-depth", n_common="--common-topics"):
+    with flag_names(depth="--pool-depth", n_common="--common-topics", leave="--leave"):
         study = LeaveOneGroupOut(
             campaign, groups, depth=args.depth, measures=measures, correctors=tuple(correctors),
             models=tuple(args.model), group_sds=args.group_sd, n_common=args.common_topics,
-            common_repeats=args.common_repeats, n_draws=args.draws, seed=args.seed,
+            common_repeats=args.common_repeats, n_draws=args.draws, seed=args.seed, leave=args.leave,
         )  # fmt: skip
     result = run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler, resume=args.resume,
                        overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
     title = describe("pool", pool_depth=args.depth) + ": the correctors' target"
     emit(result.metrics, args.format, title=title)
-    names = ("estimates.tsv", "metrics.tsv", *(("slices.tsv",) if not result.slices.empty else ()), "metrics.md")
-    paths = [Path(args.output) / name for name in names]
+    names = ["estimates", "metrics"] + [n for n in ("slices", "pair_slices") if not getattr(result, n).empty]
+    paths = [Path(args.output) / f"{name}.tsv" for name in names] + [Path(args.output) / "metrics.md"]
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
 
