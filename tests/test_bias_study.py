@@ -148,6 +148,11 @@ def test_metrics_recomputed_from_saved_estimates(collection, study, tmp_path):
     runs = study.estimates.groupby(["measure", "corrector"])["run"].nunique()
     assert per.drop("trec_eval", level=1).equals(runs) and (per.xs("trec_eval", level=1) == len(pooled)).all()
     assert "## Slices: left-out runs by hole fraction" in (tmp_path / "metrics.md").read_text()
+    # the pairs slice: one row per corrector with intervals; counts per repeat (Algorithm 2 has 3)
+    pairs = pd.read_csv(tmp_path / "pair_slices.tsv", sep="\t").set_index(["measure", "corrector"])
+    assert set(pairs.index.get_level_values(1)) == {"model:uniform", "webber-park-topics"}
+    assert (pairs["pairs_conf_95"] <= pairs["pairs"]).all()
+    assert (pairs["slice"] == "new systems (leave one group out)").all()
     again = study_metrics(saved, truth, pooled, MEASURES)
     assert again[["mae", "sre", "sre_star", "coverage"]].to_numpy() == pytest.approx(
         study.metrics[["mae", "sre", "sre_star", "coverage"]].to_numpy(), nan_ok=True, abs=1e-8

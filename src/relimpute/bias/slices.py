@@ -127,7 +127,7 @@ def pair_slices(estimates: pd.DataFrame, leave: str = "group") -> pd.DataFrame:
     off the run's interval as a normal (centre the estimate, sd its width / 3.92) against the
     other's full-pool score, right when the full-pool scores agree (ties left out); W,
     accuracy at ≥ 0.95 (:func:`relimpute.stats.slice_scores`), and the runs' ``coverage``.
-    A corrector with several repeats counts each repeat's calls (``pairs`` per repeat)."""
+    A corrector with several repeats scores every repeat's calls (the counts are per repeat)."""
     rows = []
     with_ci = estimates[estimates["corrector"].str.startswith("model:")
                         | (estimates["corrector"] == "webber-park-topics")]  # fmt: skip
@@ -149,5 +149,6 @@ def pair_slices(estimates: pd.DataFrame, leave: str = "group") -> pd.DataFrame:
         repeats = max(int(part["repeat"].nunique()), 1)
         covered = (low - 1e-9 <= part["truth"].to_numpy()) & (part["truth"].to_numpy() <= high + 1e-9)
         rows.append({"measure": measure, "corrector": corrector, "slice": PAIR_SLICES[leave], **scores,
-                     "pairs": scores["pairs"] // repeats, "coverage": float(np.mean(covered))})  # fmt: skip
+                     "pairs": scores["pairs"] // repeats, "pairs_conf_95": scores["pairs_conf_95"] // repeats,
+                     "coverage": float(np.mean(covered))})  # fmt: skip
     return pd.DataFrame(rows)
