@@ -76,7 +76,9 @@ def test_pairs_are_called_from_the_left_out_runs_interval():
          "reduced": 0.2, "estimate": 0.41, "ci_low": np.nan, "ci_high": np.nan, "truth": 0.40},
     ]  # fmt: skip
     table = pair_slices(pd.DataFrame(rows), "run")
-    assert len(table) == 1  # lipani has no interval
+    assert len(table) == 2  # lipani has no interval
+    close = table.iloc[1]
+    assert close["slice"] == "variants (leave one run out), close (<0.01)" and close["pairs"] == 0
     row = table.iloc[0]
     assert row["slice"] == "variants (leave one run out)"
     # r0-r1, r0-r2, r1-r0, r2-r0 (r1 and r2 share a step: no pair)
@@ -107,7 +109,8 @@ def test_leave_run_keeps_the_groups_other_runs_pooled(tmp_path):
                                  models=["uniform"], n_common=0, n_draws=200, progress=False, leave="run")  # fmt: skip
     assert result.settings["leave"] == "run"
     assert set(result.estimates["group"]) == set(names)
-    assert result.pair_slices["slice"].tolist() == ["variants (leave one run out)"]
+    assert result.pair_slices["slice"].tolist() == ["variants (leave one run out)",
+                                                    "variants (leave one run out), close (<0.01)"]
     # a run is left out with fewer holes than its whole group
     grouped = run_pool_bias_study(sim.campaign, groups, depth=5, measures=["AP"], correctors=["reduced"],
                                   n_common=0, progress=False)  # fmt: skip

@@ -152,7 +152,7 @@ def test_metrics_recomputed_from_saved_estimates(collection, study, tmp_path):
     pairs = pd.read_csv(tmp_path / "pair_slices.tsv", sep="\t").set_index(["measure", "corrector"])
     assert set(pairs.index.get_level_values(1)) == {"model:uniform", "webber-park-topics"}
     assert (pairs["pairs_conf_95"] <= pairs["pairs"]).all()
-    assert (pairs["slice"] == "new systems (leave one group out)").all()
+    assert pairs["slice"].str.startswith("new systems (leave one group out)").all()
     again = study_metrics(saved, truth, pooled, MEASURES)
     assert again[["mae", "sre", "sre_star", "coverage"]].to_numpy() == pytest.approx(
         study.metrics[["mae", "sre", "sre_star", "coverage"]].to_numpy(), nan_ok=True, abs=1e-8

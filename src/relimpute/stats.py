@@ -112,6 +112,8 @@ def log_loss(y, p, *, eps: float = 1e-15) -> float:
 STATED = 0.95
 #: fewer pairs than this in a slice: its target is not judged
 MIN_PAIRS = 100
+#: pairs whose true difference is smaller than this are "close"
+CLOSE = 0.01
 
 
 def bookmaker_winnings(confidence: np.ndarray, correct: np.ndarray, cap: float = 100.0) -> np.ndarray:

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from ..stats import bookmaker_winnings, slice_scores
+from ..stats import CLOSE, bookmaker_winnings, slice_scores
+from .study_scores import covers
 
 #: the documents of a run whose holes are counted
 TOP = 100
@@ -53,7 +54,7 @@ def hole_fractions(
             seen += valid.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             share = holes / seen
-        out.update({run: float(s) if n else float("nan") for run, s, n in zip(left_out, share, seen)})
+        out.update({r: float(s) if n else float("nan") for r, s, n in zip(left_out, share, seen)})
     return out
 
 
@@ -86,7 +87,8 @@ def hole_slices(estimates: pd.DataFrame, width: float = WIDTH) -> pd.DataFrame:
     if estimates.empty or "holes" not in estimates:
         return pd.DataFrame()
     rows = []
-    for (measure, corrector), part in _per_run(estimates).groupby(["measure", "corrector"], sort=False):
+    per_run = _per_run(estimates)
+    for (measure, corrector), part in per_run.groupby(["measure", "corrector"], sort=False):
         tilt = slope(part["holes"].to_numpy(), part["bias"].to_numpy(), width)
         known = part[np.isfinite(part["holes"])]
         index = np.floor(known["holes"].to_numpy() / width + 1e-9).astype(int)
@@ -94,8 +96,9 @@ def hole_slices(estimates: pd.DataFrame, width: float = WIDTH) -> pd.DataFrame:
         for b, runs in known.groupby(index, sort=True):
             rows.append({"measure": measure, "corrector": corrector,
                          "holes": f"{b * width:.2g}-{(b + 1) * width:.2g}", "runs": len(runs),
-                         "mean_holes": float(runs["holes"].mean()), "bias": float(runs["bias"].mean()),
-                         "slope": tilt, "flat": bool(abs(tilt) <= FLAT) if np.isfinite(tilt) else None})  # fmt: skip
+                         "mean_holes": float(runs["holes"].mean()),
+                         "bias": float(runs["bias"].mean()), "slope": tilt,
+                         "flat": bool(abs(tilt) <= FLAT) if np.isfinite(tilt) else None})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -126,7 +129,8 @@ def pair_slices(estimates: pd.DataFrame, leave: str = "group") -> pd.DataFrame:
     pairs of each left-out run with every pooled run of another step, P(left-out beats it) read
     off the run's interval as a normal (centre the estimate, sd its width / 3.92) against the
     other's full-pool score, right when the full-pool scores agree (ties left out); W,
-    accuracy at ≥ 0.95 (:func:`relimpute.stats.slice_scores`), and the runs' ``coverage``.
+    accuracy at ≥ 0.95 (:func:`relimpute.stats.slice_scores`), and the runs' ``coverage``; all
+    the pairs, then the close ones (|full-pool difference| < 0.01).
     A corrector with several repeats scores every repeat's calls (the counts are per repeat)."""
     rows = []
     with_ci = estimates[estimates["corrector"].str.startswith("model:")
@@ -138,17 +142,21 @@ def pair_slices(estimates: pd.DataFrame, leave: str = "group") -> pd.DataFrame:
         sd = (high - low) / 3.92
         delta = est[:, None] - others_truth[None, :]
         with np.errstate(invalid="ignore", divide="ignore"):
-            p = np.where(sd[:, None] > 0, ndtr(delta / sd[:, None]), np.where(delta > 0, 1.0, np.where(delta < 0, 0.0, 0.5)))
+            point = np.where(delta > 0, 1.0, np.where(delta < 0, 0.0, 0.5))  # a zero-width interval
+            p = np.where(sd[:, None] > 0, ndtr(delta / sd[:, None]), point)
         true_delta = part["truth"].to_numpy()[:, None] - others_truth[None, :]
-        keep = (part["group"].to_numpy()[:, None] != others_step[None, :]) & (np.abs(true_delta) > 1e-12)
+        keep = part["group"].to_numpy()[:, None] != others_step[None, :]
+        keep &= np.abs(true_delta) > 1e-12
         keep &= np.isfinite(p)
-        p, right = p[keep], (true_delta > 0)[keep]
+        p, right, close = p[keep], (true_delta > 0)[keep], (np.abs(true_delta) < CLOSE)[keep]
         confidence = np.maximum(p, 1 - p)
         correct = (p >= 0.5) == right
-        scores = slice_scores(confidence, correct, bookmaker_winnings(confidence, correct))
         repeats = max(int(part["repeat"].nunique()), 1)
-        covered = (low - 1e-9 <= part["truth"].to_numpy()) & (part["truth"].to_numpy() <= high + 1e-9)
-        rows.append({"measure": measure, "corrector": corrector, "slice": PAIR_SLICES[leave], **scores,
-                     "pairs": scores["pairs"] // repeats, "pairs_conf_95": scores["pairs_conf_95"] // repeats,
-                     "coverage": float(np.mean(covered))})  # fmt: skip
+        covered = covers(low, high, part["truth"].to_numpy())
+        name = PAIR_SLICES[leave]
+        for name, mask in ((name, np.ones(len(p), bool)), (f"{name}, close (<{CLOSE:g})", close)):
+            scores = slice_scores(confidence[mask], correct[mask], bookmaker_winnings(confidence[mask], correct[mask]))
+            rows.append({"measure": measure, "corrector": corrector, "slice": name, **scores,
+                         "pairs": scores["pairs"] // repeats, "pairs_conf_95": scores["pairs_conf_95"] // repeats,
+                         "coverage": float(np.mean(covered))})  # fmt: skip
     return pd.DataFrame(rows)

@@ -14,12 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import MIN_PAIRS, STATED, slice_scores  # noqa: F401 (the slices' target)
+from ..stats import CLOSE, MIN_PAIRS, STATED, slice_scores  # noqa: F401 (the slices' target)
 
 #: the top-k slice's k (both runs among the k best by true MAP)
 TOP_K = 10
-#: pairs closer than this in true ΔMAP are "close"
-CLOSE = 0.01
 
 
 def slice_masks(scored: pd.DataFrame, top_k: int = TOP_K, close: float = CLOSE) -> dict[str, np.ndarray]:
