@@ -140,6 +140,19 @@ def test_metrics_recomputed_from_saved_estimates(collection, study, tmp_path):
     assert truth == pytest.approx(study.truth_topics)
     write_study(study, tmp_path)
     saved = pd.read_csv(tmp_path / "estimates.tsv", sep="\t")
+    # the slices by hole fraction: every left-out run has one, every corrector and trec_eval a slope
+    assert saved["holes"].between(0, 1).all()
+    slices = pd.read_csv(tmp_path / "slices.tsv", sep="\t")
+    assert set(slices["corrector"]) == set(study.estimates["corrector"]) | {"trec_eval"}
+    per = slices.groupby(["measure", "corrector"])["runs"].sum()
+    runs = study.estimates.groupby(["measure", "corrector"])["run"].nunique()
+    assert per.drop("trec_eval", level=1).equals(runs) and (per.xs("trec_eval", level=1) == len(pooled)).all()
+    assert "## Slices: left-out runs by hole fraction" in (tmp_path / "metrics.md").read_text()
+    # the pairs slice: one row per corrector with intervals; counts per repeat (Algorithm 2 has 3)
+    pairs = pd.read_csv(tmp_path / "pair_slices.tsv", sep="\t").set_index(["measure", "corrector"])
+    assert set(pairs.index.get_level_values(1)) == {"model:uniform", "webber-park-topics"}
+    assert (pairs["pairs_conf_95"] <= pairs["pairs"]).all()
+    assert pairs["slice"].str.startswith("new systems (leave one group out)").all()
     again = study_metrics(saved, truth, pooled, MEASURES)
     assert again[["mae", "sre", "sre_star", "coverage"]].to_numpy() == pytest.approx(
         study.metrics[["mae", "sre", "sre_star", "coverage"]].to_numpy(), nan_ok=True, abs=1e-8

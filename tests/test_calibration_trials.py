@@ -120,6 +120,9 @@ def test_small_study_structure_and_reproducibility(dl19_cut, dl19_dir):
     truth = true_map(dl19_cut)
     row = study.pairs.iloc[0]
     assert row["true_delta_map"] == pytest.approx(truth[row["system_a"]] - truth[row["system_b"]])
+    # the runs' ranks by true MAP among all the collection's runs, not the trial's four
+    ranks = truth.rank(ascending=False, method="min")
+    assert row["true_rank_a"] == ranks[row["system_a"]] and row["true_rank_b"] == ranks[row["system_b"]]
     wide = study.trials.pivot(index="trial", columns="strategy", values="judgments")
     assert (wide["ip"] == wide["mtc"]).all()  # IP gets MTC's budget
     assert set(study.trials["stopped_because"]) <= {"confidence", "budget", "exhausted"}

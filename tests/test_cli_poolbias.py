@@ -66,6 +66,8 @@ def test_writes_tables_and_prints_metrics(files, tmp_path, capsys):
     assert set(metrics["filter"]) == {"all", "top75"}
     assert {"mae", "sre", "sre_star", "tau", "coverage"} <= set(metrics.columns)
     assert (out / "estimates.tsv").is_file() and (out / "metrics.md").is_file()
+    assert "## Slices: left-out runs by hole fraction" in (out / "metrics.md").read_text()
+    assert "slices.tsv" in err
     assert printed.splitlines()[0].split("\t")[:3] == ["corrector", "measure", "filter"]
     assert "wrote" in err
 
@@ -147,3 +149,12 @@ def test_bad_options(files, capsys, extra, message):
     except SystemExit as exit:
         code = exit.code
     assert code == 2 and message in capsys.readouterr().err
+
+
+def test_leave_run_where_every_group_has_one_run_is_refused(files, capsys):
+    root, _, _, groups = files
+    groups.assign(group=groups["run"]).to_csv(root / "single.tsv", sep="\t", index=False)
+    code = main(_args(files, "--pool-depth", "5", "--leave", "run", "-o", str(root / "y"), groups="single.tsv"))
+    err = capsys.readouterr().err
+    assert code == 2 and "--leave: every group has one pooled run" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error" in line]) == 1

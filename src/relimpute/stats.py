@@ -1,8 +1,9 @@
 """Generic statistics that measures, calibration and precision share.
 
 Paired tests of two samples (Wilcoxon signed-rank, paired t), the two-sided
-normal quantile, the Wilson interval of a proportion (Wilson 1927), and the
-log loss of probabilities against binary outcomes. Nothing here knows about
+normal quantile, the Wilson interval of a proportion (Wilson 1927), the
+log loss of probabilities against binary outcomes, and the bookmaker's winnings of
+oriented predictions with the scores of a slice of them. Nothing here knows about
 campaigns, runs or judgments.
 """
 
@@ -105,3 +106,44 @@ def log_loss(y, p, *, eps: float = 1e-15) -> float:
     y, p = binary_outcomes(y, p)
     given = np.clip(np.where(y, p, 1.0 - p), eps, 1.0 - eps)
     return float(sklearn_log_loss(np.ones(len(y), dtype=bool), given, labels=[False, True]))
+
+
+#: the stated confidence of a slice's "at ≥ 0.95" columns, and the share of those to be right
+STATED = 0.95
+#: fewer pairs than this in a slice: its target is not judged
+MIN_PAIRS = 100
+#: pairs whose true difference is smaller than this are "close"
+CLOSE = 0.01
+
+
+def bookmaker_winnings(confidence: np.ndarray, correct: np.ndarray, cap: float = 100.0) -> np.ndarray:
+    """Per prediction ``W_i = y_i − (1 − y_i) P_i / (1 − P_i)`` with ``−W_i ≤ cap`` (Carterette
+    2007 §4.4); ``confidence`` oriented (in [½, 1]), a wrong certain call loses ``cap``."""
+    conf = np.asarray(confidence, dtype=float)
+    odds = np.divide(conf, 1.0 - conf, out=np.full_like(conf, np.inf), where=conf < 1.0)
+    return np.where(np.asarray(correct, dtype=bool), 1.0, -np.minimum(odds, cap))
+
+
+def slice_scores(confidence: np.ndarray, correct: np.ndarray, w_i: np.ndarray) -> dict:
+    """A slice of oriented predictions: pairs, W, accuracy, count, share and accuracy of those
+    stated at ≥ 0.95, and its ``target`` (from :data:`MIN_PAIRS` pairs: W ≥ 0 and at least 95%
+    of those stated at ≥ 0.95 right: ``met`` or ``missed``; else ``too few pairs``)."""
+    conf = np.asarray(confidence, dtype=float)
+    y = np.asarray(correct, dtype=bool)
+    high = conf >= STATED
+    n = len(conf)
+    w = float(np.mean(w_i)) if n else float("nan")
+    acc_high = float(y[high].mean()) if high.any() else float("nan")
+    if n < MIN_PAIRS:
+        target = "too few pairs"
+    else:
+        target = "met" if w >= 0 and not acc_high < STATED else "missed"  # none at 0.95: met
+    return {
+        "pairs": n,
+        "w": w,
+        "accuracy": float(y.mean()) if n else float("nan"),
+        "pairs_conf_95": int(high.sum()),
+        "share_conf_95": float(high.mean()) if n else float("nan"),
+        "accuracy_conf_95": acc_high,
+        "target": target,
+    }

@@ -20,6 +20,8 @@ SRE*
 coverage
     share of 95% intervals that hold the full-pool score (correctors with one).
 
+The left-out runs are also sliced by their hole fraction (:mod:`relimpute.bias.slices`).
+
 The definitions follow the authors' PoolBiasEstimators (``ScoresError``).
 Webber & Park's Algorithm 2 is run with ``n_common`` common topics drawn
 ``common_repeats`` times per run; its metrics are averaged over the draws.
@@ -46,8 +48,12 @@ from .base import STUDY_MEASURES, PoolContext, get_corrector, topic_scores
 from .common_topics import common_topic_adjustment
 from ..groups import RunGroups
 from .pools import LeaveOutPool, check_depth, group_leave_outs
+from .slices import hole_fractions, hole_slices, pair_slices, slices_markdown
 from .study_scores import FILTERS, TIE, covers, paired_p_values, rank_errors, study_metrics  # noqa: F401
 
+#: what a step leaves out of the pool: a run (a variant of the pooled systems; its group's other
+#: runs stay pooled) or a group (a new system)
+LEAVE = ("group", "run")
 #: correctors of the study without a relevance model (the fast ones)
 PUBLISHED = ("reduced", "condensed", "webber-park", "lipani", "anti-precision")
 
@@ -60,7 +66,8 @@ class PoolBiasStudy:
     ----------
     estimates
         One row per (group, run, corrector, measure, repeat): ``reduced``,
-        ``estimate``, ``ci_low``, ``ci_high`` and ``truth`` (full-pool score).
+        ``estimate``, ``ci_low``, ``ci_high``, ``truth`` (full-pool score) and ``holes`` (the
+        run's hole fraction, :mod:`relimpute.bias.slices`).
     metrics
         One row per (corrector, measure, filter): ``mae, sre, sre_star, tau,
         coverage, width, n_runs``.
@@ -70,6 +77,9 @@ class PoolBiasStudy:
         Seconds spent per corrector.
     settings
         What was run (depth, measures, correctors, seed, ...).
+    slices, pair_slices
+        The left-out runs by hole fraction (:func:`~relimpute.bias.slices.hole_slices`), and
+        their pairs with the pooled runs (:func:`~relimpute.bias.slices.pair_slices`).
     """
 
     estimates: pd.DataFrame
@@ -77,6 +87,8 @@ class PoolBiasStudy:
     truth_topics: np.ndarray = field(repr=False)
     timing: dict
     settings: dict
+    slices: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pair_slices: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_frame(self) -> pd.DataFrame:
         return self.metrics.copy()
@@ -86,10 +98,12 @@ class PoolBiasStudy:
 
 
 def check_study_input(
-    campaign: Campaign, groups: RunGroups, depth: int, n_common: int = 0
+    campaign: Campaign, groups: RunGroups, depth: int, n_common: int = 0, leave: str = "group"
 ) -> tuple[str, ...]:
     """Clear errors before any work; returns the pooled runs."""
     check_depth(depth)
+    if leave not in LEAVE:
+        raise InputError(f"must be 'run' or 'group', got {leave!r}", "leave")
     groups.check_runs(campaign.systems)
     groups.check_pooled_groups(campaign.systems)
     pooled = groups.pooled_runs(campaign.systems)
@@ -97,6 +111,11 @@ def check_study_input(
         raise InputError(
             "leave-one-group-out needs pooled runs from at least two groups", groups.source
         )
+    if leave == "run" and len({groups.group_of(r) for r in pooled}) == len(pooled):
+        raise InputError(
+            "every group has one pooled run, so leaving a run out is leaving its group out "
+            "(use 'group')", "leave"
+        )  # fmt: skip
     rows = campaign.system_index(list(pooled))
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
     if depth > deepest:
@@ -148,6 +167,7 @@ def run_pool_bias_study(
     checkpoint=None,
     jobs: int | None = 1,
     client=None,
+    leave: str = "group",
 ) -> PoolBiasStudy:
     """Run the study (module docstring) at one pool depth: :class:`LeaveOneGroupOut` on
     :func:`relimpute.studies.run`.
@@ -161,14 +181,15 @@ def run_pool_bias_study(
     ``checkpoint`` (the study's output folder, a path) keeps each group as it finishes and
     gets the tables (:func:`write_study`); groups it already holds are not run again, so a
     killed study resumes with the same result. ``jobs`` and ``client`` say where the groups
-    run; the result does not depend on them.
+    run; the result does not depend on them. ``leave="run"`` leaves each pooled run out alone,
+    its group's other runs still pooled (variants instead of new systems).
     """
     from ..studies import run
 
     study = LeaveOneGroupOut(
         campaign, groups, depth=depth, measures=measures, correctors=tuple(correctors),
         models=tuple(models), model_groups=model_groups, group_sds=group_sds, split_sds=split_sds,
-        n_common=n_common, common_repeats=common_repeats, n_draws=n_draws, seed=seed,
+        n_common=n_common, common_repeats=common_repeats, n_draws=n_draws, seed=seed, leave=leave,
     )  # fmt: skip
     return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress)
 
@@ -191,13 +212,14 @@ class LeaveOneGroupOut:
     common_repeats: int = 20
     n_draws: int = 2000
     seed: int = 0
+    leave: str = "group"
 
     command = "poolbias"
     unit = "group"
     report = "metrics.md"
 
     def __post_init__(self) -> None:
-        check_study_input(self.campaign, self.groups, self.depth, self.n_common)
+        check_study_input(self.campaign, self.groups, self.depth, self.n_common, self.leave)
         object.__setattr__(self, "measures", tuple(parse_measures(self.measures)))
 
     def with_seed(self, seed: int) -> LeaveOneGroupOut:
@@ -215,6 +237,7 @@ class LeaveOneGroupOut:
             "model_groups": self.model_groups, "group_sd": self.group_sds, "split_sd": self.split_sds,
             "common_topics": self.n_common, "common_repeats": self.common_repeats, "draws": self.n_draws,
             "groups": hashlib.sha256(json.dumps(table).encode()).hexdigest(),
+            **({"leave": self.leave} if self.leave != "group" else {}),  # older studies: group
         }  # fmt: skip
         return study_identity(self.command, self.seed, arguments, self.campaign)
 
@@ -225,7 +248,8 @@ class LeaveOneGroupOut:
         pooled = self.groups.pooled_runs(self.campaign.systems)
         full = self.campaign.pooled(self.depth, pooled)
         truth = topic_scores(full, list(self.measures), full.system_index(list(pooled)))  # (M, P, T)
-        steps = list(group_leave_outs(full, self.groups, runs=pooled))
+        steps = list(group_leave_outs(full, self.groups, runs=pooled)) if self.leave == "group" else [
+            (run, (run,), tuple(r for r in pooled if r != run)) for run in pooled]  # fmt: skip
         rng = np.random.default_rng(self.seed)
         draws = [[np.sort(rng.choice(full.n_topics, size=self.n_common, replace=False))
                   for _ in range(self.common_repeats)] if self.n_common else [] for _ in steps]  # fmt: skip
@@ -252,13 +276,14 @@ class LeaveOneGroupOut:
 
     def combine(self, results: list) -> PoolBiasStudy:
         ready = self._prepared
-        return _combined(self, results, ready["pooled"], ready["truth"], len(ready["steps"]))
+        holes = hole_fractions(ready["full"], ready["steps"], self.depth)
+        return _combined(self, results, ready["pooled"], ready["truth"], len(ready["steps"]), holes)
 
     def write(self, result: PoolBiasStudy, folder: Path) -> list[Path]:
         return write_study(result, folder)
 
 
-def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> PoolBiasStudy:
+def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups, holes=None) -> PoolBiasStudy:
     """The study's tables from its groups' parts and seconds."""
     names = [str(m) for m in study.measures]
     parts, timing = [], {}
@@ -273,6 +298,8 @@ def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> Pool
     columns = ["group", "run", "corrector", "measure", "repeat", "reduced", "estimate", "ci_low",
                "ci_high", "truth"]  # fmt: skip
     estimates = estimates[columns + [c for c in estimates.columns if c not in columns]]
+    if holes is not None:
+        estimates.insert(len(columns), "holes", estimates["run"].map(holes).astype(float))
     metrics = study_metrics(estimates, truth, pooled, names)
     group_sds, split_sds = study.group_sds, study.split_sds
     settings = {
@@ -287,11 +314,13 @@ def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups) -> Pool
         "seed": study.seed,
         "pooled_runs": len(pooled),
         "groups": n_groups,
+        "leave": study.leave,
         "model_groups": None if study.model_groups is None else list(study.model_groups),
         "group_sds": None if group_sds is None else list(group_sds),
         **({} if split_sds is None else {"split_sds": list(split_sds)}),
     }  # fmt: skip
-    return PoolBiasStudy(estimates, metrics, truth, timing, settings)
+    return PoolBiasStudy(estimates, metrics, truth, timing, settings, hole_slices(estimates),
+                         pair_slices(estimates, study.leave))
 
 
 def _group_unit(unit, *, full, depth, parsed, names, truth, position, correctors, models,
@@ -364,19 +393,24 @@ def _common_topics(step, names, unpooled, truth, position, draws) -> pd.DataFram
 
 
 def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> list[Path]:
-    """Write ``estimates.tsv``, ``metrics.tsv`` and ``metrics.md`` (prefixed by ``stem``),
-    each through a temporary file and a rename (a kill leaves the old file or the new one)."""
+    """Write ``estimates.tsv``, ``metrics.tsv``, ``slices.tsv`` and ``pair_slices.tsv`` (when
+    the study has them) and ``metrics.md`` (prefixed by ``stem``), each through a temporary file
+    and a rename (a kill leaves the old file or the new one)."""
     from .._files import atomic_write_text, output_directory, write_table
     from .._tables import FORMATTERS
 
     out = output_directory(directory)
     prefix = f"{stem}_" if stem else ""
-    paths = [
-        out / f"{prefix}estimates.tsv",
-        out / f"{prefix}metrics.tsv",
-        out / f"{prefix}metrics.md",
-    ]
-    write_table(study.estimates, paths[0], sep="\t", index=False, float_format="%.10g")
-    write_table(study.metrics, paths[1], sep="\t", index=False, float_format="%.6g")
-    atomic_write_text(paths[2], FORMATTERS["markdown"](study.metrics))
+    tables = {"estimates": (study.estimates, "%.10g"), "metrics": (study.metrics, "%.6g"),
+              "slices": (study.slices, "%.6g"), "pair_slices": (study.pair_slices, "%.6g")}  # fmt: skip
+    paths = []
+    for name, (frame, digits) in tables.items():
+        if name in ("estimates", "metrics") or not frame.empty:
+            paths.append(out / f"{prefix}{name}.tsv")
+            write_table(frame, paths[-1], sep="\t", index=False, float_format=digits)
+    text = FORMATTERS["markdown"](study.metrics)
+    if not study.slices.empty:
+        text = text.rstrip("\n") + "\n\n" + slices_markdown(study.slices, FORMATTERS["markdown"], study.pair_slices)
+    paths.append(out / f"{prefix}metrics.md")
+    atomic_write_text(paths[-1], text)
     return paths

@@ -21,6 +21,8 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from ..stats import bookmaker_winnings
+
 #: Bin edges of Carterette (2007) Table 2: [0.5, 0.6), ..., [0.95, 0.99), [0.99, 1.0].
 BIN_EDGES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 #: Cap on a single loss −W_i (Carterette 2007, §4.4).
@@ -84,8 +86,7 @@ def bookmaker_terms(confidence: np.ndarray, correct: np.ndarray, cap: float = W_
     certainty (``P_i = 1``) loses exactly ``cap``.
     """
     conf, y = _check(confidence, correct)
-    odds = np.divide(conf, 1.0 - conf, out=np.full_like(conf, np.inf), where=conf < 1.0)
-    return np.where(y, 1.0, -np.minimum(odds, cap))
+    return bookmaker_winnings(conf, y, cap)
 
 
 def bookmaker_w(confidence: np.ndarray, correct: np.ndarray, cap: float = W_CAP) -> float:

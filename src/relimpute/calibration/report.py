@@ -32,6 +32,7 @@ from .scoring import (
     summary_frame,
     trial_outcomes,
 )
+from .slices import CLOSE, MIN_PAIRS, TOP_K, slices_frame
 from .study import CalibrationStudy, read_study
 
 __all__ = [
@@ -53,8 +54,9 @@ class CalibrationReport:
 
     Attributes
     ----------
-    summary, bins, by_initial, by_similarity
-        Keyed ``"raw"`` and ``"capped"`` (confidence capped at ``cap``).
+    summary, bins, by_initial, by_similarity, slices
+        Keyed ``"raw"`` and ``"capped"`` (confidence capped at ``cap``); ``slices``: the
+        critics' tests (:mod:`relimpute.calibration.slices`).
     trials
         Per-trial outcomes with the raw per-trial W (``w``) and the capped one (``w_capped``).
     paired
@@ -73,6 +75,7 @@ class CalibrationReport:
     paired: pd.DataFrame
     cap: float
     config: dict[str, Any] = field(default_factory=dict)
+    slices: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @classmethod
     def from_study(cls, study: CalibrationStudy, cap: float = 0.95) -> CalibrationReport:
@@ -89,6 +92,7 @@ class CalibrationReport:
             paired=tests,
             cap=cap,
             config=dict(study.config),
+            slices={k: slices_frame(scored_pairs(study, v), study.strategies) for k, v in caps.items()},
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -174,6 +178,8 @@ class CalibrationReport:
         for key, title in (("raw", "uncapped confidence"), ("capped", f"confidence capped at {self.cap:g}")):
             out += [f"## Table 2 ({title})", "", _table2_markdown(self.bins[key], self.summary[key]), ""]
             out += ["### Scores beside W", "", _markdown(_summary_view(self.summary[key])), ""]
+            out += [f"## Slices: the critics' tests ({title})", "", _slices_text(), "",
+                    _markdown(self.slices[key]) if key in self.slices else "(none)", ""]
             out += [
                 f"## Table 3: pairs with two / one / no initial systems ({title})",
                 "",
@@ -235,6 +241,8 @@ class CalibrationReport:
             put(f"table2_bins{suffix}.csv", self.bins[key].to_csv(index=False))
             put(f"table3_initial{suffix}.csv", self.by_initial[key].to_csv(index=False))
             put(f"table4_similarity{suffix}.csv", self.by_similarity[key].to_csv(index=False))
+            if key in self.slices:
+                put(f"slices{suffix}.csv", self.slices[key].to_csv(index=False))
         put("trials.csv", self.trials.to_csv(index=False))
         if not self.paired.empty:
             put("paired_tests.csv", self.paired.to_csv(index=False))
@@ -247,6 +255,7 @@ class CalibrationReport:
             "bins": {k: _records(v) for k, v in self.bins.items()},
             "by_initial": {k: _records(v) for k, v in self.by_initial.items()},
             "by_similarity": {k: _records(v) for k, v in self.by_similarity.items()},
+            "slices": {k: _records(v) for k, v in self.slices.items()},
             "paired_tests": _records(self.paired),
         }
         put("report.json", json.dumps(document, indent=2, default=_json_default) + "\n")
@@ -333,6 +342,14 @@ STOP_WORDS = {"budget": "at the judgment budget", "exhausted": "with nothing lef
 def _budget_text(cfg) -> str:
     """How a judgment budget cut the trials short, if the study had one."""
     return f" or {cfg['max_judgments']} judgments, whichever came first" if cfg.get("max_judgments") else ""
+
+
+def _slices_text() -> str:
+    return (
+        f"`all` pairs; `top-{TOP_K}`: both runs among the collection's {TOP_K} best by true MAP; "
+        f"`close`: |true ΔMAP| < {CLOSE:g}. Target, judged where a slice has at least {MIN_PAIRS} "
+        "pairs: W ≥ 0 and at least 95% of the pairs stated at ≥ 0.95 right."
+    )
 
 
 def _summary_view(summary: pd.DataFrame) -> pd.DataFrame:

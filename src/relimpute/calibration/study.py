@@ -27,8 +27,9 @@ class CalibrationStudy:
     ----------
     pairs
         One row per (trial, strategy, pair): ``trial, strategy, system_a,
-        system_b, e_delta_map, p_a_better, true_delta_map, n_initial,
-        similarity``; ``p_a_better = P(MAP_a > MAP_b)``.
+        system_b, e_delta_map, p_a_better, true_delta_map, true_rank_a, true_rank_b,
+        n_initial, similarity``; ``p_a_better = P(MAP_a > MAP_b)``; the ranks are by true MAP
+        among all the collection's runs (1 = best).
     trials
         One row per (trial, strategy): ``trial, strategy, seed, systems,
         initial, judgments, stopped_because, selection_confidence (the

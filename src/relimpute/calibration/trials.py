@@ -265,7 +265,7 @@ def run_trial(
     systems = list(spec.systems)
     full = campaign.subset(systems)
     if truth is None:
-        truth = true_map(full, measure=measure)
+        truth = true_map(campaign, measure=measure)  # every run: the ranks are the collection's
     if similarity is None:
         sim = run_similarity(full)
     else:
@@ -308,6 +308,9 @@ def run_trial(
         comparison["true_delta_map"] = (
             truth[comparison["system_a"]].to_numpy() - truth[comparison["system_b"]].to_numpy()
         )
+        ranks = truth.rank(ascending=False, method="min")  # 1 = the best of the collection
+        comparison["true_rank_a"] = ranks[comparison["system_a"]].to_numpy()
+        comparison["true_rank_b"] = ranks[comparison["system_b"]].to_numpy()
         comparison["n_initial"] = comparison["system_a"].isin(initial).astype(int) + comparison[
             "system_b"
         ].isin(initial).astype(int)

@@ -63,6 +63,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--jobs",), "parallel workers"),
     (("--journal",), "the judging journal file"),
     (("--k",), "runs per calibration trial"),
+    (("--leave",), "what a pool-bias study leaves out of the pool: each group's runs, or each run"),
     (("--llm-labels",), "relevance labels from an LLM"),
     (("--matrix",), "print the table of P(row beats column)"),
     (("--max-bias",), "largest acceptable bias of a design"),

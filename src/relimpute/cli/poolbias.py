@@ -35,7 +35,9 @@ the scores with each corrector, and compare with their full-pool scores
 (Lipani et al. 2016 §4; Webber & Park 2009 §3). Reports MAE, system rank error
 (SRE), SRE* (only swaps significant by a paired t-test, p < 0.05), Kendall's
 tau-b and, for correctors with intervals, their coverage; with and without the
-bottom 25% of runs. Writes estimates.tsv, metrics.tsv and metrics.md to OUT,
+bottom 25% of runs, and the left-out runs' bias binned by their hole fraction
+(the share of their top 100 unjudged once out of the pool). Writes estimates.tsv,
+metrics.tsv, slices.tsv and metrics.md to OUT,
 with manifest.json naming the study; each finished group is kept in
 OUT/.resume/, so a stopped study goes on with the same command and --resume
 (metrics.md begins with an UNFINISHED line until then). A folder holding a
@@ -108,6 +110,13 @@ def add_arguments(parser) -> None:
     add_mc_draws_argument(
         parser, "Monte Carlo draws of the model-based corrector", default=1000, dest="draws"
     )
+    parser.add_argument(
+        "--leave",
+        choices=("group", "run"),
+        default="group",
+        help="leave each group's pooled runs out of the pool (new systems; the default), or each "
+        "pooled run alone, its group's other runs still pooled (variants of pooled systems)",
+    )
     add_seed_argument(parser, "Algorithm 2's topic draws and the models", default=0)
     add_parallel_arguments(parser, "groups")
     add_format_argument(parser)
@@ -163,17 +172,18 @@ def run(args) -> int:
     for name in args.model:  # an unknown model or a bad settings file fails before any work
         load_settings(name)
     campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
-    with flag_names(depth="--pool-depth", n_common="--common-topics"):
+    with flag_names(depth="--pool-depth", n_common="--common-topics", leave="--leave"):
         study = LeaveOneGroupOut(
             campaign, groups, depth=args.depth, measures=measures, correctors=tuple(correctors),
             models=tuple(args.model), group_sds=args.group_sd, n_common=args.common_topics,
-            common_repeats=args.common_repeats, n_draws=args.draws, seed=args.seed,
+            common_repeats=args.common_repeats, n_draws=args.draws, seed=args.seed, leave=args.leave,
         )  # fmt: skip
     result = run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler, resume=args.resume,
                        overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
     title = describe("pool", pool_depth=args.depth) + ": the correctors' target"
     emit(result.metrics, args.format, title=title)
-    paths = [Path(args.output) / name for name in ("estimates.tsv", "metrics.tsv", "metrics.md")]
+    names = ["estimates", "metrics"] + [n for n in ("slices", "pair_slices") if not getattr(result, n).empty]
+    paths = [Path(args.output) / f"{name}.tsv" for name in names] + [Path(args.output) / "metrics.md"]
     print(f"relimpute poolbias: wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
 
