@@ -35,7 +35,7 @@ from relimpute.measures import evaluate
 from relimpute.relevance import load_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import COLLECTIONS, DATA, load  # noqa: E402
+from validate import COLLECTIONS, absent, load  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 POOL_DEPTH = 10
@@ -119,9 +119,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
-    missing = [c for c in args.collections if not (DATA / COLLECTIONS[c][0]).is_dir()]
-    if missing:
-        print(f"skipped: {', '.join(missing)} not found under {DATA}", file=sys.stderr)
+    if absent(args.collections):
         return 0
     rows = pd.concat([study(c, args.quick, args.seed) for c in args.collections])
     table = summary(rows)

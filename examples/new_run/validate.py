@@ -163,6 +163,14 @@ def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def absent(collections) -> bool:
+    """Whether a collection's data is missing (then say which, for the study to skip)."""
+    missing = [c for c in collections if not (DATA / COLLECTIONS[c][0]).is_dir()]
+    if missing:
+        print(f"skipped: {', '.join(missing)} not found under {DATA}", file=sys.stderr)
+    return bool(missing)
+
+
 def leave_one_collection_out(summary: pd.DataFrame) -> pd.DataFrame:
     """Per collection, the row of the ``pool_group_sd`` whose coverage over the OTHER collections'
     held-out runs (pooled, each run once) is nearest 0.95 (the smaller on a tie)."""
@@ -192,9 +200,7 @@ def main(argv=None) -> int:
                         help="pool_group_sd values (the log-odds shift of the pool's unjudged documents)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
-    missing = [c for c in args.collections if not (DATA / COLLECTIONS[c][0]).is_dir()]
-    if missing:
-        print(f"skipped: {', '.join(missing)} not found under {DATA}", file=sys.stderr)
+    if absent(args.collections):
         return 0
     start = time.process_time()
     parts = [study(c, seed=s, quick=args.quick, n_draws=args.draws, shifts=tuple(args.shifts))
