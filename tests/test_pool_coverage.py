@@ -230,3 +230,15 @@ def test_study_leaves_each_group_out_once():
     alone = runs.set_index("group").loc["g2"]
     assert alone["own"] == pytest.approx(alone["truth"], abs=1e-12)
     assert (runs["sd_model"] >= 0).all() and (runs["slope"] >= 0).all()
+
+
+def test_the_shipped_spread_is_the_one_each_collection_is_scored_at():
+    """The committed study (examples/pool_coverage/results/summary.csv) chose, for each
+    collection on the other two, the spread the engine ships."""
+    from relimpute.confidence.estimands import POOL_GROUP_SD
+
+    summary = pd.read_csv(PATH.parent / "results" / "summary.csv")
+    held = _study_module().choose(summary)
+    assert set(held["collection"]) == {"dl19", "dl21", "trec8"}
+    assert (held["group_sd"] == POOL_GROUP_SD).all()
+    assert ConfidenceEngine(estimand="pool").pool_group_sd == POOL_GROUP_SD
