@@ -64,6 +64,7 @@ def test_pool_matches_enumeration(rng, ratio, pool_depth, together):
     assert result.var_delta_map == pytest.approx(v_d, abs=1e-12)
     assert result.scores.estimand == "pool"
     if together:  # the other runs' documents move the scores (they do on this campaign)
+        assert "the runs scored pooled together with the judged runs" in engine.describe()
         alone = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
         assert np.abs(alone.compare(campaign, estimate).scores.e_map - e_map).max() > 1e-6
 

@@ -134,7 +134,10 @@ class ConfidenceEngine:
         pool_depth = self.pool_depth
         if self.estimand == "pool" and pool_depth is None and campaign is not None:
             pool_depth = judged_pool_depth(campaign)
-        return describe(self.estimand, self.depth, pool_depth)
+        line = describe(self.estimand, self.depth, pool_depth)
+        if self.pool_together:
+            line = line.replace("the run pooled with", "the runs scored pooled together with")
+        return line
 
     # ------------------------------------------------------------------ public
 
