@@ -63,6 +63,27 @@ def test_pool_is_the_truth_when_the_left_out_run_is_judged(left_out):
         assert result.var_delta_map == pytest.approx(0.0, abs=1e-24)
 
 
+def test_a_group_pooled_together_is_the_truth_when_its_documents_are_known(left_out):
+    """Two runs left out together, every p known (0 or 1 from the full pool's judgments):
+    ``pool_together`` gives each its MAP on the full pool, which holds the other's top K, with
+    sd 0; each run pooled alone misses the relevant documents only the other ranks in its top K
+    (they count for it in the truth), so at least one of its MAPs differs."""
+    full, _ = left_out
+    truth = evaluate(full, "AP", missing="zero").set_index("system")["value"]
+    reduced = full.pooled(K, full.systems[2:])
+    known = _estimate(reduced, [r.astype(float) for r in full.relevant()])
+    pairs = [("s0", "s2"), ("s1", "s3")]
+    together = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=1.0, pool_together=True)
+    result = together.compare(reduced, known, systems=["s0", "s1", "s2", "s3"], pairs=pairs)
+    np.testing.assert_allclose(result.scores.e_map, truth[["s0", "s1", "s2", "s3"]].to_numpy(), atol=1e-12)
+    np.testing.assert_allclose(result.e_delta_map, [truth["s0"] - truth["s2"], truth["s1"] - truth["s3"]],
+                               atol=1e-12)  # fmt: skip
+    assert result.scores.var_map == pytest.approx(0.0, abs=1e-24)
+    alone = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=1.0)
+    e_alone = alone.compare(reduced, known, systems=["s0", "s1"], pairs=[]).scores.e_map
+    assert np.abs(e_alone - truth[["s0", "s1"]].to_numpy()).max() > 1e-4
+
+
 def _oracle_ap(topic, rel, row, pool):
     """``(D,)`` AP of run ``row`` under each drawn ``(D, n)`` relevance: plain trec_eval, R the
     relevant documents of ``pool``."""
@@ -209,3 +230,15 @@ def test_study_leaves_each_group_out_once():
     alone = runs.set_index("group").loc["g2"]
     assert alone["own"] == pytest.approx(alone["truth"], abs=1e-12)
     assert (runs["sd_model"] >= 0).all() and (runs["slope"] >= 0).all()
+
+
+def test_the_shipped_spread_is_the_one_each_collection_is_scored_at():
+    """The committed study (examples/pool_coverage/results/summary.csv) chose, for each
+    collection on the other two, the spread the engine ships."""
+    from relimpute.confidence.estimands import POOL_GROUP_SD
+
+    summary = pd.read_csv(PATH.parent / "results" / "summary.csv")
+    held = _study_module().choose(summary)
+    assert set(held["collection"]) == {"dl19", "dl21", "trec8"}
+    assert (held["group_sd"] == POOL_GROUP_SD).all()
+    assert ConfidenceEngine(estimand="pool").pool_group_sd == POOL_GROUP_SD

@@ -68,6 +68,10 @@ class ConfidenceEngine:
         The spread of ``estimand="pool"``'s shared shift of a run's would-be-pooled
         documents (:mod:`~relimpute.confidence.estimands`); None: the shipped
         :data:`~relimpute.confidence.estimands.POOL_GROUP_SD`, 0: documents independent.
+    pool_together
+        ``estimand="pool"`` with the runs scored pooled together (a group's runs, as a
+        campaign pools them): every run's pool holds the top K of every run scored, not
+        only its own (False: each run, and each pair, pooled alone with the judged runs).
 
     Notes
     -----
@@ -97,6 +101,7 @@ class ConfidenceEngine:
         estimand: str = "complete",
         pool_depth: int | None = None,
         pool_group_sd: float | None = None,
+        pool_together: bool = False,
     ):
         self.ratio = ratio
         self.depth = depth
@@ -109,6 +114,9 @@ class ConfidenceEngine:
         if pool_depth is not None and estimand != "pool":
             raise ValueError(f"pool_depth is the pool estimand's, not {estimand!r}'s")
         self.pool_group_sd = check_pool_group_sd(pool_group_sd, estimand)
+        if pool_together and estimand != "pool":
+            raise ValueError(f"pool_together is the pool estimand's, not {estimand!r}'s")
+        self.pool_together = bool(pool_together)
 
     def __repr__(self) -> str:
         more = "" if self.estimand == "complete" else f", estimand={self.estimand!r}"
@@ -116,6 +124,8 @@ class ConfidenceEngine:
             more += f", pool_depth={self.pool_depth!r}"
         if self.estimand == "pool" and self.pool_group_sd != POOL_GROUP_SD:
             more += f", pool_group_sd={self.pool_group_sd!r}"
+        if self.pool_together:
+            more += ", pool_together=True"
         return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r}{more})"
 
     def describe(self, campaign: Campaign | None = None) -> str:
@@ -124,7 +134,10 @@ class ConfidenceEngine:
         pool_depth = self.pool_depth
         if self.estimand == "pool" and pool_depth is None and campaign is not None:
             pool_depth = judged_pool_depth(campaign)
-        return describe(self.estimand, self.depth, pool_depth)
+        line = describe(self.estimand, self.depth, pool_depth)
+        if self.pool_together:
+            line = line.replace("the run pooled with", "the runs scored pooled together with")
+        return line
 
     # ------------------------------------------------------------------ public
 
@@ -287,7 +300,9 @@ class ConfidenceEngine:
 
             k = self.pool_depth or judged_pool_depth(campaign)
             topic_moments = [
-                pooled_topic_moments(topic, view, p, pair_idx, k, rows, self.ratio, linear, shared)
+                pooled_topic_moments(
+                    topic, view, p, pair_idx, k, rows, self.ratio, linear, shared, self.pool_together
+                )
                 for topic, view, p in zip(campaign.topics, views, estimate.p)
             ]
         elif linear is None:
