@@ -5,7 +5,7 @@ contribute to the pool is scored against the pool's judgments (the *reduced*
 score, unjudged = nonrelevant); what would it have scored had it been pooled
 too (its *full-pool* score)? A corrector is one file: subclass
 :class:`Corrector`, give it a ``name``, implement ``_correct`` and call
-:func:`register` at the bottom of the file; :func:`relimpute.testing.check_corrector`
+:func:`register_corrector` at the bottom of the file; :func:`relimpute.testing.check_corrector`
 checks its contract.
 
 Scores are means over all the campaign's topics (a topic a run retrieves
@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
@@ -231,9 +232,13 @@ class Corrector:
 _REGISTRY: Registry[type[Corrector]] = Registry("corrector", sort=False, discover="relimpute.bias")
 
 
-def register(cls: type[Corrector]) -> type[Corrector]:
+def register_corrector(cls: type[Corrector]) -> type[Corrector]:
     """Make a corrector available by its ``name`` (bottom of the corrector's module)."""
     return _REGISTRY.register(cls)
+
+
+#: the name register_corrector had until 0.3.0 (deprecated)
+register = deprecated_alias(register_corrector, "register")
 
 
 def available_correctors() -> list[str]:

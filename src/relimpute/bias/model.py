@@ -52,7 +52,7 @@ from scipy.special import expit, logit, ndtri
 from ..data import Campaign
 from ..confidence.graded import possible as graded_possible
 from ..relevance.base import RelevanceEstimate, as_generator
-from .base import Corrector, PoolContext, register
+from .base import Corrector, PoolContext, register_corrector
 
 #: measure families scored with grades (the others read binary relevance)
 GRADED = ("nDCG",)
@@ -413,4 +413,4 @@ class ModelBased(Corrector):
         }
 
 
-register(ModelBased)
+register_corrector(ModelBased)

@@ -40,7 +40,7 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
 
-New strategies plug in with :func:`register_strategy`, and any
+New strategies plug in with :func:`register_calibration_strategy`, and any
 ``"SELECTOR+MODEL"`` name (e.g. ``"mtc+rtc"``) is understood without
 registration.
 """
@@ -53,6 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..relevance import RelevanceModel, get_model
 
@@ -159,11 +160,15 @@ def with_settings_from(strategies: Sequence[Strategy], folder: str | os.PathLike
 _STRATEGIES: Registry[Strategy] = Registry("strategy", discover="relimpute.calibration")
 
 
-def register_strategy(strategy: Strategy) -> Strategy:
+def register_calibration_strategy(strategy: Strategy) -> Strategy:
     """Make ``strategy`` available to studies by its name."""
     if not strategy.name or "," in strategy.name:
         raise ValueError(f"a strategy needs a name without commas, got {strategy.name!r}")
     return _STRATEGIES.register(strategy)
+
+
+#: the name register_calibration_strategy had until 0.3.0 (deprecated)
+register_strategy = deprecated_alias(register_calibration_strategy, "register_strategy")
 
 
 def available_calibration_strategies() -> list[str]:
@@ -204,13 +209,13 @@ def resolve_strategies(names: str | list[str | Strategy]) -> tuple[Strategy, ...
     return tuple(sorted(strategies, key=lambda s: s.budget_from is not None))
 
 
-register_strategy(Strategy("mtc", selector="mtc", model="uniform", model_params={"prior": 0.5}))
-register_strategy(Strategy("rtc", selector="rtc", model="rtc"))
-register_strategy(
+register_calibration_strategy(Strategy("mtc", selector="mtc", model="uniform", model_params={"prior": 0.5}))
+register_calibration_strategy(Strategy("rtc", selector="rtc", model="rtc"))
+register_calibration_strategy(
     Strategy("bayes", selector="mtc", model="bayes", model_params={"method": "advi", "return_draws": False})
 )
-register_strategy(Strategy("bayes-nuts", selector="mtc", model="bayes", model_params={"chains": 1}))
-register_strategy(
+register_calibration_strategy(Strategy("bayes-nuts", selector="mtc", model="bayes", model_params={"chains": 1}))
+register_calibration_strategy(
     Strategy(
         "bayes-mc",
         selector="mtc",
@@ -219,12 +224,12 @@ register_strategy(
         monte_carlo_draws=4000,
     )
 )
-register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
+register_calibration_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
 #: the default answer: the default model, confidence by Monte Carlo over its posterior draws
 _DEFAULT_ANSWER = {"model": "fusion", "model_params": {"n_draws": 200}, "monte_carlo_draws": 4000}
-register_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
-register_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))
-register_strategy(
+register_calibration_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
+register_calibration_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))
+register_calibration_strategy(
     Strategy("llm", selector="llm", model="fusion-llm", model_params={"fusion": {"n_draws": 200}},
              monte_carlo_draws=_DEFAULT_ANSWER["monte_carlo_draws"])  # fmt: skip
 )

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import SelectionState, register
+from .base import SelectionState, register_strategy
 from .rtc import RTCSelection
 
 
@@ -120,4 +120,4 @@ def frontier_documents(state: SelectionState, t: int) -> np.ndarray:
     return out
 
 
-register(LLMSelection)
+register_strategy(LLMSelection)

@@ -61,7 +61,7 @@ import numpy as np
 
 from ..confidence.conditioned import ConditionedDraws, normalised_weights
 from ..relevance.base import LazyDraws
-from .base import SelectionState, register
+from .base import SelectionState, register_strategy
 from .mtc import MTC
 from .rtc import RTCSelection
 from .stopping import PairConfidence
@@ -370,4 +370,4 @@ def _kept(draws: LazyDraws) -> LazyDraws:
     return LazyDraws(draws.n_topics, draws.n_draws, make)
 
 
-register(PosteriorSelection)
+register_strategy(PosteriorSelection)

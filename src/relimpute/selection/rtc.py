@@ -28,7 +28,7 @@ import numpy as np
 
 from ..relevance.base import get_model
 from ..relevance.settings import load_settings
-from .base import SelectionState, register
+from .base import SelectionState, register_strategy
 from .mtc import MTC
 from .stopping import PosteriorPairConfidence
 
@@ -235,4 +235,4 @@ def _clearly_below(p_a_better, n_draws: int, target: float) -> bool:
     return bool(np.all(confidence + 4.0 * error + 0.02 < target))
 
 
-register(RTCSelection)
+register_strategy(RTCSelection)
