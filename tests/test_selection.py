@@ -669,7 +669,7 @@ def test_posterior_checks_between_refits_decide_as_a_refit_free_monte_carlo():
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     pair = tuple(full.systems[:2])
     oracle = SimulatedAssessor(full)
-    settings = {"model_params": {"n_draws": 40}, "interval": 5, "mc_draws": 500, "screen": None}
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "n_draws": 500, "screen": None}
 
     def run(selector, target, budget=60, check=None):
         session = SelectionSession(

@@ -50,7 +50,7 @@ def renamed_kwargs(**renamed: str) -> Callable[[F], F]:
                 if old in kwargs:
                     if new in kwargs:
                         raise TypeError(f"{name}() got {old}= and {new}=: {old}= is {new}=")
-                    warn_deprecated(f"{name}({old}=...)", f"{new}=")
+                    warn_deprecated(f"{name}({old}=...)", f"{new}=...")
                     kwargs[new] = kwargs.pop(old)
             return obj(*args, **kwargs)
 
