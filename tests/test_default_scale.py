@@ -276,7 +276,9 @@ def _former_monte_carlo(campaign, estimate, n_draws, rng):
 def test_monte_carlo_agrees_with_the_former_dense_path(shallow):
     estimate = load_model("fusion").fit_predict(shallow, rng=2)
     n = 6000
-    result = ConfidenceEngine().monte_carlo(shallow, estimate, n_draws=n, rng=9)
+    result = ConfidenceEngine().confidence(
+        shallow, estimate, n_draws=n, rng=9, method="monte carlo"
+    )
     former = _former_monte_carlo(shallow, estimate, n, 9)
     sd = former.std(axis=0)
     assert np.all(np.abs(result.scores.e_map - former.mean(axis=0)) <= 5 * sd / np.sqrt(n) * 1.5)

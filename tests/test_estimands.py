@@ -31,7 +31,7 @@ def test_pool_matches_enumeration(rng, ratio, pool_depth, together):
     estimate = random_estimate(campaign, rng)
     engine = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0,
                               pool_together=together)  # fmt: skip
-    result = engine.compare(campaign, estimate)
+    result = engine.confidence(campaign, estimate, method="normal")
     n = campaign.n_topics
     e_map, v_map = np.zeros(3), np.zeros(3)
     e_d, v_d = np.zeros(len(result.pairs)), np.zeros(len(result.pairs))
@@ -66,7 +66,7 @@ def test_pool_matches_enumeration(rng, ratio, pool_depth, together):
     if together:  # the other runs' documents move the scores (they do on this campaign)
         assert "the runs scored pooled together with the judged runs" in engine.describe()
         alone = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
-        assert np.abs(alone.compare(campaign, estimate).scores.e_map - e_map).max() > 1e-6
+        assert np.abs(alone.confidence(campaign, estimate, method="normal").scores.e_map - e_map).max() > 1e-6
 
 
 def test_pooled_run_scores_trec_eval_with_zero_variance(rng):
@@ -75,11 +75,13 @@ def test_pooled_run_scores_trec_eval_with_zero_variance(rng):
     k = 2
     campaign = _judge_top(tiny_campaign(rng, n_topics=4, n_docs=12, n_systems=3), 0, k)
     estimate = random_estimate(campaign, rng)
-    scores = ConfidenceEngine(estimand="pool", pool_depth=k).evaluate(campaign, estimate)
+    scores = ConfidenceEngine(estimand="pool", pool_depth=k).confidence(
+        campaign, estimate, pairs=[], method="normal"
+    ).scores
     trec = evaluate(campaign, "AP", missing="zero").set_index("system")["value"]
     assert scores.e_map[0] == pytest.approx(trec["s0"], abs=1e-15)
     assert scores.var_map[0] == 0.0
-    complete = ConfidenceEngine().evaluate(campaign, estimate)
+    complete = ConfidenceEngine().confidence(campaign, estimate, pairs=[], method="normal").scores
     assert complete.var_map[0] > 0  # it does retrieve unjudged documents
 
 
@@ -124,8 +126,8 @@ def test_qrels_is_the_plain_evaluation(rng, measure):
 def test_complete_is_the_default(rng):
     campaign = tiny_campaign(rng)
     estimate = random_estimate(campaign, rng)
-    default = ConfidenceEngine().compare(campaign, estimate)
-    named = ConfidenceEngine(estimand="complete").compare(campaign, estimate)
+    default = ConfidenceEngine().confidence(campaign, estimate, method="normal")
+    named = ConfidenceEngine(estimand="complete").confidence(campaign, estimate, method="normal")
     np.testing.assert_array_equal(default.e_delta_map, named.e_delta_map)
     np.testing.assert_array_equal(default.var_delta_map, named.var_delta_map)
     assert default.scores.estimand == "complete"
@@ -137,7 +139,7 @@ def test_pool_refuses_what_it_cannot_give(rng):
     estimate = random_estimate(campaign, rng)
     engine = ConfidenceEngine(estimand="pool", pool_depth=2)
     with pytest.raises(ValueError, match="exact moments only.*'complete' and 'qrels'"):
-        engine.monte_carlo(campaign, estimate, n_draws=10)
+        engine.confidence(campaign, estimate, n_draws=10, method="monte carlo")
     with pytest.raises(ValueError, match="exact moments only.*not 'nDCG@10'"):
         engine.confidence(campaign, estimate, measure="nDCG@10")
     with pytest.raises(ValueError, match="estimand must be one of"):
@@ -147,7 +149,7 @@ def test_pool_refuses_what_it_cannot_give(rng):
     with pytest.raises(ValueError, match="pool_together is the pool estimand's"):
         ConfidenceEngine(pool_together=True)
     with pytest.raises(ValueError, match="needs a relevance estimate"):
-        ConfidenceEngine().compare(campaign, None)
+        ConfidenceEngine().confidence(campaign, None, method="normal")
 
 
 def test_judged_pool_depth(dl19):
@@ -160,7 +162,7 @@ def test_pool_linear_measure_matches_its_sums(rng):
     campaign = tiny_campaign(rng)
     estimate = random_estimate(campaign, rng)
     engine = ConfidenceEngine(estimand="pool", pool_depth=1, pool_group_sd=0)  # independent
-    result = engine.compare(campaign, estimate, measure="P@2")
+    result = engine.confidence(campaign, estimate, measure="P@2", method="normal")
     n = campaign.n_topics
     e, v = np.zeros(3), np.zeros(3)
     e_d, v_d = np.zeros(len(result.pairs)), np.zeros(len(result.pairs))

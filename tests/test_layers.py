@@ -19,7 +19,7 @@ PACKAGE = "relimpute"
 #: module may import its own layer or lower ones; ``__main__`` is the entry point into ``cli``;
 #: the package itself (``relimpute/__init__.py``) is the facade over all of them.
 LAYERS = (
-    ("errors", "_display", "_jit", "progress", "_dask", "parallel", "_files", "studies",
+    ("errors", "_deprecation", "_vocabulary", "_display", "_jit", "progress", "_dask", "parallel", "_files", "studies",
      "_tables", "stats", "_registry", "_defaults"),
     ("_parsing", "_writing", "_inclusion_qrels", "_reading", "io", "collection_settings", "adapters", "groups"),
     ("_assembly", "labels"),

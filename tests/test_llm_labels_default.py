@@ -92,7 +92,9 @@ def test_on_dl19_the_default_is_no_further_from_the_official_map_than_substituti
         topics.append(replace(t, grades=grades.astype(t.grades.dtype)))
     substituted = _map(replace(dl19, topics=tuple(topics)))
     model = load_model("fusion-llm").set_params(fusion={"n_draws": 0})
-    answer = ConfidenceEngine().evaluate(kept, model.fit_predict(kept, rng=0)).e_map
+    answer = ConfidenceEngine().confidence(
+        kept, model.fit_predict(kept, rng=0), pairs=[], method="normal"
+    ).scores.e_map
     bias, substitution_bias = np.abs(answer - truth).mean(), np.abs(substituted - truth).mean()
     assert bias <= substitution_bias + TOLERANCE, (bias, substitution_bias)
 

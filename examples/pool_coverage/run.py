@@ -118,7 +118,9 @@ def study(campaign: Campaign, groups, *, depth: int = DEPTH, seed: int = 0, fit_
         estimate = load_model().fit_predict(fit, rng=seed)
         wanted = [(a, b) for a in left for b in kept]
         systems = list(left) + list(kept)
-        alone, shifted = (e.compare(reduced, estimate, systems, wanted) for e in engines)
+        alone, shifted = (
+            e.confidence(reduced, estimate, systems, wanted, method="normal") for e in engines
+        )
         own = {a: mean_ap(full.pooled(depth, (*kept, a)), (a, *kept)) for a in left}
         n = len(left)
         runs.append(pd.DataFrame({

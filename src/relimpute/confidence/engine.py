@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._deprecation import warn_deprecated
 from ..data import Campaign, TopicData
 from ..measures import Measure, measure_families, parse_measure
 from ..relevance.base import RelevanceEstimate
@@ -87,7 +88,7 @@ class ConfidenceEngine:
     Examples
     --------
     >>> estimate = Uniform(0.5).fit_predict(campaign)          # doctest: +SKIP
-    >>> result = ConfidenceEngine(ratio="delta").compare(campaign, estimate)  # doctest: +SKIP
+    >>> result = ConfidenceEngine(ratio="delta").confidence(campaign, estimate)  # doctest: +SKIP
     >>> result.to_frame()  # doctest: +SKIP
     >>> result.matrix()  # P(row beats column)  # doctest: +SKIP
     >>> result.scores.ranking()  # systems by E[MAP], best first  # doctest: +SKIP
@@ -231,8 +232,9 @@ class ConfidenceEngine:
 
         ``measure`` is ``"AP"`` (or ``"MAP"``, ``"map"``) or a linear measure
         (``P@k``, ``RBP(p=φ)``, ``DCG@k``, ``NumRelRet``; see
-        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells.
+        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells. Deprecated.
         """
+        warn_deprecated("ConfidenceEngine.evaluate", 'confidence(..., pairs=[], method="normal").scores')
         return self.confidence(
             campaign, estimate, systems, pairs=[], measure=measure, method="normal"
         ).scores
@@ -247,7 +249,8 @@ class ConfidenceEngine:
         measure: str = "AP",
     ) -> Comparison:
         """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair:
-        ``confidence(..., method="normal")`` (kept for existing code)."""
+        ``confidence(..., method="normal")`` (kept for existing code; deprecated)."""
+        warn_deprecated("ConfidenceEngine.compare", 'confidence(..., method="normal")')
         return self.confidence(campaign, estimate, systems, pairs, measure=measure, method="normal")
 
     def monte_carlo(
@@ -263,7 +266,8 @@ class ConfidenceEngine:
         """The comparison from drawn relevance vectors: ``confidence(..., method="monte
         carlo")`` with its Monte Carlo ``options`` (``rng``, ``measure``,
         ``use_posterior_draws``, ``max_elements``) and 10,000 draws by default, kept for
-        existing code."""
+        existing code; deprecated."""
+        warn_deprecated("ConfidenceEngine.monte_carlo", 'confidence(..., method="monte carlo")')
         return self.confidence(
             campaign, estimate, systems, pairs, method="monte carlo", n_draws=n_draws, **options
         )
@@ -278,7 +282,8 @@ class ConfidenceEngine:
     ) -> TopicBootstrap:
         """ΔMAP with topic sampling and unjudged documents together:
         ``confidence(..., topics=True)`` with its Monte Carlo ``options`` (``n_draws=4000``,
-        ``rng``, ``measure``, ...), kept for existing code."""
+        ``rng``, ``measure``, ...), kept for existing code; deprecated."""
+        warn_deprecated("ConfidenceEngine.topic_bootstrap", "confidence(..., topics=True)")
         return self.confidence(
             campaign, estimate, systems, pairs, method="monte carlo", topics=True, **options
         )

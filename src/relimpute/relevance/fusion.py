@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ..data import Campaign, TopicData
-from .base import LazyDraws, RelevanceEstimate, RelevanceModel, register
+from .base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .fusion_capture import capture_factors
 from .fusion_evidence import (
     FEATURE_NAMES,
@@ -491,4 +491,4 @@ def _grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
     return levels, anchor
 
 
-register(Fusion)
+register_model(Fusion)
