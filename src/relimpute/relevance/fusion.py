@@ -41,6 +41,9 @@ from .fusion_evidence import (
     FEATURE_NAMES,
     N_FEATURES,
     TopicEvidence,
+    _carried,
+    _carried_rows,
+    _carry_centre,
     _log_depth_ratio,
     _only_judged_where_unretrieved,
     _retrieved_any,
@@ -50,9 +53,8 @@ from .fusion_evidence import (
     topic_evidence,
 )
 from .fusion_draws import _PosteriorDraws
-from .ordinal import fit_logistic as _fit_logistic
 from .grades import GradeShares, judged_shares
-from .ordinal import fit_topic_cuts, grade_shares
+from .ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
 
 __all__ = [
     "FEATURE_NAMES",
@@ -80,6 +82,7 @@ PLUG_IN: dict[str, Any] = {
     "beyond_decay": 0.0,
     "beyond_decay_sd": 0.0,
     "beyond_run_sd": 0.0,
+    "beyond_run_carry": 0.0,
 }
 #: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
 #: depth and holds below it (``docs/math/fusion.md``, "Below the pool")
@@ -87,7 +90,6 @@ SPREAD_RATIO = 10.0
 #: sd of the Gaussian prior on each free cut-point of the grades (``docs/math/fusion.md``,
 #: "Relevance and grades"): set a priori as wide as the prior on ``μ`` (``models/README.md``)
 CUT_SD = 3.0
-
 
 
 class Fusion(RelevanceModel):
@@ -137,6 +139,9 @@ class Fusion(RelevanceModel):
         Spread of γ over the posterior draws, and of the per-run effects below
         the pool (``docs/math/fusion.md``, "Below the pool"); only the
         draws carry them.
+    beyond_run_carry
+        ``β ≥ 0``: a document below the pool also gets ``β`` times the vote-weighted
+        mean of its runs' effects ``u_j`` (the same section). 0: they fade with the votes.
 
     Attributes
     ----------
@@ -184,6 +189,7 @@ class Fusion(RelevanceModel):
         beyond_decay: float = 0.6,
         beyond_decay_sd: float = 1.25,
         beyond_run_sd: float = 1.0,
+        beyond_run_carry: float = 0.0,
     ):
         self.rrf_offset = rrf_offset
         self.intercept_sd = intercept_sd
@@ -197,6 +203,7 @@ class Fusion(RelevanceModel):
         self.beyond_decay = beyond_decay
         self.beyond_decay_sd = beyond_decay_sd
         self.beyond_run_sd = beyond_run_sd
+        self.beyond_run_carry = beyond_run_carry
 
     def _validate(self) -> None:
         if not self.rrf_offset >= 0:
@@ -216,7 +223,7 @@ class Fusion(RelevanceModel):
         if not (self.run_effect_sd == 0 or 1e-100 < self.run_effect_sd < 1e100):
             sd = self.run_effect_sd
             raise ValueError(f"run_effect_sd must be 0 or from 1e-100 to 1e100, got {sd}")
-        for name in ("beyond_decay", "beyond_decay_sd", "beyond_run_sd"):
+        for name in ("beyond_decay", "beyond_decay_sd", "beyond_run_sd", "beyond_run_carry"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value}")
@@ -347,7 +354,8 @@ class Fusion(RelevanceModel):
                 (np.ones(n), (np.arange(n), np.full(n, col))), shape=(n, 1 + len(topic_pos))
             )
             z = (features - self.feature_mean_) / self.feature_scale_
-            designs.append(sp.hstack([sp.csr_matrix(z), intercept, votes @ mapping], format="csr"))
+            runs = sp.diags(_carried(ev, self.beyond_run_carry)[keep]) @ votes @ mapping
+            designs.append(sp.hstack([sp.csr_matrix(z), intercept, runs], format="csr"))
         return designs
 
     def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
@@ -378,17 +386,20 @@ class Fusion(RelevanceModel):
             ~self._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
         ]
         relevant = campaign.relevant()
-        offsets = [self._beyond_offset(ev) for ev in evidence]
+        u = dict(zip(self.systems_, map(float, self.coef_[len(self.coef_) - len(self.systems_) :])))
+        centre = self.beyond_run_carry * _carry_centre(evidence, [u.get(s, 0) for s in campaign.systems])
+        # below the pool depth k_t: −γ log(b / k_t) (γ = beyond_decay), and the carry's centre
+        offsets = [-self.beyond_decay * _log_depth_ratio(ev) - centre * _carried_rows(ev) for ev in evidence]
         eta = [d @ self.coef_ + o for d, o in zip(designs, offsets)]
         point = [expit(e) for e in eta]
         point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = self._draws(campaign, evidence, designs, outside, relevant) if self.n_draws else None
+        draws = self._draws(campaign, evidence, designs, offsets, outside, relevant) if self.n_draws else None
         params = {
             "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
             "mu": float(self.coef_[N_FEATURES]),
-            "run_effects": dict(zip(self.systems_, map(float, self.coef_[len(self.coef_) - len(self.systems_) :]))),
+            "run_effects": u,
             "median_horizon": float(np.median(list(self.horizons_.values()) or [0])),
             "n_fit": self.n_fit_,
             "capture_factor_min": float(factor.min()),
@@ -447,12 +458,7 @@ class Fusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _beyond_offset(self, ev: TopicEvidence) -> np.ndarray:
-        """Log-odds offset ``−γ log(max(b / k_t, 1))`` of documents whose best rank ``b``
-        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
-        return -self.beyond_decay * _log_depth_ratio(ev)
-
-    def _draws(self, campaign, evidence, designs, outside, relevant) -> LazyDraws:
+    def _draws(self, campaign, evidence, designs, offsets, outside, relevant) -> LazyDraws:
         """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
         docstring), turned into p and capture-adjusted; each topic's computed when read."""
         rng = np.random.default_rng(self.draw_seed_)
@@ -468,7 +474,7 @@ class Fusion(RelevanceModel):
             spreads=self.beyond_decay_sd * strata,
             run_effects=run_effects,
             designs=designs,
-            offsets=[self._beyond_offset(ev) for ev in evidence],  # γ's, as in the point estimate
+            offsets=offsets,  # γ's and the carry's centre, as in the point estimate
             capped=[np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence],
             below=below,
             retrieved=[_retrieved_any(t) for t in campaign.topics],
