@@ -126,30 +126,3 @@ def _votes_below(ev: TopicEvidence) -> sp.csr_matrix:
     below.eliminate_zeros()
     return below
 
-
-
-def _carried_rows(ev: TopicEvidence) -> np.ndarray:
-    """The documents the carry acts on: best rank below the pool depth, retrieved."""
-    return (_log_depth_ratio(ev) > 0) & (ev.votes.getnnz(axis=1) > 0)
-
-
-def _carried(ev: TopicEvidence, carry: float) -> np.ndarray:
-    """Per document the factor on its runs' votes, ``1 + β / Σ_j v_ij`` below the pool (so the
-    run effects add ``β`` times their vote-weighted mean; ``β`` = ``beyond_run_carry``,
-    ``docs/math/fusion.md``, "Below the pool"), 1 elsewhere."""
-    rows = _carried_rows(ev)
-    votes = np.asarray(ev.votes.sum(axis=1)).ravel()
-    return 1.0 + np.where(rows, carry / np.where(rows, votes, 1.0), 0.0)
-
-
-def _carry_centre(evidence: list[TopicEvidence], effects) -> float:
-    """The mean over every carried document of the campaign of its runs' vote-weighted mean
-    effect (``effects``: one per run): the carry moves relevance between the documents below
-    the pool, not their level (the decay's)."""
-    total, count = 0.0, 0
-    for ev in evidence:
-        rows = _carried_rows(ev)
-        votes = ev.votes[rows]
-        total += float((votes @ np.asarray(effects, float) / np.asarray(votes.sum(axis=1)).ravel()).sum())
-        count += int(rows.sum())
-    return total / count if count else 0.0
