@@ -347,7 +347,9 @@ class Fusion(RelevanceModel):
                 (np.ones(n), (np.arange(n), np.full(n, col))), shape=(n, 1 + len(topic_pos))
             )
             z = (features - self.feature_mean_) / self.feature_scale_
-            runs = sp.diags(carry_factors(ev, self.beyond_run_carry)[keep]) @ votes @ mapping
+            runs = votes @ mapping
+            if self.beyond_run_carry:  # the carry's row scaling below the pool
+                runs = sp.diags(carry_factors(ev, self.beyond_run_carry)[keep]) @ runs
             designs.append(sp.hstack([sp.csr_matrix(z), intercept, runs], format="csr"))
         return designs
 
@@ -389,7 +391,8 @@ class Fusion(RelevanceModel):
         point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = self._draws(campaign, evidence, designs, offsets, effects, outside, relevant) if self.n_draws else None
+        draws = None if not self.n_draws else self._draws(
+            campaign, evidence, designs, offsets, effects, outside, relevant)
         params = {
             "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
             "mu": float(self.coef_[N_FEATURES]),
