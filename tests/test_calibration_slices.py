@@ -8,7 +8,7 @@ import pytest
 
 from relimpute.calibration import CalibrationReport
 from relimpute.calibration.report import scored_pairs
-from relimpute.calibration.slices import slice_masks, slices_frame
+from relimpute.calibration.slices import slice_masks, slices_frame, top_by_judgments
 from relimpute.stats import slice_scores as slice_row
 from relimpute.calibration.study import CalibrationStudy
 
@@ -85,3 +85,27 @@ def test_the_report_prints_the_slices(tmp_path):
     assert written["slice"].tolist() == ["all", "top-10", "close (<0.01)"]
     assert written["pairs"].tolist() == [20, 10, 10]
     assert (tmp_path / "slices_capped.csv").is_file()
+
+
+def test_the_top_slice_is_split_by_the_judgments_of_its_trials(tmp_path):
+    pairs = _pairs(10)  # trial j: one top-10 pair right at 0.99, one wrong at 0.97
+    made = {j: (0, 5, 50, 500, 5000)[j % 5] for j in range(10)}
+    deep = pairs["trial"].map(made) > 100
+    pairs.loc[deep & (pairs["system_a"] == "a1"), "p_a_better"] = 0.97  # now right there
+    study = _study(pairs)
+    study.trials["judgments"] = study.trials["trial"].map(made)
+    table = top_by_judgments(scored_pairs(study), study.trials, ["s"]).set_index("judgments")
+    assert list(table.index) == ["0", "1–10", "11–100", "101–1000", ">1000"]
+    assert table["pairs"].tolist() == [4, 4, 4, 4, 4]  # two trials per bin, two top pairs each
+    assert table["accuracy"].tolist() == pytest.approx([0.5, 0.5, 0.5, 1.0, 1.0])
+    assert table["mean_confidence"].tolist() == pytest.approx([0.98] * 5)
+    assert table.loc["0", "w"] == pytest.approx((1 - 0.97 / 0.03) / 2)
+    assert table.loc[">1000", "w"] == pytest.approx(1.0)
+    # the edges: 10 judgments is in 1–10, 11 in 11–100, 1001 beyond 1000
+    study.trials["judgments"] = study.trials["trial"].map({j: (10, 11, 100, 1000, 1001)[j % 5] for j in range(10)})
+    again = top_by_judgments(scored_pairs(study), study.trials, ["s"]).set_index("judgments")
+    assert again["pairs"].tolist() == [0, 4, 8, 4, 4]
+    report = CalibrationReport.from_study(study)
+    report.write(tmp_path, study=study)
+    assert pd.read_csv(tmp_path / "top_by_judgments.csv")["pairs"].sum() == 20
+    assert "### The top-10 slice by the trial's judgments (uncapped confidence)" in (tmp_path / "report.md").read_text()
