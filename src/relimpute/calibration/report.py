@@ -358,7 +358,10 @@ def _slices_text() -> str:
     return (
         f"`all` pairs; `top-{TOP_K}`: both runs among the collection's {TOP_K} best by true MAP; "
         f"`close`: |true ΔMAP| < {CLOSE:g}. Target, judged where a slice has at least {MIN_PAIRS} "
-        "pairs: W ≥ 0 and at least 95% of the pairs stated at ≥ 0.95 right."
+        "pairs: W ≥ 0 and at least 95% of the pairs stated at ≥ 0.95 right. A slice picked by "
+        "the true difference holds the pairs whose sign is hardest: on `close` even a forecaster "
+        "calibrated by construction is right less often than it states, at W below 0 "
+        "(docs/studies.md, \"Slices\")."
     )
 
 
