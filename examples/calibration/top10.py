@@ -1,7 +1,7 @@
 """Why the calibration studies miss among the best runs: the top-10 slice, by judgments.
 
-Run from the repository root, after a ``calibrate`` study per collection (commands in
-``top10.md``)::
+Run from the repository root, after a ``calibrate`` study per collection (:data:`STUDIES`;
+DL 2019 about 40 CPU minutes, the 40-trial ones about 15)::
 
     python examples/calibration/top10.py dl19=/tmp/top10/dl19 dl21=/tmp/top10/dl21 trec8=/tmp/top10/trec8
 
@@ -38,6 +38,16 @@ DATA = HERE.parents[2] / "shared" / "data"
 #: name: (folder, rel threshold)
 COLLECTIONS = {"dl19": ("trec-dl-2019-passage", 2), "dl21": ("trec-dl-2021-passage", 2),
                "trec8": ("trec-8-adhoc", 1)}  # fmt: skip
+
+
+#: the studies ``top10.md`` reads: ``calibrate`` with the reusability protocol of ``run.sh``
+STUDIES = """\
+D=../shared/data/trec-dl-2019-passage
+relimpute calibrate $D/qrels.txt $D/runs --rel-threshold 2 --k 10 --c 2 --groups $D/groups.tsv \\
+  --depth 100 --seed 2007 --trials 200 --strategies fusion-mc,mtc \\
+  --settings-dir examples/calibration/held_out/dl19 -o /tmp/top10/dl19
+# DL 2021 (held_out/dl21) and TREC-8 (trec-8-adhoc, --rel-threshold 1, held_out/trec8):
+# --trials 40 --strategies fusion-mc, -o /tmp/top10/dl21 and /tmp/top10/trec8"""
 
 
 def agreement(name: str) -> dict:
@@ -88,6 +98,9 @@ def main(argv: list[str]) -> int:
     slices, by_judgments, agree = [], [], []
     for name, folder in folders.items():
         folder = Path(folder)
+        if not (folder / "top_by_judgments.csv").is_file():
+            print(f"no top_by_judgments.csv in {folder}: run its calibrate study first", file=sys.stderr)
+            return 1
         slices.append(pd.read_csv(folder / "slices.csv").assign(collection=name))
         by_judgments.append(pd.read_csv(folder / "top_by_judgments.csv").assign(collection=name))
         agree.append(agreement(name))
@@ -95,7 +108,8 @@ def main(argv: list[str]) -> int:
     first = lambda f: f[["collection", *[c for c in f.columns if c != "collection"]]]  # noqa: E731
     text = [
         "# The top-10 slice of the calibration studies", "",
-        f"`python examples/calibration/top10.py {' '.join(argv)}`", "",
+        f"`python examples/calibration/top10.py {' '.join(argv)}`, after", "",
+        "```bash", STUDIES, "```", "",
         "## Slices (uncapped confidence)", "", table(first(pd.concat(slices))), "",
         "## The top-10 pairs by the judgments their trial made", "",
         table(first(pd.concat(by_judgments))), "",
