@@ -109,3 +109,31 @@ def test_the_top_slice_is_split_by_the_judgments_of_its_trials(tmp_path):
     report.write(tmp_path, study=study)
     assert pd.read_csv(tmp_path / "top_by_judgments.csv")["pairs"].sum() == 20
     assert "### The top-10 slice by the trial's judgments (uncapped confidence)" in (tmp_path / "report.md").read_text()
+
+
+def test_documents_only_one_run_found_are_filled_from_the_consensus():
+    """The limit docs/studies.md ("Slices") documents: a run whose relevant documents no other
+    run retrieves, left unjudged, is placed by the consensus below runs that agree with each
+    other, though the full judgments put it first (update the docs with this test)."""
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.relevance import load_model
+    from relimpute.testing import make_campaign
+
+    rng = np.random.default_rng(0)
+    topics = [f"t{i}" for i in range(6)]
+    qrels, runs = [], {"B": {}, **{f"C{j}": {} for j in range(4)}}
+    for q in topics:
+        shared, unique = [f"s{i}" for i in range(30)], [f"u{i}" for i in range(5)]
+        qrels += [(q, d, int(i < 5)) for i, d in enumerate(shared)] + [(q, d, 1) for d in unique]
+        for j in range(4):  # the consensus: s0-s4 (relevant) first, in some order
+            runs[f"C{j}"][q] = list(rng.permutation(shared[:5])) + list(rng.permutation(shared[5:]))
+        runs["B"][q] = unique + shared[:5] + shared[10:25]  # AP 1 against the others' 0.5
+    hidden = {(q, d) for q in topics for d in unique}
+    delta = {}
+    for label, hide in (("judged", set()), ("only B found them, unjudged", hidden)):
+        campaign = make_campaign(qrels, runs, hidden=hide, quiet=True, rel_threshold=1)
+        estimate = load_model().fit(campaign, rng=0).predict(campaign)
+        frame = ConfidenceEngine().confidence(campaign, estimate, systems=["B", "C0"], method="normal").to_frame()
+        delta[label] = float(frame["e_delta_map"].iloc[0])
+    assert delta["judged"] == pytest.approx(0.5)
+    assert delta["only B found them, unjudged"] < -0.3
