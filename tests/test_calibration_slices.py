@@ -8,7 +8,7 @@ import pytest
 
 from relimpute.calibration import CalibrationReport
 from relimpute.calibration.report import scored_pairs
-from relimpute.calibration.slices import slice_masks, slices_frame
+from relimpute.calibration.slices import slice_masks, slices_frame, top_by_judgments
 from relimpute.stats import slice_scores as slice_row
 from relimpute.calibration.study import CalibrationStudy
 
@@ -85,3 +85,55 @@ def test_the_report_prints_the_slices(tmp_path):
     assert written["slice"].tolist() == ["all", "top-10", "close (<0.01)"]
     assert written["pairs"].tolist() == [20, 10, 10]
     assert (tmp_path / "slices_capped.csv").is_file()
+
+
+def test_the_top_slice_is_split_by_the_judgments_of_its_trials(tmp_path):
+    pairs = _pairs(10)  # trial j: one top-10 pair right at 0.99, one wrong at 0.97
+    made = {j: (0, 5, 50, 500, 5000)[j % 5] for j in range(10)}
+    deep = pairs["trial"].map(made) > 100
+    pairs.loc[deep & (pairs["system_a"] == "a1"), "p_a_better"] = 0.97  # now right there
+    study = _study(pairs)
+    study.trials["judgments"] = study.trials["trial"].map(made)
+    table = top_by_judgments(scored_pairs(study), study.trials, ["s"]).set_index("judgments")
+    assert list(table.index) == ["0", "1–10", "11–100", "101–1000", ">1000"]
+    assert table["pairs"].tolist() == [4, 4, 4, 4, 4]  # two trials per bin, two top pairs each
+    assert table["accuracy"].tolist() == pytest.approx([0.5, 0.5, 0.5, 1.0, 1.0])
+    assert table["mean_confidence"].tolist() == pytest.approx([0.98] * 5)
+    assert table.loc["0", "w"] == pytest.approx((1 - 0.97 / 0.03) / 2)
+    assert table.loc[">1000", "w"] == pytest.approx(1.0)
+    # the edges: 10 judgments is in 1–10, 11 in 11–100, 1001 beyond 1000
+    study.trials["judgments"] = study.trials["trial"].map({j: (10, 11, 100, 1000, 1001)[j % 5] for j in range(10)})
+    again = top_by_judgments(scored_pairs(study), study.trials, ["s"]).set_index("judgments")
+    assert again["pairs"].tolist() == [0, 4, 8, 4, 4]
+    report = CalibrationReport.from_study(study)
+    report.write(tmp_path, study=study)
+    assert pd.read_csv(tmp_path / "top_by_judgments.csv")["pairs"].sum() == 20
+    assert "### The top-10 slice by the trial's judgments (uncapped confidence)" in (tmp_path / "report.md").read_text()
+
+
+def test_documents_only_one_run_found_are_filled_from_the_consensus():
+    """The limit docs/studies.md ("Slices") documents: a run whose relevant documents no other
+    run retrieves, left unjudged, is placed by the consensus below runs that agree with each
+    other, though the full judgments put it first (update the docs with this test)."""
+    from relimpute.confidence import ConfidenceEngine
+    from relimpute.relevance import load_model
+    from relimpute.testing import make_campaign
+
+    rng = np.random.default_rng(0)
+    topics = [f"t{i}" for i in range(6)]
+    qrels, runs = [], {"B": {}, **{f"C{j}": {} for j in range(4)}}
+    for q in topics:
+        shared, unique = [f"s{i}" for i in range(30)], [f"u{i}" for i in range(5)]
+        qrels += [(q, d, int(i < 5)) for i, d in enumerate(shared)] + [(q, d, 1) for d in unique]
+        for j in range(4):  # the consensus: s0-s4 (relevant) first, in some order
+            runs[f"C{j}"][q] = list(rng.permutation(shared[:5])) + list(rng.permutation(shared[5:]))
+        runs["B"][q] = unique + shared[:5] + shared[10:25]  # AP 1 against the others' 0.5
+    hidden = {(q, d) for q in topics for d in unique}
+    delta = {}
+    for label, hide in (("judged", set()), ("only B found them, unjudged", hidden)):
+        campaign = make_campaign(qrels, runs, hidden=hide, quiet=True, rel_threshold=1)
+        estimate = load_model().fit(campaign, rng=0).predict(campaign)
+        frame = ConfidenceEngine().confidence(campaign, estimate, systems=["B", "C0"], method="normal").to_frame()
+        delta[label] = float(frame["e_delta_map"].iloc[0])
+    assert delta["judged"] == pytest.approx(0.5)
+    assert delta["only B found them, unjudged"] < -0.3

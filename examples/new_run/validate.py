@@ -116,6 +116,7 @@ def add_rows(runs, pairs, check, name, seed, group, shift, truth, others) -> Non
             "rank_low": row["rank_low"], "rank_high": row["rank_high"],
             "rank_covered": row["rank_low"] <= rank <= row["rank_high"],
             "rank_pit": rank_pit(check.ranks.loc[row["run"]].to_numpy(), rank, [seed, len(runs)]),
+            "rank_pit_inside": pit_inside(check.ranks.loc[row["run"]].to_numpy(), rank),
             "reliable": half <= check.tolerance, "half": half,
             "trec_eval": row["trec_eval"], "judged@10": row["judged@10"],
             "holes@100": 1 - row["judged@100"],
@@ -137,6 +138,17 @@ def rank_pit(shares: np.ndarray, rank: int, seed) -> float:
     return float(shares[: rank - 1].sum() + u * shares[rank - 1])
 
 
+def pit_inside(shares: np.ndarray, rank: int, low: float = 0.05, high: float = 0.95) -> float:
+    """P(low < PIT < high) over the PIT's uniform U (:func:`rank_pit`): the share of
+    ``[P(rank < true), P(rank ≤ true)]`` inside ``(low, high)``. Its mean over runs is the
+    share :func:`rank_pit` estimates with one U per run, without that draw's noise (at 37
+    runs one draw moves the share by ±7 points)."""
+    below, upto = float(shares[: rank - 1].sum()), float(shares[:rank].sum())
+    if upto - below <= 1e-12:
+        return float(low < below < high)
+    return max(0.0, min(upto, high) - max(below, low)) / (upto - below)
+
+
 def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (name, shift), part in runs.groupby(["collection", "pool_group_sd"], sort=False):
@@ -152,6 +164,7 @@ def summarise(runs: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
             "mean E − truth": (part["E"] - part["truth"]).mean(),
             "rank in 90% interval": part["rank_covered"].mean(),
             "rank PIT in (0.05, 0.95)": part["rank_pit"].between(0.05, 0.95).mean(),
+            "same, expected over U": part["rank_pit_inside"].mean(),
             "called reliable": len(reliable),
             "reliable right": reliable["covered"].mean() if len(reliable) else np.nan,
             "pairs": len(p), "pairs at ≥ 0.95": int(sure.sum()),

@@ -33,7 +33,7 @@ from .scoring import (
     summary_frame,
     trial_outcomes,
 )
-from .slices import CLOSE, MIN_PAIRS, TOP_K, slices_frame
+from .slices import CLOSE, MIN_PAIRS, TOP_K, slices_frame, top_by_judgments
 from .study import CalibrationStudy, read_study
 
 __all__ = [
@@ -55,9 +55,10 @@ class CalibrationReport:
 
     Attributes
     ----------
-    summary, bins, by_initial, by_similarity, slices
+    summary, bins, by_initial, by_similarity, slices, top_by_judgments
         Keyed ``"raw"`` and ``"capped"`` (confidence capped at ``cap``); ``slices``: the
-        critics' tests (:mod:`relimpute.calibration.slices`).
+        critics' tests (:mod:`relimpute.calibration.slices`), and the top-k slice split by
+        the trials' judgments.
     trials
         Per-trial outcomes with the raw per-trial W (``w``) and the capped one (``w_capped``).
     paired
@@ -77,6 +78,7 @@ class CalibrationReport:
     cap: float
     config: dict[str, Any] = field(default_factory=dict)
     slices: dict[str, pd.DataFrame] = field(default_factory=dict)
+    top_by_judgments: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @classmethod
     def from_study(cls, study: CalibrationStudy, cap: float = 0.95) -> CalibrationReport:
@@ -94,6 +96,8 @@ class CalibrationReport:
             cap=cap,
             config=dict(study.config),
             slices={k: slices_frame(scored_pairs(study, v), study.strategies) for k, v in caps.items()},
+            top_by_judgments={k: top_by_judgments(scored_pairs(study, v), study.trials, study.strategies)
+                              for k, v in caps.items()},
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -181,6 +185,9 @@ class CalibrationReport:
             out += ["### Scores beside W", "", _markdown(_summary_view(self.summary[key])), ""]
             out += [f"## Slices: the critics' tests ({title})", "", _slices_text(), "",
                     _markdown(self.slices[key]) if key in self.slices else "(none)", ""]
+            if key in self.top_by_judgments:
+                out += [f"### The top-{TOP_K} slice by the trial's judgments ({title})", "",
+                        _by_judgments_text(), "", _markdown(self.top_by_judgments[key]), ""]
             out += [
                 f"## Table 3: pairs with two / one / no initial systems ({title})",
                 "",
@@ -245,6 +252,8 @@ class CalibrationReport:
             put(f"table4_similarity{suffix}.csv", self.by_similarity[key].to_csv(index=False))
             if key in self.slices:
                 put(f"slices{suffix}.csv", self.slices[key].to_csv(index=False))
+            if key in self.top_by_judgments:
+                put(f"top_by_judgments{suffix}.csv", self.top_by_judgments[key].to_csv(index=False))
         put("trials.csv", self.trials.to_csv(index=False))
         if not self.paired.empty:
             put("paired_tests.csv", self.paired.to_csv(index=False))
@@ -258,6 +267,7 @@ class CalibrationReport:
             "by_initial": {k: _records(v) for k, v in self.by_initial.items()},
             "by_similarity": {k: _records(v) for k, v in self.by_similarity.items()},
             "slices": {k: _records(v) for k, v in self.slices.items()},
+            "top_by_judgments": {k: _records(v) for k, v in self.top_by_judgments.items()},
             "paired_tests": _records(self.paired),
         }
         put("report.json", json.dumps(document, indent=2, default=_json_default) + "\n")
@@ -350,7 +360,20 @@ def _slices_text() -> str:
     return (
         f"`all` pairs; `top-{TOP_K}`: both runs among the collection's {TOP_K} best by true MAP; "
         f"`close`: |true ΔMAP| < {CLOSE:g}. Target, judged where a slice has at least {MIN_PAIRS} "
-        "pairs: W ≥ 0 and at least 95% of the pairs stated at ≥ 0.95 right."
+        "pairs: W ≥ 0 and at least 95% of the pairs stated at ≥ 0.95 right. A slice picked by "
+        "the true difference holds the pairs whose sign is hardest: on `close` even a forecaster "
+        "calibrated by construction is right less often than it states, at W below 0 "
+        "(docs/studies.md, \"Slices\")."
+    )
+
+
+def _by_judgments_text() -> str:
+    return (
+        f"The `top-{TOP_K}` pairs by how many documents their trial judged (the strategy judges "
+        "for the initial runs only). What is left unjudged the model fills from the runs' "
+        "consensus, which among a collection's best runs can order them backwards: accuracy "
+        "far below the mean stated confidence in the rows with few judgments is that bias, "
+        "not chance (docs/studies.md, \"Slices\")."
     )
 
 
