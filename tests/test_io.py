@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relimpute import _files, _writing
-from relimpute import _parsing as parsing
+from relimpute import _files
+from relimpute.io import writing as _writing
+from relimpute.io import parsing
 from relimpute import io as rio
 from relimpute.errors import InputError
 from relimpute.io import (
@@ -531,7 +532,7 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
 def test_gzip_members_and_padding_read_as_gzip_reads_them(tmp_path):
     """Several gzip members (as ``cat a.gz b.gz`` makes), NUL padding between them, and a
     member that is cut short or followed by junk, read as :func:`gzip.decompress` reads them."""
-    from relimpute._parsing import _read_bytes
+    from relimpute.io.parsing import _read_bytes
 
     half = len(RUN) // 2
     first, second = gzip.compress(RUN[:half].encode()), gzip.compress(RUN[half:].encode())

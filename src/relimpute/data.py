@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._assembly import UNJUDGED, Aligned, align_files, align_frames
-from ._reading import read_any_qrels, run_files, skipped_note
-from ._writing import write_qrels, write_run
+from .io.assembly import UNJUDGED, Aligned, align_files, align_frames
+from .io.reading import read_any_qrels, run_files, skipped_note
+from .io.writing import write_qrels, write_run
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicData:

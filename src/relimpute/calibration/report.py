@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import short_repr
-from .._tables import markdown_text
+from ..studies.tables import markdown_text
 from .metrics import W_CAP
 from .paired import paired_frame, paired_tests
 from .scoring import (

@@ -108,7 +108,7 @@ def load_campaign(args, command: str):
     from ..data import Campaign
     from ..progress import stage
 
-    # reading the runs shows its own bar (relimpute._assembly); the stage covers the qrels
+    # reading the runs shows its own bar (relimpute.io.assembly); the stage covers the qrels
     # before it and aligning the runs after it
     with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
         warnings.simplefilter("ignore")  # the notes are printed below instead

@@ -39,7 +39,7 @@ def split_measures(measures) -> tuple[list, list[Inferred]]:
 def inferred_request(args, default_measures) -> list | None:
     """The measures to print when some are inferred ones (NIST's, by default, for sampled
     qrels), else None; refuses what cannot go with them."""
-    from .._reading import is_sampled_qrels, read_qrels
+    from ..io.reading import is_sampled_qrels, read_qrels
     from ..io import is_inclusion_qrels
     from ..measures import parse_measures
 

@@ -27,7 +27,7 @@ from .._display import short_repr
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
-from .._parsing import GRADE_COLUMN
+from ..io.parsing import GRADE_COLUMN
 from .grades import GradeShares, from_exceedance, grade_column, judged_shares, levels_of_columns
 
 

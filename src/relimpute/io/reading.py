@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._parsing import (
+from .parsing import (
     GRADE_COLUMN,
     PROB_QRELS_COLUMNS,
     QRELS_COLUMNS,
@@ -36,8 +36,8 @@ from ._parsing import (
     _to_int,
     as_string_array,
 )
-from ._inclusion_qrels import first_line, is_inclusion_qrels, read_inclusion_qrels
-from .errors import InputError
+from .inclusion_qrels import first_line, is_inclusion_qrels, read_inclusion_qrels
+from ..errors import InputError
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
 #: -2 is the TREC Web track's "junk" grade (judged, nonrelevant).

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ._files import read_input
-from .errors import InputError
+from .._files import read_input
+from ..errors import InputError
 
 #: Other common spellings of the ir_measures column names, mapped automatically.
 COLUMN_ALIASES = {

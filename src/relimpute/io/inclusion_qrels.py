@@ -16,7 +16,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ._parsing import (
+from .parsing import (
     COLUMN_ALIASES,
     check_grades,
     first_repeat,
@@ -26,7 +26,7 @@ from ._parsing import (
     _to_float,
     _to_int,
 )
-from .errors import InputError
+from ..errors import InputError
 
 #: The header line of the form, and the spellings its last column may take.
 INCLUSION_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "inclusion_probability")

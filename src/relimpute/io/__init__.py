@@ -46,7 +46,7 @@ place, so an interrupted write never leaves a truncated file.
 
 from __future__ import annotations
 
-from ._parsing import (
+from .parsing import (
     COLUMN_ALIASES,
     PROB_QRELS_COLUMNS,
     QRELS_COLUMNS,
@@ -55,8 +55,8 @@ from ._parsing import (
     sort_trec,
     trec_scores,
 )
-from ._inclusion_qrels import INCLUSION_QRELS_COLUMNS, is_inclusion_qrels, read_inclusion_qrels
-from ._reading import (
+from .inclusion_qrels import INCLUSION_QRELS_COLUMNS, is_inclusion_qrels, read_inclusion_qrels
+from .reading import (
     DEFAULT_GRADE_RANGE,
     DUPLICATE_POLICIES,
     NOT_RUN_FILES,
@@ -70,7 +70,7 @@ from ._reading import (
     run_name,
     skipped_note,
 )
-from ._writing import (
+from .writing import (
     write_inclusion_qrels,
     write_prob_qrels,
     write_qrels,
