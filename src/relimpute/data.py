@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from .io.assembly import UNJUDGED, Aligned, align_files, align_frames
-from .io.reading import read_any_qrels, run_files, skipped_note
+from .io.qrels import read_any_qrels
+from .io.runs import run_files, skipped_note
 from .io.writing import write_qrels, write_run
 
 @dataclass(frozen=True, slots=True, eq=False)

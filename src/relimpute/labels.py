@@ -112,7 +112,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
         Naming the file and line: a line the readers refuse, a grade below 0 (qrels'
         "unjudged" -1 is no label), more than :data:`MAX_GRADES` distinct grades.
     """
-    from .io.reading import read_prob_qrels, read_qrels
+    from .io.qrels import read_prob_qrels, read_qrels
 
     where = str(source) if isinstance(source, (str, os.PathLike)) else "<DataFrame>"
     if name is None:

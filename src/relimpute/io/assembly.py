@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .parsing import as_string_array, trec_scores
-from .reading import read_qrels, read_run, read_run_columns
+from .qrels import read_qrels
+from .runs import read_run, read_run_columns
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
 _PAIR_CELLS = 1 << 24  # (system, document) cells one pass of _repeating_systems marks

@@ -140,7 +140,7 @@ def write_inclusion_qrels(sample: pd.DataFrame, path: str | os.PathLike) -> None
     """Write qrels with inclusion probabilities: the header ``query_id doc_id relevance
     inclusion_probability``, then one line per document (π with ``repr``: it round-trips),
     as :func:`relimpute.io.read_inclusion_qrels` reads them."""
-    from .inclusion_qrels import INCLUSION_QRELS_COLUMNS
+    from .qrels import INCLUSION_QRELS_COLUMNS
 
     pi = _finite(sample, "inclusion")
     if any(not 0 < v <= 1 for v in pi):
