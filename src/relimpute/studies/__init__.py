@@ -17,17 +17,12 @@ from __future__ import annotations
 #: where each name lives, imported on first use: :mod:`.folder` loads numpy and pandas, and
 #: :mod:`.tables` (the ``--format`` writers every subcommand's help names) must come without
 #: the runner's imports
-_NAMES = {
-    "LOCAL": "parallel",
-    "cluster": "parallel",
-    "map_units": "parallel",
-    "Study": "runner",
-    "run": "runner",
-    "StudyFolder": "folder",
-    "frame_from_json": "folder",
-    "frame_to_json": "folder",
-    "study_identity": "folder",
+_MODULES = {
+    "parallel": ("LOCAL", "cluster", "map_units"),
+    "runner": ("Study", "run"),
+    "folder": ("StudyFolder", "frame_from_json", "frame_to_json", "study_identity"),
 }
+_NAMES = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = list(_NAMES)
 
