@@ -128,7 +128,8 @@ def load_campaign(args, command: str):
 
     campaign = attach_llm_labels(args, campaign, command)  # --llm-labels, where a command has it
     if source is not None:
-        print(f"relimpute {command}: note: rel_threshold {threshold} from {source}", file=sys.stderr)
+        note = f"rel_threshold {threshold} from {source}"
+        print(f"relimpute {command}: note: {note}", file=sys.stderr)
     given = "--rel-threshold" if args.rel_threshold is not None else source is not None
     message = threshold_warning(campaign, given=given, qrels=args.qrels)
     if message:

@@ -1,4 +1,5 @@
-"""The ``--format`` option of every subcommand's tables (formatters: :mod:`relimpute.studies.tables`)."""
+"""The ``--format`` option of every subcommand's tables (formatters:
+:mod:`relimpute.studies.tables`)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,15 @@ from .qrels import (
     read_qrels,
     read_sampled_qrels,
 )
-from .runs import NOT_RUN_FILES, read_run, read_run_columns, read_runs, run_files, run_name, skipped_note
+from .runs import (
+    NOT_RUN_FILES,
+    read_run,
+    read_run_columns,
+    read_runs,
+    run_files,
+    run_name,
+    skipped_note,
+)
 from .writing import (
     write_inclusion_qrels,
     write_prob_qrels,

@@ -205,7 +205,7 @@ def cluster(address: str | None, jobs: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` for the scheduler at ``address`` while the block runs (None:
     no cluster, yields None); ``"local"`` starts ``jobs`` worker processes here and stops them
     after. Raises InputError when dask.distributed is missing, or no scheduler answers at
-    ``address`` in ``RELIMPUTE_DASK_WAIT`` seconds (default 20; :mod:`relimpute.studies._dask`, which
+    ``address`` in ``RELIMPUTE_DASK_WAIT`` seconds (default 20; :mod:`._dask`, which
     also bounds a study's waits for workers)."""
     if address is None:
         yield None
