@@ -45,8 +45,8 @@ place, so an interrupted write never leaves a truncated file.
 
 Modules, by idea: :mod:`.parsing` (fields, numbers, ids and duplicates, under the rest),
 :mod:`.qrels` (every form of qrels), :mod:`.runs` (runs and run folders), :mod:`.writing`
-(the writers) and :mod:`.assembly` (qrels and runs aligned per topic for
-:class:`relimpute.data.Campaign`).
+(the writers), :mod:`.assembly` (qrels and runs aligned per topic) and :mod:`.campaign` (a
+campaign's files read and aligned in one pass, for :class:`relimpute.data.Campaign`).
 """
 
 from __future__ import annotations
