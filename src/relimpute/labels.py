@@ -180,9 +180,9 @@ def _field_count(source) -> int:
     DataFrame."""
     if isinstance(source, pd.DataFrame):
         return 3 if "probability" in source.columns or "p" in source.columns else 4
-    from .io.parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, _read_bytes
+    from .io.parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, read_bytes
 
-    for line in _read_bytes(source).splitlines():
+    for line in read_bytes(source).splitlines():
         if line.strip():
             names = [f.decode("utf-8", "replace").lower() for f in line.split()]
             names = [COLUMN_ALIASES.get(n, n) for n in names]

@@ -34,7 +34,7 @@ from .parsing import (
     _keep_mask,
     _normalise_frame,
     _parse_fields,
-    _read_bytes,
+    read_bytes,
     _table,
     _to_float,
     _to_int,
@@ -109,7 +109,7 @@ def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, i
     twice in a topic is an error naming the file and line.
     """
     name = str(source)
-    rows = _read_bytes(source).split(b"\n")
+    rows = read_bytes(source).split(b"\n")
     skip = next((i for i, line in enumerate(rows) if line.strip()), 0)
     if not _header(rows[skip]):
         raise InputError("expected a header line 'query_id doc_id relevance "
@@ -147,7 +147,7 @@ def _id_value_columns(source, n_fields, picks, layout, names, columns):
     """
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        fields, lines = _parse_fields(_read_bytes(source), n_fields, picks, name, layout)
+        fields, lines = _parse_fields(read_bytes(source), n_fields, picks, name, layout)
         query, doc, values = fields
         return name, query, doc, values, lines
     frame = _normalise_frame(source, names, columns)
@@ -212,7 +212,7 @@ def read_sampled_qrels(
     """
     name = str(source)
     (query, doc, stratum, labels), lines = _parse_fields(
-        _read_bytes(source), 5, [0, 2, 3, 4], name, SAMPLED_QRELS_LAYOUT
+        read_bytes(source), 5, [0, 2, 3, 4], name, SAMPLED_QRELS_LAYOUT
     )
     stratum = _to_int(stratum, "stratum", name, lines)
     relevance = _to_int(labels, "relevance", name, lines)
@@ -296,7 +296,7 @@ def read_prob_qrels(
     _check_policy(duplicates, DUPLICATE_POLICIES)
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        data = _read_bytes(source)
+        data = read_bytes(source)
         names = PROB_QRELS_COLUMNS + _grade_header(data)
         data, skipped = _without_header(data, names, name)
         (query, doc, values, *graded), lines = _parse_fields(

@@ -17,7 +17,7 @@ import pyarrow as pa
 from ..errors import InputError
 from .parsing import (
     _FRAME, RUN_COLUMNS, _check_policy, _frame_ids, _keep_mask, _normalise_frame, _parse_fields,
-    _read_bytes, _table, _to_float, _to_int, as_string_array,
+    read_bytes, _table, _to_float, _to_int, as_string_array,
 )  # fmt: skip
 
 
@@ -86,7 +86,7 @@ def read_run_columns(
     """
     name = str(path)
     keep = [0, 2, 3, 4, 5] if keep_rank else [0, 2, 4, 5]
-    fields, lines = _parse_fields(_read_bytes(path), 6, keep, name, "qid Q0 docno rank score tag")
+    fields, lines = _parse_fields(read_bytes(path), 6, keep, name, "qid Q0 docno rank score tag")
     out = {"query_id": fields[0], "doc_id": fields[1]}
     out["score"] = _to_float(fields[-2], "score", name, lines)
     if keep_rank:
