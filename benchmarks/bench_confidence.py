@@ -101,7 +101,7 @@ def bench_paper(campaign, estimate, depth, n_cells, seed, engine_seconds):
     n_sys = campaign.n_systems
     n_pairs = n_sys * (n_sys - 1) // 2
     engine = ConfidenceEngine(depth=depth)
-    result = engine.compare(campaign, estimate)
+    result = engine.confidence(campaign, estimate, method="normal")
     paper_paired = {(int(a), int(b)): k for k, (a, b) in enumerate(result.pairs)}
     paper_cell(campaign.topics[0], estimate.p[0], 0, 1, 5)  # compile
     seconds, worst = 0.0, 0.0
@@ -149,8 +149,10 @@ def bench_dl19():
     results = {}
     for ratio in ("constant", "delta"):
         engine = ConfidenceEngine(ratio=ratio)
-        engine.compare(campaign, estimate)  # warm-up: numba cache load
-        seconds, results[ratio] = best_of(lambda: engine.compare(campaign, estimate))
+        engine.confidence(campaign, estimate, method="normal")  # warm-up: numba cache load
+        seconds, results[ratio] = best_of(lambda: engine.confidence(
+            campaign, estimate, method="normal"
+        ))
         out[f"compare_seconds_{ratio}"] = seconds
     const, delta = results["constant"], results["delta"]
     sd_ratio = delta.sd_delta_map / const.sd_delta_map
@@ -171,7 +173,9 @@ def bench_dl19():
     }
     n_draws = 2000
     start = time.perf_counter()
-    mc = ConfidenceEngine().monte_carlo(campaign, estimate, n_draws=n_draws, rng=2007)
+    mc = ConfidenceEngine().confidence(
+        campaign, estimate, n_draws=n_draws, rng=2007, method="monte carlo"
+    )
     out["monte_carlo"] = {
         "draws": n_draws,
         "seconds": time.perf_counter() - start,
@@ -207,12 +211,12 @@ def bench_synthetic():
     rss_built = peak_rss_mb()
     engine = ConfidenceEngine()
     small = campaign.subset(systems=campaign.systems[:2], topics=campaign.query_ids[:1])
-    engine.compare(small, Uniform(0.5).fit_predict(small))  # warm-up
+    engine.confidence(small, Uniform(0.5).fit_predict(small), method="normal")  # warm-up
     start = time.perf_counter()
-    result = engine.compare(campaign, estimate)
+    result = engine.confidence(campaign, estimate, method="normal")
     seconds = time.perf_counter() - start
     tracemalloc.start()  # numpy buffers of one more run (the kernels allocate O(n) scratch only)
-    engine.compare(campaign, estimate)
+    engine.confidence(campaign, estimate, method="normal")
     traced_peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     out = {
@@ -233,7 +237,7 @@ def bench_synthetic():
     }
     start = time.perf_counter()
     engine100 = ConfidenceEngine(depth=100)
-    engine100.compare(campaign, estimate)
+    engine100.confidence(campaign, estimate, method="normal")
     seconds100 = time.perf_counter() - start
     out["compare_seconds_depth_100"] = seconds100
     out["paper_depth_100"] = bench_paper(campaign, estimate, 100, 40, 1, seconds100)

@@ -48,7 +48,7 @@ def main() -> None:
     ]
     for depth in args.depths:
         wall, cpu = time.perf_counter(), time.process_time()
-        study = run_pool_bias_study(campaign, groups, depth=depth, models=args.models, progress=False)
+        study = run_pool_bias_study(campaign, groups, pool_depth=depth, models=args.models, progress=False)
         rows.append(
             {
                 "step": f"study depth {depth}",

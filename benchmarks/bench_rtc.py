@@ -156,10 +156,10 @@ def quality(campaign: Campaign) -> pd.DataFrame:
     n_docs = sum(t.n_docs for t in campaign.topics)
     splits = [
         ("judged: random ~500 judged", split_judgments(campaign, protocol="random", fraction=0.054, rng=1), False),
-        ("judged: depth-2 pool", split_judgments(campaign, protocol="pool", depth=2), False),
-        ("all: depth-1 pool", split_judgments(campaign, protocol="pool", depth=1), True),
-        ("all: depth-3 pool", split_judgments(campaign, protocol="pool", depth=3), True),
-        ("all: depth-10 pool", split_judgments(campaign, protocol="pool", depth=10), True),
+        ("judged: depth-2 pool", split_judgments(campaign, protocol="pool", pool_depth=2), False),
+        ("all: depth-1 pool", split_judgments(campaign, protocol="pool", pool_depth=1), True),
+        ("all: depth-3 pool", split_judgments(campaign, protocol="pool", pool_depth=3), True),
+        ("all: depth-10 pool", split_judgments(campaign, protocol="pool", pool_depth=10), True),
         ("all: random ~500 retrieved", split_judgments(full, protocol="random", fraction=500 / n_docs, rng=1), True),
     ]  # fmt: skip
     rows = []

@@ -37,8 +37,12 @@ def main() -> int:
     def compare(campaign, estimate):
         """Monte Carlo over the model's posterior draws when it has them, else the normal form."""
         if estimate.draws is None:
-            return engine.compare(campaign, estimate, systems=pair).to_frame().iloc[0]
-        return engine.monte_carlo(campaign, estimate, systems=pair, rng=0).to_frame().iloc[0]
+            return engine.confidence(
+                campaign, estimate, systems=pair, method="normal"
+            ).to_frame().iloc[0]
+        return engine.confidence(
+            campaign, estimate, systems=pair, rng=0, method="monte carlo", n_draws=10_000
+        ).to_frame().iloc[0]
 
     # The default model (fusion) on the official, nearly complete qrels: close to trec_eval.
     estimate = load_model().fit_predict(full, rng=0)

@@ -55,13 +55,13 @@ def _one(correction, measure="P@2", column="estimate"):
 
 
 def test_reduced_pool_scores_unjudged_as_nonrelevant(reduced):
-    out = get_corrector("reduced").correct(reduced, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("reduced").correct(reduced, ["A", "B"], "N", ["P@2"], pool_depth=2)
     # topic 1: a relevant, x unjudged; topic 2: p relevant, z unjudged
     assert _one(out) == pytest.approx([0.5])
 
 
 def test_webber_park_with_add_back_by_hand(reduced):
-    out = get_corrector("webber-park").correct(reduced, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("webber-park").correct(reduced, ["A", "B"], "N", ["P@2"], pool_depth=2)
     # β_A = 0 (a, A's unique document, is also in N's top 2: added back);
     # β_B = (0.5 - 0) / 2 topics (d removed); a = mean(β) = 0.125
     assert _one(out, column="adjustment") == pytest.approx([0.125])
@@ -70,7 +70,7 @@ def test_webber_park_with_add_back_by_hand(reduced):
 
 def test_webber_park_without_add_back_by_hand(reduced):
     out = get_corrector("webber-park", add_back=False).correct(
-        reduced, ["A", "B"], "N", ["P@2"], depth=2
+        reduced, ["A", "B"], "N", ["P@2"], pool_depth=2
     )
     assert _one(out) == pytest.approx([0.75])  # β_A = β_B = 0.25
 
@@ -82,7 +82,7 @@ def test_webber_park_equals_rebuilding_every_pool(full, add_back):
     context_campaign = full.pooled(2, pooled)
     measures = ["P@1", "P@2", "RBP(p=0.8)", "AP", "nDCG@2"]
     out = get_corrector("webber-park", add_back=add_back).correct(
-        context_campaign, pooled, "N", measures, depth=2
+        context_campaign, pooled, "N", measures, pool_depth=2
     )
     base = evaluate(context_campaign, measures, missing="zero").set_index(["system", "measure"])[
         "value"
@@ -109,7 +109,7 @@ def _pool_masks(campaign, systems):
 
 
 def test_lipani_2016_by_hand(reduced):
-    out = get_corrector("lipani").correct(reduced, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("lipani").correct(reduced, ["A", "B"], "N", ["P@2"], pool_depth=2)
     # δP_A = δP_B = 0.25, k̄'_A = k̄'_B = 0.25 → GM = 1; k̄(N) = 0.5 → a = 0.5
     assert _one(out, column="adjustment") == pytest.approx([0.5])
     assert not _one(out, column="no_information")[0]
@@ -118,7 +118,7 @@ def test_lipani_2016_by_hand(reduced):
 def test_lipani_2016_when_every_delta_is_zero(full):
     """Topic 2 only (nothing unique to a pooled run): GM over an empty set → no correction."""
     topic2 = full.subset(topics=["2"]).pooled(2, ["A", "B"])
-    out = get_corrector("lipani").correct(topic2, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("lipani").correct(topic2, ["A", "B"], "N", ["P@2"], pool_depth=2)
     assert _one(out) == pytest.approx(_one(out, column="reduced"))
     assert _one(out, column="no_information")[0]
 
@@ -133,7 +133,7 @@ def test_lipani_adjustment_is_a_geometric_mean_over_nonzero_deltas():
 
 def test_lipani_only_for_precision(reduced):
     out = get_corrector("lipani").correct(
-        reduced, ["A", "B"], "N", ["P@2", "AP", "RBP(p=0.8)"], depth=2
+        reduced, ["A", "B"], "N", ["P@2", "AP", "RBP(p=0.8)"], pool_depth=2
     )
     assert set(out.table["measure"]) == {"P@2"}
 
@@ -155,7 +155,7 @@ def test_anti_precision_by_hand():
     qrels = [("1", "a", 1), ("1", "b", 0), ("1", "c", 0), ("1", "d", 1)]
     runs = {"A": {"1": ["b", "c", "y"]}, "B": {"1": ["c", "d", "a"]}, "N": {"1": ["y", "a", "z"]}}
     campaign = make_campaign(qrels, runs, quiet=True)
-    out = get_corrector("anti-precision").correct(campaign, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("anti-precision").correct(campaign, ["A", "B"], "N", ["P@2"], pool_depth=2)
     # N: s = 0.5, s̄ = 0, k = 0.5. A∘N = y b c: δs = 0, δs̄ = -0.5, δk = 0.5;
     # B∘N = c a d: no change.
     # λ = k (Δs s̄ - Δs̄ s) = 0.5 (0 + 0.25 * 0.5) > 0 → a = k · mean δk = 0.5 * 0.25
@@ -164,7 +164,7 @@ def test_anti_precision_by_hand():
 
 
 def test_anti_precision_on_two_topics_by_hand(reduced):
-    out = get_corrector("anti-precision").correct(reduced, ["A", "B"], "N", ["P@2"], depth=2)
+    out = get_corrector("anti-precision").correct(reduced, ["A", "B"], "N", ["P@2"], pool_depth=2)
     # N: s = 0.5, s̄ = 0, k = 0.5. Topic 1: A∘N = a b (no change); B∘N = b e d (d moves to
     # N's rank 3, after e): δs = -0.5, δs̄ = 0. Topic 2: A∘N = p r q, B∘N = p s q (q moves to
     # rank 3): δs = 0, δs̄ = -0.5 for both. Means: δs = (0, -0.25), δs̄ = (-0.25, -0.25),
@@ -173,7 +173,7 @@ def test_anti_precision_on_two_topics_by_hand(reduced):
 
 
 def test_anti_precision_not_triggered_without_unjudged_documents(full):
-    out = get_corrector("anti-precision").correct(full, ["A", "B"], "N", ["P@1"], depth=1)
+    out = get_corrector("anti-precision").correct(full, ["A", "B"], "N", ["P@1"], pool_depth=1)
     # N's top 1 is judged (k = 0): λ = 0, no correction
     assert _one(out, "P@1") == pytest.approx(_one(out, "P@1", column="reduced"))
 
@@ -209,7 +209,7 @@ def test_common_topics_corrector_uses_full_judgments_on_common_topics(full):
     reduced_masks = [t.judged for t in full.pooled(2, ["A", "B"]).topics]
     campaign = full.with_judged([full.topics[0].judged, reduced_masks[1]])
     corrector = get_corrector("webber-park-topics", common_topics=["1", "2"])
-    out = corrector.correct(campaign, ["A", "B"], "N", ["P@2"], depth=2)
+    out = corrector.correct(campaign, ["A", "B"], "N", ["P@2"], pool_depth=2)
     # t = (1.0, 0.5); u = (0.5, 0.5) → a = 0.25, estimate = 0.5 + 0.25
     assert _one(out) == pytest.approx([0.75])
     assert _one(out, column="adjustment") == pytest.approx([0.25])
@@ -218,7 +218,7 @@ def test_common_topics_corrector_uses_full_judgments_on_common_topics(full):
 def test_model_based_expectation_under_a_uniform_prior(reduced):
     """prior 0.5 on N's would-be-pooled unjudged documents (x, z): E[P@2] = 0.5 + 0.5·0.5."""
     out = get_corrector("model", model="uniform", n_draws=4000, seed=1).correct(
-        reduced, ["A", "B"], "N", ["P@2", "P@1"], depth=2
+        reduced, ["A", "B"], "N", ["P@2", "P@1"], pool_depth=2
     )
     assert _one(out) == pytest.approx([0.75], abs=0.02)
     assert _one(out, "P@1") == pytest.approx([1.0])  # a and p are judged relevant: no uncertainty
@@ -243,11 +243,11 @@ def test_correct_refuses_pooled_runs_and_unknown_runs(reduced):
     from relimpute.errors import InputError
 
     with pytest.raises(InputError, match="in the pool"):
-        get_corrector("reduced").correct(reduced, ["A", "B"], "A", ["P@2"], depth=2)
+        get_corrector("reduced").correct(reduced, ["A", "B"], "A", ["P@2"], pool_depth=2)
     with pytest.raises(InputError, match="not in the campaign"):
-        get_corrector("reduced").correct(reduced, ["A", "B"], "Q", ["P@2"], depth=2)
+        get_corrector("reduced").correct(reduced, ["A", "B"], "Q", ["P@2"], pool_depth=2)
     with pytest.raises(InputError, match="larger than the pooled runs"):
-        get_corrector("reduced").correct(reduced, ["A", "B"], "N", ["P@2"], depth=5)
+        get_corrector("reduced").correct(reduced, ["A", "B"], "N", ["P@2"], pool_depth=5)
 
 
 def test_topic_scores_equal_evaluate(reduced):
@@ -281,7 +281,7 @@ def test_model_based_graded_measure_draws_grades_from_the_judged_ones():
     runs = {"A": {"1": ["a", "b"]}, "B": {"1": ["d", "b"]}, "N": {"1": ["x", "a"]}}
     campaign = make_campaign(qrels, runs, quiet=True)
     out = get_corrector("model", model="uniform", n_draws=20000, seed=2).correct(
-        campaign, ["A", "B"], "N", ["nDCG@2"], depth=2
+        campaign, ["A", "B"], "N", ["nDCG@2"], pool_depth=2
     )
     measure = parse_measure("nDCG@2")
     topic = campaign.topics[0]
@@ -325,7 +325,7 @@ def test_between_group_shift_matches_integration_over_the_shared_shift(reduced, 
     sds = {}
     for group_sd in (0.0, 2.0):
         out = ModelBased(model=str(model), n_draws=40000, seed=3, group_sd=group_sd).correct(
-            reduced, ["A", "B"], "N", ["P@2"], depth=2
+            reduced, ["A", "B"], "N", ["P@2"], pool_depth=2
         )
         if group_sd:
             mean, variance = _shared_shift_moments(prior, group_sd, 2)

@@ -49,7 +49,7 @@ def test_repeats_are_averaged_and_one_hole_fraction_has_no_slope():
 def test_hole_fractions_count_the_top_documents_outside_the_kept_pool():
     campaign = simulate_campaign(n_topics=3, n_systems=3, n_docs=50, depth=20, rng=1).campaign
     a, b, c = campaign.systems
-    holes = hole_fractions(campaign, [("x", (a,), (b, c))], depth=5, top=10)
+    holes = hole_fractions(campaign, [("x", (a,), (b, c))], pool_depth=5, top=10)
     unjudged = seen = 0
     rows = campaign.system_index([b, c])
     for topic in campaign.topics:
@@ -100,25 +100,25 @@ def test_leave_run_keeps_the_groups_other_runs_pooled(tmp_path):
     names = list(sim.campaign.systems)
     groups = groups_from_frame(pd.DataFrame({"run": names, "group": [f"g{f}" for f in sim.family],
                                              "pooled": "yes"}))  # fmt: skip
-    study = LeaveOneGroupOut(sim.campaign, groups, depth=5, measures=["AP"], correctors=("reduced",),
+    study = LeaveOneGroupOut(sim.campaign, groups, pool_depth=5, measures=["AP"], correctors=("reduced",),
                              n_common=0, leave="run")  # fmt: skip
     steps = study._prepared["steps"]
     assert [s[1] for s in steps] == [(r,) for r in names]
     assert all(set(kept) == set(names) - {left[0]} for _, left, kept in steps)
-    result = run_pool_bias_study(sim.campaign, groups, depth=5, measures=["AP"], correctors=["reduced"],
+    result = run_pool_bias_study(sim.campaign, groups, pool_depth=5, measures=["AP"], correctors=["reduced"],
                                  models=["uniform"], n_common=0, n_draws=200, progress=False, leave="run")  # fmt: skip
     assert result.settings["leave"] == "run"
     assert set(result.estimates["group"]) == set(names)
     assert result.pair_slices["slice"].tolist() == ["variants (leave one run out)",
                                                     "variants (leave one run out), close (<0.01)"]
     # a run is left out with fewer holes than its whole group
-    grouped = run_pool_bias_study(sim.campaign, groups, depth=5, measures=["AP"], correctors=["reduced"],
+    grouped = run_pool_bias_study(sim.campaign, groups, pool_depth=5, measures=["AP"], correctors=["reduced"],
                                   n_common=0, progress=False)  # fmt: skip
     by_run = result.estimates.drop_duplicates("run").set_index("run")["holes"]
     by_group = grouped.estimates.drop_duplicates("run").set_index("run")["holes"]
     assert (by_run <= by_group[by_run.index] + 1e-12).all() and (by_run < by_group[by_run.index]).any()
     single = groups_from_frame(pd.DataFrame({"run": names, "group": names, "pooled": "yes"}))
     with pytest.raises(InputError, match="every group has one pooled run"):
-        LeaveOneGroupOut(sim.campaign, single, depth=5, leave="run")
+        LeaveOneGroupOut(sim.campaign, single, pool_depth=5, leave="run")
     with pytest.raises(InputError, match="must be 'run' or 'group'"):
-        LeaveOneGroupOut(sim.campaign, groups, depth=5, leave="topic")
+        LeaveOneGroupOut(sim.campaign, groups, pool_depth=5, leave="topic")

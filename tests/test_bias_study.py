@@ -35,7 +35,7 @@ def study(collection):
     return run_pool_bias_study(
         campaign,
         groups,
-        depth=5,
+        pool_depth=5,
         measures=MEASURES,
         models=["uniform"],
         model_groups=["g0", "g1"],

@@ -82,8 +82,8 @@ def test_strategy_resolution():
         get_calibration_strategy("nonsense")
     with pytest.raises(ValueError):
         resolve_strategies("mtc,mtc")
-    with pytest.raises(ValueError, match="monte_carlo_draws"):
-        Strategy("x", selector="mtc", model="uniform", monte_carlo_draws=1)
+    with pytest.raises(ValueError, match="n_draws"):
+        Strategy("x", selector="mtc", model="uniform", n_draws=1)
 
 
 @pytest.fixture(scope="module")
@@ -230,7 +230,7 @@ def test_end_to_end_oracle_model_is_always_right(dl19_cut):
 def test_monte_carlo_confidence_agrees_with_exact(dl19_cut):
     """A strategy may take its confidence from Monte Carlo: with the uniform prior
     (no posterior draws) it must agree with the exact normal path within sampling error."""
-    mc = Strategy("mtc-mc", selector="mtc", model="uniform", monte_carlo_draws=4000)
+    mc = Strategy("mtc-mc", selector="mtc", model="uniform", n_draws=4000)
     study = run_study(dl19_cut, ["mtc", mc], n_trials=1, k=4, c=2, depth=None, seed=6,
                       progress=False)
     wide = study.pairs.pivot(index=["system_a", "system_b"], columns="strategy", values="p_a_better")

@@ -54,7 +54,9 @@ def data(tmp_path):
 def expected(qrels, runs, prior=0.5, ratio="constant", systems=None):
     campaign = Campaign.from_files(qrels, runs)
     estimate = Uniform(prior).fit_predict(campaign)
-    return ConfidenceEngine(ratio=ratio).compare(campaign, estimate, systems=systems)
+    return ConfidenceEngine(ratio=ratio).confidence(
+        campaign, estimate, systems=systems, method="normal"
+    )
 
 
 def test_pairs_table_tsv(data, capsys):
@@ -156,7 +158,7 @@ def test_model_option_uses_the_fitted_estimate(data, capsys):
 
     campaign = Campaign.from_files(qrels, runs)
     estimate = load_model("rtc").fit_predict(campaign, rng=1)
-    want = ConfidenceEngine().compare(campaign, estimate).to_frame()
+    want = ConfidenceEngine().confidence(campaign, estimate, method="normal").to_frame()
     assert [r["p_a_better"] for r in rows] == pytest.approx(want["p_a_better"].tolist(), abs=1e-12)
     # The fitted model gives other probabilities than the uniform prior here.
     uniform = expected(qrels, runs).to_frame()["p_a_better"].to_numpy()

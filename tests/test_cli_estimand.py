@@ -73,7 +73,7 @@ def test_pool_is_the_engines(data, capsys):  # noqa: F811
     assert code == 0 and "estimand: pool (the run pooled with the judged runs to depth 1)" in err
     campaign = Campaign.from_files(qrels, runs)
     engine = ConfidenceEngine(estimand="pool", pool_depth=1)
-    want = engine.compare(campaign, Uniform(0.5).fit_predict(campaign))
+    want = engine.confidence(campaign, Uniform(0.5).fit_predict(campaign), method="normal")
     got = pd.read_csv(io.StringIO(out), sep="\t")
     np.testing.assert_allclose(got["e_delta_map"], want.e_delta_map, atol=1e-6)
     np.testing.assert_allclose(got["sd_delta_map"], want.sd_delta_map, atol=1e-6)

@@ -59,9 +59,12 @@ def uniform(dl19):
 
 def test_num_rel_ret_exact_moments_agree_with_monte_carlo(dl19, uniform):
     n = 2_000
-    exact = ConfidenceEngine().compare(dl19, uniform, systems=CLOSE, measure="num_rel_ret")
-    mc = ConfidenceEngine().monte_carlo(
-        dl19, uniform, systems=CLOSE, n_draws=n, rng=5, measure="NumRelRet"
+    exact = ConfidenceEngine().confidence(
+        dl19, uniform, systems=CLOSE, measure="num_rel_ret", method="normal"
+    )
+    mc = ConfidenceEngine().confidence(
+        dl19, uniform, systems=CLOSE, n_draws=n, rng=5, measure="NumRelRet",
+        method="monte carlo",
     )
     assert exact.scores.measure == mc.scores.measure == "NumRelRet"
     assert exact.var_delta_map.min() > 0
@@ -69,7 +72,9 @@ def test_num_rel_ret_exact_moments_agree_with_monte_carlo(dl19, uniform):
     np.testing.assert_allclose(mc.var_delta_map / exact.var_delta_map, 1.0, atol=4 * np.sqrt(2 / n))
     # with every p in {0, 1} the mean is trec_eval's num_rel_ret averaged over topics
     zero = Uniform(0.0).fit_predict(dl19)
-    scores = ConfidenceEngine().evaluate(dl19, zero, systems=CLOSE, measure="NumRelRet")
+    scores = ConfidenceEngine().confidence(
+        dl19, zero, systems=CLOSE, measure="NumRelRet", pairs=[], method="normal"
+    ).scores
     counts = evaluate(dl19.subset(CLOSE), ["NumRelRet"], missing="zero")["value"]
     np.testing.assert_allclose(scores.e_map * dl19.n_topics, counts, rtol=0, atol=1e-9)
 
@@ -89,7 +94,9 @@ def test_monte_carlo_with_certain_relevance_scores_the_completed_qrels(dl19, nam
         doc_ids=tuple(t.doc_ids for t in campaign.topics),
         p=tuple(x.astype(float) for x in p),
     )
-    mc = ConfidenceEngine().monte_carlo(campaign, estimate, n_draws=2, rng=1, measure=name)
+    mc = ConfidenceEngine().confidence(
+        campaign, estimate, n_draws=2, rng=1, measure=name, method="monte carlo"
+    )
     complete = Campaign(
         systems=campaign.systems,
         topics=tuple(
@@ -123,14 +130,17 @@ def test_cli_compare_measure_paths(dl19_dir, dl19):
     code, text = _compare([*base, "-m", "P_10"])
     assert code == 0
     got = pd.read_csv(io.StringIO(text), sep="\t")
-    want = ConfidenceEngine().compare(dl19, estimate, systems=CLOSE, measure="P@10").to_frame()
+    want = ConfidenceEngine().confidence(
+        dl19, estimate, systems=CLOSE, measure="P@10", method="normal"
+    ).to_frame()
     np.testing.assert_allclose(got["e_delta_map"], want["e_delta_map"], atol=1e-6)
     # Rprec: no closed form, so Monte Carlo with the given seed, the same as the engine's
     code, text = _compare([*base, "-m", "Rprec", "--mc-draws", "300", "--seed", "4"])
     assert code == 0
     got = pd.read_csv(io.StringIO(text), sep="\t")
-    want = ConfidenceEngine().monte_carlo(
-        dl19, estimate, systems=CLOSE, n_draws=300, rng=4, measure="Rprec"
+    want = ConfidenceEngine().confidence(
+        dl19, estimate, systems=CLOSE, n_draws=300, rng=4, measure="Rprec",
+        method="monte carlo",
     )
     np.testing.assert_allclose(got["p_a_better"], want.p_a_better, atol=1e-6)
     assert want.var_delta_map.min() > 0
@@ -156,9 +166,13 @@ def test_engine_confidence_picks_the_method():
     engine = ConfidenceEngine()
     exact = engine.confidence(partial, point)
     assert exact.scores.method == "normal"
-    np.testing.assert_array_equal(exact.p_a_better, engine.compare(partial, point).p_a_better)
+    np.testing.assert_array_equal(exact.p_a_better, engine.confidence(
+        partial, point, method="normal"
+    ).p_a_better)
     mc = engine.confidence(partial, point, measure="nDCG@10", n_draws=40, rng=1)
-    want = engine.monte_carlo(partial, point, n_draws=40, rng=1, measure="nDCG@10")
+    want = engine.confidence(
+        partial, point, n_draws=40, rng=1, measure="nDCG@10", method="monte carlo"
+    )
     assert mc.scores.method == "monte carlo" and len(mc.scores.draws) == 40
     np.testing.assert_array_equal(mc.p_a_better, want.p_a_better)
     draws = tuple(np.clip(p + 0.1 * rng.standard_normal((5, len(p))), 0, 1) for p in point.p)

@@ -63,20 +63,42 @@ def simulated(engine, campaign, estimate, n_draws, rng, measure="AP"):
     )  # fmt: skip
 
 
-def test_old_entries_give_the_entrys_numbers(campaign, graded):
+def _old(name):
+    """The warning a deprecated entry gives, naming the entry and ``confidence``."""
+    return pytest.warns(DeprecationWarning, match=rf"ConfidenceEngine\.{name} is deprecated.*confidence")
+
+
+def test_old_compare_warns_and_gives_the_entrys_numbers(campaign, graded):
     engine = ConfidenceEngine()
     uniform = Uniform(0.3).fit_predict(campaign)
-    same(engine.compare(campaign, uniform), engine.confidence(campaign, uniform))  # auto: exact
-    same(engine.compare(campaign, graded), engine.confidence(campaign, graded, method="normal"))
-    evaluated = engine.evaluate(campaign, uniform, measure="P@10")
+    with _old("compare"):
+        same(engine.compare(campaign, uniform), engine.confidence(campaign, uniform))  # auto: exact
+    with _old("compare"):
+        old = engine.compare(campaign, graded)
+    same(old, engine.confidence(campaign, graded, method="normal"))
+
+
+def test_old_evaluate_warns_and_gives_the_entrys_numbers(campaign):
+    engine = ConfidenceEngine()
+    uniform = Uniform(0.3).fit_predict(campaign)
+    with _old("evaluate"):
+        evaluated = engine.evaluate(campaign, uniform, measure="P@10")
     scores = engine.confidence(campaign, uniform, pairs=[], measure="P@10").scores
     np.testing.assert_array_equal(evaluated.e_map, scores.e_map)
     np.testing.assert_array_equal(evaluated.var_ap, scores.var_ap)
-    same(
-        engine.monte_carlo(campaign, graded, n_draws=300, rng=5),
-        engine.confidence(campaign, graded, n_draws=300, rng=5),  # auto: the posterior draws
-    )
-    one = engine.topic_bootstrap(campaign, graded, n_draws=200, rng=7)
+
+
+def test_old_monte_carlo_warns_and_gives_the_entrys_numbers(campaign, graded):
+    engine = ConfidenceEngine()
+    with _old("monte_carlo"):
+        old = engine.monte_carlo(campaign, graded, n_draws=300, rng=5)
+    same(old, engine.confidence(campaign, graded, n_draws=300, rng=5))  # auto: the posterior draws
+
+
+def test_old_topic_bootstrap_warns_and_gives_the_entrys_numbers(campaign, graded):
+    engine = ConfidenceEngine()
+    with _old("topic_bootstrap"):
+        one = engine.topic_bootstrap(campaign, graded, n_draws=200, rng=7)
     other = engine.confidence(campaign, graded, n_draws=200, rng=7, topics=True)
     same(one.comparison, other.comparison)
     np.testing.assert_array_equal(one.sd_topics, other.sd_topics)

@@ -80,7 +80,7 @@ def test_compare_matches_enumeration(rng, ratio):
     campaign = tiny_campaign(rng, empty=(1, 2))
     estimate = random_estimate(campaign, rng)
     rows = [0, 1, 2]
-    result = ConfidenceEngine(ratio=ratio).compare(campaign, estimate)
+    result = ConfidenceEngine(ratio=ratio).confidence(campaign, estimate, method="normal")
     e_map = np.zeros(3)
     v_map = np.zeros(3)
     e_d = np.zeros(len(result.pairs))
@@ -113,7 +113,7 @@ def test_compare_matches_enumeration(rng, ratio):
 def test_binary_probabilities_give_exact_ap_and_zero_variance(dl19, rng):
     """Every p in {0, 1}: E[AP] equals relimpute.measures AP with those labels, Var = 0."""
     estimate = random_estimate(dl19, rng, binary=True)
-    result = ConfidenceEngine(ratio="delta").compare(dl19, estimate)
+    result = ConfidenceEngine(ratio="delta").confidence(dl19, estimate, method="normal")
     for t, (topic, p) in enumerate(zip(dl19.topics, estimate.p)):
         relevant = (p == 1.0) & (topic.judged | topic.retrieved())
         expected = average_precision(topic.ranking, relevant)
@@ -125,7 +125,7 @@ def test_binary_probabilities_give_exact_ap_and_zero_variance(dl19, rng):
 
 def test_unjudged_nonrelevant_is_trec_eval_map(dl19, dl19_dir):
     estimate = Nonrelevant().fit_predict(dl19)
-    scores = ConfidenceEngine().evaluate(dl19, estimate)
+    scores = ConfidenceEngine().confidence(dl19, estimate, pairs=[], method="normal").scores
     stats = pd.read_csv(dl19_dir / "run_stats.tsv", sep="\t", dtype={"run": str}).set_index("run")
     official = stats.loc[list(scores.systems), "MAP"].to_numpy(dtype=float)
     np.testing.assert_allclose(scores.e_map, official, atol=5e-5)
@@ -137,7 +137,9 @@ def test_engine_agrees_with_topic_api(dl19):
     systems = ["bm25base_p", "runid2", "ICT-BERT2"]
     estimate = Uniform(0.5).fit_predict(dl19)
     for ratio in ("constant", "delta"):
-        result = ConfidenceEngine(ratio=ratio).compare(dl19, estimate, systems=systems)
+        result = ConfidenceEngine(ratio=ratio).confidence(
+            dl19, estimate, systems=systems, method="normal"
+        )
         rows = dl19.system_index(systems)
         for t in (0, 17, 42):
             topic, p = dl19.topics[t], estimate.p[t]
@@ -160,9 +162,12 @@ def test_pair_answer_does_not_depend_on_the_other_runs_compared(dl19):
     """E[R] comes from the campaign, so adding runs to the comparison changes nothing."""
     estimate = Uniform(0.5).fit_predict(dl19)
     engine = ConfidenceEngine()
-    alone = engine.compare(dl19, estimate, systems=["p_bert", "bm25base_p"]).to_frame()
-    crowd = engine.compare(
-        dl19, estimate, systems=["p_bert", "bm25base_p", "UNH_exDL_bm25", "ICT-BERT2"]
+    alone = engine.confidence(
+        dl19, estimate, systems=["p_bert", "bm25base_p"], method="normal"
+    ).to_frame()
+    crowd = engine.confidence(
+        dl19, estimate, systems=["p_bert", "bm25base_p", "UNH_exDL_bm25", "ICT-BERT2"],
+        method="normal",
     ).to_frame()
     pair = crowd[(crowd.system_a == "p_bert") & (crowd.system_b == "bm25base_p")]
     assert len(pair) == 1
@@ -173,7 +178,7 @@ def test_pair_answer_does_not_depend_on_the_other_runs_compared(dl19):
 def test_depth_truncation_equals_truncated_ranks(dl19):
     estimate = Uniform(0.5).fit_predict(dl19)
     systems = ["bm25base_p", "runid2"]
-    result = ConfidenceEngine(depth=10).compare(dl19, estimate, systems=systems)
+    result = ConfidenceEngine(depth=10).confidence(dl19, estimate, systems=systems, method="normal")
     rows = dl19.system_index(systems)
     topic, p = dl19.topics[3], estimate.p[3]
     ra, rb = (np.where(topic.ranks(s) <= 10, topic.ranks(s), 0) for s in rows)
@@ -202,7 +207,7 @@ def test_edge_cases(rng):
     estimate = RelevanceEstimate(
         campaign.query_ids, tuple(t.doc_ids for t in campaign.topics), tuple(ps)
     )
-    result = ConfidenceEngine(ratio="delta").compare(campaign, estimate)
+    result = ConfidenceEngine(ratio="delta").confidence(campaign, estimate, method="normal")
     assert (result.scores.e_ap[:, 0] == 0).all() and (result.scores.var_ap[:, 0] == 0).all()
     assert result.scores.e_ap[0, 1] == 0 and result.scores.var_ap[0, 1] == 0
     assert (result.e_delta_ap[:, 0] == 0).all() and (result.var_delta_ap[:, 0] == 0).all()
@@ -213,7 +218,7 @@ def test_identical_systems_without_unjudged_documents():
     qrels = [("q", "a", 1), ("q", "b", 0), ("q", "c", 1)]
     campaign = make_campaign(qrels, {"x": ["a", "b"], "y": ["a", "b"], "z": ["b", "a"]})
     estimate = Uniform(0.5).fit_predict(campaign)
-    result = ConfidenceEngine().compare(campaign, estimate)
+    result = ConfidenceEngine().confidence(campaign, estimate, method="normal")
     assert result.var_delta_map.tolist() == [0.0, 0.0, 0.0]
     assert result.p_a_better.tolist() == [0.5, 1.0, 1.0]
     assert result.probability("z", "x") == 0.0
@@ -224,7 +229,7 @@ def test_identical_systems_without_unjudged_documents():
 def test_linear_measures_match_enumeration(rng, measure, family):
     campaign = tiny_campaign(rng, n_topics=2, n_docs=8)
     estimate = random_estimate(campaign, rng)
-    result = ConfidenceEngine().compare(campaign, estimate, measure=measure)
+    result = ConfidenceEngine().confidence(campaign, estimate, measure=measure, method="normal")
     assert result.scores.measure == measure and result.scores.ratio is None
     e_d = np.zeros(len(result.pairs))
     v_d = np.zeros(len(result.pairs))
@@ -255,7 +260,9 @@ def test_linear_measures_match_enumeration(rng, measure, family):
 
 def test_precision_with_binary_p_equals_measure(dl19, rng):
     estimate = random_estimate(dl19, rng, binary=True)
-    scores = ConfidenceEngine().evaluate(dl19, estimate, measure="P@10")
+    scores = ConfidenceEngine().confidence(
+        dl19, estimate, measure="P@10", pairs=[], method="normal"
+    ).scores
     topic, p = dl19.topics[5], estimate.p[5]
     np.testing.assert_allclose(
         scores.e_ap[:, 5], precision_at_k(topic.ranking, p == 1.0, 10), atol=1e-12
@@ -266,7 +273,7 @@ def test_precision_with_binary_p_equals_measure(dl19, rng):
 def test_results_api(dl19):
     systems = ["bm25base_p", "runid2", "srchvrs_ps_run3", "ICT-BERT2"]
     estimate = Uniform(0.5).fit_predict(dl19)
-    result = ConfidenceEngine().compare(dl19, estimate, systems=systems)
+    result = ConfidenceEngine().confidence(dl19, estimate, systems=systems, method="normal")
     frame = result.to_frame(level=0.9)
     assert list(frame.columns) == [
         "system_a",
@@ -295,8 +302,9 @@ def test_results_api(dl19):
     assert ranking[-1] == "ICT-BERT2"
     assert result.scores.to_frame().system.tolist() == list(ranking)
     assert len(result.scores.topic_frame()) == 4 * dl19.n_topics
-    chosen = ConfidenceEngine().compare(
-        dl19, estimate, systems=systems, pairs=[("runid2", "bm25base_p")]
+    chosen = ConfidenceEngine().confidence(
+        dl19, estimate, systems=systems, pairs=[("runid2", "bm25base_p")],
+        method="normal",
     )
     assert chosen.e_delta_map[0] == pytest.approx(-result.e_delta_map[0])
     assert chosen.p_a_better[0] == pytest.approx(1.0 - result.p_a_better[0])
@@ -320,16 +328,19 @@ def test_invalid_arguments(dl19):
     with pytest.raises(ValueError, match="depth"):
         ConfidenceEngine(depth=0)
     with pytest.raises(KeyError, match="nosuch"):
-        engine.compare(dl19, estimate, systems=["runid2", "nosuch"])
+        engine.confidence(dl19, estimate, systems=["runid2", "nosuch"], method="normal")
     with pytest.raises(KeyError, match="run set"):
-        engine.compare(
-            dl19, estimate, systems=["runid2", "bm25base_p"], pairs=[("runid2", "test1")]
+        engine.confidence(
+            dl19, estimate, systems=["runid2", "bm25base_p"], pairs=[("runid2", "test1")],
+            method="normal",
         )
     with pytest.raises(ValueError, match="itself"):
-        engine.compare(dl19, estimate, pairs=[("runid2", "runid2")])
+        engine.confidence(dl19, estimate, pairs=[("runid2", "runid2")], method="normal")
     with pytest.raises(ValueError, match="monte carlo. of ConfidenceEngine.confidence"):
-        engine.compare(dl19, estimate, measure="nDCG@10")
+        engine.confidence(dl19, estimate, measure="nDCG@10", method="normal")
     with pytest.raises(ValueError, match="topics"):
-        engine.compare(dl19.subset(topics=dl19.query_ids[:3]), estimate)
+        engine.confidence(dl19.subset(topics=dl19.query_ids[:3]), estimate, method="normal")
     with pytest.raises(ValueError, match="confidence level"):
-        engine.compare(dl19, estimate, systems=["runid2", "test1"]).confidence_interval(1.5)
+        engine.confidence(
+            dl19, estimate, systems=["runid2", "test1"], method="normal"
+        ).confidence_interval(1.5)

@@ -39,8 +39,12 @@ def check_agreement(dl19, estimate, systems, n_draws, seed):
     On the campaign of the compared runs alone, so that R has the spread of
     a few runs' unjudged documents and the delta method visibly matters."""
     dl19 = dl19.subset(systems)
-    mc = ConfidenceEngine().monte_carlo(dl19, estimate, systems=systems, n_draws=n_draws, rng=seed)
-    exact = ConfidenceEngine(ratio="delta").compare(dl19, estimate, systems=systems)
+    mc = ConfidenceEngine().confidence(
+        dl19, estimate, systems=systems, n_draws=n_draws, rng=seed, method="monte carlo"
+    )
+    exact = ConfidenceEngine(ratio="delta").confidence(
+        dl19, estimate, systems=systems, method="normal"
+    )
     se_mean = np.sqrt(exact.var_delta_map / n_draws)
     assert np.all(np.abs(mc.e_delta_map - exact.e_delta_map) <= 4 * se_mean)
     rel_se_var = np.sqrt(2.0 / n_draws)
@@ -49,7 +53,9 @@ def check_agreement(dl19, estimate, systems, n_draws, seed):
     assert np.all(np.abs(mc.p_a_better - p) <= 4 * np.sqrt(p * (1 - p) / n_draws) + 0.005)
     # per-system MAP: the delta method tracks the draws, the paper's constant-E[R] form does not
     np.testing.assert_allclose(mc.scores.var_map / exact.scores.var_map, 1.0, atol=4 * rel_se_var)
-    constant = ConfidenceEngine(ratio="constant").evaluate(dl19, estimate, systems=systems)
+    constant = ConfidenceEngine(ratio="constant").confidence(
+        dl19, estimate, systems=systems, pairs=[], method="normal"
+    ).scores
     assert np.all(mc.scores.var_map / constant.var_map < 0.8)
     return mc, exact
 
@@ -66,10 +72,13 @@ def test_normal_confidence_agrees_with_monte_carlo_full(dl19, uniform):
 def test_linear_measure_monte_carlo_matches_exact(dl19, uniform):
     systems = CLOSE[:3]
     n, measure = 2_000, "RBP(p=0.95)"  # the top 10 of DL 2019 is judged: P@10 has no variance
-    mc = ConfidenceEngine().monte_carlo(
-        dl19, uniform, systems=systems, n_draws=n, rng=3, measure=measure
+    mc = ConfidenceEngine().confidence(
+        dl19, uniform, systems=systems, n_draws=n, rng=3, measure=measure,
+        method="monte carlo",
     )
-    exact = ConfidenceEngine().compare(dl19, uniform, systems=systems, measure=measure)
+    exact = ConfidenceEngine().confidence(
+        dl19, uniform, systems=systems, measure=measure, method="normal"
+    )
     assert mc.scores.measure == measure and exact.var_delta_map.min() > 0
     assert np.all(
         np.abs(mc.e_delta_map - exact.e_delta_map) <= 4 * np.sqrt(exact.var_delta_map / n)
@@ -83,8 +92,9 @@ def test_binary_probabilities_are_deterministic(dl19):
     ps = tuple(np.where(t.judged, r, 0.0) for t, r in zip(dl19.topics, dl19.relevant()))
     estimate = RelevanceEstimate(dl19.query_ids, tuple(t.doc_ids for t in dl19.topics), ps)
     systems = CLOSE[:2]
-    mc = ConfidenceEngine().monte_carlo(
-        dl19, estimate, systems=systems, n_draws=3, measure="nDCG@10"
+    mc = ConfidenceEngine().confidence(
+        dl19, estimate, systems=systems, n_draws=3, measure="nDCG@10",
+        method="monte carlo",
     )
     rows = dl19.system_index(systems)
     topic = dl19.topics[0]
@@ -93,8 +103,9 @@ def test_binary_probabilities_are_deterministic(dl19):
         mc.scores.e_ap[:, 0], normalized_dcg(topic.ranking[rows], labels, 10)
     )
     assert mc.scores.var_map.max() < 1e-30 and mc.var_delta_map.max() < 1e-30
-    rprec = ConfidenceEngine().monte_carlo(
-        dl19, estimate, systems=systems, n_draws=2, measure="Rprec"
+    rprec = ConfidenceEngine().confidence(
+        dl19, estimate, systems=systems, n_draws=2, measure="Rprec",
+        method="monte carlo",
     )
     relevant = topic.relevant(dl19.rel_threshold)
     np.testing.assert_allclose(rprec.scores.e_ap[:, 0], r_precision(topic.ranking[rows], relevant))
@@ -108,21 +119,29 @@ def test_posterior_draws_are_joint_across_topics(dl19):
     draws = tuple(np.stack([z, o]) for z, o in zip(zeros, ones))
     doc_ids = tuple(t.doc_ids for t in subset.topics)
     estimate = RelevanceEstimate(subset.query_ids, doc_ids, zeros, draws=draws)
-    mc = ConfidenceEngine().monte_carlo(subset, estimate, n_draws=10, rng=0)
-    low = ConfidenceEngine().evaluate(subset, RelevanceEstimate(subset.query_ids, doc_ids, zeros))
-    high = ConfidenceEngine().evaluate(subset, RelevanceEstimate(subset.query_ids, doc_ids, ones))
+    mc = ConfidenceEngine().confidence(subset, estimate, n_draws=10, rng=0, method="monte carlo")
+    low = ConfidenceEngine().confidence(
+        subset, RelevanceEstimate(subset.query_ids, doc_ids, zeros), pairs=[], method="normal"
+    ).scores
+    high = ConfidenceEngine().confidence(
+        subset, RelevanceEstimate(subset.query_ids, doc_ids, ones), pairs=[], method="normal"
+    ).scores
     np.testing.assert_allclose(mc.scores.draws[0::2], np.broadcast_to(low.e_map, (5, 2)))
     np.testing.assert_allclose(mc.scores.draws[1::2], np.broadcast_to(high.e_map, (5, 2)))
     np.testing.assert_allclose(mc.scores.var_map, ((high.e_map - low.e_map) / 2) ** 2)
-    ignored = ConfidenceEngine().monte_carlo(subset, estimate, n_draws=4, use_posterior_draws=False)
+    ignored = ConfidenceEngine().confidence(
+        subset, estimate, n_draws=4, use_posterior_draws=False, method="monte carlo"
+    )
     np.testing.assert_allclose(ignored.scores.e_map, low.e_map)
 
 
 def test_reproducible_and_chunked(dl19, uniform):
     kwargs = dict(systems=CLOSE[:2], n_draws=50, rng=11)
-    first = ConfidenceEngine(depth=20).monte_carlo(dl19, uniform, **kwargs)
-    again = ConfidenceEngine(depth=20).monte_carlo(dl19, uniform, **kwargs)
-    small = ConfidenceEngine(depth=20).monte_carlo(dl19, uniform, max_elements=5_000, **kwargs)
+    first = ConfidenceEngine(depth=20).confidence(dl19, uniform, **kwargs, method="monte carlo")
+    again = ConfidenceEngine(depth=20).confidence(dl19, uniform, **kwargs, method="monte carlo")
+    small = ConfidenceEngine(depth=20).confidence(
+        dl19, uniform, max_elements=5_000, **kwargs, method="monte carlo"
+    )
     np.testing.assert_array_equal(first.scores.draws, again.scores.draws)
     assert small.scores.draws.shape == (50, 2)
     ci = first.confidence_interval(0.9)
@@ -132,7 +151,7 @@ def test_reproducible_and_chunked(dl19, uniform):
     np.testing.assert_array_equal(ci.low, oracle)  # the percentile bound, bit for bit
     assert "Monte Carlo, 50 draws" in str(first)
     with pytest.raises(ValueError, match="n_draws"):
-        ConfidenceEngine().monte_carlo(dl19, uniform, n_draws=1)
+        ConfidenceEngine().confidence(dl19, uniform, n_draws=1, method="monte carlo")
 
 
 @pytest.mark.parametrize("copies", [1, 40])

@@ -41,9 +41,11 @@ def test_variance_is_topic_spread_plus_judgment_noise(half_judged):
     from scipy.integrate import quad
     estimate = Uniform(0.3).fit_predict(half_judged)
     engine = ConfidenceEngine(depth=10)
-    exact = engine.compare(half_judged, estimate, measure="P@10")
+    exact = engine.confidence(half_judged, estimate, measure="P@10", method="normal")
     n_draws = 20_000
-    boot = engine.topic_bootstrap(half_judged, estimate, measure="P@10", n_draws=n_draws, rng=7)
+    boot = engine.confidence(
+        half_judged, estimate, measure="P@10", n_draws=n_draws, rng=7, topics=True
+    )
     mu, v = exact.e_delta_ap, exact.var_delta_ap
     n_topics = mu.shape[1]
     judgments, topics = _combined_moments(mu, v)
@@ -76,8 +78,9 @@ def test_complete_judgments_give_the_paired_t_test(dl19):
     bootstrap (scipy's) is narrower."""
     campaign = dl19.subset(SYSTEMS[:2])
     estimate = Uniform(0.5).fit_predict(campaign)
-    boot = ConfidenceEngine(depth=10).topic_bootstrap(
-        campaign, estimate, measure="P@10", n_draws=20_000, rng=11
+    boot = ConfidenceEngine(depth=10).confidence(
+        campaign, estimate, measure="P@10", n_draws=20_000, rng=11,
+        topics=True,
     )
     assert boot.sd_judgments[0] == 0.0
     delta = boot.comparison.e_delta_ap[0]
@@ -102,7 +105,7 @@ def test_topic_sampling_needs_two_topics(dl19):
     campaign = dl19.subset(SYSTEMS[:2], topics=[dl19.query_ids[0]])
     estimate = Uniform(0.5).fit_predict(campaign)
     with pytest.raises(ValueError, match="at least 2 topics"):
-        ConfidenceEngine().topic_bootstrap(campaign, estimate, n_draws=100, rng=0)
+        ConfidenceEngine().confidence(campaign, estimate, n_draws=100, rng=0, topics=True)
 
 
 def test_posterior_draws_are_shared_across_topics(dl19):
@@ -113,8 +116,8 @@ def test_posterior_draws_are_shared_across_topics(dl19):
     campaign = dl19.subset(SYSTEMS)
     estimate = load_model().fit_predict(campaign, rng=0)
     engine = ConfidenceEngine()
-    fixed = engine.monte_carlo(campaign, estimate, n_draws=2_000, rng=4)
-    boot = engine.topic_bootstrap(campaign, estimate, n_draws=2_000, rng=4)
+    fixed = engine.confidence(campaign, estimate, n_draws=2_000, rng=4, method="monte carlo")
+    boot = engine.confidence(campaign, estimate, n_draws=2_000, rng=4, topics=True)
     np.testing.assert_allclose(boot.sd_judgments, fixed.sd_delta_map, rtol=1e-12)
     sd = boot.comparison.sd_delta_map
     assert np.all(sd >= 0.95 * np.maximum(boot.sd_topics, boot.sd_judgments))
@@ -150,10 +153,10 @@ def test_pairs_chosen_from_a_larger_campaign_take_its_r(dl19):
     campaign = dl19.with_judged([t.judged & (gen.random(t.n_docs) < 0.5) for t in dl19.topics])
     estimate = Uniform(0.1).fit_predict(campaign)
     engine = ConfidenceEngine(depth=100)
-    exact_all = engine.compare(campaign, estimate, systems=pair)
+    exact_all = engine.confidence(campaign, estimate, systems=pair, method="normal")
     alone = campaign.subset(pair)
-    exact_alone = engine.compare(alone, Uniform(0.1).fit_predict(alone))
-    boot = engine.topic_bootstrap(campaign, estimate, systems=pair, n_draws=4_000, rng=2)
+    exact_alone = engine.confidence(alone, Uniform(0.1).fit_predict(alone), method="normal")
+    boot = engine.confidence(campaign, estimate, systems=pair, n_draws=4_000, rng=2, topics=True)
     gap = abs(exact_all.e_delta_map[0] - exact_alone.e_delta_map[0])
     assert gap > 0.02  # 0.042 against 0.075
     # the bootstrap's mean of Q/R against the exact E[Q]/E[R]: within a tenth of the gap

@@ -112,12 +112,18 @@ def test_labels_on_counted_documents_change_no_answer():
     labelled = with_labels(bare, [read_labels(pd.concat(rows), name="llm")])
     estimate = Uniform(0.3).fit_predict(bare)
     engine = ConfidenceEngine(ratio="delta")
-    a, b = engine.compare(bare, estimate), engine.compare(labelled, estimate)
+    a, b = engine.confidence(
+        bare, estimate, method="normal"
+    ), engine.confidence(labelled, estimate, method="normal")
     np.testing.assert_array_equal(a.scores.e_ap, b.scores.e_ap)
     np.testing.assert_array_equal(a.var_delta_map, b.var_delta_map)
     for measure in ("AP", "nDCG@10"):
-        a = engine.monte_carlo(bare, estimate, n_draws=50, rng=4, measure=measure)
-        b = engine.monte_carlo(labelled, estimate, n_draws=50, rng=4, measure=measure)
+        a = engine.confidence(
+            bare, estimate, n_draws=50, rng=4, measure=measure, method="monte carlo"
+        )
+        b = engine.confidence(
+            labelled, estimate, n_draws=50, rng=4, measure=measure, method="monte carlo"
+        )
         np.testing.assert_array_equal(a.scores.draws, b.scores.draws)
     systems = list(bare.systems)  # the selection state counts what the compared runs retrieve
     for x, y in zip(SelectionState(bare, systems).counted, SelectionState(labelled, systems).counted):
@@ -131,7 +137,9 @@ def test_exact_engine_counts_labelled_documents_by_enumeration(tiny, ratio):
     bare, labelled, estimate = tiny
     for campaign in (labelled, bare):
         m = _enumerate(campaign, estimate)
-        got = ConfidenceEngine(ratio=ratio).evaluate(campaign, estimate)
+        got = ConfidenceEngine(ratio=ratio).confidence(
+            campaign, estimate, pairs=[], method="normal"
+        ).scores
         np.testing.assert_allclose(got.e_ap, m[..., 3] / m[..., 2], rtol=1e-12)
     e_r, _ = relevant_moments(labelled.topics[0], estimate.p[0], labelled=labelled_documents(labelled)[0])
     assert e_r == pytest.approx(1 + 0.6 + 0.3 + 0.5 + 0.7 + 0.2)  # d1 judged relevant, d2 not
@@ -147,7 +155,9 @@ def test_monte_carlo_counts_labelled_documents_by_enumeration(tiny, measure):
     means = []
     for campaign in (labelled, bare):
         m = _enumerate(campaign, estimate, measure)
-        got = ConfidenceEngine().monte_carlo(campaign, estimate, n_draws=n, rng=11, measure=measure)
+        got = ConfidenceEngine().confidence(
+            campaign, estimate, n_draws=n, rng=11, measure=measure, method="monte carlo"
+        )
         assert np.all(np.abs(got.scores.e_ap - m[..., 0]) <= 4 * np.sqrt(m[..., 1] / n) + 1e-12)
         means.append(m[..., 0])
     assert np.abs(means[0] - means[1]).max() > 0.05
@@ -217,5 +227,6 @@ def test_a_label_blind_calibration_strategy_answers_as_without_labels():
     hidden = [np.zeros(t.n_docs, dtype=bool) for t in truth.topics]
     bare, named = truth.with_judged(hidden), labelled.with_judged(hidden)
     estimate = Uniform(0.5).fit_predict(bare)
-    assert not np.allclose(ConfidenceEngine().evaluate(bare, estimate).e_map,
-                           ConfidenceEngine().evaluate(named, estimate).e_map)  # fmt: skip
+    engine = ConfidenceEngine()
+    assert not np.allclose(engine.confidence(bare, estimate, pairs=[], method="normal").scores.e_map,
+                           engine.confidence(named, estimate, pairs=[], method="normal").scores.e_map)  # fmt: skip

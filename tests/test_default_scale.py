@@ -48,7 +48,7 @@ def _former_draws(model, campaign):
     n = int(model.n_draws)
     theta = rng.multivariate_normal(model.coef_, model.covariance_, size=n, method="cholesky")
     spreads = model.beyond_decay_sd * ndtri((rng.permutation(n) + 0.5) / n)
-    offsets = [model._beyond_offset(ev) for ev in evidence]
+    offsets = [-model.beyond_decay * _log_depth_ratio(ev) for ev in evidence]  # −γ log(b / k_t)
     capped = [np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence]
     if model.beyond_run_sd > 0:
         run_effects = rng.normal(0.0, model.beyond_run_sd, size=(n, campaign.n_systems))
@@ -276,7 +276,9 @@ def _former_monte_carlo(campaign, estimate, n_draws, rng):
 def test_monte_carlo_agrees_with_the_former_dense_path(shallow):
     estimate = load_model("fusion").fit_predict(shallow, rng=2)
     n = 6000
-    result = ConfidenceEngine().monte_carlo(shallow, estimate, n_draws=n, rng=9)
+    result = ConfidenceEngine().confidence(
+        shallow, estimate, n_draws=n, rng=9, method="monte carlo"
+    )
     former = _former_monte_carlo(shallow, estimate, n, 9)
     sd = former.std(axis=0)
     assert np.all(np.abs(result.scores.e_map - former.mean(axis=0)) <= 5 * sd / np.sqrt(n) * 1.5)

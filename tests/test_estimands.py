@@ -21,14 +21,17 @@ def _top(topic, row, k):
 
 @pytest.mark.parametrize("ratio", ["constant", "delta"])
 @pytest.mark.parametrize("pool_depth", [1, 3])
-def test_pool_matches_enumeration(rng, ratio, pool_depth):
-    """Per run its own pool, per pair both runs' pool, enumerated over every relevance vector:
-    the exact moments agree to 1e-12 (below K an unjudged document is nonrelevant; documents
-    independent: no shared shift, which tests/test_pool_coverage.py checks)."""
+@pytest.mark.parametrize("together", [False, True])
+def test_pool_matches_enumeration(rng, ratio, pool_depth, together):
+    """Per run its own pool, per pair both runs' pool (``pool_together``: every run and pair
+    on the pool of all three runs), enumerated over every relevance vector: the exact moments
+    agree to 1e-12 (below K an unjudged document is nonrelevant; documents independent: no
+    shared shift, which tests/test_pool_coverage.py checks)."""
     campaign = tiny_campaign(rng, empty=(1, 2))
     estimate = random_estimate(campaign, rng)
-    engine = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
-    result = engine.compare(campaign, estimate)
+    engine = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0,
+                              pool_together=together)  # fmt: skip
+    result = engine.confidence(campaign, estimate, method="normal")
     n = campaign.n_topics
     e_map, v_map = np.zeros(3), np.zeros(3)
     e_d, v_d = np.zeros(len(result.pairs)), np.zeros(len(result.pairs))
@@ -42,16 +45,17 @@ def test_pool_matches_enumeration(rng, ratio, pool_depth):
         return mean / e_r, w @ (target - w @ target) ** 2 / e_r**2
 
     for topic, p in zip(campaign.topics, estimate.p):
+        every = _top(topic, 0, pool_depth) | _top(topic, 1, pool_depth) | _top(topic, 2, pool_depth)
         for s in range(3):
-            q = np.where(topic.judged | _top(topic, s, pool_depth), p, 0.0)
-            qs, r, w = enumerate_topic(topic, q, [s])
-            m, v = moments(qs[0], r, w)
+            q = np.where(topic.judged | (every if together else _top(topic, s, pool_depth)), p, 0.0)
+            qs, r, w = enumerate_topic(topic, q, [0, 1, 2])  # R: every document with q > 0
+            m, v = moments(qs[s], r, w)
             e_map[s] += m / n
             v_map[s] += v / n**2
         for k, (a, b) in enumerate(result.pairs):
-            pool = topic.judged | _top(topic, a, pool_depth) | _top(topic, b, pool_depth)
-            qs, r, w = enumerate_topic(topic, np.where(pool, p, 0.0), [a, b])
-            m, v = moments(qs[0] - qs[1], r, w)
+            pool = topic.judged | (every if together else _top(topic, a, pool_depth) | _top(topic, b, pool_depth))
+            qs, r, w = enumerate_topic(topic, np.where(pool, p, 0.0), [0, 1, 2])
+            m, v = moments(qs[a] - qs[b], r, w)
             e_d[k] += m / n
             v_d[k] += v / n**2
     assert result.scores.e_map == pytest.approx(e_map, abs=1e-12)
@@ -59,6 +63,10 @@ def test_pool_matches_enumeration(rng, ratio, pool_depth):
     assert result.e_delta_map == pytest.approx(e_d, abs=1e-12)
     assert result.var_delta_map == pytest.approx(v_d, abs=1e-12)
     assert result.scores.estimand == "pool"
+    if together:  # the other runs' documents move the scores (they do on this campaign)
+        assert "the runs scored pooled together with the judged runs" in engine.describe()
+        alone = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
+        assert np.abs(alone.confidence(campaign, estimate, method="normal").scores.e_map - e_map).max() > 1e-6
 
 
 def test_pooled_run_scores_trec_eval_with_zero_variance(rng):
@@ -67,11 +75,13 @@ def test_pooled_run_scores_trec_eval_with_zero_variance(rng):
     k = 2
     campaign = _judge_top(tiny_campaign(rng, n_topics=4, n_docs=12, n_systems=3), 0, k)
     estimate = random_estimate(campaign, rng)
-    scores = ConfidenceEngine(estimand="pool", pool_depth=k).evaluate(campaign, estimate)
+    scores = ConfidenceEngine(estimand="pool", pool_depth=k).confidence(
+        campaign, estimate, pairs=[], method="normal"
+    ).scores
     trec = evaluate(campaign, "AP", missing="zero").set_index("system")["value"]
     assert scores.e_map[0] == pytest.approx(trec["s0"], abs=1e-15)
     assert scores.var_map[0] == 0.0
-    complete = ConfidenceEngine().evaluate(campaign, estimate)
+    complete = ConfidenceEngine().confidence(campaign, estimate, pairs=[], method="normal").scores
     assert complete.var_map[0] > 0  # it does retrieve unjudged documents
 
 
@@ -116,8 +126,8 @@ def test_qrels_is_the_plain_evaluation(rng, measure):
 def test_complete_is_the_default(rng):
     campaign = tiny_campaign(rng)
     estimate = random_estimate(campaign, rng)
-    default = ConfidenceEngine().compare(campaign, estimate)
-    named = ConfidenceEngine(estimand="complete").compare(campaign, estimate)
+    default = ConfidenceEngine().confidence(campaign, estimate, method="normal")
+    named = ConfidenceEngine(estimand="complete").confidence(campaign, estimate, method="normal")
     np.testing.assert_array_equal(default.e_delta_map, named.e_delta_map)
     np.testing.assert_array_equal(default.var_delta_map, named.var_delta_map)
     assert default.scores.estimand == "complete"
@@ -129,15 +139,17 @@ def test_pool_refuses_what_it_cannot_give(rng):
     estimate = random_estimate(campaign, rng)
     engine = ConfidenceEngine(estimand="pool", pool_depth=2)
     with pytest.raises(ValueError, match="exact moments only.*'complete' and 'qrels'"):
-        engine.monte_carlo(campaign, estimate, n_draws=10)
+        engine.confidence(campaign, estimate, n_draws=10, method="monte carlo")
     with pytest.raises(ValueError, match="exact moments only.*not 'nDCG@10'"):
         engine.confidence(campaign, estimate, measure="nDCG@10")
     with pytest.raises(ValueError, match="estimand must be one of"):
         ConfidenceEngine(estimand="official")
     with pytest.raises(ValueError, match="pool_depth is the pool estimand's"):
         ConfidenceEngine(pool_depth=10)
+    with pytest.raises(ValueError, match="pool_together is the pool estimand's"):
+        ConfidenceEngine(pool_together=True)
     with pytest.raises(ValueError, match="needs a relevance estimate"):
-        ConfidenceEngine().compare(campaign, None)
+        ConfidenceEngine().confidence(campaign, None, method="normal")
 
 
 def test_judged_pool_depth(dl19):
@@ -150,7 +162,7 @@ def test_pool_linear_measure_matches_its_sums(rng):
     campaign = tiny_campaign(rng)
     estimate = random_estimate(campaign, rng)
     engine = ConfidenceEngine(estimand="pool", pool_depth=1, pool_group_sd=0)  # independent
-    result = engine.compare(campaign, estimate, measure="P@2")
+    result = engine.confidence(campaign, estimate, measure="P@2", method="normal")
     n = campaign.n_topics
     e, v = np.zeros(3), np.zeros(3)
     e_d, v_d = np.zeros(len(result.pairs)), np.zeros(len(result.pairs))

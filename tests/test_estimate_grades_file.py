@@ -70,10 +70,14 @@ def test_cli_fit_then_evaluate_estimate_scores_ndcg_with_the_grades(files, capsy
     read = with_draws(RelevanceEstimate.from_frame(campaign, read_prob_qrels(est)), campaign, est)
     assert read.n_draws == 100 and read.grades.cut_draws is not None  # the fit's, beside the file
     engine = ConfidenceEngine()
-    graded = engine.monte_carlo(campaign, read, pairs=[], measure="nDCG@3", n_draws=4000, rng=7)
+    graded = engine.confidence(
+        campaign, read, pairs=[], measure="nDCG@3", n_draws=4000, rng=7, method="monte carlo"
+    )
     np.testing.assert_allclose(frame["E[nDCG@3]"], graded.scores.e_map, rtol=1e-5)  # 6 digits printed
     binary = RelevanceEstimate(read.query_ids, read.doc_ids, read.p, draws=read.draws)
-    without = engine.monte_carlo(campaign, binary, pairs=[], measure="nDCG@3", n_draws=4000, rng=7)
+    without = engine.confidence(
+        campaign, binary, pairs=[], measure="nDCG@3", n_draws=4000, rng=7, method="monte carlo"
+    )
     assert not np.allclose(frame["E[nDCG@3]"], without.scores.e_map)
 
 

@@ -105,8 +105,9 @@ def test_cli_evaluate_estimate_monte_carlo_measure_matches_the_engine(files, cap
     frame = _tsv(capsys).set_index("system")
     from relimpute.confidence import ConfidenceEngine
 
-    oracle = ConfidenceEngine().monte_carlo(
-        campaign, estimate, pairs=[], measure="nDCG@3", n_draws=4000, rng=7
+    oracle = ConfidenceEngine().confidence(
+        campaign, estimate, pairs=[], measure="nDCG@3", n_draws=4000, rng=7,
+        method="monte carlo",
     ).scores
     np.testing.assert_allclose(frame["E[nDCG@3]"], oracle.e_map, rtol=1e-5)
     assert "sd[nDCG@3]" not in frame  # no posterior draws beside the file: E[m] only

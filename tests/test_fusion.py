@@ -191,7 +191,7 @@ def test_default_answer_agrees_with_trec_eval_on_nearly_complete_qrels(dl19, dl1
     """Issue 'believable estimates', point 2, on DL 2019: tau >= 0.9 against official MAP and
     no pair with |official dMAP| > 0.05 called the wrong way at P >= 0.9."""
     estimate = load_model().fit_predict(dl19, rng=0)
-    result = ConfidenceEngine().compare(dl19, estimate)
+    result = ConfidenceEngine().confidence(dl19, estimate, method="normal")
     official = (
         evaluate(dl19, ["AP"], missing="zero").set_index("system")["value"]
     )

@@ -99,7 +99,9 @@ def test_unretrieved_topics_leave_the_other_topics_unchanged(which):
 def test_confidence_over_odd_shapes_is_finite():
     campaign = _campaign()
     est = load_model("fusion").fit_predict(campaign, rng=3)
-    comparison = ConfidenceEngine().monte_carlo(campaign, est, n_draws=400, rng=1)
+    comparison = ConfidenceEngine().confidence(
+        campaign, est, n_draws=400, rng=1, method="monte carlo"
+    )
     frame = comparison.to_frame()
     assert len(frame) == campaign.n_systems * (campaign.n_systems - 1) // 2
     assert np.all(np.isfinite(frame["e_delta_map"])) and frame["p_a_better"].between(0, 1).all()

@@ -73,7 +73,9 @@ def test_the_pool_convention_removes_the_bias_against_pooled_qrels(label_pool):
 
     def mean_abs_bias(**settings):
         estimate = FusionLLM(fusion={"n_draws": 20}, runs_weight=1.0, **settings).fit_predict(kept, rng=0)
-        scores = ConfidenceEngine().monte_carlo(kept, estimate, n_draws=200, rng=0).scores
+        scores = ConfidenceEngine().confidence(
+            kept, estimate, n_draws=200, rng=0, method="monte carlo"
+        ).scores
         e_map = scores.to_frame(0.95).set_index("system").reindex(kept.systems)["e_map"].to_numpy()
         return np.abs(e_map - truth).mean()
 

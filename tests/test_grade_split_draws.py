@@ -194,8 +194,9 @@ def test_monte_carlo_with_drawn_splits_matches_enumeration(spread):
     cut_draws = np.array([1.0, 0.0, -1.0]) + spread * np.array([[-0.5, 0, -0.5], [0, 0, 0], [0.5, 0, 0.5]])
     estimate = _split_estimate(campaign, cut_draws)
     mean, var = _exact_moments(campaign, estimate)
-    result = ConfidenceEngine().monte_carlo(
-        campaign, estimate, pairs=[("a", "b")], measure="nDCG@5", n_draws=200_000, rng=7
+    result = ConfidenceEngine().confidence(
+        campaign, estimate, pairs=[("a", "b")], measure="nDCG@5", n_draws=200_000, rng=7,
+        method="monte carlo",
     )
     scores = result.scores
     se = np.sqrt(var / 200_000)
@@ -291,12 +292,18 @@ def test_a_between_group_shift_of_the_split_matches_enumeration_and_leaves_relev
     np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.05)
     assert np.all(var > 1.03 * _exact_moments(campaign, estimate)[1])
     # the confidence engine reads the same split
-    result = ConfidenceEngine().monte_carlo(campaign, shifted, pairs=[], measure="nDCG@5", n_draws=60_000, rng=7)
+    result = ConfidenceEngine().confidence(
+        campaign, shifted, pairs=[], measure="nDCG@5", n_draws=60_000, rng=7, method="monte carlo"
+    )
     np.testing.assert_array_less(np.abs(result.scores.e_map - mean), 4 * np.sqrt(var / 60_000))
     # relevance, its draws and every binary measure: unchanged, bit for bit
     for measure in ("P@5", "AP"):
-        plain = ConfidenceEngine().monte_carlo(campaign, estimate, pairs=[], measure=measure, n_draws=500, rng=3)
-        moved = ConfidenceEngine().monte_carlo(campaign, shifted, pairs=[], measure=measure, n_draws=500, rng=3)
+        plain = ConfidenceEngine().confidence(
+            campaign, estimate, pairs=[], measure=measure, n_draws=500, rng=3, method="monte carlo"
+        )
+        moved = ConfidenceEngine().confidence(
+            campaign, shifted, pairs=[], measure=measure, n_draws=500, rng=3, method="monte carlo"
+        )
         np.testing.assert_array_equal(plain.scores.draws, moved.scores.draws)
     assert group_shifted(estimate, unknown, 0.0, 11) is estimate
 

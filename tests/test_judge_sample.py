@@ -89,7 +89,7 @@ def header(tmp, journal="j.jsonl"):
 
 def test_a_seeded_draw_is_reproducible_with_its_strata_and_probabilities(files):
     tmp, _ = files
-    pool = pool_table(campaign(tmp), DESIGN.depth)
+    pool = pool_table(campaign(tmp), DESIGN.pool_depth)
     first = DESIGN.draw(pool, np.random.default_rng(7))
     pd.testing.assert_frame_equal(first, DESIGN.draw(pool, np.random.default_rng(7)))
     assert not first.equals(DESIGN.draw(pool, np.random.default_rng(8)))

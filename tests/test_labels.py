@@ -175,8 +175,12 @@ def test_shrinking_keeps_the_labelled_documents_so_every_score_stays():
     for topic, kept in zip(labelled.topics, shrunk.topics):
         assert set(topic.doc_ids[::3]) <= set(kept.doc_ids)
     engine = ConfidenceEngine()
-    a = engine.evaluate(cut, Uniform(0.3).fit_predict(cut)).e_map
-    b = engine.evaluate(shrunk, Uniform(0.3).fit_predict(shrunk)).e_map
+    a = engine.confidence(
+        cut, Uniform(0.3).fit_predict(cut), pairs=[], method="normal"
+    ).scores.e_map
+    b = engine.confidence(
+        shrunk, Uniform(0.3).fit_predict(shrunk), pairs=[], method="normal"
+    ).scores.e_map
     np.testing.assert_allclose(a, b, rtol=1e-12)
     bare = truth.truncated(5, shrink=True)
     assert [t.n_docs for t in bare.topics] == [

@@ -19,8 +19,8 @@ PACKAGE = "relimpute"
 #: module may import its own layer or lower ones; ``__main__`` is the entry point into ``cli``;
 #: the package itself (``relimpute/__init__.py``) is the facade over all of them.
 LAYERS = (
-    ("errors", "_display", "_jit", "progress", "parallel", "_files", "studies", "stats",
-     "_registry", "_defaults"),
+    ("errors", "_deprecation", "_vocabulary", "_display", "_jit", "progress", "parallel", "_files",
+     "studies", "stats", "_registry", "_defaults"),
     ("io", "collection_settings", "adapters", "groups"),
     ("labels",),
     ("data",),

@@ -92,7 +92,9 @@ def test_on_dl19_the_default_is_no_further_from_the_official_map_than_substituti
         topics.append(replace(t, grades=grades.astype(t.grades.dtype)))
     substituted = _map(replace(dl19, topics=tuple(topics)))
     model = load_model("fusion-llm").set_params(fusion={"n_draws": 0})
-    answer = ConfidenceEngine().evaluate(kept, model.fit_predict(kept, rng=0)).e_map
+    answer = ConfidenceEngine().confidence(
+        kept, model.fit_predict(kept, rng=0), pairs=[], method="normal"
+    ).scores.e_map
     bias, substitution_bias = np.abs(answer - truth).mean(), np.abs(substituted - truth).mean()
     assert bias <= substitution_bias + TOLERANCE, (bias, substitution_bias)
 
@@ -114,3 +116,37 @@ def test_judging_keeps_the_runs_evidence_where_no_label_is():
         assert selector.model_params_["unlabelled"] == expected
         assert selector.estimate_.params["unlabelled"] == expected
     assert selector.model_params_["runs_weight"] == 1.0
+
+
+def test_the_alternatives_label_shift_moves_every_target_by_one_shift_per_draw(monkeypatch):
+    """examples/llm_evidence/alternatives.py's shared label shift: in each draw every target
+    document's log-odds move by the same amount in every topic; a draw at 0 or 1 and every
+    other document keep their value; σ = 0 leaves the estimate as it is."""
+    import runpy
+    import sys
+    from pathlib import Path
+
+    from scipy.special import logit
+
+    from relimpute.relevance.base import LazyDraws, RelevanceEstimate
+
+    folder = Path(__file__).resolve().parents[1] / "examples" / "llm_evidence"
+    monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
+    shifted = runpy.run_path(str(folder / "alternatives.py"))["shifted"]
+    rng = np.random.default_rng(4)
+    draws = [rng.uniform(0.05, 0.95, (50, 6)) for _ in range(3)]
+    draws[1][:, 0] = 1.0
+    estimate = RelevanceEstimate(("a", "b", "c"), tuple(np.arange(6) for _ in range(3)),
+                                 tuple(d.mean(axis=0) for d in draws), model="test",
+                                 draws=LazyDraws(3, 50, lambda t: draws[t]))  # fmt: skip
+    targets = [np.array([True, True, False, False, True, False])] * 3
+    assert shifted(estimate, targets, 0.0) is estimate
+    moved = shifted(estimate, targets, 0.8)
+    steps = [logit(moved.draws[t][:, targets[t]]) - logit(draws[t][:, targets[t]]) for t in (0, 2)]
+    shift = steps[0][:, :1]
+    for step in steps:
+        np.testing.assert_allclose(step, np.broadcast_to(shift, step.shape), atol=1e-9)
+    assert 0.5 < shift.std() < 1.1
+    np.testing.assert_array_equal(moved.draws[1][:, 0], 1.0)
+    for t in range(3):
+        np.testing.assert_array_equal(moved.draws[t][:, ~targets[t]], draws[t][:, ~targets[t]])

@@ -131,11 +131,11 @@ def test_calibrate_strategy_judges_with_the_labels_and_generalises_with_them():
     strategy = get_calibration_strategy("llm")
     kwargs = strategy.selector_kwargs()
     assert strategy.selector == "llm" and kwargs["model"] == strategy.model == "fusion-llm"
-    assert kwargs["model_params"]["fusion"] == {"n_draws": 200} and strategy.monte_carlo_draws >= 1000
+    assert kwargs["model_params"]["fusion"] == {"n_draws": 200} and strategy.n_draws >= 1000
     truth = simulate_campaign(n_topics=5, n_systems=4, n_docs=120, depth=20, rng=4).campaign
     campaign = with_labels(truth, [_labels(truth, 0.6, np.random.default_rng(2), truth=truth)])
     cheap = type(strategy)(name="llm", selector="llm", model="fusion-llm", model_params={"fusion": {"n_draws": 20}},
-                           selector_params={"mc_draws": 200}, monte_carlo_draws=200)  # fmt: skip
+                           selector_params={"n_draws": 200}, n_draws=200)  # fmt: skip
     spec = TrialSpec(trial=0, seed=1, systems=tuple(truth.systems), n_initial=2)
     pairs, trials = run_trial(campaign, spec, [cheap], confidence=0.9, max_judgments=30)
     assert len(pairs) == 6 and trials["judgments"].iat[0] <= 30

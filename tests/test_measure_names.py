@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from relimpute.measures import Measure, name_table, parse_measure, register
+from relimpute.measures import Measure, name_table, parse_measure, register_measure
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -104,7 +104,7 @@ def test_a_name_cannot_be_registered_twice():
         aliases = ("MAP",)
 
     with pytest.raises(ValueError, match="'MAP' is taken by AP"):
-        register(Clash)
+        register_measure(Clash)
     with pytest.raises(ValueError, match="unknown measure 'Clash'"):
         parse_measure("Clash")
 

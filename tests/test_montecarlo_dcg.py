@@ -95,8 +95,9 @@ def test_expected_dcg_matches_brute_force(measure, k, normalise, draws):
     assert montecarlo.dcg_draws(measure, campaign, estimate) is not None  # the kernel's path
     exact = _exact(campaign, estimate, k, normalise, draws)
     n = 100_000
-    result = ConfidenceEngine().monte_carlo(
-        campaign, estimate, pairs=[("a", "b")], measure=measure, n_draws=n, rng=11
+    result = ConfidenceEngine().confidence(
+        campaign, estimate, pairs=[("a", "b")], measure=measure, n_draws=n, rng=11,
+        method="monte carlo",
     )
     se = np.sqrt(result.scores.var_map / n)
     np.testing.assert_array_less(np.abs(result.scores.e_map - exact), 4 * se + 1e-12)
@@ -146,7 +147,9 @@ def test_kernel_agrees_with_the_general_scorer(monkeypatch, measure):
     n = 20_000
 
     def run():
-        return ConfidenceEngine().monte_carlo(campaign, estimate, measure=measure, n_draws=n, rng=1)
+        return ConfidenceEngine().confidence(
+            campaign, estimate, measure=measure, n_draws=n, rng=1, method="monte carlo"
+        )
 
     new = run()
     _old_path(monkeypatch)
@@ -178,7 +181,7 @@ def test_judged_topic_scores_as_the_measure():
     shares = GradeShares(LEVELS, 2, (np.zeros((topic.n_docs, 1)),), (np.zeros((topic.n_docs, 1)),))
     estimate = RelevanceEstimate(("q",), (topic.doc_ids,), (p,), grades=shares)
     for measure in ("nDCG@3", "nDCG", "DCG@5"):
-        draws = ConfidenceEngine().monte_carlo(campaign, estimate, measure=measure, n_draws=5,
-                                               rng=0).scores.draws  # fmt: skip
+        draws = ConfidenceEngine().confidence(campaign, estimate, measure=measure, n_draws=5,
+                                               rng=0, method="monte carlo").scores.draws  # fmt: skip
         expected = parse_measure(measure).score(topic.ranking, grades)
         np.testing.assert_allclose(draws, np.broadcast_to(expected, draws.shape), rtol=1e-13)

@@ -83,8 +83,9 @@ def test_expected_graded_measure_matches_enumeration(measure, score, k, draws):
     estimate = _estimate(campaign, draws)
     p_rows = estimate.draws[0] if draws else estimate.p[0][None, :]
     exact = _exact(campaign, estimate, score, k, p_rows)
-    result = ConfidenceEngine().monte_carlo(
-        campaign, estimate, pairs=[("a", "b")], measure=measure, n_draws=200_000, rng=7
+    result = ConfidenceEngine().confidence(
+        campaign, estimate, pairs=[("a", "b")], measure=measure, n_draws=200_000, rng=7,
+        method="monte carlo",
     )
     scores = result.scores
     se = np.sqrt(scores.var_map / 200_000)
@@ -101,8 +102,8 @@ def test_binary_measures_draw_as_without_grades(measure):
     graded = _estimate(campaign, draws=False)
     binary = RelevanceEstimate(graded.query_ids, graded.doc_ids, graded.p)
     runs = [
-        ConfidenceEngine().monte_carlo(campaign, e, pairs=[("a", "b")], measure=measure,
-                                       n_draws=2000, rng=3).scores.draws  # fmt: skip
+        ConfidenceEngine().confidence(campaign, e, pairs=[("a", "b")], measure=measure,
+                                       n_draws=2000, rng=3, method="monte carlo").scores.draws  # fmt: skip
         for e in (graded, binary)
     ]
     if measure == "nDCG@5":

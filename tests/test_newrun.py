@@ -261,3 +261,22 @@ def test_label_agreement_counts_pairs_in_the_labels_order():
     campaign = with_labels(campaign, [read_labels(labels, name="llm")])
     got = dict(zip(campaign.systems, label_agreement(campaign)))
     assert got == {"up": 1.0, "down": 0.0}  # b, c tie: not counted
+
+
+def test_new_run_default_shift_is_its_own_not_the_estimands(rng):
+    """Without ``pool_group_sd`` the new-run check draws with NEW_RUN_GROUP_SD (chosen against
+    the official qrels by examples/new_run/), not the pool estimand's narrower POOL_GROUP_SD:
+    its interval is the one an explicit 1.25 gives, not the one at POOL_GROUP_SD."""
+    from relimpute.bias.newrun import NEW_RUN_GROUP_SD
+    from relimpute.confidence.estimands import POOL_GROUP_SD
+
+    assert NEW_RUN_GROUP_SD == 1.25 and POOL_GROUP_SD < NEW_RUN_GROUP_SD
+    campaign = tiny_campaign(rng, n_topics=3, n_docs=9, n_systems=4)
+    estimate = random_estimate(campaign, rng)
+    width = {}
+    for key, sd in (("default", None), ("new", NEW_RUN_GROUP_SD), ("pool", POOL_GROUP_SD)):
+        row = check_new_runs(campaign, ["s1"], estimate, n_draws=2000, rng=3, pool_depth=1,
+                             pool_group_sd=sd).table.iloc[0]  # fmt: skip
+        width[key] = row["ci_high"] - row["ci_low"]
+    assert width["default"] == width["new"]
+    assert abs(width["default"] - width["pool"]) > 1e-3

@@ -55,12 +55,35 @@ def test_pool_is_the_truth_when_the_left_out_run_is_judged(left_out):
     judged = _estimate(full, [r.astype(float) for r in full.relevant()])
     known = _estimate(reduced, [r.astype(float) for r in full.relevant()])
     for campaign, estimate in ((full, judged), (reduced, known)):
-        result = engine.compare(campaign, estimate, pairs=[("s0", "s1"), ("s0", "s2")])
+        result = engine.confidence(
+            campaign, estimate, pairs=[("s0", "s1"), ("s0", "s2")], method="normal"
+        )
         assert result.scores.e_map[0] == pytest.approx(truth["s0"], abs=1e-12)
         assert result.scores.var_map == pytest.approx(0.0, abs=1e-24)
         assert result.e_delta_map == pytest.approx(
             [truth["s0"] - truth["s1"], truth["s0"] - truth["s2"]], abs=1e-12)  # fmt: skip
         assert result.var_delta_map == pytest.approx(0.0, abs=1e-24)
+
+
+def test_a_group_pooled_together_is_the_truth_when_its_documents_are_known(left_out):
+    """Two runs left out together, every p known (0 or 1 from the full pool's judgments):
+    ``pool_together`` gives each its MAP on the full pool, which holds the other's top K, with
+    sd 0; each run pooled alone misses the relevant documents only the other ranks in its top K
+    (they count for it in the truth), so at least one of its MAPs differs."""
+    full, _ = left_out
+    truth = evaluate(full, "AP", missing="zero").set_index("system")["value"]
+    reduced = full.pooled(K, full.systems[2:])
+    known = _estimate(reduced, [r.astype(float) for r in full.relevant()])
+    pairs = [("s0", "s2"), ("s1", "s3")]
+    together = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=1.0, pool_together=True)
+    result = together.confidence(reduced, known, systems=["s0", "s1", "s2", "s3"], pairs=pairs, method="normal")
+    np.testing.assert_allclose(result.scores.e_map, truth[["s0", "s1", "s2", "s3"]].to_numpy(), atol=1e-12)
+    np.testing.assert_allclose(result.e_delta_map, [truth["s0"] - truth["s2"], truth["s1"] - truth["s3"]],
+                               atol=1e-12)  # fmt: skip
+    assert result.scores.var_map == pytest.approx(0.0, abs=1e-24)
+    alone = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=1.0)
+    e_alone = alone.confidence(reduced, known, systems=["s0", "s1"], pairs=[], method="normal").scores.e_map
+    assert np.abs(e_alone - truth[["s0", "s1"]].to_numpy()).max() > 1e-4
 
 
 def _oracle_ap(topic, rel, row, pool):
@@ -85,9 +108,11 @@ def test_pool_interval_against_monte_carlo(left_out, group_sd):
     ps = [np.where(t.judged, r, rng.uniform(0.05, 0.6, t.n_docs))
           for t, r in zip(reduced.topics, reduced.relevant())]  # fmt: skip
     engine = ConfidenceEngine("delta", estimand="pool", pool_depth=K, pool_group_sd=group_sd)
-    result = engine.compare(reduced, _estimate(reduced, ps), pairs=[("s0", "s1")])
-    wide = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=group_sd).compare(
-        reduced, _estimate(reduced, ps), pairs=[("s0", "s1")])  # fmt: skip
+    result = engine.confidence(
+        reduced, _estimate(reduced, ps), pairs=[("s0", "s1")], method="normal"
+    )
+    wide = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=group_sd).confidence(
+        reduced, _estimate(reduced, ps), pairs=[("s0", "s1")], method="normal")  # fmt: skip
     draws = 40_000
     shift = rng.normal(0.0, group_sd, size=(draws, 1))
     map0, map1 = np.zeros(draws), np.zeros(draws)
@@ -118,8 +143,8 @@ def test_shift_widens_only_the_left_out_run(left_out):
     rng = np.random.default_rng(1)
     ps = [np.where(t.judged, r, rng.uniform(0.05, 0.6, t.n_docs))
           for t, r in zip(reduced.topics, reduced.relevant())]  # fmt: skip
-    results = [ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=g).compare(
-        reduced, _estimate(reduced, ps)) for g in (0.0, 0.5, 1.0)]  # fmt: skip
+    results = [ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=g).confidence(
+        reduced, _estimate(reduced, ps), method="normal") for g in (0.0, 0.5, 1.0)]  # fmt: skip
     sds = np.array([r.scores.sd_map for r in results])
     assert sds[0, 0] < sds[1, 0] < sds[2, 0]
     np.testing.assert_array_equal(sds[:, 1:], 0.0)
@@ -147,7 +172,9 @@ def test_study_scores_any_spread_from_two_runs_of_the_engine(left_out):
                                    for t, r in zip(reduced.topics, reduced.relevant())])  # fmt: skip
     pairs = [("s0", "s1"), ("s0", "s2"), ("s0", "s3")]
     alone, unit, wanted = (
-        ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=g).compare(reduced, estimate, pairs=pairs)
+        ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=g).confidence(
+            reduced, estimate, pairs=pairs, method="normal"
+        )
         for g in (0.0, 1.0, 0.7)
     )  # fmt: skip
     frames = [
@@ -209,3 +236,15 @@ def test_study_leaves_each_group_out_once():
     alone = runs.set_index("group").loc["g2"]
     assert alone["own"] == pytest.approx(alone["truth"], abs=1e-12)
     assert (runs["sd_model"] >= 0).all() and (runs["slope"] >= 0).all()
+
+
+def test_the_shipped_spread_is_the_one_each_collection_is_scored_at():
+    """The committed study (examples/pool_coverage/results/summary.csv) chose, for each
+    collection on the other two, the spread the engine ships."""
+    from relimpute.confidence.estimands import POOL_GROUP_SD
+
+    summary = pd.read_csv(PATH.parent / "results" / "summary.csv")
+    held = _study_module().choose(summary)
+    assert set(held["collection"]) == {"dl19", "dl21", "trec8"}
+    assert (held["group_sd"] == POOL_GROUP_SD).all()
+    assert ConfidenceEngine(estimand="pool").pool_group_sd == POOL_GROUP_SD

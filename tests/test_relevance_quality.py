@@ -71,7 +71,7 @@ def test_split_protocols(dl19, rng):
     # binomial(judged, 0.1): sd ≈ 29, 5 sd = 145
     assert abs(kept - 0.1 * judged) < 150
     assert all((k <= t.judged).all() for k, t in zip(keep, dl19.topics))
-    pool = split_judgments(dl19, protocol="pool", depth=3)
+    pool = split_judgments(dl19, protocol="pool", pool_depth=3)
     t = dl19.topics[0]
     expected = np.zeros(t.n_docs, dtype=bool)
     expected[t.ranking[:, :3][t.ranking[:, :3] >= 0]] = True
@@ -81,7 +81,7 @@ def test_split_protocols(dl19, rng):
 
 
 def test_uniform_prior_scores_as_computed_by_hand(dl19):
-    keep = split_judgments(dl19, protocol="pool", depth=2)
+    keep = split_judgments(dl19, protocol="pool", pool_depth=2)
     q = heldout_quality(get_model("uniform"), dl19, keep)
     assert isinstance(q, PredictiveQuality)
     assert q.log_loss == pytest.approx(np.log(2), rel=1e-12)
@@ -96,7 +96,7 @@ def test_complete_judgments_and_scoring_every_document_by_hand(dl19):
     for t, f, r in zip(dl19.topics, full.topics, dl19.relevant()):
         assert f.judged.all()
         np.testing.assert_array_equal(f.relevant(2), r)  # unjudged = nonrelevant
-    keep = split_judgments(dl19, protocol="pool", depth=1)
+    keep = split_judgments(dl19, protocol="pool", pool_depth=1)
     q = heldout_quality(get_model("uniform"), dl19, keep, score_unjudged=True)
     n_docs = sum(t.n_docs for t in dl19.topics)
     n_kept = sum(int(k.sum()) for k in keep)
@@ -130,7 +130,7 @@ def test_quality_protocol_separates_rtc_variants_by_expected_relevant(dl19):
     variant ~109 (benchmarks/results/rtc.md). Stated factor: 4.
     """
 
-    keep = split_judgments(dl19, protocol="pool", depth=10)
+    keep = split_judgments(dl19, protocol="pool", pool_depth=10)
     kept_relevant = np.mean([(r & k).sum() for r, k in zip(dl19.relevant(), keep)])
 
     def unjudged(q):  # mean per topic of the expected / true relevant outside the pool
@@ -173,7 +173,7 @@ LEARNED = [
 def test_learned_models_beat_the_uniform_prior(dl19, name, params, protocol):
     if name == "bayes":
         importlib.import_module("relimpute.relevance.bayes")
-    keep = split_judgments(dl19, protocol=protocol, fraction=0.054, depth=2, rng=11)
+    keep = split_judgments(dl19, protocol=protocol, fraction=0.054, pool_depth=2, rng=11)
     model = get_model(name, **params)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")

@@ -26,8 +26,10 @@ def results():
     partial = truth.with_judged([t.judged & (rng.random(t.n_docs) < 0.5) for t in truth.topics])
     estimate = Uniform(0.3).fit_predict(partial)
     engine = ConfidenceEngine()
-    comparison = engine.compare(partial, estimate)
-    monte_carlo = engine.monte_carlo(partial, estimate, n_draws=50, rng=1, measure="nDCG@10")
+    comparison = engine.confidence(partial, estimate, method="normal")
+    monte_carlo = engine.confidence(
+        partial, estimate, n_draws=50, rng=1, measure="nDCG@10", method="monte carlo"
+    )
     hidden = truth.with_judged([np.zeros(t.n_docs, bool) for t in truth.topics])
     selection = run_selection(
         hidden, "mtc", SimulatedAssessor(truth), systems=truth.systems[:2], budget=5, rng=1
@@ -108,11 +110,13 @@ def test_a_result_says_whether_the_models_parameter_uncertainty_is_in_it():
     sim = simulate_campaign(n_topics=4, n_systems=3, n_docs=200, depth=30, rng=5)
     estimate = Fusion(n_draws=20).fit_predict(sim.campaign, rng=0)
     engine = ConfidenceEngine()
-    exact = engine.compare(sim.campaign, estimate)
-    plain = engine.monte_carlo(sim.campaign, estimate, n_draws=40, rng=1, use_posterior_draws=False)
-    drawn = engine.monte_carlo(sim.campaign, estimate, n_draws=40, rng=1)
+    exact = engine.confidence(sim.campaign, estimate, method="normal")
+    plain = engine.confidence(
+        sim.campaign, estimate, n_draws=40, rng=1, use_posterior_draws=False, method="monte carlo"
+    )
+    drawn = engine.confidence(sim.campaign, estimate, n_draws=40, rng=1, method="monte carlo")
     for result in (exact, plain):
         assert "parameters taken as known" in str(result) and "parameters taken as known" in repr(result)
     assert "model parameters (posterior draws)" in str(drawn) and "taken as known" not in str(drawn)
-    boot = engine.topic_bootstrap(sim.campaign, estimate, n_draws=40, rng=1)
+    boot = engine.confidence(sim.campaign, estimate, n_draws=40, rng=1, topics=True)
     assert boot.comparison.scores.sources == "topics + unjudged documents + model parameters (posterior draws)"

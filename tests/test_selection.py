@@ -537,8 +537,9 @@ def test_posterior_selection_stops_on_the_posterior_predictive_confidence():
     assert selector.n_fits_ == 3  # at the start, after 5 and after 10 judgments
     assert seen[5] == seen[6] == seen[7] == seen[8]  # judgments 6-9: no refit
     campaign = session.state.current_campaign()  # the judgments of the latest refit
-    check = ConfidenceEngine().monte_carlo(
-        campaign, selector.estimate_, pairs=[pair], n_draws=40_000, rng=99
+    check = ConfidenceEngine().confidence(
+        campaign, selector.estimate_, pairs=[pair], n_draws=40_000, rng=99,
+        method="monte carlo",
     )
     p_loop = float(session.tracker.p_a_better()[0])
     p_check = float(check.p_a_better[0])
@@ -572,8 +573,9 @@ def test_posterior_screen_skips_only_refits_that_cannot_stop():
             q, d = session.propose()
             session.judge(q, d, oracle.judge(q, d))
             if selector.n_screened_ > before:  # this refit was screened: check why
-                known = ConfidenceEngine(ratio="constant").compare(
-                    session.state.current_campaign(), selector.estimate_, pairs=[pair]
+                known = ConfidenceEngine(ratio="constant").confidence(
+                    session.state.current_campaign(), selector.estimate_, pairs=[pair],
+                    method="normal",
                 ).p_a_better[0]
                 skipped.append(max(known, 1 - known))
         return selector, session, skipped
@@ -667,7 +669,7 @@ def test_posterior_checks_between_refits_decide_as_a_refit_free_monte_carlo():
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     pair = tuple(full.systems[:2])
     oracle = SimulatedAssessor(full)
-    settings = {"model_params": {"n_draws": 40}, "interval": 5, "mc_draws": 500, "screen": None}
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "n_draws": 500, "screen": None}
 
     def run(selector, target, budget=60, check=None):
         session = SelectionSession(
@@ -686,9 +688,10 @@ def test_posterior_checks_between_refits_decide_as_a_refit_free_monte_carlo():
     compared = []
 
     def against_oracle(session, selector):
-        expected = ConfidenceEngine().monte_carlo(
+        expected = ConfidenceEngine().confidence(
             session.state.current_campaign().subset(list(pair)), selector.estimate_, pairs=[pair],
             n_draws=500, rng=np.random.default_rng(selector.check_seed_),
+            method="monte carlo",
         )  # fmt: skip
         got = float(session.tracker.p_a_better()[0])
         assert got == float(expected.p_a_better[0])

@@ -110,7 +110,7 @@ def test_reweighted_confidence_equals_the_enumerated_posterior(monkeypatch):
     draws = parameter_draws(campaign, 40, seed=5)
     n_mc = 40 * 1000
     selector, session = session_on(
-        campaign, draws, monkeypatch, update="reweight", min_ess=0.01, mc_draws=n_mc, screen=None
+        campaign, draws, monkeypatch, update="reweight", min_ess=0.01, n_draws=n_mc, screen=None
     )
     labels = {(0, 0): 0, (1, 0): 0, (0, 4): 1}  # first nonrelevant, last relevant: b_s > 0 likelier
     for (t, d), y in labels.items():
@@ -135,7 +135,7 @@ def test_equal_draws_reweight_as_the_refit_free_checks(monkeypatch):
     draws = [np.broadcast_to(rng.uniform(0.1, 0.9, N_DOCS), (20, N_DOCS)).copy() for _ in range(2)]
     traces = []
     for params in ({"update": "reweight", "min_ess": 0.99}, {"check_every": 1, "interval": 1000}):
-        selector, session = session_on(campaign, draws, monkeypatch, mc_draws=400, screen=None, **params)
+        selector, session = session_on(campaign, draws, monkeypatch, n_draws=400, screen=None, **params)
         trace = []
         for _ in range(6):
             q, d = session.propose()
@@ -157,7 +157,7 @@ def test_reweight_refits_when_the_effective_sample_size_falls():
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     pair = tuple(full.systems[:2])
     oracle = SimulatedAssessor(full)
-    selector = PosteriorSelection(model_params={"n_draws": 40}, update="reweight", min_ess=0.5, mc_draws=400)
+    selector = PosteriorSelection(model_params={"n_draws": 40}, update="reweight", min_ess=0.5, n_draws=400)
     session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=None, rng=3)
     expected, refits = np.zeros(40), 0
     for _ in range(30):
@@ -178,18 +178,18 @@ def test_reweight_refits_when_the_effective_sample_size_falls():
             assert selector.ess_ >= 0.5 * 40
     assert refits >= 1 and selector.n_checks_ == 30 - refits
     for bad, match in (({"update": "resample"}, "update"), ({"min_ess": 0.0}, "min_ess"),
-                       ({"n_draws": 1}, "n_draws")):  # fmt: skip
+                       ({"posterior_draws": 1}, "posterior_draws"), ({"n_draws": 1}, "n_draws")):  # fmt: skip
         with pytest.raises(ValueError, match=match):
             SelectionSession(hidden.subset(list(pair)), PosteriorSelection(**bad), pair)
 
 
-def test_n_draws_sets_the_refits_posterior_draws():
+def test_posterior_draws_sets_the_refits_posterior_draws():
     from relimpute.simulate import simulate_campaign
 
     full = simulate_campaign(n_topics=3, n_systems=2, n_docs=100, depth=20, rng=4).campaign
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     pair = tuple(full.systems)
-    selector = PosteriorSelection(model_params={"n_draws": 40}, n_draws=60, update="reweight")
+    selector = PosteriorSelection(model_params={"n_draws": 40}, posterior_draws=60, update="reweight")
     SelectionSession(hidden, selector, pair, confidence=None, rng=1)
     assert selector.draws_estimate_.n_draws == 60 and len(selector.log_weights_) == 60
 
@@ -204,7 +204,7 @@ def test_reweight_between_fixed_refits_judges_as_the_refitting_selector():
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     pair = tuple(full.systems[:2])
     oracle = SimulatedAssessor(full)
-    settings = {"model_params": {"n_draws": 40}, "interval": 5, "mc_draws": 400, "screen": None}
+    settings = {"model_params": {"n_draws": 40}, "interval": 5, "n_draws": 400, "screen": None}
     runs = []
     for params in ({"update": "reweight", "ess_refits": False, "min_ess": 0.3}, {"check_every": 1}):
         selector = PosteriorSelection(**settings, **params)
@@ -252,7 +252,7 @@ def test_confirm_stops_only_on_a_refit_that_reaches_the_target(monkeypatch, upda
     labels = [((0, 0), 0), ((1, 0), 0), ((0, 4), 1), ((1, 4), 1)][:n_labels]
     n_mc = 40 * 1000
     own = {"update": "reweight", "min_ess": 0.01} if update == "reweight" else {"check_every": 1}
-    params = {**own, "mc_draws": n_mc, "screen": None}
+    params = {**own, "n_draws": n_mc, "screen": None}
     likelihood = np.ones(40)
     for (t, d), y in labels:
         likelihood *= a[t][:, d] if y else 1 - a[t][:, d]
@@ -293,7 +293,7 @@ def test_confirm_changes_nothing_until_a_check_reaches_the_target():
     oracle = SimulatedAssessor(full)
     traces = []
     for confirm in (False, True):
-        selector = PosteriorSelection(model_params={"n_draws": 40}, update="reweight", mc_draws=400,
+        selector = PosteriorSelection(model_params={"n_draws": 40}, update="reweight", n_draws=400,
                                       confirm=confirm)  # fmt: skip
         session = SelectionSession(hidden.subset(list(pair)), selector, pair, confidence=1.0, budget=25, rng=3)
         trace = []
@@ -360,7 +360,7 @@ def test_predictive_choice_with_equal_weights_is_the_refits(monkeypatch, update)
         params = {"update": "reweight", "min_ess": 0.99}
     traces = []
     for choose_from in ("refit", "predictive"):
-        selector, session = session_on(campaign, draws, monkeypatch, mc_draws=400, screen=None,
+        selector, session = session_on(campaign, draws, monkeypatch, n_draws=400, screen=None,
                                        choose_from=choose_from, **params)  # fmt: skip
         trace = judge_and_follow(session, selector, {}, 8, lambda d: int(d.endswith(("1", "3"))))
         assert selector.n_fits_ == 1
@@ -382,7 +382,7 @@ def test_predictive_choice_with_all_weight_on_one_draw_is_that_draws(monkeypatch
     draws[0][0, first] = 0.8
     labels = {("q0", "d0_0"): 1}
     label_of = lambda d: int(d.endswith(("2", "4")))  # noqa: E731
-    params = {"update": "reweight", "ess_refits": False, "interval": 1000, "mc_draws": 400, "screen": None}
+    params = {"update": "reweight", "ess_refits": False, "interval": 1000, "n_draws": 400, "screen": None}
     followed = {}
     for choose_from in ("refit", "predictive", "draws"):
         selector, session = session_on(campaign, draws, monkeypatch, choose_from=choose_from, **params)

@@ -104,7 +104,7 @@ def test_the_four_studies_are_studies_with_no_private_type_in_their_signatures()
         assert all(hasattr(kind, name) for name in ("command", "unit", "report", "identity", "units",
                                                      "run_unit", "encode", "decode", "combine", "write"))
     for function in (run_study, run_pool_bias_study, power_curves, split_study):
-        assert "checkpoint" in inspect.signature(function).parameters
+        assert {"folder", "scheduler"} <= set(inspect.signature(function).parameters)
         assert "a path" in function.__doc__  # not an object to build by hand
     for function in (run_study, run_pool_bias_study, power_curves, split_study, run):
         text = inspect.getsource(function).split('"""')[0] + (function.__doc__ or "")
@@ -118,9 +118,9 @@ def test_run_study_takes_a_folder_path_and_resumes_there(data, tmp_path):
     _, qrels, runs = data
     campaign = Campaign.from_files(qrels, runs)
     options = dict(n_trials=3, k=3, c=2, depth=10, seed=5, progress=False)
-    first = run_study(campaign, "mtc", checkpoint=tmp_path / "cal", **options)
+    first = run_study(campaign, "mtc", folder=tmp_path / "cal", **options)
     assert json.loads((tmp_path / "cal" / "manifest.json").read_text())["state"] == "complete"
-    again = run_study(campaign, "mtc", checkpoint=tmp_path / "cal", **options)  # from its 3 parts
+    again = run_study(campaign, "mtc", folder=tmp_path / "cal", **options)  # from its 3 parts
     assert again.pairs.equals(first.pairs)
     assert (tmp_path / "cal" / "report.md").is_file()
     read = read_study(tmp_path / "cal")  # its trials had no warning: an empty column read back

@@ -75,7 +75,7 @@ def trial_range(text: str) -> list[int]:
 def exact_map(engine, campaign, estimate, systems, p=None) -> pd.Series:
     """The engine's exact E[MAP] per system on ``p`` (default: the estimate's), no draws."""
     plain = replace(estimate, p=tuple(estimate.p if p is None else p), draws=None, grades=None)
-    scores = engine.evaluate(campaign, plain, systems=systems)
+    scores = engine.confidence(campaign, plain, systems=systems, pairs=[], method="normal").scores
     return pd.Series(np.asarray(scores.e_map, float), index=list(scores.systems))
 
 
@@ -129,8 +129,9 @@ def refit(campaign, spec, strategy, truth, engine, *, many: bool, fixed: bool) -
         after = _with_labels(full, result.campaign_after)
         model = strategy.make_model().fit(after, rng=rng)
         estimate = model.predict(after)
-        study = engine.monte_carlo(
-            after, estimate, systems=systems, n_draws=strategy.monte_carlo_draws, rng=rng
+        study = engine.confidence(
+            after, estimate, systems=systems, n_draws=strategy.n_draws, rng=rng,
+            method="monte carlo",
         ).scores
         maps = {"study": pd.Series(np.asarray(study.e_map, float), index=list(study.systems))}
         maps["exact"] = over_draws(engine, after, estimate, systems)

@@ -180,7 +180,7 @@ def systems(campaign: Campaign, pooled: list[str], model: str) -> tuple[pd.DataF
     """Protocol 2 for one model on the official qrels: per-run table and summary row."""
     estimate = load_model(model).fit_predict(campaign, rng=0)
     extra = unjudged_mass(campaign, estimate.p)
-    comparison = ConfidenceEngine().compare(campaign, estimate, systems=pooled)
+    comparison = ConfidenceEngine().confidence(campaign, estimate, systems=pooled, method="normal")
     official = evaluate(campaign, ["AP"], missing="zero").set_index("system")["value"]
     judged = pd.Series(judged_at_100(campaign), index=campaign.systems)
     runs = pd.DataFrame({"system": comparison.scores.systems, "e_map": comparison.scores.e_map})

@@ -93,8 +93,9 @@ def score_split(half: Campaign, chosen: list[str], settings: Path, pool: int, se
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         estimate = load_model(str(settings)).fit_predict(shallow, rng=seed)
-        pairs = ConfidenceEngine().monte_carlo(
-            shallow, estimate, systems=chosen, n_draws=N_DRAWS, rng=seed
+        pairs = ConfidenceEngine().confidence(
+            shallow, estimate, systems=chosen, n_draws=N_DRAWS, rng=seed,
+            method="monte carlo",
         ).to_frame()
     truth = evaluate(half.subset(chosen), ["AP"], missing="zero").set_index("system")["value"]
     pairs["delta_map"] = truth[pairs["system_a"]].to_numpy() - truth[pairs["system_b"]].to_numpy()

@@ -67,7 +67,7 @@ def grid_study(
             selector="mtc",
             model="fusion",
             model_params={**base, "n_draws": 200, **fixed, param: value},
-            monte_carlo_draws=4000,
+            n_draws=4000,
         )
         for value in values
     ]

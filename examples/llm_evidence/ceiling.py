@@ -167,7 +167,7 @@ def oracle_p(full, kept, codes, oracle: dict) -> list[np.ndarray]:
 def exact_map(campaign, p) -> np.ndarray:
     """E[MAP] per run from the library's engine (``ConfidenceEngine.evaluate``)."""
     estimate = RelevanceEstimate(campaign.query_ids, tuple(t.doc_ids for t in campaign.topics), tuple(p))
-    return ConfidenceEngine().evaluate(campaign, estimate).e_map
+    return ConfidenceEngine().confidence(campaign, estimate, pairs=[], method="normal").scores.e_map
 
 
 def drawn_ap(topic, p: np.ndarray, rng, n_draws: int, chunk: int = 100) -> np.ndarray:

@@ -114,7 +114,9 @@ def scores(truth, e, lo=None, hi=None) -> dict:
     return out
 
 
-def run_design(collection: str, depth: int, tmp: Path, candidates) -> list[dict]:
+def design(collection: str, depth: int, tmp: Path):
+    """One design's inputs: the official campaign, the campaign judged on the depth-``depth``
+    pool, that pool's qrels file (written in ``tmp``), the label file and the official MAPs."""
     folder = DATA / COLLECTIONS[collection]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -122,8 +124,12 @@ def run_design(collection: str, depth: int, tmp: Path, candidates) -> list[dict]
     kept = full.pooled(depth)
     qrels = tmp / f"{collection}-pool{depth}.txt"
     write_qrels(kept.qrels_frame(), qrels)
-    labels = folder / "llm" / f"{SOURCE}.txt"
-    truth = official_map(full)
+    return full, kept, qrels, folder / "llm" / f"{SOURCE}.txt", official_map(full)
+
+
+def run_design(collection: str, depth: int, tmp: Path, candidates) -> list[dict]:
+    folder = DATA / COLLECTIONS[collection]
+    full, kept, qrels, labels, truth = design(collection, depth, tmp)
     setting = {"collection": collection, "pool_depth": depth,
                "human_per_topic": round(sum(int(t.judged.sum()) for t in kept.topics) / full.n_topics, 1)}  # fmt: skip
     rows = [{**setting, "answer": "substitution", **scores(truth, substitution_map(full, kept, read_labels(labels)))}]
@@ -149,15 +155,23 @@ def met(table: pd.DataFrame) -> pd.DataFrame:
     """Per collection and candidate, how many of item 4's conditions its designs meet: mean
     |bias| no larger than substitution's, τ no smaller, coverage within :data:`BAND` (and the
     mean |bias| over the designs, the tie-break)."""
+    rows = conditions_met(table, table["candidate"].notna())
+    return rows.groupby(["collection", "candidate"])[["met", "mean_abs_bias"]].agg({"met": "sum", "mean_abs_bias": "mean"})
+
+
+def conditions_met(table: pd.DataFrame, chosen) -> pd.DataFrame:
+    """The ``chosen`` rows of ``table`` with ``met``: how many of item 4's conditions each
+    meets against its design's substitution row (mean |bias| no larger, τ no smaller, to four
+    decimals; coverage within :data:`BAND`)."""
     sub = table[table["answer"] == "substitution"].set_index(["collection", "pool_depth"])
-    rows = table[table["candidate"].notna()].copy()
+    rows = table[chosen].copy()
     keys = list(zip(rows["collection"], rows["pool_depth"]))
     rows["met"] = (
         (rows["mean_abs_bias"].round(4).to_numpy() <= sub.loc[keys, "mean_abs_bias"].round(4).to_numpy()).astype(int)
         + (rows["tau"].round(4).to_numpy() >= sub.loc[keys, "tau"].round(4).to_numpy())
         + rows["coverage"].between(*BAND)
     )
-    return rows.groupby(["collection", "candidate"])[["met", "mean_abs_bias"]].agg({"met": "sum", "mean_abs_bias": "mean"})
+    return rows
 
 
 def choice(table: pd.DataFrame) -> str:

@@ -56,7 +56,9 @@ TOP = 100
 
 
 def e_map(campaign, estimate, p) -> np.ndarray:
-    return ConfidenceEngine().evaluate(campaign, replace(estimate, p=tuple(p), draws=None)).e_map
+    return ConfidenceEngine().confidence(
+        campaign, replace(estimate, p=tuple(p), draws=None), pairs=[], method="normal"
+    ).scores.e_map
 
 
 def diagnose(collection: str, full, design: str, size: int, seed: int, models):

@@ -86,7 +86,8 @@ def score(campaign: Campaign, truth: pd.Series, seed: int) -> dict:
     out = {}
     for suffix, settings in ANSWERS.items():
         estimate = FusionLLM(**settings).fit_predict(campaign, rng=seed)
-        e_map = np.asarray(ConfidenceEngine().evaluate(campaign, estimate).e_map, dtype=float)
+        scores = ConfidenceEngine().confidence(campaign, estimate, pairs=[], method="normal").scores
+        e_map = np.asarray(scores.e_map, dtype=float)
         out |= {f"tau{suffix}": kendall_tau(e_map, t), f"max_drop{suffix}": max_drop(e_map, t),
                 f"mean_abs_bias{suffix}": float(np.abs(e_map - t).mean())}  # fmt: skip
     return out

@@ -153,7 +153,9 @@ def model_answer(model, kept: Campaign, truth, seed: int, keep_pairs: bool = Fal
     started = time.perf_counter()
     estimate = model.fit_predict(kept, rng=seed)
     fitted = time.perf_counter() - started
-    comparison = ConfidenceEngine().monte_carlo(kept, estimate, n_draws=MC_DRAWS, rng=seed)
+    comparison = ConfidenceEngine().confidence(
+        kept, estimate, n_draws=MC_DRAWS, rng=seed, method="monte carlo"
+    )
     scores = comparison.scores.to_frame(LEVEL).set_index("system").reindex(kept.systems)
     delta = comparison.to_frame(LEVEL)
     index = {s: i for i, s in enumerate(kept.systems)}

@@ -66,7 +66,7 @@ def study(name: str, quick: bool, seed: int, n_draws: int = 1000) -> pd.DataFram
     estimate = load_model().fit(cut, rng=seed).predict(cut, grades=False)
     pairs = list(combinations(range(campaign.n_systems), 2))
     names = [(campaign.systems[i], campaign.systems[j]) for i, j in pairs]
-    exact = ConfidenceEngine().compare(cut, estimate, pairs=names)
+    exact = ConfidenceEngine().confidence(cut, estimate, pairs=names, method="normal")
     expected = exact.scores.e_ap
     p_full, s_full = calls(per_topic_ap(campaign), pairs)
     rows = pd.DataFrame({"collection": name, "a": [campaign.systems[i] for i, _ in pairs],

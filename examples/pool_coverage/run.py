@@ -3,14 +3,16 @@
 Run from the repository root::
 
     python examples/pool_coverage/run.py                 # the three collections, a few minutes
+    python examples/pool_coverage/run.py --pool alone    # each left-out run pooled alone (earlier design)
     python examples/pool_coverage/run.py --quick         # DL 2019, 10 topics, 4 groups: seconds
 
 The truth of each pooled run is its MAP (full depth, unjudged = nonrelevant) on the qrels cut to
 the depth-10 pool of every pooled run (fully judged on all three: the script checks). For each
 group, the qrels are cut to the depth-10 pool of the other groups' pooled runs, the default model
-is fitted on that, and ``ConfidenceEngine(estimand="pool", pool_depth=10)`` gives each of the
-group's runs E, sd and the 95% interval of its MAP and, against every run of the other groups,
-of ΔMAP with P(A beats B). Scored as the ``complete`` study (``../estimand_coverage/run.py``):
+is fitted on that, and ``ConfidenceEngine(estimand="pool", pool_depth=10, pool_together=True)``
+(the group's runs pooled together, as the truth pools them) gives each of the group's runs E,
+sd and the 95% interval of its MAP and, against every run of the other groups, of ΔMAP with
+P(A beats B). Scored as the ``complete`` study (``../estimand_coverage/run.py``):
 coverage, E[z²], accuracy at P ≥ 0.95, W. The estimand's own target, the run pooled alone with
 the other groups (``own``), is scored beside the truth (their gap is the group's other runs'
 pool). Writes ``results/summary.csv`` and ``.md`` and per collection ``runs_<name>.csv`` and
@@ -97,11 +99,14 @@ def mean_ap(campaign: Campaign, systems) -> pd.Series:
 
 
 def study(campaign: Campaign, groups, *, depth: int = DEPTH, seed: int = 0, fit_depth=None,
-          max_groups: int | None = None, progress=True):  # fmt: skip
+          max_groups: int | None = None, together: bool = True, progress=True):  # fmt: skip
     """Per-run and per-pair tables of the left-out runs, every group left out in turn: the
     truth, the estimand's own target (``own``), E, the sd without the shared shift
-    (``sd_model``) and the sd the shift adds per unit of its spread (``slope``)."""
-    engines = [ConfidenceEngine(estimand="pool", pool_depth=depth, pool_group_sd=g) for g in (0, 1)]
+    (``sd_model``) and the sd the shift adds per unit of its spread (``slope``). ``together``:
+    the group's runs pooled together (``pool_together``, as the truth pools them), else each
+    alone."""
+    engines = [ConfidenceEngine(estimand="pool", pool_depth=depth, pool_group_sd=g, pool_together=together)
+               for g in (0, 1)]  # fmt: skip
     full = judged_pool(campaign, depth)
     truth = mean_ap(full, campaign.systems)
     runs, pairs = [], []
@@ -113,7 +118,9 @@ def study(campaign: Campaign, groups, *, depth: int = DEPTH, seed: int = 0, fit_
         estimate = load_model().fit_predict(fit, rng=seed)
         wanted = [(a, b) for a in left for b in kept]
         systems = list(left) + list(kept)
-        alone, shifted = (e.compare(reduced, estimate, systems, wanted) for e in engines)
+        alone, shifted = (
+            e.confidence(reduced, estimate, systems, wanted, method="normal") for e in engines
+        )
         own = {a: mean_ap(full.pooled(depth, (*kept, a)), (a, *kept)) for a in left}
         n = len(left)
         runs.append(pd.DataFrame({
@@ -250,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the spreads of the shared shift to score (chosen among them)")
     parser.add_argument("--from-tables", action="store_true",
                         help="score the runs_ and pairs_ tables already in --out (no fits)")
+    parser.add_argument("--pool", choices=("together", "alone"), default="together",
+                        help="the left-out group's runs pooled together (as the truth) or each alone")
     parser.add_argument("--quick", action="store_true", help="DL 2019, 10 topics, 4 groups")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
@@ -269,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {campaign.n_systems} pooled runs, depth-{DEPTH} pool judged "
               f"{judged_share(campaign):.2%}", file=sys.stderr)  # fmt: skip
         tables[name] = study(campaign, groups, seed=args.seed, fit_depth=args.fit_depth or None,
-                             max_groups=4 if args.quick else None)  # fmt: skip
+                             max_groups=4 if args.quick else None, together=args.pool == "together")  # fmt: skip
         for path, table in zip(_tables(out, name), tables[name]):
             table.to_csv(path, index=False, float_format="%.6g")
         print(f"{name}: {time.time() - start:.0f}s", file=sys.stderr)

@@ -98,7 +98,7 @@ def main() -> None:
     study = run_pool_bias_study(
         campaign,
         groups,
-        depth=args.depth,
+        pool_depth=args.depth,
         **({"measures": args.measures.split(",")} if args.measures else {}),
         correctors=() if args.models_only else PUBLISHED,
         n_common=0 if args.models_only else 10,

@@ -5,7 +5,7 @@ run sets, initial pair, random streams and oracle, budget 300) judgment by judgm
 stop, and at the stopping judgment writes one row per trial:
 
 - ``stated``: the confidence the loop stopped on (weighted Monte Carlo over the latest refit's
-  draws, ``mc_draws`` relevance draws);
+  draws, ``n_draws`` relevance draws);
 - ``se_cluster``: its Monte Carlo standard error, the delta-method variance of self-normalised
   importance sampling (Owen 2013, *Monte Carlo theory, methods and examples*, §9.2) with the
   Monte Carlo draws grouped by the posterior draw they read;
@@ -114,12 +114,16 @@ def replay(name: str, trial: int, campaign, groups) -> dict:
     for seed in (1, 2, 3):
         sel.rng_ = np.random.default_rng(seed)
         estimate = sel._fit_predict(current)
-        result = engine.monte_carlo(current, estimate, pairs=[(a, b)], n_draws=int(sel.mc_draws), rng=seed)
+        result = engine.confidence(
+            current, estimate, pairs=[(a, b)], n_draws=int(sel.n_draws), rng=seed, method="monte carlo"
+        )
         refits.append(as_called(float(result.p_a_better[0])))
     row.update({f"refit_200_seed{s}": v for s, v in zip((1, 2, 3), refits)})
     sel.n_draws, sel.rng_ = 2000, np.random.default_rng(7)
     estimate = sel._fit_predict(current)
-    result = engine.monte_carlo(current, estimate, pairs=[(a, b)], n_draws=20_000, rng=8)
+    result = engine.confidence(
+        current, estimate, pairs=[(a, b)], n_draws=20_000, rng=8, method="monte carlo"
+    )
     row["fresh_2000"] = as_called(float(result.p_a_better[0]))
     row["fresh_se"] = float(np.sqrt(row["fresh_2000"] * (1 - row["fresh_2000"]) / 2000))
     return row

@@ -85,7 +85,9 @@ def main(argv: list[str] | None = None) -> None:
                 pair = hidden.subset([a, b])
                 estimate = strategy.make_model().fit(pair, rng=1).predict(pair)
                 engine = ConfidenceEngine()
-                at_0 = engine.monte_carlo(pair, estimate, pairs=[(a, b)], n_draws=4000, rng=2)
+                at_0 = engine.confidence(
+                    pair, estimate, pairs=[(a, b)], n_draws=4000, rng=2, method="monte carlo"
+                )
                 p0 = at_0.p_a_better[0]
                 row["posterior_confidence_at_0"] = max(p0, 1 - p0)
         rows.append(row)

@@ -116,27 +116,30 @@ def one_split(
     camp_a = shallow.subset(seen).truncated(DEPTH)
     camp_b = source_b.subset(seen).truncated(DEPTH)
     seed = int(gen.integers(2**31 - 1))
-    boot = ConfidenceEngine().topic_bootstrap(
+    boot = ConfidenceEngine().confidence(
         camp_a,
         load_model(model).fit_predict(camp_a, rng=seed),
         systems=chosen,
         n_draws=N_DRAWS,
         rng=seed,
+        topics=True,
     )
-    model_b = ConfidenceEngine().monte_carlo(
+    model_b = ConfidenceEngine().confidence(
         camp_b,
         load_model(model).fit_predict(camp_b, rng=seed),
         systems=chosen,
         n_draws=N_DRAWS,
         rng=seed,
+        method="monte carlo",
     )
     trec = evaluate(camp_b, ["AP"], missing="zero").set_index("system")["value"]
     camp_a_official = source_a.subset(chosen).truncated(DEPTH)
-    complete = ConfidenceEngine().topic_bootstrap(
+    complete = ConfidenceEngine().confidence(
         camp_a_official,
         load_model("nonrelevant").fit_predict(camp_a_official),
         n_draws=N_DRAWS,
         rng=seed,
+        topics=True,
     )
     complete_ci = complete.comparison.confidence_interval(LEVEL)
     own = evaluate(camp_a_official, ["AP"], missing="zero").set_index("system")["value"]

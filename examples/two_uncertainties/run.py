@@ -51,8 +51,9 @@ def main() -> int:
     judged = ConfidenceEngine().confidence(
         pooled, estimate, pairs=[(s, BASELINE) for s in others], rng=0
     )
-    both_sources = ConfidenceEngine().topic_bootstrap(
-        pooled, estimate, pairs=[(s, BASELINE) for s in others], rng=0
+    both_sources = ConfidenceEngine().confidence(
+        pooled, estimate, pairs=[(s, BASELINE) for s in others], rng=0,
+        topics=True,
     )
     table = pd.DataFrame(
         {

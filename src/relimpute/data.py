@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._deprecation import renamed_kwargs
 from .io.assembly import UNJUDGED, Aligned, align_frames
 from .io.campaign import read_campaign
 from .io.writing import write_qrels, write_run
-
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicData:
@@ -335,20 +335,20 @@ class Campaign:
             )
         return replace(self, topics=tuple(topics))
 
+    @renamed_kwargs(depth="pool_depth")
     def pooled(
-        self, depth: int, systems: Sequence[str] | Sequence[int] | None = None
+        self, pool_depth: int, systems: Sequence[str] | Sequence[int] | None = None
     ) -> Campaign:
-        """The campaign knowing only the judgments of the depth-``depth`` pool of ``systems``.
+        """The campaign knowing only the judgments of the depth-``pool_depth`` pool of ``systems``.
 
-        A document stays judged when it is judged now and some system (of
-        ``systems``, names or row indices, default all) ranks it within the top
-        ``depth`` for the topic; every other judgment is hidden (TREC pooling,
-        Cormack & Lynam 2007 §1; leaving runs out of the pool, Webber & Park
-        2009 §2.2).
+        A document stays judged when it is judged now and some system (of ``systems``, names
+        or row indices, default all) ranks it within the top ``pool_depth`` for the topic;
+        every other judgment is hidden (TREC pooling, Cormack & Lynam 2007 §1; leaving runs
+        out of the pool, Webber & Park 2009 §2.2).
         """
-        depth = _positive_depth(depth)
+        pool_depth = _positive_depth(pool_depth)
         rows = None if systems is None else self.system_rows(systems)
-        return self.with_judged([t.retrieved(rows, depth) & t.judged for t in self.topics])
+        return self.with_judged([t.retrieved(rows, pool_depth) & t.judged for t in self.topics])
 
     def truncated(self, depth: int | None, *, shrink: bool = False) -> Campaign:
         """Every ranking cut at rank ``depth`` (None = the campaign unchanged).
@@ -423,9 +423,8 @@ class Campaign:
             )
         return pd.concat(parts, ignore_index=True)
 
-    def to_files(
-        self, directory: str | os.PathLike, *, compress: bool = False
-    ) -> tuple[Path, Path]:
+    @renamed_kwargs(directory="folder")
+    def to_files(self, folder: str | os.PathLike, *, compress: bool = False) -> tuple[Path, Path]:
         """Write the campaign as TREC files: ``qrels.txt`` and ``runs/<system>.txt``.
 
         The exact inverse of :meth:`from_files`: topics, document index,
@@ -435,7 +434,7 @@ class Campaign:
         writes ``.gz`` files. Returns the qrels path and the runs directory,
         which must not already hold files.
         """
-        root = Path(directory)
+        root = Path(folder)
         runs_dir = root / "runs"
         if runs_dir.is_dir() and any(runs_dir.iterdir()):
             raise FileExistsError(f"{runs_dir} already holds files; write to an empty directory")

@@ -307,7 +307,7 @@ class _Corrector:
     def correct(self, corrector=None, runs=None, measures=MEASURES):
         corrector = self.corrector if corrector is None else corrector
         runs = self.runs if runs is None else runs
-        return corrector.correct(self.campaign, self.pooled, runs, measures, depth=self.depth)
+        return corrector.correct(self.campaign, self.pooled, runs, measures, pool_depth=self.depth)
 
     @cached_property
     def answer(self):

@@ -38,7 +38,8 @@ from .base import (
     PoolContext,
     available_correctors,
     get_corrector,
-    register,
+    register,  # deprecated: register_corrector
+    register_corrector,
     topic_scores,
 )
 from .common_topics import TopicAdjustment, common_topic_adjustment
@@ -70,6 +71,6 @@ __all__ = [
     "pool_counts",
     "pool_reproduction",
     "read_groups",
-    "register",
+    "register_corrector",
     "topic_scores",
 ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Corrector, PoolContext, register
+from .base import Corrector, PoolContext, register_corrector
 
 
 def merged_top(ranking: np.ndarray, new_ranks: np.ndarray, n: int) -> np.ndarray:
@@ -94,4 +94,4 @@ class AntiPrecision(Corrector):
         return {"estimate": estimate, "adjustment": adjustment}
 
 
-register(AntiPrecision)
+register_corrector(AntiPrecision)

@@ -5,7 +5,7 @@ contribute to the pool is scored against the pool's judgments (the *reduced*
 score, unjudged = nonrelevant); what would it have scored had it been pooled
 too (its *full-pool* score)? A corrector is one file: subclass
 :class:`Corrector`, give it a ``name``, implement ``_correct`` and call
-:func:`register` at the bottom of the file; :func:`relimpute.testing.check_corrector`
+:func:`register_corrector` at the bottom of the file; :func:`relimpute.testing.check_corrector`
 checks its contract.
 
 Scores are means over all the campaign's topics (a topic a run retrieves
@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._deprecation import deprecated_alias, renamed_kwargs, warn_deprecated
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
@@ -59,9 +60,11 @@ def topic_scores(
     return out
 
 
+@renamed_kwargs(depth="pool_depth")
 @dataclass(frozen=True, eq=False)
 class PoolContext:
-    """A campaign whose judgments are the depth-``depth`` pool of ``pooled``, ready for correctors.
+    """A campaign whose judgments are the depth-``pool_depth`` pool of ``pooled``, ready for
+    correctors.
 
     Attributes
     ----------
@@ -69,8 +72,8 @@ class PoolContext:
         Runs and judgments (the qrels of the pool).
     pooled
         The runs that built the pool.
-    depth
-        The pool depth.
+    pool_depth
+        The pool depth (``depth`` until 0.3.0, still read with a warning).
     counts
         Per topic, ``(n,)`` how many pooled runs rank each document within ``depth``.
     cache
@@ -79,13 +82,14 @@ class PoolContext:
 
     campaign: Campaign
     pooled: tuple[str, ...]
-    depth: int
+    pool_depth: int
     counts: tuple[np.ndarray, ...]
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, campaign: Campaign, pooled: Sequence[str], depth: int) -> PoolContext:
-        depth = check_depth(depth)
+    @renamed_kwargs(depth="pool_depth")
+    def build(cls, campaign: Campaign, pooled: Sequence[str], pool_depth: int) -> PoolContext:
+        pool_depth = check_depth(pool_depth)
         pooled = tuple(pooled)
         if not pooled:
             raise InputError("no pooled runs: a pool needs at least one run")
@@ -96,11 +100,18 @@ class PoolContext:
             int(t.depth[campaign.system_index(list(pooled))].max(initial=0))
             for t in campaign.topics
         )
-        if depth > deepest:
+        if pool_depth > deepest:
             raise InputError(
-                f"pool depth {depth} is larger than the pooled runs (deepest ranking: {deepest})"
+                f"pool depth {pool_depth} is larger than the pooled runs "
+                f"(deepest ranking: {deepest})"
             )
-        return cls(campaign, pooled, depth, tuple(pool_counts(campaign, pooled, depth)))
+        return cls(campaign, pooled, pool_depth, tuple(pool_counts(campaign, pooled, pool_depth)))
+
+    @property
+    def depth(self) -> int:
+        """The pool depth under its name until 0.3.0 (deprecated: :attr:`pool_depth`)."""
+        warn_deprecated("PoolContext.depth", "PoolContext.pool_depth", stacklevel=3)
+        return self.pool_depth
 
     @property
     def pooled_rows(self) -> np.ndarray:
@@ -110,7 +121,7 @@ class PoolContext:
         """``(n,)`` bool: what system ``row`` ranks within the pool depth on topic ``t``."""
         topic = self.campaign.topics[t]
         mask = np.zeros(topic.n_docs, dtype=bool)
-        docs = topic.ranking[row, : self.depth]
+        docs = topic.ranking[row, : self.pool_depth]
         mask[docs[docs >= 0]] = True
         return mask
 
@@ -155,6 +166,7 @@ class Corrector:
     def supports(self, measure: Measure) -> bool:
         return self.families is None or measure.family in self.families
 
+    @renamed_kwargs(depth="pool_depth")
     def correct(
         self,
         campaign: Campaign,
@@ -162,14 +174,14 @@ class Corrector:
         runs: str | Sequence[str],
         measures: str | Iterable[str | Measure] = STUDY_MEASURES,
         *,
-        depth: int,
+        pool_depth: int,
     ) -> Correction:
-        """Correct ``runs`` (not pooled) scored against the depth-``depth`` pool of ``pooled``.
+        """Correct ``runs`` (not pooled) scored against the depth-``pool_depth`` pool of ``pooled``.
 
         ``campaign`` holds the runs and the pool's judgments (its qrels).
         Measures the method does not cover are left out of the table.
         """
-        return self.correct_context(PoolContext.build(campaign, pooled, depth), runs, measures)
+        return self.correct_context(PoolContext.build(campaign, pooled, pool_depth), runs, measures)
 
     def correct_context(
         self,
@@ -231,9 +243,13 @@ class Corrector:
 _REGISTRY: Registry[type[Corrector]] = Registry("corrector", sort=False, discover="relimpute.bias")
 
 
-def register(cls: type[Corrector]) -> type[Corrector]:
+def register_corrector(cls: type[Corrector]) -> type[Corrector]:
     """Make a corrector available by its ``name`` (bottom of the corrector's module)."""
     return _REGISTRY.register(cls)
+
+
+#: the name register_corrector had until 0.3.0 (deprecated)
+register = deprecated_alias(register_corrector, "register")
 
 
 def available_correctors() -> list[str]:

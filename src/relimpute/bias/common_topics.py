@@ -23,7 +23,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..errors import InputError
-from .base import Corrector, PoolContext, register, topic_scores
+from .base import Corrector, PoolContext, register_corrector, topic_scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,4 +118,4 @@ class WebberParkTopics(Corrector):
         return columns
 
 
-register(WebberParkTopics)
+register_corrector(WebberParkTopics)

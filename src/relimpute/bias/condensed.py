@@ -7,7 +7,7 @@ runs and are more likely relevant than those removed.
 
 from __future__ import annotations
 
-from .base import Corrector, register, topic_scores
+from .base import Corrector, register_corrector, topic_scores
 
 
 class CondensedLists(Corrector):
@@ -20,4 +20,4 @@ class CondensedLists(Corrector):
         return {"estimate": scores.mean(axis=1)}
 
 
-register(CondensedLists)
+register_corrector(CondensedLists)

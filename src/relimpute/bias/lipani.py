@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Corrector, PoolContext, register
+from .base import Corrector, PoolContext, register_corrector
 from .webber_park import leave_one_out_bias
 
 
@@ -98,4 +98,4 @@ class LipaniLogNormal(Corrector):
         }
 
 
-register(LipaniLogNormal)
+register_corrector(LipaniLogNormal)

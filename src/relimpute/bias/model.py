@@ -49,10 +49,11 @@ from dataclasses import replace
 import numpy as np
 from scipy.special import expit, logit, ndtri
 
+from .._deprecation import renamed_kwargs
 from ..data import Campaign
 from ..confidence.graded import possible as graded_possible
 from ..relevance.base import RelevanceEstimate, as_generator
-from .base import Corrector, PoolContext, register
+from .base import Corrector, PoolContext, register_corrector
 
 #: measure families scored with grades (the others read binary relevance)
 GRADED = ("nDCG",)
@@ -110,23 +111,26 @@ def compact(campaign: Campaign) -> tuple[Campaign, list[np.ndarray]]:
     return replace(campaign, topics=tuple(topics)), index
 
 
-def would_be_pooled(campaign: Campaign, rows: np.ndarray, depth: int) -> list[np.ndarray]:
-    """Per topic, the unjudged documents the runs ``rows`` rank within ``depth``."""
+@renamed_kwargs(depth="pool_depth")
+def would_be_pooled(campaign: Campaign, rows: np.ndarray, pool_depth: int) -> list[np.ndarray]:
+    """Per topic, the unjudged documents the runs ``rows`` rank within ``pool_depth``."""
     masks = []
     for topic in campaign.topics:
         unknown = np.zeros(topic.n_docs, dtype=bool)
-        top = topic.ranking[rows, :depth]
+        top = topic.ranking[rows, :pool_depth]
         unknown[top[top >= 0]] = True
         masks.append(unknown & ~topic.judged)
     return masks
 
 
+@renamed_kwargs(depth="pool_depth")
 def would_be_pool_estimate(
-    campaign: Campaign, estimate: RelevanceEstimate, rows: np.ndarray, depth: int
+    campaign: Campaign, estimate: RelevanceEstimate, rows: np.ndarray, pool_depth: int
 ) -> RelevanceEstimate:
-    """``estimate`` with every unjudged document outside the top ``depth`` of ``rows`` set to 0."""
+    """``estimate`` with every unjudged document outside the top ``pool_depth`` of ``rows``
+    set to 0."""
     ps, draws = [], []
-    masks = would_be_pooled(campaign, rows, depth)
+    masks = would_be_pooled(campaign, rows, pool_depth)
     for t, (topic, unknown) in enumerate(zip(campaign.topics, masks)):
         fixed = topic.relevant(campaign.rel_threshold).astype(float)
         ps.append(np.where(unknown, estimate.p[t], fixed))
@@ -344,7 +348,7 @@ class ModelBased(Corrector):
         fit = (self.model, self.seed, self.fit_depth, tuple(int(r) for r in rows))
         key = ("model-shifted", *fit, self.group_sd, self.split_sd)
         if key not in context.cache:
-            unknown = would_be_pooled(campaign, np.arange(len(rows)), context.depth)
+            unknown = would_be_pooled(campaign, np.arange(len(rows)), context.pool_depth)
             context.cache[key] = group_shifted(
                 estimate, unknown, self.group_sd, self.seed, split_sd=self.split_sd
             )
@@ -361,7 +365,7 @@ class ModelBased(Corrector):
         if key not in context.cache:
             campaign = context.campaign
             names = [campaign.systems[r] for r in rows]
-            depth = None if self.fit_depth is None else max(self.fit_depth, context.depth)
+            depth = None if self.fit_depth is None else max(self.fit_depth, context.pool_depth)
             fit_campaign, fit_index = compact(
                 truncated(campaign.subset(list(context.pooled) + names), depth)
             )
@@ -379,7 +383,9 @@ class ModelBased(Corrector):
                 params=estimate.params,
                 grades=_moved_grades(estimate.grades, fit_index, run_index, sizes),
             )
-            restricted = would_be_pool_estimate(runs, moved, np.arange(len(names)), context.depth)
+            restricted = would_be_pool_estimate(
+                runs, moved, np.arange(len(names)), context.pool_depth
+            )
             context.cache[key] = (runs, restricted)
         return context.cache[key]
 
@@ -413,4 +419,4 @@ class ModelBased(Corrector):
         }
 
 
-register(ModelBased)
+register_corrector(ModelBased)

@@ -17,34 +17,39 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from ..data import Campaign
 from ..groups import RunGroups
 
 
+@renamed_kwargs(depth="pool_depth")
 def pool_counts(
-    campaign: Campaign, systems: Sequence[str] | np.ndarray, depth: int
+    campaign: Campaign, systems: Sequence[str] | np.ndarray, pool_depth: int
 ) -> list[np.ndarray]:
-    """Per topic, ``(n,)`` int32: how many of ``systems`` rank each document within ``depth``."""
-    check_depth(depth)
+    """Per topic, ``(n,)`` int32: how many of ``systems`` rank each document within
+    ``pool_depth``."""
+    check_depth(pool_depth)
     rows = campaign.system_rows(systems)
     out = []
     for topic in campaign.topics:
-        top = topic.ranking[rows, :depth]
+        top = topic.ranking[rows, :pool_depth]
         out.append(np.bincount(top[top >= 0], minlength=topic.n_docs).astype(np.int32))
     return out
 
 
+@renamed_kwargs(depth="pool_depth")
 def depth_pool(
-    campaign: Campaign, systems: Sequence[str] | np.ndarray, depth: int
+    campaign: Campaign, systems: Sequence[str] | np.ndarray, pool_depth: int
 ) -> list[np.ndarray]:
-    """Per topic, ``(n,)`` bool: the depth-``depth`` pool of ``systems``."""
-    return [c > 0 for c in pool_counts(campaign, systems, depth)]
+    """Per topic, ``(n,)`` bool: the depth-``pool_depth`` pool of ``systems``."""
+    return [c > 0 for c in pool_counts(campaign, systems, pool_depth)]
 
 
-def check_depth(depth: int) -> int:
-    if int(depth) != depth or depth < 1:
-        raise ValueError(f"pool depth must be a positive integer, got {depth!r}")
-    return int(depth)
+@renamed_kwargs(depth="pool_depth")
+def check_depth(pool_depth: int) -> int:
+    if int(pool_depth) != pool_depth or pool_depth < 1:
+        raise ValueError(f"pool depth must be a positive integer, got {pool_depth!r}")
+    return int(pool_depth)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,17 +62,19 @@ class LeaveOutPool:
     label: str
 
 
+@renamed_kwargs(depth="pool_depth")
 def leave_one_run_out(
-    campaign: Campaign, pooled: Sequence[str], depth: int
+    campaign: Campaign, pooled: Sequence[str], pool_depth: int
 ) -> Iterator[LeaveOutPool]:
-    """For each pooled run, the campaign judged on the depth-``depth`` pool of the others."""
+    """For each pooled run, the campaign judged on the depth-``pool_depth`` pool of the others."""
     for run in pooled:
         kept = tuple(r for r in pooled if r != run)
-        yield LeaveOutPool((run,), kept, campaign.pooled(depth, kept), run)
+        yield LeaveOutPool((run,), kept, campaign.pooled(pool_depth, kept), run)
 
 
+@renamed_kwargs(depth="pool_depth")
 def leave_one_group_out(
-    campaign: Campaign, groups: RunGroups, depth: int, *, runs: Sequence[str] | None = None
+    campaign: Campaign, groups: RunGroups, pool_depth: int, *, runs: Sequence[str] | None = None
 ) -> Iterator[LeaveOutPool]:
     """Per group with a pooled run: the campaign judged on the other groups' pooled runs' pool.
 
@@ -75,7 +82,7 @@ def leave_one_group_out(
     includes their own contribution); unpooled runs never contribute.
     """
     for group, left, kept in group_leave_outs(campaign, groups, runs=runs):
-        yield LeaveOutPool(left, kept, campaign.pooled(depth, kept), group)
+        yield LeaveOutPool(left, kept, campaign.pooled(pool_depth, kept), group)
 
 
 def group_leave_outs(
@@ -92,8 +99,9 @@ def group_leave_outs(
             yield group, left, tuple(r for r in pooled if r not in left)
 
 
-def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) -> pd.DataFrame:
-    """How exactly the depth-``depth`` pool of ``systems`` reproduces the campaign's judgments.
+@renamed_kwargs(depth="pool_depth")
+def pool_reproduction(campaign: Campaign, systems: Sequence[str], pool_depth: int) -> pd.DataFrame:
+    """How exactly the depth-``pool_depth`` pool of ``systems`` reproduces the campaign's judgments.
 
     One row per topic and a final ``all`` row: ``pool`` documents in the pool,
     ``judged`` judged documents, ``pool_judged`` pool documents judged,
@@ -102,7 +110,7 @@ def pool_reproduction(campaign: Campaign, systems: Sequence[str], depth: int) ->
     ``exact`` (pool and judgments are the same set).
     """
     rows = []
-    for topic, pool in zip(campaign.topics, depth_pool(campaign, systems, depth)):
+    for topic, pool in zip(campaign.topics, depth_pool(campaign, systems, pool_depth)):
         rows.append(
             {
                 "query_id": topic.query_id,

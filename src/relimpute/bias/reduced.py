@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measures import parse_measure
-from .base import Corrector, register
+from .base import Corrector, register_corrector
 
 
 class ReducedPool(Corrector):
@@ -36,4 +36,4 @@ class ReducedPool(Corrector):
         return columns
 
 
-register(ReducedPool)
+register_corrector(ReducedPool)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
+from .._deprecation import renamed_kwargs
 from ..stats import CLOSE, bookmaker_winnings, slice_scores
 from .study_scores import covers
 
@@ -35,10 +36,14 @@ FLAT = 0.02
 TREC_EVAL = "trec_eval"
 
 
+@renamed_kwargs(depth="pool_depth")
 def hole_fractions(
-    campaign, steps: Iterable[tuple[str, Sequence[str], Sequence[str]]], depth: int, top: int = TOP
+    campaign,
+    steps: Iterable[tuple[str, Sequence[str], Sequence[str]]],
+    pool_depth: int,
+    top: int = TOP,
 ) -> dict[str, float]:
-    """Run → share of its top ``top`` documents outside the kept runs' judged depth-``depth``
+    """Run → share of its top ``top`` documents outside the kept runs' judged depth-``pool_depth``
     pool, for each ``(label, left out, kept)`` step (a run with nothing retrieved: NaN)."""
     out = {}
     for _, left_out, kept in steps:
@@ -47,7 +52,7 @@ def hole_fractions(
         holes = np.zeros(len(rows))
         seen = np.zeros(len(rows))
         for topic in campaign.topics:
-            known = topic.retrieved(kept_rows, depth) & topic.judged
+            known = topic.retrieved(kept_rows, pool_depth) & topic.judged
             ranked = topic.ranking[rows, :top]
             valid = ranked >= 0
             holes += (valid & ~known[np.where(valid, ranked, 0)]).sum(axis=1)

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from ..studies.folder import frame_from_json, frame_to_json
 from ..data import Campaign
 from ..errors import InputError
@@ -97,11 +98,12 @@ class PoolBiasStudy:
         return self.metrics.to_string(index=False, float_format=lambda x: f"{x:.4f}")
 
 
+@renamed_kwargs(depth="pool_depth")
 def check_study_input(
-    campaign: Campaign, groups: RunGroups, depth: int, n_common: int = 0, leave: str = "group"
+    campaign: Campaign, groups: RunGroups, pool_depth: int, n_common: int = 0, leave: str = "group"
 ) -> tuple[str, ...]:
     """Clear errors before any work; returns the pooled runs."""
-    check_depth(depth)
+    check_depth(pool_depth)
     if leave not in LEAVE:
         raise InputError(f"must be 'run' or 'group', got {leave!r}", "leave")
     groups.check_runs(campaign.systems)
@@ -118,9 +120,10 @@ def check_study_input(
         )  # fmt: skip
     rows = campaign.system_index(list(pooled))
     deepest = max(int(t.depth[rows].max(initial=0)) for t in campaign.topics)
-    if depth > deepest:
+    if pool_depth > deepest:
         raise InputError(
-            f"{depth} is larger than the runs (the deepest pooled ranking has {deepest})", "depth"
+            f"{pool_depth} is larger than the runs (the deepest pooled ranking has {deepest})",
+            "pool_depth",
         )
     if n_common and not 2 <= n_common < campaign.n_topics:
         raise InputError(
@@ -148,11 +151,12 @@ def _spreads(group_sds, split_sds) -> list[dict]:
     return [{**g, **s} for g in groups for s in splits]
 
 
+@renamed_kwargs(depth="pool_depth", client="scheduler", checkpoint="folder")
 def run_pool_bias_study(
     campaign: Campaign,
     groups: RunGroups,
     *,
-    depth: int,
+    pool_depth: int,
     measures: str | Iterable[str] = STUDY_MEASURES,
     correctors: Sequence[str] = PUBLISHED,
     models: Sequence[str] = (),
@@ -164,9 +168,9 @@ def run_pool_bias_study(
     n_draws: int = 2000,
     seed: int = 0,
     progress: bool = True,
-    checkpoint=None,
+    folder=None,
     jobs: int | None = 1,
-    client=None,
+    scheduler=None,
     leave: str = "group",
 ) -> PoolBiasStudy:
     """Run the study (module docstring) at one pool depth: :class:`LeaveOneGroupOut` on
@@ -178,22 +182,23 @@ def run_pool_bias_study(
     fit shared; None: the default spread only), ``split_sds`` with several spreads of
     the between-group term on the split into grades (each with every ``group_sds``).
     ``n_common = 0`` leaves Webber & Park's Algorithm 2 out.
-    ``checkpoint`` (the study's output folder, a path) keeps each group as it finishes and
+    ``folder`` (the study's output folder, a path) keeps each group as it finishes and
     gets the tables (:func:`write_study`); groups it already holds are not run again, so a
-    killed study resumes with the same result. ``jobs`` and ``client`` say where the groups
+    killed study resumes with the same result. ``jobs`` and ``scheduler`` say where the groups
     run; the result does not depend on them. ``leave="run"`` leaves each pooled run out alone,
     its group's other runs still pooled (variants instead of new systems).
     """
     from ..studies import run
 
     study = LeaveOneGroupOut(
-        campaign, groups, depth=depth, measures=measures, correctors=tuple(correctors),
+        campaign, groups, pool_depth=pool_depth, measures=measures, correctors=tuple(correctors),
         models=tuple(models), model_groups=model_groups, group_sds=group_sds, split_sds=split_sds,
         n_common=n_common, common_repeats=common_repeats, n_draws=n_draws, seed=seed, leave=leave,
     )  # fmt: skip
-    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress)
+    return run(study, folder, jobs=jobs, scheduler=scheduler, resume=True, progress=progress)
 
 
+@renamed_kwargs(depth="pool_depth")
 @dataclass(frozen=True, eq=False)
 class LeaveOneGroupOut:
     """The pool-bias study as a :class:`relimpute.studies.Study`: one unit per group left out
@@ -201,7 +206,7 @@ class LeaveOneGroupOut:
 
     campaign: Campaign
     groups: RunGroups
-    depth: int
+    pool_depth: int
     measures: str | Iterable[str] = STUDY_MEASURES
     correctors: tuple = PUBLISHED
     models: tuple = ()
@@ -219,7 +224,7 @@ class LeaveOneGroupOut:
     report = "metrics.md"
 
     def __post_init__(self) -> None:
-        check_study_input(self.campaign, self.groups, self.depth, self.n_common, self.leave)
+        check_study_input(self.campaign, self.groups, self.pool_depth, self.n_common, self.leave)
         object.__setattr__(self, "measures", tuple(parse_measures(self.measures)))
 
     def with_seed(self, seed: int) -> LeaveOneGroupOut:
@@ -231,7 +236,7 @@ class LeaveOneGroupOut:
 
         table = list(zip(self.groups.runs, self.groups.groups, self.groups.pooled))
         arguments = {
-            "depth": self.depth, "measures": [str(m) for m in self.measures], "correctors": list(self.correctors),
+            "depth": self.pool_depth, "measures": [str(m) for m in self.measures], "correctors": list(self.correctors),
             "models": {m: {"model": s.model, "params": s.params} for m, s in
                        ((m, load_settings(m)) for m in self.models)},
             "model_groups": self.model_groups, "group_sd": self.group_sds, "split_sd": self.split_sds,
@@ -246,7 +251,7 @@ class LeaveOneGroupOut:
         """The full pool, its scores and every group's common-topic draws, made here in group
         order: a group's result does not depend on which worker runs it or when."""
         pooled = self.groups.pooled_runs(self.campaign.systems)
-        full = self.campaign.pooled(self.depth, pooled)
+        full = self.campaign.pooled(self.pool_depth, pooled)
         truth = topic_scores(full, list(self.measures), full.system_index(list(pooled)))  # (M, P, T)
         steps = list(group_leave_outs(full, self.groups, runs=pooled)) if self.leave == "group" else [
             (run, (run,), tuple(r for r in pooled if r != run)) for run in pooled]  # fmt: skip
@@ -263,7 +268,7 @@ class LeaveOneGroupOut:
         label, left_out, kept = ready["steps"][unit[0]]
         position = {r: i for i, r in enumerate(ready["pooled"])}
         return _group_unit((unit[0], label, left_out, kept, ready["draws"][unit[0]]), full=ready["full"],
-                           depth=self.depth, parsed=list(self.measures), names=[str(m) for m in self.measures],
+                           depth=self.pool_depth, parsed=list(self.measures), names=[str(m) for m in self.measures],
                            truth=ready["truth"], position=position, correctors=list(self.correctors),
                            models=list(self.models), model_groups=self.model_groups, group_sds=self.group_sds,
                            split_sds=self.split_sds, n_draws=self.n_draws, seed=self.seed)  # fmt: skip
@@ -276,7 +281,7 @@ class LeaveOneGroupOut:
 
     def combine(self, results: list) -> PoolBiasStudy:
         ready = self._prepared
-        holes = hole_fractions(ready["full"], ready["steps"], self.depth)
+        holes = hole_fractions(ready["full"], ready["steps"], self.pool_depth)
         return _combined(self, results, ready["pooled"], ready["truth"], len(ready["steps"]), holes)
 
     def write(self, result: PoolBiasStudy, folder: Path) -> list[Path]:
@@ -303,7 +308,7 @@ def _combined(study: LeaveOneGroupOut, results, pooled, truth, n_groups, holes=N
     metrics = study_metrics(estimates, truth, pooled, names)
     group_sds, split_sds = study.group_sds, study.split_sds
     settings = {
-        "depth": study.depth,
+        "depth": study.pool_depth,
         "measures": names,
         "correctors": list(study.correctors) + [model_label(m, spread.get("group_sd"), spread.get("split_sd"))
                                                for m in study.models for spread in _spreads(group_sds, split_sds)],
@@ -356,12 +361,13 @@ def _group_unit(unit, *, full, depth, parsed, names, truth, position, correctors
     return parts, timing
 
 
+@renamed_kwargs(depth="pool_depth")
 def full_pool_scores(
-    campaign: Campaign, groups: RunGroups, depth: int, measures: Iterable[str] = STUDY_MEASURES
+    campaign: Campaign, groups: RunGroups, pool_depth: int, measures: Iterable[str] = STUDY_MEASURES
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """The pooled runs and their ``(M, P, T)`` per-topic scores against the full depth-k pool."""
-    pooled = check_study_input(campaign, groups, depth)
-    full = campaign.pooled(depth, pooled)
+    pooled = check_study_input(campaign, groups, pool_depth)
+    full = campaign.pooled(pool_depth, pooled)
     return pooled, topic_scores(full, parse_measures(measures), full.system_index(list(pooled)))
 
 
@@ -392,14 +398,15 @@ def _common_topics(step, names, unpooled, truth, position, draws) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def write_study(study: PoolBiasStudy, directory: str | Path, stem: str = "") -> list[Path]:
+@renamed_kwargs(directory="folder")
+def write_study(study: PoolBiasStudy, folder: str | Path, stem: str = "") -> list[Path]:
     """Write ``estimates.tsv``, ``metrics.tsv``, ``slices.tsv`` and ``pair_slices.tsv`` (when
     the study has them) and ``metrics.md`` (prefixed by ``stem``), each through a temporary file
     and a rename (a kill leaves the old file or the new one)."""
     from .._files import atomic_write_text, output_directory, write_table
     from ..studies.tables import FORMATTERS
 
-    out = output_directory(directory)
+    out = output_directory(folder)
     prefix = f"{stem}_" if stem else ""
     tables = {"estimates": (study.estimates, "%.10g"), "metrics": (study.metrics, "%.6g"),
               "slices": (study.slices, "%.6g"), "pair_slices": (study.pair_slices, "%.6g")}  # fmt: skip

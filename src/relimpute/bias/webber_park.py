@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Corrector, PoolContext, register
+from .base import Corrector, PoolContext, register_corrector
 
 
 def unique_relevant(context: PoolContext) -> dict[tuple[int, int], np.ndarray]:
@@ -102,4 +102,4 @@ class WebberParkSystems(Corrector):
         return {"estimate": estimate, "adjustment": adjustment}
 
 
-register(WebberParkSystems)
+register_corrector(WebberParkSystems)

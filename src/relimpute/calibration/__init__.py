@@ -26,7 +26,8 @@ from .strategies import (
     Strategy,
     available_calibration_strategies,
     get_calibration_strategy,
-    register_strategy,
+    register_calibration_strategy,
+    register_strategy,  # deprecated: register_calibration_strategy
 )
 from .study import CalibrationStudy, combine_studies, read_study
 from .trial_study import CalibrationTrials, run_study
@@ -60,7 +61,7 @@ __all__ = [
     "orient",
     "paired_tests",
     "read_study",
-    "register_strategy",
+    "register_calibration_strategy",
     "run_similarity",
     "run_study",
     "run_trial",

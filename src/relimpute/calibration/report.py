@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from .._display import short_repr
 from ..studies.tables import markdown_text
 from .metrics import W_CAP
@@ -218,8 +219,9 @@ class CalibrationReport:
 
     # ---------------------------------------------------------------- files
 
-    def write(self, directory: str | os.PathLike, study: CalibrationStudy | None = None) -> list[Path]:
-        """Write the report (markdown, CSV, JSON, reliability diagram PNG+SVG) into ``directory``.
+    @renamed_kwargs(directory="folder")
+    def write(self, folder: str | os.PathLike, study: CalibrationStudy | None = None) -> list[Path]:
+        """Write the report (markdown, CSV, JSON, reliability diagram PNG+SVG) into ``folder``.
 
         With ``study`` the raw pair table is written too (``pairs.csv.gz``),
         so that :func:`read_study` can rebuild the study from the folder.
@@ -227,7 +229,7 @@ class CalibrationReport:
         from .._files import atomic_write_text, output_directory
         from .plots import reliability_diagram
 
-        out = output_directory(directory)
+        out = output_directory(folder)
         written = []
 
         def put(name: str, text: str) -> None:

@@ -40,7 +40,7 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
 
-New strategies plug in with :func:`register_strategy`, and any
+New strategies plug in with :func:`register_calibration_strategy`, and any
 ``"SELECTOR+MODEL"`` name (e.g. ``"mtc+rtc"``) is understood without
 registration.
 """
@@ -53,10 +53,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._deprecation import deprecated_alias, renamed_kwargs
 from .._registry import Registry
 from ..relevance import RelevanceModel, get_model
 
 
+@renamed_kwargs(monte_carlo_draws="n_draws")
 @dataclass(frozen=True, slots=True)
 class Strategy:
     """A judgment-selection strategy plus the relevance model that generalises its judgments.
@@ -77,12 +79,12 @@ class Strategy:
         When set, the strategy is given exactly the number of judgments that
         strategy ``budget_from`` made in the same trial and is not stopped at α
         (IP "with the same number of judgments as MTC", Carterette 2007 §5).
-    monte_carlo_draws
+    n_draws
         0 (default): P(ΔMAP > 0) from the engine's exact moments and the
         normal approximation (Carterette 2007 Eq. 1). A positive number: from
         that many Monte Carlo draws, which use the model's joint posterior
         draws of p when it hands them over, so parameter uncertainty widens
-        ΔMAP (docs/math/map-difference.md).
+        ΔMAP (docs/math/map-difference.md). ``monte_carlo_draws`` until 0.3.0.
     """
 
     name: str
@@ -91,11 +93,11 @@ class Strategy:
     selector_params: Mapping[str, Any] = field(default_factory=dict)
     model_params: Mapping[str, Any] = field(default_factory=dict)
     budget_from: str | None = None
-    monte_carlo_draws: int = 0
+    n_draws: int = 0
 
     def __post_init__(self) -> None:
-        if self.monte_carlo_draws != 0 and self.monte_carlo_draws < 2:
-            raise ValueError(f"monte_carlo_draws must be 0 or at least 2, got {self.monte_carlo_draws}")
+        if self.n_draws != 0 and self.n_draws < 2:
+            raise ValueError(f"n_draws must be 0 or at least 2, got {self.n_draws}")
 
 
     def make_model(self) -> RelevanceModel:
@@ -159,11 +161,15 @@ def with_settings_from(strategies: Sequence[Strategy], folder: str | os.PathLike
 _STRATEGIES: Registry[Strategy] = Registry("strategy", discover="relimpute.calibration")
 
 
-def register_strategy(strategy: Strategy) -> Strategy:
+def register_calibration_strategy(strategy: Strategy) -> Strategy:
     """Make ``strategy`` available to studies by its name."""
     if not strategy.name or "," in strategy.name:
         raise ValueError(f"a strategy needs a name without commas, got {strategy.name!r}")
     return _STRATEGIES.register(strategy)
+
+
+#: the name register_calibration_strategy had until 0.3.0 (deprecated)
+register_strategy = deprecated_alias(register_calibration_strategy, "register_strategy")
 
 
 def available_calibration_strategies() -> list[str]:
@@ -204,27 +210,27 @@ def resolve_strategies(names: str | list[str | Strategy]) -> tuple[Strategy, ...
     return tuple(sorted(strategies, key=lambda s: s.budget_from is not None))
 
 
-register_strategy(Strategy("mtc", selector="mtc", model="uniform", model_params={"prior": 0.5}))
-register_strategy(Strategy("rtc", selector="rtc", model="rtc"))
-register_strategy(
+register_calibration_strategy(Strategy("mtc", selector="mtc", model="uniform", model_params={"prior": 0.5}))
+register_calibration_strategy(Strategy("rtc", selector="rtc", model="rtc"))
+register_calibration_strategy(
     Strategy("bayes", selector="mtc", model="bayes", model_params={"method": "advi", "return_draws": False})
 )
-register_strategy(Strategy("bayes-nuts", selector="mtc", model="bayes", model_params={"chains": 1}))
-register_strategy(
+register_calibration_strategy(Strategy("bayes-nuts", selector="mtc", model="bayes", model_params={"chains": 1}))
+register_calibration_strategy(
     Strategy(
         "bayes-mc",
         selector="mtc",
         model="bayes",
         model_params={"return_draws": True, "n_draws": 200},
-        monte_carlo_draws=4000,
+        n_draws=4000,
     )
 )
-register_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
+register_calibration_strategy(Strategy("ip", selector="ip", model="nonrelevant", budget_from="mtc"))
 #: the default answer: the default model, confidence by Monte Carlo over its posterior draws
-_DEFAULT_ANSWER = {"model": "fusion", "model_params": {"n_draws": 200}, "monte_carlo_draws": 4000}
-register_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
-register_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))
-register_strategy(
+_DEFAULT_ANSWER = {"model": "fusion", "model_params": {"n_draws": 200}, "n_draws": 4000}
+register_calibration_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
+register_calibration_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))
+register_calibration_strategy(
     Strategy("llm", selector="llm", model="fusion-llm", model_params={"fusion": {"n_draws": 200}},
-             monte_carlo_draws=_DEFAULT_ANSWER["monte_carlo_draws"])  # fmt: skip
+             n_draws=_DEFAULT_ANSWER["n_draws"])  # fmt: skip
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from .._display import short_repr
 from .scoring import summary_frame
 
@@ -110,7 +111,8 @@ def combine_studies(*studies: CalibrationStudy) -> CalibrationStudy:
     )
 
 
-def read_study(directory: str | os.PathLike) -> CalibrationStudy:
+@renamed_kwargs(directory="folder")
+def read_study(folder: str | os.PathLike) -> CalibrationStudy:
     """Rebuild a study from a folder written by ``CalibrationReport.write(..., study=study)``.
 
     Lets a finished study be re-reported (another cap, new tables) without
@@ -118,7 +120,7 @@ def read_study(directory: str | os.PathLike) -> CalibrationStudy:
     """
     from ..errors import InputError
 
-    folder = Path(directory)
+    folder = Path(folder)
     manifest = folder / "manifest.json"
     state = json.loads(manifest.read_text(encoding="utf-8")).get("state") if manifest.is_file() else None
     if state not in (None, "complete"):

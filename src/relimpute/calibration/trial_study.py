@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from ..data import Campaign
 from ..studies import frame_from_json, frame_to_json, run, study_identity
 from .report import CalibrationReport
@@ -20,6 +21,7 @@ from . import trials
 from .trials import TrialSpec, run_similarity, trial_specs, true_map
 
 
+@renamed_kwargs(client="scheduler", checkpoint="folder")
 def run_study(
     campaign: Campaign,
     strategies: str | Sequence[str | Strategy] = "mtc,rtc,bayes",
@@ -32,9 +34,9 @@ def run_study(
     groups: Mapping[str, str] | None = None,
     seed: int | None = None,
     jobs: int | None = 1,
-    client=None,
+    scheduler=None,
     progress: bool = True,
-    checkpoint=None,
+    folder=None,
     max_judgments: int | None = None,
     measure: str = "AP",
 ) -> CalibrationStudy:
@@ -55,7 +57,7 @@ def run_study(
         Run → group: draw one run per group (k of the groups uniformly).
     seed
         Study seed; trial seeds come from ``SeedSequence(seed).spawn(n_trials)``.
-    jobs, client
+    jobs, scheduler
         Where the trials run (:func:`relimpute.studies.run`): joblib processes (-1 = all
         cores; None = the ambient joblib backend), or a ``distributed.Client`` (or a scheduler
         address). Results do not depend on either.
@@ -64,7 +66,7 @@ def run_study(
     max_judgments
         Stop a trial's judging after this many judgments when the confidence is
         not reached first (None: judge until it is, the paper's protocol).
-    checkpoint
+    folder
         The study's output folder (a path; :func:`relimpute.studies.run`): each trial is
         saved there as it finishes and the report is written there; trials it already holds
         are not run again, so a killed study resumes with the same result (trial seeds
@@ -77,7 +79,7 @@ def run_study(
     study = CalibrationTrials(campaign, tuple(chosen), n_trials=n_trials, k=k, c=c, confidence=confidence,
                               depth=depth, groups=groups, seed=seed, max_judgments=max_judgments,
                               measure=measure)  # fmt: skip
-    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress)
+    return run(study, folder, jobs=jobs, scheduler=scheduler, resume=True, progress=progress)
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,5 +189,6 @@ def _described(strategy, settings: bool = True) -> dict[str, Any]:
         model = {"model": loaded.model, "params": loaded.params}
     described = {"selector": strategy.selector, "model": model,
                  "selector_params": strategy.selector_kwargs(), "model_params": dict(strategy.model_params),
-                 "budget_from": strategy.budget_from, "monte_carlo_draws": strategy.monte_carlo_draws}  # fmt: skip
+                 "budget_from": strategy.budget_from,
+                 "monte_carlo_draws": strategy.n_draws}  # (0.2.0's key: old studies resume)  # fmt: skip
     return {"name": strategy.name, **described} if settings else described

@@ -293,11 +293,11 @@ def run_trial(
             after = _with_labels(_label_free(full, model.name == LABELS_MODEL), result.campaign_after)
             spent[strategy.name] = result.n_judgments
             estimate = model.fit(after, rng=rng).predict(after)
-            method = ("monte carlo" if strategy.monte_carlo_draws
+            method = ("monte carlo" if strategy.n_draws
                       else "normal" if measure == "AP" else "auto")  # fmt: skip
             compared = engine.confidence(
                 after, estimate, systems=systems, measure=measure, method=method,
-                n_draws=strategy.monte_carlo_draws or 4000, rng=rng,
+                n_draws=strategy.n_draws or 4000, rng=rng,
             )  # fmt: skip
         e_map = _expected_map(compared)
         comparison = compared.to_frame()[["system_a", "system_b", "e_delta_map", "p_a_better"]].copy()

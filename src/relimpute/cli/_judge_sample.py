@@ -115,7 +115,7 @@ def _design(args):
 
     if args.design == "stratified":
         return args.strata
-    return PPSDesign(budget=args.budget, depth=args.pool_depth or DEFAULT_POOL_DEPTH)
+    return PPSDesign(budget=args.budget, pool_depth=args.pool_depth or DEFAULT_POOL_DEPTH)
 
 
 def design_options(spec: dict, seed) -> str:

@@ -172,9 +172,9 @@ def run(args) -> int:
     for name in args.model:  # an unknown model or a bad settings file fails before any work
         load_settings(name)
     campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
-    with flag_names(depth="--pool-depth", n_common="--common-topics", leave="--leave"):
+    with flag_names(pool_depth="--pool-depth", n_common="--common-topics", leave="--leave"):
         study = LeaveOneGroupOut(
-            campaign, groups, depth=args.depth, measures=measures, correctors=tuple(correctors),
+            campaign, groups, pool_depth=args.depth, measures=measures, correctors=tuple(correctors),
             models=tuple(args.model), group_sds=args.group_sd, n_common=args.common_topics,
             common_repeats=args.common_repeats, n_draws=args.draws, seed=args.seed, leave=args.leave,
         )  # fmt: skip

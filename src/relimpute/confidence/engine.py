@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._deprecation import warn_deprecated
 from ..data import Campaign, TopicData
 from ..measures import Measure, measure_families, parse_measure
 from ..relevance.base import RelevanceEstimate
@@ -68,6 +69,10 @@ class ConfidenceEngine:
         The spread of ``estimand="pool"``'s shared shift of a run's would-be-pooled
         documents (:mod:`~relimpute.confidence.estimands`); None: the shipped
         :data:`~relimpute.confidence.estimands.POOL_GROUP_SD`, 0: documents independent.
+    pool_together
+        ``estimand="pool"`` with the runs scored pooled together (a group's runs, as a
+        campaign pools them): every run's pool holds the top K of every run scored, not
+        only its own (False: each run, and each pair, pooled alone with the judged runs).
 
     Notes
     -----
@@ -83,7 +88,7 @@ class ConfidenceEngine:
     Examples
     --------
     >>> estimate = Uniform(0.5).fit_predict(campaign)          # doctest: +SKIP
-    >>> result = ConfidenceEngine(ratio="delta").compare(campaign, estimate)  # doctest: +SKIP
+    >>> result = ConfidenceEngine(ratio="delta").confidence(campaign, estimate)  # doctest: +SKIP
     >>> result.to_frame()  # doctest: +SKIP
     >>> result.matrix()  # P(row beats column)  # doctest: +SKIP
     >>> result.scores.ranking()  # systems by E[MAP], best first  # doctest: +SKIP
@@ -97,6 +102,7 @@ class ConfidenceEngine:
         estimand: str = "complete",
         pool_depth: int | None = None,
         pool_group_sd: float | None = None,
+        pool_together: bool = False,
     ):
         self.ratio = ratio
         self.depth = depth
@@ -109,6 +115,9 @@ class ConfidenceEngine:
         if pool_depth is not None and estimand != "pool":
             raise ValueError(f"pool_depth is the pool estimand's, not {estimand!r}'s")
         self.pool_group_sd = check_pool_group_sd(pool_group_sd, estimand)
+        if pool_together and estimand != "pool":
+            raise ValueError(f"pool_together is the pool estimand's, not {estimand!r}'s")
+        self.pool_together = bool(pool_together)
 
     def __repr__(self) -> str:
         more = "" if self.estimand == "complete" else f", estimand={self.estimand!r}"
@@ -116,6 +125,8 @@ class ConfidenceEngine:
             more += f", pool_depth={self.pool_depth!r}"
         if self.estimand == "pool" and self.pool_group_sd != POOL_GROUP_SD:
             more += f", pool_group_sd={self.pool_group_sd!r}"
+        if self.pool_together:
+            more += ", pool_together=True"
         return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r}{more})"
 
     def describe(self, campaign: Campaign | None = None) -> str:
@@ -124,7 +135,10 @@ class ConfidenceEngine:
         pool_depth = self.pool_depth
         if self.estimand == "pool" and pool_depth is None and campaign is not None:
             pool_depth = judged_pool_depth(campaign)
-        return describe(self.estimand, self.depth, pool_depth)
+        line = describe(self.estimand, self.depth, pool_depth)
+        if self.pool_together:
+            line = line.replace("the run pooled with", "the runs scored pooled together with")
+        return line
 
     # ------------------------------------------------------------------ public
 
@@ -218,8 +232,9 @@ class ConfidenceEngine:
 
         ``measure`` is ``"AP"`` (or ``"MAP"``, ``"map"``) or a linear measure
         (``P@k``, ``RBP(p=φ)``, ``DCG@k``, ``NumRelRet``; see
-        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells.
+        :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells. Deprecated.
         """
+        warn_deprecated("ConfidenceEngine.evaluate", 'confidence(..., pairs=[], method="normal").scores')
         return self.confidence(
             campaign, estimate, systems, pairs=[], measure=measure, method="normal"
         ).scores
@@ -234,7 +249,8 @@ class ConfidenceEngine:
         measure: str = "AP",
     ) -> Comparison:
         """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair:
-        ``confidence(..., method="normal")`` (kept for existing code)."""
+        ``confidence(..., method="normal")`` (kept for existing code; deprecated)."""
+        warn_deprecated("ConfidenceEngine.compare", 'confidence(..., method="normal")')
         return self.confidence(campaign, estimate, systems, pairs, measure=measure, method="normal")
 
     def monte_carlo(
@@ -250,7 +266,8 @@ class ConfidenceEngine:
         """The comparison from drawn relevance vectors: ``confidence(..., method="monte
         carlo")`` with its Monte Carlo ``options`` (``rng``, ``measure``,
         ``use_posterior_draws``, ``max_elements``) and 10,000 draws by default, kept for
-        existing code."""
+        existing code; deprecated."""
+        warn_deprecated("ConfidenceEngine.monte_carlo", 'confidence(..., method="monte carlo")')
         return self.confidence(
             campaign, estimate, systems, pairs, method="monte carlo", n_draws=n_draws, **options
         )
@@ -265,7 +282,8 @@ class ConfidenceEngine:
     ) -> TopicBootstrap:
         """ΔMAP with topic sampling and unjudged documents together:
         ``confidence(..., topics=True)`` with its Monte Carlo ``options`` (``n_draws=4000``,
-        ``rng``, ``measure``, ...), kept for existing code."""
+        ``rng``, ``measure``, ...), kept for existing code; deprecated."""
+        warn_deprecated("ConfidenceEngine.topic_bootstrap", "confidence(..., topics=True)")
         return self.confidence(
             campaign, estimate, systems, pairs, method="monte carlo", topics=True, **options
         )
@@ -287,7 +305,9 @@ class ConfidenceEngine:
 
             k = self.pool_depth or judged_pool_depth(campaign)
             topic_moments = [
-                pooled_topic_moments(topic, view, p, pair_idx, k, rows, self.ratio, linear, shared)
+                pooled_topic_moments(
+                    topic, view, p, pair_idx, k, rows, self.ratio, linear, shared, self.pool_together
+                )
                 for topic, view, p in zip(campaign.topics, views, estimate.p)
             ]
         elif linear is None:

@@ -39,9 +39,11 @@ ESTIMANDS = {
 }
 #: Spread of the shared shift of the log-odds of a run's would-be-pooled documents (module
 #: docstring): the spread whose ΔMAP intervals cover closest to 95% over leave-one-group-out
-#: studies of DL 2019, DL 2021 and TREC-8 at depth 10; each collection's held-out number uses
-#: the spread chosen on the other two (examples/pool_coverage/README.md).
-POOL_GROUP_SD = 1.25
+#: studies of DL 2019, DL 2021 and TREC-8 at depth 10, each group's runs pooled together as
+#: the truth pools them; each collection's held-out number uses the spread chosen on the other
+#: two, and each chose this one (examples/pool_coverage/README.md). ``relimpute newrun``,
+#: whose target is the official qrels' score, has its own (bias.newrun.NEW_RUN_GROUP_SD).
+POOL_GROUP_SD = 0.5
 #: The step of the shift's numerical derivative (log-odds).
 SHIFT_STEP = 1e-3
 #: What gives each estimand, for the messages that refuse one.
@@ -120,15 +122,17 @@ def without_variance(comparison):
 
 
 def pooled_topic_moments(
-    topic, view, p, pairs, pool_depth: int, rows, ratio, linear=None, slopes: bool = False
-):
+    topic, view, p, pairs, pool_depth: int, rows, ratio, linear=None, slopes: bool = False,
+    together: bool = False,
+):  # fmt: skip
     """``(E (S,), Var (S,), E Δ (P,), Var Δ (P,))`` of one topic under the ``pool`` estimand,
     and with ``slopes`` ``∂E/∂δ`` of each (S,) and (P,): δ shifts the log-odds of the unjudged
     documents of the pool (module docstring).
 
     ``view`` is the topic's engine view of the campaign ``rows``. Each system is scored on its
-    own pool, each pair on both runs' pool: p is 0 outside the pool (nonrelevant) and every
-    document counts in R, so E[R] = Σp over the pool. AP (``linear`` None, with ``ratio``)
+    own pool, each pair on both runs' pool (``together``: every one on the pool of all
+    ``rows``): p is 0 outside the pool (nonrelevant) and every document counts in R, so
+    E[R] = Σp over the pool. AP (``linear`` None, with ``ratio``)
     or a ``linear`` measure (:func:`~relimpute.confidence.linear.linear_moments`).
     """
     judged = topic.judged
@@ -138,6 +142,8 @@ def pooled_topic_moments(
         docs = topic.ranking[row, :pool_depth]
         top[docs[docs >= 0]] = True
         tops.append(top & ~judged)
+    if together:
+        tops = [np.logical_or.reduce(tops)] * len(tops) if tops else tops
     groups = [[(s,) for s in range(len(rows))], [tuple(pair) for pair in pairs.tolist()]]
     opened = [tops, [tops[a] | tops[b] for a, b in pairs.tolist()]]
     out = []

@@ -40,7 +40,8 @@ from ._registry import (
     name_table,
     parse_measure,
     parse_measures,
-    register,
+    register,  # deprecated: register_measure
+    register_measure,
 )
 from .ap import average_precision
 from .bpref import bpref
@@ -83,7 +84,7 @@ __all__ = [
     "rbp_residual",
     "recall_at_k",
     "reciprocal_rank",
-    "register",
+    "register_measure",
     "relevant_retrieved",
     "success_at_k",
 ]

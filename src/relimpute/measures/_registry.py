@@ -11,7 +11,7 @@ trec_eval's names (``map``, ``P_10``, ``ndcg_cut_10``, ``recip_rank``,
 "did you mean" hint (:mod:`difflib`).
 
 Each measure module defines a :class:`Measure` subclass and calls
-:func:`register` on it at the bottom of its file (habit 1 of docs/contributing.md:
+:func:`register_measure` on it at the bottom of its file (habit 1 of docs/contributing.md:
 declare, then register).
 """
 
@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ._ranked import check_ranking, check_values
 
@@ -259,7 +260,7 @@ class BinaryMeasure(Measure):
         raise NotImplementedError
 
 
-def register(cls: type[Measure]) -> type[Measure]:
+def register_measure(cls: type[Measure]) -> type[Measure]:
     """Make a measure family parseable by all its names (bottom of its module)."""
     if not cls.family:
         raise ValueError(f"{cls.__name__} has no family name")
@@ -277,6 +278,10 @@ def register(cls: type[Measure]) -> type[Measure]:
         if name is not None:
             table[name] = cls
     return cls
+
+
+#: the name register_measure had until 0.3.0 (deprecated)
+register = deprecated_alias(register_measure, "register")
 
 
 def measure_families() -> list[type[Measure]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
-from ._registry import BinaryMeasure, register
+from ._registry import BinaryMeasure, register_measure
 
 
 @in_draw_chunks
@@ -70,4 +70,4 @@ class AP(BinaryMeasure):
         return average_precision(ranking, relevant, k=self.cutoff)
 
 
-register(AP)
+register_measure(AP)

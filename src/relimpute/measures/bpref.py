@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks, ratio_or_zero
-from ._registry import BinaryMeasure, Measure, register
+from ._registry import BinaryMeasure, Measure, register_measure
 
 
 @in_draw_chunks
@@ -68,4 +68,4 @@ class Bpref(BinaryMeasure):
         return bpref(ranking, *judged_classes(self, labels, judged, rel_threshold))
 
 
-register(Bpref)
+register_measure(Bpref)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, check_ranking, check_values, in_draw_chunks, retrieved_count
-from ._registry import BinaryMeasure, Measure, register
+from ._registry import BinaryMeasure, Measure, register_measure
 
 
 @in_draw_chunks
@@ -72,6 +72,6 @@ class NumRelRet(_Count, BinaryMeasure):
         return relevant_retrieved(ranking, relevant)
 
 
-register(NumRet)
-register(NumRel)
-register(NumRelRet)
+register_measure(NumRet)
+register_measure(NumRel)
+register_measure(NumRelRet)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, check_values, in_draw_chunks, top_k
-from ._registry import Measure, register
+from ._registry import Measure, register_measure
 
 #: gdeval.pl's ``$MAX_JUDGMENT``: the grade at which a document surely satisfies.
 MAX_GRADE = 4
@@ -52,4 +52,4 @@ class ERR(Measure):
         return expected_reciprocal_rank(ranking, labels, self.cutoff)
 
 
-register(ERR)
+register_measure(ERR)

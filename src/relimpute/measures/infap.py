@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, check_ranking, in_draw_chunks, ratio_or_zero
-from ._registry import BinaryMeasure, register
+from ._registry import BinaryMeasure, register_measure
 from .bpref import judged_classes
 
 #: trec_eval's ``INFAP_EPSILON``.
@@ -76,4 +76,4 @@ class InfAP(BinaryMeasure):
         return inferred_ap(ranking, relevant, nonrelevant, in_pool)
 
 
-register(InfAP)
+register_measure(InfAP)

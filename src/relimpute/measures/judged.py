@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, in_draw_chunks, ratio_or_zero, retrieved_count, top_k
-from ._registry import Measure, register
+from ._registry import Measure, register_measure
 
 
 @in_draw_chunks
@@ -38,4 +38,4 @@ class Judged(Measure):
         return np.broadcast_to(fraction, labels.shape[:-1] + fraction.shape[-1:]).copy()
 
 
-register(Judged)
+register_measure(Judged)

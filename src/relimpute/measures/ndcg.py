@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, check_cutoff, check_values, in_draw_chunks, ratio_or_zero, top_k
-from ._registry import GAINS, Measure, register
+from ._registry import GAINS, Measure, register_measure
 
 
 def gain_values(grades: np.ndarray, gain: str = "linear") -> np.ndarray:
@@ -121,5 +121,5 @@ class DCG(_Graded):
         return weights
 
 
-register(NDCG)
-register(DCG)
+register_measure(NDCG)
+register_measure(DCG)

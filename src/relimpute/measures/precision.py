@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, check_cutoff, check_ranking, check_values, in_draw_chunks, truncate
-from ._registry import BinaryMeasure, register
+from ._registry import BinaryMeasure, register_measure
 
 
 @in_draw_chunks
@@ -47,4 +47,4 @@ class P(BinaryMeasure):
         return precision_at_k(ranking, relevant, self.cutoff)
 
 
-register(P)
+register_measure(P)

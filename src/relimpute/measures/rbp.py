@@ -26,7 +26,7 @@ from ._ranked import (
     retrieved_count,
     top_k,
 )
-from ._registry import REL, Measure, Param, register
+from ._registry import REL, Measure, Param, register_measure
 
 PERSISTENCE = Param(float, 0.8, low=0.0, high=1.0, open_low=True, open_high=True)
 
@@ -107,5 +107,5 @@ class RBPResidual(Measure):
         return np.broadcast_to(residual, labels.shape[:-1] + residual.shape[-1:]).copy()
 
 
-register(RBP)
-register(RBPResidual)
+register_measure(RBP)
+register_measure(RBPResidual)

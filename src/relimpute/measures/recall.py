@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, in_draw_chunks, ratio_or_zero, recall_inputs
-from ._registry import BinaryMeasure, register
+from ._registry import BinaryMeasure, register_measure
 
 
 @in_draw_chunks
@@ -46,4 +46,4 @@ class R(BinaryMeasure):
         return recall_at_k(ranking, relevant, self.cutoff)
 
 
-register(R)
+register_measure(R)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, in_draw_chunks, top_k
-from ._registry import BinaryMeasure, register
+from ._registry import BinaryMeasure, register_measure
 
 
 @in_draw_chunks
@@ -40,4 +40,4 @@ class RR(BinaryMeasure):
         return reciprocal_rank(ranking, relevant, self.cutoff)
 
 
-register(RR)
+register_measure(RR)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import as_binary, at_ranks, in_draw_chunks, top_k
-from ._registry import BinaryMeasure, register
+from ._registry import BinaryMeasure, register_measure
 
 
 @in_draw_chunks
@@ -31,4 +31,4 @@ class Success(BinaryMeasure):
         return success_at_k(ranking, relevant, self.cutoff)
 
 
-register(Success)
+register_measure(Success)

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
+from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..stats import z_value
 from ._nanstats import nan_sd
@@ -158,15 +159,18 @@ IntervalMethod = Callable[[CorpusBootstrap, float, float], tuple[np.ndarray, np.
 METHODS: Registry[IntervalMethod] = Registry("interval method", error=ValueError, discover="relimpute.precision")
 
 
-def register(name: str, method: IntervalMethod) -> None:
+def register_interval_method(name: str, method: IntervalMethod) -> None:
     """Make ``method`` available as ``ap_intervals(..., method=name)``."""
     METHODS.register(method, name=name)
 
 
-register("normal", normal_interval)
-register("logit", logit_interval)
-register("percentile", percentile_interval)
-register("bca", bca_interval)
+#: the name register_interval_method had until 0.3.0 (deprecated)
+register = deprecated_alias(register_interval_method, "register")
+
+register_interval_method("normal", normal_interval)
+register_interval_method("logit", logit_interval)
+register_interval_method("percentile", percentile_interval)
+register_interval_method("bca", bca_interval)
 
 
 def ap_intervals(

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._deprecation import renamed_kwargs
 from ..data import Campaign
 from ..errors import InputError
 from ..measures import Measure, parse_measure
@@ -154,6 +155,7 @@ def paired_t_pvalues(scores: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray,
     return mean, p
 
 
+@renamed_kwargs(client="scheduler", checkpoint="folder")
 def power_curves(
     campaign: Campaign,
     *,
@@ -168,8 +170,8 @@ def power_curves(
     rng: int | np.random.Generator | None = None,
     progress: bool | None = None,
     jobs: int | None = 1,
-    client=None,
-    checkpoint=None,
+    scheduler=None,
+    folder=None,
 ) -> PowerCurves:
     """Power and bias curves of pooling strategies on ``campaign`` (its judgments are the gold).
 
@@ -187,10 +189,10 @@ def power_curves(
         Runs that form the pools (default: all); ``systems`` the evaluated runs.
     repetitions
         Random topic subsets per n (one when n is every topic), all drawn before any cell runs.
-    jobs, client
+    jobs, scheduler
         Where the grid cells (strategy × measure × depth) run
         (:func:`relimpute.studies.run`); the curves do not depend on them.
-    checkpoint
+    folder
         The study's output folder (a path): each grid cell is saved there as it finishes and
         the curves are written there (``curves.tsv``); cells it already holds are not run
         again, so a killed study resumes with the same curves (the topic subsets depend on
@@ -201,7 +203,7 @@ def power_curves(
     study = PowerGrid(campaign, depths=tuple(depths), topic_counts=topic_counts, strategies=tuple(strategies),
                       measures=tuple(measures), pool_systems=pool_systems, systems=systems,
                       repetitions=repetitions, alpha=alpha, seed=rng)  # fmt: skip
-    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress is None or progress)
+    return run(study, folder, jobs=jobs, scheduler=scheduler, resume=True, progress=progress is None or progress)
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from ..data import Campaign
 from ..relevance.base import as_generator
 from ._nanstats import nan_sd
@@ -232,6 +233,7 @@ def split_salt(index: int) -> str:
     return "" if index == 0 else f"split-{index}"
 
 
+@renamed_kwargs(client="scheduler", checkpoint="folder")
 def split_study(
     campaign: Campaign,
     n_splits: int,
@@ -239,23 +241,23 @@ def split_study(
     *,
     seed: int | None = None,
     jobs: int | None = 1,
-    client=None,
+    scheduler=None,
     progress: bool | None = None,
-    checkpoint=None,
+    folder=None,
     **options,
 ) -> list[SplitValidation]:
     """:func:`split_validation` on ``n_splits`` splits of the documents: the paper's MD5 split
     (resamples seeded by ``seed``, as :func:`split_validation` with ``rng=seed``), then salted
     ones (:func:`split_salt`; split ``i`` seeded by ``[seed, i]``), in that order whatever runs
-    them (``jobs``, ``client``: :func:`relimpute.studies.run`). ``options`` go to
-    :func:`split_validation` (level, epsilon, near). ``checkpoint`` (the study's output
+    them (``jobs``, ``scheduler``: :func:`relimpute.studies.run`). ``options`` go to
+    :func:`split_validation` (level, epsilon, near). ``folder`` (the study's output
     folder, a path) keeps each split as it finishes and gets the table (``split.tsv``:
     :func:`split_table`); splits it already holds are not run again, so a killed study
     resumes with the same result."""
     from ..studies import run
 
     study = CorpusSplits(campaign, n_splits, n_resamples, seed=seed, options=options)
-    return run(study, checkpoint, jobs=jobs, scheduler=client, resume=True, progress=progress is None or progress)
+    return run(study, folder, jobs=jobs, scheduler=scheduler, resume=True, progress=progress is None or progress)
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,7 +8,8 @@ from .base import (
     as_generator,
     available_models,
     get_model,
-    register,
+    register,  # deprecated: register_model
+    register_model,
 )
 from .settings import DEFAULT_MODEL, ModelSettings, load_model, load_settings
 from .fusion import Fusion
@@ -54,5 +55,5 @@ __all__ = [
     "as_generator",
     "available_models",
     "get_model",
-    "register",
+    "register_model",
 ]

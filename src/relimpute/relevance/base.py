@@ -8,7 +8,7 @@ joint posterior draws of those probabilities so that parameter uncertainty
 reaches the confidence engine's Monte Carlo path.
 
 A new model is one file: subclass :class:`RelevanceModel`, give it a
-``name``, implement ``_fit`` and ``_predict``, and call :func:`register` at
+``name``, implement ``_fit`` and ``_predict``, and call :func:`register_model` at
 the bottom of the file; :func:`relimpute.testing.check_relevance_model` checks
 its contract.
 """
@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .._display import short_repr
+from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
@@ -355,9 +356,13 @@ def _labelled_draws(topics, relevant, t: int, draws: np.ndarray) -> np.ndarray:
 _REGISTRY: Registry[type[RelevanceModel]] = Registry("relevance model", discover="relimpute.relevance")
 
 
-def register(cls: type[RelevanceModel]) -> type[RelevanceModel]:
+def register_model(cls: type[RelevanceModel]) -> type[RelevanceModel]:
     """Make a model available by its ``name`` (use at the bottom of the model's file)."""
     return _REGISTRY.register(cls)
+
+
+#: the name register_model had until 0.3.0 (deprecated)
+register = deprecated_alias(register_model, "register")
 
 
 def available_models() -> list[str]:

@@ -66,7 +66,7 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit, logit
 
 from ..data import Campaign
-from .base import LazyDraws, RelevanceModel, register
+from .base import LazyDraws, RelevanceModel, register_model
 
 #: probabilities of the default model are kept this far from 0 and 1 before their log-odds
 #: are taken (a document the default model puts at exactly 0 or 1 keeps it: no run evidence)
@@ -404,4 +404,4 @@ def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: f
     return theta, (cov + cov.T) / 2
 
 
-register(FusionLLM)
+register_model(FusionLLM)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import register
+from .base import register_model
 from .uniform import Uniform
 
 
@@ -16,4 +16,4 @@ class Nonrelevant(Uniform):
         super().__init__(prior=0.0)
 
 
-register(Nonrelevant)
+register_model(Nonrelevant)

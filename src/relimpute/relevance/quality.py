@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
 from .._display import short_repr
 from ..data import Campaign
 from ..stats import binary_outcomes, log_loss
@@ -95,19 +96,20 @@ def complete_judgments(campaign: Campaign) -> Campaign:
     return replace(campaign, topics=topics)
 
 
+@renamed_kwargs(depth="pool_depth")
 def split_judgments(
     campaign: Campaign,
     *,
     protocol: str = "random",
     fraction: float = 0.1,
-    depth: int = 5,
+    pool_depth: int = 5,
     rng: int | np.random.Generator | None = None,
 ) -> list[np.ndarray]:
     """Per topic, the mask of judgments to keep (the rest are held out).
 
     ``protocol="random"``: each judged document is kept with probability
     ``fraction`` (on :func:`complete_judgments` of a campaign: each document). ``protocol="pool"``: keep the judged documents in the top
-    ``depth`` of any run (a depth-k pool), hold out the deeper ones.
+    ``pool_depth`` of any run (a depth-k pool), hold out the deeper ones.
     """
     if protocol == "random":
         if not 0 < fraction < 1:
@@ -115,11 +117,11 @@ def split_judgments(
         gen = as_generator(rng)
         return [t.judged & (gen.random(t.n_docs) < fraction) for t in campaign.topics]
     if protocol == "pool":
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
+        if pool_depth < 1:
+            raise ValueError(f"pool_depth must be >= 1, got {pool_depth}")
         masks = []
         for t in campaign.topics:
-            top = t.ranking[:, :depth]
+            top = t.ranking[:, :pool_depth]
             pooled = np.zeros(t.n_docs, dtype=bool)
             pooled[top[top >= 0]] = True
             masks.append(t.judged & pooled)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import RelevanceModel, register
+from .base import RelevanceModel, register_model
 
 
 class Uniform(RelevanceModel):
@@ -33,4 +33,4 @@ class Uniform(RelevanceModel):
         return p, None, {"prior": float(self.prior)}
 
 
-register(Uniform)
+register_model(Uniform)

@@ -18,7 +18,8 @@ from .base import (
     SelectionStrategy,
     available_strategies,
     get_strategy,
-    register,
+    register,  # deprecated: register_strategy
+    register_strategy,
 )
 from .designs import PPSDesign, SamplingDesign, StratifiedDesign
 from .llm import LLMSelection
@@ -50,6 +51,6 @@ __all__ = [
     "StratifiedDesign",
     "available_strategies",
     "get_strategy",
-    "register",
+    "register_strategy",
     "run_selection",
 ]

@@ -8,7 +8,7 @@ and asks the strategy, one document at a time, for the next one.
 
 A new strategy is one file: subclass :class:`SelectionStrategy`, give it a
 ``name``, implement ``_start``, ``_propose`` and (when it keeps derived
-state) ``_observe``, and call :func:`register` at the bottom of the file.
+state) ``_observe``, and call :func:`register_strategy` at the bottom of the file.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..confidence.moments import counted_documents
 from ..data import Campaign
@@ -234,9 +235,13 @@ class SelectionStrategy:
 _REGISTRY: Registry[type[SelectionStrategy]] = Registry("selection strategy", discover="relimpute.selection")
 
 
-def register(cls: type[SelectionStrategy]) -> type[SelectionStrategy]:
+def register_strategy(cls: type[SelectionStrategy]) -> type[SelectionStrategy]:
     """Make a strategy available by its ``name`` (use at the bottom of its file)."""
     return _REGISTRY.register(cls)
+
+
+#: the name register_strategy had until 0.3.0 (deprecated)
+register = deprecated_alias(register_strategy, "register")
 
 
 def available_strategies() -> list[str]:

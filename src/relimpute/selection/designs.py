@@ -26,6 +26,8 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_kwargs
+
 #: The stratum of the documents the qrels judge already (π = 1).
 JUDGED_STRATUM = 0
 SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "inclusion", "drawn", "order", "relevance")
@@ -45,10 +47,11 @@ class SamplingDesign(Protocol):
         """A JSON-ready dict naming the design and its parameters."""
 
 
-def ap_prior(rank: np.ndarray, depth: int) -> np.ndarray:
-    """statAP's AP-prior weight of rank r ≤ depth: (1/Z) Σ_{i=r}^{Z} 1/i, Z = ``depth``."""
-    tail = np.cumsum((1.0 / np.arange(1, depth + 1))[::-1])[::-1]
-    return tail[np.asarray(rank, dtype=int) - 1] / depth
+@renamed_kwargs(depth="pool_depth")
+def ap_prior(rank: np.ndarray, pool_depth: int) -> np.ndarray:
+    """statAP's AP-prior weight of rank r ≤ depth: (1/Z) Σ_{i=r}^{Z} 1/i, Z = ``pool_depth``."""
+    tail = np.cumsum((1.0 / np.arange(1, pool_depth + 1))[::-1])[::-1]
+    return tail[np.asarray(rank, dtype=int) - 1] / pool_depth
 
 
 def pps_inclusion(weight: np.ndarray, expected: float, floor: float = DEFAULT_FLOOR) -> np.ndarray:
@@ -67,20 +70,21 @@ def pps_inclusion(weight: np.ndarray, expected: float, floor: float = DEFAULT_FL
     return np.clip(high * weight, floor, 1)
 
 
-def pool_table(campaign, depth: int, systems=None) -> pd.DataFrame:
-    """Every document of the depth-``depth`` pool of ``systems`` (default all) and every judged
+@renamed_kwargs(depth="pool_depth")
+def pool_table(campaign, pool_depth: int, systems=None) -> pd.DataFrame:
+    """Every document of the depth-``pool_depth`` pool of ``systems`` (default all) and every judged
     one: ``query_id, doc_id, rank`` (best rank, 0 outside the pool), ``weight`` (the summed
     AP-prior weight of its ranks) and ``relevance`` (the qrels' grade, -1 unjudged)."""
     rows = None if systems is None else campaign.system_rows(systems)
     parts = []
     for t in campaign.topics:
-        ranking = (t.ranking if rows is None else t.ranking[rows])[:, :depth]
+        ranking = (t.ranking if rows is None else t.ranking[rows])[:, :pool_depth]
         ranks = np.broadcast_to(np.arange(1, ranking.shape[1] + 1), ranking.shape)
         docs, at = ranking[ranking >= 0], ranks[ranking >= 0]
         best = np.full(t.n_docs, np.iinfo(np.int32).max)
         np.minimum.at(best, docs, at)
         weight = np.zeros(t.n_docs)
-        np.add.at(weight, docs, ap_prior(at, depth))
+        np.add.at(weight, docs, ap_prior(at, pool_depth))
         keep = (weight > 0) | t.judged
         parts.append(pd.DataFrame({
             "query_id": t.query_id, "doc_id": t.doc_ids[keep].astype(str),
@@ -110,8 +114,8 @@ def _typed(table: pd.DataFrame) -> pd.DataFrame:
                          "drawn": bool, "order": int, "relevance": int})  # fmt: skip
 
 
-def _pool(source, depth: int, systems) -> pd.DataFrame:
-    return source if isinstance(source, pd.DataFrame) else pool_table(source, depth, systems)
+def _pool(source, pool_depth: int, systems) -> pd.DataFrame:
+    return source if isinstance(source, pd.DataFrame) else pool_table(source, pool_depth, systems)
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,8 @@ class StratifiedDesign:
         object.__setattr__(self, "strata", tuple(ordered))
 
     @property
-    def depth(self) -> int:
+    def pool_depth(self) -> int:
+        """The pool the strata cover: to the last stratum's deepest rank."""
         return self.strata[-1][1]
 
     def spec(self) -> dict:
@@ -147,7 +152,7 @@ class StratifiedDesign:
 
     def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
         """The sample table (module docstring), topic by topic, stratum by stratum."""
-        pool = _pool(source, self.depth, systems)
+        pool = _pool(source, self.pool_depth, systems)
         open_ = pool[(pool["relevance"] < 0) & (pool["rank"] > 0)]
         parts = []
         for topic, docs in open_.groupby("query_id", sort=True):
@@ -175,16 +180,17 @@ def _offset(parts: list[pd.DataFrame]) -> int:
     return sum(int(p["drawn"].sum()) for p in parts)
 
 
+@renamed_kwargs(depth="pool_depth")
 @dataclass(frozen=True)
 class PPSDesign:
-    """statAP's design: each unjudged document of the depth-``depth`` pool drawn independently
+    """statAP's design: each unjudged document of the depth-``pool_depth`` pool drawn independently
     with π ∝ its AP-prior weight, capped at 1 and floored at ``floor``, so that the expected
     sample is ``budget`` documents (or ``rate`` of the pool) over all topics, each topic
     expecting its share of the pool (π is scaled topic by topic)."""
 
     budget: int | None = None
     rate: float | None = None
-    depth: int = 100
+    pool_depth: int = 100
     floor: float = DEFAULT_FLOOR
 
     def __post_init__(self):
@@ -199,19 +205,19 @@ class PPSDesign:
 
     def spec(self) -> dict:
         """The design as the journal records it."""
-        return {"design": "pps", "budget": self.budget, "rate": self.rate, "depth": self.depth,
+        return {"design": "pps", "budget": self.budget, "rate": self.rate, "depth": self.pool_depth,
                 "floor": self.floor}  # fmt: skip
 
     def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
         """The sample table (module docstring): π per topic, one Poisson draw, judged by topic
         in a random order."""
-        pool = _pool(source, self.depth, systems)
+        pool = _pool(source, self.pool_depth, systems)
         open_ = pool[(pool["relevance"] < 0) & (pool["rank"] > 0)]
         total = len(open_)
         rate = self.rate if self.rate is not None else self.budget / max(total, 1)
         if self.budget is not None and self.budget > total:
             raise ValueError(f"budget {self.budget} is larger than the pool: {total} unjudged "
-                             f"documents in the depth-{self.depth} pool")
+                             f"documents in the depth-{self.pool_depth} pool")
         if rate < self.floor:
             raise ValueError(f"the budget is {rate:.2%} of the pool, below the π floor "
                              f"{self.floor:g}: give a budget of at least "

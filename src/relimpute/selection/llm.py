@@ -41,10 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from .base import SelectionState, register
+from .._deprecation import renamed_kwargs
+from .base import SelectionState, register_strategy
 from .rtc import RTCSelection
 
 
+@renamed_kwargs(mc_draws="n_draws")
 class LLMSelection(RTCSelection):
     """The RTC loop on ``fusion-llm``, judging where the model is least sure (module docstring).
 
@@ -61,8 +63,8 @@ class LLMSelection(RTCSelection):
     stop_on
         What the stopping confidence reads, as :class:`~.rtc.RTCSelection`:
         ``"posterior"`` (default) Monte Carlo over the refitted model's draws.
-    mc_draws
-        Monte Carlo draws of the confidence.
+    n_draws
+        Monte Carlo draws of the confidence (``mc_draws`` until 0.3.0).
     screen
         Skip the Monte Carlo at a refit that cannot stop (:class:`~.rtc.RTCSelection`).
     frontier
@@ -80,14 +82,14 @@ class LLMSelection(RTCSelection):
         interval: int = 10,
         model_params: Mapping[str, Any] | None = None,
         stop_on: str = "posterior",
-        mc_draws: int = 4000,
+        n_draws: int = 4000,
         screen: float | None = 0.05,
         frontier: bool = True,
         seed: int | None = None,
         evaluated: str = "compared",
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
-                         stop_on=stop_on, mc_draws=mc_draws, screen=screen,
+                         stop_on=stop_on, n_draws=n_draws, screen=screen,
                          seed=seed, evaluated=evaluated)  # fmt: skip
         self.frontier = frontier
 
@@ -120,4 +122,4 @@ def frontier_documents(state: SelectionState, t: int) -> np.ndarray:
     return out
 
 
-register(LLMSelection)
+register_strategy(LLMSelection)

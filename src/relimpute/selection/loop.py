@@ -54,8 +54,7 @@ class SelectionSession:
         The compared systems: two for a pair, more for a run set (weights
         and stopping over every pair); None = every system of the campaign.
     confidence, budget
-        The :class:`StoppingRule` (``confidence=None``: no confidence stop;
-        ``alpha=`` is the deprecated name of ``confidence``).
+        The :class:`StoppingRule` (``confidence=None``: no confidence stop).
     depth
         Cut every ranking at this rank first (None = full depth).
     rng

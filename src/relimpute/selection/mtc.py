@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SelectionState, SelectionStrategy, register, set_prior
+from .base import SelectionState, SelectionStrategy, register_strategy, set_prior
 
 
 def system_sums(ranking_row: np.ndarray, depth: int, p: np.ndarray) -> np.ndarray:
@@ -164,4 +164,4 @@ class MTC(SelectionStrategy):
                 self._refresh_topic(state, t)
 
 
-register(MTC)
+register_strategy(MTC)

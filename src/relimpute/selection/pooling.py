@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SelectionState, SelectionStrategy, register, set_prior
+from .base import SelectionState, SelectionStrategy, register_strategy, set_prior
 
 
 class _Pooling(SelectionStrategy):
@@ -214,6 +214,6 @@ class MoveToFront(_Pooling):
         self.turn_ = (topic + 1) % state.n_topics
 
 
-register(IncrementalPooling)
-register(DepthPooling)
-register(MoveToFront)
+register_strategy(IncrementalPooling)
+register_strategy(DepthPooling)
+register_strategy(MoveToFront)

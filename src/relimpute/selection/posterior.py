@@ -59,9 +59,10 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import renamed_kwargs
 from ..confidence.conditioned import ConditionedDraws, normalised_weights
 from ..relevance.base import LazyDraws
-from .base import SelectionState, register
+from .base import SelectionState, register_strategy
 from .mtc import MTC
 from .rtc import RTCSelection
 from .stopping import PairConfidence
@@ -80,6 +81,7 @@ THRESHOLD_ONLY = ("fusion",)
 KEEP_DRAWS = 1 << 24
 
 
+@renamed_kwargs(mc_draws="n_draws")
 class PosteriorSelection(RTCSelection):
     """The RTC loop on the default model, stopping on its posterior predictive confidence.
 
@@ -92,8 +94,8 @@ class PosteriorSelection(RTCSelection):
         Refit the model, and recompute the confidence, every this many judgments.
     model_params
         Hyper-parameters overriding the model's settings.
-    mc_draws
-        Monte Carlo draws of the confidence.
+    n_draws
+        Monte Carlo draws of the confidence (``mc_draws`` until 0.3.0).
     screen
         Skip the Monte Carlo at a refit, or at a check between refits, when the
         confidence with the refitted probabilities taken as known is more than this
@@ -120,8 +122,8 @@ class PosteriorSelection(RTCSelection):
         below ``min_ess`` times the draws; False, refit every ``interval`` judgments as
         ``update="refit"`` does (the same documents, up to the earlier stop), skipping the
         checks while the effective sample size is below it.
-    n_draws
-        The model's posterior draws per refit (None: the model's settings).
+    posterior_draws
+        The model's posterior draws per refit, its ``n_draws`` (None: the model's settings).
     confirm
         When a check between refits reaches the stopping confidence, refit on the
         judgments so far and stop only if the refit's confidence reaches it too; if not,
@@ -164,28 +166,28 @@ class PosteriorSelection(RTCSelection):
         model: str = "fusion",
         interval: int = 10,
         model_params: Mapping[str, Any] | None = None,
-        mc_draws: int = 4000,
+        n_draws: int = 4000,
         screen: float | None = 0.05,
         choose: str = "mtc",
         check_every: int | None = None,
         update: str = "refit",
         min_ess: float = 0.5,
         ess_refits: bool = True,
-        n_draws: int | None = None,
+        posterior_draws: int | None = None,
         confirm: bool = False,
         choose_from: str = "refit",
         seed: int | None = None,
         evaluated: str = "compared",
     ):
         super().__init__(model=model, interval=interval, model_params=model_params,
-                         stop_on="posterior", mc_draws=mc_draws, screen=screen,
+                         stop_on="posterior", n_draws=n_draws, screen=screen,
                          seed=seed, evaluated=evaluated)  # fmt: skip
         self.choose = choose
         self.check_every = check_every
         self.update = update
         self.min_ess = min_ess
         self.ess_refits = ess_refits
-        self.n_draws = n_draws
+        self.posterior_draws = posterior_draws
         self.confirm = confirm
         self.choose_from = choose_from
 
@@ -199,8 +201,9 @@ class PosteriorSelection(RTCSelection):
             raise ValueError(f"update must be one of {UPDATE}, got {self.update!r}")
         if not 0.0 < float(self.min_ess) <= 1.0:
             raise ValueError(f"min_ess must lie in (0, 1], got {self.min_ess!r}")
-        if self.n_draws is not None and (int(self.n_draws) != self.n_draws or self.n_draws < 2):
-            raise ValueError(f"n_draws must be None or an integer >= 2, got {self.n_draws!r}")
+        draws = self.posterior_draws
+        if draws is not None and (int(draws) != draws or draws < 2):
+            raise ValueError(f"posterior_draws must be None or an integer >= 2, got {draws!r}")
         if not isinstance(self.confirm, (bool, np.bool_)):
             raise ValueError(f"confirm must be True or False, got {self.confirm!r}")
         if self.choose_from not in CHOOSE_FROM:
@@ -299,7 +302,7 @@ class PosteriorSelection(RTCSelection):
             names = state.systems
             self.conditioned_ = ConditionedDraws(
                 self.evaluated_campaign(state, state.current_campaign()), self.draws_estimate_,
-                [(names[a], names[b]) for a, b in state.pairs], int(self.mc_draws), self.check_seed_,
+                [(names[a], names[b]) for a, b in state.pairs], int(self.n_draws), self.check_seed_,
             )  # fmt: skip
         self.n_checks_ += 1
         weights = self.log_weights_ if self.reweight_ else None
@@ -323,8 +326,8 @@ class PosteriorSelection(RTCSelection):
         return True
 
     def _fit_predict(self, campaign):
-        if self.n_draws is not None:
-            self.model_params_ = {**self.model_params_, "n_draws": int(self.n_draws)}
+        if self.posterior_draws is not None:
+            self.model_params_ = {**self.model_params_, "n_draws": int(self.posterior_draws)}
         if self.model_name_ not in THRESHOLD_ONLY:
             return super()._fit_predict(campaign)
         level = campaign.rel_threshold
@@ -370,4 +373,4 @@ def _kept(draws: LazyDraws) -> LazyDraws:
     return LazyDraws(draws.n_topics, draws.n_draws, make)
 
 
-register(PosteriorSelection)
+register_strategy(PosteriorSelection)

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import renamed_kwargs
 from ..relevance.base import get_model
 from ..relevance.settings import load_settings
-from .base import SelectionState, register
+from .base import SelectionState, register_strategy
 from .mtc import MTC
 from .stopping import PosteriorPairConfidence
 
@@ -38,6 +39,7 @@ STOP_ON = ("model", "prior", "posterior", "auto")
 EVALUATED = ("compared", "all")
 
 
+@renamed_kwargs(mc_draws="n_draws")
 class RTCSelection(MTC):
     """Robust test collections selection (Carterette 2007 §3–4).
 
@@ -58,8 +60,8 @@ class RTCSelection(MTC):
         model must return posterior draws, e.g. ``fusion`` with ``n_draws``).
         ``"auto"``: ``"posterior"`` when the model's first fit returns
         posterior draws, ``"model"`` otherwise (``stop_on_`` says which).
-    mc_draws
-        Monte Carlo draws of the posterior predictive confidence.
+    n_draws
+        Monte Carlo draws of the posterior predictive confidence (``mc_draws`` until 0.3.0).
     screen
         With ``stop_on="posterior"``: skip the Monte Carlo at a refit when even the
         exact confidence with the refitted probabilities taken as known (narrower
@@ -96,7 +98,7 @@ class RTCSelection(MTC):
         interval: int = 10,
         model_params: Mapping[str, Any] | None = None,
         stop_on: str = "model",
-        mc_draws: int = 4000,
+        n_draws: int = 4000,
         screen: float | None = None,
         seed: int | None = None,
         evaluated: str = "compared",
@@ -105,7 +107,7 @@ class RTCSelection(MTC):
         self.interval = interval
         self.model_params = model_params
         self.stop_on = stop_on
-        self.mc_draws = mc_draws
+        self.n_draws = n_draws
         self.screen = screen
         self.seed = seed
         self.evaluated = evaluated
@@ -115,8 +117,8 @@ class RTCSelection(MTC):
             raise ValueError(f"interval must be a positive integer, got {self.interval}")
         if self.stop_on not in STOP_ON:
             raise ValueError(f"stop_on must be one of {STOP_ON}, got {self.stop_on!r}")
-        if self.stop_on in ("posterior", "auto") and int(self.mc_draws) < 2:
-            raise ValueError(f"mc_draws must be at least 2, got {self.mc_draws}")
+        if self.stop_on in ("posterior", "auto") and int(self.n_draws) < 2:
+            raise ValueError(f"n_draws must be at least 2, got {self.n_draws}")
         if self.screen is not None and not 0.0 <= float(self.screen) < 0.5:
             raise ValueError(f"screen must be None or in [0, 0.5), got {self.screen}")
         if self.seed is not None and (int(self.seed) != self.seed or self.seed < 0):
@@ -174,10 +176,10 @@ class RTCSelection(MTC):
         """Monte Carlo over the model's draws, E[R] over the compared systems (as
         :class:`~.stopping.PairConfidence` counts it).
 
-        Without a ``seed``, a quarter of ``mc_draws`` first: when every pair's confidence is then
+        Without a ``seed``, a quarter of ``n_draws`` first: when every pair's confidence is then
         clearly below the loop's stopping confidence (by four Monte Carlo standard
         errors and 0.02), the loop cannot stop on it and that estimate stands;
-        otherwise all ``mc_draws`` decide.
+        otherwise all ``n_draws`` decide.
         """
         from ..confidence import ConfidenceEngine
 
@@ -189,7 +191,7 @@ class RTCSelection(MTC):
         names = state.systems
         pairs = [(names[a], names[b]) for a, b in state.pairs]
         subset = self.evaluated_campaign(state, campaign)
-        engine, full = ConfidenceEngine(ratio="constant"), int(self.mc_draws)
+        engine, full = ConfidenceEngine(ratio="constant"), int(self.n_draws)
         target = state.target_confidence
         if self.screen is not None and target is not None:
             known = engine.confidence(subset, estimate, pairs=pairs, method="normal").p_a_better
@@ -235,4 +237,4 @@ def _clearly_below(p_a_better, n_draws: int, target: float) -> bool:
     return bool(np.all(confidence + 4.0 * error + 0.02 < target))
 
 
-register(RTCSelection)
+register_strategy(RTCSelection)

@@ -14,7 +14,7 @@ import numpy as np
 from ...data import Campaign
 from ...errors import ConvergenceWarning
 from ...progress import progress
-from ..base import RelevanceModel, register
+from ..base import RelevanceModel, register_model
 from ..fusion import Fusion
 from . import persistence
 from .design import (
@@ -284,4 +284,4 @@ def _plain(value):
     return list(value) if isinstance(value, tuple) else value
 
 
-register(Bayes)
+register_model(Bayes)

@@ -35,8 +35,9 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ...data import Campaign, TopicData
-from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register
+from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .capture import capture_factors
+from .carry import carry_centres, carry_factors, with_carry_spread
 from .evidence import (
     FEATURE_NAMES,
     N_FEATURES,
@@ -49,9 +50,8 @@ from .evidence import (
     topic_evidence,
 )
 from .draws import _PosteriorDraws
-from ..ordinal import fit_logistic as _fit_logistic
 from ..grades import GradeShares, judged_shares
-from ..ordinal import fit_topic_cuts, grade_shares
+from ..ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
 
 #: the plug-in variant (:meth:`Fusion.plug_in`): what the class defaults were before they
 #: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
@@ -65,6 +65,8 @@ PLUG_IN: dict[str, Any] = {
     "beyond_decay": 0.0,
     "beyond_decay_sd": 0.0,
     "beyond_run_sd": 0.0,
+    "beyond_run_carry": 0.0,
+    "beyond_run_carry_sd": 0.0,
 }
 #: γ's spread over the draws grows with log(b / k_t) down to this many times the pool
 #: depth and holds below it (``docs/math/fusion.md``, "Below the pool")
@@ -72,7 +74,6 @@ SPREAD_RATIO = 10.0
 #: sd of the Gaussian prior on each free cut-point of the grades (``docs/math/fusion.md``,
 #: "Relevance and grades"): set a priori as wide as the prior on ``μ`` (``models/README.md``)
 CUT_SD = 3.0
-
 
 
 class Fusion(RelevanceModel):
@@ -122,6 +123,10 @@ class Fusion(RelevanceModel):
         Spread of γ over the posterior draws, and of the per-run effects below
         the pool (``docs/math/fusion.md``, "Below the pool"); only the
         draws carry them.
+    beyond_run_carry, beyond_run_carry_sd
+        ``β ≥ 0``: a document below the pool also gets ``β`` times the vote-weighted
+        mean of its runs' effects ``u_j`` (the same section; 0: they fade with the votes),
+        and the spread of ``β`` over the draws.
 
     Attributes
     ----------
@@ -169,6 +174,8 @@ class Fusion(RelevanceModel):
         beyond_decay: float = 0.6,
         beyond_decay_sd: float = 1.25,
         beyond_run_sd: float = 1.0,
+        beyond_run_carry: float = 0.0,
+        beyond_run_carry_sd: float = 0.0,
     ):
         self.rrf_offset = rrf_offset
         self.intercept_sd = intercept_sd
@@ -182,6 +189,7 @@ class Fusion(RelevanceModel):
         self.beyond_decay = beyond_decay
         self.beyond_decay_sd = beyond_decay_sd
         self.beyond_run_sd = beyond_run_sd
+        self.beyond_run_carry, self.beyond_run_carry_sd = beyond_run_carry, beyond_run_carry_sd
 
     def _validate(self) -> None:
         if not self.rrf_offset >= 0:
@@ -201,7 +209,8 @@ class Fusion(RelevanceModel):
         if not (self.run_effect_sd == 0 or 1e-100 < self.run_effect_sd < 1e100):
             sd = self.run_effect_sd
             raise ValueError(f"run_effect_sd must be 0 or from 1e-100 to 1e100, got {sd}")
-        for name in ("beyond_decay", "beyond_decay_sd", "beyond_run_sd"):
+        for name in ("beyond_decay", "beyond_decay_sd", "beyond_run_sd", "beyond_run_carry",
+                     "beyond_run_carry_sd"):  # fmt: skip
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value}")
@@ -332,7 +341,10 @@ class Fusion(RelevanceModel):
                 (np.ones(n), (np.arange(n), np.full(n, col))), shape=(n, 1 + len(topic_pos))
             )
             z = (features - self.feature_mean_) / self.feature_scale_
-            designs.append(sp.hstack([sp.csr_matrix(z), intercept, votes @ mapping], format="csr"))
+            runs = votes @ mapping
+            if self.beyond_run_carry:  # the carry's row scaling below the pool
+                runs = sp.diags(carry_factors(ev, self.beyond_run_carry)[keep]) @ runs
+            designs.append(sp.hstack([sp.csr_matrix(z), intercept, runs], format="csr"))
         return designs
 
     def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
@@ -363,17 +375,22 @@ class Fusion(RelevanceModel):
             ~self._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
         ]
         relevant = campaign.relevant()
-        offsets = [self._beyond_offset(ev) for ev in evidence]
+        u = dict(zip(self.systems_, map(float, self.coef_[len(self.coef_) - len(self.systems_) :])))
+        offsets = [-self.beyond_decay * _log_depth_ratio(ev) for ev in evidence]  # −γ log(b / k_t)
         eta = [d @ self.coef_ + o for d, o in zip(designs, offsets)]
+        effects = np.array([u.get(s, 0.0) for s in campaign.systems])
+        centres = carry_centres(evidence, eta, effects, self.beyond_run_carry)
+        offsets, eta = [o - c for o, c in zip(offsets, centres)], [e - c for e, c in zip(eta, centres)]
         point = [expit(e) for e in eta]
         point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = self._draws(campaign, evidence, designs, outside, relevant) if self.n_draws else None
+        draws = None if not self.n_draws else self._draws(
+            campaign, evidence, designs, offsets, effects, outside, relevant)
         params = {
             "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
             "mu": float(self.coef_[N_FEATURES]),
-            "run_effects": dict(zip(self.systems_, map(float, self.coef_[len(self.coef_) - len(self.systems_) :]))),
+            "run_effects": u,
             "median_horizon": float(np.median(list(self.horizons_.values()) or [0])),
             "n_fit": self.n_fit_,
             "capture_factor_min": float(factor.min()),
@@ -432,12 +449,7 @@ class Fusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _beyond_offset(self, ev: TopicEvidence) -> np.ndarray:
-        """Log-odds offset ``−γ log(max(b / k_t, 1))`` of documents whose best rank ``b``
-        lies beyond the topic's pool depth ``k_t`` (``γ`` = ``beyond_decay``)."""
-        return -self.beyond_decay * _log_depth_ratio(ev)
-
-    def _draws(self, campaign, evidence, designs, outside, relevant) -> LazyDraws:
+    def _draws(self, campaign, evidence, designs, offsets, effects, outside, relevant) -> LazyDraws:
         """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
         docstring), turned into p and capture-adjusted; each topic's computed when read."""
         rng = np.random.default_rng(self.draw_seed_)
@@ -448,12 +460,14 @@ class Fusion(RelevanceModel):
         if self.beyond_run_sd > 0:
             run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
             below = [_votes_below(ev) for ev in evidence]
+        sd = self.beyond_run_carry_sd
+        run_effects, below = with_carry_spread(run_effects, below, evidence, effects, sd, rng, n)
         draws = _PosteriorDraws(
             theta=theta,
             spreads=self.beyond_decay_sd * strata,
             run_effects=run_effects,
             designs=designs,
-            offsets=[self._beyond_offset(ev) for ev in evidence],  # γ's, as in the point estimate
+            offsets=offsets,  # γ's and the carry's centre, as in the point estimate
             capped=[np.minimum(_log_depth_ratio(ev), np.log(SPREAD_RATIO)) for ev in evidence],
             below=below,
             retrieved=[_retrieved_any(t) for t in campaign.topics],
@@ -476,4 +490,4 @@ def _grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
     return levels, anchor
 
 
-register(Fusion)
+register_model(Fusion)

@@ -37,7 +37,7 @@ from scipy.special import expit
 
 from ...data import Campaign, TopicData
 from .stages import fit_aggregation, fit_platt, rank_probabilities
-from ..base import RelevanceModel, register
+from ..base import RelevanceModel, register_model
 
 # ----------------------------------------------------------------------------
 # the model
@@ -321,4 +321,4 @@ class RTC(RelevanceModel):
         return p, None, params
 
 
-register(RTC)
+register_model(RTC)
