@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from relimpute._tables import _markdown
+from relimpute.studies.tables import _markdown
 from relimpute.data import Campaign
 from relimpute.relevance import get_model, load_model, load_settings
 from relimpute.relevance.quality import (

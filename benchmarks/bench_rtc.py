@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from relimpute.data import Campaign
-from relimpute.relevance import _rtc_stages, get_model
+from relimpute.relevance import get_model
+from relimpute.relevance.rtc import stages as _rtc_stages
 from relimpute.relevance import rtc as expert
 from relimpute.relevance.quality import complete_judgments, heldout_quality, split_judgments
 

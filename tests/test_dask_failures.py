@@ -247,7 +247,7 @@ def test_a_scheduler_that_dies_stops_the_study_and_keeps_what_finished(data, tmp
 def test_a_study_lost_before_any_part_finished_says_to_run_it_again():
     from types import SimpleNamespace
 
-    from relimpute._dask import Watch
+    from relimpute.studies._dask import Watch
 
     client = SimpleNamespace(scheduler=SimpleNamespace(address="tcp://127.0.0.1:1"), status="closed")
     with pytest.raises(InputError, match=r"at tcp://127.0.0.1:1 after 0 of 3 parts; none had finished"):

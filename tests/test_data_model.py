@@ -164,7 +164,7 @@ def test_by_rank_orders_by_the_rank_column(tmp_path):
 @pytest.mark.parametrize("n_docs_arg", [None, 2**62])  # packed int64 key, and the lexsort fallback
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])  # dense rank; monotone float32 bits
 def test_trec_order_matches_lexsort(rng, n_docs_arg, dtype):
-    from relimpute._assembly import _trec_order
+    from relimpute.io.assembly import _trec_order
 
     n = 5000
     group = rng.integers(0, 30, n)
@@ -310,7 +310,7 @@ def test_runs_listing_topics_in_pieces_load_as_grouped_ones(tmp_path, rng):
 
 
 def test_repeating_systems_in_several_passes(rng, monkeypatch):
-    from relimpute import _assembly as data
+    from relimpute.io import assembly as data
 
     system = np.sort(rng.integers(0, 40, 3000))
     doc = rng.integers(0, 20_000, 3000)
@@ -330,7 +330,7 @@ def test_documents_coded_in_batches_build_the_same_campaign(tmp_path, rng, monke
     """Run files' document ids are coded per topic in batches as they are read: any batching
     gives trec_eval's rankings over documents in docno order (ties by docno, shuffled lines,
     documents shared by topics, a topic the qrels lack), as the frames give them."""
-    from relimpute import _assembly as data
+    from relimpute.io import assembly as data
     from relimpute.io import read_qrels, read_runs
 
     docs = [f"d{i}" for i in range(60)] + ["D1", "d1\u00e9", "e"]

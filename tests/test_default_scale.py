@@ -24,10 +24,10 @@ from relimpute.confidence import ConfidenceEngine
 from relimpute.confidence import _kernels
 from relimpute.confidence.montecarlo import _halving_blocks, _pair_summaries
 from relimpute.relevance import Fusion, load_model
-from relimpute.relevance._fusion_kernels import quantiles
+from relimpute.relevance.fusion._kernels import quantiles
 from relimpute.relevance.base import LazyDraws
-from relimpute.relevance.fusion import (
-    SPREAD_RATIO,
+from relimpute.relevance.fusion import SPREAD_RATIO
+from relimpute.relevance.fusion.evidence import (
     _log_depth_ratio,
     _only_judged_where_unretrieved,
     _retrieved_any,
@@ -322,7 +322,7 @@ def test_pair_summaries_equal_numpys():
 
 def _capture_arguments(campaign):
     """The fusion estimate of ``campaign``, and :func:`capture_draws`'s arguments but ``chunk``."""
-    from relimpute.relevance.fusion_draws import _PosteriorDraws
+    from relimpute.relevance.fusion.draws import _PosteriorDraws
 
     estimate = load_model("fusion").fit(campaign, rng=4).predict(campaign)
     make = estimate.draws.make
@@ -337,7 +337,7 @@ def _capture_arguments(campaign):
 def test_capture_groups_do_not_depend_on_how_many_draws_a_pass_takes(shallow):
     """The capture pass's edges and factors, one draw per pass, a few, or every draw in one
     (as DL 2019's 100 draws now are), are the same numbers bit for bit."""
-    from relimpute.relevance._fusion_kernels import capture_draws
+    from relimpute.relevance.fusion._kernels import capture_draws
 
     estimate, common = _capture_arguments(shallow)
     whole = capture_draws(*common, estimate.n_draws)
@@ -353,7 +353,7 @@ def test_capture_pass_is_the_same_on_any_number_of_threads(shallow, monkeypatch)
     """The capture pass shared out among threads (its document blocks, then its draws), run
     serially, or serially because numba has no threading layer: the same numbers bit for
     bit, kept draws included, one pass or several."""
-    from relimpute.relevance import _fusion_kernels as kernels
+    from relimpute.relevance.fusion import _kernels as kernels
 
     estimate, common = _capture_arguments(shallow)
     monkeypatch.setattr(kernels, "_SHARED_VALUES", 0)  # shared out here
@@ -407,7 +407,7 @@ def test_topic_draws_read_from_the_capture_pass_equal_the_computed_ones(shallow)
     holds every draw; the Monte Carlo's first reading of each topic copies them, and once
     every topic was read they are let go: a second reading computes them, bit for bit the
     same."""
-    from relimpute.relevance.fusion_draws import _PosteriorDraws
+    from relimpute.relevance.fusion.draws import _PosteriorDraws
 
     estimate = load_model("fusion").fit(shallow, rng=4).predict(shallow)
     make = estimate.draws.make

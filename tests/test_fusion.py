@@ -16,12 +16,12 @@ from relimpute.measures import evaluate
 from relimpute.relevance import DEFAULT_MODEL, Fusion, load_model
 from relimpute.relevance.fusion import (
     SPREAD_RATIO,
-    _fit_logistic,
     capture_factors,
     judged_prefixes,
     pool_depth,
     topic_evidence,
 )
+from relimpute.relevance.fusion.model import _fit_logistic
 from relimpute.simulate import simulate_campaign
 
 PRIORS = dict(intercept_sd=1.5, mean_prior=(-2.0, 3.0), weight_sd=2.0)
@@ -142,7 +142,7 @@ def test_predict_after_fit_reuses_the_fits_evidence_and_designs_with_the_same_an
     and another campaign gets its own."""
     import pickle
 
-    import relimpute.relevance.fusion as fusion
+    import relimpute.relevance.fusion.model as fusion
 
     sim = simulate_campaign(n_topics=6, n_systems=5, depth=30, rng=4).campaign.pooled(5)
     calls = []

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relimpute import _files, _writing
-from relimpute import _parsing as parsing
+from relimpute import _files
+from relimpute.io import writing as _writing
+from relimpute.io import parsing
 from relimpute import io as rio
 from relimpute.errors import InputError
 from relimpute.io import (
@@ -531,13 +532,13 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
 def test_gzip_members_and_padding_read_as_gzip_reads_them(tmp_path):
     """Several gzip members (as ``cat a.gz b.gz`` makes), NUL padding between them, and a
     member that is cut short or followed by junk, read as :func:`gzip.decompress` reads them."""
-    from relimpute._parsing import _read_bytes
+    from relimpute.io.parsing import read_bytes
 
     half = len(RUN) // 2
     first, second = gzip.compress(RUN[:half].encode()), gzip.compress(RUN[half:].encode())
     for raw in (first + second, first + b"\0" * 7 + second, gzip.compress(RUN.encode())):
         path = _write(tmp_path, "", "m.gz", raw=raw)
-        assert _read_bytes(path) == gzip.decompress(raw) == RUN.encode()
+        assert read_bytes(path) == gzip.decompress(raw) == RUN.encode()
     for raw in (first + second[:-3], first + b"junk"):
         with pytest.raises(Exception):  # gzip's own refusal
             gzip.decompress(raw)

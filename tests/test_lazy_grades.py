@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import relimpute.relevance.fusion as fusion_module
+import relimpute.relevance.fusion.model as fusion_module
 from relimpute.cli import main
 from relimpute.relevance import Fusion
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from relimpute._assembly import _encode_shared
+from relimpute.io.assembly import _encode_shared
 
 
 def test_chunks_share_one_dictionary_and_match_a_concatenated_encoding(rng):

@@ -60,12 +60,12 @@ def test_evaluate_prints_the_inferred_measures_by_default_and_beside_others(tmp_
 def test_evaluate_reads_runs_as_the_ordinary_evaluate_does(tmp_path, monkeypatch):
     """Runs are read as columns, not pandas frames (the speed target beside ordinary qrels);
     a document listed twice is still the reader's error naming the line."""
-    import relimpute._reading
+    import relimpute.io.runs
     import relimpute.io
 
     qrels, runs = _files(tmp_path)
     with monkeypatch.context() as patch:
-        for module in (relimpute._reading, relimpute.io):
+        for module in (relimpute.io.runs, relimpute.io):
             patch.setattr(module, "read_run", lambda *a, **k: pytest.fail("read_run"))
         code, out, err = _run("evaluate", qrels, runs, "-f", "tsv")
     assert code == 0, err

@@ -40,9 +40,13 @@ def read_collection_settings(qrels: str | os.PathLike) -> dict:
     A file that is there but cannot be read (permissions, a directory, a link
     loop) or is not TOML is an InputError naming it.
     """
+    return _settings_at(settings_path(qrels))
+
+
+def _settings_at(path: Path | None) -> dict:
+    """The settings file at ``path`` (:func:`read_collection_settings`), read and checked."""
     from ._files import read_input
 
-    path = settings_path(qrels)
     if path is None or not os.path.lexists(path):
         return {}
     data = read_input(path, "settings file")
@@ -67,7 +71,8 @@ def resolve_rel_threshold(
     """
     if rel_threshold is not None:
         return int(rel_threshold), None
-    settings = read_collection_settings(qrels)
+    path = settings_path(qrels)
+    settings = _settings_at(path)
     if "rel_threshold" in settings:
-        return settings["rel_threshold"], settings_path(qrels)
+        return settings["rel_threshold"], path
     return DEFAULT_REL_THRESHOLD, None

@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from ._deprecation import renamed_kwargs
-from ._assembly import UNJUDGED, Aligned, align_files, align_frames
-from ._reading import read_any_qrels, run_files, skipped_note
-from ._writing import write_qrels, write_run
+from .io.assembly import UNJUDGED, Aligned, align_frames
+from .io.campaign import read_campaign
+from .io.writing import write_qrels, write_run
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicData:
@@ -144,20 +144,10 @@ class Campaign:
         collection's (``relimpute.toml`` beside the qrels), else 1. ``qrels`` may be sampled
         (five columns: :attr:`sample`) or ``"irds:<id>"`` (:func:`~.adapters.ir_datasets_qrels`).
         """
-        from .adapters import IR_DATASETS_PREFIX, ir_datasets_qrels
         from .collection_settings import resolve_rel_threshold
 
         rel_threshold, _ = resolve_rel_threshold(qrels, rel_threshold)
-        if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
-            qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
-        qrels, sample, notes = read_any_qrels(qrels, duplicates=duplicates)  # fail fast
-        if isinstance(runs, Mapping):
-            made = cls.from_frames(qrels, runs, rel_threshold=rel_threshold, by_rank=by_rank)
-            return replace(made, sample=sample)
-        skipped: list[Path] = []
-        files = run_files(runs, skipped)
-        aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
-        notes += [skipped_note(skipped)] if skipped else []
+        aligned, sample, notes = read_campaign(qrels, runs, by_rank=by_rank, duplicates=duplicates)
         return replace(cls._assemble(aligned, rel_threshold, notes), sample=sample)
 
     @classmethod

@@ -112,7 +112,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
         Naming the file and line: a line the readers refuse, a grade below 0 (qrels'
         "unjudged" -1 is no label), more than :data:`MAX_GRADES` distinct grades.
     """
-    from ._reading import read_prob_qrels, read_qrels
+    from .io.qrels import read_prob_qrels, read_qrels
 
     where = str(source) if isinstance(source, (str, os.PathLike)) else "<DataFrame>"
     if name is None:
@@ -180,9 +180,9 @@ def _field_count(source) -> int:
     DataFrame."""
     if isinstance(source, pd.DataFrame):
         return 3 if "probability" in source.columns or "p" in source.columns else 4
-    from ._parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, _read_bytes
+    from .io.parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, read_bytes
 
-    for line in _read_bytes(source).splitlines():
+    for line in read_bytes(source).splitlines():
         if line.strip():
             names = [f.decode("utf-8", "replace").lower() for f in line.split()]
             names = [COLUMN_ALIASES.get(n, n) for n in names]
@@ -195,7 +195,7 @@ def _line_of(source, query: str, doc: str) -> int | None:
     """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
     if isinstance(source, pd.DataFrame):
         return None
-    from ._parsing import line_naming
+    from .io.parsing import line_naming
 
     return line_naming(source, query, doc)
 

@@ -404,7 +404,7 @@ def write_study(study: PoolBiasStudy, folder: str | Path, stem: str = "") -> lis
     the study has them) and ``metrics.md`` (prefixed by ``stem``), each through a temporary file
     and a rename (a kill leaves the old file or the new one)."""
     from .._files import atomic_write_text, output_directory, write_table
-    from .._tables import FORMATTERS
+    from ..studies.tables import FORMATTERS
 
     out = output_directory(folder)
     prefix = f"{stem}_" if stem else ""

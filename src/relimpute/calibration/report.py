@@ -23,7 +23,7 @@ import pandas as pd
 
 from .._deprecation import renamed_kwargs
 from .._display import short_repr
-from .._tables import markdown_text
+from ..studies.tables import markdown_text
 from .metrics import W_CAP
 from .paired import paired_frame, paired_tests
 from .scoring import (

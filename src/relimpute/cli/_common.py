@@ -105,17 +105,20 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
 
 def load_campaign(args, command: str):
     """The campaign the arguments name; the input policies' notes go to stderr."""
+    from ..collection_settings import resolve_rel_threshold
     from ..data import Campaign
     from ..progress import stage
 
-    # reading the runs shows its own bar (relimpute._assembly); the stage covers the qrels
+    # the threshold is resolved once: given, else the collection's settings file, else 1
+    threshold, source = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    # reading the runs shows its own bar (relimpute.io.assembly); the stage covers the qrels
     # before it and aligning the runs after it
     with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
         warnings.simplefilter("ignore")  # the notes are printed below instead
         campaign = Campaign.from_files(
             args.qrels,
             args.runs,
-            rel_threshold=args.rel_threshold,
+            rel_threshold=threshold,
             by_rank=args.by_rank,
             duplicates=args.duplicates,
         )
@@ -124,8 +127,10 @@ def load_campaign(args, command: str):
     from ._labels import attach_llm_labels
 
     campaign = attach_llm_labels(args, campaign, command)  # --llm-labels, where a command has it
-    from_settings = note_rel_threshold(args, command)
-    given = "--rel-threshold" if args.rel_threshold is not None else from_settings
+    if source is not None:
+        note = f"rel_threshold {threshold} from {source}"
+        print(f"relimpute {command}: note: {note}", file=sys.stderr)
+    given = "--rel-threshold" if args.rel_threshold is not None else source is not None
     message = threshold_warning(campaign, given=given, qrels=args.qrels)
     if message:
         print(f"relimpute {command}: {message}", file=sys.stderr)
@@ -379,13 +384,3 @@ def measure_hint(text: str) -> str:
     family, cutoffs = found.groups()
     names = " ".join(f"-m {family}_{k}" for k in cutoffs.split(","))
     return f" (trec_eval's -m {text.strip()} is written {names} here)"
-
-
-def note_rel_threshold(args, command: str) -> bool:
-    """Say on stderr when the threshold came from the collection's settings file (True then)."""
-    from ..collection_settings import resolve_rel_threshold
-
-    threshold, source = resolve_rel_threshold(args.qrels, args.rel_threshold)
-    if source is not None:
-        print(f"relimpute {command}: note: rel_threshold {threshold} from {source}", file=sys.stderr)
-    return source is not None

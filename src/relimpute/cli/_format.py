@@ -1,11 +1,12 @@
-"""The ``--format`` option of every subcommand's tables (formatters: :mod:`relimpute._tables`)."""
+"""The ``--format`` option of every subcommand's tables (formatters:
+:mod:`relimpute.studies.tables`)."""
 
 from __future__ import annotations
 
 import sys
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help's start-up)
 
-from .._tables import FORMATTERS
+from ..studies.tables import FORMATTERS
 
 if TYPE_CHECKING:  # pandas is loaded by the commands that make frames, not by --help
     import pandas as pd

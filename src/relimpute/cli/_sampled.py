@@ -39,12 +39,12 @@ def split_measures(measures) -> tuple[list, list[Inferred]]:
 def inferred_request(args, default_measures) -> list | None:
     """The measures to print when some are inferred ones (NIST's, by default, for sampled
     qrels), else None; refuses what cannot go with them."""
-    from .._reading import is_sampled_qrels, read_qrels
-    from ..io import is_inclusion_qrels
+    from ..io.qrels import qrels_form, read_qrels
     from ..measures import parse_measures
 
-    inclusion = is_inclusion_qrels(args.qrels)
-    sampled = inclusion or is_sampled_qrels(args.qrels)
+    form = qrels_form(args.qrels)
+    inclusion = form == "inclusion"
+    sampled = form != "trec"
     default = STATISTICAL if inclusion else DEFAULT_INFERRED
     modelled = args.estimate is not None or args.llm_labels or args.baseline is not None
     modelled = modelled or getattr(args, "estimand", None) not in (None, "qrels")

@@ -28,7 +28,7 @@ from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
-from .._parsing import GRADE_COLUMN
+from ..io.parsing import GRADE_COLUMN
 from .grades import GradeShares, from_exceedance, grade_column, judged_shares, levels_of_columns
 
 

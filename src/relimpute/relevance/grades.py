@@ -150,7 +150,8 @@ def judged_shares(shares: GradeShares, topics) -> GradeShares:
 
 
 def grade_column(level: int) -> str:
-    """The probabilistic-qrels column of ``P(G ≥ level)`` (:data:`relimpute._parsing.GRADE_COLUMN`)."""
+    """The probabilistic-qrels column of ``P(G ≥ level)``
+    (:data:`relimpute.io.parsing.GRADE_COLUMN`)."""
     return f"p_ge_{int(level)}"
 
 

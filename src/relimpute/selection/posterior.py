@@ -74,7 +74,7 @@ UPDATE = ("refit", "reweight")
 #: which probabilities of the unjudged documents the choice reads (see the module docstring)
 CHOOSE_FROM = ("refit", "predictive", "draws")
 #: models whose probabilities of relevance (and their draws) are fitted at the threshold
-#: alone, the grades only split them (relimpute/relevance/fusion.py): refitted on binary labels
+#: alone, the grades only split them (relimpute/relevance/fusion/): refitted on binary labels
 THRESHOLD_ONLY = ("fusion",)
 #: keep a refit's posterior draws of every topic when they hold at most this many values
 #: (2^24 float64: 128 MB); larger campaigns recompute a topic's draws at each pass

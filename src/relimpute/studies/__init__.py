@@ -8,23 +8,28 @@ local processes or on a Dask cluster, keeps each finished unit in ``folder`` so 
 study resumes, and refuses a folder that holds another study (:class:`StudyFolder`).
 
 Modules: :mod:`.runner` (the protocol and :func:`run`), :mod:`.parallel` (:func:`map_units`,
-:func:`cluster`) and :mod:`.folder` (:class:`StudyFolder`, the manifest and the parts).
+:func:`cluster`), :mod:`.folder` (:class:`StudyFolder`, the manifest and the parts) and
+:mod:`.tables` (a result table as text: aligned, TSV, JSON, Markdown, LaTeX).
 """
 
 from __future__ import annotations
 
-from .parallel import LOCAL, cluster, map_units
-from .runner import Study, run
+#: where each name lives, imported on first use: :mod:`.folder` loads numpy and pandas, and
+#: :mod:`.tables` (the ``--format`` writers every subcommand's help names) must come without
+#: the runner's imports
+_MODULES = {
+    "parallel": ("LOCAL", "cluster", "map_units"),
+    "runner": ("Study", "run"),
+    "folder": ("StudyFolder", "frame_from_json", "frame_to_json", "study_identity"),
+}
+_NAMES = {name: module for module, names in _MODULES.items() for name in names}
 
-#: names of :mod:`.folder`, imported on first use (it loads numpy and pandas)
-_FOLDER = ("StudyFolder", "frame_from_json", "frame_to_json", "study_identity")
-
-__all__ = ["LOCAL", "Study", "cluster", "map_units", "run", *_FOLDER]
+__all__ = list(_NAMES)
 
 
 def __getattr__(name: str):
-    if name in _FOLDER:
-        from . import folder
+    if name in _NAMES:
+        import importlib
 
-        return getattr(folder, name)
+        return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -154,7 +154,7 @@ def _on_joblib(function, holder, units, jobs) -> Iterator[tuple[int, Any]]:
 def _on_cluster(function, holder, units, client, retries, desc) -> Iterator[tuple[int, Any]]:
     import dask
 
-    from .._dask import Watch
+    from ._dask import Watch
 
     watch = Watch(client, len(units))
     watch.first_worker()  # nothing is sent to a cluster without workers
@@ -195,7 +195,7 @@ def _connect(address: str, jobs: int | None):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
                                    dashboard_address=":0", processes=True)  # fmt: skip
         return Client(cluster), cluster
-    from .._dask import connect, wait_seconds
+    from ._dask import connect, wait_seconds
 
     return connect(address, wait_seconds()), None
 
@@ -205,12 +205,12 @@ def cluster(address: str | None, jobs: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` for the scheduler at ``address`` while the block runs (None:
     no cluster, yields None); ``"local"`` starts ``jobs`` worker processes here and stops them
     after. Raises InputError when dask.distributed is missing, or no scheduler answers at
-    ``address`` in ``RELIMPUTE_DASK_WAIT`` seconds (default 20; :mod:`relimpute._dask`, which
+    ``address`` in ``RELIMPUTE_DASK_WAIT`` seconds (default 20; :mod:`._dask`, which
     also bounds a study's waits for workers)."""
     if address is None:
         yield None
         return
-    from .._dask import close
+    from ._dask import close
 
     client, local = _connect(address, jobs)
     try:

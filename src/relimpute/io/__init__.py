@@ -42,11 +42,16 @@ Writers write to a temporary file beside the target and rename it into
 place, so an interrupted write never leaves a truncated file.
 :func:`sort_trec` orders a run as trec_eval does (scores compared as C
 ``float``, :func:`trec_scores`; ties by docno descending).
+
+Modules, by idea: :mod:`.parsing` (fields, numbers, ids and duplicates, under the rest),
+:mod:`.qrels` (every form of qrels), :mod:`.runs` (runs and run folders), :mod:`.writing`
+(the writers), :mod:`.assembly` (qrels and runs aligned per topic) and :mod:`.campaign` (a
+campaign's files read and aligned in one pass, for :class:`relimpute.data.Campaign`).
 """
 
 from __future__ import annotations
 
-from ._parsing import (
+from .parsing import (
     COLUMN_ALIASES,
     PROB_QRELS_COLUMNS,
     QRELS_COLUMNS,
@@ -55,22 +60,26 @@ from ._parsing import (
     sort_trec,
     trec_scores,
 )
-from ._inclusion_qrels import INCLUSION_QRELS_COLUMNS, is_inclusion_qrels, read_inclusion_qrels
-from ._reading import (
+from .qrels import (
     DEFAULT_GRADE_RANGE,
     DUPLICATE_POLICIES,
-    NOT_RUN_FILES,
+    INCLUSION_QRELS_COLUMNS,
+    is_inclusion_qrels,
+    read_inclusion_qrels,
     read_prob_qrels,
     read_qrels,
+    read_sampled_qrels,
+)
+from .runs import (
+    NOT_RUN_FILES,
     read_run,
     read_run_columns,
-    read_sampled_qrels,
     read_runs,
     run_files,
     run_name,
     skipped_note,
 )
-from ._writing import (
+from .writing import (
     write_inclusion_qrels,
     write_prob_qrels,
     write_qrels,

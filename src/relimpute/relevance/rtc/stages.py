@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log_expit
 
-from ._newton import newton_maximise
+from .._newton import newton_maximise
 
 
 # ----------------------------------------------------------------------------

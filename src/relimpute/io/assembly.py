@@ -18,9 +18,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import InputError
-from ._parsing import as_string_array, trec_scores
-from ._reading import read_qrels, read_run, read_run_columns
+from ..errors import InputError
+from .parsing import as_string_array, trec_scores
+from .qrels import read_qrels
+from .runs import read_run, read_run_columns
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
 _PAIR_CELLS = 1 << 24  # (system, document) cells one pass of _repeating_systems marks
@@ -60,7 +61,7 @@ def align_files(
     # document listed twice in a topic is found by _align (it codes documents per topic
     # anyway) and reported by reading that file again, so errors come in the order of
     # reading run by run: a run's duplicate before a later run's error.
-    from .progress import progress
+    from ..progress import progress
 
     for _, path in progress(files, desc="reading runs", unit="run"):
         try:

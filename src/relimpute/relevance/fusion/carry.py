@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from .fusion_evidence import TopicEvidence, _log_depth_ratio
+from .evidence import TopicEvidence, _log_depth_ratio
 
 
 def carried_rows(ev: TopicEvidence) -> np.ndarray:

@@ -7,15 +7,15 @@ probabilities of each relevance grade while keeping in mind *how the judged
 documents were chosen* (a pool is not a random sample of the documents).
 ``docs/math/fusion.md`` states the model; in short:
 
-- features of the runs' evidence (:mod:`.fusion_evidence`), and cumulative logits
+- features of the runs' evidence (:mod:`.evidence`), and cumulative logits
   ``logit P(G ≥ l_k) = α_t + c_k + w · x + Σ_j u_j / log2(1 + r_ij)`` with partially
   pooled topic intercepts, per-run effects and ordered cut-points (the proportional-odds
   model, McCullagh 1980): ``θ`` by Newton's method with a Laplace approximation on relevance
   at the threshold (the binary model, unchanged by grades), then the cut-points given the
-  log-odds, partially pooled over topics (:func:`.ordinal.fit_topic_cuts`);
+  log-odds, partially pooled over topics (:func:`relimpute.relevance.ordinal.fit_topic_cuts`);
 - fitted only on the judged documents inside the pool the judging followed
   (:func:`pool_depth`), corrected for the documents judged beyond it (the capture
-  adjustment, :mod:`.fusion_capture`), with relevance fading below the pool by
+  adjustment, :mod:`.capture`), with relevance fading below the pool by
   ``γ log(b / k_t)`` (``beyond_decay``);
 - posterior draws carrying the parameters' uncertainty and what the judgments cannot
   tell below the pool (``beyond_decay_sd``, ``beyond_run_sd``).
@@ -34,11 +34,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
-from ..data import Campaign, TopicData
-from .base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
-from .fusion_capture import capture_factors
-from .fusion_carry import carry_centres, carry_factors, with_carry_spread
-from .fusion_evidence import (
+from ...data import Campaign, TopicData
+from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
+from .capture import capture_factors
+from .carry import carry_centres, carry_factors, with_carry_spread
+from .evidence import (
     FEATURE_NAMES,
     N_FEATURES,
     TopicEvidence,
@@ -46,18 +46,12 @@ from .fusion_evidence import (
     _only_judged_where_unretrieved,
     _retrieved_any,
     _votes_below,
-    judged_prefixes,
     pool_depth,
     topic_evidence,
 )
-from .fusion_draws import _PosteriorDraws
-from .grades import GradeShares, judged_shares
-from .ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
-
-__all__ = [
-    "FEATURE_NAMES", "N_FEATURES", "PLUG_IN", "SPREAD_RATIO", "CUT_SD", "Fusion", "TopicEvidence",
-    "capture_factors", "judged_prefixes", "pool_depth", "topic_evidence",
-]  # fmt: skip
+from .draws import _PosteriorDraws
+from ..grades import GradeShares, judged_shares
+from ..ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
 
 #: the plug-in variant (:meth:`Fusion.plug_in`): what the class defaults were before they
 #: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
@@ -288,7 +282,7 @@ class Fusion(RelevanceModel):
 
     @property
     def topic_cuts_(self):
-        """Each topic's cut-points (:func:`.ordinal.fit_topic_cuts`), fitted when first read:
+        """Each topic's cut-points (:func:`relimpute.relevance.ordinal.fit_topic_cuts`), fitted when first read:
         they do not move ``θ`` or ``p``, and a binary measure never reads them."""
         pending = self.__dict__.pop("_pending_cuts", None)
         if pending is not None:

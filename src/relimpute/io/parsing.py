@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ._files import read_input
-from .errors import InputError
+from .._files import read_input
+from ..errors import InputError
 
 #: Other common spellings of the ir_measures column names, mapped automatically.
 COLUMN_ALIASES = {
@@ -53,14 +53,14 @@ _FRAME = "<DataFrame>"
 def line_naming(path: str | os.PathLike, query: str, doc: str) -> int | None:
     """The first line of a qrels-like file naming ``query`` and ``doc`` (to point an error
     at it), else None."""
-    for number, line in enumerate(_read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
+    for number, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
         fields = line.split()
         if len(fields) >= 3 and fields[0] == query and doc in fields[1:3]:
             return number
     return None
 
 
-def _read_bytes(path: str | os.PathLike) -> bytes:
+def read_bytes(path: str | os.PathLike) -> bytes:
     """Bytes of a plain or gzip file, BOM stripped and line endings made LF."""
     source = str(path)
     raw = read_input(path)

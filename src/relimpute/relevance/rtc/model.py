@@ -35,17 +35,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..data import Campaign, TopicData
-from ._rtc_stages import fit_aggregation, fit_platt, rank_probabilities
-from .base import RelevanceModel, register_model
-
-__all__ = [
-    "RTC",
-    "fit_aggregation",
-    "fit_platt",
-    "rank_probabilities",
-]
-
+from ...data import Campaign, TopicData
+from .stages import fit_aggregation, fit_platt, rank_probabilities
+from ..base import RelevanceModel, register_model
 
 # ----------------------------------------------------------------------------
 # the model

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 #: seconds to wait for a scheduler's answer, for a first worker, and with no worker mid-study
 WAIT = 20.0

@@ -3,7 +3,7 @@
 The draws of :class:`relimpute.relevance.fusion.Fusion` (its module docstring,
 "Judged documents keep their labels" and "What the judgments cannot tell"): Laplace
 draws of the parameters, each turned into ``p`` and capture-adjusted by the numba
-kernels of :mod:`._fusion_kernels`.
+kernels of :mod:`._kernels`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class _PosteriorDraws:
     effects below the pool)``; its capture adjustment couples the topics (the groups are
     quantiles over every topic's documents), so the groups' edges and factors of every
     draw are found first, in one pass over the campaign, and each topic's draws are then
-    computed alone (:mod:`._fusion_kernels`; the same numbers as the point estimate's
+    computed alone (:mod:`._kernels`; the same numbers as the point estimate's
     numpy code would give, up to rounding in the group edges).
     """
 
@@ -75,7 +75,7 @@ class _PosteriorDraws:
         """``(n_draws, n_bins − 1)`` group edges, ``(n_draws, n_bins)`` factors and the draws
         of the documents outside the fit set when one pass held them all (else empty)."""
         if self.capture_ is None:
-            from ._fusion_kernels import capture_draws
+            from ._kernels import capture_draws
 
             q = np.linspace(0, 1, self.n_bins + 1)[1:-1]
             # a few draws at a time over every document: a buffer of at most ~2^24 values
@@ -93,7 +93,7 @@ class _PosteriorDraws:
         return self.capture_
 
     def __call__(self, t: int) -> np.ndarray:
-        from ._fusion_kernels import topic_draws
+        from ._kernels import topic_draws
 
         edges, factors, kept = self._capture()
         drawn = topic_draws(

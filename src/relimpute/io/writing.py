@@ -12,8 +12,8 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from ._files import atomic_write_chunks, atomic_write_text
-from ._parsing import (
+from .._files import atomic_write_chunks, atomic_write_text
+from .parsing import (
     _ASCII_SPACE,
     GRADE_COLUMN,
     PROB_QRELS_COLUMNS,
@@ -140,7 +140,7 @@ def write_inclusion_qrels(sample: pd.DataFrame, path: str | os.PathLike) -> None
     """Write qrels with inclusion probabilities: the header ``query_id doc_id relevance
     inclusion_probability``, then one line per document (π with ``repr``: it round-trips),
     as :func:`relimpute.io.read_inclusion_qrels` reads them."""
-    from ._inclusion_qrels import INCLUSION_QRELS_COLUMNS
+    from .qrels import INCLUSION_QRELS_COLUMNS
 
     pi = _finite(sample, "inclusion")
     if any(not 0 < v <= 1 for v in pi):

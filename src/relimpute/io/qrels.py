@@ -1,43 +1,46 @@
-"""The readers of :mod:`relimpute.io` (runs, qrels, probabilistic qrels, run folders).
+"""Qrels in every form: TREC qrels (:func:`read_qrels`), sampled qrels with strata
+(:func:`read_sampled_qrels`, ``sample_eval.pl``'s input), qrels with inclusion probabilities
+(:func:`read_inclusion_qrels`, statAP's form), probabilistic qrels (:func:`read_prob_qrels`),
+and :func:`read_any_qrels`, which tells the first three apart by the file's first line.
 
-:mod:`relimpute.io` is the public face of reading and writing; the library's own modules
-import from here, :mod:`._parsing` and :mod:`._writing`, below it.
+The inclusion form has a header line naming its four columns, ``query_id doc_id relevance
+inclusion_probability`` (``qid``/``topic``, ``docno``, ``rel`` and ``inclusion``/``pi`` work
+too), so it is never mistaken for four-column TREC qrels or five-column stratified qrels (whose
+first line holds data). Each row is a document of the topic's universe,
+``inclusion_probability`` its chance π of being sampled, in (0, 1]; ``relevance`` its grade, or
+``-1`` when it was not sampled.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
-import re
 import warnings
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+import zlib
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from ._parsing import (
+from ..errors import InputError
+from .parsing import (
+    _FRAME,
+    COLUMN_ALIASES,
     GRADE_COLUMN,
     PROB_QRELS_COLUMNS,
     QRELS_COLUMNS,
-    RUN_COLUMNS,
-    _FRAME,
-    COLUMN_ALIASES,
     _check_policy,
-    check_grades,
-    first_repeat,
     _frame_ids,
     _keep_mask,
     _normalise_frame,
     _parse_fields,
-    _read_bytes,
+    read_bytes,
     _table,
     _to_float,
     _to_int,
-    as_string_array,
+    check_grades,
+    first_repeat,
 )
-from ._inclusion_qrels import first_line, is_inclusion_qrels, read_inclusion_qrels
-from .errors import InputError
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
 #: -2 is the TREC Web track's "junk" grade (judged, nonrelevant).
@@ -46,176 +49,93 @@ DEFAULT_GRADE_RANGE = (-2, 10)
 DUPLICATE_POLICIES = ("error", "first", "last", "max")
 
 
-# --------------------------------------------------------------------------- runs
+#: The header line of the form, and the spellings its last column may take.
+INCLUSION_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "inclusion_probability")
+INCLUSION_NAMES = ("inclusion_probability", "inclusion", "pi")
 
 
-def read_run(
-    source: str | os.PathLike | pd.DataFrame,
-    *,
-    duplicates: str = "error",
-    columns: Mapping[str, str] | None = None,
-    keep_rank: bool = False,
-) -> pd.DataFrame:
-    """Read one TREC run (``qid Q0 docno rank score tag``) or a run DataFrame.
-
-    Parameters
-    ----------
-    source
-        A path (plain or gzip) or a DataFrame with ``query_id, doc_id, score``.
-    duplicates
-        ``"error"``, ``"first"`` or ``"last"``: what to do with a document that
-        appears twice in one topic (see the module docstring).
-    columns
-        Extra ``{their_name: ir_measures_name}`` renames for DataFrames.
-    keep_rank
-        Keep (and validate as integers) the rank column, to order by rank
-        instead of score.
-
-    Returns
-    -------
-    DataFrame with ``query_id, doc_id, score`` (plus ``rank`` when
-    ``keep_rank``, and ``run``, the tag, for files, as a categorical: stored once, not per
-    line). Row order is the file's.
-    """
-    _check_policy(duplicates, ("error", "first", "last"))
-    if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        out, lines = read_run_columns(source, keep_rank=keep_rank)
-        out["run"] = out["run"].dictionary_encode()  # one tag per file: stored once, not per line
-    else:
-        name = _FRAME
-        frame = _normalise_frame(source, RUN_COLUMNS, columns)
-        lines = np.arange(1, len(frame) + 1)
-        query, doc = _frame_ids(frame, lines)
-        out = {"query_id": query, "doc_id": doc}
-        out["score"] = _to_float(frame["score"], "score", name, lines)
-        if keep_rank and "rank" not in frame:
-            raise InputError("keep_rank needs a 'rank' column", name)
-        if keep_rank:
-            out["rank"] = _to_int(frame["rank"], "rank", name, lines)
-        if "run" in frame:
-            out["run"] = as_string_array(frame["run"]).dictionary_encode()
-    query, doc, score = out["query_id"], out["doc_id"], out["score"]
-    keep_rows = _keep_mask(
-        query, doc, score, duplicates, name, lines, "document in run", "score", False
-    )
-    return _table(out, keep_rows)
+def _header(line: bytes) -> bool:
+    fields = [f.decode("utf-8", "replace").lower() for f in line.split()]
+    if len(fields) != 4 or fields[3] not in INCLUSION_NAMES:
+        return False
+    return [COLUMN_ALIASES.get(f, f) for f in fields[:3]] == list(INCLUSION_QRELS_COLUMNS[:3])
 
 
-def read_run_columns(
-    path: str | os.PathLike, *, keep_rank: bool = False
-) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
-    """The columns of one run file, checked as :func:`read_run` checks them but for duplicates.
-
-    Returns ``{"query_id", "doc_id", "score"[, "rank"], "run"}`` (ids and tags as
-    pyarrow strings, numbers as numpy arrays) and each row's line number.
-    :meth:`Campaign.from_files <relimpute.data.Campaign.from_files>` reads runs
-    with it and finds duplicates while it aligns the documents.
-    """
-    name = str(path)
-    keep = [0, 2, 3, 4, 5] if keep_rank else [0, 2, 4, 5]
-    fields, lines = _parse_fields(_read_bytes(path), 6, keep, name, "qid Q0 docno rank score tag")
-    out = {"query_id": fields[0], "doc_id": fields[1]}
-    out["score"] = _to_float(fields[-2], "score", name, lines)
-    if keep_rank:
-        out["rank"] = _to_int(fields[2], "rank", name, lines)
-    out["run"] = fields[-1]
-    return out, lines
-
-
-def read_runs(
-    sources: str | os.PathLike | Iterable[str | os.PathLike] | Mapping[str, pd.DataFrame],
-    **kwargs,
-) -> dict[str, pd.DataFrame]:
-    """Read several runs: a directory, a list of paths (and directories), or ``{name: DataFrame}``.
-
-    Run names are the file names without ``.gz``/``.txt``/``.run``/``.trec``
-    (the tag column is kept as ``run`` but not used as the name, so two files
-    with one tag stay apart). Hidden files in directories are skipped, and
-    so are files that are not runs (:data:`NOT_RUN_FILES`: a README, ``*.md``,
-    ``*.json``, ..., named in a warning). Keyword arguments go to :func:`read_run`.
-    """
-    if isinstance(sources, Mapping):
-        return {str(k): read_run(v, **kwargs) for k, v in sources.items()}
-    return {name: read_run(path, **kwargs) for name, path in run_files(sources)}
-
-
-#: Files in a run directory that are not runs (skipped, with a note): a README, a licence,
-#: notes and tables by their suffix. A run file named on the command line is always read.
-NOT_RUN_FILES = re.compile(
-    r"^(readme|license|licence|notice|changelog|changes|authors)([._-].*)?$"
-    r"|\.(md|markdown|rst|html?|pdf|json|jsonl|ya?ml|toml|ini|cfg|tsv|csv|py|sh|ipynb)$",
-    re.IGNORECASE,
-)
-
-
-def run_files(
-    sources: str | os.PathLike | Iterable[str | os.PathLike], skipped: list[Path] | None = None
-) -> list[tuple[str, Path]]:
-    """``(run name, path)`` of every run file among ``sources`` (files and directories), in
-    :func:`read_runs`'s order; two files with one name are an error.
-
-    Files of a directory that :data:`NOT_RUN_FILES` matches (``README.md``, ``notes.json``,
-    ...) are left out: appended to ``skipped`` when a list is given, else named in a warning.
-    """
-    if isinstance(sources, (str, os.PathLike)):
-        sources = [sources]
-    sources = list(sources)
-    paths: list[Path] = []
-    left_out: list[Path] = []
-    for item in map(Path, sources):
-        if item.is_dir():
-            for path in _run_files(item):
-                (left_out if NOT_RUN_FILES.search(path.name) else paths).append(path)
-        else:
-            paths.append(item)
-    if skipped is not None:
-        skipped.extend(left_out)
-    elif left_out:
-        warnings.warn(skipped_note(left_out), stacklevel=2)
-    if not paths:
-        raise InputError("no run files found", ", ".join(map(str, sources)) or "<none>")
-    named: dict[str, Path] = {}
-    for path in paths:
-        name = run_name(path)
-        if name in named:
-            raise InputError(f"two run files are both named {name!r}", str(path))
-        named[name] = path
-    return list(named.items())
-
-
-def skipped_note(paths: list[Path]) -> str:
-    """The note naming the files of run directories that were not read as runs."""
-    names = ", ".join(str(p) for p in paths[:5]) + (", ..." if len(paths) > 5 else "")
-    return f"{len(paths)} file(s) in the run directories are not runs and were skipped ({names})"
-
-
-def _run_files(directory: Path) -> list[Path]:
-    """The visible files of a run directory, sorted; a broken link or unreadable directory is
-    an error."""
+def first_line(source) -> bytes | None:
+    """The first non-blank line of a qrels file (reading a few kilobytes, inflating a gzip file
+    as far as that), or None for what is not a readable regular file (the full reader names
+    the problem; a FIFO or device is read once, by the full reader)."""
     try:
-        entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
-    except OSError as exc:
-        reason = exc.strerror or exc
-        raise InputError(f"cannot list run directory: {reason}", str(directory)) from exc
-    for entry in entries:
-        if entry.is_symlink() and not entry.exists():
-            raise InputError(
-                f"broken symbolic link to {os.readlink(entry)!r} in a run directory", str(entry)
-            )
-    return [p for p in entries if p.is_file()]
+        if not os.path.isfile(source):
+            return None
+        with open(source, "rb") as handle:
+            head = handle.read(2)
+            handle.seek(0)
+            stream = gzip.GzipFile(fileobj=handle) if head == b"\x1f\x8b" else handle
+            start = stream.read(65536)
+    except (OSError, EOFError, zlib.error):
+        return None
+    return next((line for line in start.replace(b"\r", b"\n").split(b"\n") if line.split()), b"")
 
 
-def run_name(path: str | os.PathLike) -> str:
-    """The name of a run file: its file name without ``.gz``/``.txt``/``.run``/``.trec``."""
-    name = Path(path).name
-    for suffix in (".gz", ".txt", ".run", ".trec"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return name
+def qrels_form(source) -> str:
+    """``"inclusion"`` (the header line of :func:`read_inclusion_qrels`), ``"sampled"`` (five
+    columns, :func:`read_sampled_qrels`) or ``"trec"``: the form of a qrels file by its first
+    line, read once; a DataFrame, ``irds:`` qrels or what is not a readable file is ``"trec"``
+    (whose reader names the problem)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return "trec"
+    line = first_line(source)
+    if line is None:
+        return "trec"
+    if _header(line):
+        return "inclusion"
+    if len(line.split()) == 5 and not str(source).startswith("irds:"):
+        return "sampled"
+    return "trec"
 
 
-# --------------------------------------------------------------------------- qrels
+def is_inclusion_qrels(source) -> bool:
+    """Whether a qrels file starts with the header line of :func:`read_inclusion_qrels`."""
+    return qrels_form(source) == "inclusion"
+
+
+def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, int] = (-2, 10)
+                         ) -> pd.DataFrame:
+    """Read sampled qrels with inclusion probabilities (statAP's form, ``docs/sampled.md``).
+
+    Returns ``query_id, doc_id, relevance, inclusion``. A missing header, a probability
+    outside (0, 1], a grade outside ``grade_range`` (``-1``: not sampled) or a document listed
+    twice in a topic is an error naming the file and line.
+    """
+    name = str(source)
+    rows = read_bytes(source).split(b"\n")
+    skip = next((i for i, line in enumerate(rows) if line.strip()), 0)
+    if not _header(rows[skip]):
+        raise InputError("expected a header line 'query_id doc_id relevance "
+                         "inclusion_probability'", name, skip + 1)
+    rest = b"\n".join(rows[skip + 1:])
+    if not rest.strip():
+        raise InputError("no rows after the header line", name)
+    (query, doc, labels, values), lines = _parse_fields(
+        rest, 4, [0, 1, 2, 3], name, " ".join(INCLUSION_QRELS_COLUMNS), first_line=skip + 2
+    )
+    relevance = _to_int(labels, "relevance", name, lines)
+    low, high = max(grade_range[0], -2), grade_range[1]
+    check_grades(relevance, low, high, name, lines, f"[{low}, {high}] (-1: not sampled)")
+    inclusion = _to_float(values, "inclusion probability", name, lines)
+    bad = ~((inclusion > 0) & (inclusion <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"inclusion probability {float(inclusion[i])!r} is outside (0, 1]",
+                         name, int(lines[i]))
+    repeat = first_repeat(query, doc)
+    if repeat is not None:
+        row, first = repeat
+        raise InputError(f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is "
+                         f"listed twice (also on line {int(lines[first])})", name, int(lines[row]))
+    return _table({"query_id": query, "doc_id": doc, "relevance": relevance,
+                   "inclusion": inclusion}, None)
 
 
 def _id_value_columns(source, n_fields, picks, layout, names, columns):
@@ -227,7 +147,7 @@ def _id_value_columns(source, n_fields, picks, layout, names, columns):
     """
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        fields, lines = _parse_fields(_read_bytes(source), n_fields, picks, name, layout)
+        fields, lines = _parse_fields(read_bytes(source), n_fields, picks, name, layout)
         query, doc, values = fields
         return name, query, doc, values, lines
     frame = _normalise_frame(source, names, columns)
@@ -272,10 +192,7 @@ def is_sampled_qrels(source) -> bool:
     Reads the first few kilobytes only (inflating a gzip file as far as that),
     so that every command can tell the two forms apart without reading twice.
     """
-    if not isinstance(source, (str, os.PathLike)) or str(source).startswith("irds:"):
-        return False
-    line = first_line(source)
-    return line is not None and len(line.split()) == 5
+    return qrels_form(source) == "sampled"
 
 
 def read_sampled_qrels(
@@ -295,7 +212,7 @@ def read_sampled_qrels(
     """
     name = str(source)
     (query, doc, stratum, labels), lines = _parse_fields(
-        _read_bytes(source), 5, [0, 2, 3, 4], name, SAMPLED_QRELS_LAYOUT
+        read_bytes(source), 5, [0, 2, 3, 4], name, SAMPLED_QRELS_LAYOUT
     )
     stratum = _to_int(stratum, "stratum", name, lines)
     relevance = _to_int(labels, "relevance", name, lines)
@@ -334,10 +251,11 @@ def read_any_qrels(source, *, duplicates: str = "error"):
     are the reader's warnings (issued again), for the campaign to keep. Qrels with inclusion
     probabilities (:func:`read_inclusion_qrels`) give the sample with its ``inclusion`` column.
     """
-    if is_inclusion_qrels(source):
+    form = qrels_form(source)
+    if form == "inclusion":
         sample = read_inclusion_qrels(source)
         return sample[["query_id", "doc_id", "relevance"]], sample, []
-    if not is_sampled_qrels(source):
+    if form == "trec":
         return read_qrels(source, duplicates=duplicates), None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -378,7 +296,7 @@ def read_prob_qrels(
     _check_policy(duplicates, DUPLICATE_POLICIES)
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        data = _read_bytes(source)
+        data = read_bytes(source)
         names = PROB_QRELS_COLUMNS + _grade_header(data)
         data, skipped = _without_header(data, names, name)
         (query, doc, values, *graded), lines = _parse_fields(

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit_cached
+from ..._jit import njit_cached
 
 _HISTOGRAM_BINS = 4096
 #: documents whose log-odds :func:`capture_draws` computes before storing them by draw

@@ -18,7 +18,7 @@ solve the Newton system. Imported lazily by
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit_cached
+from ..._jit import njit_cached
 
 
 @njit_cached()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import Campaign, TopicData
+from ...data import Campaign, TopicData
 
 N_FEATURES = 3
 FEATURE_NAMES = ("log_fused_rr", "log_share_retrieving", "log_best_rank")
