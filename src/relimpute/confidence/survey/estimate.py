@@ -112,15 +112,18 @@ def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
 
 def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None = None,
                    estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife",
-                   bias_correction: bool = True, lam: float | None = None
-                   ) -> tuple[float, float, float, bool]:
+                   bias_correction: bool = True, lam: float | None = None,
+                   _lam: float | None = None) -> tuple[float, float, float, bool]:
     """One topic's (estimate, variance, λ, one-document-stratum fallback) of ``measure`` (a
     name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
     document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
     ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
     ``bias_correction`` subtracts the ratio's second-order bias
     (:func:`.measures.second_order_bias`; AP). ``ppi++`` uses ``lam`` when given (cross-fitted
-    over topics by :func:`estimate`), else tunes λ on this topic's own sample."""
+    over topics by :func:`estimate`), else tunes λ on this topic's own sample; where its
+    variance comes out larger than HT's on this topic (predictions whose pair terms a few
+    low-π documents blow up), the topic takes HT's answer (λ = 0): a choice made on the
+    sample, so slightly optimistic, never wider than humans alone."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
@@ -132,9 +135,15 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     if estimator == "ht":
         lam = 0.0
     elif estimator == "model-assisted":
-        lam = 1.0
+        lam = 1.0 if _lam is None else _lam
     elif lam is None:
         lam = tuned_lambda(*lambda_moments(topic, measure, ranks, control, rel_threshold))
+    if estimator == "ppi++" and lam > 0:  # never wider than HT on this topic
+        found = topic_estimate(topic, measure, ranks, control, "model-assisted", rel_threshold,
+                               variance, bias_correction, lam=lam, _lam=lam)
+        alone = topic_estimate(topic, measure, ranks, control, "ht", rel_threshold, variance,
+                               bias_correction)
+        return found if found[1] <= alone[1] else alone
     value, z, bias = 0.0, 0.0, 0.0
     for totals, make, sign in parts:
         f, zi = linearised(totals, make, lam)

@@ -81,7 +81,7 @@ def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contr
         x = (grade >= rel_threshold).astype(float)
         ones = np.ones(len(x))
         return [pair_total(x, control.p, w, kept, topic.stratum, factor),
-                linear_total(ones, x, control.p, w)], _ratio
+                linear_total(ones, x, control.p, w)], RatioOfTotals(float(x[topic.judged].sum()))
     scheme = dict(measure.params).get("gain", "linear")
     gains = gain_values(grade, scheme)
     depth = int(kept.max()) if k is None else k
@@ -101,13 +101,23 @@ def _identity(v):
     return v[0], np.array([1.0])
 
 
-def _ratio(v):
-    n, r = (np.asarray(a, dtype=float) for a in v)
-    if n.ndim:  # replicates: the values alone
-        return np.divide(n, r, out=np.zeros(n.shape), where=r > 0), None
-    if r <= 0:
-        return 0.0, np.zeros(2)
-    return float(n / r), np.array([1.0 / r, -n / r**2])
+class RatioOfTotals:
+    """AP = N / R from its totals, with R̂ held at least ``least`` (the relevant documents the
+    sample judged: R cannot be smaller, and a model-assisted R̂ below it, from predictions
+    that overrate, would make the ratio explode)."""
+
+    def __init__(self, least: float = 0.0):
+        self.least = least
+
+    def __call__(self, v):
+        n, r = (np.asarray(a, dtype=float) for a in v)
+        held = r < self.least
+        r = np.maximum(r, self.least)
+        if n.ndim:  # replicates: the values alone
+            return np.divide(n, r, out=np.zeros(n.shape), where=r > 0), None
+        if r <= 0:
+            return 0.0, np.zeros(2)
+        return float(n / r), np.array([1.0 / r, 0.0 if held else -n / r**2])
 
 
 def _cumulative_discount(c: float, depth: int) -> tuple[float, float]:
@@ -156,7 +166,7 @@ def second_order_bias(totals: list[Total], make, lam: float, covariance) -> floa
     Applied to AP only: P@k is linear, and nDCG's ideal DCG is piecewise linear in the counts
     (its kinks make the difference quotients meaningless)."""
     values = np.array([t.value(lam) for t in totals], dtype=float)
-    if make is not _ratio or values[1] <= 0:
+    if not isinstance(make, RatioOfTotals) or values[1] <= make.least or values[1] <= 0:
         return 0.0
     derivs = [t.derivative(lam) for t in totals]
     bias = 0.0
