@@ -37,6 +37,10 @@ from .measures import Control, linearised, measure_totals, no_control, predictio
 
 ESTIMATORS = ("ht", "model-assisted", "ppi++")
 VARIANCES = ("jackknife", "linearised")
+#: PPI++ falls back to HT on a topic whose PPI++ variance is over this many times HT's (a
+#: blow-up, not noise: at 1, choosing the smaller of two variances on the sample made the
+#: good control's MAP intervals cover 85% on the synthetic campaign of the coverage tests)
+BLOWN_UP = 4.0
 #: What the estimate estimates, as a table says it.
 SURVEY_ESTIMAND = ("the measure with every document of the sample's universe judged "
                    "(documents outside it nonrelevant)")
@@ -121,9 +125,9 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     ``bias_correction`` subtracts the ratio's second-order bias
     (:func:`.measures.second_order_bias`; AP). ``ppi++`` uses ``lam`` when given (cross-fitted
     over topics by :func:`estimate`), else tunes λ on this topic's own sample; where its
-    variance comes out larger than HT's on this topic (predictions whose pair terms a few
-    low-π documents blow up), the topic takes HT's answer (λ = 0): a choice made on the
-    sample, so slightly optimistic, never wider than humans alone."""
+    variance comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair
+    terms a few low-π documents blow up), the topic takes HT's answer (λ = 0): a choice made on the
+    sample, so slightly optimistic, never much wider than humans alone."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
@@ -138,12 +142,12 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
         lam = 1.0 if _lam is None else _lam
     elif lam is None:
         lam = tuned_lambda(*lambda_moments(topic, measure, ranks, control, rel_threshold))
-    if estimator == "ppi++" and lam > 0:  # never wider than HT on this topic
+    if estimator == "ppi++" and lam > 0:  # never much wider than HT on this topic
         found = topic_estimate(topic, measure, ranks, control, "model-assisted", rel_threshold,
                                variance, bias_correction, lam=lam, _lam=lam)
         alone = topic_estimate(topic, measure, ranks, control, "ht", rel_threshold, variance,
                                bias_correction)
-        return found if found[1] <= alone[1] else alone
+        return found if found[1] <= BLOWN_UP * alone[1] else alone
     value, z, bias = 0.0, 0.0, 0.0
     for totals, make, sign in parts:
         f, zi = linearised(totals, make, lam)
