@@ -8,8 +8,8 @@ The campaign: a universe of 100 documents per topic (about 16 relevant), two run
 it by noisy scores of relevance; Poisson sampling with π ∝ statAP's AP-prior weight of the
 best rank, floored at 0.08, about 25 documents judged per topic (25%). The difference estimator
 (λ = 1) with a wrong control is left out: its AP is a ratio whose R̂ comes near 0 (docs/survey.md).
-``-m slow``: 400 samplings of 30 topics; by default 60 samplings of 12 topics with the bounds
-widened to what 60 samplings can tell (a binomial 95% at 60: ±6 points).
+``-m slow``: 400 samplings of 30 topics; by default 40 samplings of 10 topics with the bounds
+widened to what 40 samplings can tell (85-100%: a binomial 95% at 40 is about ±7 points).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ CELLS = [("ht", "none"), ("model-assisted", "good")] + [("ppi++", c) for c in CO
 
 @pytest.fixture(scope="module")
 def small():
-    return simulate(60, 12)
+    return simulate(40, 10)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_intervals_cover_93_to_97_percent_whatever_the_control(large, cell):
 
 @pytest.mark.parametrize("cell", CELLS, ids="-".join)
 def test_intervals_cover_about_95_percent_small(small, cell):
-    _check_coverage(small, cell, 0.88, 1.0)
+    _check_coverage(small, cell, 0.85, 1.0)
 
 
 @pytest.mark.parametrize("cell", CELLS, ids="-".join)
