@@ -109,7 +109,7 @@ def test_a_good_control_narrows_the_exact_variance_and_a_reversed_one_widens_it(
 
 
 #: Design mean of the variance estimate (the default jackknife) over the exact variance, on
-#: this universe of 10 with about 5 judged (measured by enumeration): HT 1.16-1.36 under
+#: this universe of 10 with about 5 judged (measured by enumeration): HT 1.13-1.36 under
 #: Poisson sampling, 0.59-1.33 stratified; the difference estimator 0.38-1.30; PPI++ with λ
 #: tuned on the topic's own sample 0.28-0.34 (why estimate() cross-fits λ over topics). The
 #: linearised variance gave 0.38 for HT AP. At realistic sizes the intervals cover
