@@ -50,7 +50,7 @@ def survey_command(args, command: str, *, measures, pairs) -> int:
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
     from ..errors import InputError
     from ..io import is_inclusion_qrels, read_run, run_files
-    from .._reading import is_sampled_qrels
+    from ..io.qrels import is_sampled_qrels
     from ._format import emit
     from ._sampled import read_design
 

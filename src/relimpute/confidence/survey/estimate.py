@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from ..._parsing import sort_trec
+from ...io.parsing import sort_trec
 from .design import POISSON, TopicSample, design_covariance, jackknife_variance, \
     topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
