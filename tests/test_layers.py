@@ -245,3 +245,16 @@ def test_the_private_walk_sees_a_private_submodule_and_relative_imports(tmp_path
         (f"{PACKAGE}.high.user", f"{PACKAGE}.low.engine", "_select"),
         (f"{PACKAGE}.high.user", f"{PACKAGE}.low", "_kernels"),
     }
+
+
+def test_the_design_based_side_stands_on_the_measures_alone():
+    """``confidence.survey`` (design-based and model-assisted estimates) takes predictions as
+    numbers: it imports no relevance model and nothing of the model-based engine, so its
+    guarantee cannot depend on them."""
+    edges = _edges(_modules())
+    survey = [m for m in _modules() if m.startswith("relimpute.confidence.survey")]
+    assert survey, "relimpute.confidence.survey is missing"
+    for module in survey:
+        for target, _ in edges.get(module, ()):
+            inside = target.startswith("relimpute.confidence.survey")
+            assert inside or _part(target) in ("measures", "_parsing", "errors"), (module, target)
