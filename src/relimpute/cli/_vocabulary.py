@@ -65,6 +65,8 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--k",), "runs per calibration trial"),
     (("--leave",), "what a pool-bias study leaves out of the pool: each group's runs, or each run"),
     (("--llm-labels",), "relevance labels from an LLM"),
+    (("--looks",), "looks at a sample's estimate while it is judged, each at a Bonferroni level"),
+    (("--margin",), "equivalence margin: a difference within it counts as none"),
     (("--matrix",), "print the table of P(row beats column)"),
     (("--max-bias",), "largest acceptable bias of a design"),
     (("--mc-draws",), "Monte Carlo draws of relevance"),

@@ -34,8 +34,10 @@ from .guided import DEFAULT_MODEL, fit_model, guided_uncertainty
 #: The stratum of the documents the qrels judge already (π = 1).
 JUDGED_STRATUM = 0
 SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "inclusion", "drawn", "order", "relevance")
-#: A model-guided sample's column: U/π of the draw (< 1 drawn; NaN for a judged document).
-ENTRY = "entry"
+#: A model-guided sample's columns: U/π of the draw (< 1 drawn), and the model's p that drew
+#: π (the estimators' control variate); NaN for a document judged already.
+ENTRY, PREDICTION = "entry", "prediction"
+OPTIONAL_COLUMNS = (ENTRY, PREDICTION)
 POOL_COLUMNS = ("query_id", "doc_id", "rank", "weight", "relevance")
 #: statAP's π floor (Aslam, Pavlu & Yilmaz 2006 keep every document drawable).
 DEFAULT_FLOOR = 0.01
@@ -114,7 +116,7 @@ def _sample(pool: pd.DataFrame, parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:
     types = {"query_id": str, "doc_id": str, "stratum": int, "inclusion": float, "drawn": bool,
-             "order": int, "relevance": int, ENTRY: float}  # fmt: skip
+             "order": int, "relevance": int, ENTRY: float, PREDICTION: float}  # fmt: skip
     return table.astype({c: t for c, t in types.items() if c in table.columns})
 
 
@@ -299,10 +301,12 @@ class ModelGuidedDesign:
         part = pd.DataFrame({
             "query_id": candidates["query_id"], "doc_id": candidates["doc_id"], "stratum": 1,
             "inclusion": self.inclusion(candidates["uncertainty"].to_numpy()), "drawn": False,
-            "order": -1, "relevance": -1, ENTRY: np.inf,
+            "order": -1, "relevance": -1, ENTRY: np.inf, PREDICTION: candidates["p"],
         })  # fmt: skip
-        judged = _judged(pool_table(source, self.depth, systems)).assign(**{ENTRY: np.nan})
-        return _typed(pd.concat([judged, part], ignore_index=True)[[*SAMPLE_COLUMNS, ENTRY]])
+        judged = _judged(pool_table(source, self.depth, systems))
+        judged = judged.assign(**{ENTRY: np.nan, PREDICTION: np.nan})
+        return _typed(pd.concat([judged, part], ignore_index=True)[[*SAMPLE_COLUMNS,
+                                                                     *OPTIONAL_COLUMNS]])
 
 
 def poisson_draw(universe: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -349,15 +353,19 @@ def design_from_spec(spec: dict) -> SamplingDesign:
 
 
 def sample_record(sample: pd.DataFrame) -> dict:
-    """The sample table as JSON-ready columns (for the journal; ``entry`` when it has one)."""
-    columns = [*SAMPLE_COLUMNS, *([ENTRY] if ENTRY in sample.columns else [])]
-    return {c: sample[c].tolist() for c in columns}
+    """The sample table as JSON-ready columns (for the journal; a model-guided sample's
+    ``entry`` and ``prediction`` too, NaN written null)."""
+    record = {c: sample[c].tolist() for c in SAMPLE_COLUMNS}
+    for c in OPTIONAL_COLUMNS:
+        if c in sample.columns:
+            record[c] = [None if np.isnan(x) else x for x in sample[c].to_numpy(dtype=float)]
+    return record
 
 
 def sample_from_record(record: dict) -> pd.DataFrame:
     """The sample table back from :func:`sample_record` (KeyError/ValueError when malformed)."""
-    columns = [*SAMPLE_COLUMNS, *([ENTRY] if ENTRY in record else [])]
-    table = _typed(pd.DataFrame({c: record[c] for c in columns}))
+    columns = [*SAMPLE_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in record)]
+    table = _typed(pd.DataFrame({c: record[c] for c in columns}))  # null: NaN
     pi = table["inclusion"].to_numpy()
     if not ((pi > 0) & (pi <= 1)).all():
         raise ValueError("an inclusion probability outside (0, 1]")
