@@ -94,9 +94,10 @@ class LookChecker:
         empty = table.attrs.get("empty")
         if empty:
             print(f"look {k + 1}: {len(empty)} topic(s) have no document in the look's sample "
-                  f"({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): their ΔAP is "
-                  "the model's prediction alone (unbiased over the design, but from no "
-                  "judgment)", file=out)  # fmt: skip
+                  f"({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): their dAP is "
+                  "the model's prediction alone, with no estimate of its variance, so this look "
+                  "cannot stop judging", file=out)  # fmt: skip
+            return False
         decided = bool((table["verdict"] != "open").all())
         if decided:
             print(f"decided at look {k + 1}/{self.looks.count}: stopping ({self.rule()})",

@@ -324,10 +324,11 @@ def poisson_draw(universe: pd.DataFrame, rng: np.random.Generator) -> pd.DataFra
 
 
 def unsampled_topics(sample: pd.DataFrame) -> list[str]:
-    """Topics of the sample table with no document in the sample (none judged already, none
-    drawn): the sample says nothing of their measures."""
-    held = sample.groupby("query_id", sort=True)["drawn"].any()
-    return held.index[~held.to_numpy()].tolist()
+    """Topics of the sample table with documents left to sample (π < 1) none of which is
+    drawn: the sample says nothing of that part of their measures, nor of its variance."""
+    open_ = sample["inclusion"].to_numpy() < 1
+    part = sample[open_].groupby("query_id", sort=True)["drawn"].any()
+    return part.index[~part.to_numpy()].tolist()
 
 
 def strata_sizes(sample: pd.DataFrame) -> pd.DataFrame:

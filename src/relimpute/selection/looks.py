@@ -17,7 +17,9 @@ a Poisson sample with inclusion f · π_d, nested in the next look's (:func:`loo
 
 A pair is decided at a look when its interval excludes 0 (the sign is shown), or lies inside
 (−``margin``, ``margin``) (equivalence shown: |ΔMAP| < margin); judging stops at the first
-look where every pair asked is decided, else at the last.
+look where every pair asked is decided, else at the last. A look where some topic has no
+document in its sample cannot stop (that topic's ΔAP is the model's prediction alone, with no
+estimate of its variance); passing a look never costs coverage.
 """
 
 from __future__ import annotations
