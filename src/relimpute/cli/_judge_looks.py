@@ -22,14 +22,14 @@ LOOKS_HELP = (
     "sample), each interval at 1 - (1 - --confidence)/K, and stop at the first look where every "
     "pair's interval excludes 0 (Bonferroni: the interval of the stop covers at --confidence)"
 )
-MARGIN_HELP = "with --looks: a pair whose dMAP interval lies within (-E, E) is decided too (equivalence shown)"
+MARGIN_HELP = "with --looks: a pair whose dMAP interval lies within (-EPS, EPS) is decided too (equivalence shown)"
 
 
 def add_looks_arguments(parser) -> None:
     from ._common import positive_int
 
     parser.add_argument("--looks", type=positive_int, metavar="K", help=LOOKS_HELP)
-    parser.add_argument("--margin", type=float, metavar="E", help=MARGIN_HELP)
+    parser.add_argument("--margin", type=float, metavar="EPS", help=MARGIN_HELP)
 
 
 def check_looks_options(args) -> None:

@@ -27,11 +27,12 @@ import pandas as pd
 from scipy.stats import norm
 
 from ..._parsing import sort_trec
-from .design import TopicSample, design_covariance, topic_samples
+from .design import TopicSample, design_covariance, jackknife_variance, topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
-    survey_measure
+    replicate_values, survey_measure
 
 ESTIMATORS = ("ht", "model-assisted", "ppi++")
+VARIANCES = ("jackknife", "linearised")
 #: What the estimate estimates, as a table says it.
 SURVEY_ESTIMAND = ("the measure with every document of the sample's universe judged "
                    "(documents outside it nonrelevant)")
@@ -98,21 +99,20 @@ def _tuned_lambda(topic: TopicSample, u: np.ndarray, v: np.ndarray) -> float:
 
 
 def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None = None,
-                   estimator: str = "ht", rel_threshold: int = 1
+                   estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife"
                    ) -> tuple[float, float, float, bool]:
-    """One topic's (estimate, linearised variance, λ, one-document-stratum fallback) of
-    ``measure`` (a name or :class:`~relimpute.measures.Measure`) for one run's ``ranks``
-    (per universe document, 0 = not retrieved) or, given two, the difference A − B."""
+    """One topic's (estimate, variance, λ, one-document-stratum fallback) of ``measure`` (a
+    name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
+    document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
+    ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`)."""
+    if variance not in VARIANCES:
+        raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
     control = control or no_control(topic)
     ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
+    signs = (1.0, -1.0)[: len(ranks)]
     parts = [(*measure_totals(measure, topic, r, control, rel_threshold), sign)
-             for r, sign in zip(ranks, (1.0, -1.0))]
-    return _topic_estimate(topic, parts, estimator)
-
-
-def _topic_estimate(topic, parts, estimator):
-    """(estimate, variance, λ, fallback) of Σ_i sign_i f_i over ``parts`` (totals, make, sign)."""
+             for r, sign in zip(ranks, signs)]
     if estimator == "ht":
         lam = 0.0
     elif estimator == "model-assisted":
@@ -127,13 +127,22 @@ def _topic_estimate(topic, parts, estimator):
         f, zi = linearised(totals, make, lam)
         value, z = value + sign * f, z + sign * zi
     var, fallback = design_covariance(topic, z, z)
+    if variance == "jackknife":
+        weights, factor, coef, groups = topic.replicate_set()
+        if len(coef):
+            values = sum(sign * replicate_values(measure_totals(
+                measure, topic, r, control, rel_threshold, weights, factor)[0], make, lam)
+                for r, (_, make, sign) in zip(ranks, parts))
+            var = jackknife_variance(value, values, coef, groups)
+        else:
+            var = 0.0
     return value, max(var, 0.0), lam, fallback
 
 
 def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFrame | None = None,
              estimator: str = "ht", pairs=None, level: float = 0.95, margin: float | None = None,
              rel_threshold: int = 1, per_topic: bool = False, sampling: str | None = None,
-             control_name: str | None = None) -> pd.DataFrame:
+             control_name: str | None = None, variance: str = "jackknife") -> pd.DataFrame:
     """Design-based (``ht``) or model-assisted (``model-assisted``, ``ppi++``) estimates with
     intervals, a tidy table of :data:`COLUMNS`.
 
@@ -186,7 +195,7 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
                     per.append((t, np.nan, np.nan, np.nan, False, s))
                     continue
                 found = topic_estimate(s, measure, [ranks[m][t] for m in members], preds[t],
-                                       estimator, rel_threshold)
+                                       estimator, rel_threshold, variance)
                 per.append((t, *found, s))
             rows += _rows(per, measure, run, run_b, z, margin, estimator, control_label,
                           per_topic, absent)

@@ -62,10 +62,14 @@ def survey_measure(name):
 
 
 def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Control,
-                   rel_threshold: int) -> tuple[list[Total], callable]:
+                   rel_threshold: int, weights: np.ndarray | None = None,
+                   factor: np.ndarray | None = None) -> tuple[list[Total], callable]:
     """The totals of ``measure`` for a run with ``rank`` (per universe document, 0 = not
-    retrieved) and the function f(values) -> (value, gradient) that makes the measure."""
-    w = topic.weight
+    retrieved) and the function f(values) -> (value, gradient) that makes the measure; with
+    replicate ``weights`` (B, n) and pair ``factor`` (B, H) (:func:`.design.replicates`) the
+    totals' HT parts are ``(B,)`` (no gradient: f(values) then gives the B values)."""
+    w = topic.weight if weights is None else weights
+    factor = topic.pair_factor if factor is None else factor
     grade = np.where(topic.judged, topic.grade, 0)
     k = measure.cutoff
     kept = rank if k is None else np.where(rank <= k, rank, 0)
@@ -76,7 +80,7 @@ def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contr
     if measure.family == "AP":
         x = (grade >= rel_threshold).astype(float)
         ones = np.ones(len(x))
-        return [pair_total(x, control.p, w, kept, topic.stratum, topic.pair_factor),
+        return [pair_total(x, control.p, w, kept, topic.stratum, factor),
                 linear_total(ones, x, control.p, w)], _ratio
     scheme = dict(measure.params).get("gain", "linear")
     gains = gain_values(grade, scheme)
@@ -98,10 +102,12 @@ def _identity(v):
 
 
 def _ratio(v):
-    n, r = v
+    n, r = (np.asarray(a, dtype=float) for a in v)
+    if n.ndim:  # replicates: the values alone
+        return np.divide(n, r, out=np.zeros(n.shape), where=r > 0), None
     if r <= 0:
         return 0.0, np.zeros(2)
-    return n / r, np.array([1.0 / r, -n / r**2])
+    return float(n / r), np.array([1.0 / r, -n / r**2])
 
 
 def _cumulative_discount(c: float, depth: int) -> tuple[float, float]:
@@ -115,6 +121,10 @@ def _cumulative_discount(c: float, depth: int) -> tuple[float, float]:
 
 
 def _ndcg(values, level_gain, depth):
+    if np.ndim(values[0]):  # replicates: the values alone
+        rows = np.broadcast_arrays(*values)
+        return np.array([_ndcg([r[b] for r in rows], level_gain, depth)[0]
+                          for b in range(len(rows[0]))]), None
     dcg, counts = values[0], np.asarray(values[1:], dtype=float)
     grad = np.zeros(len(values))
     if not len(counts):
@@ -137,6 +147,11 @@ def linearised(totals: list[Total], make, lam: float) -> tuple[float, np.ndarray
     value, grad = make([t.value(lam) for t in totals])
     z = sum(g * t.derivative(lam) for g, t in zip(grad, totals))
     return value, z
+
+
+def replicate_values(totals: list[Total], make, lam: float) -> np.ndarray:
+    """f(T̂(λ)) under each replicate's weights (totals from replicate weights)."""
+    return np.asarray(make([t.value(lam) for t in totals])[0], dtype=float)
 
 
 def prediction_part(totals: list[Total], make) -> tuple[np.ndarray, np.ndarray]:

@@ -25,10 +25,11 @@ import numpy as np
 @dataclass
 class Total:
     """One total's pieces (module docstring): ``ht_x``, ``ht_p``, ``pop_p`` and the
-    derivatives ``dx``, ``dp`` over the universe's documents."""
+    derivatives ``dx``, ``dp`` over the universe's documents (``ht_x``, ``ht_p`` are ``(B,)``
+    under replicate weights ``(B, n)``)."""
 
-    ht_x: float
-    ht_p: float
+    ht_x: float | np.ndarray
+    ht_p: float | np.ndarray
     pop_p: float
     dx: np.ndarray
     dp: np.ndarray
@@ -44,40 +45,44 @@ class Total:
 
 def linear_total(coef: np.ndarray, x: np.ndarray, p: np.ndarray, w: np.ndarray) -> Total:
     """T = Σ_d coef_d x_d over U (P@k's and DCG@k's numerators, R, a grade's count)."""
-    return Total(float((coef * x * w).sum()), float((coef * p * w).sum()), float((coef * p).sum()),
-                 coef * x, coef * p)
+    return Total((w * (coef * x)).sum(axis=-1), (w * (coef * p)).sum(axis=-1),
+                 float((coef * p).sum()), coef * x, coef * p)
 
 
 def ranked_pair_sum(v: np.ndarray, w: np.ndarray, rank: np.ndarray, stratum: np.ndarray,
-                    factor: np.ndarray) -> tuple[float, np.ndarray]:
+                    factor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """AP's numerator Σ_k v_k w_k / k + Σ_{j<k} v_j v_k w_j w_k f_jk / k over the retrieved
     documents (``rank`` > 0, their positions in the run), and its derivative in each w_d.
 
     With y = v w in rank order and Y_{k−1} the sum of y above k (statAP's prefix form,
     :func:`relimpute.measures.statap.stat_ap`), the sum is Σ_k (y_k / k)(1 + Y'_{k−1}), Y'
     counting a same-stratum y with f_h; ∂/∂w_d = (v_d / r_d)(1 + Y'_{d−1}) + v_d Σ_{k > d} y_k
-    f_dk / k.
+    f_dk / k. ``w`` may be ``(B, n)`` (replicate weights) and ``factor`` ``(H,)`` or ``(B, H)``:
+    the sum is then ``(B,)``.
     """
-    deriv = np.zeros(len(v))
+    w = np.asarray(w, dtype=float)
+    deriv = np.zeros(w.shape)
     at = np.flatnonzero(rank > 0)
     if not len(at):
-        return 0.0, deriv
+        return np.zeros(w.shape[:-1]), deriv
     at = at[np.argsort(rank[at], kind="stable")]
     k = rank[at].astype(float)
-    vv, y, h = v[at], v[at] * w[at], stratum[at]
-    before = np.cumsum(y) - y
+    vv, y, h = v[at], v[at] * w[..., at], stratum[at]
+    before = np.cumsum(y, axis=-1) - y
     scaled = y / k
-    after = np.cumsum(scaled[::-1])[::-1] - scaled
-    for s in np.unique(h):
-        if factor[s] == 1.0:
-            continue
+    after = np.flip(np.cumsum(np.flip(scaled, -1), axis=-1), -1) - scaled
+    factor = np.asarray(factor, dtype=float)
+    for s in np.flatnonzero((factor != 1.0).reshape(-1, factor.shape[-1]).any(axis=0)):
         inside = h == s
+        if not inside.any():
+            continue
+        f = factor[..., s, None] - 1.0
         yin, sin = np.where(inside, y, 0.0), np.where(inside, scaled, 0.0)
-        before = before + np.where(inside, (factor[s] - 1.0) * (np.cumsum(yin) - yin), 0.0)
-        after = after + np.where(inside, (factor[s] - 1.0) *
-                                 (np.cumsum(sin[::-1])[::-1] - sin), 0.0)
-    total = float((scaled * (1.0 + before)).sum())
-    deriv[at] = vv / k * (1.0 + before) + vv * after
+        before = before + np.where(inside, f * (np.cumsum(yin, axis=-1) - yin), 0.0)
+        after = after + np.where(inside, f * (np.flip(np.cumsum(np.flip(sin, -1), axis=-1), -1)
+                                              - sin), 0.0)
+    total = (scaled * (1.0 + before)).sum(axis=-1)
+    deriv[..., at] = vv / k * (1.0 + before) + vv * after
     return total, deriv
 
 
@@ -89,4 +94,4 @@ def pair_total(x: np.ndarray, p: np.ndarray, w: np.ndarray, rank: np.ndarray,
     ht_p, dp = ranked_pair_sum(p, w, rank, stratum, factor)
     pop_p, _ = ranked_pair_sum(p, np.ones(len(p)), rank, np.zeros(len(p), dtype=int),
                                np.ones(1))
-    return Total(ht_x, ht_p, pop_p, dx, dp)
+    return Total(ht_x, ht_p, float(pop_p), dx, dp)
