@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from .designs import ENTRY
 
@@ -76,6 +75,8 @@ class Looks:
     @property
     def z(self) -> float:
         """The normal quantile of each look's two-sided interval."""
+        from scipy.stats import norm
+
         return float(norm.ppf(1 - (1 - self.level) / 2))
 
     def rule(self) -> str:
