@@ -21,10 +21,12 @@ its universe (the pair's depth-100 pool) judged. Judgments: the documents answer
 stop. Collections: DL 2019 on the 20 trials' initial pairs of examples/posterior_selector
 (seed 2007, k = 10 runs one per group, runs cut at 100; the model's settings chosen without
 DL 2019; unjudged documents of the qrels answered nonrelevant), and a synthetic campaign
-(relimpute.simulate, complete qrels) on 12 pairs.
+(relimpute.simulate, complete qrels) on 12 random pairs and on its 12 closest pairs.
 
     python examples/guided_stopping/study.py dl19 --draws 12        # 240 trials
     python examples/guided_stopping/study.py synthetic --draws 20   # 240 trials
+    python examples/guided_stopping/study.py close --draws 25       # 300 trials
+    python examples/guided_stopping/study.py dl19 --draws 6 --budget 1000   # 120 trials
     python examples/guided_stopping/summarize.py
 """
 
@@ -69,7 +71,20 @@ def synthetic_pairs(trials: int):
         yield trial, full, every[k], "fusion"
 
 
-def pair_looks(full, pair, model, draws: int, seed: int) -> list[dict]:
+def close_pairs(trials: int):
+    """The synthetic campaign's 12 pairs closest in MAP with complete qrels (the hard case of
+    optional stopping: an interval near 0 crosses it by chance)."""
+    from relimpute.calibration.trials import true_map
+
+    full = next(synthetic_pairs(1))[1]
+    score = true_map(full)
+    every = [(a, b) for i, a in enumerate(full.systems) for b in full.systems[i + 1:]]
+    every.sort(key=lambda pair: abs(score[pair[0]] - score[pair[1]]))
+    for trial, pair in enumerate(every[:trials]):
+        yield trial, full, pair, "fusion"
+
+
+def pair_looks(full, pair, model, draws: int, seed: int, budget: int = BUDGET) -> list[dict]:
     """One row per draw and look of the grid (module docstring)."""
     from relimpute.confidence.survey import controls, run_ranks, topic_estimate, topic_samples
     from relimpute.selection.designs import ModelGuidedDesign, poisson_draw
@@ -79,7 +94,7 @@ def pair_looks(full, pair, model, draws: int, seed: int) -> list[dict]:
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     rng = np.random.default_rng(seed)
     estimate = fit_model(hidden, model, rng)
-    design = ModelGuidedDesign(BUDGET, DEPTH, FLOOR, model, pairs=[pair])
+    design = ModelGuidedDesign(budget, DEPTH, FLOOR, model, pairs=[pair])
     universe = design.universe(hidden, rng, systems=pair, estimate=estimate)
     grade = {(t.query_id, d): int(g) if j else 0
              for t in full.topics for d, g, j in zip(t.doc_ids.astype(str), t.grades, t.judged)}
@@ -113,18 +128,20 @@ def pair_looks(full, pair, model, draws: int, seed: int) -> list[dict]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("collection", choices=("dl19", "synthetic"))
+    parser.add_argument("collection", choices=("dl19", "synthetic", "close"))
     parser.add_argument("--trials", type=int, default=None, help="pairs (dl19 20, synthetic 12)")
     parser.add_argument("--draws", type=int, default=12, help="design draws per pair")
+    parser.add_argument("--budget", type=int, default=BUDGET, help="judgments expected")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    out = args.out or HERE / "results" / f"looks_{args.collection}.csv"
+    suffix = "" if args.budget == BUDGET else f"_b{args.budget}"
+    out = args.out or HERE / "results" / f"looks_{args.collection}{suffix}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    pairs = dl19_pairs if args.collection == "dl19" else synthetic_pairs
+    pairs = {"dl19": dl19_pairs, "synthetic": synthetic_pairs, "close": close_pairs}[args.collection]
     frames = []
     for trial, full, pair, model in pairs(args.trials or (20 if args.collection == "dl19" else 12)):
         start = time.process_time()
-        rows = pair_looks(full, pair, model, args.draws, SEED * 1000 + trial)
+        rows = pair_looks(full, pair, model, args.draws, SEED * 1000 + trial, args.budget)
         frame = pd.DataFrame(rows).assign(trial=trial, system_a=pair[0], system_b=pair[1])
         frames.append(frame)
         pd.concat(frames).to_csv(out, index=False, float_format="%.6g")

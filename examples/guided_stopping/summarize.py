@@ -1,7 +1,8 @@
 """The stopping rules replayed on study.py's looks: coverage at the stop, judgments, and MTC's
 and the posterior selector's judgments on the same DL 2019 pairs.
 
-A look where some topic has no judged document cannot stop judging (its ΔAP is the model's
+MTC's and the posterior selector's rows come from one run per pair: they decide on their
+model's confidence, which is not a coverage guarantee. A look where some topic has no judged document cannot stop judging (its ΔAP is the model's
 prediction alone, with no variance estimate), as ``judge --looks`` refuses it too.
 
     python examples/guided_stopping/summarize.py   # results/summary.md, summary.csv, stops.png
@@ -21,7 +22,8 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 QUARTERS = (0.25, 0.5, 0.75, 1.0)
-COLLECTIONS = {"dl19": "DL 2019", "synthetic": "synthetic"}
+COLLECTIONS = {"dl19": "DL 2019", "dl19_b1000": "DL 2019, budget 1000", "synthetic": "synthetic",
+               "close": "synthetic, closest pairs"}
 
 
 def rules():
@@ -79,16 +81,35 @@ def summary() -> pd.DataFrame:
 
 
 def selectors() -> pd.DataFrame:
-    """MTC's and the posterior selector's judgments on the same DL 2019 pairs (budget 300)."""
-    yard = pd.read_csv(HERE.parent / "posterior_selector" / "results" / "yardstick_dl19.csv")
+    """MTC's and the posterior selector's judgments to a 95% call on the same pairs (budget
+    300): DL 2019 from examples/posterior_selector, the synthetic pairs from
+    selector_judgments.py (right: the sign of study.py's ΔMAP of the pair's universe)."""
+    frames = []
+    yard = RESULTS.parent.parent / "posterior_selector" / "results" / "yardstick_dl19.csv"
+    if yard.exists():
+        wide = pd.read_csv(yard)
+        for key in ("mtc", "posterior"):
+            frames.append(pd.DataFrame({
+                "collection": "DL 2019", "strategy": key, "judgments": wide[f"{key}_judgments"],
+                "decided": wide[f"{key}_stopped"] == "confidence",
+                "right": wide[f"{key}_right"].astype(bool)}))  # fmt: skip
+    ours = RESULTS / "selectors_synthetic.csv"
+    if ours.exists() and (RESULTS / "looks_synthetic.csv").exists():
+        runs = pd.read_csv(ours)
+        truth = pd.read_csv(RESULTS / "looks_synthetic.csv").groupby("trial")["true_delta"].first()
+        called = np.where(runs["p_a_better"] > 0.5, 1.0, -1.0)
+        frames.append(pd.DataFrame({
+            "collection": "synthetic", "strategy": runs["strategy"], "judgments": runs["judgments"],
+            "decided": runs["stopped"] == "confidence",
+            "right": called == np.sign(truth.loc[runs["trial"]].to_numpy())}))  # fmt: skip
     rows = []
-    for key, label in (("mtc", "MTC (p = 1/2)"), ("posterior", "posterior selector")):
-        decided = yard[f"{key}_stopped"] == "confidence"
-        rows.append({"collection": "DL 2019", "rule": label, "trials": len(yard),
-                     "pairs": len(yard), "decided": decided.mean(),
-                     "right_when_decided": yard.loc[decided, f"{key}_right"].mean(),
-                     "median_judgments": yard[f"{key}_judgments"].median(),
-                     "mean_judgments": yard[f"{key}_judgments"].mean()})  # fmt: skip
+    labels = {"mtc": "MTC (p = 1/2), 95% confidence", "posterior": "posterior selector, 95%"}
+    for (label, key), part in pd.concat(frames).groupby(["collection", "strategy"], sort=False):
+        rows.append({"collection": label, "rule": labels[key], "trials": len(part),
+                     "pairs": len(part), "decided": part["decided"].mean(),
+                     "right_when_decided": part.loc[part["decided"], "right"].mean(),
+                     "median_judgments": part["judgments"].median(),
+                     "mean_judgments": part["judgments"].mean()})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -113,9 +134,7 @@ def figure(table: pd.DataFrame, path: Path) -> None:
 
 
 def main() -> None:
-    table = summary()
-    if (RESULTS / "looks_dl19.csv").exists():
-        table = pd.concat([table, selectors()], ignore_index=True)
+    table = pd.concat([summary(), selectors()], ignore_index=True)
     table.to_csv(RESULTS / "summary.csv", index=False, float_format="%.4g")
     (RESULTS / "summary.md").write_text(table.to_markdown(index=False, floatfmt=".3g") + "\n")
     figure(table, RESULTS / "stops.png")
