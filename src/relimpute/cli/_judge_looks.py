@@ -93,8 +93,9 @@ class LookChecker:
                   f"universe judged): {row.verdict}", file=out)  # fmt: skip
         empty = table.attrs.get("empty")
         if empty:
-            print(f"look {k + 1}: {len(empty)} topic(s) have no document in the look's sample "
-                  f"({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): their dAP is "
+            print(f"look {k + 1}: {len(empty)} topic(s) have documents left to sample and none "
+                  f"in the look's sample "
+                  f"({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): that part of their dAP is "
                   "the model's prediction alone, with no estimate of its variance, so this look "
                   "cannot stop judging", file=out)  # fmt: skip
             return False

@@ -203,10 +203,11 @@ def _unsampled_note(sample) -> None:
 
     empty = unsampled_topics(sample)
     if empty:
-        print(f"relimpute judge: {len(empty)} topic(s) have no document in the sample (none "
-              f"judged, none drawn: {', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): "
-              "the sample says nothing of their measures (a model-assisted estimate is the "
-              "model's alone there); a larger --budget draws more", file=sys.stderr)  # fmt: skip
+        print(f"relimpute judge: {len(empty)} topic(s) have documents left to sample (π < 1) "
+              f"and none of them drawn ({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}"
+              "): the sample says nothing of that part of their measures, nor of its variance "
+              "(the model-assisted estimate there is the model's alone); a larger --budget "
+              "draws more", file=sys.stderr)  # fmt: skip
 
 
 def judge_sample(args) -> int:
