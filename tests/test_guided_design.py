@@ -79,7 +79,8 @@ def test_the_weight_is_mtc_s_and_zero_uncertainty_gets_the_floor(hidden):
     p[0][open_[:5]] = 1.0
     sure = RelevanceEstimate(estimate.query_ids, estimate.doc_ids, tuple(p))
     design = ModelGuidedDesign(budget=120, depth=40, floor=0.02)
-    sample = design.draw(hidden, np.random.default_rng(1), estimate=sure).set_index(["query_id", "doc_id"])
+    sample = design.draw(hidden, np.random.default_rng(1), estimate=sure)
+    sample = sample.set_index(["query_id", "doc_id"])
     docs = [(t.query_id, str(d)) for d in t.doc_ids[open_[:5]]]
     assert np.allclose(sample.loc[docs, "inclusion"], 0.02)
     # one pair: a document only one of the two runs retrieves weighs 1/rank-ish; one neither
@@ -173,7 +174,8 @@ def test_the_survey_estimators_are_unbiased_under_the_design(truth, hidden):
     a, b = truth.systems[:2]
     design = ModelGuidedDesign(budget=150, depth=40, pairs=[(a, b)])
     universe = design.universe(hidden, np.random.default_rng(0), (a, b), _estimate(hidden))
-    grade = {(t.query_id, str(d)): int(g) for t in truth.topics for d, g in zip(t.doc_ids, t.grades)}
+    grade = {(t.query_id, str(d)): int(g)
+             for t in truth.topics for d, g in zip(t.doc_ids, t.grades)}
     true_grade = np.array([grade[q, d] for q, d in zip(universe["query_id"], universe["doc_id"])])
     complete = topic_samples(universe.assign(relevance=true_grade, inclusion=1.0), "poisson")
     ranks = {n: run_ranks(truth.run_frame(n), complete) for n in (a, b)}

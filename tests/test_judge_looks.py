@@ -69,7 +69,8 @@ def test_the_journal_keeps_the_guided_draw_and_the_export_carries_pi(files, caps
     sample = sample_from_record(header["sample"])
     campaign = Campaign.from_files(tmp / "qrels.txt", tmp / "runs")
     design = ModelGuidedDesign(40, 40, pairs=[("A", "C")])
-    pd.testing.assert_frame_equal(sample, design.draw(campaign, np.random.default_rng(3), ("A", "C")))
+    drawn = design.draw(campaign, np.random.default_rng(3), ("A", "C"))
+    pd.testing.assert_frame_equal(sample, drawn)
     open_ = sample[sample["stratum"] == 1]
     assert open_["inclusion"].sum() == pytest.approx(40) and open_["prediction"].between(0, 1).all()
     assert judge(tmp, *GUIDED, "--seed", 3, "--answers", answers(tmp, truth, 12)) == 0

@@ -137,7 +137,8 @@ def main(argv=None) -> None:
     suffix = "" if args.budget == BUDGET else f"_b{args.budget}"
     out = args.out or HERE / "results" / f"looks_{args.collection}{suffix}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    pairs = {"dl19": dl19_pairs, "synthetic": synthetic_pairs, "close": close_pairs}[args.collection]
+    every = {"dl19": dl19_pairs, "synthetic": synthetic_pairs, "close": close_pairs}
+    pairs = every[args.collection]
     frames = []
     for trial, full, pair, model in pairs(args.trials or (20 if args.collection == "dl19" else 12)):
         start = time.process_time()
@@ -145,7 +146,8 @@ def main(argv=None) -> None:
         frame = pd.DataFrame(rows).assign(trial=trial, system_a=pair[0], system_b=pair[1])
         frames.append(frame)
         pd.concat(frames).to_csv(out, index=False, float_format="%.6g")
-        print(f"trial {trial}: {pair[0]} - {pair[1]}, true ΔMAP {frame['true_delta'].iloc[0]:+.4f}, "
+        print(f"trial {trial}: {pair[0]} - {pair[1]}, "
+              f"true ΔMAP {frame['true_delta'].iloc[0]:+.4f}, "
               f"{time.process_time() - start:.0f} s", flush=True)  # fmt: skip
 
 

@@ -1,9 +1,10 @@
 """The stopping rules replayed on study.py's looks: coverage at the stop, judgments, and MTC's
-and the posterior selector's judgments on the same DL 2019 pairs.
+and the posterior selector's judgments on the same pairs.
 
 MTC's and the posterior selector's rows come from one run per pair: they decide on their
-model's confidence, which is not a coverage guarantee. A look where some topic has no judged document cannot stop judging (its ΔAP is the model's
-prediction alone, with no variance estimate), as ``judge --looks`` refuses it too.
+model's confidence, which is not a coverage guarantee. A look where some topic has no judged
+document cannot stop judging (its ΔAP is the model's prediction alone, with no variance
+estimate), as ``judge --looks`` refuses it too.
 
     python examples/guided_stopping/summarize.py   # results/summary.md, summary.csv, stops.png
 """

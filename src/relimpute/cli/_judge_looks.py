@@ -22,7 +22,8 @@ LOOKS_HELP = (
     "sample), each interval at 1 - (1 - --confidence)/K, and stop at the first look where every "
     "pair's interval excludes 0 (Bonferroni: the interval of the stop covers at --confidence)"
 )
-MARGIN_HELP = "with --looks: a pair whose dMAP interval lies within (-EPS, EPS) is decided too (equivalence shown)"
+MARGIN_HELP = ("with --looks: a pair whose dMAP interval lies within (-EPS, EPS) is decided too "
+               "(equivalence shown)")
 
 
 def add_looks_arguments(parser) -> None:
@@ -95,7 +96,8 @@ class LookChecker:
         if empty:
             print(f"look {k + 1}: {len(empty)} topic(s) have documents left to sample and none "
                   f"in the look's sample "
-                  f"({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): that part of their dAP is "
+                  f"({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): that part of "
+                  "their dAP is "
                   "the model's prediction alone, with no estimate of its variance, so this look "
                   "cannot stop judging", file=out)  # fmt: skip
             return False

@@ -83,7 +83,8 @@ class Looks:
         """The rule in one sentence (printed by ``judge``)."""
         spaced = ", ".join(f"{f:.0%}" for f in self.at)
         return (f"{self.count} looks at {spaced} of the design, each interval at "
-                f"{100 * self.level:.4g}% (Bonferroni: {1 - self.confidence:g}/{self.count}), so the "
+                f"{100 * self.level:.4g}% (Bonferroni: {1 - self.confidence:g}/{self.count}), "
+                f"so the "
                 f"interval of the look judging stops at covers with probability at least "
                 f"{self.confidence:g} under optional stopping")  # fmt: skip
 
