@@ -128,3 +128,17 @@ def test_bad_options_are_named(files, capsys, extra, message):
     tmp, _ = files
     assert judge(tmp, *extra, "--answers", tmp / "qrels.txt") == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_topic_left_unsampled_is_named(files, capsys):
+    """A budget of 3 over five topics leaves some topic with nothing drawn: judge says which."""
+    tmp, _ = files
+    (tmp / "none.txt").write_text("")
+    assert judge(tmp, "--design", "guided", "--budget", 3, "--pool-depth", 40, "--seed", 1,
+                 "--answers", tmp / "none.txt") == 0  # fmt: skip
+    err = capsys.readouterr().err
+    sample = sample_from_record(read_records(tmp / "j.jsonl")[0]["sample"])
+    drawn = sample[sample["stratum"] == 1].groupby("query_id")["drawn"].any()
+    empty = sorted(drawn.index[~drawn])
+    assert empty and f"{len(empty)} topic(s) have documents left to sample" in err
+    assert ", ".join(empty) in err
