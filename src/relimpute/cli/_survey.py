@@ -97,7 +97,7 @@ def survey_command(args, command: str, *, measures, pairs) -> int:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     title = (f"estimator: {ESTIMATOR_TITLES[args.estimator]}; control variate: {name}; "
              f"{round(100 * args.confidence):d}% normal intervals from the design (jackknife "
-             f"variance); estimand: {SURVEY_ESTIMAND}")
+             f"variance; AP less its second-order ratio bias); estimand: {SURVEY_ESTIMAND}")
     if not getattr(args, "per_topic", False):
         table = table[table["query_id"] == "all"].drop(columns=["query_id"])
     if not pairs:

@@ -4,11 +4,14 @@ the paired differences of runs, from a judged sample with known inclusion probab
 Estimators (``docs/sampled.md``, ``docs/survey.md``): ``ht`` Horvitz–Thompson (statAP's ratio for
 AP); ``model-assisted`` the difference (GREG) estimator, the model's total over the universe
 plus the HT total of the residuals (judged − predicted); ``ppi++`` the same with the
-prediction scaled by λ_t ∈ [0, 1] per topic and quantity, λ_t = Ĉov(u, v) / V̂ar(v) clipped
+prediction scaled by λ_t ∈ [0, 1] per topic and quantity, λ = Ĉov(u, v) / V̂ar(v) clipped
 (u, v the linearised variables of the judgments and of the predictions on the sample,
 :func:`.measures.prediction_part`), which minimises the estimated variance (Angelopoulos,
-Duchi & Zrnic 2023). λ_t is estimated on the same sample it is applied to (no cross-fitting):
-this costs a bias of order 1/|S_t|, measured in ``tests/test_survey_coverage.py``.
+Duchi & Zrnic 2023). λ_t is cross-fitted over topics: the covariances summed over every topic
+but t (:func:`cross_fitted_lambdas`), so topic t's estimate does not reuse its own sample to
+tune its weight (tuned on the same sample, a handful of judgments per topic made the
+intervals too narrow: ``tests/test_survey_estimators.py``). AP is corrected for the ratio's
+second-order bias (:func:`.measures.second_order_bias`).
 
 Variances are linearised (:mod:`.measures`) and estimated from the design
 (:func:`.design.design_covariance`); intervals are normal, estimate ± z_{(1+level)/2} · se.
@@ -27,9 +30,10 @@ import pandas as pd
 from scipy.stats import norm
 
 from ..._parsing import sort_trec
-from .design import TopicSample, design_covariance, jackknife_variance, topic_samples
+from .design import POISSON, TopicSample, design_covariance, jackknife_variance, \
+    topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
-    replicate_values, survey_measure
+    replicate_values, second_order_bias, survey_measure
 
 ESTIMATORS = ("ht", "model-assisted", "ppi++")
 VARIANCES = ("jackknife", "linearised")
@@ -77,34 +81,46 @@ def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample]) -> dict[str, n
     ranked = sort_trec(run[["query_id", "doc_id", "score"]].astype({"query_id": str,
                                                                     "doc_id": str}))
     ranked = ranked.assign(rank=ranked.groupby("query_id", sort=False).cumcount() + 1)
-    by_topic = dict(tuple(ranked.groupby("query_id", sort=False)))
-    out = {}
-    for topic, s in samples.items():
-        rows = by_topic.get(topic)
-        if rows is None:
-            out[topic] = np.zeros(len(s.doc_ids), dtype=int)
-            continue
-        at = pd.Series(rows["rank"].to_numpy(), index=rows["doc_id"].to_numpy())
-        out[topic] = at.reindex(s.doc_ids).fillna(0).to_numpy(dtype=int)
-    return out
+    universe = pd.DataFrame({
+        "query_id": np.repeat(list(samples), [len(s.doc_ids) for s in samples.values()]),
+        "doc_id": np.concatenate([s.doc_ids for s in samples.values()]) if samples else [],
+    }).astype(str)  # fmt: skip
+    found = universe.merge(ranked[["query_id", "doc_id", "rank"]], how="left",
+                           on=["query_id", "doc_id"], validate="one_to_one")
+    rank = found["rank"].fillna(0).to_numpy(dtype=int)
+    edges = np.cumsum([0] + [len(s.doc_ids) for s in samples.values()])
+    return {t: rank[a:b] for t, a, b in zip(samples, edges[:-1], edges[1:])}
 
 
-def _tuned_lambda(topic: TopicSample, u: np.ndarray, v: np.ndarray) -> float:
+def tuned_lambda(cov: float, var: float) -> float:
     """PPI++'s λ = Ĉov(u, v) / V̂ar(v), clipped to [0, 1] (0 when the predictions vary not)."""
-    var_v, _ = design_covariance(topic, v, v)
-    if var_v <= 0:
-        return 0.0
-    cov, _ = design_covariance(topic, u, v)
-    return float(np.clip(cov / var_v, 0.0, 1.0))
+    return float(np.clip(cov / var, 0.0, 1.0)) if var > 0 else 0.0
+
+
+def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
+                   rel_threshold: int = 1) -> tuple[float, float]:
+    """(Ĉov(u, v), V̂ar(v)) of one topic (:func:`.measures.prediction_part`): the pieces of
+    PPI++'s λ, summed over other topics to cross-fit it (:func:`estimate`)."""
+    measure = survey_measure(measure)
+    ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
+    u = v = 0.0
+    for r, sign in zip(ranks, (1.0, -1.0)):
+        a, b = prediction_part(*measure_totals(measure, topic, r, control, rel_threshold))
+        u, v = u + sign * a, v + sign * b
+    return design_covariance(topic, u, v)[0], design_covariance(topic, v, v)[0]
 
 
 def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None = None,
-                   estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife"
+                   estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife",
+                   bias_correction: bool = True, lam: float | None = None
                    ) -> tuple[float, float, float, bool]:
     """One topic's (estimate, variance, λ, one-document-stratum fallback) of ``measure`` (a
     name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
     document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
-    ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`)."""
+    ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
+    ``bias_correction`` subtracts the ratio's second-order bias
+    (:func:`.measures.second_order_bias`; AP). ``ppi++`` uses ``lam`` when given (cross-fitted
+    over topics by :func:`estimate`), else tunes λ on this topic's own sample."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
@@ -117,16 +133,19 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
         lam = 0.0
     elif estimator == "model-assisted":
         lam = 1.0
-    else:
-        pieces = [prediction_part(totals, make) for totals, make, _ in parts]
-        u = sum(sign * a for (_, _, sign), (a, _) in zip(parts, pieces))
-        v = sum(sign * b for (_, _, sign), (_, b) in zip(parts, pieces))
-        lam = _tuned_lambda(topic, u, v)
-    value, z = 0.0, 0.0
+    elif lam is None:
+        lam = tuned_lambda(*lambda_moments(topic, measure, ranks, control, rel_threshold))
+    value, z, bias = 0.0, 0.0, 0.0
     for totals, make, sign in parts:
         f, zi = linearised(totals, make, lam)
         value, z = value + sign * f, z + sign * zi
+        if bias_correction:
+            bias += sign * second_order_bias(totals, make, lam,
+                                             lambda a, b: design_covariance(topic, a, b)[0])
     var, fallback = design_covariance(topic, z, z)
+    # the series behind the correction diverges when R̂ is near 0 (a wrong control with λ = 1):
+    # a correction beyond half a standard error is no longer second order, so it is capped
+    bias = float(np.clip(bias, -0.5 * np.sqrt(max(var, 0.0)), 0.5 * np.sqrt(max(var, 0.0))))
     if variance == "jackknife":
         weights, factor, coef, groups = topic.replicate_set()
         if len(coef):
@@ -134,15 +153,19 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
                 measure, topic, r, control, rel_threshold, weights, factor)[0], make, lam)
                 for r, (_, make, sign) in zip(ranks, parts))
             var = jackknife_variance(value, values, coef, groups)
+            if measure.family == "AP" and topic.sampling == POISSON:
+                var -= _pair_overcount(topic, measure, ranks, control, rel_threshold, lam,
+                                       [totals[1].value(lam) for totals, _, _ in parts])
         else:
             var = 0.0
-    return value, max(var, 0.0), lam, fallback
+    return value - bias, max(var, 0.0), lam, fallback
 
 
 def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFrame | None = None,
              estimator: str = "ht", pairs=None, level: float = 0.95, margin: float | None = None,
              rel_threshold: int = 1, per_topic: bool = False, sampling: str | None = None,
-             control_name: str | None = None, variance: str = "jackknife") -> pd.DataFrame:
+             control_name: str | None = None, variance: str = "jackknife",
+             bias_correction: bool = True) -> pd.DataFrame:
     """Design-based (``ht``) or model-assisted (``model-assisted``, ``ppi++``) estimates with
     intervals, a tidy table of :data:`COLUMNS`.
 
@@ -156,7 +179,8 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     and, given ``margin`` ε, P(|Δ| < ε). Rows ``query_id = "all"`` are the means over topics;
     ``per_topic`` adds a row per topic. A stratum none of whose documents was judged leaves
     its topic without an estimate: the topic's rows say so, and the mean is over the other
-    topics, its note naming those left out.
+    topics, its note naming those left out. ``variance`` and ``bias_correction`` as
+    :func:`topic_estimate` (``ht`` without the correction is statAP exactly).
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
@@ -188,6 +212,12 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     rows = []
     for measure in parsed:
         for members, run, run_b in quantities:
+            lams = dict.fromkeys(topics)
+            if estimator == "ppi++":
+                lams = cross_fitted_lambdas({
+                    t: lambda_moments(samples[t], measure, [ranks[m][t] for m in members],
+                                      preds[t], rel_threshold)
+                    for t in topics if not samples[t].unsampled})
             per = []
             for t in topics:
                 s = samples[t]
@@ -195,11 +225,51 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
                     per.append((t, np.nan, np.nan, np.nan, False, s))
                     continue
                 found = topic_estimate(s, measure, [ranks[m][t] for m in members], preds[t],
-                                       estimator, rel_threshold, variance)
+                                       estimator, rel_threshold, variance, bias_correction,
+                                       lam=lams[t])
                 per.append((t, *found, s))
             rows += _rows(per, measure, run, run_b, z, margin, estimator, control_label,
                           per_topic, absent)
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _pair_overcount(topic, measure, ranks, control, rel_threshold, lam, num_rel) -> float:
+    """What the delete-one jackknife counts twice in AP's pairs under Poisson sampling.
+
+    A quadratic estimate Σ_d a_d w_d + Σ_{j<k} b_jk w_j w_k has design variance
+    Σ_d c_d² v_d + Σ_{j<k} b_jk² v_j v_k (v = (1 − π)/π, c_d its derivative at w = 1); the
+    jackknife's replicate differences w_d ĉ_d carry ĉ_d's own noise, so its mean is the first
+    sum plus *twice* the second. This is the HT estimate of the second sum,
+    Σ_{j<k ∈ S} b_jk² (1 − π_j)(1 − π_k) w_j² w_k², with b_jk the pair's coefficient in the
+    estimate, (x_j x_k − λ p_j p_k) / (max(r_j, r_k) R̂) summed over the runs with their sign.
+    """
+    inside = np.flatnonzero(topic.judged & (topic.inclusion < 1))
+    if len(inside) < 2:
+        return 0.0
+    grade = topic.grade[inside]
+    x, p = (grade >= rel_threshold).astype(float), control.p[inside]
+    pair = np.outer(x, x) - lam * np.outer(p, p)
+    coef = np.zeros(pair.shape)
+    for r, sign, num in zip(ranks, (1.0, -1.0), num_rel):
+        r = r[inside] if measure.cutoff is None else np.where(r[inside] <= measure.cutoff,
+                                                                r[inside], 0)
+        both = (r[:, None] > 0) & (r[None, :] > 0)
+        if num <= 0 or not both.any():
+            continue
+        later = np.maximum(r[:, None], r[None, :]).astype(float)
+        coef += sign * np.where(both, pair / np.where(both, later, 1.0), 0.0) / num
+    np.fill_diagonal(coef, 0.0)
+    a = (1.0 - topic.inclusion[inside]) * topic.weight[inside] ** 2
+    return float(0.5 * (coef**2 * np.outer(a, a)).sum())
+
+
+def cross_fitted_lambdas(moments: dict) -> dict:
+    """Per topic, PPI++'s λ from the other topics' summed moments (leave one topic out: λ_t
+    does not see topic t's sample, so it adds no bias there); one topic alone tunes its own."""
+    if len(moments) < 2:
+        return {t: tuned_lambda(*m) for t, m in moments.items()}
+    cov, var = np.sum(list(moments.values()), axis=0)
+    return {t: tuned_lambda(cov - c, var - v) for t, (c, v) in moments.items()}
 
 
 def _row(query, run, run_b, measure, value, var, lam, n, z, margin, estimator, control, note):

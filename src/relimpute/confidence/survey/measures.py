@@ -149,6 +149,29 @@ def linearised(totals: list[Total], make, lam: float) -> tuple[float, np.ndarray
     return value, z
 
 
+def second_order_bias(totals: list[Total], make, lam: float, covariance) -> float:
+    """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
+    N/R: (AP V̂ar(R̂) − Ĉov(N̂, R̂)) / R̂², Cochran 1977 §6.8); the Hessian by central differences
+    of f's gradient, the covariances by ``covariance(a, b)`` of the totals' derivatives.
+    Applied to AP only: P@k is linear, and nDCG's ideal DCG is piecewise linear in the counts
+    (its kinks make the difference quotients meaningless)."""
+    values = np.array([t.value(lam) for t in totals], dtype=float)
+    if make is not _ratio or values[1] <= 0:
+        return 0.0
+    derivs = [t.derivative(lam) for t in totals]
+    bias = 0.0
+    for j in range(len(values)):
+        step = 1e-4 * max(abs(values[j]), 1.0)
+        up, down = values.copy(), values.copy()
+        up[j] += step
+        down[j] -= step
+        column = (make(list(up))[1] - make(list(down))[1]) / (2 * step)
+        for i in range(len(values)):
+            if column[i] != 0.0:
+                bias += 0.5 * column[i] * covariance(derivs[i], derivs[j])
+    return float(bias)
+
+
 def replicate_values(totals: list[Total], make, lam: float) -> np.ndarray:
     """f(T̂(λ)) under each replicate's weights (totals from replicate weights)."""
     return np.asarray(make([t.value(lam) for t in totals])[0], dtype=float)
