@@ -25,6 +25,8 @@ sys.path.insert(0, str(HERE.parents[1] / "src"))
 QUARTERS = (0.25, 0.5, 0.75, 1.0)
 COLLECTIONS = {"dl19": "DL 2019", "dl19_b1000": "DL 2019, budget 1000", "synthetic": "synthetic",
                "close": "synthetic, closest pairs"}
+#: the same looks read by the survey estimator before its AP bias correction (merge 091a3fb)
+COLLECTIONS.update({f"{k}_before": f"{v}, earlier estimator" for k, v in list(COLLECTIONS.items())})
 
 
 def rules():
@@ -121,14 +123,16 @@ def figure(table: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     ours = table[table["coverage"].notna()]
-    fig, axes = plt.subplots(1, len(ours["collection"].unique()), figsize=(9, 3.2), sharey=True,
-                             squeeze=False)  # fmt: skip
-    for ax, (label, part) in zip(axes[0], ours.groupby("collection", sort=False)):
+    labels = list(ours["collection"].unique())
+    cols = (len(labels) + 1) // 2
+    fig, axes = plt.subplots(2, cols, figsize=(3.2 * cols + 2, 6), sharey=True, squeeze=False)
+    for ax, label in zip(axes.T.ravel(), labels):
+        part = ours[ours["collection"] == label]
         y = np.arange(len(part))
         ax.errorbar(part["coverage"], y, xerr=2 * part["coverage_mc_se"], fmt="o")
         ax.axvline(0.95, ls="--", color="grey")
         ax.set_yticks(y, part["rule"])
-        ax.set_title(label)
+        ax.set_title(label, fontsize=8)
         ax.set_xlabel("coverage of ΔMAP at the stop")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
