@@ -66,6 +66,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--k",), "runs per calibration trial"),
     (("--leave",), "what a pool-bias study leaves out of the pool: each group's runs, or each run"),
     (("--llm-labels",), "relevance labels from an LLM"),
+    (("--looks",), "looks at a sample's estimate while it is judged, each at a Bonferroni level"),
     (("--margin",), "the equivalence margin EPS of P(|dMAP| < EPS)"),
     (("--matrix",), "print the table of P(row beats column)"),
     (("--max-bias",), "largest acceptable bias of a design"),
