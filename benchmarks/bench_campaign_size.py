@@ -6,7 +6,7 @@ scales the topics down for a quick look), then runs, each in its own process, ``
 map``, ``fit -o FILE`` (with the posterior draws' companion), ``compare --estimate FILE`` and the
 default ``compare`` (fit inside), recording wall and CPU seconds and peak resident memory (the
 child's ``ru_maxrss``), and the peak per byte of the input files (what
-:data:`relimpute.io.memory.BYTES_PER_INPUT_BYTE` bounds). Writes
+:data:`relimpute.io.memory.FIT_BYTES_PER_INPUT_BYTE` bounds). Writes
 ``benchmarks/results/campaign_size_<size>[_<topics>].json`` and ``.md``. The machine is shared
 by whatever else runs: the seconds are this run's, the memory is the figure of record.
 

@@ -70,3 +70,17 @@ def test_the_cli_refuses_a_fit_that_would_not_fit_and_writes_nothing(
     # scoring reads the same files and fits in the same memory
     assert main(["evaluate", qrels, runs, "-m", "map"]) == 0
     assert main(["evaluate", qrels, runs, "-m", "map", "--intervals"]) == 2
+
+
+def test_a_fit_whose_dense_step_would_not_fit_is_refused_before_it_starts(monkeypatch):
+    from relimpute.relevance.fusion import Fusion
+    from relimpute.simulate import simulate_campaign
+
+    campaign = simulate_campaign(n_topics=200, n_systems=4, n_docs=60, depth=10, rng=1)
+    pooled = campaign.campaign.pooled(3)
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "1M")  # 10 copies of ~205 x 205 floats: 3.2 MB
+    refused = r"Fusion model.s fit over 200 topics needs \(10 dense .*\) about 3\.\d MB"
+    with pytest.raises(InputError, match=refused):
+        Fusion().fit(pooled)
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "64M")
+    Fusion().fit(pooled)  # fits when the memory is there
