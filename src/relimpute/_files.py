@@ -292,6 +292,17 @@ def atomic_write_chunks(path: str | os.PathLike, chunks: Iterable[str]) -> Path:
     return _write_atomically(path, write)
 
 
+def atomic_write_stream(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None]) -> Path:
+    """:func:`atomic_write_bytes` of what ``write(stream)`` writes to a seekable binary stream
+    (a zip archive, a numpy file written piece by piece): nothing is held in memory whole."""
+
+    def to_stream(handle: int) -> None:
+        with os.fdopen(handle, "wb", closefd=False) as stream:
+            write(stream)
+
+    return _write_atomically(path, to_stream)
+
+
 def _write_atomically(path: str | os.PathLike, write: Callable[[int], None]) -> Path:
     """``write(fd)`` into a temporary beside ``path``, then renamed over it
     (:func:`atomic_write_bytes` says what a failure leaves)."""

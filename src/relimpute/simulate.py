@@ -31,8 +31,14 @@ Higher skill puts relevant documents earlier (MAP rises with skill);
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -171,16 +177,37 @@ def simulate_campaign(
         "rel_threshold": rel_threshold,
         "rng": rng,
     }
+    params, grade_probs = _checked(params)
+    gen = as_generator(rng)
+    plan = _plan(gen, params, grade_probs)
+    topics = tuple(_topics(gen, plan))
+    campaign = Campaign(systems=plan.systems, topics=topics, rel_threshold=rel_threshold)
+    return SimulatedCampaign(
+        campaign=campaign,
+        skill=plan.skill,
+        topic_skill=plan.topic_skill,
+        family=plan.family,
+        n_relevant=plan.n_relevant,
+        params=params,
+    )
+
+
+def _checked(params: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
+    """The arguments of :func:`simulate_campaign` checked, ``n_families`` filled in."""
+    p = params
     for name in ("n_topics", "n_systems", "depth"):
-        value = params[name]
+        value = p[name]
         _check(
             int(value) == value and value >= 1, f"{name} must be a positive integer, got {value!r}"
         )
-    _check(depth <= n_docs, f"depth ({depth}) cannot exceed n_docs ({n_docs})")
-    _check(n_docs >= 2, "n_docs must be at least 2")
-    n_families = -(-n_systems // 3) if n_families is None else n_families
-    _check(1 <= n_families <= n_systems, f"n_families must be in [1, n_systems], got {n_families}")
-    grade_probs = np.asarray(grade_probs, dtype=float)
+    _check(p["depth"] <= p["n_docs"], f"depth ({p['depth']}) cannot exceed n_docs ({p['n_docs']})")
+    _check(p["n_docs"] >= 2, "n_docs must be at least 2")
+    n_families = -(-p["n_systems"] // 3) if p["n_families"] is None else p["n_families"]
+    _check(
+        1 <= n_families <= p["n_systems"],
+        f"n_families must be in [1, n_systems], got {n_families}",
+    )
+    grade_probs = np.asarray(p["grade_probs"], dtype=float)
     _check(
         grade_probs.ndim == 1
         and len(grade_probs) >= 1
@@ -189,66 +216,176 @@ def simulate_campaign(
         "grade_probs must be non-negative and sum to 1",
     )
     _check(
-        relevant_median > 0 and relevant_sigma >= 0, "relevant_median > 0 and relevant_sigma >= 0"
+        p["relevant_median"] > 0 and p["relevant_sigma"] >= 0,
+        "relevant_median > 0 and relevant_sigma >= 0",
     )
-    _check(0 <= skill_range[0] <= skill_range[1], "skill_range must be 0 <= low <= high")
-    _check(0 <= overlap <= 1, f"overlap must be in [0, 1], got {overlap}")
-    _check(0 <= short_fraction <= 1, f"short_fraction must be in [0, 1], got {short_fraction}")
-    _check(min(skill_jitter, topic_interaction, doc_noise) >= 0, "noise scales must be >= 0")
-    params["n_families"] = n_families
-    gen = as_generator(rng)
+    low, high = p["skill_range"]
+    _check(0 <= low <= high, "skill_range must be 0 <= low <= high")
+    _check(0 <= p["overlap"] <= 1, f"overlap must be in [0, 1], got {p['overlap']}")
+    _check(
+        0 <= p["short_fraction"] <= 1,
+        f"short_fraction must be in [0, 1], got {p['short_fraction']}",
+    )
+    _check(
+        min(p["skill_jitter"], p["topic_interaction"], p["doc_noise"]) >= 0,
+        "noise scales must be >= 0",
+    )
+    return {**p, "n_families": n_families}, grade_probs
 
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The draws made once per campaign (systems, families, depths, topic sizes)."""
+
+    systems: tuple[str, ...]
+    family: np.ndarray
+    skill: np.ndarray
+    topic_skill: np.ndarray
+    depths: np.ndarray
+    n_relevant: np.ndarray
+    grade_probs: np.ndarray
+    params: Mapping[str, Any]
+
+
+def _plan(gen: np.random.Generator, params: Mapping[str, Any], grade_probs: np.ndarray) -> _Plan:
+    """Draw the systems and topic sizes, in the order :func:`simulate_campaign` always has."""
+    n_systems, n_topics, n_families = params["n_systems"], params["n_topics"], params["n_families"]
+    depth, n_docs = params["depth"], params["n_docs"]
     family = np.sort(
         np.r_[np.arange(n_families), gen.integers(0, n_families, n_systems - n_families)]
     )
-    family_skill = gen.uniform(*skill_range, size=n_families)
-    skill = np.maximum(family_skill[family] + skill_jitter * gen.standard_normal(n_systems), 0.0)
-    topic_skill = np.maximum(
-        skill[:, None] + topic_interaction * gen.standard_normal((n_systems, n_topics)), 0.0
+    family_skill = gen.uniform(*params["skill_range"], size=n_families)
+    skill = np.maximum(
+        family_skill[family] + params["skill_jitter"] * gen.standard_normal(n_systems), 0.0
     )
-    short = gen.random(n_systems) < short_fraction
+    topic_skill = np.maximum(
+        skill[:, None] + params["topic_interaction"] * gen.standard_normal((n_systems, n_topics)),
+        0.0,
+    )
+    short = gen.random(n_systems) < params["short_fraction"]
     depths = np.where(
         short[:, None], gen.integers(max(depth // 10, 1), depth + 1, (n_systems, n_topics)), depth
     ).astype(np.int32)
     n_relevant = np.clip(
-        np.rint(gen.lognormal(np.log(relevant_median), relevant_sigma, n_topics)), 1, n_docs // 2
+        np.rint(gen.lognormal(np.log(params["relevant_median"]), params["relevant_sigma"], n_topics)),
+        1,
+        n_docs // 2,
     ).astype(np.int64)
+    systems = tuple(f"s{s:0{len(str(n_systems - 1))}d}" for s in range(n_systems))
+    return _Plan(systems, family, skill, topic_skill, depths, n_relevant, grade_probs, params)
 
+
+def _topics(gen: np.random.Generator, plan: _Plan) -> Iterator[TopicData]:
+    """Each topic's complete judgments and rankings, drawn one topic at a time."""
+    params = plan.params
+    n_docs, depth, n_topics = params["n_docs"], params["depth"], params["n_topics"]
+    n_families, n_systems = params["n_families"], len(plan.systems)
     digits = len(str(n_docs - 1))  # zero-padded, so the index is in docno order
     doc_ids = np.array([f"d{j:0{digits}d}" for j in range(n_docs)], dtype=object)
-    own, shared = np.sqrt(1.0 - overlap), np.sqrt(overlap)
+    own, shared = np.sqrt(1.0 - params["overlap"]), np.sqrt(params["overlap"])
+    doc_noise = np.float32(params["doc_noise"])
     rows = np.arange(n_systems)[:, None]
-    topics = []
     for t in range(n_topics):
         grades = np.zeros(n_docs, dtype=np.int16)
-        relevant = gen.choice(n_docs, size=n_relevant[t], replace=False)
-        grades[relevant] = 1 + gen.choice(len(grade_probs), size=n_relevant[t], p=grade_probs)
+        n_rel = plan.n_relevant[t]
+        relevant = gen.choice(n_docs, size=n_rel, replace=False)
+        grades[relevant] = 1 + gen.choice(len(plan.grade_probs), size=n_rel, p=plan.grade_probs)
         # float32 throughout: half the memory traffic, and ties stay improbable
-        apparent = grades + np.float32(doc_noise) * gen.standard_normal(n_docs, np.float32)
-        score = np.float32(shared) * gen.standard_normal((n_families, n_docs), np.float32)[family]
+        apparent = grades + doc_noise * gen.standard_normal(n_docs, np.float32)
+        score = np.float32(shared) * gen.standard_normal((n_families, n_docs), np.float32)[plan.family]
         score += np.float32(own) * gen.standard_normal((n_systems, n_docs), np.float32)
-        score += topic_skill[:, t, None].astype(np.float32) * apparent
+        score += plan.topic_skill[:, t, None].astype(np.float32) * apparent
         top = np.argpartition(-score, depth - 1, axis=1)[:, :depth]
         top = np.take_along_axis(top, np.argsort(-score[rows, top], axis=1), axis=1)
-        width = int(depths[:, t].max())  # as Campaign.from_frames: no all-padding columns
-        ranking = np.where(np.arange(width) < depths[:, t, None], top[:, :width], -1)
-        topics.append(
-            TopicData(
-                query_id=f"{t + 1:0{len(str(n_topics))}d}",
-                doc_ids=doc_ids,
-                grades=grades,
-                judged=np.ones(n_docs, dtype=bool),
-                ranking=ranking.astype(np.int32),
-                depth=depths[:, t].copy(),
-            )
+        width = int(plan.depths[:, t].max())  # as Campaign.from_frames: no all-padding columns
+        ranking = np.where(np.arange(width) < plan.depths[:, t, None], top[:, :width], -1)
+        yield TopicData(
+            query_id=f"{t + 1:0{len(str(n_topics))}d}",
+            doc_ids=doc_ids,
+            grades=grades,
+            judged=np.ones(n_docs, dtype=bool),
+            ranking=ranking.astype(np.int32),
+            depth=plan.depths[:, t].copy(),
         )
-    systems = tuple(f"s{s:0{len(str(n_systems - 1))}d}" for s in range(n_systems))
-    campaign = Campaign(systems=systems, topics=tuple(topics), rel_threshold=rel_threshold)
-    return SimulatedCampaign(
-        campaign=campaign,
-        skill=skill,
-        topic_skill=topic_skill,
-        family=family,
-        n_relevant=n_relevant,
-        params=params,
-    )
+
+
+#: Campaign sizes for the scale benchmarks: today's (TREC RAG 2024: 301 topics, 77 runs of 100
+#: segments) and the Million Query track's (10,000 topics; 40 runs cut at 100).
+SIZES: dict[str, dict[str, int]] = {
+    "rag-2024": {"n_topics": 301, "n_systems": 77, "depth": 100, "n_docs": 2000},
+    "million-query": {"n_topics": 10_000, "n_systems": 40, "depth": 100, "n_docs": 1000},
+}
+
+
+def write_simulated(
+    directory: str | os.PathLike,
+    size: str | None = None,
+    *,
+    pool_depth: int = 10,
+    rng: int | np.random.Generator | None = 0,
+    **params: Any,
+) -> dict[str, Any]:
+    """Write a simulated campaign as TREC files, one topic at a time (memory of one topic).
+
+    ``directory`` receives ``qrels.txt`` (the judgments of the depth-``pool_depth`` pool of
+    every run, as TREC pools), ``runs/<system>.txt`` and ``simulation.json`` (the parameters,
+    seed and line counts). ``size`` names a row of :data:`SIZES`; ``params`` are
+    :func:`simulate_campaign`'s and override it. The same seed writes the same files, and the
+    topics are :func:`simulate_campaign`'s for the same arguments. The files appear together:
+    they are written in a temporary folder beside ``directory`` and renamed into place.
+    """
+    directory = Path(directory)
+    if size is not None and size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
+    _check(int(pool_depth) == pool_depth and pool_depth >= 1, "pool_depth must be >= 1")
+    if directory.exists():
+        raise FileExistsError(f"{directory} exists: give a new folder")
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(simulate_campaign).parameters.items()
+        if name != "rng"
+    }
+    unknown = set(params) - set(defaults)
+    if unknown:
+        raise TypeError(f"unknown simulate_campaign arguments: {', '.join(sorted(unknown))}")
+    params_all, grade_probs = _checked({**defaults, **(SIZES[size] if size else {}), **params})
+    gen = as_generator(rng)
+    plan = _plan(gen, params_all, grade_probs)
+    work = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent or "."))
+    try:
+        (work / "runs").mkdir()
+        counts = _write_files(work, gen, plan, pool_depth)
+        record = {"size": size, "pool_depth": pool_depth, "seed": rng if isinstance(rng, int) else None,
+                  "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params_all.items()},
+                  **counts}
+        (work / "simulation.json").write_text(json.dumps(record, indent=1) + "\n")
+        os.replace(work, directory)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return record
+
+
+def _write_files(work: Path, gen: np.random.Generator, plan: _Plan, pool_depth: int) -> dict:
+    """Stream every topic's pool judgments and run lines into ``work``; the line counts."""
+    handles = [open(work / "runs" / f"{s}.txt", "w", encoding="ascii") for s in plan.systems]
+    qrels_lines = run_lines = 0
+    try:
+        with open(work / "qrels.txt", "w", encoding="ascii") as qrels:
+            for topic in _topics(gen, plan):
+                qid, ids = topic.query_id, topic.doc_ids
+                pooled = np.unique(topic.ranking[:, :pool_depth])
+                pooled = pooled[pooled >= 0]
+                qrels.writelines(f"{qid} 0 {ids[d]} {topic.grades[d]}\n" for d in pooled)
+                qrels_lines += len(pooled)
+                for s, handle in enumerate(handles):
+                    docs = topic.ranking[s, : topic.depth[s]]
+                    handle.write("".join(
+                        f"{qid} Q0 {ids[d]} {r} {1000 - r} {plan.systems[s]}\n"
+                        for r, d in enumerate(docs, 1)
+                    ))
+                    run_lines += len(docs)
+    finally:
+        for handle in handles:
+            handle.close()
+    return {"qrels_lines": qrels_lines, "run_lines": run_lines}

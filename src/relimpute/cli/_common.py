@@ -109,6 +109,7 @@ def load_campaign(args, command: str):
     from ..data import Campaign
     from ..progress import stage
 
+    _check_memory(args, command)
     # the threshold is resolved once: given, else the collection's settings file, else 1
     threshold, source = resolve_rel_threshold(args.qrels, args.rel_threshold)
     # reading the runs shows its own bar (relimpute.io.assembly); the stage covers the qrels
@@ -135,6 +136,24 @@ def load_campaign(args, command: str):
     if message:
         print(f"relimpute {command}: {message}", file=sys.stderr)
     return campaign
+
+
+#: the commands that fit a relevance model to the campaign (evaluate does with an interval)
+FITTING_COMMANDS = frozenset({"fit", "compare", "judge", "calibrate", "newrun", "poolbias"})
+
+
+def _check_memory(args, command: str) -> None:
+    """Refuse at once a campaign whose files would not fit in memory (relimpute.io.memory)."""
+    from ..io.memory import FIT_BYTES_PER_INPUT_BYTE, READ_BYTES_PER_INPUT_BYTE, check_fits
+    from ..io.runs import run_files
+
+    fits = command in FITTING_COMMANDS or any(
+        getattr(args, name, None) for name in ("intervals", "model", "llm_labels")
+    )
+    files = [path for _, path in run_files(args.runs, [])]
+    per_byte = FIT_BYTES_PER_INPUT_BYTE if fits else READ_BYTES_PER_INPUT_BYTE
+    runs = " ".join(map(str, args.runs)) if isinstance(args.runs, list) else str(args.runs)
+    check_fits([args.qrels, *files], per_byte, source=f"{args.qrels} and {runs}")
 
 
 def threshold_warning(campaign, *, given: str | bool, qrels: str = "qrels") -> str | None:

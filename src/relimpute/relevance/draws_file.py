@@ -19,8 +19,10 @@ Documents not listed take their ``p`` in every draw; judged ones their label.
 
 from __future__ import annotations
 
-import io
 import os
+import shutil
+import tempfile
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,15 +43,43 @@ def draws_path(path: str | os.PathLike) -> Path:
 def write_draws(estimate: RelevanceEstimate, path: str | os.PathLike) -> Path | None:
     """Write ``estimate``'s posterior draws beside the probabilistic qrels ``path`` and return
     the companion's path; without draws remove a companion an earlier fit left there (it
-    belongs to other probabilities) and return None."""
-    from .._files import atomic_write_bytes
+    belongs to other probabilities) and return None.
+
+    One topic's draws are in memory at a time: they go column by column (``draws`` is stored
+    in Fortran order) to a temporary file, then into the archive, so a campaign of millions of
+    documents writes within the memory of its fit."""
+    from .._files import atomic_write_stream
 
     target = draws_path(path)
     if estimate.draws is None:
         if target.is_file():
             target.unlink()
         return None
-    topic, docs, ps, values, offsets = [], [], [], [], []
+    with tempfile.TemporaryFile(dir=target.parent) as columns:
+        arrays, n_columns = _draws_by_column(estimate, columns)
+
+        def write(stream) -> None:
+            with zipfile.ZipFile(stream, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+                for name, value in arrays.items():
+                    with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
+                with archive.open("draws.npy", "w", force_zip64=True) as member:
+                    header = {
+                        "descr": np.lib.format.dtype_to_descr(np.dtype(np.float16)),
+                        "fortran_order": True,
+                        "shape": (estimate.n_draws, n_columns),
+                    }
+                    np.lib.format.write_array_header_1_0(member, header)
+                    columns.seek(0)
+                    shutil.copyfileobj(columns, member, 1 << 22)
+
+        return atomic_write_stream(target, write)
+
+
+def _draws_by_column(estimate: RelevanceEstimate, columns) -> tuple[dict, int]:
+    """Each topic's drawn documents' draws (float16, one document's draws after another) into
+    the binary file ``columns``; the archive's other arrays and the number of documents."""
+    topic, docs, ps, offsets = [], [], [], []
     shares = estimate.grades
     for t, (ids, p) in enumerate(zip(estimate.doc_ids, estimate.p)):
         drawn = np.asarray(estimate.draws[t])
@@ -57,7 +87,7 @@ def write_draws(estimate: RelevanceEstimate, path: str | os.PathLike) -> Path | 
         topic.append(np.full(len(keep), t, dtype=np.int32))
         docs.append(np.asarray(ids)[keep].astype(str))
         ps.append(p[keep])
-        values.append(drawn[:, keep].astype(np.float16))
+        columns.write(np.ascontiguousarray(drawn[:, keep].T, dtype=np.float16).tobytes())
         if shares is not None and shares.offset is not None:
             offsets.append(shares.offset[t][keep].astype(np.float32))
     arrays = {
@@ -65,16 +95,13 @@ def write_draws(estimate: RelevanceEstimate, path: str | os.PathLike) -> Path | 
         "topic": np.concatenate(topic),
         "doc_id": np.concatenate(docs),
         "p": np.concatenate(ps),
-        "draws": np.concatenate(values, axis=1),
     }
     if shares is not None and shares.cut_draws is not None:
         arrays["offset"] = np.concatenate(offsets)
         arrays["cut_draws"] = np.stack(shares.cut_draws)
         if shares.split_shift is not None:
             arrays["split_shift"] = np.asarray(shares.split_shift, dtype=float)
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    return atomic_write_bytes(target, buffer.getvalue())
+    return arrays, len(arrays["p"])
 
 
 def with_draws(estimate: RelevanceEstimate, campaign, path: str | os.PathLike) -> RelevanceEstimate:

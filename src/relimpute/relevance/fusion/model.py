@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ...data import Campaign, TopicData
+from ...io.memory import checked_square
 from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .capture import capture_factors
 from .carry import carry_centres, carry_factors, with_carry_spread
@@ -351,7 +352,8 @@ class Fusion(RelevanceModel):
         """Prior precision matrix and linear term of ``θ`` (Gaussian; ``docs/math/fusion.md``)."""
         k = N_FEATURES
         n_par = k + 1 + n_topics + len(self.systems_)
-        prec = np.zeros((n_par, n_par))
+        what = f"the {type(self).__name__} model's fit over {n_topics:,} topics"
+        prec = checked_square(n_par, what)
         prec[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
         a = np.arange(k + 1, k + 1 + n_topics)
         prec[a, a] = 1.0 / self.intercept_sd**2
