@@ -245,3 +245,20 @@ def test_the_private_walk_sees_a_private_submodule_and_relative_imports(tmp_path
         (f"{PACKAGE}.high.user", f"{PACKAGE}.low.engine", "_select"),
         (f"{PACKAGE}.high.user", f"{PACKAGE}.low", "_kernels"),
     }
+
+
+def test_the_design_based_side_stands_on_the_measures_alone():
+    """``confidence.survey``'s estimators (design-based and model-assisted estimates) take
+    predictions as numbers: they import no relevance model and nothing of the model-based
+    engine, so their guarantee cannot depend on them; only ``survey.control`` (which turns a
+    model or label file into predictions) reads models and labels."""
+    edges = _edges(_modules())
+    survey = [m for m in _modules() if m.startswith("relimpute.confidence.survey")]
+    assert "relimpute.confidence.survey.estimate" in survey
+    for module in survey:
+        if module.endswith(".control"):
+            continue
+        for target, _ in edges.get(module, ()):
+            inside = target.startswith("relimpute.confidence.survey")
+            assert inside or _part(target) in ("measures", "_parsing", "errors"), (module, target)
+            assert not target.endswith(".control"), (module, target)

@@ -9,6 +9,7 @@ import sys
 
 from ..errors import InputError
 from ._common import positive_int
+from ._judge_looks import add_looks_arguments, check_looks_options, looks_spec
 
 SAMPLE_DESCRIPTION = """
 Judging a sample (--design): instead of choosing documents until the
@@ -28,8 +29,18 @@ seed is refused. --export-qrels OUT writes the sample: stratified as the
 five columns sample_eval.pl reads (-f sampled), pps as qrels with inclusion
 probabilities (-f inclusion, which a stratified sample may use too);
 -f qrels writes ordinary qrels.
+--design guided --budget N draws each document of the pool independently
+with a probability proportional to the default model's (--model's)
+uncertainty about its weight in dMAP of --pair A B (or of every pair), the
+model fitted on the qrels given, at least 0.01, N documents expected in all
+(active inference, Zrnic & Candes 2024); its documents are asked in the
+draw's order over all topics, so --looks K can read the model-assisted
+estimate of dMAP at 1/K, ..., 1 of the sample and stop as soon as every
+pair's interval (each at 1 - (1 - --confidence)/K, Bonferroni) excludes 0
+(or lies within --margin): the interval of the stop still covers at
+--confidence. It is exported as a pps sample is.
 """
-DESIGNS = ("stratified", "pps")
+DESIGNS = ("stratified", "pps", "guided")
 EXPORT_FORMATS = ("sampled", "inclusion", "qrels")
 DEFAULT_POOL_DEPTH = 100
 
@@ -58,7 +69,8 @@ def add_sample_arguments(parser) -> None:
     parser.add_argument(
         "--design", choices=DESIGNS,
         help="judge a sample drawn once (--seed) instead of choosing documents: stratified "
-        "(--strata) or statAP's pps (--budget N expected, over the --pool-depth pool)",
+        "(--strata), statAP's pps or the model-guided guided (--budget N expected, over the "
+        "--pool-depth pool)",
     )  # fmt: skip
     parser.add_argument(
         "--strata", type=strata, metavar="FIRST-LAST:RATE,...",
@@ -74,12 +86,14 @@ def add_sample_arguments(parser) -> None:
         "--format", "-f", choices=EXPORT_FORMATS,
         help="what --export-qrels writes for a sample's journal: sampled (five columns, the "
         "default of a stratified sample), inclusion (with inclusion probabilities, pps's "
-        "default) or qrels",
+        "and guided's default) or qrels",
     )  # fmt: skip
+    add_looks_arguments(parser)
 
 
 def check_sample_options(args) -> None:
     """Refuse options that do not go with the design asked for (or with none)."""
+    check_looks_options(args)
     if args.design is None:
         for option, value in (("--strata", args.strata), ("--pool-depth", args.pool_depth)):
             if value is not None:
@@ -105,17 +119,23 @@ def check_sample_options(args) -> None:
                                  "gives the depths and the size of the sample")  # fmt: skip
     else:
         if args.strata is not None:
-            raise InputError("--strata goes with --design stratified, not pps")
+            raise InputError(f"--strata goes with --design stratified, not {args.design}")
         if args.budget is None:
-            raise InputError("--design pps needs --budget N, the number of judgments expected")
+            raise InputError(f"--design {args.design} needs --budget N, the number of "
+                             "judgments expected")  # fmt: skip
 
 
 def _design(args):
-    from ..selection.designs import PPSDesign
+    from ..selection.designs import ModelGuidedDesign, PPSDesign
 
     if args.design == "stratified":
         return args.strata
-    return PPSDesign(budget=args.budget, depth=args.pool_depth or DEFAULT_POOL_DEPTH)
+    depth = args.pool_depth or DEFAULT_POOL_DEPTH
+    if args.design == "guided":
+        model = "fusion" if args.model in (None, "rtc") else args.model
+        return ModelGuidedDesign(args.budget, depth, model=model,
+                                 pairs=[tuple(args.pair)] if args.pair else None)  # fmt: skip
+    return PPSDesign(budget=args.budget, depth=depth)
 
 
 def design_options(spec: dict, seed) -> str:
@@ -123,7 +143,11 @@ def design_options(spec: dict, seed) -> str:
     if spec["design"] == "stratified":
         text = ",".join(f"{a}-{b}:{r:g}" for a, b, r in spec["strata"])
         return f"--design stratified --strata {text} --seed {seed}"
-    return f"--design pps --budget {spec['budget']} --pool-depth {spec['depth']} --seed {seed}"
+    given = f"--budget {spec['budget']} --pool-depth {spec['depth']} --seed {seed}"
+    if spec["design"] == "guided":
+        pair = f" --pair {' '.join(spec['pairs'][0])}" if spec.get("pairs") else ""
+        return f"--design guided {given} --model {spec['model']}{pair}"
+    return f"--design pps {given}"
 
 
 def refuse_sample_journal(header: dict, path: str) -> None:
@@ -148,6 +172,11 @@ def _drawn(args, campaign, systems, design):
             raise InputError(f"this journal judges with --strategy {header.get('strategy')}, "
                              "not a sample: give another --journal to judge one", path, 1)
         spec, seed = header["design"], header.get("seed")
+        if header.get("looks") != looks_spec(args):
+            raise InputError(f"this journal's sample is judged with the stopping rule "
+                             f"{_looks_text(header.get('looks'))}, not "
+                             f"{_looks_text(looks_spec(args))}: a rule fixed before judging is "
+                             "what keeps its coverage; give the journal's", path, 1)  # fmt: skip
         if spec != design.spec() or seed != args.seed:
             given = design_options(design.spec(), args.seed)
             raise InputError(f"this journal's sample was drawn with {design_options(spec, seed)}, "
@@ -160,6 +189,24 @@ def _drawn(args, campaign, systems, design):
         text = str(exc)
         raise InputError(f"--{text}" if text.startswith("budget ") else f"--budget {args.budget}: "
                          + text) from None
+
+
+def _looks_text(spec) -> str:
+    if spec is None:
+        return "none (no --looks)"
+    margin = f" --margin {spec['margin']:g}" if spec.get("margin") is not None else ""
+    return f"--looks {spec['count']} --confidence {spec['confidence']:g}{margin}"
+
+
+def _unsampled_note(sample) -> None:
+    from ..selection.designs import unsampled_topics
+
+    empty = unsampled_topics(sample)
+    if empty:
+        print(f"relimpute judge: {len(empty)} topic(s) have no document in the sample (none "
+              f"judged, none drawn: {', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}): "
+              "the sample says nothing of their measures (a model-assisted estimate is the "
+              "model's alone there); a larger --budget draws more", file=sys.stderr)  # fmt: skip
 
 
 def judge_sample(args) -> int:
@@ -177,12 +224,20 @@ def judge_sample(args) -> int:
     texts = load_texts(args.docs) if args.docs else None
     design = _design(args)
     sample = _drawn(args, campaign, systems, design)
+    _unsampled_note(sample)
     args.strategy = "sample"
     settings = {**journal_settings(args, systems, grade_scale(campaign)), "seed": args.seed,
                 "design": design.spec(), "sample": sample_record(sample)}  # fmt: skip
+    if looks_spec(args) is not None:
+        settings["looks"] = looks_spec(args)
     check_terminal(args.answers)
+    looks = None
+    if args.looks is not None:
+        from ._judge_looks import LookChecker
+
+        looks = LookChecker(looks_spec(args), sample, campaign, systems, args.pair)
     with Journal.open(args.journal, settings, check=(*CHECKED, "design")) as journal:
-        return _session(args, journal, sample, texts)
+        return _session(args, journal, sample, texts, looks)
 
 
 class _Answers(dict):
@@ -211,7 +266,7 @@ def _answered(journal, sample) -> _Answers:
     return answered
 
 
-def _session(args, journal, sample, texts) -> int:
+def _session(args, journal, sample, texts, looks=None) -> int:
     from ._judge_terminal import Answers, printable_id, record, show_and_ask
     from ._judge_terminal import answer_keys
 
@@ -224,6 +279,10 @@ def _session(args, journal, sample, texts) -> int:
     print(f"judging a {journal.header['design']['design']} sample: {len(queue)} documents to ask "
           f"over {sample['query_id'].nunique()} topics ({known} judged already, probability 1); "
           f"journal {args.journal}{resumed}", file=out)  # fmt: skip
+    if looks is not None:
+        print(f"stopping rule: {looks.rule()}", file=out)
+        if looks.after(answered, out):
+            return 0
     answers = Answers(args.answers) if args.answers else None
     keys, prompt, hint = answer_keys(journal.scale, args.rel_threshold)
     at = 0  # every document before queue[at] is answered
@@ -242,6 +301,8 @@ def _session(args, journal, sample, texts) -> int:
             print(f"stopped; {len(answered)} answer(s) saved in {args.journal}", file=out)
             return 0
         if record(key, journal, answered, (query_id, doc_id)):
+            if looks is not None and looks.after(answered, out):
+                return 0
             continue
         if not journal.actions():
             print("nothing to undo", file=out)
@@ -271,13 +332,14 @@ def export_sample(args, journal) -> int | None:
     if form == "qrels":
         return _write_qrels(args, journal)
     if form == "sampled" and spec["design"] != "stratified":
-        raise InputError("-f sampled writes one probability per stratum; this journal's pps "
-                         "sample has one per document: export it with -f inclusion")
+        raise InputError(f"-f sampled writes one probability per stratum; this journal's "
+                         f"{spec['design']} sample has one per document: export it with -f "
+                         "inclusion")  # fmt: skip
     keys = list(zip(sample["query_id"], sample["doc_id"]))
     grades = [answered.get(k) for k in keys]
     asked = (sample["order"] >= 0).to_numpy()
     open_ = [i for i in range(len(keys)) if asked[i] and grades[i] is None]
-    if open_ and spec["design"] == "pps":
+    if open_ and spec["design"] != "stratified":
         q, d = keys[open_[0]]
         raise InputError(f"{len(open_)} sampled document(s) are not answered (first: document "
                          f"{d!r} of topic {q!r}): judge them (the same command resumes) or undo "

@@ -14,6 +14,7 @@ from ._common import (
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, load_estimate
 from ._format import add_format_argument, emit
+from ._survey import add_estimator_argument, add_margin_argument, survey_command
 from ._labels import add_llm_labels_argument, labels_pool_title, model_with_labels, refuse_with_labels
 from ._vocabulary import (
     add_confidence_argument,
@@ -175,6 +176,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
+    design = parser.add_argument_group("design-based estimates from sampled qrels (docs/survey.md)")
+    add_estimator_argument(design)
+    add_margin_argument(design)
     add_quiet_argument(parser)
     add_format_argument(parser)
 
@@ -200,6 +204,10 @@ def run(args) -> int:
     from ..confidence import has_closed_form
     from ..errors import InputError
 
+    if args.estimator is not None:
+        return _by_design(args)
+    if args.margin is not None:
+        raise InputError("--margin is for --estimator (the equivalence P(|dMAP| < EPS))")
     given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
                             ("--estimate", args.estimate)) if v is not None]
     if len(given) > 1:
@@ -340,6 +348,25 @@ def _point_estimate_note(args, estimate) -> str | None:
     else:
         return None
     return narrower_note(COMMAND, why)
+
+
+def _by_design(args) -> int:
+    """Every pair of runs (or of --systems) by the design-based --estimator."""
+    from itertools import combinations
+
+    from ..errors import InputError
+    from ..io import run_files
+
+    names = [system for system, _ in run_files(args.runs)]
+    if args.systems:
+        check_run_names(args.systems, names, "--systems")
+    systems = args.systems or names
+    if len(systems) < 2:
+        raise InputError("need at least two runs to compare")
+    if args.matrix:
+        raise InputError("--matrix is for the model-based answer: drop it with --estimator")
+    return survey_command(args, COMMAND, measures=[args.measure],
+                          pairs=list(combinations(systems, 2)))
 
 
 def _emit_matrix(matrix, fmt: str, title: str) -> None:

@@ -19,6 +19,7 @@ from ._estimate import add_estimate_argument
 from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit
+from ._survey import add_estimator_argument, survey_command
 from ._vocabulary import (
     add_confidence_argument,
     add_estimand_argument,
@@ -273,6 +274,8 @@ def add_arguments(parser) -> None:
         help="with --intervals: the t-test on E[m] over topics alone, without the variance the "
         "unjudged documents leave in each mean difference",
     )  # fmt: skip
+    design = parser.add_argument_group("design-based estimates from sampled qrels (docs/survey.md)")
+    add_estimator_argument(design)
     add_quiet_argument(parser)
     add_format_argument(parser, extra=("trec",))
 
@@ -283,6 +286,9 @@ def run(args) -> int:
 
     from ..measures import evaluate, parse_measures
 
+    if args.estimator is not None:
+        return survey_command(args, COMMAND, measures=[str(m) for m in args.measures or ["AP"]],
+                              pairs=None)
     check_estimand_options(args, (
         ("--estimate", args.estimate), ("--llm-labels", args.llm_labels),
         ("--model", args.model), ("--intervals", args.intervals),

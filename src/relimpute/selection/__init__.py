@@ -8,7 +8,9 @@
 - :mod:`.stopping` — confidence, budget, exhaustion.
 - :mod:`.assessors` — the simulated oracle from full qrels.
 - :mod:`.journal` — the append-only judging journal behind ``relimpute judge``.
-- :mod:`.designs` — sampling designs (stratified by depth, statAP's PPS) for judging a sample.
+- :mod:`.designs` — sampling designs (stratified by depth, statAP's PPS, model-guided) for
+  judging a sample; :mod:`.guided` the model-guided design's π; :mod:`.looks` stopping a
+  model-guided sample's judging early with a rule that keeps coverage (Bonferroni looks).
 - :mod:`.loop` — :class:`SelectionSession` and :func:`run_selection`.
 """
 
@@ -20,8 +22,9 @@ from .base import (
     get_strategy,
     register,
 )
-from .designs import PPSDesign, SamplingDesign, StratifiedDesign
+from .designs import ModelGuidedDesign, PPSDesign, SamplingDesign, StratifiedDesign
 from .llm import LLMSelection
+from .looks import Looks
 from .loop import SelectionResult, SelectionSession, run_selection
 from .mtc import MTC
 from .pooling import DepthPooling, IncrementalPooling, MoveToFront
@@ -37,6 +40,8 @@ __all__ = [
     "Assessor",
     "DepthPooling",
     "IncrementalPooling",
+    "Looks",
+    "ModelGuidedDesign",
     "MoveToFront",
     "PPSDesign",
     "PairConfidence",

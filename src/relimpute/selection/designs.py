@@ -15,7 +15,10 @@ replacement (π = n_h / N_h, the form ``sample_eval.pl`` reads); the sampled doc
 stratum are judged in the draw's random order, so those answered are at every moment a
 uniform sample of the stratum. :class:`PPSDesign` is statAP's: Poisson sampling of the depth-K
 pool with π ∝ the AP-prior weight of the document's ranks (capped at 1, floored), scaled so
-that the expected sample is the budget. Both keep the judged documents with π = 1.
+that the expected sample is the budget. :class:`ModelGuidedDesign` is Poisson sampling with π ∝
+the model's uncertainty about each document's weight in ΔMAP (:mod:`.guided`), asked in the
+order of the draw's ``entry`` U/π so that every look at a fraction of it is a Poisson sample
+(:mod:`.looks`). All keep the judged documents with π = 1.
 """
 
 from __future__ import annotations
@@ -26,9 +29,15 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from .guided import DEFAULT_MODEL, fit_model, guided_uncertainty
+
 #: The stratum of the documents the qrels judge already (π = 1).
 JUDGED_STRATUM = 0
 SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "inclusion", "drawn", "order", "relevance")
+#: A model-guided sample's columns: U/π of the draw (< 1 drawn), and the model's p that drew
+#: π (the estimators' control variate); NaN for a document judged already.
+ENTRY, PREDICTION = "entry", "prediction"
+OPTIONAL_COLUMNS = (ENTRY, PREDICTION)
 POOL_COLUMNS = ("query_id", "doc_id", "rank", "weight", "relevance")
 #: statAP's π floor (Aslam, Pavlu & Yilmaz 2006 keep every document drawable).
 DEFAULT_FLOOR = 0.01
@@ -106,8 +115,9 @@ def _sample(pool: pd.DataFrame, parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:
-    return table.astype({"query_id": str, "doc_id": str, "stratum": int, "inclusion": float,
-                         "drawn": bool, "order": int, "relevance": int})  # fmt: skip
+    types = {"query_id": str, "doc_id": str, "stratum": int, "inclusion": float, "drawn": bool,
+             "order": int, "relevance": int, ENTRY: float, PREDICTION: float}  # fmt: skip
+    return table.astype({c: t for c, t in types.items() if c in table.columns})
 
 
 def _pool(source, depth: int, systems) -> pd.DataFrame:
@@ -231,6 +241,96 @@ class PPSDesign:
         return _sample(pool, parts)
 
 
+@dataclass(frozen=True)
+class ModelGuidedDesign:
+    """Poisson sampling of the unjudged documents of the depth-``depth`` pool with π ∝ the
+    model's uncertainty about their weight in ΔMAP of ``pairs`` (Zrnic & Candès 2024;
+    :mod:`.guided`), ``budget`` documents expected over all topics, each π in [``floor``, 1].
+    ``pairs`` names the runs compared (None: every pair of the runs drawn for); ``model`` the
+    relevance model (a registered name or settings file) fitted on the judgments given."""
+
+    budget: int
+    depth: int = 100
+    floor: float = DEFAULT_FLOOR
+    model: str = DEFAULT_MODEL
+    pairs: tuple[tuple[str, str], ...] | None = None
+
+    def __post_init__(self):
+        if int(self.budget) != self.budget or self.budget < 1:
+            raise ValueError(f"budget {self.budget} is not a positive number of judgments")
+        if not 0 < self.floor <= 1:
+            raise ValueError(f"floor {self.floor:g} is outside (0, 1]")
+        if self.pairs is not None:
+            object.__setattr__(self, "pairs", tuple((str(a), str(b)) for a, b in self.pairs))
+
+    def spec(self) -> dict:
+        """The design as the journal records it."""
+        return {"design": "guided", "budget": int(self.budget), "depth": self.depth,
+                "floor": self.floor, "model": self.model,
+                "pairs": None if self.pairs is None else [list(p) for p in self.pairs]}  # fmt: skip
+
+    def inclusion(self, uncertainty: np.ndarray) -> np.ndarray:
+        """π ∝ ``uncertainty`` (one per candidate), floored, capped at 1, Σ π = ``budget``."""
+        u, total = np.asarray(uncertainty, dtype=float), len(uncertainty)
+        if self.budget > total:
+            raise ValueError(f"budget {self.budget} is larger than the pool: {total} unjudged "
+                             f"documents in the depth-{self.depth} pool")  # fmt: skip
+        if self.budget < self.floor * total:
+            raise ValueError(f"the budget is {self.budget / total:.2%} of the pool, below the π "
+                             f"floor {self.floor:g}: give a budget of at least "
+                             f"{int(np.ceil(self.floor * total))}")  # fmt: skip
+        if not (u > 0).any():  # the model is sure of every document: uniform
+            return np.full(total, self.budget / total)
+        return pps_inclusion(u, float(self.budget), self.floor)
+
+    def draw(self, source, rng: np.random.Generator, systems=None, estimate=None) -> pd.DataFrame:
+        """The sample table with each document's ``entry`` (U/π: < 1 when drawn; NaN for one
+        judged already), drawn documents ordered by it over all topics. ``source`` is the
+        campaign; ``estimate`` the model's (None: fitted on the campaign's judgments)."""
+        return poisson_draw(self.universe(source, rng, systems, estimate), rng)
+
+    def universe(self, source, rng: np.random.Generator, systems=None, estimate=None):
+        """The sample table before the draw: every document of the universe with its π (the
+        model fitted from ``rng`` when ``estimate`` is None); :func:`poisson_draw` draws it."""
+        if isinstance(source, pd.DataFrame):
+            raise TypeError("the model-guided design draws from a campaign (runs and judgments)")
+        systems = tuple(source.systems if systems is None else systems)
+        if estimate is None:
+            estimate = fit_model(source, self.model, rng)
+        candidates = guided_uncertainty(source, estimate, systems, self.depth, self.pairs)
+        part = pd.DataFrame({
+            "query_id": candidates["query_id"], "doc_id": candidates["doc_id"], "stratum": 1,
+            "inclusion": self.inclusion(candidates["uncertainty"].to_numpy()), "drawn": False,
+            "order": -1, "relevance": -1, ENTRY: np.inf, PREDICTION: candidates["p"],
+        })  # fmt: skip
+        judged = _judged(pool_table(source, self.depth, systems))
+        judged = judged.assign(**{ENTRY: np.nan, PREDICTION: np.nan})
+        return _typed(pd.concat([judged, part], ignore_index=True)[[*SAMPLE_COLUMNS,
+                                                                     *OPTIONAL_COLUMNS]])
+
+
+def poisson_draw(universe: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Poisson sampling of the universe's open documents (``entry`` not NaN): U_d uniform,
+    entry U_d / π_d, drawn when below 1, asked in the order of the entries."""
+    open_ = ~np.isnan(universe[ENTRY].to_numpy())
+    pi = universe["inclusion"].to_numpy()[open_]
+    entry = rng.random(len(pi)) / pi
+    at = np.flatnonzero(entry < 1)
+    order = np.full(len(pi), -1)
+    order[at[np.argsort(entry[at], kind="stable")]] = np.arange(len(at))
+    drawn, orders, entries = (universe[c].to_numpy().copy() for c in ("drawn", "order", ENTRY))
+    drawn[open_], orders[open_], entries[open_] = entry < 1, order, entry
+    return universe.assign(drawn=drawn, order=orders, **{ENTRY: entries})
+
+
+def unsampled_topics(sample: pd.DataFrame) -> list[str]:
+    """Topics of the sample table with documents left to sample (π < 1) none of which is
+    drawn: the sample says nothing of that part of their measures, nor of its variance."""
+    open_ = sample["inclusion"].to_numpy() < 1
+    part = sample[open_].groupby("query_id", sort=True)["drawn"].any()
+    return part.index[~part.to_numpy()].tolist()
+
+
 def strata_sizes(sample: pd.DataFrame) -> pd.DataFrame:
     """Each stratum of each topic: its ``population`` N_h, the ``drawn`` n_h and π (for a pps
     sample, stratum 1 holds the whole universe and π is the mean)."""
@@ -239,24 +339,34 @@ def strata_sizes(sample: pd.DataFrame) -> pd.DataFrame:
                          "inclusion": groups["inclusion"].mean()})  # fmt: skip
 
 
-def design_from_spec(spec: dict) -> StratifiedDesign | PPSDesign:
-    """The design a journal records (:meth:`StratifiedDesign.spec`, :meth:`PPSDesign.spec`)."""
+def design_from_spec(spec: dict) -> SamplingDesign:
+    """The design a journal records (the designs' ``spec``)."""
     if spec.get("design") == "stratified":
         return StratifiedDesign(tuple(tuple(s) for s in spec["strata"]))
     if spec.get("design") == "pps":
         return PPSDesign(spec.get("budget"), spec.get("rate"), spec.get("depth", 100),
                          spec.get("floor", DEFAULT_FLOOR))  # fmt: skip
+    if spec.get("design") == "guided":
+        return ModelGuidedDesign(spec["budget"], spec.get("depth", 100),
+                                 spec.get("floor", DEFAULT_FLOOR), spec.get("model", DEFAULT_MODEL),
+                                 spec.get("pairs"))  # fmt: skip
     raise ValueError(f"unknown design {spec.get('design')!r}")
 
 
 def sample_record(sample: pd.DataFrame) -> dict:
-    """The sample table as JSON-ready columns (for the journal)."""
-    return {c: sample[c].tolist() for c in SAMPLE_COLUMNS}
+    """The sample table as JSON-ready columns (for the journal; a model-guided sample's
+    ``entry`` and ``prediction`` too, NaN written null)."""
+    record = {c: sample[c].tolist() for c in SAMPLE_COLUMNS}
+    for c in OPTIONAL_COLUMNS:
+        if c in sample.columns:
+            record[c] = [None if np.isnan(x) else x for x in sample[c].to_numpy(dtype=float)]
+    return record
 
 
 def sample_from_record(record: dict) -> pd.DataFrame:
     """The sample table back from :func:`sample_record` (KeyError/ValueError when malformed)."""
-    table = _typed(pd.DataFrame({c: record[c] for c in SAMPLE_COLUMNS}))
+    columns = [*SAMPLE_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in record)]
+    table = _typed(pd.DataFrame({c: record[c] for c in columns}))  # null: NaN
     pi = table["inclusion"].to_numpy()
     if not ((pi > 0) & (pi <= 1)).all():
         raise ValueError("an inclusion probability outside (0, 1]")

@@ -1,0 +1,108 @@
+"""``--estimator ht|model-assisted|ppi++`` of ``evaluate`` and ``compare``: design-based and
+model-assisted estimates from a sampled qrels file (:mod:`relimpute.confidence.survey`).
+
+The design comes from the qrels: a header line ``query_id doc_id relevance
+inclusion_probability`` (Poisson sampling, statAP's form) or five columns ``topic iter docno
+stratum rel`` (stratified sampling without replacement, ``sample_eval.pl``'s form). The control
+variate comes from ``--llm-labels FILE`` (the labels as predictions) or ``--model NAME``
+(cross-fitted to the sample); ``ht`` needs neither.
+"""
+
+from __future__ import annotations
+
+import sys
+
+ESTIMATORS = ("ht", "model-assisted", "ppi++")
+ESTIMATOR_HELP = (
+    "a design-based answer from a sampled qrels file (inclusion probabilities or strata), "
+    "whatever the model: ht (Horvitz-Thompson; statAP's ratio for AP), model-assisted (the "
+    "difference estimator, --model or --llm-labels as the control variate) or ppi++ (the same "
+    "with its weight tuned per topic: never much wider than ht); intervals from the design "
+    "(docs/survey.md)"
+)
+
+
+def add_estimator_argument(parser) -> None:
+    """``--estimator NAME`` (None: the command's model-based answer)."""
+    parser.add_argument("--estimator", choices=ESTIMATORS, default=None, help=ESTIMATOR_HELP)
+
+
+def add_margin_argument(parser) -> None:
+    """``--margin EPS``: the equivalence margin of P(|ΔMAP| < ε)."""
+    from ._common import number_between
+
+    parser.add_argument(
+        "--margin", type=number_between(0, 1), default=None, metavar="EPS",
+        help="with --estimator, also P(|dMAP| < EPS): the pair is equivalent within EPS",
+    )  # fmt: skip
+
+
+def sample_without_design(qrels: str) -> str:
+    """Why ordinary qrels give no design-based answer."""
+    return ("--estimator needs sampled qrels with a known design: a header line 'query_id "
+            "doc_id relevance inclusion_probability' (Poisson sampling) or five columns 'topic "
+            "iter docno stratum rel' (stratified); these qrels say nothing of the chance each "
+            "document had to be judged, so no design-based interval can be made from them")
+
+
+def survey_command(args, command: str, *, measures, pairs) -> int:
+    """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names)."""
+    from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
+    from ..errors import InputError
+    from ..io import is_inclusion_qrels, read_run, run_files
+    from .._reading import is_sampled_qrels
+    from ._format import emit
+    from ._sampled import read_design
+
+    if not (is_inclusion_qrels(args.qrels) or is_sampled_qrels(args.qrels)):
+        raise InputError(sample_without_design(args.qrels), str(args.qrels))
+    labels = getattr(args, "llm_labels", None) or []
+    model = getattr(args, "model", None)
+    if args.estimator == "ht" and (labels or model is not None):
+        raise InputError("--estimator ht uses no control variate: drop --model/--llm-labels, "
+                         "or choose --estimator model-assisted or ppi++")
+    if args.estimator != "ht" and not labels and model is None:
+        raise InputError(f"--estimator {args.estimator} needs a control variate: --model NAME "
+                         "(cross-fitted to the sample) or --llm-labels FILE")
+    if labels and model is not None:
+        raise InputError("give one control variate: --model or --llm-labels, not both")
+    if len(labels) > 1:
+        raise InputError("--estimator takes one --llm-labels file as its control variate")
+    sample, threshold = read_design(args, command)
+    runs = {system: read_run(path, duplicates=args.duplicates)
+            for system, path in run_files(args.runs)}
+    control, name = None, "none"
+    if labels:
+        from ..confidence.survey.control import label_predictions
+
+        control, name = label_predictions(labels[0], threshold), f"LLM labels {labels[0]}"
+    elif model is not None:
+        from ..confidence.survey.control import model_predictions
+        from ..progress import stage
+        from ._common import load_campaign
+
+        campaign = load_campaign(args, command)
+        with stage(f"relimpute {command}: cross-fitting {model} to the sample"):
+            control = model_predictions(campaign, sample, model, rng=args.seed,
+                                        measures=measures)
+        name = f"model {model} (cross-fitted, 2 folds)"
+    try:
+        table = estimate(sample, runs, measures=measures, control=control,
+                         estimator=args.estimator, pairs=pairs, level=args.confidence,
+                         margin=getattr(args, "margin", None), rel_threshold=threshold,
+                         per_topic=getattr(args, "per_topic", False), control_name=name)
+    except ValueError as exc:
+        raise InputError(str(exc), str(args.qrels)) from None
+    for note in table.loc[(table["query_id"] == "all") & (table["note"] != ""), "note"].unique():
+        print(f"relimpute {command}: note: {note}", file=sys.stderr)
+    title = (f"estimator: {ESTIMATOR_TITLES[args.estimator]}; control variate: {name}; "
+             f"{round(100 * args.confidence):d}% normal intervals from the design (jackknife "
+             f"variance); estimand: {SURVEY_ESTIMAND}")
+    if not getattr(args, "per_topic", False):
+        table = table[table["query_id"] == "all"].drop(columns=["query_id"])
+    if not pairs:
+        table = table.drop(columns=["run_b", "p_a_better", "p_equivalent"])
+    elif getattr(args, "margin", None) is None:
+        table = table.drop(columns=["p_equivalent"])
+    emit(table.drop(columns=["estimand"]).reset_index(drop=True), args.format, title=title)
+    return 0

@@ -1,0 +1,203 @@
+"""Design-based and model-assisted estimators (relimpute.confidence.survey) against the exact
+design distribution, enumerated over every possible sample of tiny universes.
+
+Poisson sampling: all 2^n subsets with probability Π π_d^{I_d} (1 − π_d)^{1 − I_d};
+stratified sampling without replacement: every combination of n_h of N_h in each stratum,
+equally likely. Exact: HT and the difference (GREG) estimator of P@k and ΔP@k (linear) are
+unbiased to 1e-12 whatever the predictions, and their variance estimators are unbiased for the
+exact design variance (1e-10). Approximate (stated tolerances): the ratio AP (statAP) and
+nDCG, and the linearised variance of AP.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations, product
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relimpute.confidence.survey import POISSON, STRATIFIED, Control, TopicSample, estimate, \
+    topic_estimate
+from relimpute.measures.statap import stat_eval
+
+GRADES = np.array([1, 0, 2, 1, 0, 0, 1, 0, 2, 0])  # the universe's true grades
+RANK_A = np.array([1, 2, 3, 0, 4, 5, 6, 8, 9, 0])  # 0: not retrieved; rank 7 is outside U
+RANK_B = np.array([3, 1, 0, 2, 5, 4, 9, 6, 7, 8])
+PI = np.array([1.0, 0.8, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3, 0.7, 0.3])
+P_GOOD = np.array([0.9, 0.2, 0.8, 0.7, 0.1, 0.3, 0.6, 0.2, 0.9, 0.1])  # a fair model
+
+
+def _poisson(judged: np.ndarray, grades=GRADES, pi=PI) -> TopicSample:
+    n = len(grades)
+    return TopicSample("t", np.array([f"d{i}" for i in range(n)]), np.where(judged, grades, -1),
+                       pi.copy(), np.zeros(n, dtype=int), np.array([float(n)]),
+                       np.array([float(judged.sum())]), np.ones(1), POISSON)
+
+
+def _poisson_samples(pi=PI):
+    for bits in product((0, 1), repeat=len(pi)):
+        judged = np.array(bits, dtype=bool)
+        yield judged, float(np.prod(np.where(judged, pi, 1 - pi)))
+
+
+STRATA = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2, 2])  # 3, 4, 3 documents
+DRAWN = np.array([2, 2, 2])
+
+
+def _stratified(judged: np.ndarray, grades=GRADES) -> TopicSample:
+    size = np.bincount(STRATA).astype(float)
+    pi = (DRAWN / size)[STRATA]
+    both = DRAWN * (DRAWN - 1) / (size * (size - 1))
+    return TopicSample("t", np.array([f"d{i}" for i in range(len(grades))]),
+                       np.where(judged, grades, -1), pi, STRATA.copy(), size,
+                       DRAWN.astype(float), (DRAWN / size) ** 2 / both, STRATIFIED)
+
+
+def _stratified_samples():
+    members = [np.flatnonzero(STRATA == h) for h in range(3)]
+    choices = [list(combinations(m, n)) for m, n in zip(members, DRAWN)]
+    total = np.prod([len(c) for c in choices])
+    for picks in product(*choices):
+        judged = np.zeros(len(STRATA), dtype=bool)
+        judged[np.concatenate(picks)] = True
+        yield judged, 1.0 / total
+
+
+def _truth(measure, ranks):
+    everything = _poisson(np.ones(len(GRADES), dtype=bool), pi=np.ones(len(GRADES)))
+    return topic_estimate(everything, measure, ranks)[0]
+
+
+def _control(p):
+    return Control(p, p * 1.5, {1: p * 0.6, 2: p * 0.4})
+
+
+def _moments(make, samples, measure, ranks, control=None, estimator="ht"):
+    """Exact design mean and variance of the estimate, and the mean variance estimate."""
+    mean = second = mean_var = 0.0
+    for judged, prob in samples():
+        value, var, *_ = topic_estimate(make(judged), measure, ranks, control, estimator)
+        mean += prob * value
+        second += prob * value**2
+        mean_var += prob * var
+    return mean, second - mean**2, mean_var
+
+
+DESIGNS = [(_poisson, _poisson_samples), (_stratified, _stratified_samples)]
+
+
+@pytest.mark.parametrize("make, samples", DESIGNS, ids=["poisson", "stratified"])
+@pytest.mark.parametrize("ranks", [RANK_A, (RANK_A, RANK_B)], ids=["P@5", "delta P@5"])
+@pytest.mark.parametrize("control, estimator", [
+    (None, "ht"), (_control(P_GOOD), "model-assisted"), (_control(1 - P_GOOD), "model-assisted"),
+    (_control(np.full(10, 0.5)), "model-assisted")], ids=["ht", "good", "reversed", "half"])
+def test_linear_measures_are_exactly_unbiased_with_an_unbiased_variance(make, samples, ranks,
+                                                                       control, estimator):
+    mean, var, mean_var = _moments(make, samples, "P@5", ranks, control, estimator)
+    assert mean == pytest.approx(_truth("P@5", ranks), abs=1e-12)
+    assert mean_var == pytest.approx(var, abs=1e-10)
+
+
+def test_a_good_control_narrows_the_exact_variance_and_a_reversed_one_widens_it():
+    ht = _moments(_poisson, _poisson_samples, "P@5", RANK_A)[1]
+    good = _moments(_poisson, _poisson_samples, "P@5", RANK_A, _control(P_GOOD),
+                    "model-assisted")[1]
+    bad = _moments(_poisson, _poisson_samples, "P@5", RANK_A, _control(1 - P_GOOD),
+                   "model-assisted")[1]
+    assert good < 0.5 * ht < ht < bad
+
+
+#: Design mean of the linearised variance over the exact variance, on this universe of 10
+#: with about 5 judged (measured by enumeration): the first-order approximation misses the
+#: ratio's and the pairs' higher-order terms here (0.38 for HT AP under Poisson), and PPI++'s λ
+#: tuned on the sample it scores hides more (0.17-0.26). At realistic sample sizes the intervals
+#: cover (tests/test_survey_coverage.py); these floors only guard the formulas from breaking.
+VARIANCE_FLOOR = {"ht": 0.3, "model-assisted": 0.3, "ppi++": 0.12}
+
+
+@pytest.mark.parametrize("make, samples", DESIGNS, ids=["poisson", "stratified"])
+@pytest.mark.parametrize("measure", ["AP", "nDCG@5"])
+@pytest.mark.parametrize("control, estimator", [
+    (None, "ht"), (_control(P_GOOD), "model-assisted"), (_control(P_GOOD), "ppi++")],
+    ids=["ht", "greg", "ppi"])
+def test_ratio_measures_have_a_small_bias_and_a_linearised_variance(make, samples, measure,
+                                                                  control, estimator):
+    """The ratio's bias is O(1/|S|): on a universe of 10 with 5-6 expected judgments it stays
+    under 0.07 (AP 0.52, nDCG@5 0.45 here; measured at most 0.065)."""
+    mean, var, mean_var = _moments(make, samples, measure, RANK_A, control, estimator)
+    assert abs(mean - _truth(measure, RANK_A)) < 0.07
+    assert VARIANCE_FLOOR[estimator] * var < mean_var < 1.5 * var
+
+
+def test_the_paired_difference_is_the_difference_of_the_runs():
+    judged = np.array([1, 1, 0, 1, 0, 1, 1, 0, 1, 0], dtype=bool)
+    topic = _poisson(judged)
+    a = topic_estimate(topic, "AP", RANK_A)
+    b = topic_estimate(topic, "AP", RANK_B)
+    both = topic_estimate(topic, "AP", (RANK_A, RANK_B))
+    assert both[0] == pytest.approx(a[0] - b[0])
+    assert both[1] != pytest.approx(a[1] + b[1])  # paired: the covariance counts
+
+
+def _frame(judged, pi=PI):
+    return pd.DataFrame({"query_id": "t", "doc_id": [f"d{i}" for i in range(len(GRADES))],
+                         "relevance": np.where(judged, GRADES, -1), "inclusion": pi})
+
+
+def _run(ranks):
+    at = np.flatnonzero(ranks > 0)
+    docs = [f"d{i}" for i in at] + ["outside"]
+    order = list(ranks[at]) + [7]
+    return pd.DataFrame({"query_id": "t", "doc_id": docs, "score": [100.0 - r for r in order]})
+
+
+def test_ht_on_sampled_qrels_is_statap():
+    judged = np.array([1, 1, 0, 1, 0, 1, 1, 0, 1, 1], dtype=bool)
+    qrels = _frame(judged)
+    for ranks in (RANK_A, RANK_B):
+        table = estimate(qrels, {"r": _run(ranks)})
+        assert table["estimate"].iloc[0] == pytest.approx(
+            stat_eval(qrels, _run(ranks)).loc["all", "statAP"], abs=1e-12)
+
+
+def test_the_table_says_estimator_control_and_estimand_and_the_pair():
+    judged = np.array([1, 1, 0, 1, 0, 1, 1, 0, 1, 1], dtype=bool)
+    control = pd.DataFrame({"query_id": "t", "doc_id": [f"d{i}" for i in range(10)],
+                            "p": P_GOOD})
+    table = estimate(_frame(judged), {"A": _run(RANK_A), "B": _run(RANK_B)},
+                     measures=["AP", "P@5"], control=control, estimator="ppi++", pairs="all",
+                     margin=0.05, control_name="fair model", per_topic=True)
+    assert set(table["estimator"]) == {"ppi++"} and set(table["control"]) == {"fair model"}
+    assert table["estimand"].str.contains("every document of the sample's universe").all()
+    pair = table[(table["run_b"] == "B") & (table["query_id"] == "all")]
+    assert len(pair) == 2 and pair["p_a_better"].between(0, 1).all()
+    assert pair["p_equivalent"].between(0, 1).all()
+    assert ((table["lambda"] >= 0) & (table["lambda"] <= 1)).all()
+
+
+def test_an_unsampled_stratum_is_named_not_dropped():
+    qrels = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 4,
+                          "doc_id": list("abcdabcd"), "stratum": [1, 1, 2, 2] * 2,
+                          "relevance": [1, 0, 1, -1, 1, -1, -1, -1]})
+    run = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 4, "doc_id": list("abcdabcd"),
+                        "score": [4.0, 3, 2, 1] * 2})
+    table = estimate(qrels, {"r": run}, per_topic=True)
+    row = table[table["query_id"] == "2"].iloc[0]
+    assert np.isnan(row["estimate"]) and "stratum 2" in row["note"]
+    assert "left out" in table[table["query_id"] == "all"].iloc[0]["note"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda q: q.assign(inclusion=np.where(q["doc_id"] == "d1", 0.0, q["inclusion"])), "π > 0"),
+    (lambda q: q.drop(columns=["inclusion"]), "without inclusion probabilities"),
+])
+def test_bad_designs_are_refused_with_the_reason(change, message):
+    qrels = change(_frame(np.ones(10, dtype=bool)))
+    with pytest.raises(ValueError, match=message):
+        estimate(qrels, {"r": _run(RANK_A)})
+
+
+def test_a_model_assisted_estimate_needs_a_control():
+    with pytest.raises(ValueError, match="control variate"):
+        estimate(_frame(np.ones(10, dtype=bool)), {"r": _run(RANK_A)}, estimator="ppi++")
