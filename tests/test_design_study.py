@@ -44,15 +44,16 @@ def draws(rng, stratified):
     return TopicDraws(drawn, pi, np.zeros(N, int), False), pi, None
 
 
-@pytest.mark.parametrize("stratified", [False, True])
+@pytest.mark.parametrize("stratified,variance", [(False, "linearised"), (True, "linearised"),
+                                                (False, "jackknife")])
 @pytest.mark.parametrize("estimator", ["ht", "greg", "ppi++"])
-def test_engine_matches_the_package(stratified, estimator):
+def test_engine_matches_the_package(stratified, variance, estimator):
     rng = np.random.default_rng(11)
     x, p, ranks = universe(rng)
     d, pi, stratum = draws(rng, stratified)
     parts = TopicParts(x, p, ranks, d)
     pairs = np.array(list(combinations(range(RUNS), 2)))
-    value, var, _, dvalue, dvar, _ = estimates(parts, parts.gram(), pairs, estimator)
+    value, var, _, dvalue, dvar, _ = estimates(parts, parts.gram(), pairs, estimator, variance)
     docs = np.array([f"d{i}" for i in range(N)])
     runs = {f"r{r}": pd.DataFrame({"query_id": "q", "doc_id": docs[ranks[r] > 0],
                                    "score": -ranks[r][ranks[r] > 0].astype(float)})
@@ -64,7 +65,7 @@ def test_engine_matches_the_package(stratified, estimator):
         sample = sample.assign(stratum=stratum) if stratified else sample.assign(inclusion=pi)
         table = estimate(sample, runs, control=None if estimator == "ht" else control,
                          estimator=ESTIMATOR_NAMES[estimator], pairs="all",
-                         variance="linearised",
+                         variance=variance,
                          sampling="stratified" if stratified else "poisson")
         single = table[table["run_b"] == ""].set_index("run").loc[list(runs)]
         paired = table[table["run_b"] != ""]

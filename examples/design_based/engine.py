@@ -121,10 +121,11 @@ def quadratic(G, index, coef):
     return np.einsum("bqi,bqij,bqj->bq", coef, sub, coef)
 
 
-def estimates(parts: TopicParts, G, pairs, estimator: str):
+def estimates(parts: TopicParts, G, pairs, estimator: str, variance: str = "linearised"):
     """Per sampling, every run's and pair's (value, variance, λ) with ``estimator`` ``ht``
     (λ = 0), ``greg`` (λ = 1) or ``ppi++`` (λ = clip(Ĉov(u, v)/V̂ar(v), 0, 1) per topic and
-    quantity, u and v read at the HT point as :func:`relimpute.confidence.survey.estimate`)."""
+    quantity, u and v read at the HT point as :func:`relimpute.confidence.survey.estimate`);
+    ``variance`` ``linearised`` or ``jackknife`` (:func:`jackknife`, Poisson designs)."""
     B, R = parts.nx.shape
     runs = np.arange(R)
     a_idx, b_idx = pairs[:, 0], pairs[:, 1]
@@ -157,12 +158,15 @@ def estimates(parts: TopicParts, G, pairs, estimator: str):
         va, vb = v_run[:, a_idx], v_run[:, b_idx]
         lam_pair = _tuned(G, pair_index, np.concatenate([ua, -ub], -1),
                           np.concatenate([va, -vb], -1))
-    run_c, pair_c = coefs(lam_run, lam_pair)
     value = parts.at(lam_run)[0]
     both = parts.at(np.concatenate([lam_pair, lam_pair], 1), both_runs)[0]
     d_value = both[:, :P] - both[:, P:]
-    return (value, quadratic(G, run_index, run_c), lam_run,
-            d_value, quadratic(G, pair_index, pair_c), lam_pair)
+    if variance == "jackknife":
+        var_run, var_pair = jackknife(parts, lam_run, lam_pair, pairs)
+    else:
+        run_c, pair_c = coefs(lam_run, lam_pair)
+        var_run, var_pair = quadratic(G, run_index, run_c), quadratic(G, pair_index, pair_c)
+    return value, var_run, lam_run, d_value, var_pair, lam_pair
 
 
 def _tuned(G, index, u, v):
@@ -186,3 +190,40 @@ def gram(z: np.ndarray, draws: TopicDraws, chunk: int = 50) -> np.ndarray:
         picked = np.take_along_axis(zc, idx[:, None, :], axis=2)
         out[part] = picked @ picked.transpose(0, 2, 1)
     return out
+
+
+def jackknife(parts: TopicParts, lam_run, lam_pair, pairs):
+    """The package's default variance, the delete-one jackknife (``design.replicates``), for
+    Poisson designs: Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with π_d < 1. Each total is
+    linear in each weight separately (AP's numerator has no w_d² term), so deleting d gives
+    T_(d) = T − w_d ∂T/∂w_d exactly. Returns the variances (B, R) and (B, P)."""
+    d = parts.draws
+    if d.stratified:
+        raise ValueError("the vectorised jackknife covers Poisson designs only")
+    drawn = d.drawn
+    m = max(int(drawn.sum(axis=1).max()), 1)
+    idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+    w = np.take_along_axis(d.weight, idx, 1)
+    pi = np.where(w > 0, 1.0 / np.where(w > 0, w, 1.0), 1.0)
+    coef = np.where(np.take_along_axis(drawn, idx, 1) & (pi < 1), 1.0 - pi, 0.0)
+    nx = parts.nx[:, :, None] - w[:, None] * np.take_along_axis(parts.dnx, idx[:, None], 2)
+    np_ = parts.np_[:, :, None] - w[:, None] * np.take_along_axis(parts.dnp, idx[:, None], 2)
+    rx = parts.rx[:, None] - w * parts.x[idx]
+    rp = parts.rp[:, None] - w * parts.p[idx]
+
+    def replicate(lam, runs):
+        n_hat = nx[:, runs] + lam[..., None] * (parts.pop_n[runs][None, :, None] - np_[:, runs])
+        r_hat = rx[:, None] + lam[..., None] * (parts.pop_r - rp[:, None])
+        ok = r_hat > 0
+        return np.where(ok, n_hat / np.where(ok, r_hat, 1.0), 0.0)
+
+    runs = np.arange(parts.nx.shape[1])
+    rep = replicate(lam_run, runs)
+    var_run = (coef[:, None] * (rep - parts.at(lam_run)[0][..., None]) ** 2).sum(-1)
+    a, b = pairs[:, 0], pairs[:, 1]
+    both = np.concatenate([lam_pair, lam_pair], 1)
+    full = parts.at(both, np.concatenate([a, b]))[0]
+    P = len(pairs)
+    delta = replicate(lam_pair, a) - replicate(lam_pair, b)
+    var_pair = (coef[:, None] * (delta - (full[:, :P] - full[:, P:])[..., None]) ** 2).sum(-1)
+    return var_run, var_pair

@@ -22,7 +22,9 @@ is fixed given the pilot and the estimator exactly design-unbiased; the pilot's 
 not counted in the budget), ``half`` (0.5 everywhere), ``reversed`` (1 − the model's p) and,
 on DL, ``llm-swapped`` (UMBRELA GPT-4o labels, p = 1 at grade ≥ 2, swapped on a third of the
 topics; pairs without a label get 0). Estimators: HT for ``none``, the difference (GREG)
-estimator (λ = 1) for the others; intervals ± 1.96 linearised se (see engine.py).
+estimator (λ = 1) and PPI++ (λ tuned per topic and quantity) for the others; intervals
+± 1.96 se, the se linearised and (Poisson designs) the delete-one jackknife, the package's
+default (see engine.py).
 
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
@@ -179,8 +181,9 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
     variance (B, P), the mean λ."""
     T, R = universe.truth_ap.shape
     pairs = np.array(list(combinations(range(R), 2)))
-    keys = [(c, e) for c in controls for e in (("ht",) if controls[c] is None
-                                                 else ("greg", "ppi++"))]
+    variances = ("linearised",) if design == "uniform" else ("linearised", "jackknife")
+    keys = [(c, e, v) for c in controls for e in (("ht",) if controls[c] is None
+                                                    else ("greg", "ppi++")) for v in variances]
     acc = {k: [np.zeros((B, R)), np.zeros((B, R)), np.zeros((B, len(pairs))),
                np.zeros((B, len(pairs))), 0.0] for k in keys}
     plan = inclusion(universe, design, rate, estimate)
@@ -198,9 +201,11 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
                 p = np.zeros(len(top["x"])) if ps is None else ps[i]
                 parts = TopicParts(top["x"], p, top["ranks"], sub)
                 G = parts.gram()
-                for e in (("ht",) if ps is None else ("greg", "ppi++")):
-                    value, var, lam, dvalue, dvar, _ = estimates(parts, G, pairs, e)
-                    box = acc[(c, e)]
+                for (c2, e, v) in keys:
+                    if c2 != c:
+                        continue
+                    value, var, lam, dvalue, dvar, _ = estimates(parts, G, pairs, e, v)
+                    box = acc[(c, e, v)]
                     box[0][part] += value
                     box[1][part] += var
                     box[2][part] += dvalue
@@ -215,17 +220,17 @@ def summarise(universe, pairs, results):
     truth = universe.truth_map
     dtruth = truth[pairs[:, 0]] - truth[pairs[:, 1]]
     rows = []
-    for (c, e), (est, var, d, dvar, lam) in results.items():
+    for (c, e, v), (est, var, d, dvar, lam) in results.items():
         se, dse = np.sqrt(np.maximum(var, 0)), np.sqrt(np.maximum(dvar, 0))
         rows.append(dict(
-            control=c, estimator=e, mean_lambda=lam,
+            control=c, estimator=e, variance=v, mean_lambda=lam,
             map_coverage=float((np.abs(est - truth) <= Z * se).mean()),
             dmap_coverage=float((np.abs(d - dtruth) <= Z * dse).mean()),
             map_bias=float(np.abs(est.mean(axis=0) - truth).mean()),
             map_width=float(2 * Z * se.mean()), dmap_width=float(2 * Z * dse.mean()),
         ))
-    ht = next(r for r in rows if r["estimator"] == "ht")
     for r in rows:
+        ht = next(h for h in rows if h["estimator"] == "ht" and h["variance"] == r["variance"])
         r["map_width_vs_ht"] = r["map_width"] / ht["map_width"]
         r["dmap_width_vs_ht"] = r["dmap_width"] / ht["dmap_width"]
     return rows
