@@ -1,0 +1,277 @@
+"""Does the design-based guarantee hold? Coverage, bias and width of relimpute's HT and
+model-assisted (GREG) estimates of MAP and ΔMAP over many seeded samplings.
+
+Universe: each topic's depth-100 pool of the pooled runs (TREC-8: the 71 pooled runs, cut at
+100; DL: every run). Truth: each run's AP with the official qrels restricted to the universe
+(a pool document the qrels do not judge is nonrelevant; relevant = grade ≥ 2 on DL, ≥ 1 on
+TREC-8), MAP its mean over topics — the estimand of relimpute.confidence.survey (statAP's ratio
+AP of the fully judged universe). Designs (nothing judged beforehand):
+
+- ``uniform``: uniform within two strata (best rank 1–10, 11–100) without replacement,
+  n_h = max(2, round(rate · N_h)) (StratifiedDesign's rule with a floor of 2 so every stratum
+  has a sample variance);
+- ``pps``: statAP's Poisson design, π ∝ the summed AP-prior weight, floor 0.01 (PPSDesign);
+- ``guided``: Poisson, π ∝ the default model's uncertainty about each document's weight in
+  the ΔMAP of every pair (ModelGuidedDesign), floor 0.01, the model fitted on the pilot.
+
+Control variates (the prediction p of every universe document): ``none`` (HT), ``model``
+(the default model, fusion with the settings chosen without the collection,
+examples/calibration/held_out, fitted once per budget on a *pilot*: a uniform Poisson sample
+at the same rate drawn with its own seed, independent of every scored sampling, so the control
+is fixed given the pilot and the estimator exactly design-unbiased; the pilot's judgments are
+not counted in the budget), ``half`` (0.5 everywhere), ``reversed`` (1 − the model's p) and,
+on DL, ``llm-swapped`` (UMBRELA GPT-4o labels, p = 1 at grade ≥ 2, swapped on a third of the
+topics; pairs without a label get 0). Estimators: HT for ``none``, the difference (GREG)
+estimator (λ = 1) and PPI++ (λ tuned per topic and quantity) for the others; intervals
+± 1.96 se, the se linearised and (Poisson designs) the delete-one jackknife, the package's
+default (see engine.py).
+
+    python examples/design_based/study.py dl19 --samplings 500
+    python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from engine import TopicDraws, TopicParts, estimates, topic_ap  # noqa: E402
+
+ROOT = HERE.parents[1]
+DATA = ROOT.parent / "shared" / "data"
+COLLECTIONS = {"dl19": ("trec-dl-2019-passage", 2), "dl21": ("trec-dl-2021-passage", 2),
+               "trec8": ("trec-8-adhoc", 1)}
+DEPTH, FLOOR, SEED, Z = 100, 0.01, 43, 1.959963984540054
+BUDGETS = (0.05, 0.10, 0.20)
+DESIGNS = ("uniform", "pps", "guided")
+CONTROLS = ("none", "model", "half", "reversed", "llm-swapped")
+
+
+def load(name: str):
+    """The campaign (pooled runs, cut at 100, shrunk to their pool and judgments)."""
+    from relimpute import Campaign
+    from relimpute.groups import read_groups
+
+    folder, threshold = COLLECTIONS[name]
+    data = DATA / folder
+    if not data.exists():
+        raise SystemExit(f"{data} is absent: this study needs the shared data")
+    campaign = Campaign.from_files(data / "qrels.txt", data / "runs", rel_threshold=threshold)
+    if name == "trec8":
+        table = pd.read_csv(data / "groups.tsv", sep="\t", dtype=str)
+        campaign = campaign.subset(list(table.loc[table["pooled"] == "yes", "run"]))
+    del read_groups
+    return campaign.truncated(DEPTH, shrink=True)
+
+
+class Universe:
+    """Per topic: the universe's documents, relevance x, the runs' ranks, truth AP."""
+
+    def __init__(self, campaign):
+        self.campaign = campaign
+        self.topics = []
+        for t in campaign.topics:
+            inside = t.retrieved(depth=DEPTH)
+            at = np.flatnonzero(inside)
+            ranks = np.stack([t.ranks(s)[at] for s in range(campaign.n_systems)]).astype(int)
+            x = t.relevant(campaign.rel_threshold)[at].astype(float)
+            best = np.where(ranks > 0, ranks, DEPTH + 1).min(axis=0)
+            self.topics.append(dict(query_id=t.query_id, at=at, ranks=ranks, x=x, best=best,
+                                    doc_ids=t.doc_ids[at].astype(str)))
+        whole = [TopicDraws(np.ones((1, len(u["x"])), bool), np.ones(len(u["x"])),
+                            np.zeros(len(u["x"]), int), False) for u in self.topics]
+        self.truth_ap = np.stack([topic_ap(u["x"], np.zeros(len(u["x"])), u["ranks"], w, 0.0)[0][0]
+                                  for u, w in zip(self.topics, whole)])  # (T, R)
+        self.truth_map = self.truth_ap.mean(axis=0)
+        self.pool_size = sum(len(u["x"]) for u in self.topics)
+
+
+def pilot_model(universe: Universe, name: str, rate: float, rng) -> list[np.ndarray]:
+    """The default model's p on every universe document, fitted on a pilot uniform Poisson
+    sample at ``rate`` (its own seed; see the module docstring)."""
+    from relimpute.selection.guided import fit_model
+
+    campaign = universe.campaign
+    masks = []
+    for t, u in zip(campaign.topics, universe.topics):
+        mask = np.zeros(t.n_docs, bool)
+        mask[u["at"][rng.random(len(u["at"])) < rate]] = True
+        masks.append(mask & t.judged)
+    settings = ROOT / "examples" / "calibration" / "held_out" / name / "fusion.json"
+    estimate = fit_model(campaign.with_judged(masks), str(settings), rng)
+    p = [np.clip(np.asarray(estimate.p[i], float)[u["at"]], 0, 1)
+         for i, u in enumerate(universe.topics)]
+    return p, estimate
+
+
+def llm_control(universe: Universe, name: str, rng) -> list[np.ndarray] | None:
+    """UMBRELA GPT-4o labels as p (grade ≥ threshold), swapped on a third of the topics."""
+    path = DATA / COLLECTIONS[name][0] / "llm" / "umbrela-gpt-4o.txt"
+    if not path.exists():
+        return None
+    labels = pd.read_csv(path, sep=r"\s+", header=None, names=["q", "it", "d", "g"],
+                         dtype={"q": str, "d": str})
+    by = {q: dict(zip(f["d"], f["g"])) for q, f in labels.groupby("q")}
+    swap = set(rng.choice(len(universe.topics), len(universe.topics) // 3, replace=False))
+    out = []
+    for i, u in enumerate(universe.topics):
+        grades = by.get(u["query_id"], {})
+        has = np.array([d in grades for d in u["doc_ids"]])
+        p = np.array([grades.get(d, 0) >= COLLECTIONS[name][1] for d in u["doc_ids"]], float)
+        out.append(np.where(has, 1 - p, 0.0) if i in swap else p)
+    return out
+
+
+def inclusion(universe: Universe, design: str, rate: float, estimate) -> list:
+    """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool."""
+    from relimpute.selection.designs import ModelGuidedDesign, ap_prior, pps_inclusion
+    from relimpute.selection.guided import guided_uncertainty
+
+    out = []
+    if design == "guided":
+        hidden = universe.campaign.with_judged([np.zeros(t.n_docs, bool)
+                                                for t in universe.campaign.topics])
+        u = guided_uncertainty(hidden, estimate, hidden.systems, DEPTH)
+        pi = ModelGuidedDesign(budget=int(round(rate * len(u))), floor=FLOOR).inclusion(
+            u["uncertainty"].to_numpy())
+        frame = u.assign(pi=pi).set_index(["query_id", "doc_id"])["pi"]
+    for top in universe.topics:
+        n = len(top["x"])
+        if design == "uniform":
+            stratum = (top["best"] > 10).astype(int)
+            out.append((None, stratum, True))
+        elif design == "pps":
+            weight = np.where(top["ranks"] > 0, ap_prior(np.maximum(top["ranks"], 1), DEPTH),
+                              0).sum(axis=0)
+            out.append((pps_inclusion(weight, rate * n, FLOOR), np.zeros(n, int), False))
+        else:
+            pi = frame.loc[top["query_id"]].reindex(top["doc_ids"]).to_numpy()
+            out.append((pi, np.zeros(n, int), False))
+    return out
+
+
+def draw(pi, stratum, stratified, rate, B, rng) -> TopicDraws:
+    """B samplings of one topic."""
+    n = len(stratum)
+    if not stratified:
+        return TopicDraws(rng.random((B, n)) < pi, pi, stratum, False)
+    drawn = np.zeros((B, n), bool)
+    pi = np.ones(n)
+    for h in np.unique(stratum):
+        members = np.flatnonzero(stratum == h)
+        size = len(members)
+        k = min(size, max(2, int(np.floor(rate * size + 0.5))))
+        keys = rng.random((B, size))
+        chosen = np.argsort(keys, axis=1)[:, :k]
+        drawn[np.arange(B)[:, None], members[chosen]] = True
+        pi[members] = k / size
+    return TopicDraws(drawn, pi, stratum, True)
+
+
+def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
+    """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
+    variance (B, P), the mean λ."""
+    T, R = universe.truth_ap.shape
+    pairs = np.array(list(combinations(range(R), 2)))
+    variances = ("linearised",) if design == "uniform" else ("linearised", "jackknife")
+    keys = [(c, e, v) for c in controls for e in (("ht",) if controls[c] is None
+                                                    else ("greg", "ppi++")) for v in variances]
+    acc = {k: [np.zeros((B, R)), np.zeros((B, R)), np.zeros((B, len(pairs))),
+               np.zeros((B, len(pairs))), 0.0] for k in keys}
+    plan = inclusion(universe, design, rate, estimate)
+    for i, (top, (pi, stratum, stratified)) in enumerate(zip(universe.topics, plan)):
+        draws = draw(pi, stratum, stratified, rate, B, rng)
+        for start in range(0, B, chunk):
+            part = slice(start, start + chunk)
+            sub = TopicDraws.__new__(TopicDraws)
+            sub.__dict__.update(draws.__dict__)
+            sub.drawn, sub.weight, sub.var_coef = (draws.drawn[part], draws.weight[part],
+                                                   draws.var_coef[part])
+            sub.centred_part = lambda z, _, d=draws, s=start: d.centred_part(
+                z, slice(s, s + z.shape[0]))
+            for c, ps in controls.items():
+                p = np.zeros(len(top["x"])) if ps is None else ps[i]
+                parts = TopicParts(top["x"], p, top["ranks"], sub)
+                G = parts.gram()
+                for (c2, e, v) in keys:
+                    if c2 != c:
+                        continue
+                    value, var, lam, dvalue, dvar, _ = estimates(parts, G, pairs, e, v)
+                    box = acc[(c, e, v)]
+                    box[0][part] += value
+                    box[1][part] += var
+                    box[2][part] += dvalue
+                    box[3][part] += dvar
+                    box[4] += float(lam.sum()) / (B * R * T)
+    return pairs, {k: (v / T, var / T**2, d / T, dv / T**2, lam)
+                   for k, (v, var, d, dv, lam) in acc.items()}
+
+
+def summarise(universe, pairs, results):
+    """One row per (control, estimator): coverage, bias, widths relative to HT's."""
+    truth = universe.truth_map
+    dtruth = truth[pairs[:, 0]] - truth[pairs[:, 1]]
+    rows = []
+    for (c, e, v), (est, var, d, dvar, lam) in results.items():
+        se, dse = np.sqrt(np.maximum(var, 0)), np.sqrt(np.maximum(dvar, 0))
+        rows.append(dict(
+            control=c, estimator=e, variance=v, mean_lambda=lam,
+            map_coverage=float((np.abs(est - truth) <= Z * se).mean()),
+            dmap_coverage=float((np.abs(d - dtruth) <= Z * dse).mean()),
+            map_bias=float(np.abs(est.mean(axis=0) - truth).mean()),
+            map_width=float(2 * Z * se.mean()), dmap_width=float(2 * Z * dse.mean()),
+        ))
+    for r in rows:
+        ht = next(h for h in rows if h["estimator"] == "ht" and h["variance"] == r["variance"])
+        r["map_width_vs_ht"] = r["map_width"] / ht["map_width"]
+        r["dmap_width_vs_ht"] = r["dmap_width"] / ht["dmap_width"]
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("collection", choices=sorted(COLLECTIONS))
+    parser.add_argument("--samplings", type=int, default=500)
+    parser.add_argument("--budgets", type=float, nargs="+", default=list(BUDGETS))
+    parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS))
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args(argv)
+    started = time.process_time()
+    universe = Universe(load(args.collection))
+    print(f"{args.collection}: {len(universe.topics)} topics, "
+          f"{universe.truth_ap.shape[1]} runs, pool {universe.pool_size} documents", flush=True)
+    rows = []
+    for rate in args.budgets:
+        rng = np.random.default_rng([SEED, int(rate * 1000)])
+        p, estimate = pilot_model(universe, args.collection, rate, rng)
+        controls = {"none": None, "model": p, "half": [np.full(len(q), 0.5) for q in p],
+                    "reversed": [1 - q for q in p]}
+        llm = llm_control(universe, args.collection, rng)
+        if llm is not None:
+            controls["llm-swapped"] = llm
+        for design in args.designs:
+            t0 = time.process_time()
+            pairs, results = cell(universe, controls, design, rate, estimate, args.samplings,
+                           np.random.default_rng([SEED, int(rate * 1000), DESIGNS.index(design)]))
+            for r in summarise(universe, pairs, results):
+                rows.append(dict(collection=args.collection, budget=rate, design=design,
+                                 samplings=args.samplings, **r))
+            print(pd.DataFrame(rows[-len(results):]).drop(columns=["collection", "samplings"]).round(4).to_string(index=False),
+                  f"\n  ({design}, budget {rate:.0%}: {time.process_time() - t0:.0f} CPU s)",
+                  flush=True)
+    table = pd.DataFrame(rows)
+    args.out.mkdir(exist_ok=True)
+    table.to_csv(args.out / f"{args.collection}.tsv", sep="\t", index=False, float_format="%.5f")
+    print(f"total {time.process_time() - started:.0f} CPU s")
+
+
+if __name__ == "__main__":
+    main()
