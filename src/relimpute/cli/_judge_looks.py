@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 from ..errors import InputError
 
 
@@ -108,6 +106,8 @@ class LookChecker:
         return decided
 
     def _estimate(self, answered: dict, fraction: float):
+        import numpy as np
+
         from ..confidence.survey import estimate
         from ..selection.designs import PREDICTION, unsampled_topics
         from ..selection.looks import look_sample
