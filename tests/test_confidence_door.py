@@ -173,3 +173,20 @@ def test_a_binary_measure_reads_no_grades_from_python(campaign, fitted, graded):
     without = engine.confidence(campaign, replace(graded, grades=None), measure="nDCG@10",
                                 n_draws=200, rng=2)  # fmt: skip
     assert not np.array_equal(with_grades.scores.draws, without.scores.draws)  # nDCG reads them
+
+
+def test_exact_moments_on_threads_are_the_serial_ones_bit_for_bit():
+    """``jobs`` runs the topics' exact AP moments on threads: every number as on one thread
+    (P, E and Var per pair, per system and topic), under every estimand that has them."""
+    sim = simulate_campaign(n_topics=9, n_systems=7, n_docs=400, depth=60, rng=3).campaign
+    campaign = sim.pooled(5)
+    estimate = Uniform(0.4).fit_predict(campaign)
+    for engine in (ConfidenceEngine(), ConfidenceEngine(ratio="constant"),
+                   ConfidenceEngine(estimand="pool", pool_depth=5)):  # fmt: skip
+        serial = engine.confidence(campaign, estimate, method="normal")
+        for jobs in (2, 3, -1):
+            threaded = engine.confidence(campaign, estimate, method="normal", jobs=jobs)
+            same(threaded, serial)
+            np.testing.assert_array_equal(threaded.var_delta_ap, serial.var_delta_ap)
+    with pytest.raises(ValueError, match="jobs must be"):
+        ConfidenceEngine().confidence(campaign, estimate, method="normal", jobs=0)

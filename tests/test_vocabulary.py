@@ -155,13 +155,16 @@ def test_quiet_switches_progress_bars_off(monkeypatch):
     seen = []
     fake = lambda it, **kw: seen.append(kw["disable"]) or it  # noqa: E731
     monkeypatch.setattr(module, "_tqdm", lambda: fake)
+    monkeypatch.setattr(module, "_terminal", lambda stream: True)  # a bar would show
     assert list(progress(range(3), desc="x")) == [0, 1, 2]
     with quiet():
-        progress(range(3), desc="x")
+        assert list(progress(range(3), desc="x")) == [0, 1, 2]
         with quiet(False):  # an inner block cannot switch them back on
             progress(range(3), desc="x")
     progress(range(3), desc="x")
-    assert seen == [None, True, True, None]  # None: tqdm shows it only on a terminal
+    assert seen == [None, None]  # quiet: no bar made at all (tqdm not even imported)
+    monkeypatch.setattr(module, "_terminal", lambda stream: False)  # stderr a file: no bar
+    assert list(progress(range(3), desc="x")) == [0, 1, 2] and seen == [None, None]
 
 
 def test_quiet_option_reaches_the_bars(files, monkeypatch, capsys):

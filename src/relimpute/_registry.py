@@ -22,7 +22,6 @@ or lists its names, so a new plug-in is one file in the package, with no import 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from collections.abc import Iterator
@@ -86,6 +85,8 @@ class Registry(Generic[T]):
         by_lower = {key.lower(): key for key in self._items}
         if str(name).lower() in by_lower:
             return by_lower[str(name).lower()]
+        import difflib  # only for a name not registered
+
         close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
         return by_lower[close[0]] if close else None
 

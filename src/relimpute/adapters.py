@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import pandas as pd
-
 from .errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded by the adapters that use it (Campaign.from_files needs none)
+    import pandas as pd
 
 #: Prefix of a qrels argument naming an ir_datasets dataset.
 IR_DATASETS_PREFIX = "irds:"
@@ -36,6 +38,8 @@ def _is_ranx(value, kind: str) -> bool:
 
 def _nested_frame(nested: Mapping, value: str) -> pd.DataFrame:
     """``{query_id: {doc_id: value}}`` as a ``query_id, doc_id, <value>`` frame."""
+    import pandas as pd
+
     rows = [
         (str(query), str(doc), number)
         for query, docs in nested.items()
@@ -46,6 +50,8 @@ def _nested_frame(nested: Mapping, value: str) -> pd.DataFrame:
 
 def _as_frame(value, ranx_kind: str, column: str, what: str) -> pd.DataFrame:
     """A DataFrame as it is; a ranx object or ``{query_id: {doc_id: number}}`` as a frame."""
+    import pandas as pd
+
     if isinstance(value, pd.DataFrame):
         return value
     if _is_ranx(value, ranx_kind):
@@ -65,6 +71,8 @@ def as_qrels_frame(qrels) -> pd.DataFrame:
 
 def as_run_frames(runs) -> dict[str, pd.DataFrame]:
     """Runs as ``{name: query_id, doc_id, score frame}``; see the module docstring."""
+    import pandas as pd
+
     if isinstance(runs, pd.DataFrame):
         return split_stacked_runs(runs)
     if _is_ranx(runs, "Run"):
@@ -113,6 +121,8 @@ def split_stacked_runs(frame: pd.DataFrame, run_column: str | None = None) -> di
 
 def ir_datasets_qrels(dataset_id: str) -> pd.DataFrame:
     """The qrels of ir_datasets' ``dataset_id`` as a ``query_id, doc_id, relevance`` frame."""
+    import pandas as pd
+
     try:
         import ir_datasets
     except ImportError:

@@ -15,7 +15,6 @@ explicit ``rel_threshold=N``) overrides it. Without the file the threshold is
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 from .errors import InputError
@@ -50,6 +49,8 @@ def _settings_at(path: Path | None) -> dict:
     if path is None or not os.path.lexists(path):
         return {}
     data = read_input(path, "settings file")
+    import tomllib  # only when a collection has its settings file
+
     try:
         settings = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -28,12 +28,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ._deprecation import renamed_kwargs
 from .io.assembly import UNJUDGED, Aligned, align_frames
 from .io.campaign import read_campaign
 from .io.writing import write_qrels, write_run
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded by the methods that make or take DataFrames
+    import pandas as pd
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicData:
@@ -305,6 +309,8 @@ class Campaign:
         that list the added documents, their judgments then hidden. Raises KeyError naming
         a topic the campaign lacks.
         """
+        import pandas as pd
+
         unknown = sorted(set(map(str, documents)) - set(self.query_ids))
         if unknown:
             raise KeyError(f"unknown topic(s) {_listing(unknown)}")
@@ -394,33 +400,25 @@ class Campaign:
 
     def qrels_frame(self) -> pd.DataFrame:
         """The judgments as an ir_measures qrels DataFrame."""
+        import pandas as pd
+
         parts = [
-            pd.DataFrame(
-                {
-                    "query_id": t.query_id,
-                    "doc_id": t.doc_ids[t.judged],
-                    "relevance": t.grades[t.judged],
-                }
-            )
+            pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids[t.judged],
+                          "relevance": t.grades[t.judged]})
             for t in self.topics
-        ]
+        ]  # fmt: skip
         return pd.concat(parts, ignore_index=True)
 
     def run_frame(self, system: str) -> pd.DataFrame:
         """One system's ranking as an ir_measures run DataFrame (score = -rank)."""
+        import pandas as pd
+
         s = int(self.system_index(system)[0])
         parts = []
         for t in self.topics:
             row = t.ranking[s, : t.depth[s]]
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "query_id": t.query_id,
-                        "doc_id": t.doc_ids[row],
-                        "score": -np.arange(1, len(row) + 1, dtype=float),
-                    }
-                )
-            )
+            parts.append(pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids[row],
+                                       "score": -np.arange(1, len(row) + 1, dtype=float)}))
         return pd.concat(parts, ignore_index=True)
 
     @renamed_kwargs(directory="folder")
@@ -434,6 +432,8 @@ class Campaign:
         writes ``.gz`` files. Returns the qrels path and the runs directory,
         which must not already hold files.
         """
+        import pandas as pd
+
         root = Path(folder)
         runs_dir = root / "runs"
         if runs_dir.is_dir() and any(runs_dir.iterdir()):
@@ -444,15 +444,11 @@ class Campaign:
         suffix = ".txt.gz" if compress else ".txt"
         qrels_path = root / f"qrels{suffix}"
         labels = [
-            pd.DataFrame(
-                {
-                    "query_id": t.query_id,
-                    "doc_id": t.doc_ids,
-                    "relevance": np.where(t.judged, t.grades, UNJUDGED),
-                }
-            )[t.judged | (t.grades == UNJUDGED) | ~t.retrieved()]
+            pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids,
+                          "relevance": np.where(t.judged, t.grades, UNJUDGED)})
+            [t.judged | (t.grades == UNJUDGED) | ~t.retrieved()]
             for t in self.topics
-        ]
+        ]  # fmt: skip
         write_qrels(pd.concat(labels, ignore_index=True), qrels_path)
         for name in self.systems:
             write_run(self.run_frame(name), runs_dir / f"{name}{suffix}", tag=name)

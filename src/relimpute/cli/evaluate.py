@@ -18,7 +18,7 @@ from ._estimand import check_estimand_options
 from ._estimate import add_estimate_argument
 from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
-from ._format import add_format_argument, emit
+from ._format import add_format_argument, emit, heading
 from ._survey import add_estimator_argument, survey_command
 from ._vocabulary import (
     add_confidence_argument,
@@ -282,7 +282,6 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     import numpy as np
-    import pandas as pd
 
     from ..measures import evaluate, parse_measures
 
@@ -318,6 +317,11 @@ def run(args) -> int:
     campaign = campaign.truncated(args.depth)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
+    if not args.per_topic and args.format == "table":  # the common answer, without pandas
+        text = _plain_summary(campaign, measures, options, args.complete)
+        if text is not None:
+            sys.stdout.write(heading(title, args.format) + text + "\n")
+            return 0
     means = evaluate(campaign, measures, **options)
     summary = _wide(means, ["system"], names)
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
@@ -337,6 +341,8 @@ def run(args) -> int:
 
         sys.stdout.write(trec_eval_text(summary, table, measures))
         return 0
+    import pandas as pd
+
     summary = summary.drop(columns="num_q").assign(query_id="all")[table.columns]
     order = {name: i for i, name in enumerate(campaign.systems)}
     frame = pd.concat([table, summary], ignore_index=True)
@@ -409,6 +415,25 @@ def _significance(campaign, measures, options, args) -> int:
     )
     emit(frame, args.format)
     return 0
+
+
+def _plain_summary(campaign, measures, options, complete: bool) -> str | None:
+    """The table of each run's means as ``--format table`` prints the frame of them, made
+    without pandas (:func:`relimpute.studies.tables.plain_table`; None: the frame is needed)."""
+    import numpy as np
+
+    from ..studies.tables import plain_table
+    from ..measures.evaluate import run_means
+
+    values = run_means(campaign, measures, **options)
+    kept = campaign.coverage() if not complete else np.ones_like(campaign.coverage())
+    columns = {"system": list(campaign.systems), "num_q": kept.sum(axis=1).tolist()}
+    for m, measure in enumerate(measures):  # as _wide, then _counts_as_integers
+        column = values[:, m]
+        if measure.aggregate == "sum" and not np.isnan(column).any():
+            column = np.round(column).astype(np.int64)
+        columns[str(measure)] = column.tolist()
+    return plain_table(columns)
 
 
 def _counts_as_integers(frame: pd.DataFrame, measures) -> pd.DataFrame:

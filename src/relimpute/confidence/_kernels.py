@@ -20,7 +20,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros  # the cttz instruction
 from .._jit import njit_cached
 
 
-@njit_cached()
+@njit_cached(nogil=True)  # nogil: topics can run on threads (ConfidenceEngine, jobs)
 def system_terms(ranking, rank, depth, p, v):
     """Per-system pieces of E[Q], Var[Q] and Cov(Q, R) for one topic.
 
@@ -65,24 +65,27 @@ def system_terms(ranking, rank, depth, p, v):
     return eq, first, second, cov, g
 
 
-@njit_cached()
-def _fenwick_add(tree, i, value):
+@njit_cached(nogil=True)
+def _fenwick_add(tree, i, value_0, value_1):
+    """Add ``value_0`` to tree 0 and ``value_1`` to tree 1 at ``i`` (two Fenwick trees
+    interleaved as the columns of ``tree``: one walk, neighbouring cells)."""
     size = tree.shape[0]
     while i < size:
-        tree[i] += value
+        tree[i, 0] += value_0
+        tree[i, 1] += value_1
         i += i & (-i)
 
 
-@njit_cached()
-def _fenwick_prefix(tree, i):
+@njit_cached(nogil=True)
+def _fenwick_prefix(tree, column, i):
     total = 0.0
     while i > 0:
-        total += tree[i]
+        total += tree[i, column]
         i -= i & (-i)
     return total
 
 
-@njit_cached()
+@njit_cached(nogil=True)
 def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
     """Cross terms coupling two rankings, for each pair ``(pair_a[q], pair_b[q])``.
 
@@ -103,9 +106,8 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
     width = ranking.shape[1]
     cross_first = np.zeros(n_pairs)
     cross_second = np.zeros(n_pairs)
-    pos_a = np.zeros(n_docs, dtype=np.int64)  # 1-based position in a, 0 = not retrieved
-    tree_v = np.zeros(width + 1)
-    tree_w = np.zeros(width + 1)
+    pos_a = np.zeros(n_docs, dtype=np.int32)  # 1-based position in a, 0 = not retrieved
+    tree = np.zeros((width + 1, 2))  # the Fenwick trees of v (column 0) and of v / r^a (1)
     current = -1
     for q in range(n_pairs):
         a = pair_a[q]
@@ -119,8 +121,8 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
             current = a
         size = depth[a] + 1
         for k in range(size):
-            tree_v[k] = 0.0
-            tree_w[k] = 0.0
+            tree[k, 0] = 0.0
+            tree[k, 1] = 0.0
         total_w = 0.0
         cf = 0.0
         cs = 0.0
@@ -135,12 +137,12 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
             ra = rank[a, ka - 1]
             rb = rank[b, k]
             cf += vd * g[a, ka - 1] * g[b, k]
-            shallower_in_a = _fenwick_prefix(tree_v, ka - 1)
-            deeper_in_a = total_w - _fenwick_prefix(tree_w, ka)
+            shallower_in_a = _fenwick_prefix(tree, 0, ka - 1)
+            deeper_in_a = total_w - _fenwick_prefix(tree, 1, ka)
             cs += vd / rb * (shallower_in_a / ra + deeper_in_a)
-            _fenwick_add(tree_v, ka, vd)
-            _fenwick_add(tree_w, ka, vd / ra)
-            total_w += vd / ra
+            w = vd / ra
+            _fenwick_add(tree, ka, vd, w)
+            total_w += w
         cross_first[q] = cf
         cross_second[q] = cs
     return cross_first, cross_second

@@ -1,9 +1,8 @@
 """Campaign assembly: qrels and runs as :mod:`relimpute.io` reads them, aligned per topic.
 
-:class:`relimpute.data.Campaign` is built from what :func:`align_files` and
-:func:`align_frames` return: per qrels topic, the fields of a
-:class:`~relimpute.data.TopicData` (document index in docno order, grades,
-judged mask, rankings in trec_eval order). Reading flows one way:
+:class:`relimpute.data.Campaign` is built from what :func:`align_files` and :func:`align_frames`
+return: per qrels topic, the fields of a :class:`~relimpute.data.TopicData` (document index in
+docno order, grades, judged mask, rankings in trec_eval order). Reading flows one way:
 :mod:`relimpute.io` reads, this module aligns, :mod:`relimpute.data` holds.
 """
 
@@ -12,16 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from .arrow import from_numpy, strings_to_numpy, to_numpy
 from .parsing import as_string_array, trec_scores
 from .qrels import read_qrels
 from .runs import read_run, read_run_columns
+
+if TYPE_CHECKING:  # qrels and runs come as DataFrames or (files) as columns: no pandas import
+    import pandas as pd
 
 UNJUDGED = -1  # qrels label for a pooled-but-unjudged document
 _PAIR_CELLS = 1 << 24  # (system, document) cells one pass of _repeating_systems marks
@@ -77,8 +80,7 @@ def align_files(
 def align_frames(
     qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], *, by_rank: bool, validate: bool
 ) -> Aligned:
-    """Align run frames with a qrels frame (checked by :mod:`relimpute.io` first with
-    ``validate``)."""
+    """Align run frames with a qrels frame (checked by :mod:`relimpute.io` with ``validate``)."""
     if validate:
         qrels = read_qrels(qrels)
         runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}
@@ -91,8 +93,7 @@ def align_frames(
 def _aligned(names: list[str], judged: _Judgments, parts: list[_RunRows], topics) -> Aligned:
     n_judged = len(judged.topic_ids)
     return Aligned(
-        names=names,
-        topics=topics,
+        names=names, topics=topics,
         dropped=judged.extra_topics(),
         n_dropping_runs=sum(bool((part.topics >= n_judged).any()) for part in parts),
     )
@@ -138,7 +139,7 @@ class _DocIds:
         """The ids met in each of the first ``n_topics`` topics (position = code); they are
         then let go."""
         self._flush()
-        empty = pa.array([], type=pa.string())
+        empty = pa.nulls(0, pa.string())
         found = [empty if t >= len(self._ids) or d is None else d for t, d in enumerate(self._ids)]
         self._ids = []
         return (found + [empty] * n_topics)[:n_topics]
@@ -189,7 +190,7 @@ class _DocIds:
                 pa.system_memory_pool(),
             )
             # (the encoder may leave out empty chunks: codes are split by length, not by chunk)
-            coded = np.concatenate([c.indices.to_numpy() for c in encoded.chunks])
+            coded = np.concatenate([to_numpy(c.indices) for c in encoded.chunks])
             n_known = 0 if known is None else len(known)
             if not np.array_equal(coded[:n_known], np.arange(n_known)):  # never
                 raise AssertionError("document codes changed between batches")
@@ -233,13 +234,13 @@ class _Judgments:
         by_topic = np.argsort(topic, kind="stable")
         bounds = np.searchsorted(topic[by_topic], np.arange(len(topic_ids) + 1))
         docs = _DocIds()
-        doc = as_string_array(qrels["doc_id"]).take(pa.array(by_topic))
+        doc = as_string_array(qrels["doc_id"]).take(from_numpy(by_topic))
         return cls(
             topic_ids=topic_ids,
             codes=codes,
             docs=docs,
             doc=docs.code(doc, np.arange(len(topic_ids)), bounds),
-            labels=qrels["relevance"].to_numpy(dtype=np.int64)[by_topic],
+            labels=np.asarray(qrels["relevance"], dtype=np.int64)[by_topic],
             bounds=bounds,
         )
 
@@ -262,15 +263,15 @@ class _RunRows:
         """The rows of a run; runs list a topic's lines together, and are grouped if not.
         ``order`` is trec_eval's ranking key (ascending = ranked first)."""
         starts = _group_starts(query)
-        if len(pc.unique(query.take(starts))) < len(starts):  # a topic in two places
-            by_topic = np.argsort(_codes(query, judged.codes), kind="stable")
-            query, doc, order = query.take(by_topic), doc.take(by_topic), order[by_topic]
+        if len(pc.unique(query.take(from_numpy(starts)))) < len(starts):  # a topic twice
+            rows = from_numpy(np.argsort(_codes(query, judged.codes), kind="stable"))
+            query, doc, order = query.take(rows), doc.take(rows), order[to_numpy(rows)]
             starts = _group_starts(query)
-        topics = _codes(query.take(starts), judged.codes)
+        topics = _codes(query.take(from_numpy(starts)), judged.codes)
         bounds = np.r_[starts, len(query)]
         ranked, tied = _key_order(order, bounds)
         if ranked is not None:
-            doc = doc.take(pa.array(ranked))
+            doc = doc.take(from_numpy(ranked))
         judged.docs.add_run(doc, topics, bounds)  # the build gets the codes from there
         return cls(tied=tied, topics=topics, bounds=bounds)
 
@@ -304,7 +305,7 @@ def _group_starts(ids: pa.Array) -> np.ndarray:
     if not len(ids):
         return np.zeros(0, dtype=np.int64)
     changed = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
-    return np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1]
+    return np.r_[0, np.flatnonzero(to_numpy(changed)) + 1]
 
 
 def _score_order(score: np.ndarray | pd.Series) -> np.ndarray:
@@ -365,7 +366,7 @@ def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[dict], set[in
             continue
         labelled = slice(judged.bounds[t], judged.bounds[t + 1])
         dictionary, dictionaries[t] = dictionaries[t], None
-        by_docno = pc.sort_indices(dictionary).to_numpy()  # the topic's codes in docno order
+        by_docno = to_numpy(pc.sort_indices(dictionary))  # the topic's codes in docno order
         code_of = np.empty(len(by_docno), dtype=np.int32)
         code_of[by_docno] = np.arange(len(by_docno), dtype=np.int32)
         doc_codes = code_of[np.concatenate([run_codes, judged.doc[labelled]])]
@@ -398,7 +399,7 @@ def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[dict], set[in
         topics.append(
             dict(
                 query_id=str(judged.topic_ids[t]),
-                doc_ids=dictionary.take(pa.array(by_docno)).to_numpy(zero_copy_only=False),
+                doc_ids=strings_to_numpy(dictionary.take(from_numpy(by_docno))),
                 grades=grades,
                 judged=known,
                 ranking=ranking,
@@ -496,4 +497,4 @@ def _codes(ids: pa.Array, position: dict[str, int]) -> np.ndarray:
     """int32 codes of string ids from ``position``, which gets a new code for an unknown id."""
     encoded = ids.dictionary_encode()
     known = [position.setdefault(v, len(position)) for v in encoded.dictionary.to_pylist()]
-    return np.array(known, dtype=np.int32)[encoded.indices.to_numpy()]
+    return np.array(known, dtype=np.int32)[to_numpy(encoded.indices)]

@@ -9,11 +9,13 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import pandas as pd
-
 from .assembly import Aligned, align_files, align_frames
 from .qrels import read_any_qrels
 from .runs import run_files, skipped_note
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded for run DataFrames only: run files need none
+    import pandas as pd
 
 
 def read_campaign(
@@ -30,7 +32,9 @@ def read_campaign(
 
     if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
         qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
-    qrels, sample, notes = read_any_qrels(qrels, duplicates=duplicates)
+    # fail fast; plain qrels as columns for run files (no pandas), as a frame for frames
+    qrels, sample, notes = read_any_qrels(qrels, duplicates=duplicates,
+                                          frame=isinstance(runs, Mapping))  # fmt: skip
     if isinstance(runs, Mapping):
         qrels, runs = as_qrels_frame(qrels), as_run_frames(runs)
         return align_frames(qrels, runs, by_rank=by_rank, validate=True), sample, []

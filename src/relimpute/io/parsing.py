@@ -16,13 +16,17 @@ import zlib
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from .._files import read_input
 from ..errors import InputError
+from .arrow import from_numpy, to_numpy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
+    import pandas as pd
 
 #: Other common spellings of the ir_measures column names, mapped automatically.
 COLUMN_ALIASES = {
@@ -109,8 +113,11 @@ def _single_separator(data: bytes) -> str | None:
     return "\t" if has_tab else " "
 
 
-def _arrow_read(data: bytes, ncols: int, sep: str) -> pa.Table | None:
-    """Parse ``sep``-separated bytes into ``ncols`` string columns, or None if not clean.
+def _arrow_read(
+    data: bytes, ncols: int, sep: str, floats: tuple[int, ...] = ()
+) -> pa.Table | None:
+    """Parse ``sep``-separated bytes into ``ncols`` string columns (float64 for the columns
+    ``floats``: no text kept for numbers read once), or None if not clean.
 
     Clean means every line has exactly ``ncols`` non-empty fields and there
     are no blank lines (a blank line is a row of one field: an error here),
@@ -131,7 +138,8 @@ def _arrow_read(data: bytes, ncols: int, sep: str) -> pa.Table | None:
                 delimiter=sep, quote_char=False, double_quote=False, ignore_empty_lines=False
             ),
             convert_options=pcsv.ConvertOptions(
-                column_types={n: pa.string() for n in names},
+                column_types={n: pa.float64() if i in floats else pa.string()
+                              for i, n in enumerate(names)},  # fmt: skip
                 null_values=[],
                 strings_can_be_null=False,
             ),
@@ -139,10 +147,12 @@ def _arrow_read(data: bytes, ncols: int, sep: str) -> pa.Table | None:
             # default pool keeps them, which raised a campaign load's peak memory by ~40 MB
             memory_pool=pa.system_memory_pool(),
         )
-    except pa.ArrowInvalid:  # wrong column count, blank line or not UTF-8: located line by line
-        return None
-    for column in table.columns:
-        if pc.min(pc.binary_length(column)).as_py() == 0:
+    except pa.ArrowInvalid:  # wrong column count, blank line, not UTF-8 or not a number (in
+        return None  # ``floats``; an empty field too): located line by line
+    for i, column in enumerate(table.columns):
+        if i not in floats and pc.min(pc.binary_length(column)).as_py() == 0:
+            return None
+        if i in floats and not pc.all(pc.is_finite(column)).as_py():  # errors quote the text
             return None
     return table
 
@@ -152,21 +162,25 @@ def _one_array(column: pa.ChunkedArray) -> pa.Array:
     strings (a file over ``_BLOCK_LIMIT``: the column may not fit 32-bit offsets)."""
     if column.num_chunks == 1:
         return column.chunk(0)
+    if not pa.types.is_string(column.type):  # numbers: joined as they are
+        return pa.concat_arrays(column.chunks)
     return pa.concat_arrays([chunk.cast(_STRING) for chunk in column.chunks])
 
 
 def _parse_fields(
-    data: bytes, ncols: int, keep: list[int], source: str, layout: str, first_line: int = 1
+    data: bytes, ncols: int, keep: list[int], source: str, layout: str, first_line: int = 1,
+    floats: tuple[int, ...] = (),
 ) -> tuple[list[pa.Array], np.ndarray]:
     """Split a whitespace-separated file into string columns.
 
     Returns the columns listed in ``keep`` and the 1-based line number of
     every row (``data`` starting at line ``first_line`` of the file: 2 below
     a header). A line with the wrong number of fields, or text that is not
-    UTF-8, raises an :class:`InputError` naming the line.
+    UTF-8, raises an :class:`InputError` naming the line. The columns ``floats`` may come
+    as float64 instead (when every line parses; the caller converts text or numbers alike).
     """
     sep = _single_separator(data)
-    table = None if sep is None else _arrow_read(data, ncols, sep)
+    table = None if sep is None else _arrow_read(data, ncols, sep, floats)  # fmt: skip
     if table is not None:
         columns = [_one_array(table.column(i)) for i in keep]
         return columns, np.arange(first_line, table.num_rows + first_line)
@@ -248,7 +262,9 @@ def _to_float(
     values: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray
 ) -> np.ndarray:
     """Convert a column of numbers (or their text) to finite float64, naming a bad line."""
-    if isinstance(values, pd.Series):
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):  # a pandas Series
+        import pandas as pd
+
         if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
             values.dtype
         ):
@@ -259,7 +275,7 @@ def _to_float(
         i = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputError(f"{what} is missing", source, int(lines[i]))
     try:
-        array = pc.cast(values, pa.float64()).to_numpy()
+        array = to_numpy(pc.cast(values, pa.float64()))
     except pa.ArrowInvalid:
         i = _first_failing_cast(values)
         raise InputError(
@@ -301,8 +317,8 @@ def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
 
 def _pair_keys(query: pa.Array, doc: pa.Array) -> np.ndarray:
     """One int64 key per (query_id, doc_id) pair."""
-    q = query.dictionary_encode().indices.to_numpy().astype(np.int64)
-    d = doc.dictionary_encode().indices.to_numpy().astype(np.int64)
+    q = to_numpy(query.dictionary_encode().indices).astype(np.int64)
+    d = to_numpy(doc.dictionary_encode().indices).astype(np.int64)
     return q * (int(d.max(initial=0)) + 1) + d
 
 
@@ -391,6 +407,8 @@ def _normalise_frame(
     frame: pd.DataFrame, required: tuple[str, ...], columns: Mapping[str, str] | None
 ) -> pd.DataFrame:
     """Rename a user's DataFrame to the ir_measures names and check the columns."""
+    import pandas as pd
+
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a path or a pandas DataFrame, got {type(frame).__name__}")
     mapping = {
@@ -419,14 +437,25 @@ def _frame_ids(frame: pd.DataFrame, lines: np.ndarray) -> tuple[pa.Array, pa.Arr
     return query, doc
 
 
+def kept_columns(columns: dict[str, object], keep: np.ndarray | None) -> dict[str, object]:
+    """The rows ``keep`` marks (all when None) of every column (pyarrow or numpy)."""
+    if keep is None:
+        return dict(columns)
+    mask = from_numpy(keep)
+    return {
+        name: values.filter(mask) if isinstance(values, pa.Array) else values[keep]
+        for name, values in columns.items()
+    }
+
+
 def _table(columns: dict[str, object], keep: np.ndarray | None) -> pd.DataFrame:
     """Assemble the output DataFrame (pyarrow-backed strings where pandas has them)."""
-    out = {}
-    for name, values in columns.items():
-        if keep is not None:
-            values = values.filter(pa.array(keep)) if isinstance(values, pa.Array) else values[keep]
-        out[name] = values.to_pandas() if isinstance(values, pa.Array) else values
-    return pd.DataFrame(out)
+    import pandas as pd
+
+    return pd.DataFrame({
+        name: values.to_pandas() if isinstance(values, pa.Array) else values
+        for name, values in kept_columns(columns, keep).items()
+    })  # fmt: skip
 
 
 # --------------------------------------------------------------------------- TREC layout

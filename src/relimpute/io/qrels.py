@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 
 from ..errors import InputError
 from .parsing import (
@@ -40,14 +40,18 @@ from .parsing import (
     _to_int,
     check_grades,
     first_repeat,
+    kept_columns,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
+    import pandas as pd
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
 #: -2 is the TREC Web track's "junk" grade (judged, nonrelevant).
 DEFAULT_GRADE_RANGE = (-2, 10)
 
 DUPLICATE_POLICIES = ("error", "first", "last", "max")
-
 
 #: The header line of the form, and the spellings its last column may take.
 INCLUSION_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "inclusion_probability")
@@ -170,6 +174,19 @@ def read_qrels(
     treats it as unjudged. ``duplicates`` is ``"error"`` (conflicting labels;
     identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``.
     """
+    return _table(read_qrels_columns(source, duplicates=duplicates, columns=columns,
+                                     grade_range=grade_range), None)  # fmt: skip
+
+
+def read_qrels_columns(
+    source: str | os.PathLike | pd.DataFrame,
+    *,
+    duplicates: str = "error",
+    columns: Mapping[str, str] | None = None,
+    grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
+) -> dict[str, pa.Array | np.ndarray]:
+    """The columns of :func:`read_qrels`'s table, checked as it checks them, without pandas:
+    ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64."""
     _check_policy(duplicates, DUPLICATE_POLICIES)
     name, query, doc, labels, lines = _id_value_columns(
         source, 4, [0, 2, 3], "qid iter docno rel", QRELS_COLUMNS, columns
@@ -179,7 +196,7 @@ def read_qrels(
     check_grades(relevance, low, high, name, lines,
                  f"the allowed range [{low}, {high}] (set grade_range to allow it)")
     keep = _keep_mask(query, doc, relevance, duplicates, name, lines, "judgment", "relevance", True)
-    return _table({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
+    return kept_columns({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
 
 
 #: The five columns of a sampled qrels file (``sample_eval.pl``'s input).
@@ -243,8 +260,10 @@ def read_sampled_qrels(
     return table
 
 
-def read_any_qrels(source, *, duplicates: str = "error"):
+def read_any_qrels(source, *, duplicates: str = "error", frame: bool = True):
     """``(qrels, sample, notes)``: qrels of either form, the sampled table or None, and notes.
+
+    With ``frame=False`` plain qrels come as :func:`read_qrels_columns` returns them (no pandas).
 
     Sampled qrels (five columns, :func:`read_sampled_qrels`) give qrels in
     which a not-sampled document (``-1``) stays in the pool, unjudged; the notes
@@ -256,7 +275,8 @@ def read_any_qrels(source, *, duplicates: str = "error"):
         sample = read_inclusion_qrels(source)
         return sample[["query_id", "doc_id", "relevance"]], sample, []
     if form == "trec":
-        return read_qrels(source, duplicates=duplicates), None, []
+        read = read_qrels if frame else read_qrels_columns
+        return read(source, duplicates=duplicates), None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sample = read_sampled_qrels(source)

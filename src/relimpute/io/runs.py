@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
@@ -19,6 +18,10 @@ from .parsing import (
     _FRAME, RUN_COLUMNS, _check_policy, _frame_ids, _keep_mask, _normalise_frame, _parse_fields,
     read_bytes, _table, _to_float, _to_int, as_string_array,
 )  # fmt: skip
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
+    import pandas as pd
 
 
 def read_run(
@@ -86,7 +89,8 @@ def read_run_columns(
     """
     name = str(path)
     keep = [0, 2, 3, 4, 5] if keep_rank else [0, 2, 4, 5]
-    fields, lines = _parse_fields(read_bytes(path), 6, keep, name, "qid Q0 docno rank score tag")
+    fields, lines = _parse_fields(read_bytes(path), 6, keep, name, "qid Q0 docno rank score tag",
+                                  floats=(4,))  # fmt: skip
     out = {"query_id": fields[0], "doc_id": fields[1]}
     out["score"] = _to_float(fields[-2], "score", name, lines)
     if keep_rank:

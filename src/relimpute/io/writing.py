@@ -7,10 +7,9 @@ file in the destination folder, renamed into place); ids are checked before writ
 from __future__ import annotations
 
 import os
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
-import pandas as pd
 
 from .._files import atomic_write_chunks, atomic_write_text
 from .parsing import (
@@ -22,6 +21,9 @@ from .parsing import (
     _normalise_frame,
     sort_trec,
 )
+
+if TYPE_CHECKING:  # pandas is loaded by the writers, not on import
+    import pandas as pd
 
 
 def _writable_ids(frame: pd.DataFrame, column: str, first_row: int = 0) -> list[str]:
@@ -46,6 +48,8 @@ def _finite(frame: pd.DataFrame, column: str) -> list[float]:
 
 def _finite_array(frame: pd.DataFrame, column: str) -> np.ndarray:
     """:func:`_finite` as a float64 array."""
+    import pandas as pd
+
     values = pd.to_numeric(frame[column]).to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):

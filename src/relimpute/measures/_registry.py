@@ -17,7 +17,6 @@ declare, then register).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -339,6 +338,8 @@ def _unknown(
     if close is None and glued and glued["stem"].lower() in by_lower:
         close, cutoff = by_lower[glued["stem"].lower()], glued["cutoff"]
     if close is None:  # the closest spelling, keeping case if that finds one
+        import difflib
+
         matches = difflib.get_close_matches(family, known, n=1, cutoff=0.6)
         matches = matches or [
             by_lower[m] for m in difflib.get_close_matches(family.lower(), by_lower, n=1)

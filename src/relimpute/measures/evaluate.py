@@ -18,13 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-import pandas as pd
 
 from ..data import Campaign
 from ._ranked import condense
 from ._registry import GAINS, Measure, parse_measures
 
 MISSING = ("skip", "zero")
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is loaded by evaluate, not by run_means
+    import pandas as pd
 
 
 def evaluate(
@@ -64,13 +67,10 @@ def evaluate(
         trec_eval's ``all`` rows; NaN for a run with no such topic). Systems in campaign order,
         topics in campaign order, measures in the order given.
     """
+    import pandas as pd
+
     parsed = parse_measures(measures)
-    if missing not in MISSING:
-        raise ValueError(f"missing must be one of {MISSING}, got {missing!r}")
-    if gain not in GAINS:
-        raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
-    scores = _score_all(campaign, parsed, condensed=condensed, gain=gain)  # (M, S, T)
-    keep = campaign.coverage() if missing == "skip" else np.ones(scores.shape[1:], dtype=bool)
+    scores, keep = _scored(campaign, parsed, missing=missing, condensed=condensed, gain=gain)
     names = [str(m) for m in parsed]
     n_measures, n_systems, n_topics = scores.shape
     if per_topic:
@@ -87,18 +87,49 @@ def evaluate(
                 "value": scores.ravel()[rows],
             }
         )
+    return pd.DataFrame(
+        {
+            "system": np.repeat(np.asarray(campaign.systems, dtype=object), n_measures),
+            "measure": np.tile(np.asarray(names, dtype=object), n_systems),
+            "value": _means(parsed, scores, keep).T.ravel(),
+        }
+    )
+
+
+def run_means(
+    campaign: Campaign,
+    measures: Iterable[Measure],
+    *,
+    missing: str = "skip",
+    condensed: bool = False,
+    gain: str = "linear",
+) -> np.ndarray:
+    """``(S, M)``: each run's mean (or sum) of each measure, the values :func:`evaluate`
+    returns (systems in campaign order, measures in the order given), without pandas."""
+    parsed = list(measures)
+    scores, keep = _scored(campaign, parsed, missing=missing, condensed=condensed, gain=gain)
+    return _means(parsed, scores, keep).T
+
+
+def _scored(campaign, parsed, *, missing, condensed, gain) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, S, T)`` scores and the ``(S, T)`` (system, topic) cells the topic policy keeps."""
+    if missing not in MISSING:
+        raise ValueError(f"missing must be one of {MISSING}, got {missing!r}")
+    if gain not in GAINS:
+        raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
+    scores = _score_all(campaign, parsed, condensed=condensed, gain=gain)
+    keep = campaign.coverage() if missing == "skip" else np.ones(scores.shape[1:], dtype=bool)
+    return scores, keep
+
+
+def _means(parsed: list[Measure], scores: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``(M, S)`` means over the kept topics (sums for the counts; NaN with none kept)."""
     counts = keep.sum(axis=1)
     totals = np.where(keep, scores, 0.0).sum(axis=2)
     means = np.divide(totals, counts, out=np.full(totals.shape, np.nan), where=counts > 0)
     summed = np.array([m.aggregate == "sum" for m in parsed])
     means[summed] = np.where(counts > 0, totals[summed], np.nan)
-    return pd.DataFrame(
-        {
-            "system": np.repeat(np.asarray(campaign.systems, dtype=object), n_measures),
-            "measure": np.tile(np.asarray(names, dtype=object), n_systems),
-            "value": means.T.ravel(),
-        }
-    )
+    return means
 
 
 def _score_all(

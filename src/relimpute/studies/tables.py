@@ -17,6 +17,30 @@ def _table(frame: pd.DataFrame) -> str:
     return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")
 
 
+def plain_table(columns: dict[str, list]) -> str | None:
+    """:func:`_table`'s text of a frame of these columns (each all ``str``, all ``int`` or all
+    ``float``) without pandas, or None for anything else (a tab or line break in a text
+    cell, which pandas escapes; other types). Numbers right-aligned under a header one wider
+    than its name, floats to 4 decimals (NaN as ``NaN``), one space between columns."""
+    widths, cells = [], []
+    for name, values in columns.items():
+        if all(type(v) is str for v in values):
+            if any(c in v for v in values for c in "\t\r\n"):
+                return None
+            text, numeric = values, False
+        elif all(type(v) is int for v in values):
+            text, numeric = [f"{v:d}" for v in values], True
+        elif all(type(v) is float for v in values):
+            text, numeric = ["NaN" if math.isnan(v) else f"{v:.4f}" for v in values], True
+        else:
+            return None
+        widths.append(max([len(name) + numeric] + [len(t) for t in text]))
+        cells.append(text)
+    lines = [" ".join(n.rjust(w) for n, w in zip(columns, widths))]
+    lines += [" ".join(t.rjust(w) for t, w in zip(row, widths)) for row in zip(*cells)]
+    return "\n".join(lines)
+
+
 def _tsv(frame: pd.DataFrame) -> str:
     # every digit (Python's shortest repr, which reads back to the same float): it is for programs
     return frame.to_csv(sep="\t", index=False)
