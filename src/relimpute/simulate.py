@@ -318,7 +318,7 @@ SIZES: dict[str, dict[str, int]] = {
 
 
 def write_simulated(
-    directory: str | os.PathLike,
+    folder: str | os.PathLike,
     size: str | None = None,
     *,
     pool_depth: int = 10,
@@ -327,19 +327,19 @@ def write_simulated(
 ) -> dict[str, Any]:
     """Write a simulated campaign as TREC files, one topic at a time (memory of one topic).
 
-    ``directory`` receives ``qrels.txt`` (the judgments of the depth-``pool_depth`` pool of
+    ``folder`` receives ``qrels.txt`` (the judgments of the depth-``pool_depth`` pool of
     every run, as TREC pools), ``runs/<system>.txt`` and ``simulation.json`` (the parameters,
     seed and line counts). ``size`` names a row of :data:`SIZES`; ``params`` are
     :func:`simulate_campaign`'s and override it. The same seed writes the same files, and the
     topics are :func:`simulate_campaign`'s for the same arguments. The files appear together:
-    they are written in a temporary folder beside ``directory`` and renamed into place.
+    they are written in a temporary folder beside ``folder`` and renamed into place.
     """
-    directory = Path(directory)
+    folder = Path(folder)
     if size is not None and size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
     _check(int(pool_depth) == pool_depth and pool_depth >= 1, "pool_depth must be >= 1")
-    if directory.exists():
-        raise FileExistsError(f"{directory} exists: give a new folder")
+    if folder.exists():
+        raise FileExistsError(f"{folder} exists: give a new folder")
     defaults = {
         name: p.default
         for name, p in inspect.signature(simulate_campaign).parameters.items()
@@ -351,7 +351,7 @@ def write_simulated(
     params_all, grade_probs = _checked({**defaults, **(SIZES[size] if size else {}), **params})
     gen = as_generator(rng)
     plan = _plan(gen, params_all, grade_probs)
-    work = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent or "."))
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent or "."))
     try:
         (work / "runs").mkdir()
         counts = _write_files(work, gen, plan, pool_depth)
@@ -359,7 +359,7 @@ def write_simulated(
                   "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params_all.items()},
                   **counts}
         (work / "simulation.json").write_text(json.dumps(record, indent=1) + "\n")
-        os.replace(work, directory)
+        os.replace(work, folder)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
