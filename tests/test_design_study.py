@@ -44,8 +44,17 @@ def draws(rng, stratified):
     return TopicDraws(drawn, pi, np.zeros(N, int), False), pi, None
 
 
-@pytest.mark.parametrize("stratified,variance", [(False, "linearised"), (True, "linearised"),
-                                                (False, "jackknife")])
+#: The study's engine computes the estimators without AP's second-order bias correction (the
+#: package's ``bias_correction=False``); its Poisson jackknife still counts AP's pair terms
+#: twice, which the package has since removed: until the engine follows, its jackknife differs.
+ENGINE_JACKKNIFE_BEHIND = pytest.mark.xfail(
+    strict=True, reason="the study's Poisson jackknife double-counts AP's pair terms (the package "
+    "removed that); its jackknife rows describe the earlier variance")
+
+
+@pytest.mark.parametrize("stratified,variance", [
+    (False, "linearised"), (True, "linearised"),
+    pytest.param(False, "jackknife", marks=ENGINE_JACKKNIFE_BEHIND)])
 @pytest.mark.parametrize("estimator", ["ht", "greg", "ppi++"])
 def test_engine_matches_the_package(stratified, variance, estimator):
     rng = np.random.default_rng(11)
@@ -65,7 +74,7 @@ def test_engine_matches_the_package(stratified, variance, estimator):
         sample = sample.assign(stratum=stratum) if stratified else sample.assign(inclusion=pi)
         table = estimate(sample, runs, control=None if estimator == "ht" else control,
                          estimator=ESTIMATOR_NAMES[estimator], pairs="all",
-                         variance=variance,
+                         variance=variance, bias_correction=False,
                          sampling="stratified" if stratified else "poisson")
         single = table[table["run_b"] == ""].set_index("run").loc[list(runs)]
         paired = table[table["run_b"] != ""]
