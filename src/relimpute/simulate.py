@@ -351,13 +351,12 @@ def write_simulated(
     params_all, grade_probs = _checked({**defaults, **(SIZES[size] if size else {}), **params})
     gen = as_generator(rng)
     plan = _plan(gen, params_all, grade_probs)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent or "."))
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
         (work / "runs").mkdir()
         counts = _write_files(work, gen, plan, pool_depth)
-        record = {"size": size, "pool_depth": pool_depth, "seed": rng if isinstance(rng, int) else None,
-                  "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in params_all.items()},
-                  **counts}
+        seed = rng if isinstance(rng, int) else None
+        record = {"size": size, "pool_depth": pool_depth, "seed": seed, "params": params_all, **counts}
         (work / "simulation.json").write_text(json.dumps(record, indent=1) + "\n")
         os.replace(work, folder)
     except BaseException:
