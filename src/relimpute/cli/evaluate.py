@@ -286,9 +286,14 @@ def run(args) -> int:
     from ..measures import evaluate, parse_measures
 
     if args.estimator is not None:
-        return survey_command(args, COMMAND, measures=[str(m) for m in args.measures or ["AP"]],
+        from ._requests import SurveyRequest
+
+        return survey_command(SurveyRequest.from_args(args, COMMAND),
+                              COMMAND, measures=[str(m) for m in args.measures or ["AP"]],
                               pairs=None)
-    check_estimand_options(args, (
+    from ._requests import Estimand
+
+    check_estimand_options(Estimand.from_args(args), (
         ("--estimate", args.estimate), ("--llm-labels", args.llm_labels),
         ("--model", args.model), ("--intervals", args.intervals),
     ))  # fmt: skip
@@ -297,7 +302,9 @@ def run(args) -> int:
     given = inferred_request(args, DEFAULT_MEASURES)
     if given is not None:
         return _with_inferred(given, args)
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     default = INTERVAL_MEASURES if wants_intervals(args) else DEFAULT_MEASURES
     measures = parse_measures(args.measures or default)
     names = [str(m) for m in measures]
@@ -361,9 +368,11 @@ def _with_inferred(given, args) -> int:
     measures, inferred = split_measures(given)
     keys = ["system", "query_id"] if args.per_topic else ["system"]
     if not measures:  # the inferred measures alone need no campaign
-        table = inferred_table(*read_design(args, COMMAND), args, inferred)
+        table = inferred_table(*read_design(args.qrels, args.rel_threshold, COMMAND), args, inferred)
     else:
-        campaign = load_campaign(args, COMMAND)
+        from ._requests import CampaignInputs
+
+        campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
         table = inferred_table(campaign.sample, campaign.rel_threshold, args, inferred)
         options = {"missing": "zero" if args.complete else "skip", "condensed": args.condensed,
                    "gain": args.gain}
