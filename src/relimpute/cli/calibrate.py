@@ -21,9 +21,9 @@ from ._vocabulary import (
     add_confidence_argument,
     add_estimand_argument,
     add_groups_argument,
+    add_one_measure_argument,
     add_quiet_argument,
 )
-from .compare import _measure
 
 COMMAND = "calibrate"
 HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired tests"
@@ -90,11 +90,11 @@ def add_arguments(parser) -> None:
     )
     add_groups_argument(parser, "one_per_group", "draw one run per group (its run and group columns)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
-    parser.add_argument(
-        "-m", "--measure", type=_measure, default="AP", metavar="MEASURE",
-        help="state and score the confidence for this measure's mean over topics instead of MAP "
+    add_one_measure_argument(
+        parser,
+        "state and score the confidence for this measure's mean over topics instead of MAP "
         "(e.g. nDCG@10; the judging still follows each strategy; default %(default)s)",
-    )  # fmt: skip
+    )
     add_seed_argument(parser, "the study (trials are reproducible from it)")
     add_parallel_arguments(parser, "trials")
     parser.add_argument(

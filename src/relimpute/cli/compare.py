@@ -8,7 +8,6 @@ from ._common import (
     add_seed_argument,
     check_run_names,
     load_campaign,
-    measure_option,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, relevance_estimate
@@ -20,6 +19,7 @@ from ._vocabulary import (
     add_depth_argument,
     add_estimand_argument,
     add_mc_draws_argument,
+    add_one_measure_argument,
     add_pool_depth_argument,
     add_prior_argument,
     add_quiet_argument,
@@ -115,23 +115,14 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 """
 
 
-def _measure(text: str) -> str:
-    """A measure name of the registry, canonical (``map`` -> ``AP``)."""
-    return str(measure_option(text))
-
-
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
     add_model_argument(parser, None)
     add_llm_labels_argument(parser)
-    parser.add_argument(
-        "-m",
-        "--measure",
-        type=_measure,
-        default="AP",
-        metavar="MEASURE",
-        help="the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
+    add_one_measure_argument(
+        parser,
+        "the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
     add_seed_argument(parser, "the model's fit and the Monte Carlo draws")

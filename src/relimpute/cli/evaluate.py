@@ -9,7 +9,6 @@ from ._common import (
     add_model_argument,
     add_seed_argument,
     check_run_names,
-    integer_at_least,
     load_campaign,
     measure_option,
     positive_int,
@@ -22,7 +21,9 @@ from ._format import add_format_argument, emit, heading
 from ._survey import add_estimator_argument, survey_command
 from ._vocabulary import (
     add_confidence_argument,
+    add_depth_argument,
     add_estimand_argument,
+    add_mc_draws_argument,
     add_measure_argument,
     add_pool_depth_argument,
     add_quiet_argument,
@@ -207,10 +208,7 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
-    parser.add_argument(
-        "--depth", type=positive_int, default=None, metavar="K",
-        help="truncate every run at rank K, as trec_eval -M (default: full depth)",
-    )
+    add_depth_argument(parser, "truncate every run at rank K, as trec_eval -M")
     add_confidence_argument(
         parser,
         "level of the intervals; with --baseline 'significant' means an adjusted p-value below "
@@ -230,13 +228,7 @@ def add_arguments(parser) -> None:
     add_model_argument(expected, None, "relevance model for the intervals (implies --intervals)")
     add_llm_labels_argument(expected)
     add_estimate_argument(expected)
-    expected.add_argument(
-        "--mc-draws",
-        type=integer_at_least(2),
-        default=4000,
-        metavar="N",
-        help="Monte Carlo draws of relevance (default: %(default)s)",
-    )
+    add_mc_draws_argument(expected, "Monte Carlo draws of relevance")
     add_estimand_argument(
         expected, default=None,
         what=" (default: qrels for the trec_eval table, complete with --estimate or --llm-labels)",
