@@ -7,7 +7,9 @@ Imported by ``run`` only: ``--help`` loads no dataclass machinery (tests/test_st
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 #: the commands that fit a relevance model to the campaign (evaluate does with an interval)
 FITTING_COMMANDS = frozenset({"fit", "compare", "judge", "calibrate", "newrun", "poolbias"})
@@ -20,7 +22,7 @@ class CampaignInputs:
     whether a model is fitted to it, which sizes the memory it needs."""
 
     qrels: str
-    runs: list | str
+    runs: list[str]
     rel_threshold: int | None
     by_rank: bool
     duplicates: str
@@ -135,7 +137,7 @@ class CalibrateRequest:
     strategies: str
     settings_dir: str | None
     one_per_group: str | None
-    study: dict
+    study: Mapping[str, object]
     output: str
     resume: bool
     overwrite: bool
@@ -145,9 +147,11 @@ class CalibrateRequest:
 
     @classmethod
     def from_args(cls, args, command: str) -> CalibrateRequest:
-        study = dict(n_trials=args.trials, k=args.k, c=args.c, confidence=args.confidence,
-                     depth=args.depth or None, seed=args.seed, max_judgments=args.budget,
-                     measure=args.measure, cap=args.cap)  # fmt: skip
+        study = MappingProxyType(dict(
+            n_trials=args.trials, k=args.k, c=args.c, confidence=args.confidence,
+            depth=args.depth or None, seed=args.seed, max_judgments=args.budget,
+            measure=args.measure, cap=args.cap,
+        ))  # fmt: skip
         return cls(
             CampaignInputs.from_args(args, command), args.estimand, args.strategies, args.models,
             args.one_per_group, study, args.output, args.resume, args.overwrite, args.jobs,
