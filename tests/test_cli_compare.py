@@ -234,14 +234,16 @@ def test_tsv_and_json_keep_every_digit_of_the_bounds(data, capsys):
     """The human formats round a Monte Carlo bound at its standard error; tsv and json are read
     by programs and print the engine's numbers whole (tsv rounded them, and at 6 digits)."""
     from relimpute.cli import build_parser
-    from relimpute.cli.compare import estimate_relevance
+    from relimpute.cli._estimate import relevance_estimate
+    from relimpute.cli._requests import RelevanceSource
 
     qrels, runs = data
     argv = ["compare", str(qrels), str(runs), "--seed", "3", "--mc-draws", "500"]
     args = build_parser(["compare"]).parse_args(argv)
     campaign = Campaign.from_files(qrels, runs)
     want = ConfidenceEngine().confidence(
-        campaign, estimate_relevance(campaign, args), measure="AP", n_draws=500, rng=3
+        campaign, relevance_estimate(RelevanceSource.from_args(args), campaign, ["AP"], "compare", 3),
+        measure="AP", n_draws=500, rng=3,
     ).to_frame(level=0.95)
     assert main([*argv, "-f", "tsv"]) == 0
     out, err = capsys.readouterr()

@@ -137,13 +137,10 @@ def test_judge_llm_chooses_with_the_labels_model(files, monkeypatch, capsys):
 
 
 def test_calibrate_swaps_the_default_model_for_the_labels_model():
-    from types import SimpleNamespace
-
     from relimpute.calibration.strategies import resolve_strategies
     from relimpute.cli._labels import strategies_with_labels
 
-    args = SimpleNamespace(llm_labels=["x.txt"])
-    swapped = strategies_with_labels(args, resolve_strategies(["fusion-mc", "mtc"]))
+    swapped = strategies_with_labels(("x.txt",), resolve_strategies(["fusion-mc", "mtc"]))
     assert [s.model for s in swapped] == ["fusion-llm", "uniform"]
     model = swapped[0].make_model()
     assert model.fusion == {"n_draws": 200} and np.isfinite(model.label_sd)
@@ -153,14 +150,13 @@ def test_calibrate_swaps_a_held_out_default_model_keeping_its_settings(tmp_path)
     """With --settings-dir the default model is a settings file: the labels' model wraps it
     with those settings (they were chosen without the collection), not the class defaults."""
     import json
-    from types import SimpleNamespace
 
     from relimpute.calibration.strategies import resolve_strategies, with_settings_from
     from relimpute.cli._labels import strategies_with_labels
 
     (tmp_path / "fusion.json").write_text(json.dumps({"model": "fusion", "params": {"weight_sd": 0.5}}))
     strategies = with_settings_from(resolve_strategies(["fusion-mc", "mtc"]), tmp_path)
-    swapped = strategies_with_labels(SimpleNamespace(llm_labels=["x.txt"]), strategies)
+    swapped = strategies_with_labels(("x.txt",), strategies)
     assert [s.model for s in swapped] == ["fusion-llm", "uniform"]
     assert swapped[0].make_model().fusion == {"weight_sd": 0.5, "n_draws": 200}
 

@@ -155,13 +155,14 @@ def test_the_cli_campaign_and_answers_are_the_study_campaigns(files, capsys):
     same answer as the Python calls on that campaign."""
     from relimpute.cli import build_parser
     from relimpute.cli._common import load_campaign
+    from relimpute.cli._requests import CampaignInputs
     from relimpute.confidence import ConfidenceEngine
     from relimpute.relevance import load_model
 
     qrels, runs, labels, tmp = files
     study = _study_campaign(qrels, runs, labels)
     args = build_parser().parse_args(["fit", qrels, *runs, "-o", str(tmp / "x.tsv"), "--llm-labels", labels])
-    cli = load_campaign(args, "fit")
+    cli = load_campaign(CampaignInputs.from_args(args, "fit"), "fit")
     for a, b in zip(cli.topics, study.topics):
         assert list(a.doc_ids) == list(b.doc_ids)
         for name in ("grades", "judged", "ranking", "depth"):

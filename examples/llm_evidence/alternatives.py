@@ -42,7 +42,9 @@ from default_check import COLLECTIONS, DATA, conditions_met, design, scores, sub
 from relimpute.cli import build_parser
 from relimpute.cli._common import load_campaign
 from relimpute.cli._estimand import estimand_engine
-from relimpute.cli._intervals import interval_table, relevance
+from relimpute.cli._estimate import relevance_estimate
+from relimpute.cli._intervals import interval_table
+from relimpute.cli._requests import CampaignInputs, Estimand, RelevanceSource
 from relimpute.labels import read_labels
 from relimpute.measures import parse_measures
 
@@ -89,10 +91,11 @@ def run_design(collection: str, depth: int, tmp: Path):
             "--llm-labels", str(labels), "--format", "tsv"]  # fmt: skip
     args = build_parser(["evaluate"]).parse_args(argv)
     args.estimand = "complete"
-    campaign = load_campaign(args, "evaluate")
+    campaign = load_campaign(CampaignInputs.from_args(args, "evaluate"), "evaluate")
     measures = parse_measures(["AP"])
-    estimate = relevance(campaign, measures, args, "evaluate")
-    engine = estimand_engine(args, campaign, "evaluate", depth=None)
+    estimate = relevance_estimate(RelevanceSource.from_args(args), campaign, measures, "evaluate",
+                                  args.seed)
+    engine = estimand_engine(Estimand.from_args(args), campaign, "evaluate", depth=None)
     codes = campaign.labels[0].align(campaign)
     targets = [(c >= 0) & ~t.judged for c, t in zip(codes, campaign.topics)]
     setting = {"collection": collection, "pool_depth": depth}

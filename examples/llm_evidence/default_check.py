@@ -46,6 +46,7 @@ from relimpute.calibration.metrics import kendall_tau
 from relimpute.cli import build_parser
 from relimpute.cli._common import load_campaign
 from relimpute.cli._intervals import intervals
+from relimpute.cli._requests import CampaignInputs
 from relimpute.data import Campaign
 from relimpute.io import write_qrels
 from relimpute.labels import read_labels
@@ -96,7 +97,7 @@ def cli_answer(argv: list[str], campaign=None):
     args = build_parser(["evaluate"]).parse_args(["evaluate", *argv, "--format", "tsv"])
     with contextlib.redirect_stderr(io.StringIO()) as err:
         if campaign is None:
-            campaign = load_campaign(args, "evaluate")
+            campaign = load_campaign(CampaignInputs.from_args(args, "evaluate"), "evaluate")
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             intervals(campaign, parse_measures(["AP"]), args, "evaluate")

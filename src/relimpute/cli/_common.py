@@ -103,57 +103,51 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
     )
 
 
-def load_campaign(args, command: str):
-    """The campaign the arguments name; the input policies' notes go to stderr."""
+def load_campaign(inputs, command: str):
+    """The campaign ``inputs`` (:class:`relimpute.cli._requests.CampaignInputs`) name; the input
+    policies' notes go to stderr."""
     from ..collection_settings import resolve_rel_threshold
     from ..data import Campaign
     from ..progress import stage
 
-    _check_memory(args, command)
+    _check_memory(inputs)
     # the threshold is resolved once: given, else the collection's settings file, else 1
-    threshold, source = resolve_rel_threshold(args.qrels, args.rel_threshold)
+    threshold, source = resolve_rel_threshold(inputs.qrels, inputs.rel_threshold)
     # reading the runs shows its own bar (relimpute.io.assembly); the stage covers the qrels
     # before it and aligning the runs after it
     with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
         warnings.simplefilter("ignore")  # the notes are printed below instead
         campaign = Campaign.from_files(
-            args.qrels,
-            args.runs,
+            inputs.qrels,
+            inputs.runs,
             rel_threshold=threshold,
-            by_rank=args.by_rank,
-            duplicates=args.duplicates,
+            by_rank=inputs.by_rank,
+            duplicates=inputs.duplicates,
         )
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     from ._labels import attach_llm_labels
 
-    campaign = attach_llm_labels(args, campaign, command)  # --llm-labels, where a command has it
+    campaign = attach_llm_labels(inputs.llm_labels, campaign, command)
     if source is not None:
         note = f"rel_threshold {threshold} from {source}"
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
-    given = "--rel-threshold" if args.rel_threshold is not None else source is not None
-    message = threshold_warning(campaign, given=given, qrels=args.qrels)
+    given = "--rel-threshold" if inputs.rel_threshold is not None else source is not None
+    message = threshold_warning(campaign, given=given, qrels=inputs.qrels)
     if message:
         print(f"relimpute {command}: {message}", file=sys.stderr)
     return campaign
 
 
-#: the commands that fit a relevance model to the campaign (evaluate does with an interval)
-FITTING_COMMANDS = frozenset({"fit", "compare", "judge", "calibrate", "newrun", "poolbias"})
-
-
-def _check_memory(args, command: str) -> None:
+def _check_memory(inputs) -> None:
     """Refuse at once a campaign whose files would not fit in memory (relimpute.io.memory)."""
     from ..io.memory import FIT_BYTES_PER_INPUT_BYTE, READ_BYTES_PER_INPUT_BYTE, check_fits
     from ..io.runs import run_files
 
-    fits = command in FITTING_COMMANDS or any(
-        getattr(args, name, None) for name in ("intervals", "model", "llm_labels")
-    )
-    files = [path for _, path in run_files(args.runs, [])]
-    per_byte = FIT_BYTES_PER_INPUT_BYTE if fits else READ_BYTES_PER_INPUT_BYTE
-    runs = " ".join(map(str, args.runs)) if isinstance(args.runs, list) else str(args.runs)
-    check_fits([args.qrels, *files], per_byte, source=f"{args.qrels} and {runs}")
+    files = [path for _, path in run_files(inputs.runs, [])]
+    per_byte = FIT_BYTES_PER_INPUT_BYTE if inputs.fits else READ_BYTES_PER_INPUT_BYTE
+    runs = " ".join(map(str, inputs.runs)) if isinstance(inputs.runs, list) else str(inputs.runs)
+    check_fits([inputs.qrels, *files], per_byte, source=f"{inputs.qrels} and {runs}")
 
 
 def threshold_warning(campaign, *, given: str | bool, qrels: str = "qrels") -> str | None:

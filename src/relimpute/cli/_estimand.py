@@ -9,19 +9,20 @@ from __future__ import annotations
 import sys
 
 
-def check_estimand_options(args, models: tuple[tuple[str, object], ...] = ()) -> None:
+def check_estimand_options(estimand, models: tuple[tuple[str, object], ...] = ()) -> None:
     """Refuse ``--pool-depth`` without ``--estimand pool``, and a model (``models``: the
-    command's ``(option, value)`` pairs that choose one) with ``--estimand qrels``."""
+    command's ``(option, value)`` pairs that choose one) with ``--estimand qrels``
+    (``estimand``: :class:`relimpute.cli._requests.Estimand`)."""
     from ..errors import InputError
 
-    if getattr(args, "pool_depth", None) is not None and args.estimand != "pool":
+    if estimand.pool_depth is not None and estimand.name != "pool":
         raise InputError(
-            f"the depth of --estimand pool, not of {args.estimand}: add --estimand pool or "
+            f"the depth of --estimand pool, not of {estimand.name}: add --estimand pool or "
             "drop --pool-depth",
             "--pool-depth",
         )
     given = [option for option, value in models if value]
-    if args.estimand == "qrels" and given:
+    if estimand.name == "qrels" and given:
         raise InputError(
             f"qrels is trec_eval on the qrels given and uses no relevance model: drop "
             f"{given[0]}, or choose --estimand complete or pool",
@@ -29,29 +30,29 @@ def check_estimand_options(args, models: tuple[tuple[str, object], ...] = ()) ->
         )
 
 
-def refuse_estimand(args, command: str, takes: tuple[str, ...], why: str) -> None:
+def refuse_estimand(estimand: str, command: str, takes: tuple[str, ...], why: str) -> None:
     """An error naming which estimands ``command`` (or this path of it) gives, and why."""
     from ..errors import InputError
 
-    if args.estimand not in takes:
+    if estimand not in takes:
         raise InputError(
-            f"{command} cannot give {args.estimand}: {why}; it gives {' and '.join(takes)}",
+            f"{command} cannot give {estimand}: {why}; it gives {' and '.join(takes)}",
             "--estimand",
         )
 
 
-def estimand_engine(args, campaign, command: str, **options):
-    """The :class:`ConfidenceEngine` of ``args.estimand`` (``options``: ratio, depth), with a
-    note on stderr when the pool depth is inferred."""
+def estimand_engine(estimand, campaign, command: str, **options):
+    """The :class:`ConfidenceEngine` of ``estimand`` (:class:`relimpute.cli._requests.Estimand`;
+    ``options``: ratio, depth), with a note on stderr when the pool depth is inferred."""
     from ..confidence import ConfidenceEngine
     from ..confidence.estimands import judged_pool_depth
 
-    pool_depth = getattr(args, "pool_depth", None)
-    if args.estimand == "pool" and pool_depth is None:
+    pool_depth = estimand.pool_depth
+    if estimand.name == "pool" and pool_depth is None:
         pool_depth = judged_pool_depth(campaign)
         print(
             f"relimpute {command}: note: pool depth {pool_depth}, the depth most runs are judged "
             "to on every topic (--pool-depth K sets it)",
             file=sys.stderr,
         )
-    return ConfidenceEngine(estimand=args.estimand, pool_depth=pool_depth, **options)
+    return ConfidenceEngine(estimand=estimand.name, pool_depth=pool_depth, **options)

@@ -1,4 +1,5 @@
-"""``--estimate FILE``: read the probabilistic qrels ``relimpute fit -o`` writes.
+"""``--estimate FILE``: read the probabilistic qrels ``relimpute fit -o`` writes; and the
+relevance estimate a command scores against, that file, ``--prior`` or a fitted ``--model``.
 
 The format (:func:`relimpute.io.write_prob_qrels`) is tab-separated with a
 header, ``query_id<TAB>doc_id<TAB>probability``, one line per (topic,
@@ -60,6 +61,34 @@ def load_estimate(path: str, campaign, command: str = "relimpute"):
             f"{exc.problem} (was the file fitted to other runs or qrels?)", path, line
         ) from None
     return with_draws(estimate, campaign, path)
+
+
+def relevance_estimate(source, campaign, measures, command: str, seed: int):
+    """The relevance estimate a command scores against (``source``: a
+    :class:`relimpute.cli._requests.RelevanceSource`): the --estimate file, the uniform
+    --prior, or the --model (the labels' model with --llm-labels, else the default one)
+    fitted to ``campaign`` with ``seed``, predicting for ``measures`` (a binary measure reads
+    no grades); a line on stderr when that model failed the project's calibration study."""
+    from .._defaults import DEFAULT_MODEL
+    from ..confidence import predict_for
+    from ..progress import stage
+    from ..relevance import load_model
+    from ._calibration_check import warn_if_uncalibrated
+    from ._labels import model_with_labels
+
+    if source.estimate is not None:  # with --llm-labels, the documents they add count in R
+        return load_estimate(source.estimate, campaign, command)
+    if source.prior is not None:
+        from ..relevance import Uniform  # only here: the default answer loads no other model
+
+        warn_if_uncalibrated("uniform" if source.prior == 0.5 else None, command)
+        return Uniform(prior=source.prior).fit_predict(campaign)
+    name = model_with_labels(source.labels, source.model) or DEFAULT_MODEL
+    warn_if_uncalibrated(source.model, command)
+    with stage(f"relimpute {command}: fitting {name}"):
+        model = load_model(name)
+        model.fit(campaign, rng=seed)
+        return predict_for(model, campaign, measures)
 
 
 def narrower_note(command: str, why: str) -> str:

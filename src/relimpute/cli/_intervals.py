@@ -55,26 +55,6 @@ def check_options(args, measures) -> None:
                 )  # fmt: skip
 
 
-def relevance(campaign, measures, args, command: str):
-    """The estimate the intervals come from: --estimate FILE, else the fitted model."""
-    from .._defaults import DEFAULT_MODEL
-    from ..confidence import predict_for
-    from ..progress import stage
-    from ..relevance import load_model
-    from ._calibration_check import warn_if_uncalibrated
-    from ._estimate import load_estimate
-    from ._labels import model_with_labels
-
-    if args.estimate is not None:  # with --llm-labels, the documents they add count in R
-        return load_estimate(args.estimate, campaign, command)
-    name = model_with_labels(args, args.model) or DEFAULT_MODEL
-    warn_if_uncalibrated(args.model, command)
-    with stage(f"relimpute {command}: fitting {name}"):
-        model = load_model(name)
-        model.fit(campaign, rng=args.seed)
-        return predict_for(model, campaign, measures)  # as compare: a binary measure, no grades
-
-
 def interval_table(campaign, estimate, measures, args, engine):
     """One row per run: ``system, num_q``, then per measure ``E[m], sd[m], ci_low[m],
     ci_high[m]`` at --confidence; only ``E[m]`` when the estimate is a file without draws."""
@@ -157,11 +137,14 @@ def intervals(campaign, measures, args, command: str) -> int:
     from ._format import emit
 
     from ._estimand import estimand_engine
+    from ._estimate import relevance_estimate
+    from ._requests import Estimand, RelevanceSource
     from ._labels import labels_pool_title, on_labels_pool
 
     args.estimand = args.estimand or "complete"  # E[m]'s default
     check_options(args, measures)
-    estimate = relevance(campaign, measures, args, command)
+    estimate = relevance_estimate(RelevanceSource.from_args(args), campaign, measures, command,
+                                  args.seed)
     if args.estimate is not None and estimate.n_draws == 0:
         why = file_without_draws(args.estimate)
         if args.intervals:
@@ -178,7 +161,7 @@ def intervals(campaign, measures, args, command: str) -> int:
     elif estimate.n_draws == 0:
         print(narrower_note(command, f"the model {estimate.model!r} gives a point estimate "
                                      "only"), file=sys.stderr)  # fmt: skip
-    engine = estimand_engine(args, campaign, command, depth=args.depth)
+    engine = estimand_engine(Estimand.from_args(args), campaign, command, depth=args.depth)
     if estimate.n_draws and engine.estimand == "pool":
         print(narrower_note(command, "--estimand pool uses the model's point estimate of p"),
               file=sys.stderr)  # fmt: skip

@@ -218,7 +218,9 @@ def judge_sample(args) -> int:
     from ._judge_terminal import check_terminal, load_texts
     from ._judge_journal import CHECKED, grade_scale, journal_settings
 
-    campaign = load_campaign(args, "judge")
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, "judge"), "judge")
     args.rel_threshold = campaign.rel_threshold
     systems = tuple(args.pair) if args.pair else campaign.systems
     check_run_names(systems, campaign.systems, "--pair")

@@ -30,9 +30,9 @@ def add_llm_labels_argument(parser) -> None:
     )
 
 
-def attach_llm_labels(args, campaign, command: str):
-    """``campaign`` with the label files of ``--llm-labels`` (checked against it), if any."""
-    paths = getattr(args, "llm_labels", None)
+def attach_llm_labels(paths, campaign, command: str):
+    """``campaign`` with the label files ``paths`` of ``--llm-labels`` (checked against it), if
+    any."""
     if not paths:
         return campaign
     from ..labels import read_labels, with_labels
@@ -74,10 +74,11 @@ def labels_pool_title(title: str, estimate) -> str:
     return title[:-1] + "; on the labels' pool: a document neither judged nor labelled is nonrelevant, as in qrels)"
 
 
-def model_with_labels(args, model: str | None, option: str = "--model") -> str | None:
-    """The model to fit: ``model`` as given without ``--llm-labels``; with them, the labels'
-    model in place of the default one, and an error for a model that ignores labels."""
-    if not getattr(args, "llm_labels", None):
+def model_with_labels(labels, model: str | None, option: str = "--model") -> str | None:
+    """The model to fit: ``model`` as given without ``--llm-labels`` (``labels``, the files);
+    with them, the labels' model in place of the default one, and an error for a model that
+    ignores labels."""
+    if not labels:
         return model
     from ..errors import InputError
     from ..relevance import load_settings
@@ -93,9 +94,10 @@ def model_with_labels(args, model: str | None, option: str = "--model") -> str |
     return model
 
 
-def refuse_with_labels(args, *options: tuple[str, object]) -> None:
-    """An error when ``--llm-labels`` is given with an option that fits no model."""
-    if not getattr(args, "llm_labels", None):
+def refuse_with_labels(labels, *options: tuple[str, object]) -> None:
+    """An error when ``--llm-labels`` (``labels``, the files) is given with an option that fits
+    no model."""
+    if not labels:
         return
     from ..errors import InputError
 
@@ -107,11 +109,12 @@ def refuse_with_labels(args, *options: tuple[str, object]) -> None:
             )
 
 
-def strategies_with_labels(args, strategies: list) -> list:
-    """Calibration strategies with ``--llm-labels``: those that generalise their judgments
-    with the default model (and judge without refitting it) generalise with the labels'
-    model instead, the default model's parameters wrapped in it; an error when none does."""
-    if not getattr(args, "llm_labels", None):
+def strategies_with_labels(labels, strategies: list) -> list:
+    """Calibration strategies with ``--llm-labels`` (``labels``, the files): those that
+    generalise their judgments with the default model (and judge without refitting it)
+    generalise with the labels' model instead, the default model's parameters wrapped in it;
+    an error when none does."""
+    if not labels:
         return strategies
     from dataclasses import replace
 

@@ -89,22 +89,24 @@ def inferred_title(names) -> str:
     return "estimand: " + "; ".join(parts)
 
 
-def read_design(args, command: str):
-    """``(sampled qrels, relevance threshold)`` read from the command's qrels, notes on stderr."""
+def read_design(qrels: str, rel_threshold: int | None, command: str):
+    """``(sampled qrels, relevance threshold)`` read from the command's ``qrels`` (the
+    threshold: ``rel_threshold`` as given, else the collection's settings, else 1), notes on
+    stderr."""
     from ..collection_settings import resolve_rel_threshold
     from ..io import is_inclusion_qrels, read_inclusion_qrels, read_sampled_qrels
     from ._common import grades_warning
 
-    reader = read_inclusion_qrels if is_inclusion_qrels(args.qrels) else read_sampled_qrels
+    reader = read_inclusion_qrels if is_inclusion_qrels(qrels) else read_sampled_qrels
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sample = reader(args.qrels)
+        sample = reader(qrels)
     for note in caught:
         print(f"relimpute {command}: note: {note.message}", file=sys.stderr)
-    threshold, settings = resolve_rel_threshold(args.qrels, args.rel_threshold)
-    given = "--rel-threshold" if args.rel_threshold is not None else settings is not None
+    threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
+    given = "--rel-threshold" if rel_threshold is not None else settings is not None
     judged = sample["relevance"].to_numpy()
-    message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=args.qrels)
+    message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=qrels)
     if message:  # a threshold above every grade: refused, as for any qrels
         print(f"relimpute {command}: {message}", file=sys.stderr)
     return sample, threshold

@@ -45,8 +45,9 @@ def sample_without_design(qrels: str) -> str:
             "document had to be judged, so no design-based interval can be made from them")
 
 
-def survey_command(args, command: str, *, measures, pairs) -> int:
-    """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names)."""
+def survey_command(request, command: str, *, measures, pairs) -> int:
+    """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names) that
+    ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
     from ..errors import InputError
     from ..io import is_inclusion_qrels, read_run, run_files
@@ -54,23 +55,23 @@ def survey_command(args, command: str, *, measures, pairs) -> int:
     from ._format import emit
     from ._sampled import read_design
 
-    if not (is_inclusion_qrels(args.qrels) or is_sampled_qrels(args.qrels)):
-        raise InputError(sample_without_design(args.qrels), str(args.qrels))
-    labels = getattr(args, "llm_labels", None) or []
-    model = getattr(args, "model", None)
-    if args.estimator == "ht" and (labels or model is not None):
+    inputs = request.campaign
+    if not (is_inclusion_qrels(inputs.qrels) or is_sampled_qrels(inputs.qrels)):
+        raise InputError(sample_without_design(inputs.qrels), str(inputs.qrels))
+    labels, model = inputs.llm_labels, request.model
+    if request.estimator == "ht" and (labels or model is not None):
         raise InputError("--estimator ht uses no control variate: drop --model/--llm-labels, "
                          "or choose --estimator model-assisted or ppi++")
-    if args.estimator != "ht" and not labels and model is None:
-        raise InputError(f"--estimator {args.estimator} needs a control variate: --model NAME "
+    if request.estimator != "ht" and not labels and model is None:
+        raise InputError(f"--estimator {request.estimator} needs a control variate: --model NAME "
                          "(cross-fitted to the sample) or --llm-labels FILE")
     if labels and model is not None:
         raise InputError("give one control variate: --model or --llm-labels, not both")
     if len(labels) > 1:
         raise InputError("--estimator takes one --llm-labels file as its control variate")
-    sample, threshold = read_design(args, command)
-    runs = {system: read_run(path, duplicates=args.duplicates)
-            for system, path in run_files(args.runs)}
+    sample, threshold = read_design(inputs.qrels, inputs.rel_threshold, command)
+    runs = {system: read_run(path, duplicates=inputs.duplicates)
+            for system, path in run_files(inputs.runs)}
     control, name = None, "none"
     if labels:
         from ..confidence.survey.control import label_predictions
@@ -81,28 +82,28 @@ def survey_command(args, command: str, *, measures, pairs) -> int:
         from ..progress import stage
         from ._common import load_campaign
 
-        campaign = load_campaign(args, command)
+        campaign = load_campaign(inputs, command)
         with stage(f"relimpute {command}: cross-fitting {model} to the sample"):
-            control = model_predictions(campaign, sample, model, rng=args.seed,
+            control = model_predictions(campaign, sample, model, rng=request.seed,
                                         measures=measures)
         name = f"model {model} (cross-fitted, 2 folds)"
     try:
         table = estimate(sample, runs, measures=measures, control=control,
-                         estimator=args.estimator, pairs=pairs, level=args.confidence,
-                         margin=getattr(args, "margin", None), rel_threshold=threshold,
-                         per_topic=getattr(args, "per_topic", False), control_name=name)
+                         estimator=request.estimator, pairs=pairs, level=request.level,
+                         margin=request.margin, rel_threshold=threshold,
+                         per_topic=request.per_topic, control_name=name)
     except ValueError as exc:
-        raise InputError(str(exc), str(args.qrels)) from None
+        raise InputError(str(exc), str(inputs.qrels)) from None
     for note in table.loc[(table["query_id"] == "all") & (table["note"] != ""), "note"].unique():
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
-    title = (f"estimator: {ESTIMATOR_TITLES[args.estimator]}; control variate: {name}; "
-             f"{round(100 * args.confidence):d}% normal intervals from the design (jackknife "
+    title = (f"estimator: {ESTIMATOR_TITLES[request.estimator]}; control variate: {name}; "
+             f"{round(100 * request.level):d}% normal intervals from the design (jackknife "
              f"variance; AP less its second-order ratio bias); estimand: {SURVEY_ESTIMAND}")
-    if not getattr(args, "per_topic", False):
+    if not request.per_topic:
         table = table[table["query_id"] == "all"].drop(columns=["query_id"])
     if not pairs:
         table = table.drop(columns=["run_b", "p_a_better", "p_equivalent"])
-    elif getattr(args, "margin", None) is None:
+    elif request.margin is None:
         table = table.drop(columns=["p_equivalent"])
-    emit(table.drop(columns=["estimand"]).reset_index(drop=True), args.format, title=title)
+    emit(table.drop(columns=["estimand"]).reset_index(drop=True), request.format, title=title)
     return 0

@@ -184,6 +184,17 @@ def add_measure_argument(parser, help: str, *, type=str) -> None:
     )
 
 
+def add_one_measure_argument(parser, help: str) -> None:
+    """``-m/--measure MEASURE``: one measure, by its canonical registry name (``map`` -> ``AP``;
+    default AP), into ``args.measure``."""
+    from ._common import measure_option
+
+    def name(text: str) -> str:
+        return str(measure_option(text))
+
+    parser.add_argument("-m", "--measure", type=name, default="AP", metavar="MEASURE", help=help)
+
+
 def add_groups_argument(parser, dest: str, help: str, *, required: bool = False) -> None:
     """``--groups GROUPS.tsv``: the groups table (run, group, pooled), into ``args.<dest>``."""
     parser.add_argument(

@@ -125,7 +125,9 @@ def run(args) -> int:
         from .._files import check_output_path
 
         check_output_path(args.output, directory=True)
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     if args.compare:
         check_run_names(args.compare, campaign.systems, "--pair")
     options = {"level": args.confidence, "epsilon": args.epsilon}

@@ -21,9 +21,9 @@ from ._vocabulary import (
     add_confidence_argument,
     add_estimand_argument,
     add_groups_argument,
+    add_one_measure_argument,
     add_quiet_argument,
 )
-from .compare import _measure
 
 COMMAND = "calibrate"
 HELP = "measure whether confidence is calibrated: trials, bins, W, τ, paired tests"
@@ -90,11 +90,11 @@ def add_arguments(parser) -> None:
     )
     add_groups_argument(parser, "one_per_group", "draw one run per group (its run and group columns)")
     parser.add_argument("--cap", type=number_between(0.5, 1), default=0.95, help="confidence cap of the capped tables (default 0.95)")
-    parser.add_argument(
-        "-m", "--measure", type=_measure, default="AP", metavar="MEASURE",
-        help="state and score the confidence for this measure's mean over topics instead of MAP "
+    add_one_measure_argument(
+        parser,
+        "state and score the confidence for this measure's mean over topics instead of MAP "
         "(e.g. nDCG@10; the judging still follows each strategy; default %(default)s)",
-    )  # fmt: skip
+    )
     add_seed_argument(parser, "the study (trials are reproducible from it)")
     add_parallel_arguments(parser, "trials")
     parser.add_argument(
@@ -128,7 +128,16 @@ _WHY_POOL = (
 
 
 def run(args) -> int:
-    refuse_estimand(args, COMMAND, ("complete",), _WHY_POOL if args.estimand == "pool" else _WHY)
+    from ._requests import CalibrateRequest
+
+    return study(CalibrateRequest.from_args(args, COMMAND))
+
+
+def study(request) -> int:
+    """Run, or go on with, the study ``request`` (a :class:`relimpute.cli._requests.CalibrateRequest`)
+    asks for, and print its summary."""
+    why = _WHY_POOL if request.estimand == "pool" else _WHY
+    refuse_estimand(request.estimand, COMMAND, ("complete",), why)
     from pathlib import Path  # here, not at the top: --help does not load it
 
     from .._files import check_output_path
@@ -137,27 +146,25 @@ def run(args) -> int:
     from ..groups import read_groups
     from ..studies import run as run_study
 
-    check_output_path(args.output, directory=True)  # before the study, not after it
-    campaign = load_campaign(args, COMMAND)
-    groups = read_groups(args.one_per_group).run_to_group() if args.one_per_group else None
+    check_output_path(request.output, directory=True)  # before the study, not after it
+    campaign = load_campaign(request.campaign, COMMAND)
+    groups = read_groups(request.one_per_group).run_to_group() if request.one_per_group else None
     try:  # check the study's settings before any work
-        strategies = resolve_strategies(args.strategies)
-        if args.models:
-            strategies = with_settings_from(strategies, args.models)
-        strategies = strategies_with_labels(args, strategies)
-        if not 0.5 < args.confidence < 1.0:
+        strategies = resolve_strategies(request.strategies)
+        if request.settings_dir:
+            strategies = with_settings_from(strategies, request.settings_dir)
+        strategies = strategies_with_labels(request.campaign.llm_labels, strategies)
+        if not 0.5 < request.study["confidence"] < 1.0:
             raise ValueError("need 0.5 < --confidence < 1")
-        study = CalibrationTrials(
-            campaign, tuple(strategies), n_trials=args.trials, k=args.k, c=args.c,
-            confidence=args.confidence, depth=args.depth or None, groups=groups, seed=args.seed,
-            max_judgments=args.budget, measure=args.measure, cap=args.cap,
-            collection=Path(args.qrels).resolve().parent.name,  # names the diagram
+        trials = CalibrationTrials(
+            campaign, tuple(strategies), groups=groups, **request.study,
+            collection=Path(request.campaign.qrels).resolve().parent.name,  # names the diagram
         )  # fmt: skip
     except (KeyError, ValueError) as exc:
         print(f"relimpute calibrate: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    run_study(study, args.output, jobs=args.jobs, scheduler=args.scheduler, resume=args.resume,
-              overwrite=args.overwrite, progress=not args.quiet)  # fmt: skip
-    print((Path(args.output) / "summary.txt").read_text(encoding="utf-8"), end="")
-    print(f"\nreport written to {Path(args.output) / 'report.md'}")
+    run_study(trials, request.output, jobs=request.jobs, scheduler=request.scheduler,
+              resume=request.resume, overwrite=request.overwrite, progress=not request.quiet)  # fmt: skip
+    print((Path(request.output) / "summary.txt").read_text(encoding="utf-8"), end="")
+    print(f"\nreport written to {Path(request.output) / 'report.md'}")
     return 0

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 from ._common import (
-    DEFAULT_MODEL,
     add_campaign_arguments,
     add_model_argument,
     add_seed_argument,
     check_run_names,
     load_campaign,
-    measure_option,
 )
 from ._estimand import check_estimand_options, estimand_engine
-from ._estimate import add_estimate_argument, load_estimate
+from ._estimate import add_estimate_argument, relevance_estimate
 from ._format import add_format_argument, emit
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
-from ._labels import add_llm_labels_argument, labels_pool_title, model_with_labels, refuse_with_labels
+from ._labels import add_llm_labels_argument, labels_pool_title, refuse_with_labels
 from ._vocabulary import (
     add_confidence_argument,
     add_depth_argument,
     add_estimand_argument,
     add_mc_draws_argument,
+    add_one_measure_argument,
     add_pool_depth_argument,
     add_prior_argument,
     add_quiet_argument,
@@ -116,23 +115,14 @@ exit status: 0 on success, 2 on bad input (the message names file and line).
 """
 
 
-def _measure(text: str) -> str:
-    """A measure name of the registry, canonical (``map`` -> ``AP``)."""
-    return str(measure_option(text))
-
-
 def add_arguments(parser) -> None:
     parser.epilog = EPILOG
     add_campaign_arguments(parser)
     add_model_argument(parser, None)
     add_llm_labels_argument(parser)
-    parser.add_argument(
-        "-m",
-        "--measure",
-        type=_measure,
-        default="AP",
-        metavar="MEASURE",
-        help="the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
+    add_one_measure_argument(
+        parser,
+        "the measure whose mean over topics is compared (default: %(default)s, i.e. MAP); "
         "e.g. nDCG@10, P@10, RR, Bpref",
     )
     add_seed_argument(parser, "the model's fit and the Monte Carlo draws")
@@ -183,128 +173,124 @@ def add_arguments(parser) -> None:
     add_format_argument(parser)
 
 
-def estimate_relevance(campaign, args):
-    """The relevance estimate the comparison uses: --estimate FILE, the fitted --model, or the
-    uniform --prior."""
-    from ..confidence import predict_for
-    from ..relevance import load_model
-
-    if args.estimate is not None:
-        return load_estimate(args.estimate, campaign, COMMAND)
-    if args.prior is not None:
-        from ..relevance import Uniform
-
-        return Uniform(prior=args.prior).fit_predict(campaign)
-    model = load_model(model_with_labels(args, args.model) or DEFAULT_MODEL)
-    model.fit(campaign, rng=args.seed)
-    return predict_for(model, campaign, [args.measure])  # a binary measure reads no grades
-
-
 def run(args) -> int:
+    from ..errors import InputError
+    from ._requests import CompareRequest
+
+    if args.margin is not None and args.estimator is None:
+        raise InputError("--margin is for --estimator (the equivalence P(|dMAP| < EPS))")
+    return answer(CompareRequest.from_args(args, COMMAND))
+
+
+def answer(request) -> int:
+    """Print the comparison ``request`` (a :class:`relimpute.cli._requests.CompareRequest`)
+    asks for."""
     from ..confidence import has_closed_form
     from ..errors import InputError
 
-    if args.estimator is not None:
-        return _by_design(args)
-    if args.margin is not None:
-        raise InputError("--margin is for --estimator (the equivalence P(|dMAP| < EPS))")
-    given = [o for o, v in (("--model", args.model), ("--prior", args.prior),
-                            ("--estimate", args.estimate)) if v is not None]
-    if len(given) > 1:
-        raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
-    refuse_with_labels(args, ("--prior", args.prior))  # with --estimate, they name documents
-    _check_estimand(args)
-    campaign = load_campaign(args, COMMAND)
-    if args.systems:
-        check_run_names(args.systems, campaign.systems, "--systems")
-        if len(set(args.systems)) != len(args.systems):
+    if request.by_design is not None:
+        return _by_design(request)
+    _check_options(request)
+    campaign = load_campaign(request.campaign, COMMAND)
+    systems = list(request.systems)
+    if systems:
+        check_run_names(systems, campaign.systems, "--systems")
+        if len(set(systems)) != len(systems):
             raise InputError("--systems lists a run twice")
-    systems = args.systems or list(campaign.systems)
+    systems = systems or list(campaign.systems)
     if len(systems) < 2:
         raise InputError("need at least two runs to compare")
-    if args.normal and not has_closed_form(args.measure):
+    if request.normal and not has_closed_form(request.measure):
         raise InputError(
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
-            f"{args.measure} goes through Monte Carlo: drop --normal"
+            f"{request.measure} goes through Monte Carlo: drop --normal"
         )
-    if args.topics and args.normal:
+    if request.topics and request.normal:
         raise InputError("--topic-bootstrap resamples topics by Monte Carlo: drop --normal")
-    from ._calibration_check import warn_if_uncalibrated
-
     estimate = None  # the qrels estimand needs none
-    if args.estimand != "qrels":
-        warn_if_uncalibrated("uniform" if args.prior == 0.5 else args.model, COMMAND)
-        from ..progress import stage
-
-        with stage(f"relimpute {COMMAND}: estimating the unjudged documents' relevance"):
-            estimate = estimate_relevance(campaign, args)
-    engine = estimand_engine(args, campaign, COMMAND, ratio=args.ratio, depth=args.depth)
+    if request.estimand.name != "qrels":
+        estimate = relevance_estimate(request.relevance, campaign, [request.measure], COMMAND,
+                                      request.seed)  # fmt: skip
+    engine = estimand_engine(request.estimand, campaign, COMMAND, ratio=request.ratio,
+                             depth=request.depth)  # fmt: skip
     result = engine.confidence(
         campaign,
         estimate,
         systems=systems,
-        measure=args.measure,
-        method="normal" if args.normal else "auto",
-        n_draws=args.mc_draws,
-        rng=args.seed,
-        topics=args.topics,
+        measure=request.measure,
+        method="normal" if request.normal else "auto",
+        n_draws=request.mc_draws,
+        rng=request.seed,
+        topics=request.topics,
     )
-    if args.topics:
-        note = (
-            "relimpute compare: the uncertainty here is topic sampling and the relevance of "
-            "unjudged documents together (sd_topics, sd_judgments: each source alone)"
-        )
-    else:
-        note = (
-            "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
-            "these topics; add --topic-bootstrap for topic sampling too, or test topics alone with "
-            "`relimpute evaluate --baseline RUN`"
-        )
     import sys
 
-    if args.estimand == "qrels":
-        note = (
-            "relimpute compare: --estimand qrels: trec_eval's numbers on these qrels (unjudged = "
-            "nonrelevant), no uncertainty from unjudged documents"
-            + (" (topic sampling only)" if args.topics else "")
-        )
-    print(note, file=sys.stderr)
-    narrower = _point_estimate_note(args, estimate)
+    print(_uncertainty_note(request.estimand.name, request.topics), file=sys.stderr)
+    narrower = _point_estimate_note(request, estimate)
     if narrower:
         print(narrower, file=sys.stderr)
     title = labels_pool_title(engine.describe(campaign), estimate)
-    if args.matrix:
-        _emit_matrix(result.matrix(), args.format, title)
-    elif args.topics or result.scores.draws is None or estimate is None:
-        emit(result.to_frame(level=args.confidence), args.format, title=title)
+    if request.matrix:
+        _emit_matrix(result.matrix(), request.format, title)
+    elif request.topics or result.scores.draws is None or estimate is None:
+        emit(result.to_frame(level=request.confidence), request.format, title=title)
     else:
-        emit(_bounds_to_their_digits(result, estimate, args), args.format, title=title)
+        frame = _bounds_to_their_digits(result, estimate, request.confidence, request.format)
+        emit(frame, request.format, title=title)
     return 0
 
 
-def _check_estimand(args) -> None:
-    """``--estimand`` against the other options: qrels takes no model, pool exact moments."""
+def _uncertainty_note(estimand: str, topics: bool) -> str:
+    """The line on stderr saying which uncertainty the answer carries."""
+    if estimand == "qrels":
+        return (
+            "relimpute compare: --estimand qrels: trec_eval's numbers on these qrels (unjudged = "
+            "nonrelevant), no uncertainty from unjudged documents"
+            + (" (topic sampling only)" if topics else "")
+        )
+    if topics:
+        return (
+            "relimpute compare: the uncertainty here is topic sampling and the relevance of "
+            "unjudged documents together (sd_topics, sd_judgments: each source alone)"
+        )
+    return (
+        "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
+        "these topics; add --topic-bootstrap for topic sampling too, or test topics alone with "
+        "`relimpute evaluate --baseline RUN`"
+    )
+
+
+def _check_options(request) -> None:
+    """The options against each other, before any file is read: one relevance source, the
+    labels with a fitted model, and ``--estimand`` (qrels takes no model, pool exact
+    moments)."""
     from ..confidence import has_closed_form
     from ..errors import InputError
 
-    models = (("--model", args.model), ("--prior", args.prior is not None),
-              ("--estimate", args.estimate), ("--llm-labels", args.llm_labels))
-    check_estimand_options(args, models)
-    if args.estimand != "pool":
-        return
-    if args.topics:
-        raise InputError(
-            "pool has exact moments only, and --topic-bootstrap is Monte Carlo: drop "
-            "--topic-bootstrap, or choose --estimand complete or qrels", "--estimand"
-        )  # fmt: skip
-    if not has_closed_form(args.measure):
-        raise InputError(
-            f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not {args.measure}: "
-            "choose --estimand complete or qrels for it", "--estimand"
-        )  # fmt: skip
+    source = request.relevance
+    sources = (("--model", source.model), ("--prior", source.prior),
+               ("--estimate", source.estimate))  # fmt: skip
+    given = [option for option, value in sources if value is not None]
+    if len(given) > 1:
+        raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
+    refuse_with_labels(source.labels, ("--prior", source.prior))  # --estimate: they name documents
+    models = (("--model", source.model), ("--prior", source.prior is not None),
+              ("--estimate", source.estimate), ("--llm-labels", source.labels))  # fmt: skip
+    check_estimand_options(request.estimand, models)
+    if request.estimand.name == "pool":
+        if request.topics:
+            raise InputError(
+                "pool has exact moments only, and --topic-bootstrap is Monte Carlo: drop "
+                "--topic-bootstrap, or choose --estimand complete or qrels", "--estimand"
+            )  # fmt: skip
+        if not has_closed_form(request.measure):
+            raise InputError(
+                f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not "
+                f"{request.measure}: choose --estimand complete or qrels for it", "--estimand"
+            )  # fmt: skip
 
 
-def _bounds_to_their_digits(result, estimate, args):
+def _bounds_to_their_digits(result, estimate, level: float, fmt: str):
     """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (``Comparison.to_frame(rounded=True)``), and a note saying so; tsv and json, read by
     programs, keep every digit and the note gives the error.
@@ -316,9 +302,9 @@ def _bounds_to_their_digits(result, estimate, args):
 
     import numpy as np
 
-    errors = result.bound_errors(args.confidence)
-    machine = args.format in ("tsv", "json")  # read by programs: every digit, none rounded
-    frame = result.to_frame(level=args.confidence, rounded=not machine, errors=errors)
+    errors = result.bound_errors(level)
+    machine = fmt in ("tsv", "json")  # read by programs: every digit, none rounded
+    frame = result.to_frame(level=level, rounded=not machine, errors=errors)
     worst = max(float(np.max(e, initial=0.0)) for e in errors)
     said = "have" if machine else "are rounded at the decimal of their"
     print(
@@ -330,42 +316,44 @@ def _bounds_to_their_digits(result, estimate, args):
     return frame
 
 
-def _point_estimate_note(args, estimate) -> str | None:
+def _point_estimate_note(request, estimate) -> str | None:
     """One line when the answer ignores the model's own uncertainty (it is then narrower
     than the posterior predictive answer the default model gives)."""
     from ._estimate import file_without_draws, narrower_note
 
-    if args.prior is not None or estimate is None:
+    source = request.relevance
+    if source.prior is not None or estimate is None:
         return None  # a fixed prior (or the qrels) has no parameters to be unsure of
-    if args.normal or (args.estimand == "pool" and estimate.n_draws):
-        why = f"{'--normal' if args.normal else '--estimand pool'} uses the model's point estimate of p"
+    pool = request.estimand.name == "pool"
+    if request.normal or (pool and estimate.n_draws):
+        why = f"{'--normal' if request.normal else '--estimand pool'} uses the model's point estimate of p"
     elif estimate.n_draws == 0:
         why = (
-            file_without_draws(args.estimate)
-            if args.estimate is not None
-            else f"the model {args.model!r} gives a point estimate only"
+            file_without_draws(source.estimate)
+            if source.estimate is not None
+            else f"the model {source.model!r} gives a point estimate only"
         )
     else:
         return None
     return narrower_note(COMMAND, why)
 
 
-def _by_design(args) -> int:
+def _by_design(request) -> int:
     """Every pair of runs (or of --systems) by the design-based --estimator."""
     from itertools import combinations
 
     from ..errors import InputError
     from ..io import run_files
 
-    names = [system for system, _ in run_files(args.runs)]
-    if args.systems:
-        check_run_names(args.systems, names, "--systems")
-    systems = args.systems or names
+    names = [system for system, _ in run_files(request.campaign.runs)]
+    if request.systems:
+        check_run_names(request.systems, names, "--systems")
+    systems = list(request.systems) or names
     if len(systems) < 2:
         raise InputError("need at least two runs to compare")
-    if args.matrix:
+    if request.matrix:
         raise InputError("--matrix is for the model-based answer: drop it with --estimator")
-    return survey_command(args, COMMAND, measures=[args.measure],
+    return survey_command(request.by_design, COMMAND, measures=[request.measure],
                           pairs=list(combinations(systems, 2)))
 
 

@@ -9,7 +9,6 @@ from ._common import (
     add_model_argument,
     add_seed_argument,
     check_run_names,
-    integer_at_least,
     load_campaign,
     measure_option,
     positive_int,
@@ -22,7 +21,9 @@ from ._format import add_format_argument, emit, heading
 from ._survey import add_estimator_argument, survey_command
 from ._vocabulary import (
     add_confidence_argument,
+    add_depth_argument,
     add_estimand_argument,
+    add_mc_draws_argument,
     add_measure_argument,
     add_pool_depth_argument,
     add_quiet_argument,
@@ -207,10 +208,7 @@ def add_arguments(parser) -> None:
         default="linear",
         help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
     )
-    parser.add_argument(
-        "--depth", type=positive_int, default=None, metavar="K",
-        help="truncate every run at rank K, as trec_eval -M (default: full depth)",
-    )
+    add_depth_argument(parser, "truncate every run at rank K, as trec_eval -M")
     add_confidence_argument(
         parser,
         "level of the intervals; with --baseline 'significant' means an adjusted p-value below "
@@ -230,13 +228,7 @@ def add_arguments(parser) -> None:
     add_model_argument(expected, None, "relevance model for the intervals (implies --intervals)")
     add_llm_labels_argument(expected)
     add_estimate_argument(expected)
-    expected.add_argument(
-        "--mc-draws",
-        type=integer_at_least(2),
-        default=4000,
-        metavar="N",
-        help="Monte Carlo draws of relevance (default: %(default)s)",
-    )
+    add_mc_draws_argument(expected, "Monte Carlo draws of relevance")
     add_estimand_argument(
         expected, default=None,
         what=" (default: qrels for the trec_eval table, complete with --estimate or --llm-labels)",
@@ -286,9 +278,14 @@ def run(args) -> int:
     from ..measures import evaluate, parse_measures
 
     if args.estimator is not None:
-        return survey_command(args, COMMAND, measures=[str(m) for m in args.measures or ["AP"]],
+        from ._requests import SurveyRequest
+
+        return survey_command(SurveyRequest.from_args(args, COMMAND),
+                              COMMAND, measures=[str(m) for m in args.measures or ["AP"]],
                               pairs=None)
-    check_estimand_options(args, (
+    from ._requests import Estimand
+
+    check_estimand_options(Estimand.from_args(args), (
         ("--estimate", args.estimate), ("--llm-labels", args.llm_labels),
         ("--model", args.model), ("--intervals", args.intervals),
     ))  # fmt: skip
@@ -297,7 +294,9 @@ def run(args) -> int:
     given = inferred_request(args, DEFAULT_MEASURES)
     if given is not None:
         return _with_inferred(given, args)
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     default = INTERVAL_MEASURES if wants_intervals(args) else DEFAULT_MEASURES
     measures = parse_measures(args.measures or default)
     names = [str(m) for m in measures]
@@ -361,9 +360,11 @@ def _with_inferred(given, args) -> int:
     measures, inferred = split_measures(given)
     keys = ["system", "query_id"] if args.per_topic else ["system"]
     if not measures:  # the inferred measures alone need no campaign
-        table = inferred_table(*read_design(args, COMMAND), args, inferred)
+        table = inferred_table(*read_design(args.qrels, args.rel_threshold, COMMAND), args, inferred)
     else:
-        campaign = load_campaign(args, COMMAND)
+        from ._requests import CampaignInputs
+
+        campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
         table = inferred_table(campaign.sample, campaign.rel_threshold, args, inferred)
         options = {"missing": "zero" if args.complete else "skip", "condensed": args.condensed,
                    "gain": args.gain}

@@ -80,10 +80,12 @@ def run(args) -> int:
         check_output_path(args.output)  # before the fit, not after it
     from ._calibration_check import warn_if_uncalibrated
 
-    model = model_with_labels(args, args.model)
+    model = model_with_labels(args.llm_labels, args.model)
     settings = load_settings(model)
     warn_if_uncalibrated(model, COMMAND)
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     with stage(f"relimpute {COMMAND}: fitting {model or 'the model'}"):
         estimate = settings.build().fit_predict(campaign, rng=args.seed)
     frame = estimate.to_frame()

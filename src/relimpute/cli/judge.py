@@ -149,7 +149,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    refuse_estimand(args, COMMAND, ("complete",), _WHY_COMPLETE)
+    refuse_estimand(args.estimand, COMMAND, ("complete",), _WHY_COMPLETE)
     check_sample_options(args)
     if args.export_qrels:
         return _export(args)
@@ -167,7 +167,7 @@ def run(args) -> int:
             raise InputError(
                 "--llm-labels needs --strategy llm or rtc, the strategies that refit a model on the judgments"
             )
-        args.model = model_with_labels(args, None if args.model == "rtc" else args.model)
+        args.model = model_with_labels(args.llm_labels, None if args.model == "rtc" else args.model)
     return _interactive(args)
 
 
@@ -220,7 +220,9 @@ def _check_replayable(args, journal) -> None:
         )
     if args.rel_threshold is None:
         args.rel_threshold = header.get("rel_threshold")
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     systems = header.get("systems") or campaign.systems
     check_run_names(systems, campaign.systems, "the journal's systems")
     _replay(_Documents(SelectionState(campaign.truncated(header.get("depth")), systems)), journal,
@@ -286,7 +288,9 @@ def _replay(session, journal, actions):
 def _interactive(args) -> int:
     from ..selection.journal import Journal
 
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     args.rel_threshold = campaign.rel_threshold  # resolved: explicit, relimpute.toml, or 1
     systems = tuple(args.pair) if args.pair else campaign.systems
     check_run_names(systems, campaign.systems, "--pair")

@@ -128,17 +128,19 @@ def check_new_files(args) -> tuple[list[str], list[str]]:
 def run(args) -> int:
     from ..measures import parse_measure
     from ..bias.newrun import check_new_runs
-    from ._intervals import relevance
+    from ._estimate import relevance_estimate
 
     from ._estimand import check_estimand_options
+    from ._requests import CampaignInputs, Estimand, RelevanceSource
 
-    check_estimand_options(args)
+    check_estimand_options(Estimand.from_args(args))
     new, extra = check_new_files(args)
     args.runs = list(args.runs) + extra
     args.estimate, args.intervals = None, True  # what the model path of evaluate reads
-    campaign = load_campaign(args, COMMAND)
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     _check_topics(campaign, new, args.new)
-    estimate = relevance(campaign, [parse_measure(args.measure)], args, COMMAND)
+    estimate = relevance_estimate(RelevanceSource.from_args(args), campaign,
+                                  [parse_measure(args.measure)], COMMAND, args.seed)
     check = check_new_runs(
         campaign, new, estimate, measure=args.measure, top=args.top,
         confidence=args.confidence, rank_confidence=RANK_CONFIDENCE, n_draws=args.mc_draws,

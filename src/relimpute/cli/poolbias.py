@@ -148,7 +148,7 @@ def run(args) -> int:
     from ..studies import run as run_study
 
     refuse_estimand(
-        args, COMMAND, ("pool",),
+        args.estimand, COMMAND, ("pool",),
         "its correctors estimate each left-out run's full-pool score (use evaluate or compare)",
     )  # fmt: skip
     check_output_path(args.output, directory=True)  # before the study, not after it
@@ -171,7 +171,10 @@ def run(args) -> int:
         raise InputError(str(exc), "--measure") from None
     for name in args.model:  # an unknown model or a bad settings file fails before any work
         load_settings(name)
-    campaign = _without_unpooled_groups(load_campaign(args, COMMAND), groups)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
+    campaign = _without_unpooled_groups(campaign, groups)
     with flag_names(pool_depth="--pool-depth", n_common="--common-topics", leave="--leave"):
         study = LeaveOneGroupOut(
             campaign, groups, pool_depth=args.depth, measures=measures, correctors=tuple(correctors),

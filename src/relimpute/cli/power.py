@@ -143,7 +143,9 @@ def run(args) -> int:
         check_output_path(args.output, directory=True)
     if args.plot:
         check_figure_path(args.plot)
-    campaign = load_campaign(args, COMMAND)
+    from ._requests import CampaignInputs
+
+    campaign = load_campaign(CampaignInputs.from_args(args, COMMAND), COMMAND)
     pooled = _pooled_runs(args.pooled_from, campaign.systems) if args.pooled_from else None
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     flags = {"depths": "--pool-depth", "topic_counts": "--n-topics", "alpha": "--confidence", "measures": "-m"}

@@ -1,0 +1,80 @@
+"""The commands' requests: the arguments read once into frozen values, and a command answered
+from its request alone equals the command line's answer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from relimpute.cli import build_parser, main
+from relimpute.cli._requests import CampaignInputs, CompareRequest, Estimand, RelevanceSource
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 e1 2\nq2 0 e2 0\n"
+RUNS = {
+    "alpha": "q1 Q0 d1 1 3.0 alpha\nq1 Q0 d4 2 2.0 alpha\nq2 Q0 e1 1 2.0 alpha\nq2 Q0 e3 2 1.0 alpha\n",
+    "beta": "q1 Q0 d4 1 3.0 beta\nq1 Q0 d1 2 2.0 beta\nq2 Q0 e3 1 2.0 beta\nq2 Q0 e1 2 1.0 beta\n",
+    "gamma": "q1 Q0 d2 1 2.0 gamma\nq1 Q0 d6 2 1.0 gamma\nq2 Q0 e2 1 1.0 gamma\n",
+}
+
+
+@pytest.fixture()
+def files(tmp_path):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, text in RUNS.items():
+        (runs / name).write_text(text)
+    return str(tmp_path / "qrels.txt"), str(runs)
+
+
+def _args(*argv):
+    return build_parser([argv[0]]).parse_args(list(argv))
+
+
+def test_compare_reads_every_option_into_its_request(files):
+    qrels, runs = files
+    args = _args("compare", qrels, runs, "--prior", "0.5", "--systems", "alpha", "beta",
+                 "--estimand", "pool", "--pool-depth", "3", "-m", "P@10", "--seed", "9",
+                 "--ratio", "delta", "--depth", "5", "--confidence", "0.9", "--mc-draws", "70",
+                 "--matrix", "-f", "tsv", "--rel-threshold", "2", "--by-rank")  # fmt: skip
+    request = CompareRequest.from_args(args, "compare")
+    assert request.campaign == CampaignInputs(qrels, [runs], 2, True, "error", (), fits=True)
+    assert request.relevance == RelevanceSource(None, 0.5, None, ())
+    assert request.estimand == Estimand("pool", 3)
+    assert (request.measure, request.systems, request.seed, request.ratio, request.depth) == (
+        "P@10", ("alpha", "beta"), 9, "delta", 5)
+    assert (request.confidence, request.mc_draws, request.matrix, request.format) == (
+        0.9, 70, True, "tsv")
+    assert not request.normal and not request.topics and request.by_design is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.measure = "AP"
+
+
+def test_a_campaign_is_sized_for_a_fit_only_when_a_model_is_fitted(files):
+    """``fits`` (the memory a campaign needs) follows the command, or evaluate's options."""
+    qrels, runs = files
+    assert not CampaignInputs.from_args(_args("evaluate", qrels, runs), "evaluate").fits
+    assert CampaignInputs.from_args(_args("evaluate", qrels, runs, "--model", "rtc"), "evaluate").fits
+    assert CampaignInputs.from_args(_args("evaluate", qrels, runs, "--intervals"), "evaluate").fits
+    assert CampaignInputs.from_args(_args("fit", qrels, runs, "-o", "x.tsv"), "fit").fits
+
+
+def test_compare_answered_from_its_request_alone_equals_the_command(files, capsys):
+    """``answer`` reads nothing but the request: built by hand, it prints what the command
+    line prints."""
+    from relimpute.cli.compare import answer
+
+    qrels, runs = files
+    assert main(["compare", qrels, runs, "--prior", "0.5", "-f", "tsv", "--seed", "4", "-m", "nDCG@10", "--mc-draws", "300"]) == 0
+    want = capsys.readouterr()
+    request = CompareRequest(
+        campaign=CampaignInputs(qrels, [runs], None, False, "error", (), fits=True),
+        relevance=RelevanceSource(None, 0.5, None, ()), seed=4, estimand=Estimand("complete"),
+        measure="nDCG@10", systems=(), ratio="constant", depth=None, confidence=0.95, mc_draws=300,
+        normal=False, topics=False, matrix=False, format="tsv", by_design=None,
+    )  # fmt: skip
+    assert answer(request) == 0
+    got = capsys.readouterr()
+    assert got.out == want.out and got.err == want.err
+    assert "alpha\tbeta" in got.out
