@@ -70,7 +70,7 @@ def test_pool_is_the_engines(data, capsys):  # noqa: F811
     qrels, runs = data
     argv = ["compare", qrels, runs, "--prior", "0.5", "--estimand", "pool", "-f", "tsv"]
     code, out, err = _run([*argv, "--pool-depth", "1"], capsys)
-    assert code == 0 and "estimand: pool (the run pooled with the judged runs to depth 1)" in err
+    assert code == 0 and "estimand: pool (the runs pooled together with the judged runs to depth 1)" in err
     campaign = Campaign.from_files(qrels, runs)
     engine = ConfidenceEngine(estimand="pool", pool_depth=1)
     want = engine.confidence(campaign, Uniform(0.5).fit_predict(campaign), method="normal")
@@ -88,7 +88,7 @@ def test_evaluate_names_its_estimand(data, capsys):  # noqa: F811
     assert out.splitlines()[0] == "estimand: qrels (trec_eval on the qrels given, unjudged = nonrelevant)"
     code, out, _ = _run(["evaluate", qrels, runs, "-m", "AP", "--estimand", "pool",
                          "--pool-depth", "3", "-f", "markdown"], capsys)  # fmt: skip
-    assert code == 0 and out.startswith("estimand: pool (the run pooled with the judged runs to depth 3)\n\n| system")
+    assert code == 0 and out.startswith("estimand: pool (the runs pooled together with the judged runs to depth 3)\n\n| system")
 
 
 def test_pool_does_not_claim_the_posterior_draws_it_does_not_use(data, capsys):  # noqa: F811

@@ -64,23 +64,37 @@ def test_pool_matches_enumeration(rng, ratio, pool_depth, together):
     assert result.var_delta_map == pytest.approx(v_d, abs=1e-12)
     assert result.scores.estimand == "pool"
     if together:  # the other runs' documents move the scores (they do on this campaign)
-        assert "the runs scored pooled together with the judged runs" in engine.describe()
-        alone = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
+        assert "the runs pooled together with the judged runs" in engine.describe()
+        alone = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0,
+                                 pool_together=False)  # fmt: skip
+        assert "each run pooled alone with the judged runs" in alone.describe()
         assert np.abs(alone.confidence(campaign, estimate, method="normal").scores.e_map - e_map).max() > 1e-6
+        # pooled together is the default, and the pool is the campaign's whichever runs are scored
+        default = ConfidenceEngine(ratio=ratio, estimand="pool", pool_depth=pool_depth, pool_group_sd=0)
+        assert default.pool_together and "pool_together" not in repr(default)
+        one = default.confidence(campaign, estimate, systems=["s0", "s1"], pairs=[("s0", "s1")], method="normal")
+        assert one.scores.e_map == pytest.approx(e_map[:2], abs=1e-12)
+        assert one.e_delta_map == pytest.approx(e_d[:1], abs=1e-12)
 
 
 def test_pooled_run_scores_trec_eval_with_zero_variance(rng):
-    """A run whose top K is judged on every topic: its pool score is trec_eval's, sd 0, though
-    it retrieves unjudged documents below K (which the complete estimand counts)."""
+    """A run whose top K is judged on every topic: pooled alone, its pool score is trec_eval's,
+    sd 0, though it retrieves unjudged documents below K (which the complete estimand counts).
+    Pooled together with runs whose top K is not judged, the documents they bring into the
+    pool count for it too (in R, and where it ranks them below K): its score moves, with an sd."""
     k = 2
     campaign = _judge_top(tiny_campaign(rng, n_topics=4, n_docs=12, n_systems=3), 0, k)
     estimate = random_estimate(campaign, rng)
-    scores = ConfidenceEngine(estimand="pool", pool_depth=k).confidence(
+    scores = ConfidenceEngine(estimand="pool", pool_depth=k, pool_together=False).confidence(
         campaign, estimate, pairs=[], method="normal"
     ).scores
     trec = evaluate(campaign, "AP", missing="zero").set_index("system")["value"]
     assert scores.e_map[0] == pytest.approx(trec["s0"], abs=1e-15)
     assert scores.var_map[0] == 0.0
+    together = ConfidenceEngine(estimand="pool", pool_depth=k).confidence(
+        campaign, estimate, pairs=[], method="normal"
+    ).scores
+    assert abs(together.e_map[0] - trec["s0"]) > 1e-6 and together.var_map[0] > 0
     complete = ConfidenceEngine().confidence(campaign, estimate, pairs=[], method="normal").scores
     assert complete.var_map[0] > 0  # it does retrieve unjudged documents
 
@@ -148,6 +162,8 @@ def test_pool_refuses_what_it_cannot_give(rng):
         ConfidenceEngine(pool_depth=10)
     with pytest.raises(ValueError, match="pool_together is the pool estimand's"):
         ConfidenceEngine(pool_together=True)
+    with pytest.raises(ValueError, match="pool_together is the pool estimand's"):
+        ConfidenceEngine(pool_together=False)
     with pytest.raises(ValueError, match="needs a relevance estimate"):
         ConfidenceEngine().confidence(campaign, None, method="normal")
 
@@ -157,11 +173,14 @@ def test_judged_pool_depth(dl19):
     assert judged_pool_depth(dl19) == 10
 
 
-def test_pool_linear_measure_matches_its_sums(rng):
-    """P@2 under ``pool``: E = Σ w p and Var = Σ w² p(1 - p) over each pool, to 1e-12."""
+@pytest.mark.parametrize("together", [False, True])
+def test_pool_linear_measure_matches_its_sums(rng, together):
+    """P@2 under ``pool``: E = Σ w p and Var = Σ w² p(1 - p) over each pool (each run's, each
+    pair's, or with ``together`` the campaign's), to 1e-12."""
     campaign = tiny_campaign(rng)
     estimate = random_estimate(campaign, rng)
-    engine = ConfidenceEngine(estimand="pool", pool_depth=1, pool_group_sd=0)  # independent
+    engine = ConfidenceEngine(estimand="pool", pool_depth=1, pool_group_sd=0,
+                              pool_together=together)  # independent  # fmt: skip
     result = engine.confidence(campaign, estimate, measure="P@2", method="normal")
     n = campaign.n_topics
     e, v = np.zeros(3), np.zeros(3)
@@ -174,12 +193,13 @@ def test_pool_linear_measure_matches_its_sums(rng):
         return w
 
     for topic, p in zip(campaign.topics, estimate.p):
+        every = _top(topic, 0, 1) | _top(topic, 1, 1) | _top(topic, 2, 1)
         for s in range(3):
-            q = np.where(topic.judged | _top(topic, s, 1), p, 0.0)
+            q = np.where(topic.judged | (every if together else _top(topic, s, 1)), p, 0.0)
             e[s] += weights(topic, s) @ q / n
             v[s] += weights(topic, s) ** 2 @ (q * (1 - q)) / n**2
         for k, (a, b) in enumerate(result.pairs):
-            q = np.where(topic.judged | _top(topic, a, 1) | _top(topic, b, 1), p, 0.0)
+            q = np.where(topic.judged | (every if together else _top(topic, a, 1) | _top(topic, b, 1)), p, 0.0)
             w = weights(topic, a) - weights(topic, b)
             e_d[k] += w @ q / n
             v_d[k] += w**2 @ (q * (1 - q)) / n**2

@@ -81,7 +81,7 @@ def test_a_group_pooled_together_is_the_truth_when_its_documents_are_known(left_
     np.testing.assert_allclose(result.e_delta_map, [truth["s0"] - truth["s2"], truth["s1"] - truth["s3"]],
                                atol=1e-12)  # fmt: skip
     assert result.scores.var_map == pytest.approx(0.0, abs=1e-24)
-    alone = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=1.0)
+    alone = ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=1.0, pool_together=False)
     e_alone = alone.confidence(reduced, known, systems=["s0", "s1"], pairs=[], method="normal").scores.e_map
     assert np.abs(e_alone - truth[["s0", "s1"]].to_numpy()).max() > 1e-4
 
@@ -133,17 +133,22 @@ def test_pool_interval_against_monte_carlo(left_out, group_sd):
         inside = np.mean((ci.low[0] <= mc) & (mc <= ci.high[0]))
         assert 0.93 <= inside <= 0.98
     assert wide.scores.sd_map[0] > result.scores.sd_map[0]
-    assert result.scores.sd_map[1] == 0.0  # a pooled run on its own pool: nothing unjudged
+    # the pooled run s1, pooled together with s0 (the default): s0's documents count in its R
+    assert result.scores.sd_map[1] == pytest.approx(map1.std(), rel=0.1)
+    alone = ConfidenceEngine("delta", estimand="pool", pool_depth=K, pool_group_sd=group_sd,
+                             pool_together=False).confidence(reduced, _estimate(reduced, ps), pairs=[], method="normal")  # fmt: skip
+    assert alone.scores.sd_map[1] == 0.0  # a pooled run alone on its own pool: nothing unjudged
+    assert alone.scores.e_map[0] == result.scores.e_map[0]  # s0 alone: the same pool
 
 
 def test_shift_widens_only_the_left_out_run(left_out):
-    """The shared shift adds variance to the run with unjudged documents in its top K (and to
-    its pairs), more with a larger spread, and leaves E unchanged."""
+    """Each run pooled alone, the shared shift adds variance to the run with unjudged documents
+    in its top K (and to its pairs), more with a larger spread, and leaves E unchanged."""
     _, reduced = left_out
     rng = np.random.default_rng(1)
     ps = [np.where(t.judged, r, rng.uniform(0.05, 0.6, t.n_docs))
           for t, r in zip(reduced.topics, reduced.relevant())]  # fmt: skip
-    results = [ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=g).confidence(
+    results = [ConfidenceEngine(estimand="pool", pool_depth=K, pool_group_sd=g, pool_together=False).confidence(
         reduced, _estimate(reduced, ps), method="normal") for g in (0.0, 0.5, 1.0)]  # fmt: skip
     sds = np.array([r.scores.sd_map for r in results])
     assert sds[0, 0] < sds[1, 0] < sds[2, 0]

@@ -89,9 +89,9 @@ it has them, else independent Bernoulli(p). The columns keep their names
 
 --estimand names which MAP is compared (docs: which-map.md), and the table's
 first line says it (beside tsv and json output: on stderr): complete (the
-default, described above), pool (each run as if pooled with the judged runs
-to --pool-depth K, a pair on both runs' pool: unjudged documents below K are
-nonrelevant; a run that was pooled has its trec_eval score with sd 0; exact
+default, described above), pool (the runs as if pooled together with the
+judged runs to --pool-depth K, as a campaign pools a group's runs: unjudged
+documents below K are nonrelevant; a run that was pooled has its trec_eval score with sd 0; exact
 moments with the model's point estimate: AP and the linear measures) or qrels
 (trec_eval's number on these qrels, unjudged = nonrelevant: no model, sd 0).
 """

@@ -128,8 +128,8 @@ K cuts every run at rank K (trec_eval -M), with or without a model.
 json and trec output: on stderr; docs: which-map.md). The plain table is
 trec_eval's on the qrels given (qrels); E[m] is complete by default;
 --estimand complete or pool without --estimate or --llm-labels fits the
-default model; pool scores each run as if pooled with the judged runs to
---pool-depth K (exact moments: AP and the linear measures; a pooled run gets
+default model; pool scores the runs as if pooled together with the judged
+runs to --pool-depth K (exact moments: AP and the linear measures; a pooled run gets
 its trec_eval score with sd 0, as with -c).
 
 --baseline RUN tests every other run against RUN on every measure, over the

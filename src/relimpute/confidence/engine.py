@@ -71,9 +71,11 @@ class ConfidenceEngine:
         documents (:mod:`~relimpute.confidence.estimands`); None: the shipped
         :data:`~relimpute.confidence.estimands.POOL_GROUP_SD`, 0: documents independent.
     pool_together
-        ``estimand="pool"`` with the runs scored pooled together (a group's runs, as a
-        campaign pools them): every run's pool holds the top K of every run scored, not
-        only its own (False: each run, and each pair, pooled alone with the judged runs).
+        ``estimand="pool"``: True (the default) pools every run of the campaign together (as
+        a campaign pools a group's runs, and as the Monte Carlo route
+        :func:`~relimpute.confidence.estimands.pool_estimate` does): each run's and each pair's
+        pool holds the top K of all of them, whichever runs are scored. False: each run, and
+        each pair, pooled alone with the judged runs.
 
     Notes
     -----
@@ -103,7 +105,7 @@ class ConfidenceEngine:
         estimand: str = "complete",
         pool_depth: int | None = None,
         pool_group_sd: float | None = None,
-        pool_together: bool = False,
+        pool_together: bool | None = None,
     ):
         self.ratio = ratio
         self.depth = depth
@@ -116,9 +118,9 @@ class ConfidenceEngine:
         if pool_depth is not None and estimand != "pool":
             raise ValueError(f"pool_depth is the pool estimand's, not {estimand!r}'s")
         self.pool_group_sd = check_pool_group_sd(pool_group_sd, estimand)
-        if pool_together and estimand != "pool":
+        if pool_together is not None and estimand != "pool":
             raise ValueError(f"pool_together is the pool estimand's, not {estimand!r}'s")
-        self.pool_together = bool(pool_together)
+        self.pool_together = self.estimand == "pool" if pool_together is None else bool(pool_together)
 
     def __repr__(self) -> str:
         more = "" if self.estimand == "complete" else f", estimand={self.estimand!r}"
@@ -126,8 +128,8 @@ class ConfidenceEngine:
             more += f", pool_depth={self.pool_depth!r}"
         if self.estimand == "pool" and self.pool_group_sd != POOL_GROUP_SD:
             more += f", pool_group_sd={self.pool_group_sd!r}"
-        if self.pool_together:
-            more += ", pool_together=True"
+        if self.estimand == "pool" and not self.pool_together:
+            more += ", pool_together=False"
         return f"ConfidenceEngine(ratio={self.ratio!r}, depth={self.depth!r}{more})"
 
     def describe(self, campaign: Campaign | None = None) -> str:
@@ -137,8 +139,8 @@ class ConfidenceEngine:
         if self.estimand == "pool" and pool_depth is None and campaign is not None:
             pool_depth = judged_pool_depth(campaign)
         line = describe(self.estimand, self.depth, pool_depth)
-        if self.pool_together:
-            line = line.replace("the run pooled with", "the runs scored pooled together with")
+        if self.estimand == "pool" and not self.pool_together:
+            line = line.replace("the runs pooled together with", "each run pooled alone with")
         return line
 
     # ------------------------------------------------------------------ public

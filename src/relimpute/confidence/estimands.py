@@ -5,13 +5,15 @@
     every unjudged document any run of the campaign retrieves is relevant with
     the model's p and counts in R (what the engine computed before it named it).
 ``pool``
-    The score the run would get had it been pooled with the judged runs to the
-    pool depth K: its unjudged documents within its top K are relevant with the
-    model's p and count in R; the unjudged documents it ranks below K count as
-    nonrelevant (nobody would have judged them). For a pair the pool is the
-    judged documents and the top K of both runs, so both scores see the same
-    relevance on the same documents. A run that was pooled to K has no unjudged
-    document in its top K: its ``pool`` score is trec_eval's, with variance 0.
+    The score the runs would get had they been pooled together with the judged
+    runs to the pool depth K (as a campaign pools a group's runs): every unjudged
+    document some run of the campaign ranks within its top K is relevant with the
+    model's p and counts in R; the other unjudged documents count as nonrelevant
+    (nobody would have judged them). Every run and pair is scored on that one
+    pool, so a pooled run's score moves too when the others bring relevant
+    documents into it. Pooled alone (``pool_together=False``), a run's pool is
+    the judged documents and its own top K (a pair's: both runs' top K), and a
+    run that was pooled to K has its trec_eval score, with variance 0.
     Exact moments only (AP and the measures linear in relevance). The model's
     error on a run's would-be-pooled documents is shared by all of them (they
     are where the pooled runs, which the model learns from, say least): the
@@ -34,7 +36,7 @@ from ..data import Campaign
 #: Each estimand and what it is, as the tables say it.
 ESTIMANDS = {
     "complete": "every retrieved document to the evaluation depth judged",
-    "pool": "the run pooled with the judged runs to the pool depth",
+    "pool": "the runs pooled together with the judged runs to the pool depth",
     "qrels": "trec_eval on the qrels given, unjudged = nonrelevant",
 }
 #: Spread of the shared shift of the log-odds of a run's would-be-pooled documents (module
@@ -130,20 +132,17 @@ def pooled_topic_moments(
     documents of the pool (module docstring).
 
     ``view`` is the topic's engine view of the campaign ``rows``. Each system is scored on its
-    own pool, each pair on both runs' pool (``together``: every one on the pool of all
-    ``rows``): p is 0 outside the pool (nonrelevant) and every document counts in R, so
+    own pool, each pair on both runs' pool (``together``: every one on the pool of every run
+    of the campaign, as :func:`pool_estimate` pools them, whichever ``rows`` are scored): p is
+    0 outside the pool (nonrelevant) and every document counts in R, so
     E[R] = Σp over the pool. AP (``linear`` None, with ``ratio``)
     or a ``linear`` measure (:func:`~relimpute.confidence.linear.linear_moments`).
     """
     judged = topic.judged
-    tops = []
-    for row in rows:
-        top = np.zeros(topic.n_docs, dtype=bool)
-        docs = topic.ranking[row, :pool_depth]
-        top[docs[docs >= 0]] = True
-        tops.append(top & ~judged)
     if together:
-        tops = [np.logical_or.reduce(tops)] * len(tops) if tops else tops
+        tops = [topic.retrieved(None, pool_depth) & ~judged] * len(rows)
+    else:
+        tops = [topic.retrieved([row], pool_depth) & ~judged for row in rows]
     groups = [[(s,) for s in range(len(rows))], [tuple(pair) for pair in pairs.tolist()]]
     opened = [tops, [tops[a] | tops[b] for a, b in pairs.tolist()]]
     out = []
