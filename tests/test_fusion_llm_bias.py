@@ -154,7 +154,31 @@ def test_the_run_effects_keep_their_own_weight_on_a_labelled_document(label_pool
     assert moved > 50
 
 
+def test_a_labelled_document_is_drawn_without_the_per_run_spread_below_the_pool(label_pool):
+    """``labelled_beyond_run_sd`` (default 0) replaces the wrapped model's per-run spread below
+    the pool (``beyond_run_sd``, 1 shipped) on a labelled document only: its draws are those of
+    the model whose wrapped model has no such spread at all, every other document's draws and
+    every point probability are the shipped model's, and at the wrapped model's own value
+    nothing changes."""
+    _, kept = label_pool
+    settings = {"unlabelled": "runs"}  # so that the documents no label names keep draws of their own
+    shipped = FusionLLM(fusion={"n_draws": 6}, labelled_beyond_run_sd=1.0, **settings).fit_predict(kept, rng=0)
+    default = FusionLLM(fusion={"n_draws": 6}, **settings).fit_predict(kept, rng=0)
+    without = FusionLLM(fusion={"n_draws": 6, "beyond_run_sd": 0.0}, **settings).fit_predict(kept, rng=0)
+    codes = kept.labels[0].align(kept)
+    moved = 0
+    for t, topic in enumerate(kept.topics):
+        named = codes[t] >= 0
+        np.testing.assert_array_equal(default.p[t], shipped.p[t])
+        np.testing.assert_array_equal(default.draws[t][:, ~named], shipped.draws[t][:, ~named])
+        np.testing.assert_allclose(default.draws[t][:, named], without.draws[t][:, named], atol=1e-12)
+        moved += int((np.abs(default.draws[t] - shipped.draws[t]) > 1e-6).any(axis=0).sum())
+    assert moved > 20  # the spread was there to remove
+    assert shipped.params["unlabelled"] == "runs"
+
+
 @pytest.mark.parametrize("settings, match", [({"runs_weight": 1.5}, "runs_weight"),
+                                             ({"labelled_beyond_run_sd": -1.0}, "labelled_beyond_run_sd"),
                                              ({"run_effects_weight": -0.1}, "run_effects_weight"),
                                              ({"unlabelled": "zero"}, "unlabelled"),
                                              ({"label_draws": "joint"}, "label_draws")])  # fmt: skip

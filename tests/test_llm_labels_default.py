@@ -22,7 +22,7 @@ from relimpute.relevance import FusionLLM, load_model
 from test_cli_llm_labels import files  # noqa: F401  (the tiny campaign and its labels)
 
 #: the settings --llm-labels fits unless --model names others
-DEFAULT = {"unlabelled": "nonrelevant", "runs_weight": 0.5, "run_effects_weight": 1.0}
+DEFAULT = {"unlabelled": "nonrelevant", "runs_weight": 0.5, "run_effects_weight": 1.0, "labelled_beyond_run_sd": 0.0}
 
 
 def test_llm_labels_fit_fusion_llm_on_the_labels_pool():

@@ -60,11 +60,15 @@ redone on draw ``d``'s log-odds and ``(β, δ, λ)`` drawn from it (composition
 sampling of the label model given each draw of the runs' model). A labelled
 document no run retrieves takes a Laplace draw of ``(α, ε)``. Judged documents keep their human labels in every draw.
 ``(r − w) u_ti`` is added at the default model's point estimate of the run effects (their
-posterior spread stays in each draw's ``η``, weighted by ``w``).
+posterior spread stays in each draw's ``η``, weighted by ``w``). On a labelled document the
+draws of ``η`` are the default model's with its per-run spread below the pool
+(``beyond_run_sd``) set to ``labelled_beyond_run_sd`` (default 0: that spread stands for what
+no one knows of a run's documents below the pool, which a label observes).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -114,6 +118,11 @@ class FusionLLM(RelevanceModel):
         ``runs_weight``'s value weighs it as the rest of the runs' evidence (the earlier
         default). Chosen leave-one-collection-out on TREC DL 2019 and DL 2021 against
         substitution (examples/llm_evidence/default_check.py).
+    labelled_beyond_run_sd
+        The wrapped model's ``beyond_run_sd`` (its per-run spread below the pool, in the
+        posterior draws only) on a labelled document; the wrapped model's own value (the
+        shipped 1) draws a labelled document as the earlier defaults did. Chosen as
+        ``run_effects_weight``.
     unlabelled
         ``"nonrelevant"``: in a topic some source labels, a document no human judged and no
         source labels is non-relevant (p 0 in every draw: the labelled documents are taken as
@@ -154,6 +163,7 @@ class FusionLLM(RelevanceModel):
         runs_weight: float = 0.5,
         unlabelled: str = "nonrelevant",
         run_effects_weight: float = 1.0,
+        labelled_beyond_run_sd: float = 0.0,
         label_draws: str = "independent",
     ):
         self.fusion = fusion
@@ -163,6 +173,7 @@ class FusionLLM(RelevanceModel):
         self.runs_weight = runs_weight
         self.unlabelled = unlabelled
         self.run_effects_weight = run_effects_weight
+        self.labelled_beyond_run_sd = labelled_beyond_run_sd
         self.label_draws = label_draws
 
     def _build_fusion(self):
@@ -184,6 +195,9 @@ class FusionLLM(RelevanceModel):
         for name in ("runs_weight", "run_effects_weight"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        spread = self.labelled_beyond_run_sd
+        if not (spread == 0 or 1e-100 < spread < 1e100):
+            raise ValueError(f"labelled_beyond_run_sd must be 0 or from 1e-100 to 1e100, got {spread}")
         if self.unlabelled not in ("runs", "nonrelevant"):
             raise ValueError(f"unlabelled must be 'runs' or 'nonrelevant', got {self.unlabelled!r}")
         if self.label_draws not in ("independent", "conditional"):
@@ -305,6 +319,7 @@ class FusionLLM(RelevanceModel):
             rng = np.random.default_rng(self.draw_seed_)
             sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
             # the Laplace covariance is block-sparse in practice: draw from it whole
+            draws = self._labelled_draws(campaign, draws, named)
             if self.label_draws == "conditional":
                 gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
             else:
@@ -340,6 +355,18 @@ class FusionLLM(RelevanceModel):
             theta, cov = _fit_offset_logistic(full, y, self.runs_weight * e, prec, start=self.coef_)
             out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
         return out
+
+    def _labelled_draws(self, campaign: Campaign, draws, named):
+        """The wrapped model's draws, with those of the labelled documents (``named``) drawn with
+        its ``beyond_run_sd`` at ``labelled_beyond_run_sd`` (the same fit and parameter draws)."""
+        spread = self.labelled_beyond_run_sd
+        if getattr(self.fusion_, "beyond_run_sd", spread) == spread:
+            return draws
+        fusion = copy.copy(self.fusion_)
+        fusion.beyond_run_sd = spread
+        other = fusion._predict(campaign)[1]
+        return LazyDraws(campaign.n_topics, draws.n_draws,
+                         lambda t: np.where(named[t], other[t], draws[t]))  # fmt: skip
 
     def _run_effects_offset(self, campaign: Campaign, designs) -> list[np.ndarray]:
         """Per topic ``(r − w) u_ti`` on the labelled documents (0 elsewhere, and with a wrapped
