@@ -120,6 +120,7 @@ def test_judging_keeps_the_runs_evidence_where_no_label_is():
         assert selector.model_params_["unlabelled"] == expected
         assert selector.estimate_.params["unlabelled"] == expected
     assert selector.model_params_["runs_weight"] == 1.0
+    assert selector.model_params_["labelled_beyond_run_sd"] == 1.0  # as the selector was measured
 
 
 def test_the_alternatives_label_shift_moves_every_target_by_one_shift_per_draw(monkeypatch):
