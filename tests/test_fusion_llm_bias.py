@@ -102,7 +102,8 @@ def test_runs_weight_calibrates_labelled_documents_below_the_pool():
     true = sum(r[h].sum() for r, h in zip(official.relevant(), hidden))
 
     def expected(weight):
-        p = FusionLLM(fusion={"n_draws": 0}, runs_weight=weight).fit_predict(kept, rng=0).p
+        model = FusionLLM(fusion={"n_draws": 0}, runs_weight=weight, run_effects_weight=weight)
+        p = model.fit_predict(kept, rng=0).p
         return sum(x[h].sum() for x, h in zip(p, hidden))
 
     assert expected(1.0) < 0.5 * true
@@ -111,7 +112,8 @@ def test_runs_weight_calibrates_labelled_documents_below_the_pool():
 
 def test_runs_weight_zero_leaves_a_labelled_document_to_its_labels(label_pool):
     _, kept = label_pool
-    estimate = FusionLLM(fusion={"n_draws": 0}, runs_weight=0.0).fit_predict(kept, rng=0)
+    model = FusionLLM(fusion={"n_draws": 0}, runs_weight=0.0, run_effects_weight=0.0)
+    estimate = model.fit_predict(kept, rng=0)
     codes = kept.labels[0].align(kept)
     for topic, p, c in zip(kept.topics, estimate.p, codes):
         open_docs = (c >= 0) & ~topic.judged & topic.retrieved()
@@ -119,7 +121,65 @@ def test_runs_weight_zero_leaves_a_labelled_document_to_its_labels(label_pool):
             assert np.ptp(p[open_docs & (c == v)]) < 1e-9  # one probability per topic and label
 
 
+def test_the_run_effects_keep_their_own_weight_on_a_labelled_document(label_pool):
+    """With ``run_effects_weight`` r the log-odds of a labelled, unjudged document some run
+    retrieves differ from those at r = w (the runs' weight) by (r − w) Σ_j u_j / log2(1 + r_ij),
+    the runs' effects (the default model's ``run_effects``) summed over the runs retrieving it,
+    computed here from the rankings; in every posterior draw too; every other document, and the
+    label shifts, are unchanged."""
+    from scipy.special import logit
+
+    _, kept = label_pool
+    w = 0.5
+    shrunk = FusionLLM(fusion={"n_draws": 6}, runs_weight=w, run_effects_weight=w).fit_predict(kept, rng=0)
+    kept_whole = FusionLLM(fusion={"n_draws": 6}, runs_weight=w).fit_predict(kept, rng=0)
+    u = np.array([shrunk.params["run_effects"][s] for s in kept.systems])
+    assert np.ptp(u) > 0.1  # the runs differ, so the check can fail
+    assert kept_whole.params["labels_sim"] == shrunk.params["labels_sim"]
+    codes = kept.labels[0].align(kept)
+    moved = 0
+    for t, topic in enumerate(kept.topics):
+        share = np.zeros(topic.n_docs)
+        for j, row in enumerate(topic.ranking):
+            row = row[row >= 0]
+            share[row] += u[j] / np.log2(2.0 + np.arange(len(row)))
+        target = (codes[t] >= 0) & ~topic.judged & topic.retrieved()
+        a, b = shrunk.p[t], kept_whole.p[t]
+        np.testing.assert_allclose(logit(b[target]) - logit(a[target]), (1 - w) * share[target], atol=1e-6)
+        np.testing.assert_array_equal(a[~target], b[~target])
+        da, db = shrunk.draws[t], kept_whole.draws[t]
+        np.testing.assert_allclose(logit(db[:, target]) - logit(da[:, target]),
+                                   np.broadcast_to((1 - w) * share[target], da[:, target].shape), atol=1e-6)  # fmt: skip
+        moved += int(target.sum())
+    assert moved > 50
+
+
+def test_a_labelled_document_is_drawn_without_the_per_run_spread_below_the_pool(label_pool):
+    """``labelled_beyond_run_sd`` (default 0) replaces the wrapped model's per-run spread below
+    the pool (``beyond_run_sd``, 1 shipped) on a labelled document only: its draws are those of
+    the model whose wrapped model has no such spread at all, every other document's draws and
+    every point probability are the shipped model's, and at the wrapped model's own value
+    nothing changes."""
+    _, kept = label_pool
+    settings = {"unlabelled": "runs"}  # so that the documents no label names keep draws of their own
+    shipped = FusionLLM(fusion={"n_draws": 6}, labelled_beyond_run_sd=1.0, **settings).fit_predict(kept, rng=0)
+    default = FusionLLM(fusion={"n_draws": 6}, **settings).fit_predict(kept, rng=0)
+    without = FusionLLM(fusion={"n_draws": 6, "beyond_run_sd": 0.0}, **settings).fit_predict(kept, rng=0)
+    codes = kept.labels[0].align(kept)
+    moved = 0
+    for t, topic in enumerate(kept.topics):
+        named = codes[t] >= 0
+        np.testing.assert_array_equal(default.p[t], shipped.p[t])
+        np.testing.assert_array_equal(default.draws[t][:, ~named], shipped.draws[t][:, ~named])
+        np.testing.assert_allclose(default.draws[t][:, named], without.draws[t][:, named], atol=1e-12)
+        moved += int((np.abs(default.draws[t] - shipped.draws[t]) > 1e-6).any(axis=0).sum())
+    assert moved > 20  # the spread was there to remove
+    assert shipped.params["unlabelled"] == "runs"
+
+
 @pytest.mark.parametrize("settings, match", [({"runs_weight": 1.5}, "runs_weight"),
+                                             ({"labelled_beyond_run_sd": -1.0}, "labelled_beyond_run_sd"),
+                                             ({"run_effects_weight": -0.1}, "run_effects_weight"),
                                              ({"unlabelled": "zero"}, "unlabelled"),
                                              ({"label_draws": "joint"}, "label_draws")])  # fmt: skip
 def test_bad_settings_are_refused(label_pool, settings, match):

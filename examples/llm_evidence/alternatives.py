@@ -29,16 +29,15 @@ Writes ``alternatives.csv``, ``alternatives_flips.csv`` and ``alternatives.md`` 
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from default_check import COLLECTIONS, DATA, conditions_met, design, scores, substitution_map
+from default_check import (COLLECTIONS, DATA, conditions_met, design, design_parser, each_design, scores,
+                           substitution_map)
 from relimpute.cli import build_parser
 from relimpute.cli._common import load_campaign
 from relimpute.cli._estimand import estimand_engine
@@ -129,20 +128,13 @@ def choice(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--collections", default="dl19,dl21")
-    parser.add_argument("--pools", default="1,3")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args(argv)
+    args = design_parser(__doc__.splitlines()[0]).parse_args(argv)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows, flipped = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for collection in args.collections.split(","):
-            for depth in (int(k) for k in args.pools.split(",")):
-                more, flip = run_design(collection, depth, Path(tmp))
-                rows += more
-                flipped.append(flip)
+    for collection, depth, tmp in each_design(args):
+        more, flip = run_design(collection, depth, tmp)
+        rows += more
+        flipped.append(flip)
     table, flips_table = pd.DataFrame(rows), pd.DataFrame(flipped)
     table.to_csv(out / "alternatives.csv", index=False, float_format="%.4f")
     flips_table.to_csv(out / "alternatives_flips.csv", index=False, float_format="%.4f")

@@ -55,18 +55,30 @@ from relimpute.measures import evaluate, parse_measures
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 COLLECTIONS = {"dl19": "trec-dl-2019-passage", "dl21": "trec-dl-2021-passage"}
 SOURCE = "umbrela-gpt-4o"
-#: the labels' model settings compared: what --llm-labels fits without --model, the earlier
-#: default, and the labels' pool at each runs' weight w of the grid the default was chosen from
+#: the runs' weights of the grid the default was chosen from
+WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: the settings of the labels' pool the default was chosen from: the runs' effects whole and no
+#: per-run spread below the pool on a labelled document
+POOL = {"unlabelled": "nonrelevant", "run_effects_weight": 1.0, "labelled_beyond_run_sd": 0.0}
+#: the labels' model settings compared: what --llm-labels fits without --model, the two
+#: earlier defaults, the runs' effects whole with the default model's per-run spread below the
+#: pool kept (its shipped beyond_run_sd, 1), and the labels' pool at each runs' weight w of the grid
 CANDIDATES = {
     "default": None,
-    "earlier": {"unlabelled": "runs", "runs_weight": 1.0},
-    **{f"pool-w{w:g}": {"unlabelled": "nonrelevant", "runs_weight": w} for w in (0.0, 0.25, 0.5, 0.75, 1.0)},
+    "earlier": {"unlabelled": "runs", "runs_weight": 1.0, "labelled_beyond_run_sd": 1.0},
+    "previous": {"unlabelled": "nonrelevant", "runs_weight": 0.5, "run_effects_weight": 0.5,
+                 "labelled_beyond_run_sd": 1.0},
+    "spread": {**POOL, "runs_weight": 0.5, "labelled_beyond_run_sd": 1.0},
+    **{f"pool-w{w:g}": {**POOL, "runs_weight": w} for w in WEIGHTS},
 }
 #: what each answer is, for the table
 NAMES = {
     "default": "--llm-labels (default)",
     "earlier": "--llm-labels, earlier default (unlabelled=runs, runs_weight=1)",
-    **{f"pool-w{w:g}": f"--llm-labels, labels' pool, runs_weight={w:g}" for w in (0.0, 0.25, 0.5, 0.75, 1.0)},
+    "previous": "--llm-labels, previous default (labels' pool, runs_weight=0.5, run effects weighted 0.5 too, "
+                "per-run spread below the pool)",
+    "spread": "--llm-labels, labels' pool, runs_weight=0.5, run effects whole, per-run spread below the pool",
+    **{f"pool-w{w:g}": f"--llm-labels, labels' pool, runs_weight={w:g}" for w in WEIGHTS},
 }
 #: the band the coverage of each run's MAP by its 95% interval is held to
 BAND = (0.90, 0.99)
@@ -176,10 +188,11 @@ def conditions_met(table: pd.DataFrame, chosen) -> pd.DataFrame:
 
 
 def choice(table: pd.DataFrame) -> str:
-    """The runs' weight of the labels' pool chosen on each collection for the other (most of
-    item 4's conditions met, then the smallest mean |bias|), as a markdown list."""
+    """The setting of the labels' pool chosen on each collection for the other, of the runs'
+    weights (:data:`POOL`), the previous default and ``spread``: most of item 4's conditions
+    met, then the smallest mean |bias|; as a markdown list."""
     scored = met(table).reset_index()
-    scored = scored[scored["candidate"].str.startswith("pool-w")]
+    scored = scored[scored["candidate"].str.startswith("pool-w") | scored["candidate"].isin(["previous", "spread"])]
     lines = []
     for held_out in sorted(scored["collection"].unique()):
         dev = scored[scored["collection"] != held_out].groupby("candidate")[["met", "mean_abs_bias"]].sum()
@@ -204,28 +217,41 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def design_parser(description: str) -> argparse.ArgumentParser:
+    """The options every script on these designs takes: ``--collections``, ``--pools``, ``--out``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--collections", default="dl19,dl21")
     parser.add_argument("--pools", default="1,3", help="pool depths of the human judgments, comma-separated")
-    parser.add_argument("--candidates", default=",".join(CANDIDATES),
-                        help="the --llm-labels settings to run, comma-separated names of CANDIDATES")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args(argv)
-    candidates = {n: CANDIDATES[n] for n in args.candidates.split(",") if n}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    return parser
+
+
+def each_design(args):
+    """``(collection, depth, tmp)`` of every design the options name, ``tmp`` a folder for the
+    design's files (removed at the end); ``--out`` made."""
+    Path(args.out).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for collection in args.collections.split(","):
             for depth in (int(k) for k in args.pools.split(",")):
-                rows += run_design(collection, depth, Path(tmp), candidates)
-                table = pd.DataFrame(rows)
-                table.to_csv(out / "default_check.csv", index=False, float_format="%.4f")
-                text = markdown(table)
-                if table["collection"].nunique() > 1 and any(n.startswith("pool-w") for n in candidates):
-                    text += "\nThe runs' weight of the labels' pool, leave-one-collection-out:\n\n" + choice(table)
-                (out / "default_check.md").write_text(text)
+                yield collection, depth, Path(tmp)
+
+
+def main(argv=None) -> int:
+    parser = design_parser(__doc__.splitlines()[0])
+    parser.add_argument("--candidates", default=",".join(CANDIDATES),
+                        help="the --llm-labels settings to run, comma-separated names of CANDIDATES")
+    args = parser.parse_args(argv)
+    candidates = {n: CANDIDATES[n] for n in args.candidates.split(",") if n}
+    out = Path(args.out)
+    rows = []
+    for collection, depth, tmp in each_design(args):
+        rows += run_design(collection, depth, tmp, candidates)
+        table = pd.DataFrame(rows)
+        table.to_csv(out / "default_check.csv", index=False, float_format="%.4f")
+        text = markdown(table)
+        if table["collection"].nunique() > 1 and any(n.startswith("pool-w") for n in candidates):
+            text += "\nThe labels' pool's setting, leave-one-collection-out:\n\n" + choice(table)
+        (out / "default_check.md").write_text(text)
     return 0
 
 

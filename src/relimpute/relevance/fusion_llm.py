@@ -11,7 +11,7 @@ consensus supports (its capture-adjusted prediction). For label source ``s``
 and label category ``v`` (a grade, or a bin of a probability) the label moves
 them::
 
-    logit P(X_ti = 1) = (w + λ) η_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = (t, i)'s label by s,
+    logit P(X_ti = 1) = (w + λ) η_ti + (r − w) u_ti + Σ_s ( β_{s,v} + δ_{t,s,v} ),   v = (t, i)'s label by s,
     β_{s,v} ~ N(0, label_sd²),  δ_{t,s,v} ~ N(0, label_topic_sd²),  λ ~ N(0, runs_weight_sd²)
 
 a source that does not label (t, i) adds nothing. A document no human judged and no
@@ -43,7 +43,12 @@ count their shared evidence twice. ``w`` is a setting (``runs_weight``), not
 learned: where the human labels sit at the top of the runs (a pool) the judged
 documents do not vary in depth, so nothing in them says how the runs' steep
 extrapolation below the pool should combine with a label there; ``λ`` is learned
-(``runs_weight_sd = 0`` holds it at 0). Fitted by penalised maximum likelihood (Newton) on the judged,
+(``runs_weight_sd = 0`` holds it at 0). ``u_ti`` is the share of ``η_ti`` that the runs'
+effects make (the default model's ``Σ_j u_j / log2(1 + r_ij)`` over the runs retrieving
+the document: how much better than the consensus each run's documents are, learned from the
+judgments); it keeps the weight ``r`` (``run_effects_weight``, default 1) rather than ``w``:
+a run's record on the human judgments is not evidence a label repeats, and halving it (the
+earlier ``r = w``) states the best runs lowest (examples/llm_evidence/diagnose_default.py). Fitted by penalised maximum likelihood (Newton) on the judged,
 labelled documents with ``η`` as an offset (and as ``λ``'s covariate), with a
 Laplace approximation for the posterior of ``(β, δ, λ)``.
 
@@ -54,10 +59,16 @@ model's point estimate); with ``label_draws="conditional"`` the label fit is
 redone on draw ``d``'s log-odds and ``(β, δ, λ)`` drawn from it (composition
 sampling of the label model given each draw of the runs' model). A labelled
 document no run retrieves takes a Laplace draw of ``(α, ε)``. Judged documents keep their human labels in every draw.
+``(r − w) u_ti`` is added at the default model's point estimate of the run effects (their
+posterior spread stays in each draw's ``η``, weighted by ``w``). On a labelled document the
+draws of ``η`` are the default model's with its per-run spread below the pool
+(``beyond_run_sd``) set to ``labelled_beyond_run_sd`` (default 0: that spread stands for what
+no one knows of a run's documents below the pool, which a label observes).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -101,6 +112,17 @@ class FusionLLM(RelevanceModel):
         and DL 2021 against substitution (examples/llm_evidence/default_check.py).
     runs_weight_sd
         Prior sd of ``λ``, the learned change of that weight; 0 holds it at 0.
+    run_effects_weight
+        ``r``, the weight of the runs' effects' share of the log-odds on a labelled document
+        (the wrapped model's per-run effects): 1 keeps it whole whatever ``runs_weight``;
+        ``runs_weight``'s value weighs it as the rest of the runs' evidence (the earlier
+        default). Chosen leave-one-collection-out on TREC DL 2019 and DL 2021 against
+        substitution (examples/llm_evidence/default_check.py).
+    labelled_beyond_run_sd
+        The wrapped model's ``beyond_run_sd`` (its per-run spread below the pool, in the
+        posterior draws only) on a labelled document; the wrapped model's own value (the
+        shipped 1) draws a labelled document as the earlier defaults did. Chosen as
+        ``run_effects_weight``.
     unlabelled
         ``"nonrelevant"``: in a topic some source labels, a document no human judged and no
         source labels is non-relevant (p 0 in every draw: the labelled documents are taken as
@@ -140,6 +162,8 @@ class FusionLLM(RelevanceModel):
         runs_weight_sd: float = 0.0,
         runs_weight: float = 0.5,
         unlabelled: str = "nonrelevant",
+        run_effects_weight: float = 1.0,
+        labelled_beyond_run_sd: float = 0.0,
         label_draws: str = "independent",
     ):
         self.fusion = fusion
@@ -148,6 +172,8 @@ class FusionLLM(RelevanceModel):
         self.runs_weight_sd = runs_weight_sd
         self.runs_weight = runs_weight
         self.unlabelled = unlabelled
+        self.run_effects_weight = run_effects_weight
+        self.labelled_beyond_run_sd = labelled_beyond_run_sd
         self.label_draws = label_draws
 
     def _build_fusion(self):
@@ -166,8 +192,12 @@ class FusionLLM(RelevanceModel):
         if not all(1e-100 < sd < 1e100 for sd in spreads):  # so that every 1 / sd**2 is finite
             raise ValueError("label_sd must be > 0, label_topic_sd and runs_weight_sd >= 0 "
                              "(each from 1e-100 to 1e100 but for a 0)")  # fmt: skip
-        if not 0 <= self.runs_weight <= 1:
-            raise ValueError(f"runs_weight must be in [0, 1], got {self.runs_weight}")
+        for name in ("runs_weight", "run_effects_weight"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        spread = self.labelled_beyond_run_sd
+        if not (spread == 0 or 1e-100 < spread < 1e100):
+            raise ValueError(f"labelled_beyond_run_sd must be 0 or from 1e-100 to 1e100, got {spread}")
         if self.unlabelled not in ("runs", "nonrelevant"):
             raise ValueError(f"unlabelled must be 'runs' or 'nonrelevant', got {self.unlabelled!r}")
         if self.label_draws not in ("independent", "conditional"):
@@ -185,7 +215,8 @@ class FusionLLM(RelevanceModel):
         if not self.sources_:
             return
         designs = self._designs(campaign)
-        self._cached = (campaign, self.fusion_._predict(campaign), designs)  # predict reuses them
+        extra = self._run_effects_offset(campaign, designs)
+        self._cached = (campaign, self.fusion_._predict(campaign), designs, extra)  # predict reuses them
         p = self._cached[1][0]
         rows, offsets, ys, alone = [], [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
@@ -262,6 +293,7 @@ class FusionLLM(RelevanceModel):
         if not self.sources_:
             return p, draws, params
         designs = cached[2] if same else self._designs(campaign)
+        extra = cached[3] if same else self._run_effects_offset(campaign, designs)
         weight = self.runs_weight - 1 + self.coef_[-1]  # the change of η's weight from 1
         # labelled documents no run retrieves (judged ones keep their label): the labels alone
         named = [d.getnnz(axis=1) > 0 for d in designs]
@@ -270,8 +302,8 @@ class FusionLLM(RelevanceModel):
         pool = self.unlabelled == "nonrelevant"
         outside = [~n & ~t.judged & pool & n.any() for t, n in zip(campaign.topics, named)]
         p = [
-            np.where(o, 0.0, np.where(a, expit(d @ self.alone_coef_), _shifted(pt, d @ self.coef_[:-1], weight, n)))
-            for pt, d, n, a, o in zip(p, designs, named, alone, outside)
+            np.where(o, 0.0, np.where(a, expit(d @ self.alone_coef_), _shifted(pt, d @ self.coef_[:-1] + x, weight, n)))
+            for pt, d, n, a, o, x in zip(p, designs, named, alone, outside, extra)
         ]
         g = 0
         for name, categories in self.sources_:
@@ -287,6 +319,7 @@ class FusionLLM(RelevanceModel):
             rng = np.random.default_rng(self.draw_seed_)
             sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
             # the Laplace covariance is block-sparse in practice: draw from it whole
+            draws = self._labelled_draws(campaign, draws, named)
             if self.label_draws == "conditional":
                 gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
             else:
@@ -299,7 +332,7 @@ class FusionLLM(RelevanceModel):
                     self.alone_coef_, self.alone_covariance_, size=draws.n_draws, method="cholesky"
                 )
             gamma[:, -1] += self.runs_weight - 1
-            make = _LabelDraws(draws, designs, gamma, alone, alpha, outside)
+            make = _LabelDraws(draws, designs, gamma, alone, alpha, outside, extra)
             draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
         return p, draws, params
 
@@ -323,6 +356,36 @@ class FusionLLM(RelevanceModel):
             out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
         return out
 
+    def _labelled_draws(self, campaign: Campaign, draws, named):
+        """The wrapped model's draws, with those of the labelled documents (``named``) drawn with
+        its ``beyond_run_sd`` at ``labelled_beyond_run_sd`` (the same fit and parameter draws)."""
+        spread = self.labelled_beyond_run_sd
+        if getattr(self.fusion_, "beyond_run_sd", spread) == spread:
+            return draws
+        fusion = copy.copy(self.fusion_)
+        fusion.beyond_run_sd = spread
+        other = fusion._predict(campaign)[1]
+        return LazyDraws(campaign.n_topics, draws.n_draws,
+                         lambda t: np.where(named[t], other[t], draws[t]))  # fmt: skip
+
+    def _run_effects_offset(self, campaign: Campaign, designs) -> list[np.ndarray]:
+        """Per topic ``(r − w) u_ti`` on the labelled documents (0 elsewhere, and with a wrapped
+        model without run effects): the runs' effects' share of the log-odds, at the wrapped
+        model's point estimate, moved from the weight ``w`` to ``r``."""
+        change = self.run_effects_weight - self.runs_weight
+        zero = [np.zeros(t.n_docs) for t in campaign.topics]
+        effects = getattr(self.fusion_, "systems_", ())
+        if change == 0 or not effects:
+            return zero
+        fusion, n = self.fusion_, len(effects)
+        rows = [d.getnnz(axis=1) > 0 for d in designs]
+        runs = fusion._designs(campaign, fusion._evidence(campaign), rows=rows)
+        out = []
+        for z, r, x in zip(zero, rows, runs):
+            z[r] = change * (x[:, x.shape[1] - n :] @ fusion.coef_[-n:])
+            out.append(z)
+        return out
+
     def __getstate__(self):
         return {**self.__dict__, "_cached": None}
 
@@ -330,13 +393,13 @@ class FusionLLM(RelevanceModel):
 class _LabelDraws:
     """Topic ``t``'s draws: the default model's draw ``d`` shifted by the label draw ``d``."""
 
-    def __init__(self, draws, designs, gamma, alone, alpha, outside):
-        self.draws, self.designs, self.alone, self.outside = draws, designs, alone, outside
+    def __init__(self, draws, designs, gamma, alone, alpha, outside, extra):
+        self.draws, self.designs, self.alone, self.outside, self.extra = draws, designs, alone, outside, extra
         self.gamma_t, self.weight = np.ascontiguousarray(gamma[:, :-1].T), gamma[:, -1:]
         self.alpha_t = None if alpha is None else np.ascontiguousarray(alpha.T)
 
     def __call__(self, t: int) -> np.ndarray:
-        shift = (self.designs[t] @ self.gamma_t).T  # (n_draws, n)
+        shift = (self.designs[t] @ self.gamma_t).T + self.extra[t]  # (n_draws, n)
         out = _shifted(self.draws[t], shift, self.weight, self.designs[t].getnnz(axis=1) > 0)
         if self.alone[t].any():  # a labelled document no run retrieves: the labels alone
             out[:, self.alone[t]] = expit((self.designs[t][self.alone[t]] @ self.alpha_t).T)

@@ -96,9 +96,13 @@ class LLMSelection(RTCSelection):
     def _judging_params(self, model: str) -> dict:
         """fusion-llm keeps the runs' evidence on a document no label names (``unlabelled="runs"``,
         at full weight, ``runs_weight=1``): its defaults take the labels' documents as the pool,
-        which would hold such a document at p 0, so that it is never judged. A settings file or
-        ``model_params`` naming them wins."""
-        return {"unlabelled": "runs", "runs_weight": 1.0} if model == "fusion-llm" else {}
+        which would hold such a document at p 0, so that it is never judged. Its draws keep the
+        default model's per-run spread below the pool on a labelled document too
+        (``labelled_beyond_run_sd=1``, the shipped ``beyond_run_sd``): the selector was measured
+        so. A settings file or ``model_params`` naming them wins."""
+        if model != "fusion-llm":
+            return {}
+        return {"unlabelled": "runs", "runs_weight": 1.0, "labelled_beyond_run_sd": 1.0}
 
     def topic_weights(self, state: SelectionState, t: int) -> np.ndarray:
         """``(n,)`` expected absolute change of ``E[ΔQ]`` per document over ``T · E[R_t]``
