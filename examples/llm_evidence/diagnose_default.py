@@ -49,6 +49,7 @@ from default_check import COLLECTIONS, DATA, design, design_parser, each_design
 from relimpute.calibration.metrics import kendall_tau
 from relimpute.cli import build_parser
 from relimpute.cli._common import load_campaign
+from relimpute.cli._requests import CampaignInputs
 from relimpute.confidence import ConfidenceEngine
 from relimpute.relevance import FusionLLM
 
@@ -63,7 +64,8 @@ def campaign_and_truth(collection: str, depth: int, tmp: Path):
     folder = DATA / COLLECTIONS[collection]
     argv = ["evaluate", str(qrels), str(folder / "runs"), "--rel-threshold", "2", "--llm-labels", str(labels)]
     with contextlib.redirect_stderr(io.StringIO()):
-        campaign = load_campaign(build_parser(["evaluate"]).parse_args(argv), "evaluate")
+        args = build_parser(["evaluate"]).parse_args(argv)
+        campaign = load_campaign(CampaignInputs.from_args(args, "evaluate"), "evaluate")
     relevant = []
     for t, f in zip(campaign.topics, full.topics):
         where = pd.Series(np.arange(f.n_docs), index=f.doc_ids).reindex(t.doc_ids).to_numpy()
