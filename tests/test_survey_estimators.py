@@ -216,3 +216,23 @@ def test_bad_designs_are_refused_with_the_reason(change, message):
 def test_a_model_assisted_estimate_needs_a_control():
     with pytest.raises(ValueError, match="control variate"):
         estimate(_frame(np.ones(10, dtype=bool)), {"r": _run(RANK_A)}, estimator="ppi++")
+
+
+def test_totals_kept_on_a_sample_serve_only_their_run_and_control():
+    judged = np.zeros(10, dtype=bool)
+    judged[[0, 2, 3, 5, 7, 8]] = True
+    warm = _stratified(judged)
+    good, reversed_ = _control(P_GOOD), _control(1 - P_GOOD)
+    for control in (good, reversed_):
+        for ranks in (RANK_A, RANK_B, [RANK_A, RANK_B]):
+            found = topic_estimate(warm, "AP", ranks, control, "model-assisted")
+            fresh = topic_estimate(_stratified(judged), "AP", ranks, control, "model-assisted")
+            assert found == fresh
+    assert topic_estimate(warm, "AP", RANK_A, good, "model-assisted") != \
+        topic_estimate(warm, "AP", RANK_A, reversed_, "model-assisted")
+
+
+def test_a_run_retrieving_a_document_twice_is_refused():
+    twice = pd.DataFrame({"query_id": "t", "doc_id": ["d1", "d2", "d1"], "score": [3.0, 2.0, 1.0]})
+    with pytest.raises(ValueError, match="document d1 twice for topic t"):
+        estimate(_frame(np.ones(10, dtype=bool)), {"A": twice})

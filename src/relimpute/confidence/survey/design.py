@@ -43,6 +43,8 @@ class TopicSample:
     sampling: str
     unsampled: list = field(default_factory=list)
     _replicates: tuple | None = field(default=None, repr=False, compare=False)
+    #: measure totals already computed on this sample (:func:`.estimate.sample_totals`)
+    _totals: dict = field(default_factory=dict, repr=False, compare=False)
 
     def replicate_set(self) -> tuple:
         """:func:`replicates` of this sample, computed once."""

@@ -79,21 +79,46 @@ def controls(samples: dict[str, TopicSample], control: pd.DataFrame | None) -> d
     return out
 
 
-def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample]) -> dict[str, np.ndarray]:
+def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample],
+              universe: pd.MultiIndex | None = None) -> dict[str, np.ndarray]:
     """Per topic of the sample, each universe document's rank in the run (trec_eval's order;
-    0 = not retrieved)."""
+    0 = not retrieved). ``universe``: :func:`universe_index` of ``samples``, built once for
+    many runs."""
     ranked = sort_trec(run[["query_id", "doc_id", "score"]].astype({"query_id": str,
                                                                     "doc_id": str}))
     ranked = ranked.assign(rank=ranked.groupby("query_id", sort=False).cumcount() + 1)
-    universe = pd.DataFrame({
-        "query_id": np.repeat(list(samples), [len(s.doc_ids) for s in samples.values()]),
-        "doc_id": np.concatenate([s.doc_ids for s in samples.values()]) if samples else [],
-    }).astype(str)  # fmt: skip
-    found = universe.merge(ranked[["query_id", "doc_id", "rank"]], how="left",
-                           on=["query_id", "doc_id"], validate="one_to_one")
-    rank = found["rank"].fillna(0).to_numpy(dtype=int)
+    keys = pd.MultiIndex.from_arrays([ranked["query_id"], ranked["doc_id"]])
+    if keys.has_duplicates:
+        twice = keys[keys.duplicated()][0]
+        raise ValueError(f"the run retrieves document {twice[1]} twice for topic {twice[0]}")
+    universe = universe_index(samples) if universe is None else universe
+    at = keys.get_indexer(universe)
+    rank = np.where(at >= 0, ranked["rank"].to_numpy()[at], 0)
     edges = np.cumsum([0] + [len(s.doc_ids) for s in samples.values()])
     return {t: rank[a:b] for t, a, b in zip(samples, edges[:-1], edges[1:])}
+
+
+def universe_index(samples: dict[str, TopicSample]) -> pd.MultiIndex:
+    """``(query_id, doc_id)`` of every universe document, topic by topic."""
+    return pd.MultiIndex.from_arrays([
+        np.repeat(list(samples), [len(s.doc_ids) for s in samples.values()]).astype(str),
+        np.concatenate([s.doc_ids for s in samples.values()]).astype(str) if samples else
+        np.array([], dtype=str)])
+
+
+def sample_totals(measure, topic: TopicSample, rank: np.ndarray, control: Control,
+                  rel_threshold: int, replicates: bool = False) -> tuple[list, callable]:
+    """:func:`.measures.measure_totals` of one run on ``topic``'s sample (its jackknife
+    ``replicates``' weights if asked), computed once per run, control and measure and kept on
+    the sample: a run's totals serve its own rows and every pair it is in."""
+    grade_p = tuple((g, v.tobytes()) for g, v in sorted(control.grade_p.items()))
+    key = (measure, rel_threshold, replicates, rank.tobytes(), control.p.tobytes(),
+           control.gain.tobytes(), grade_p)
+    if key not in topic._totals:
+        weights, factor = topic.replicate_set()[:2] if replicates else (None, None)
+        topic._totals[key] = measure_totals(measure, topic, rank, control, rel_threshold,
+                                            weights, factor)
+    return topic._totals[key]
 
 
 def tuned_lambda(cov: float, var: float) -> float:
@@ -109,7 +134,7 @@ def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
     ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
     u = v = 0.0
     for r, sign in zip(ranks, (1.0, -1.0)):
-        a, b = prediction_part(*measure_totals(measure, topic, r, control, rel_threshold))
+        a, b = prediction_part(*sample_totals(measure, topic, r, control, rel_threshold))
         u, v = u + sign * a, v + sign * b
     return design_covariance(topic, u, v)[0], design_covariance(topic, v, v)[0]
 
@@ -134,7 +159,7 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     control = control or no_control(topic)
     ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
     signs = (1.0, -1.0)[: len(ranks)]
-    parts = [(*measure_totals(measure, topic, r, control, rel_threshold), sign)
+    parts = [(*sample_totals(measure, topic, r, control, rel_threshold), sign)
              for r, sign in zip(ranks, signs)]
     if estimator == "ht":
         lam = 0.0
@@ -160,10 +185,10 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     # a correction beyond half a standard error is no longer second order, so it is capped
     bias = float(np.clip(bias, -0.5 * np.sqrt(max(var, 0.0)), 0.5 * np.sqrt(max(var, 0.0))))
     if variance == "jackknife":
-        weights, factor, coef, groups = topic.replicate_set()
+        coef, groups = topic.replicate_set()[2:]
         if len(coef):
-            values = sum(sign * replicate_values(measure_totals(
-                measure, topic, r, control, rel_threshold, weights, factor)[0], make, lam)
+            values = sum(sign * replicate_values(sample_totals(
+                measure, topic, r, control, rel_threshold, replicates=True)[0], make, lam)
                 for r, (_, make, sign) in zip(ranks, parts))
             var = jackknife_variance(value, values, coef, groups)
             if measure.family == "AP" and topic.sampling == POISSON:
@@ -212,7 +237,8 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     parsed = [survey_measure(m) for m in measures]
     samples = topic_samples(sample, sampling)
     preds = controls(samples, control)
-    ranks = {name: run_ranks(run, samples) for name, run in runs.items()}
+    universe = universe_index(samples)
+    ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
     retrieved = set().union(*(set(r["query_id"].astype(str)) for r in runs.values()))
     topics = [t for t in samples if t in retrieved]
     if not topics:
