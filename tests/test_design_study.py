@@ -44,17 +44,9 @@ def draws(rng, stratified):
     return TopicDraws(drawn, pi, np.zeros(N, int), False), pi, None
 
 
-#: The study's engine computes the estimators without AP's second-order bias correction (the
-#: package's ``bias_correction=False``); its Poisson jackknife still counts AP's pair terms
-#: twice, which the package has since removed: until the engine follows, its jackknife differs.
-ENGINE_JACKKNIFE_BEHIND = pytest.mark.xfail(
-    strict=True, reason="the study's Poisson jackknife double-counts AP's pair terms (the package "
-    "removed that); its jackknife rows describe the earlier variance")
-
-
 @pytest.mark.parametrize("stratified,variance", [
     (False, "linearised"), (True, "linearised"),
-    pytest.param(False, "jackknife", marks=ENGINE_JACKKNIFE_BEHIND)])
+    (False, "jackknife")])
 @pytest.mark.parametrize("estimator", ["ht", "greg", "ppi++"])
 def test_engine_matches_the_package(stratified, variance, estimator):
     rng = np.random.default_rng(11)
