@@ -87,6 +87,7 @@ class TopicParts:
 
     def __init__(self, x, p, ranks, draws):
         self.x, self.p, self.draws = x, p, draws
+        self.ranks = np.asarray(ranks)
         found = [run_totals(x, p, rank, draws) for rank in ranks]
         self.nx = np.stack([f[0] for f in found], 1)
         self.dnx = np.stack([f[1] for f in found], 1)
@@ -192,11 +193,13 @@ def gram(z: np.ndarray, draws: TopicDraws, chunk: int = 50) -> np.ndarray:
     return out
 
 
-def jackknife(parts: TopicParts, lam_run, lam_pair, pairs):
+def jackknife(parts: TopicParts, lam_run, lam_pair, pairs, pairs_once: bool = True):
     """The package's default variance, the delete-one jackknife (``design.replicates``), for
-    Poisson designs: Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with π_d < 1. Each total is
-    linear in each weight separately (AP's numerator has no w_d² term), so deleting d gives
-    T_(d) = T − w_d ∂T/∂w_d exactly. Returns the variances (B, R) and (B, P)."""
+    Poisson designs: Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with π_d < 1, less what it
+    counts twice in AP's pairs (:func:`pair_overcount`; ``pairs_once=False`` keeps the earlier,
+    wider form). Each total is linear in each weight separately (AP's numerator has no w_d²
+    term), so deleting d gives T_(d) = T − w_d ∂T/∂w_d exactly. Returns the variances (B, R)
+    and (B, P)."""
     d = parts.draws
     if d.stratified:
         raise ValueError("the vectorised jackknife covers Poisson designs only")
@@ -226,4 +229,57 @@ def jackknife(parts: TopicParts, lam_run, lam_pair, pairs):
     P = len(pairs)
     delta = replicate(lam_pair, a) - replicate(lam_pair, b)
     var_pair = (coef[:, None] * (delta - (full[:, :P] - full[:, P:])[..., None]) ** 2).sum(-1)
+    if pairs_once:
+        over_run, over_pair = pair_overcount(parts, lam_run, lam_pair, pairs)
+        var_run, var_pair = var_run - over_run, var_pair - over_pair
     return var_run, var_pair
+
+
+def pair_overcount(parts: TopicParts, lam_run, lam_pair, pairs, chunk: int = 4):
+    """What the delete-one jackknife counts twice in AP's pairs under Poisson sampling (the
+    package's ``estimate._pair_overcount``): ½ Σ_{j≠k ∈ S} b_jk² a_j a_k, a = (1 − π) w²,
+    b_jk = Σ_runs ± (x_j x_k − λ p_j p_k) / (max(r_j, r_k) R̂(λ)) over the drawn d with π < 1.
+    With C_r = (x x − λ p p) ∘ M_r (M_r = 1 / the later rank of the pair in run r) the sum
+    for runs A − B is Q_AA + Q_BB − 2 Q_AB, Q read off three Gram matrices over runs (xx·xx,
+    xx·pp, pp·pp) so a λ per run or pair costs nothing more. Returns (B, R) and (B, P)."""
+    d = parts.draws
+    inside = d.drawn & (d.weight > 1) & ((parts.x > 0) | (parts.p > 0))  # b_jk = 0 elsewhere
+    B, R = parts.nx.shape
+    m = max(int(inside.sum(1).max()), 1)
+    idx = np.argsort(~inside, axis=1, kind="stable")[:, :m]
+    valid = np.take_along_axis(inside, idx, 1)
+    w = np.take_along_axis(d.weight, idx, 1)
+    a = np.where(valid, w * (w - 1.0), 0.0)
+    X, P_ = np.where(valid, parts.x[idx], 0.0), np.where(valid, parts.p[idx], 0.0)
+    grams = np.zeros((3, B, R, R))
+    off = np.eye(m) == 0
+    for start in range(0, B, chunk):
+        part = slice(start, start + chunk)
+        r = parts.ranks[:, idx[part]].transpose(1, 0, 2)  # (b, R, m)
+        later = np.maximum(r[..., :, None], r[..., None, :]).astype(float)
+        both = (r[..., :, None] > 0) & (r[..., None, :] > 0) & off
+        M = np.where(both, 1.0 / np.where(both, later, 1.0), 0.0)
+        A = (a[part, :, None] * a[part, None, :])[:, None]
+        ux = M * (X[part, :, None] * X[part, None, :])[:, None]
+        up = M * (P_[part, :, None] * P_[part, None, :])[:, None]
+        b = ux.shape[0]
+        flat = lambda u: u.reshape(b, R, m * m)  # noqa: E731
+        uxa, upa = flat(ux * A), flat(up * A)
+        grams[0, part] = 0.5 * uxa @ flat(ux).transpose(0, 2, 1)
+        grams[1, part] = 0.5 * uxa @ flat(up).transpose(0, 2, 1)
+        grams[2, part] = 0.5 * upa @ flat(up).transpose(0, 2, 1)
+    gxx, gxp, gpp = grams
+
+    def q(i, j, lam):
+        """Σ C_i C_j a a at λ (B, Q), divided by R̂(λ)² (0 where R̂ ≤ 0)."""
+        rows = np.arange(B)[:, None]
+        value = (gxx[rows, i, j] - lam * (gxp[rows, i, j] + gxp[rows, j, i])
+                 + lam**2 * gpp[rows, i, j])
+        r_hat = parts.rx[:, None] + lam * (parts.pop_r - parts.rp[:, None])
+        return np.where(r_hat > 0, value / np.where(r_hat > 0, r_hat, 1.0) ** 2, 0.0)
+
+    runs = np.arange(R)
+    i, j = pairs[:, 0], pairs[:, 1]
+    over_run = q(runs, runs, lam_run)
+    over_pair = q(i, i, lam_pair) + q(j, j, lam_pair) - 2 * q(i, j, lam_pair)
+    return over_run, over_pair
