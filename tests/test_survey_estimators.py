@@ -236,3 +236,18 @@ def test_a_run_retrieving_a_document_twice_is_refused():
     twice = pd.DataFrame({"query_id": "t", "doc_id": ["d1", "d2", "d1"], "score": [3.0, 2.0, 1.0]})
     with pytest.raises(ValueError, match="document d1 twice for topic t"):
         estimate(_frame(np.ones(10, dtype=bool)), {"A": twice})
+
+
+def test_an_estimated_relevant_count_of_roundoff_is_none():
+    """A model-assisted R̂ whose residuals cancel its predictions (104 − 104 leaves ~1e-14)
+    counts no relevant document: AP 0 with a zero gradient, not N̂ / 1e-14 (about 1e15);
+    replicates likewise. A small R̂ that is not roundoff keeps its ratio."""
+    from relimpute.confidence.survey.measures import NO_RELEVANT, RatioOfTotals
+
+    residue = (104.0 - 0.1 * 3) - (104.0 - 0.1 * 3 - 1.4e-14)
+    assert 0 < residue < NO_RELEVANT
+    value, grad = RatioOfTotals()((0.5, residue))
+    assert value == 0.0 and not grad.any()
+    values, _ = RatioOfTotals()((np.array([0.5, 0.5]), np.array([residue, 2.0])))
+    np.testing.assert_array_equal(values, [0.0, 0.25])
+    assert RatioOfTotals()((0.5, 0.25))[0] == 2.0

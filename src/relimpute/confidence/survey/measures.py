@@ -101,10 +101,15 @@ def _identity(v):
     return v[0], np.array([1.0])
 
 
+#: An estimated count of relevant documents below this is none: what is left when a
+#: model-assisted R̂'s residuals cancel its predictions (104 − 104 ≈ 1e-14) is roundoff.
+NO_RELEVANT = 1e-9
+
+
 class RatioOfTotals:
     """AP = N / R from its totals, with R̂ held at least ``least`` (the relevant documents the
     sample judged: R cannot be smaller, and a model-assisted R̂ below it, from predictions
-    that overrate, would make the ratio explode)."""
+    that overrate, would make the ratio explode); an R̂ below :data:`NO_RELEVANT` is 0 (AP 0)."""
 
     def __init__(self, least: float = 0.0):
         self.least = least
@@ -113,6 +118,7 @@ class RatioOfTotals:
         n, r = (np.asarray(a, dtype=float) for a in v)
         held = r < self.least
         r = np.maximum(r, self.least)
+        r = np.where(r < NO_RELEVANT, 0.0, r)
         if n.ndim:  # replicates: the values alone
             return np.divide(n, r, out=np.zeros(n.shape), where=r > 0), None
         if r <= 0:
