@@ -52,9 +52,26 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "llm_evidence"))  # its study.py: loading, substitution, PPI
-from study import DATA, COLLECTIONS, kendall_tau, llm_grades, load, model_answer, \
-    per_topic_ap, ppi_answers, substituted  # noqa: E402
+
+
+def _llm_evidence_study():
+    """``examples/llm_evidence/study.py`` (loading, substitution, PPI) under its own module
+    name: another example's ``study`` must not be shadowed by it in ``sys.modules``."""
+    import importlib.util
+
+    name = "llm_evidence_study"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE.parent / "llm_evidence" / "study.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before running it: its dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_study = _llm_evidence_study()
+DATA, COLLECTIONS, kendall_tau, llm_grades, load, model_answer = (
+    _study.DATA, _study.COLLECTIONS, _study.kendall_tau, _study.llm_grades, _study.load, _study.model_answer)
+per_topic_ap, ppi_answers, substituted = _study.per_topic_ap, _study.ppi_answers, _study.substituted
 
 SOURCE = "umbrela-gpt-4o"
 HUMANS, FLOOR, THRESHOLD = 10, 2, 2
