@@ -21,17 +21,23 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit
 
 from ._newton import newton_maximise
+from .arrowhead import Arrowhead, GramBlocks
 
 
 def fit_logistic(design, y, prec, shift, start):
-    """Posterior mode and Laplace covariance of a logistic regression with a Gaussian prior.
+    """Posterior mode and Laplace posterior of a logistic regression with a Gaussian prior.
 
     Maximises ``Σ y η − log(1 + e^η) − ½ θᵀ P θ + bᵀ θ`` with ``η = design · θ``
     (``P`` the prior precision, ``b`` its linear term) by Newton's method
     (:func:`newton_maximise`); the objective is strictly concave, so the mode is unique.
-    The covariance is the inverse Hessian at the mode.
+    With a dense ``P`` the second value is the covariance, the inverse Hessian at the mode;
+    with an :class:`~.arrowhead.Arrowhead` ``P`` (one parameter per topic, each row of the
+    design in one topic) it is the Hessian at the mode, an arrowhead too: every step is
+    solved through its Schur complement, linear in the topics, and nothing ``P × P`` is formed.
     """
     design = sp.csr_matrix(design)
+    structured = isinstance(prec, Arrowhead)
+    gram = GramBlocks(design, prec.start, prec.stop) if structured else None
 
     def log_post(theta):
         e = design @ theta
@@ -40,11 +46,17 @@ def fit_logistic(design, y, prec, shift, start):
     def gradient_curvature(theta):
         s = expit(design @ theta)
         grad = design.T @ (y - s) - prec @ theta + shift
+        if structured:
+            return grad, prec + gram(s * (1 - s))
         weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
         return grad, prec + (design.T @ weighted).toarray()
 
-    theta = newton_maximise(log_post, gradient_curvature, start)
-    cov = np.linalg.inv(gradient_curvature(theta)[1])
+    solve = Arrowhead.solve if structured else None
+    theta = newton_maximise(log_post, gradient_curvature, start, solve=solve)
+    curvature = gradient_curvature(theta)[1]
+    if structured:
+        return theta, curvature
+    cov = np.linalg.inv(curvature)
     return theta, (cov + cov.T) / 2
 
 

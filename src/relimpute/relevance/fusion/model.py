@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ...data import Campaign, TopicData
-from ...io.memory import checked_square
+from ..arrowhead import Arrowhead, laplace_draws
 from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .capture import capture_factors
 from .carry import carry_centres, carry_factors, with_carry_spread
@@ -134,8 +134,12 @@ class Fusion(RelevanceModel):
     coef_
         Posterior mode of ``θ = (w, μ, α_1..α_T, u_1..u_S)`` (``w`` on
         standardised features; ``u`` only with ``run_effect_sd > 0``).
+    precision_
+        Laplace precision of ``θ`` at the mode, structured (:class:`~..arrowhead.Arrowhead`:
+        diagonal in ``α``), from which the draws are taken.
     covariance_
-        Laplace covariance of ``θ``.
+        Laplace covariance of ``θ``, dense, formed when read (small campaigns; an engine
+        that samples ``θ`` sets it instead of :attr:`precision_`).
     query_ids_, systems_
         The topics of ``α`` and the runs of ``u``, in order.
     feature_mean_, feature_scale_
@@ -268,7 +272,7 @@ class Fusion(RelevanceModel):
         prec, shift = self._prior(campaign.n_topics)
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
-        theta, cov = self._fit_theta(design, y, prec, shift, start)
+        theta, posterior = self._fit_theta(design, y, prec, shift, start)
         self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
         self.cuts_, self.topic_cuts_ = np.zeros(1), None
         if len(self.grade_levels_) > 2:  # the cut-points given the log-odds, fitted when read
@@ -276,7 +280,11 @@ class Fusion(RelevanceModel):
             topic = np.repeat(np.arange(campaign.n_topics), [int(m.sum()) for m in masks])
             self._pending_cuts = (design @ theta, level, topic, campaign.n_topics)
         self.coef_ = theta
-        self.covariance_ = cov
+        if isinstance(posterior, Arrowhead):  # the Laplace posterior's precision
+            self.__dict__.pop("covariance_", None)
+            self.precision_ = posterior
+        else:  # an engine's dense covariance
+            self.covariance_ = posterior
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
@@ -310,14 +318,33 @@ class Fusion(RelevanceModel):
         self.__dict__.pop("_pending_cuts", None)
         self._cuts = value
 
-    def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior mode and covariance of ``θ``: the inference engine (here Newton +
-        Laplace; the Bayesian hierarchy samples the same posterior by NUTS)."""
+    def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, Any]:
+        """Posterior mode of ``θ`` and its Laplace precision (an :class:`~..arrowhead.Arrowhead`)
+        or a dense covariance: the inference engine (here Newton + Laplace; the Bayesian
+        hierarchy samples the same posterior by NUTS)."""
         return _fit_logistic(design, y, prec, shift, start)
 
+    @property
+    def covariance_(self) -> np.ndarray:
+        """Laplace covariance of ``θ``, dense (formed when read, from :attr:`precision_`;
+        refused with the memory it needs when that is not free)."""
+        dense = self.__dict__.get("covariance_")  # an engine's, or a model saved before precision_
+        if dense is None and "precision_" in self.__dict__:
+            return self.precision_.covariance()
+        if dense is None:
+            raise AttributeError("covariance_")
+        return dense
+
+    @covariance_.setter
+    def covariance_(self, value) -> None:
+        self.__dict__["covariance_"] = np.asarray(value, dtype=float)
+        self.__dict__.pop("precision_", None)
+
     def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``(n, P)`` posterior draws of ``θ`` (here from the Laplace approximation)."""
-        return rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
+        """``(n, P)`` posterior draws of ``θ`` (here from the Laplace approximation;
+        :func:`~..arrowhead.laplace_draws` says which draw)."""
+        dense = self.__dict__.get("covariance_")
+        return laplace_draws(rng, self.coef_, self.precision_ if dense is None else dense, n)
 
     def _designs(self, campaign: Campaign, evidence, rows=None) -> list[sp.csr_matrix]:
         """Per topic, ``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α, u)``,
@@ -348,21 +375,22 @@ class Fusion(RelevanceModel):
             designs.append(sp.hstack([sp.csr_matrix(z), intercept, runs], format="csr"))
         return designs
 
-    def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
-        """Prior precision matrix and linear term of ``θ`` (Gaussian; ``docs/math/fusion.md``)."""
-        k = N_FEATURES
-        n_par = k + 1 + n_topics + len(self.systems_)
-        what = f"the {type(self).__name__} model's fit over {n_topics:,} topics"
-        prec = checked_square(n_par, what)
-        prec[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
-        a = np.arange(k + 1, k + 1 + n_topics)
-        prec[a, a] = 1.0 / self.intercept_sd**2
-        prec[k, k] = n_topics / self.intercept_sd**2 + 1.0 / self.mean_prior[1] ** 2
-        prec[k, a] = prec[a, k] = -1.0 / self.intercept_sd**2
-        u = np.arange(k + 1 + n_topics, n_par)
-        if len(u):
-            prec[u, u] = 1.0 / self.run_effect_sd**2
-        shift = np.zeros(n_par)
+    def _prior(self, n_topics: int) -> tuple[Arrowhead, np.ndarray]:
+        """Prior precision and linear term of ``θ`` (Gaussian; ``docs/math/fusion.md``): an
+        arrowhead (:mod:`..arrowhead`), diagonal in the topic intercepts ``α``, coupled to ``μ``."""
+        k, n_runs = N_FEATURES, len(self.systems_)
+        m = k + 1 + n_runs  # (w, μ, u): the arrowhead's dense part, in θ's order
+        dense = np.zeros((m, m))
+        dense[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
+        dense[k, k] = n_topics / self.intercept_sd**2 + 1.0 / self.mean_prior[1] ** 2
+        if n_runs:
+            u = np.arange(k + 1, m)
+            dense[u, u] = 1.0 / self.run_effect_sd**2
+        coupling = np.zeros((n_topics, m))
+        coupling[:, k] = -1.0 / self.intercept_sd**2  # α_t ~ N(μ, σ_α²)
+        diagonal = np.full(n_topics, 1.0 / self.intercept_sd**2)
+        prec = Arrowhead(k + 1, k + 1 + n_topics, diagonal, coupling, dense)
+        shift = np.zeros(k + 1 + n_topics + n_runs)
         # the prior mean of w is given per raw unit; w acts on standardised features
         shift[:k] = np.asarray(self.weight_mean, float) * self.feature_scale_ / self.weight_sd**2
         shift[k] = self.mean_prior[0] / self.mean_prior[1] ** 2
