@@ -120,3 +120,35 @@ def test_default_model_fit_over_hundreds_of_topics_equals_the_dense_fit():
     rng = np.random.default_rng(model.draw_seed_)
     expected = rng.multivariate_normal(model.coef_, model.covariance_, size=4, method="cholesky")
     np.testing.assert_array_equal(model._theta_draws(np.random.default_rng(model.draw_seed_), 4), expected)
+
+
+@pytest.mark.parametrize("spread", [0.0, 1.5])
+def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monkeypatch):
+    """The topics' cut-points (grades 0..3, anchor 2, 8 topics): the block-factor draws of
+    their precision against its dense inverse, by Monte Carlo (40,000 draws, every mean and
+    covariance entry within 5 standard errors; held topic terms, τ = 0, exactly at the mode),
+    and TopicCuts.draws beyond DENSE_DRAW_LIMIT the same distribution as below it."""
+    from scipy.special import expit
+
+    from relimpute.relevance.ordinal import fit_topic_cuts
+
+    rng = np.random.default_rng(5)
+    topic = np.repeat(np.arange(8), 250)
+    eta = rng.normal(-0.5, 1.5, len(topic))
+    c = np.array([1.5, 0.0, -2.0]) + rng.normal(0, spread, (8, 3)) * np.array([1, 0, 1])
+    level = (rng.random(len(topic))[:, None] < expit(eta[:, None] + c[topic])).sum(axis=1)
+    cuts = fit_topic_cuts(eta, level, topic, 8, 2, 4, cut_sd=3.0, topic_sds=(0.0, 1.0))
+    cov = cuts.covariance
+    mode = rng.normal(size=len(cov))
+    draws = cuts.precision.draws(np.random.default_rng(2), mode, 40_000)
+    held = np.diag(cov) == 0
+    assert held.any() == (cuts.tau == 0).any()
+    np.testing.assert_array_equal(draws[:, held], np.broadcast_to(mode[held], (40_000, held.sum())))
+    z_mean, z_cov = _moment_errors(draws[:, ~held], mode[~held], cov[np.ix_(~held, ~held)])
+    assert np.abs(z_mean).max() < 5 and np.abs(z_cov).max() < 5
+    dense = cuts.draws(np.random.default_rng(3), 20_000, [0, 3, -1])
+    monkeypatch.setattr("relimpute.relevance.ordinal.DENSE_DRAW_LIMIT", 0)
+    structured = cuts.draws(np.random.default_rng(4), 20_000, [0, 3, -1])
+    sd = dense.std(axis=0)  # two samples' means differ by sd·√(2/n), their sds by about sd·√(1/n)
+    np.testing.assert_allclose(structured.mean(axis=0), dense.mean(axis=0), atol=5 * sd.max() * np.sqrt(2 / 20_000))
+    np.testing.assert_allclose(structured.std(axis=0), sd, atol=5 * sd.max() / np.sqrt(20_000))
