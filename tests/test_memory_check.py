@@ -11,7 +11,7 @@ from relimpute.io.memory import (
 )
 from relimpute.cli import main
 from relimpute.errors import InputError
-from relimpute.simulate import write_simulated
+from relimpute.simulate import simulate_campaign, write_simulated
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +88,23 @@ def test_the_fit_forms_nothing_dense_and_a_dense_covariance_beyond_memory_is_ref
         model.covariance_  # noqa: B018
     monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "64M")
     assert model.covariance_.shape == (208, 208)  # formed when the memory is there
+
+
+def test_fusion_llm_refuses_its_dense_label_shifts_before_any_fit(monkeypatch):
+    """fusion-llm's label shifts keep a dense (g (1 + T) + 1)² covariance: 4 label values over
+    200 topics, 6 copies of 805 x 805 floats (29.7 MB), refused before the default model's fit."""
+    import pandas as pd
+
+    from relimpute.labels import read_labels, with_labels
+    from relimpute.relevance import FusionLLM
+
+    truth = simulate_campaign(n_topics=200, n_systems=3, n_docs=20, depth=5, rng=2).campaign
+    rows = [pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids[:4], "relevance": [0, 1, 2, 3]})
+            for t in truth.topics]  # fmt: skip
+    labelled = with_labels(truth.pooled(2), [read_labels(pd.concat(rows, ignore_index=True), name="sim")])
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "20M")
+    fitted = []
+    monkeypatch.setattr(FusionLLM, "_build_fusion", lambda self: fitted.append(1))
+    with pytest.raises(InputError, match=r"FusionLLM model's label shifts over 200 topics needs \(6 dense 805 x 805"):
+        FusionLLM().fit(labelled)
+    assert not fitted
