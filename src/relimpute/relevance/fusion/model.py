@@ -51,6 +51,7 @@ from .evidence import (
     topic_evidence,
 )
 from .draws import _PosteriorDraws
+from .prior import theta_prior
 from ..grades import GradeShares, judged_shares
 from ..ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
 
@@ -134,12 +135,9 @@ class Fusion(RelevanceModel):
     coef_
         Posterior mode of ``θ = (w, μ, α_1..α_T, u_1..u_S)`` (``w`` on
         standardised features; ``u`` only with ``run_effect_sd > 0``).
-    precision_
-        Laplace precision of ``θ`` at the mode, structured (:class:`~..arrowhead.Arrowhead`:
-        diagonal in ``α``), from which the draws are taken.
-    covariance_
-        Laplace covariance of ``θ``, dense, formed when read (small campaigns; an engine
-        that samples ``θ`` sets it instead of :attr:`precision_`).
+    precision_, covariance_
+        Laplace precision of ``θ`` at the mode, kept as an arrowhead (diagonal in ``α``), and
+        the covariance, dense, formed when read (an engine sampling ``θ`` sets it instead).
     query_ids_, systems_
         The topics of ``α`` and the runs of ``u``, in order.
     feature_mean_, feature_scale_
@@ -326,14 +324,10 @@ class Fusion(RelevanceModel):
 
     @property
     def covariance_(self) -> np.ndarray:
-        """Laplace covariance of ``θ``, dense (formed when read, from :attr:`precision_`;
-        refused with the memory it needs when that is not free)."""
-        dense = self.__dict__.get("covariance_")  # an engine's, or a model saved before precision_
-        if dense is None and "precision_" in self.__dict__:
-            return self.precision_.covariance()
-        if dense is None:
-            raise AttributeError("covariance_")
-        return dense
+        """Laplace covariance of ``θ``, dense: formed from :attr:`precision_` when read (and
+        memory-checked), or an engine's (set)."""
+        dense = self.__dict__.get("covariance_")  # set, or a model saved before precision_
+        return self.precision_.covariance() if dense is None else dense
 
     @covariance_.setter
     def covariance_(self, value) -> None:
@@ -341,8 +335,7 @@ class Fusion(RelevanceModel):
         self.__dict__.pop("precision_", None)
 
     def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``(n, P)`` posterior draws of ``θ`` (here from the Laplace approximation;
-        :func:`~..arrowhead.laplace_draws` says which draw)."""
+        """``(n, P)`` posterior draws of ``θ`` (here Laplace's: :func:`~..arrowhead.laplace_draws`)."""
         dense = self.__dict__.get("covariance_")
         return laplace_draws(rng, self.coef_, self.precision_ if dense is None else dense, n)
 
@@ -376,25 +369,8 @@ class Fusion(RelevanceModel):
         return designs
 
     def _prior(self, n_topics: int) -> tuple[Arrowhead, np.ndarray]:
-        """Prior precision and linear term of ``θ`` (Gaussian; ``docs/math/fusion.md``): an
-        arrowhead (:mod:`..arrowhead`), diagonal in the topic intercepts ``α``, coupled to ``μ``."""
-        k, n_runs = N_FEATURES, len(self.systems_)
-        m = k + 1 + n_runs  # (w, μ, u): the arrowhead's dense part, in θ's order
-        dense = np.zeros((m, m))
-        dense[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
-        dense[k, k] = n_topics / self.intercept_sd**2 + 1.0 / self.mean_prior[1] ** 2
-        if n_runs:
-            u = np.arange(k + 1, m)
-            dense[u, u] = 1.0 / self.run_effect_sd**2
-        coupling = np.zeros((n_topics, m))
-        coupling[:, k] = -1.0 / self.intercept_sd**2  # α_t ~ N(μ, σ_α²)
-        diagonal = np.full(n_topics, 1.0 / self.intercept_sd**2)
-        prec = Arrowhead(k + 1, k + 1 + n_topics, diagonal, coupling, dense)
-        shift = np.zeros(k + 1 + n_topics + n_runs)
-        # the prior mean of w is given per raw unit; w acts on standardised features
-        shift[:k] = np.asarray(self.weight_mean, float) * self.feature_scale_ / self.weight_sd**2
-        shift[k] = self.mean_prior[0] / self.mean_prior[1] ** 2
-        return prec, shift
+        """Prior precision (an arrowhead) and linear term of ``θ`` (:func:`.prior.theta_prior`)."""
+        return theta_prior(self, n_topics)
 
     # ------------------------------------------------------------------ predict
 
