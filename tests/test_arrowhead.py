@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from relimpute.relevance.arrowhead import DENSE_DRAW_LIMIT, Arrowhead, GramBlocks, laplace_draws
+from relimpute.relevance.arrowhead import DENSE_LIMIT, Arrowhead, GramBlocks, laplace_draws
 from relimpute.relevance.fusion import Fusion
-from relimpute.relevance.ordinal import fit_logistic
 from relimpute.simulate import simulate_campaign
 
 
@@ -80,7 +79,7 @@ def test_draws_have_the_laplace_mean_and_covariance(rng, structured, monkeypatch
     arrow, full = _random_arrowhead(rng, 5, 20, 2)
     mean = rng.normal(size=len(full))
     if structured:
-        monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_DRAW_LIMIT", 10)
+        monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_LIMIT", 10)
     draws = laplace_draws(np.random.default_rng(7), mean, arrow, 40_000)
     assert draws.shape == (40_000, len(full))
     z_mean, z_cov = _moment_errors(draws, mean, np.linalg.inv(full))
@@ -88,38 +87,32 @@ def test_draws_have_the_laplace_mean_and_covariance(rng, structured, monkeypatch
 
 
 def test_dense_draw_below_the_limit_is_multivariate_normals(rng):
-    """Up to DENSE_DRAW_LIMIT parameters the draws are numpy's seeded dense Cholesky draws of
+    """Up to DENSE_LIMIT parameters the draws are numpy's seeded dense Cholesky draws of
     the covariance (the numbers every release before the structured fit drew)."""
     arrow, full = _random_arrowhead(rng, 4, 10, 4)
     mean = rng.normal(size=len(full))
-    assert len(full) <= DENSE_DRAW_LIMIT
+    assert len(full) <= DENSE_LIMIT
     ours = laplace_draws(np.random.default_rng(3), mean, arrow, 5)
     numpy = np.random.default_rng(3).multivariate_normal(mean, arrow.covariance(), size=5, method="cholesky")
     np.testing.assert_array_equal(ours, numpy)
 
 
-def test_default_model_fit_over_hundreds_of_topics_equals_the_dense_fit():
-    """A campaign of 300 topics: the structured Newton fit's mode and covariance equal
-    those of the same fit with the prior as a dense matrix (numpy's solve and inverse), to
-    1e-8; its draws are the dense Cholesky draws of that covariance."""
+def test_default_model_fit_over_hundreds_of_topics_equals_the_dense_fit(monkeypatch):
+    """A campaign of 300 topics: below DENSE_LIMIT the fit is the dense one of every release
+    (numpy's solve and inverse); forced structured (the limit at 100), its mode, covariance
+    and marginal variances equal the dense fit's to 1e-8."""
     campaign = simulate_campaign(300, 6, n_docs=60, depth=20, rng=11).campaign.pooled(5)
+    dense = Fusion(n_draws=4).fit(campaign, rng=1)
+    assert "covariance_" in dense.__dict__ and "precision_" not in dense.__dict__
+    monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_LIMIT", 100)
     model = Fusion(n_draws=4).fit(campaign, rng=1)
     assert isinstance(model.precision_, Arrowhead) and "covariance_" not in model.__dict__
-    captured = {}
-
-    class Dense(Fusion):
-        def _fit_theta(self, design, y, prec, shift, start):
-            captured["theta"], captured["cov"] = fit_logistic(design, y, prec.toarray(), shift, start)
-            return captured["theta"], captured["cov"]
-
-    Dense(n_draws=4).fit(campaign, rng=1)
     assert len(model.coef_) == 3 + 1 + 300 + 6
-    np.testing.assert_allclose(model.coef_, captured["theta"], rtol=1e-8, atol=1e-8)
-    np.testing.assert_allclose(model.covariance_, captured["cov"], rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(model.precision_.variances(), np.diag(captured["cov"]), rtol=1e-8)
-    rng = np.random.default_rng(model.draw_seed_)
-    expected = rng.multivariate_normal(model.coef_, model.covariance_, size=4, method="cholesky")
-    np.testing.assert_array_equal(model._theta_draws(np.random.default_rng(model.draw_seed_), 4), expected)
+    np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(model.covariance_, dense.covariance_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.precision_.variances(), np.diag(dense.covariance_), rtol=1e-8)
+    theta = model._theta_draws(np.random.default_rng(0), 3)  # the structured draw, beyond the limit
+    assert theta.shape == (3, len(model.coef_)) and np.all(np.isfinite(theta))
 
 
 @pytest.mark.parametrize("spread", [0.0, 1.5])
@@ -127,7 +120,7 @@ def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monk
     """The topics' cut-points (grades 0..3, anchor 2, 8 topics): the block-factor draws of
     their precision against its dense inverse, by Monte Carlo (40,000 draws, every mean and
     covariance entry within 5 standard errors; held topic terms, τ = 0, exactly at the mode),
-    and TopicCuts.draws beyond DENSE_DRAW_LIMIT the same distribution as below it."""
+    and TopicCuts.draws beyond DENSE_LIMIT the same distribution as below it."""
     from scipy.special import expit
 
     from relimpute.relevance.ordinal import fit_topic_cuts
@@ -147,7 +140,7 @@ def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monk
     z_mean, z_cov = _moment_errors(draws[:, ~held], mode[~held], cov[np.ix_(~held, ~held)])
     assert np.abs(z_mean).max() < 5 and np.abs(z_cov).max() < 5
     dense = cuts.draws(np.random.default_rng(3), 20_000, [0, 3, -1])
-    monkeypatch.setattr("relimpute.relevance.ordinal.DENSE_DRAW_LIMIT", 0)
+    monkeypatch.setattr("relimpute.relevance.ordinal.DENSE_LIMIT", 0)
     structured = cuts.draws(np.random.default_rng(4), 20_000, [0, 3, -1])
     sd = dense.std(axis=0)  # two samples' means differ by sd·√(2/n), their sds by about sd·√(1/n)
     np.testing.assert_allclose(structured.mean(axis=0), dense.mean(axis=0), atol=5 * sd.max() * np.sqrt(2 / 20_000))

@@ -72,15 +72,28 @@ def test_the_cli_refuses_a_fit_that_would_not_fit_and_writes_nothing(
     assert main(["evaluate", qrels, runs, "-m", "map", "--intervals"]) == 2
 
 
-def test_the_fit_forms_nothing_dense_and_a_dense_covariance_beyond_memory_is_refused(monkeypatch):
-    """The structured fit over 200 topics runs under a 500 KB limit, where the 10 dense 208 x 208
-    matrices of the fit before it (3.3 MB) were refused; the dense covariance, when read,
-    is checked first."""
+def test_a_fit_whose_dense_step_would_not_fit_is_refused_before_it_starts(monkeypatch):
     from relimpute.relevance.fusion import Fusion
-    from relimpute.simulate import simulate_campaign
 
     campaign = simulate_campaign(n_topics=200, n_systems=4, n_docs=60, depth=10, rng=1)
     pooled = campaign.campaign.pooled(3)
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "1M")  # 10 copies of ~205 x 205 floats: 3.2 MB
+    refused = r"Fusion model.s fit over 200 topics needs \(10 dense .*\) about 3\.\d MB"
+    with pytest.raises(InputError, match=refused):
+        Fusion().fit(pooled)
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "64M")
+    Fusion().fit(pooled)  # fits when the memory is there
+
+
+def test_the_structured_fit_forms_nothing_dense_and_its_covariance_is_checked_when_read(monkeypatch):
+    """Beyond DENSE_LIMIT parameters (here set to 100) the fit over 200 topics runs under a
+    500 KB limit, where the dense fit's 10 copies (3.3 MB) are refused; the dense
+    covariance, when read, is checked first."""
+    from relimpute.relevance.fusion import Fusion
+
+    campaign = simulate_campaign(n_topics=200, n_systems=4, n_docs=60, depth=10, rng=1)
+    pooled = campaign.campaign.pooled(3)
+    monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_LIMIT", 100)
     monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "500K")  # 3 copies of 208 x 208 floats: 1014 KB
     model = Fusion(n_draws=0).fit(pooled)
     refused = r"dense 208 x 208 Laplace covariance needs \(3 dense .*\) about 1014\.0 KB"

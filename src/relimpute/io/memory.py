@@ -82,11 +82,12 @@ def check_fits(
                    source or str(paths[0]))  # fmt: skip
 
 
-#: Copies of a dense (parameters × parameters) matrix held at the peak of forming the default
-#: model's Laplace covariance (the covariance, the Schur-complement blocks it is built from and
-#: its symmetrised copy); its fit and its draws beyond a few thousand parameters never form one
-#: (``relimpute.relevance.arrowhead``), so only a dense covariance asked for is checked.
-DENSE_COPIES = 3
+#: Copies of a dense (parameters × parameters) matrix a dense Laplace fit holds at its peak (prior
+#: precision, curvature, its factor, the covariance and the draws' factor; measured at 1,000 and
+#: 3,000 simulated topics, where the fit's peak grew by about this many copies). The default
+#: model's fit is dense only up to ``relevance.arrowhead.DENSE_LIMIT`` parameters (32 MB a
+#: copy); beyond, it never forms one.
+DENSE_COPIES = 10
 
 
 def checked_square(n: int, what: str, copies: int = DENSE_COPIES) -> np.ndarray:

@@ -12,7 +12,7 @@ an arrowhead. Everything the Laplace fit needs goes through the Schur complement
 Newton's steps, the marginal variances and posterior draws in ``O(T m²)`` time and
 ``O(T m)`` memory, never the dense ``P × P`` matrix (``P = m + T``), which a campaign of
 10,000 topics could not hold. :func:`laplace_draws` chooses between the exact dense draw
-(small ``P``) and the structured one.
+(small ``P``) and the structured one, :func:`laplace_form` the fit's form.
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
-from ..io.memory import checked_square
+from ..io.memory import DENSE_COPIES, checked_square
 
-#: Largest ``P`` whose Laplace draws are taken from the dense covariance, as every release
-#: before the structured fit took them (``rng.multivariate_normal(..., method="cholesky")``):
-#: the dense covariance then costs at most 32 MB and its Cholesky factor a fraction of a
-#: second, and seeded draws stay the numbers they were (a structured factor draws the same
-#: distribution from the same normals, but not the same draws). Campaigns of up to about
-#: 2,000 topics (every TREC track but the Million Query one) keep their seeded answers.
-DENSE_DRAW_LIMIT = 2000
+#: Largest ``P`` whose Laplace fit stays dense, as in every release before the structured one
+#: (numpy's solve per Newton step, ``np.linalg.inv``, and draws by
+#: ``rng.multivariate_normal(..., method="cholesky")``): the dense matrices then cost at most
+#: 32 MB each and a fraction of a second, and the seeded answers stay the numbers they were, to
+#: the last bit (the structured fit's mode and covariance differ from the dense ones in the last
+#: bits, and a seeded draw from another factor is another draw, of the same distribution; the
+#: grades' cut-points, drawn through an eigendecomposition, would change visibly). Campaigns of
+#: up to about 1,900 topics (every TREC track but the Million Query one) keep their answers.
+DENSE_LIMIT = 2000
 
 
 class Arrowhead:
@@ -85,9 +87,10 @@ class Arrowhead:
 
     __rmatmul__ = __matmul__  # symmetric: xᵀ H = (H x)ᵀ
 
-    def toarray(self) -> np.ndarray:
-        """The dense matrix (refused with the memory it needs when that is not free)."""
-        out = checked_square(self.size, f"a {self.size:,} x {self.size:,} dense precision")
+    def toarray(self, what: str = "a dense precision", copies: int = DENSE_COPIES) -> np.ndarray:
+        """The dense matrix, after checking that ``copies`` of it fit in memory (else
+        :class:`~relimpute.errors.InputError` naming ``what`` needs them)."""
+        out = checked_square(self.size, what, copies)
         rest = np.r_[0 : self.start, self.stop : self.size]
         block = np.arange(self.start, self.stop)
         out[np.ix_(rest, rest)] = self.dense
@@ -122,7 +125,7 @@ class Arrowhead:
         """``H⁻¹``, dense (refused with the memory it needs when that is not free): blocks
         ``S⁻¹``, ``−D⁻¹B S⁻¹`` and ``D⁻¹ + D⁻¹B S⁻¹ BᵀD⁻¹``."""
         gain, chol = self._factored()
-        out = checked_square(self.size, f"the dense {self.size:,} x {self.size:,} Laplace covariance")
+        out = checked_square(self.size, f"the dense {self.size:,} x {self.size:,} Laplace covariance", copies=3)
         inv_schur = la.cho_solve((chol, True), np.eye(len(chol)))
         rest = np.r_[0 : self.start, self.stop : self.size]
         block = np.arange(self.start, self.stop)
@@ -180,15 +183,23 @@ class GramBlocks:
         return Arrowhead(self.start, self.stop, diagonal, coupling, dense)
 
 
+def laplace_form(prec: Arrowhead, what: str) -> Arrowhead | np.ndarray:
+    """The form a Laplace fit takes with the prior precision ``prec``: dense up to
+    :data:`DENSE_LIMIT` parameters (the numbers of every earlier release, to the last bit;
+    ``what`` names the fit when its dense matrices would not fit in memory), else the
+    arrowhead itself (the fit linear in the topics)."""
+    return prec.toarray(what) if prec.size <= DENSE_LIMIT else prec
+
+
 def laplace_draws(rng: np.random.Generator, mean, posterior, n: int) -> np.ndarray:
     """``(n, P)`` draws of the Laplace posterior ``N(mean, ·)``: ``posterior`` is a dense
-    covariance or an :class:`Arrowhead` precision. Up to :data:`DENSE_DRAW_LIMIT` parameters,
-    or from a dense covariance, the dense Cholesky draw of every earlier release (the same
-    seeded numbers); beyond it the structured draw (:meth:`Arrowhead.draws`, the same
-    distribution) that never forms the dense covariance."""
+    covariance (the dense fit's, :func:`laplace_form`) or an :class:`Arrowhead` precision.
+    From a dense covariance, or up to :data:`DENSE_LIMIT` parameters, the dense Cholesky draw
+    of every earlier release (the same seeded numbers); beyond it the structured draw
+    (:meth:`Arrowhead.draws`, the same distribution), which never forms the covariance."""
     mean = np.asarray(mean, dtype=float)
     if isinstance(posterior, Arrowhead):
-        if len(mean) > DENSE_DRAW_LIMIT:
+        if len(mean) > DENSE_LIMIT:
             return posterior.draws(rng, mean, n)
         posterior = posterior.covariance()
     return rng.multivariate_normal(mean, posterior, size=n, method="cholesky")

@@ -22,7 +22,7 @@ from scipy.special import expit, log_expit
 
 from ._newton import newton_maximise
 from ..io.memory import checked_square
-from .arrowhead import DENSE_DRAW_LIMIT, Arrowhead, GramBlocks
+from .arrowhead import DENSE_LIMIT, Arrowhead, GramBlocks
 
 
 def fit_logistic(design, y, prec, shift, start):
@@ -209,14 +209,14 @@ class TopicCuts:
     def draws(self, rng: np.random.Generator, n: int, index) -> np.ndarray:
         """``(n, m, K − 1)`` Laplace draws of the cut-points of topics ``index`` (as in
         :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``). Up to
-        :data:`~.arrowhead.DENSE_DRAW_LIMIT` parameters from the dense covariance (numpy's
+        :data:`~.arrowhead.DENSE_LIMIT` parameters from the dense covariance (numpy's
         ``eigh`` draw, the seeded numbers of every release), beyond it from the precision's
         block factor (:meth:`_Arrowhead.draws`, the same distribution)."""
         index = np.asarray(index, dtype=np.int64)
         cols = np.asarray(self.free) - 1
         n_free, n_topics = len(cols), len(self.topics)
         mode = np.concatenate([self.shared[cols], (self.topics[:, cols] - self.shared[cols]).ravel()])
-        if self.precision is not None and len(mode) > DENSE_DRAW_LIMIT:
+        if self.precision is not None and len(mode) > DENSE_LIMIT:
             phi = self.precision.draws(rng, mode, n)
         else:
             covariance = self.covariance

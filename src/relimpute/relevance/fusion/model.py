@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ...data import Campaign, TopicData
-from ..arrowhead import Arrowhead, laplace_draws
+from ..arrowhead import Arrowhead, laplace_draws, laplace_form
 from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .capture import capture_factors
 from .carry import carry_centres, carry_factors, with_carry_spread
@@ -267,7 +267,8 @@ class Fusion(RelevanceModel):
         self._fit_evidence = (campaign, self.rrf_offset, evidence, full)
         y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
         grades = np.concatenate([t.grades[m] for t, m in zip(campaign.topics, masks)])
-        prec, shift = self._prior(campaign.n_topics)
+        prec, shift = self._prior(campaign.n_topics)  # dense for small campaigns, as it always was
+        prec = laplace_form(prec, f"the {type(self).__name__} model's fit over {campaign.n_topics:,} topics")
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
         theta, posterior = self._fit_theta(design, y, prec, shift, start)
