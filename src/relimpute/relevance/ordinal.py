@@ -206,17 +206,19 @@ class TopicCuts:
         index = np.asarray(index, dtype=np.int64)
         return np.where((index >= 0)[:, None], self.topics[np.maximum(index, 0)], self.shared)
 
-    def draws(self, rng: np.random.Generator, n: int, index) -> np.ndarray:
+    def draws(self, rng: np.random.Generator, n: int, index, structured: bool | None = None) -> np.ndarray:
         """``(n, m, K − 1)`` Laplace draws of the cut-points of topics ``index`` (as in
-        :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``). Up to
-        :data:`~.arrowhead.DENSE_LIMIT` parameters from the dense covariance (numpy's
-        ``eigh`` draw, the seeded numbers of every release), beyond it from the precision's
-        block factor (:meth:`_Arrowhead.draws`, the same distribution)."""
+        :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``): from the dense
+        covariance (numpy's ``eigh`` draw, the seeded numbers of every release), or
+        ``structured`` from the precision's block factor (:meth:`_Arrowhead.draws`, the same
+        distribution; None: beyond :data:`~.arrowhead.DENSE_LIMIT` parameters)."""
         index = np.asarray(index, dtype=np.int64)
         cols = np.asarray(self.free) - 1
         n_free, n_topics = len(cols), len(self.topics)
         mode = np.concatenate([self.shared[cols], (self.topics[:, cols] - self.shared[cols]).ravel()])
-        if self.precision is not None and len(mode) > DENSE_LIMIT:
+        if structured is None:
+            structured = len(mode) > DENSE_LIMIT
+        if structured and self.precision is not None:
             phi = self.precision.draws(rng, mode, n)
         else:
             covariance = self.covariance

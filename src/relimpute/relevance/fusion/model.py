@@ -420,7 +420,7 @@ class Fusion(RelevanceModel):
         if not self.n_draws:
             return split, None
         rng = np.random.default_rng([self.draw_seed_, 1])
-        drawn = cuts.draws(rng, int(self.n_draws), index)
+        drawn = cuts.draws(rng, int(self.n_draws), index, structured="precision_" in self.__dict__)  # as θ's
         return split, tuple(drawn[:, t] for t in range(campaign.n_topics))
 
     def predict(self, campaign: Campaign, *, grades: bool = True) -> RelevanceEstimate:
