@@ -8,7 +8,8 @@ precision and the likelihood's curvature ``designᵀ W design`` therefore have a
     H = [[C, Bᵀ], [B, D]]   (C: m × m, B: T × m, D diagonal; θ reordered)
 
 an arrowhead. Everything the Laplace fit needs goes through the Schur complement
-``S = C − Bᵀ D⁻¹ B`` (block Gaussian elimination; Golub & Van Loan 2013, §4.2 and §4.5):
+``S = C − Bᵀ D⁻¹ B`` (block Gaussian elimination, the block Cholesky factor; Golub & Van
+Loan 2013, *Matrix Computations*, 4th ed.):
 Newton's steps, the marginal variances and posterior draws in ``O(T m²)`` time and
 ``O(T m)`` memory, never the dense ``P × P`` matrix (``P = m + T``), which a campaign of
 10,000 topics could not hold. :func:`laplace_draws` chooses between the exact dense draw
