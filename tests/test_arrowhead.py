@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -113,6 +115,9 @@ def test_default_model_fit_over_hundreds_of_topics_equals_the_dense_fit(monkeypa
     np.testing.assert_allclose(model.precision_.variances(), np.diag(dense.covariance_), rtol=1e-8)
     theta = model._theta_draws(np.random.default_rng(0), 3)  # the structured draw, beyond the limit
     assert theta.shape == (3, len(model.coef_)) and np.all(np.isfinite(theta))
+    clone = pickle.loads(pickle.dumps(model))  # a saved model: the precision without its factor
+    assert clone.precision_._factor is None
+    np.testing.assert_array_equal(clone._theta_draws(np.random.default_rng(0), 3), theta)
 
 
 @pytest.mark.parametrize("spread", [0.0, 1.5])
