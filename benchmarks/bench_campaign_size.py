@@ -11,6 +11,7 @@ child's ``ru_maxrss``), and the peak per byte of the input files (what
 by whatever else runs: the seconds are this run's, the memory is the figure of record.
 
     python benchmarks/bench_campaign_size.py --size million-query [--topics 1000] [--work /tmp]
+        [--steps evaluate fit compare-estimate compare]
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ SRC = ROOT / "src"
 RESULTS = ROOT / "benchmarks" / "results"
 #: issue 45's bound for fit + compare of a Million Query-sized campaign on one machine
 MEMORY_TARGET_MB = 8 * 1024
+#: the steps, in order: ``--steps`` key, the results' name, the command (``compare
+#: --estimate`` reads the file ``fit -o`` wrote)
+STEPS = {
+    "evaluate": ("evaluate -m map", ["evaluate", "QRELS", "RUNS", "-m", "map"]),
+    "fit": ("fit -o FILE", ["fit", "QRELS", "RUNS", "-o", "FILE"]),
+    "compare-estimate": ("compare --estimate FILE", ["compare", "QRELS", "RUNS", "--estimate", "FILE"]),
+    "compare": ("compare (default model)", ["compare", "QRELS", "RUNS"]),
+}
 
 
 def main(argv=None) -> int:
@@ -37,6 +46,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--steps", nargs="+", choices=tuple(STEPS), default=tuple(STEPS),
+                        help="the steps to run (default all; a busy machine: fit alone)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(SRC))
     from relimpute.simulate import SIZES
@@ -52,13 +63,11 @@ def main(argv=None) -> int:
     qrels, runs, estimate = folder / "qrels.txt", folder / "runs", folder / "estimate.tsv"
     input_mb = sum(p.stat().st_size for p in [qrels, *runs.iterdir()]) / 2**20
     try:
-        steps = {
-            "evaluate -m map": ["evaluate", qrels, runs, "-m", "map"],
-            "fit -o FILE": ["fit", qrels, runs, "-o", estimate],
-            "compare --estimate FILE": ["compare", qrels, runs, "--estimate", estimate],
-            "compare (default model)": ["compare", qrels, runs],
-        }
-        for name, step in steps.items():
+        for key in STEPS:
+            if key not in args.steps:
+                continue
+            name, step = STEPS[key]
+            step = [qrels if a == "QRELS" else runs if a == "RUNS" else estimate if a == "FILE" else a for a in step]
             rows[name] = cli_child([str(a) for a in step], SRC)
             print(name, rows[name], flush=True)
     finally:

@@ -57,7 +57,8 @@ def test_fit_logistic_matches_a_generic_optimiser_and_a_numerical_hessian(rng, w
     prec, shift = model._prior(n_topics)
     design = np.column_stack([z, np.zeros(n), np.eye(n_topics)[topic]])
     start = np.r_[np.zeros(3), np.full(n_topics + 1, -2.0)]
-    theta, cov = _fit_logistic(design, y, prec, shift, start)
+    theta, posterior = _fit_logistic(design, y, prec, shift, start)
+    cov = posterior.covariance()  # the arrowhead precision's inverse, dense
     f = lambda t: _negative_log_posterior(t, z, y, topic, n_topics, w_mean)  # noqa: E731
     reference = minimize(f, np.zeros(len(theta)), method="BFGS", options={"gtol": 1e-9}).x
     np.testing.assert_allclose(theta, reference, atol=1e-4)

@@ -54,7 +54,7 @@ def test_topic_cut_points_are_the_mode_an_independent_optimiser_finds_and_its_cu
     rng = np.random.default_rng(1)
     eta, level, topic = _topic_data(rng, n_topics=3)
     tau = np.array([0.8, 1.2])
-    phi, cov, _ = _fit_topic_cuts(eta, level, topic, 3, [1, 3], 4, 3.0, tau)
+    phi, precision, _ = _fit_topic_cuts(eta, level, topic, 3, [1, 3], 4, 3.0, tau)
     neg = _direct(eta, level, topic, 3, tau)
     res = minimize(neg, np.r_[1.0, -1.0, np.zeros(6)], method="BFGS", options={"gtol": 1e-8})
     np.testing.assert_allclose(phi, res.x, atol=2e-4)
@@ -65,7 +65,7 @@ def test_topic_cut_points_are_the_mode_an_independent_optimiser_finds_and_its_cu
             e_i, e_j = np.eye(d)[i] * h, np.eye(d)[j] * h
             hess[i, j] = (neg(phi + e_i + e_j) - neg(phi + e_i - e_j) - neg(phi - e_i + e_j)
                           + neg(phi - e_i - e_j)) / (4 * h * h)  # fmt: skip
-    np.testing.assert_allclose(cov(), np.linalg.inv(hess), rtol=2e-3, atol=1e-5)
+    np.testing.assert_allclose(precision.covariance, np.linalg.inv(hess), rtol=2e-3, atol=1e-5)
 
 
 def test_a_topic_without_a_level_keeps_the_fit_converging():

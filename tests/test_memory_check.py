@@ -11,7 +11,7 @@ from relimpute.io.memory import (
 )
 from relimpute.cli import main
 from relimpute.errors import InputError
-from relimpute.simulate import write_simulated
+from relimpute.simulate import simulate_campaign, write_simulated
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,6 @@ def test_the_cli_refuses_a_fit_that_would_not_fit_and_writes_nothing(
 
 def test_a_fit_whose_dense_step_would_not_fit_is_refused_before_it_starts(monkeypatch):
     from relimpute.relevance.fusion import Fusion
-    from relimpute.simulate import simulate_campaign
 
     campaign = simulate_campaign(n_topics=200, n_systems=4, n_docs=60, depth=10, rng=1)
     pooled = campaign.campaign.pooled(3)
@@ -84,3 +83,41 @@ def test_a_fit_whose_dense_step_would_not_fit_is_refused_before_it_starts(monkey
         Fusion().fit(pooled)
     monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "64M")
     Fusion().fit(pooled)  # fits when the memory is there
+
+
+def test_the_structured_fit_forms_nothing_dense_and_its_covariance_is_checked_when_read(monkeypatch):
+    """Beyond DENSE_LIMIT parameters (here set to 100) the fit over 200 topics runs under a
+    500 KB limit, where the dense fit's 10 copies (3.3 MB) are refused; the dense
+    covariance, when read, is checked first."""
+    from relimpute.relevance.fusion import Fusion
+
+    campaign = simulate_campaign(n_topics=200, n_systems=4, n_docs=60, depth=10, rng=1)
+    pooled = campaign.campaign.pooled(3)
+    monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_LIMIT", 100)
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "500K")  # 3 copies of 208 x 208 floats: 1014 KB
+    model = Fusion(n_draws=0).fit(pooled)
+    refused = r"dense 208 x 208 Laplace covariance needs \(3 dense .*\) about 1014\.0 KB"
+    with pytest.raises(InputError, match=refused):
+        model.covariance_  # noqa: B018
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "64M")
+    assert model.covariance_.shape == (208, 208)  # formed when the memory is there
+
+
+def test_fusion_llm_refuses_its_dense_label_shifts_before_any_fit(monkeypatch):
+    """fusion-llm's label shifts keep a dense (g (1 + T) + 1)² covariance: 4 label values over
+    200 topics, 6 copies of 805 x 805 floats (29.7 MB), refused before the default model's fit."""
+    import pandas as pd
+
+    from relimpute.labels import read_labels, with_labels
+    from relimpute.relevance import FusionLLM
+
+    truth = simulate_campaign(n_topics=200, n_systems=3, n_docs=20, depth=5, rng=2).campaign
+    rows = [pd.DataFrame({"query_id": t.query_id, "doc_id": t.doc_ids[:4], "relevance": [0, 1, 2, 3]})
+            for t in truth.topics]  # fmt: skip
+    labelled = with_labels(truth.pooled(2), [read_labels(pd.concat(rows, ignore_index=True), name="sim")])
+    monkeypatch.setenv("RELIMPUTE_MEMORY_LIMIT", "20M")
+    fitted = []
+    monkeypatch.setattr(FusionLLM, "_build_fusion", lambda self: fitted.append(1))
+    with pytest.raises(InputError, match=r"FusionLLM model's label shifts over 200 topics needs \(6 dense 805 x 805"):
+        FusionLLM().fit(labelled)
+    assert not fitted

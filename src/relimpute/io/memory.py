@@ -82,19 +82,21 @@ def check_fits(
                    source or str(paths[0]))  # fmt: skip
 
 
-#: Copies of a dense (parameters × parameters) matrix a Laplace fit holds at its peak (prior
+#: Copies of a dense (parameters × parameters) matrix a dense Laplace fit holds at its peak (prior
 #: precision, curvature, its factor, the covariance and the draws' factor; measured at 1,000 and
-#: 3,000 simulated topics, where the fit's peak grew by about this many copies).
+#: 3,000 simulated topics, where the fit's peak grew by about this many copies). The default
+#: model's fit is dense only up to ``relevance.arrowhead.DENSE_LIMIT`` parameters (32 MB a
+#: copy); beyond, it never forms one.
 DENSE_COPIES = 10
 
 
 def checked_square(n: int, what: str, copies: int = DENSE_COPIES) -> np.ndarray:
     """An ``(n, n)`` float64 zero matrix, after checking that ``copies`` of it fit in memory;
-    else :class:`InputError` naming ``what`` needs it and how much (a fit over many topics with
-    one parameter per topic fails here at once, not after its hour of Newton steps)."""
+    else :class:`InputError` naming ``what`` needs it and how much (a dense matrix over many
+    topics, one parameter per topic, fails here at once)."""
     need = copies * 8 * n * n
-    what = f"{what} needs ({copies} dense {n:,} x {n:,} matrices: one parameter per topic)"
-    _refuse_beyond(need, what, "fit on fewer topics at once")
+    what = f"{what} needs ({copies} dense {n:,} x {n:,} matrices)"
+    _refuse_beyond(need, what, "fit on fewer topics at once, or use the model's structured precision_")
     return np.zeros((n, n))
 
 

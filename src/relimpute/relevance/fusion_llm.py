@@ -77,6 +77,7 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit, logit
 
 from ..data import Campaign
+from ..io.memory import checked_square
 from .base import LazyDraws, RelevanceModel, register_model
 
 #: probabilities of the default model are kept this far from 0 and 1 before their log-odds
@@ -205,12 +206,16 @@ class FusionLLM(RelevanceModel):
 
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         self._validate()
-        self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)
-        self.draw_seed_ = int(rng.integers(2**63))
         n_par = self._n_global() * (1 + len(self.query_ids_)) + 1
-        self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), np.zeros((n_par, n_par)), 0
+        # the label shifts' dense (g (1 + T) + 1)² Laplace covariances, their curvatures and
+        # inverses (LAPACK's copy): checked before any fit, not after the default model's
+        what = f"the {type(self).__name__} model's label shifts over {len(self.query_ids_):,} topics"
+        covariance = checked_square(n_par, what, copies=6)
+        self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
+        self.draw_seed_ = int(rng.integers(2**63))
+        self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), covariance, 0
         self.alone_coef_, self.alone_covariance_ = np.zeros(n_par - 1), np.zeros((n_par - 1,) * 2)
         if not self.sources_:
             return

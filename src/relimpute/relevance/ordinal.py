@@ -21,17 +21,24 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit
 
 from ._newton import newton_maximise
+from ..io.memory import checked_square
+from .arrowhead import DENSE_LIMIT, Arrowhead, GramBlocks
 
 
 def fit_logistic(design, y, prec, shift, start):
-    """Posterior mode and Laplace covariance of a logistic regression with a Gaussian prior.
+    """Posterior mode and Laplace posterior of a logistic regression with a Gaussian prior.
 
     Maximises ``Σ y η − log(1 + e^η) − ½ θᵀ P θ + bᵀ θ`` with ``η = design · θ``
     (``P`` the prior precision, ``b`` its linear term) by Newton's method
     (:func:`newton_maximise`); the objective is strictly concave, so the mode is unique.
-    The covariance is the inverse Hessian at the mode.
+    With a dense ``P`` the second value is the covariance, the inverse Hessian at the mode;
+    with an :class:`~.arrowhead.Arrowhead` ``P`` (one parameter per topic, each row of the
+    design in one topic) it is the Hessian at the mode, an arrowhead too: every step is
+    solved through its Schur complement, linear in the topics, and nothing ``P × P`` is formed.
     """
     design = sp.csr_matrix(design)
+    structured = isinstance(prec, Arrowhead)
+    gram = GramBlocks(design, prec.start, prec.stop) if structured else None
 
     def log_post(theta):
         e = design @ theta
@@ -40,11 +47,17 @@ def fit_logistic(design, y, prec, shift, start):
     def gradient_curvature(theta):
         s = expit(design @ theta)
         grad = design.T @ (y - s) - prec @ theta + shift
+        if structured:
+            return grad, prec + gram(s * (1 - s))
         weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
         return grad, prec + (design.T @ weighted).toarray()
 
-    theta = newton_maximise(log_post, gradient_curvature, start)
-    cov = np.linalg.inv(gradient_curvature(theta)[1])
+    solve = Arrowhead.solve if structured else None
+    theta = newton_maximise(log_post, gradient_curvature, start, solve=solve)
+    curvature = gradient_curvature(theta)[1]
+    if structured:
+        return theta, curvature
+    cov = np.linalg.inv(curvature)
     return theta, (cov + cov.T) / 2
 
 
@@ -170,15 +183,22 @@ class TopicCuts:
 
     ``shared`` the ``(K − 1,)`` shared ``c_1..c_{K−1}`` (``c_a = 0``) and ``topics`` each
     fitted topic's ``c_k + b_tk`` at the posterior mode; ``free`` the level indices of the
-    free cut-points, ``tau`` their topic spreads, ``covariance`` the Laplace covariance of
-    ``(c, b_1, …, b_T)`` over the free cut-points (topic-major).
+    free cut-points, ``tau`` their topic spreads, ``precision`` the Laplace precision of
+    ``(c, b_1, …, b_T)`` over the free cut-points (topic-major), an arrowhead kept as its
+    blocks; :attr:`covariance` its inverse, dense, formed when read.
     """
 
     shared: np.ndarray
     topics: np.ndarray
     free: tuple[int, ...]
     tau: np.ndarray
-    covariance: np.ndarray
+    precision: _Arrowhead | None = None
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """The Laplace covariance of ``(c, b_1, …, b_T)``, dense (0 on held topic terms)."""
+        saved = self.__dict__.get("covariance")  # a model saved before the precision was kept
+        return saved if saved is not None else self.precision.covariance
 
     def of(self, index) -> np.ndarray:
         """``(m, K − 1)`` cut-points of the fitted topics ``index`` (−1: a topic the fit did
@@ -186,18 +206,27 @@ class TopicCuts:
         index = np.asarray(index, dtype=np.int64)
         return np.where((index >= 0)[:, None], self.topics[np.maximum(index, 0)], self.shared)
 
-    def draws(self, rng: np.random.Generator, n: int, index) -> np.ndarray:
+    def draws(self, rng: np.random.Generator, n: int, index, structured: bool | None = None) -> np.ndarray:
         """``(n, m, K − 1)`` Laplace draws of the cut-points of topics ``index`` (as in
-        :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``)."""
+        :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``): from the dense
+        covariance (numpy's ``eigh`` draw, the seeded numbers of every release), or
+        ``structured`` from the precision's block factor (:meth:`_Arrowhead.draws`, the same
+        distribution; None: beyond :data:`~.arrowhead.DENSE_LIMIT` parameters)."""
         index = np.asarray(index, dtype=np.int64)
         cols = np.asarray(self.free) - 1
         n_free, n_topics = len(cols), len(self.topics)
         mode = np.concatenate([self.shared[cols], (self.topics[:, cols] - self.shared[cols]).ravel()])
-        active = np.diag(self.covariance) > 0
-        phi = np.tile(mode, (n, 1))
-        phi[:, active] = rng.multivariate_normal(
-            mode[active], self.covariance[np.ix_(active, active)], size=n, method="eigh"
-        )
+        if structured is None:
+            structured = len(mode) > DENSE_LIMIT
+        if structured and self.precision is not None:
+            phi = self.precision.draws(rng, mode, n)
+        else:
+            covariance = self.covariance
+            active = np.diag(covariance) > 0
+            phi = np.tile(mode, (n, 1))
+            phi[:, active] = rng.multivariate_normal(
+                mode[active], covariance[np.ix_(active, active)], size=n, method="eigh"
+            )
         offsets = phi[:, n_free:].reshape(n, n_topics, n_free)[:, np.maximum(index, 0)]
         unseen = rng.normal(size=(n, len(index), n_free)) * self.tau
         offsets = np.where((index >= 0)[None, :, None], offsets, unseen)
@@ -235,19 +264,18 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
                 fitted = _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, trial, start, rows)
                 if fitted[-1] > best[-1] + 1e-9:
                     best, tau = fitted, trial
-    phi, cov, _ = best
-    cov = cov()
+    phi, precision, _ = best
     shared = np.zeros(n_levels - 1)
     shared[np.asarray(free) - 1] = phi[: len(free)]
     topics = np.tile(shared, (n_topics, 1))
     topics[:, np.asarray(free) - 1] += phi[len(free) :].reshape(n_topics, len(free))
-    return TopicCuts(shared, topics, tuple(free), tau, cov)
+    return TopicCuts(shared, topics, tuple(free), tau, precision)
 
 
 def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, start=None, rows=None):
-    """Mode of ``(c, b)`` and log marginal likelihood (Laplace, up to a constant that does
-    not depend on ``tau``) of :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from
-    ``start``), and a function giving the mode's Laplace covariance; a cut-point with
+    """Mode of ``(c, b)``, the Laplace precision there (an :class:`_Arrowhead`) and the log
+    marginal likelihood (Laplace, up to a constant that does not depend on ``tau``) of
+    :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from ``start``); a cut-point with
     ``τ = 0`` has no topic terms. ``rows``: the :class:`_LevelRows` of the data, when built."""
     rows = _LevelRows(eta, level, topic, n_topics, n_levels) if rows is None else rows
     n_free = len(free)
@@ -309,7 +337,7 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
     )
     curv = gradient_curvature(phi)[1]
     evidence = log_post(phi) - 0.5 * curv.logdet() - n_topics * np.sum(np.log(np.asarray(tau)[pooled]))
-    return phi, lambda: curv.covariance, evidence
+    return phi, curv, evidence
 
 
 class _LevelRows:
@@ -400,9 +428,10 @@ class _Arrowhead:
 
     @property
     def covariance(self) -> np.ndarray:
-        """The inverse, dense; 0 on the held topic terms."""
+        """The inverse, dense (refused with the memory it needs when that is not free); 0 on
+        the held topic terms."""
         n_free, n_topics = len(self.shared), len(self.topic)
-        dense = np.zeros((n_free * (1 + n_topics),) * 2)
+        dense = checked_square(n_free * (1 + n_topics), "the topics' cut-points' dense Laplace covariance")
         dense[:n_free, :n_free] = self.shared
         for t in range(n_topics):
             block = slice(n_free * (1 + t), n_free * (2 + t))
@@ -413,6 +442,22 @@ class _Arrowhead:
         held = np.concatenate([np.zeros(n_free, bool), np.tile(~self.pooled, n_topics)])
         cov[held] = cov[:, held] = 0.0
         return (cov + cov.T) / 2
+
+    def draws(self, rng: np.random.Generator, mode, n: int) -> np.ndarray:
+        """``(n, P)`` draws of ``N(mode, H⁻¹)`` (held topic terms at the mode) by the block
+        Cholesky factor, topic blocks first: ``H_t = L_t L_tᵀ``, ``S = L_S L_Sᵀ``,
+        ``x_c = L_S⁻ᵀ z_c`` and ``x_t = L_t⁻ᵀ z_t − H_t⁻¹ C_tᵀ x_c`` (as
+        :meth:`~.arrowhead.Arrowhead.draws`, with blocks for the diagonal); ``O(T)``."""
+        n_free, n_topics = len(self.shared), len(self.topic)
+        z = rng.standard_normal((n, n_free * (1 + n_topics)))
+        x_c = np.linalg.solve(np.linalg.cholesky(self.schur).T, z[:, :n_free].T).T  # (n, n_free)
+        chol_t = np.linalg.cholesky(self.topic)  # (T, n_free, n_free), lower
+        z_t = z[:, n_free:].reshape(n, n_topics, n_free).transpose(1, 2, 0)  # (T, n_free, n)
+        x_t = np.linalg.solve(chol_t.transpose(0, 2, 1), z_t)  # L_t⁻ᵀ z_t
+        x_t -= np.einsum("tij,ni->tjn", self.gain, x_c)  # gain_t = C_t H_t⁻¹: H_t⁻¹ C_tᵀ = gain_tᵀ
+        x_t *= self.pooled[None, :, None]  # held terms: at the mode
+        x = np.concatenate([x_c, x_t.transpose(2, 0, 1).reshape(n, -1)], axis=1)
+        return np.asarray(mode, dtype=float) + x
 
 
 def _inverse(blocks):

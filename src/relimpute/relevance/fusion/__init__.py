@@ -2,9 +2,9 @@
 the ranks (docs/math/fusion.md).
 
 Modules: :mod:`.model` (:class:`Fusion`: the fit and the point estimate), :mod:`.evidence`
-(each topic's features and pool depth), :mod:`.capture` (the capture adjustment for documents
-judged beyond the pool), :mod:`.draws` (the posterior draws) and :mod:`._kernels` (their
-compiled loops).
+(each topic's features and pool depth), :mod:`.prior` (the prior of θ), :mod:`.capture` (the
+capture adjustment for documents judged beyond the pool), :mod:`.draws` (the posterior draws)
+and :mod:`._kernels` (their compiled loops).
 """
 
 from .capture import capture_factors

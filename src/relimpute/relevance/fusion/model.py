@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
 from ...data import Campaign, TopicData
-from ...io.memory import checked_square
+from ..arrowhead import Arrowhead, laplace_draws, laplace_form
 from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .capture import capture_factors
 from .carry import carry_centres, carry_factors, with_carry_spread
@@ -51,6 +51,7 @@ from .evidence import (
     topic_evidence,
 )
 from .draws import _PosteriorDraws
+from .prior import theta_prior
 from ..grades import GradeShares, judged_shares
 from ..ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
 
@@ -134,8 +135,9 @@ class Fusion(RelevanceModel):
     coef_
         Posterior mode of ``θ = (w, μ, α_1..α_T, u_1..u_S)`` (``w`` on
         standardised features; ``u`` only with ``run_effect_sd > 0``).
-    covariance_
-        Laplace covariance of ``θ``.
+    precision_, covariance_
+        Laplace precision of ``θ`` at the mode, kept as an arrowhead (diagonal in ``α``), and
+        the covariance, dense, formed when read (an engine sampling ``θ`` sets it instead).
     query_ids_, systems_
         The topics of ``α`` and the runs of ``u``, in order.
     feature_mean_, feature_scale_
@@ -265,10 +267,11 @@ class Fusion(RelevanceModel):
         self._fit_evidence = (campaign, self.rrf_offset, evidence, full)
         y = np.concatenate([r[m] for r, m in zip(campaign.relevant(), masks)]).astype(float)
         grades = np.concatenate([t.grades[m] for t, m in zip(campaign.topics, masks)])
-        prec, shift = self._prior(campaign.n_topics)
+        prec, shift = self._prior(campaign.n_topics)  # dense for small campaigns, as it always was
+        prec = laplace_form(prec, f"the {type(self).__name__} model's fit over {campaign.n_topics:,} topics")
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
-        theta, cov = self._fit_theta(design, y, prec, shift, start)
+        theta, posterior = self._fit_theta(design, y, prec, shift, start)
         self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
         self.cuts_, self.topic_cuts_ = np.zeros(1), None
         if len(self.grade_levels_) > 2:  # the cut-points given the log-odds, fitted when read
@@ -276,7 +279,11 @@ class Fusion(RelevanceModel):
             topic = np.repeat(np.arange(campaign.n_topics), [int(m.sum()) for m in masks])
             self._pending_cuts = (design @ theta, level, topic, campaign.n_topics)
         self.coef_ = theta
-        self.covariance_ = cov
+        if isinstance(posterior, Arrowhead):  # the Laplace posterior's precision
+            self.__dict__.pop("covariance_", None)
+            self.precision_ = posterior
+        else:  # an engine's dense covariance
+            self.covariance_ = posterior
         self.horizons_ = dict(zip(campaign.query_ids, (ev.horizon for ev in evidence)))
         self.n_fit_ = len(y)
         self.draw_seed_ = int(rng.integers(2**63))
@@ -310,14 +317,28 @@ class Fusion(RelevanceModel):
         self.__dict__.pop("_pending_cuts", None)
         self._cuts = value
 
-    def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior mode and covariance of ``θ``: the inference engine (here Newton +
-        Laplace; the Bayesian hierarchy samples the same posterior by NUTS)."""
+    def _fit_theta(self, design, y, prec, shift, start) -> tuple[np.ndarray, Any]:
+        """Posterior mode of ``θ`` and its Laplace precision (an :class:`~..arrowhead.Arrowhead`)
+        or a dense covariance: the inference engine (here Newton + Laplace; the Bayesian
+        hierarchy samples the same posterior by NUTS)."""
         return _fit_logistic(design, y, prec, shift, start)
 
+    @property
+    def covariance_(self) -> np.ndarray:
+        """Laplace covariance of ``θ``, dense: formed from :attr:`precision_` when read (and
+        memory-checked), or an engine's (set)."""
+        dense = self.__dict__.get("covariance_")  # set, or a model saved before precision_
+        return self.precision_.covariance() if dense is None else dense
+
+    @covariance_.setter
+    def covariance_(self, value) -> None:
+        self.__dict__["covariance_"] = np.asarray(value, dtype=float)
+        self.__dict__.pop("precision_", None)
+
     def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``(n, P)`` posterior draws of ``θ`` (here from the Laplace approximation)."""
-        return rng.multivariate_normal(self.coef_, self.covariance_, size=n, method="cholesky")
+        """``(n, P)`` posterior draws of ``θ`` (here Laplace's: :func:`~..arrowhead.laplace_draws`)."""
+        dense = self.__dict__.get("covariance_")
+        return laplace_draws(rng, self.coef_, self.precision_ if dense is None else dense, n)
 
     def _designs(self, campaign: Campaign, evidence, rows=None) -> list[sp.csr_matrix]:
         """Per topic, ``(n, P)`` rows ``η_i = design_i · θ`` over ``θ = (w, μ, α, u)``,
@@ -348,25 +369,9 @@ class Fusion(RelevanceModel):
             designs.append(sp.hstack([sp.csr_matrix(z), intercept, runs], format="csr"))
         return designs
 
-    def _prior(self, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
-        """Prior precision matrix and linear term of ``θ`` (Gaussian; ``docs/math/fusion.md``)."""
-        k = N_FEATURES
-        n_par = k + 1 + n_topics + len(self.systems_)
-        what = f"the {type(self).__name__} model's fit over {n_topics:,} topics"
-        prec = checked_square(n_par, what)
-        prec[np.arange(k), np.arange(k)] = 1.0 / self.weight_sd**2
-        a = np.arange(k + 1, k + 1 + n_topics)
-        prec[a, a] = 1.0 / self.intercept_sd**2
-        prec[k, k] = n_topics / self.intercept_sd**2 + 1.0 / self.mean_prior[1] ** 2
-        prec[k, a] = prec[a, k] = -1.0 / self.intercept_sd**2
-        u = np.arange(k + 1 + n_topics, n_par)
-        if len(u):
-            prec[u, u] = 1.0 / self.run_effect_sd**2
-        shift = np.zeros(n_par)
-        # the prior mean of w is given per raw unit; w acts on standardised features
-        shift[:k] = np.asarray(self.weight_mean, float) * self.feature_scale_ / self.weight_sd**2
-        shift[k] = self.mean_prior[0] / self.mean_prior[1] ** 2
-        return prec, shift
+    def _prior(self, n_topics: int) -> tuple[Arrowhead, np.ndarray]:
+        """Prior precision (an arrowhead) and linear term of ``θ`` (:func:`.prior.theta_prior`)."""
+        return theta_prior(self, n_topics)
 
     # ------------------------------------------------------------------ predict
 
@@ -415,7 +420,7 @@ class Fusion(RelevanceModel):
         if not self.n_draws:
             return split, None
         rng = np.random.default_rng([self.draw_seed_, 1])
-        drawn = cuts.draws(rng, int(self.n_draws), index)
+        drawn = cuts.draws(rng, int(self.n_draws), index, structured="precision_" in self.__dict__)  # as θ's
         return split, tuple(drawn[:, t] for t in range(campaign.n_topics))
 
     def predict(self, campaign: Campaign, *, grades: bool = True) -> RelevanceEstimate:
