@@ -71,11 +71,9 @@ class ConfidenceEngine:
         documents (:mod:`~relimpute.confidence.estimands`); None: the shipped
         :data:`~relimpute.confidence.estimands.POOL_GROUP_SD`, 0: documents independent.
     pool_together
-        ``estimand="pool"``: True (the default) pools every run of the campaign together (as
-        a campaign pools a group's runs, and as the Monte Carlo route
-        :func:`~relimpute.confidence.estimands.pool_estimate` does): each run's and each pair's
-        pool holds the top K of all of them, whichever runs are scored. False: each run, and
-        each pair, pooled alone with the judged runs.
+        ``estimand="pool"``: True (the default) pools every run of the campaign together, as a
+        campaign pools a group's runs (and :func:`~relimpute.confidence.estimands.pool_estimate`
+        does): one pool, the top K of every run. False: each run (each pair) pooled alone.
 
     Notes
     -----
