@@ -112,8 +112,8 @@ def sample_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contro
     ``replicates``' weights if asked), computed once per run, control and measure and kept on
     the sample: a run's totals serve its own rows and every pair it is in."""
     grade_p = tuple((g, v.tobytes()) for g, v in sorted(control.grade_p.items()))
-    key = (measure, rel_threshold, replicates, rank.tobytes(), control.p.tobytes(),
-           control.gain.tobytes(), grade_p)
+    key = (measure, rel_threshold, replicates, rank.tobytes(),
+           *(None if v is None else v.tobytes() for v in (control.p, control.gain)), grade_p)
     if key not in topic._totals:
         weights, factor = topic.replicate_set()[:2] if replicates else (None, None)
         topic._totals[key] = measure_totals(measure, topic, rank, control, rel_threshold,
