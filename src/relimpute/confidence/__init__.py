@@ -30,6 +30,9 @@ Campaign level
     without the grade split when no measure reads it, and the engine drops it
     (:mod:`.binary`). :class:`ConditionedDraws` keeps the Monte Carlo draws of a loop
     that judges and redraws only the topic a label changed (:mod:`.conditioned`).
+``compare_in_parts(campaign, parts, ...) -> Comparison``
+    the same comparison with the campaign's topics in parts, each fitted and scored on its
+    own (serially, on joblib processes or a Dask cluster) and combined (:mod:`.parts`).
 
 Exact moments cost O(n) per system and topic (prefix sums) and O(n log n)
 per pair and topic (a Fenwick tree for the cross term); per-system parts are
@@ -71,6 +74,7 @@ from .moments import (
     relevant_moments,
     topic_moments,
 )
+from .parts import compare_in_parts
 from .results import Comparison, ConfidenceInterval, SystemScores, prob_positive
 from .topic_bootstrap import TopicBootstrap
 
@@ -82,6 +86,7 @@ __all__ = [
     "QMoments",
     "SystemScores",
     "TopicBootstrap",
+    "compare_in_parts",
     "counted_documents",
     "delta_q_moments",
     "exact_measure_names",

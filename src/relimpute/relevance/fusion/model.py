@@ -53,7 +53,7 @@ from .evidence import (
 from .draws import _PosteriorDraws
 from .prior import theta_prior
 from ..grades import GradeShares, judged_shares
-from ..ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_shares
+from ..ordinal import fit_logistic as _fit_logistic, fit_topic_cuts, grade_scale, grade_shares
 
 #: the plug-in variant (:meth:`Fusion.plug_in`): what the class defaults were before they
 #: became the shipped, calibrated settings; its confidence is the point estimate's, over-confident
@@ -272,7 +272,7 @@ class Fusion(RelevanceModel):
         start = np.zeros(len(shift))
         start[N_FEATURES : N_FEATURES + 1 + campaign.n_topics] = self.mean_prior[0]
         theta, posterior = self._fit_theta(design, y, prec, shift, start)
-        self.grade_levels_, self.anchor_ = _grade_scale(grades, campaign.rel_threshold)
+        self.grade_levels_, self.anchor_ = grade_scale(grades, campaign.rel_threshold)
         self.cuts_, self.topic_cuts_ = np.zeros(1), None
         if len(self.grade_levels_) > 2:  # the cut-points given the log-odds, fitted when read
             level = np.searchsorted(self.grade_levels_, grades)
@@ -334,6 +334,13 @@ class Fusion(RelevanceModel):
     def covariance_(self, value) -> None:
         self.__dict__["covariance_"] = np.asarray(value, dtype=float)
         self.__dict__.pop("precision_", None)
+
+    def share_draws(self, seed: int | None) -> Fusion:
+        """Draw what every topic shares (γ's spread, the run effects below the pool) from
+        ``seed``, so that models fitted on parts of one campaign's topics draw the same ones
+        (:mod:`relimpute.confidence.parts`); None: from the fit's own draws, as by default."""
+        self.shared_draw_seed_ = seed
+        return self
 
     def _theta_draws(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``(n, P)`` posterior draws of ``θ`` (here Laplace's: :func:`~..arrowhead.laplace_draws`)."""
@@ -462,6 +469,8 @@ class Fusion(RelevanceModel):
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
         theta = self._theta_draws(rng, n)
+        seed = getattr(self, "shared_draw_seed_", None)  # share_draws
+        rng = rng if seed is None else np.random.default_rng(seed)
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         run_effects = below = None
         if self.beyond_run_sd > 0:
@@ -485,16 +494,6 @@ class Fusion(RelevanceModel):
             floor=self.capture_floor,
         )
         return LazyDraws(campaign.n_topics, n, draws)
-
-
-def _grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
-    """The grade levels judged in the fit set and the index of the lowest relevant one; a
-    binary scale ``(0, 1), 1`` when the fit set has no level on one side of the threshold."""
-    levels = np.unique(grades)
-    anchor = int(np.searchsorted(levels, threshold))
-    if not 1 <= anchor < len(levels):
-        return np.array([0, 1]), 1
-    return levels, anchor
 
 
 register_model(Fusion)
