@@ -307,3 +307,19 @@ def test_resume_refuses_a_study_with_other_options_naming_the_option(data, tmp_p
     assert main(["bootstrap", qrels, runs, "-o", str(table.parent)]) == 2
     assert "--output: goes with --split" in capsys.readouterr().err
     assert (curves.read_bytes(), table.read_bytes()) == before  # a refused run writes nothing
+
+
+def test_topic_parts_on_a_cluster_equal_the_serial_answer(cluster):
+    # each part's fit and draws are seeded from (seed, part): where the parts run cannot move a
+    # digit of the comparison (the default model's Monte Carlo, two parts on two workers)
+    import numpy as np
+
+    from relimpute.confidence.parts import compare_in_parts
+    from relimpute.simulate import simulate_campaign
+
+    campaign = simulate_campaign(**SIZE).campaign.pooled(3)
+    serial = compare_in_parts(campaign, 2, n_draws=200, seed=4, progress=False)
+    with distributed.Client(cluster.scheduler_address) as client:
+        remote = compare_in_parts(campaign, 2, n_draws=200, seed=4, scheduler=client, progress=False)
+    np.testing.assert_array_equal(serial.scores.draws, remote.scores.draws)
+    np.testing.assert_array_equal(serial.p_a_better, remote.p_a_better)
