@@ -97,3 +97,24 @@ def test_combine_refuses_parts_that_do_not_fit_together(campaign):
     other = engine.confidence(halves[1], estimate, systems=["s0", "s1"], method="normal")
     with pytest.raises(ValueError, match="different systems"):
         combine([parts[0], other], campaign.query_ids)
+
+
+def test_the_study_runs_on_trec8(tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root.parent / "shared" / "data" / "trec-8-adhoc" / "qrels.txt").is_file():
+        pytest.skip("../shared/data/trec-8-adhoc is absent")
+    spec = importlib.util.spec_from_file_location("topic_parts_measure",
+                                                  root / "examples" / "topic_parts" / "measure.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    argv = ["--quick", "--parts", "1", "2", "--draws", "300", "--out", str(tmp_path)]
+    assert study.main(argv) == 0
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "quick" / "parts.csv")
+    assert list(table["parts"]) == [1, 2]
+    two = table.iloc[1]
+    assert 0 <= two["mean_abs_dP"] <= two["max_abs_dP"] <= 1 and 0.5 < two["sd_ratio"] < 1.5
