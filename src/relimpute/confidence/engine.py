@@ -242,10 +242,10 @@ class ConfidenceEngine:
     def compare(self, campaign, estimate, *args, **options) -> Comparison:
         """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair:
         ``confidence(..., method="normal")`` (kept for existing code; deprecated)."""
-        return self._old_door("compare", 'confidence(..., method="normal")', campaign, estimate, *args,
-                              method="normal", **options)  # fmt: skip
+        new = 'confidence(..., method="normal")'
+        return self._old_door("compare", new, campaign, estimate, *args, method="normal", **options)
 
-    def monte_carlo(self, campaign, estimate, *args, n_draws: int = 10_000, **options) -> Comparison:
+    def monte_carlo(self, campaign, estimate, *args, n_draws=10_000, **options) -> Comparison:
         """The comparison from drawn relevance vectors: ``confidence(..., method="monte
         carlo")`` with its Monte Carlo ``options`` (``rng``, ``measure``,
         ``use_posterior_draws``, ``max_elements``) and 10,000 draws by default, kept for
