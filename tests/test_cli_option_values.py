@@ -18,6 +18,10 @@ from relimpute.cli import main
         (["demo", "--pool-depth", "x"], "argument --pool-depth: 'x' is not an integer"),
         (["compare", "q", "r", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
         (["fit", "q", "r", "-o", "o", "--seed", "-1"], "argument --seed: -1 is not an integer >= 0"),
+        (["calibrate", "q", "r", "--depth", "-1"], "argument --depth: -1 is not an integer >= 0"),
+        (["compare", "q", "r", "--depth", "0"], "argument --depth: 0 is not a positive integer"),
+        (["compare", "q", "r", "--ratio", "x"], "argument --ratio: invalid choice: 'x'"),
+        (["evaluate", "q", "r", "--gain", "log"], "argument --gain: invalid choice: 'log'"),
     ],
 )
 def test_bad_values_are_argument_errors(argv, message, capsys):
@@ -37,3 +41,26 @@ def test_a_pair_of_one_run_is_refused(tmp_path, capsys):
     assert main([*argv, "--pair", "r1", "r1"]) == 2
     err = capsys.readouterr().err
     assert "error: --pair: names run r1 twice" in err and "Traceback" not in err
+
+
+def test_shared_option_helpers_keep_each_command_s_default():
+    """``add_choice_argument`` defaults to the first choice unless told; ``add_depth_argument``
+    with a default rank takes 0 (full depth), without one only positive ranks."""
+    import argparse
+
+    from relimpute.cli._vocabulary import add_choice_argument, add_depth_argument
+
+    parser = argparse.ArgumentParser()
+    add_choice_argument(parser, "--scale", ("logit", "ap"), "scale")
+    add_choice_argument(parser, "--method", ("bca", "logit"), "method", default="logit")
+    add_depth_argument(parser, default=100, why="the paper's setup")
+    args = parser.parse_args([])
+    assert (args.scale, args.method, args.depth) == ("logit", "logit", 100)
+    assert parser.parse_args(["--depth", "0"]).depth == 0
+    helps = {a.dest: a.help for a in parser._actions}
+    assert helps["scale"] == "scale (default: %(default)s)"
+    said = "truncate every run at rank K (default 100, the paper's setup; 0 = full depth)"
+    assert helps["depth"] == said
+    plain = argparse.ArgumentParser()
+    add_depth_argument(plain)
+    assert plain.parse_args([]).depth is None

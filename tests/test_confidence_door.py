@@ -104,6 +104,21 @@ def test_old_topic_bootstrap_warns_and_gives_the_entrys_numbers(campaign, graded
     np.testing.assert_array_equal(one.sd_topics, other.sd_topics)
 
 
+def test_old_doors_warn_at_the_callers_line_and_keep_their_defaults(campaign):
+    """The warning names the caller's file (not the engine's); monte_carlo still draws 10,000
+    by default; an old door passes confidence's keywords on and refuses the one it fixes."""
+    engine = ConfidenceEngine()
+    uniform = Uniform(0.3).fit_predict(campaign)
+    with pytest.warns(DeprecationWarning) as caught:
+        engine.evaluate(campaign, uniform)
+    assert [w.filename for w in caught] == [__file__]
+    with _old("monte_carlo"):
+        drawn = engine.monte_carlo(campaign, uniform, rng=3)
+    assert drawn.scores.draws.shape[0] == 10_000
+    with pytest.raises(TypeError, match="method"):
+        engine.compare(campaign, uniform, method="monte carlo")
+
+
 def test_monte_carlo_through_the_entry_is_the_simulation_draw_for_draw(campaign, graded):
     engine = ConfidenceEngine()
     for measure in ("AP", "nDCG@10", "P@5"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from relimpute.measures import Measure, name_table, parse_measure, register_measure
@@ -114,3 +115,40 @@ def test_name_table_lists_every_spelling():
     assert rows["AP[@k]"] == ("MAP", "map, map_cut_k")
     assert rows["R[@k]"] == ("Recall", "recall_k")
     assert rows["ERR[@k]"] == ("", "")
+
+
+def test_names_declared_at_registration_are_the_class_attributes():
+    """``register_measure(cls, family=..., ...)`` sets what the parser reads; a binary measure's
+    ``_kernel`` scores it at its cutoff; a keyword outside NAMES is refused."""
+    from relimpute.measures._registry import (
+        _FAMILY_NAMES,
+        _REGISTRY,
+        _TREC_EVAL_STEMS,
+        BinaryMeasure,
+    )
+
+    def hits_at_k(ranking, relevant, k=None):
+        return (relevant[ranking[:, :k]]).sum(axis=-1).astype(float)
+
+    class Hits(BinaryMeasure):
+        description = "relevant documents in the top k"
+        _kernel = staticmethod(hits_at_k)
+
+    with pytest.raises(TypeError, match="not \\['trec_eval_cutoff'\\]"):
+        register_measure(Hits, family="HitsTest", trec_eval_cutoff="hits")
+    try:
+        register_measure(Hits, family="HitsTest", cutoff_rule="required", trec_eval_cut="hitstest")
+        declared = (Hits.family, Hits.cutoff_rule, Hits.trec_eval_cut)
+        assert declared == ("HitsTest", "required", "hitstest")
+        measure = parse_measure("hitstest_2")
+        assert str(measure) == "HitsTest@2"
+        ranking = np.array([[0, 1, 2], [2, 1, 0]])
+        scores = measure.score(ranking, np.array([1, 0, 1]))
+        # by hand: doc 0 is in the first run's top 2, doc 2 in the second's
+        np.testing.assert_array_equal(scores, [1.0, 1.0])
+        with pytest.raises(ValueError, match="needs a cutoff"):
+            parse_measure("HitsTest")
+    finally:  # leave the registry as the other tests find it
+        _REGISTRY._items.pop("HitsTest", None)
+        _FAMILY_NAMES.pop("HitsTest", None)
+        _TREC_EVAL_STEMS.pop("hitstest", None)

@@ -141,6 +141,17 @@ def add_confidence_argument(parser, help: str) -> None:
     )
 
 
+def add_choice_argument(parser, flag: str, choices, help: str, *, default: str | None = None):
+    """``FLAG NAME``: one of ``choices`` (default: the first), the default said at the end of
+    ``help`` as every option here says it."""
+    parser.add_argument(
+        flag,
+        choices=choices,
+        default=choices[0] if default is None else default,
+        help=f"{help} (default: %(default)s)",
+    )
+
+
 def add_mc_draws_argument(parser, help: str, *, default: int = 4000, dest: str = "mc_draws"):
     """``--mc-draws N``: Monte Carlo draws of relevance, 2 or more, into ``args.<dest>``."""
     from ._common import integer_at_least
@@ -155,13 +166,18 @@ def add_mc_draws_argument(parser, help: str, *, default: int = 4000, dest: str =
     )
 
 
-def add_depth_argument(parser, help: str = "truncate every run at rank K") -> None:
-    """``--depth K``: a positive rank to cut every run at, into ``args.depth`` (None: full depth)."""
-    from ._common import positive_int
+def add_depth_argument(
+    parser, help: str = "truncate every run at rank K", *, default: int | None = None, why: str = ""
+) -> None:
+    """``--depth K``: a positive rank to cut every run at, into ``args.depth`` (None: full depth);
+    a command that cuts at a ``default`` rank (``why``: the reason) takes 0 for full depth."""
+    from ._common import integer_at_least, positive_int
 
-    parser.add_argument(
-        "--depth", type=positive_int, default=None, metavar="K", help=f"{help} (default: full depth)"
-    )
+    if default is None:
+        rank, said = positive_int, "default: full depth"
+    else:
+        rank, said = integer_at_least(0), f"default {default}, {why}; 0 = full depth"
+    parser.add_argument("--depth", type=rank, default=default, metavar="K", help=f"{help} ({said})")
 
 
 def add_prior_argument(parser, help: str) -> None:

@@ -17,7 +17,7 @@ from ._common import (
     number_between,
 )
 from ._format import add_format_argument, emit
-from ._vocabulary import add_confidence_argument, add_quiet_argument
+from ._vocabulary import add_choice_argument, add_confidence_argument, add_quiet_argument
 
 COMMAND = "bootstrap"
 HELP = "confidence intervals under corpus variation (Cormack & Lynam 2006): AP, MAP, L-MAP, A - B"
@@ -63,23 +63,14 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--resamples", "-B", type=integer_at_least(2), default=2000, help="bootstrap corpora (default: %(default)s)"
     )
-    parser.add_argument(
-        "--method",
-        choices=INTERVAL_METHODS,
-        default="logit",
-        help="AP interval for --per-topic (default: %(default)s)",
-    )
+    add_choice_argument(parser, "--method", INTERVAL_METHODS, "AP interval for --per-topic",
+                        default="logit")  # fmt: skip
     parser.add_argument(
         "--small-r",
         action="store_true",
         help="widen intervals of AP near 0 or 1 to the silver-bullet / lead-balloon limits",
     )
-    parser.add_argument(
-        "--scale",
-        choices=("logit", "ap"),
-        default="logit",
-        help="scale of --pair differences (default: %(default)s)",
-    )
+    add_choice_argument(parser, "--scale", ("logit", "ap"), "scale of --pair differences")
     add_confidence_argument(parser, "confidence level of the intervals")
     parser.add_argument(
         "--epsilon",

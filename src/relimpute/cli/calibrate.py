@@ -19,6 +19,7 @@ from ._labels import add_llm_labels_argument, strategies_with_labels
 from ._estimand import refuse_estimand
 from ._vocabulary import (
     add_confidence_argument,
+    add_depth_argument,
     add_estimand_argument,
     add_groups_argument,
     add_one_measure_argument,
@@ -74,13 +75,7 @@ def add_arguments(parser) -> None:
     )
     add_confidence_argument(parser, "judge each trial until this confidence")
     add_estimand_argument(parser, what=" the trials judge towards (complete only)")
-    parser.add_argument(
-        "--depth",
-        type=integer_at_least(0),
-        default=100,
-        metavar="K",
-        help="truncate every run at rank K (default 100, the paper's setup; 0 = full depth)",
-    )
+    add_depth_argument(parser, default=100, why="the paper's setup")
     parser.add_argument(
         "--budget",
         type=positive_int,

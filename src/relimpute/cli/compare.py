@@ -15,6 +15,7 @@ from ._format import add_format_argument, emit
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
 from ._labels import add_llm_labels_argument, labels_pool_title, refuse_with_labels
 from ._vocabulary import (
+    add_choice_argument,
     add_confidence_argument,
     add_depth_argument,
     add_estimand_argument,
@@ -138,11 +139,11 @@ def add_arguments(parser) -> None:
         metavar="RUN_NAME",
         help="compare only these runs, by name (the run file's name; default: all)",
     )
-    parser.add_argument(
+    add_choice_argument(
+        parser,
         "--ratio",
-        choices=("constant", "delta"),
-        default="constant",
-        help="variance of AP = Q/R: the paper's constant E[R] or the delta method (default: %(default)s)",
+        ("constant", "delta"),
+        "variance of AP = Q/R: the paper's constant E[R] or the delta method",
     )
     add_depth_argument(parser)
     add_confidence_argument(parser, "confidence level of the intervals")

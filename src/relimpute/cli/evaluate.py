@@ -20,6 +20,7 @@ from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit, heading
 from ._survey import add_estimator_argument, survey_command
 from ._vocabulary import (
+    add_choice_argument,
     add_confidence_argument,
     add_depth_argument,
     add_estimand_argument,
@@ -202,11 +203,8 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="remove unjudged documents from every ranking first",
     )
-    parser.add_argument(
-        "--gain",
-        choices=("linear", "exponential"),
-        default="linear",
-        help="nDCG gains: the grade (trec_eval) or 2^grade - 1 (default: %(default)s)",
+    add_choice_argument(
+        parser, "--gain", ("linear", "exponential"), "nDCG gains: the grade (trec_eval) or 2^grade - 1"
     )
     add_depth_argument(parser, "truncate every run at rank K, as trec_eval -M")
     add_confidence_argument(
@@ -247,12 +245,9 @@ def add_arguments(parser) -> None:
         choices=TESTS,
         help="a paired test; repeat for more (default: all of " + ", ".join(TESTS) + ")",
     )
-    tests.add_argument(
-        "--correction",
-        choices=CORRECTIONS,
-        default="holm",
-        help="multiple-testing correction across all runs and measures, per test "
-        "(default: %(default)s)",
+    add_choice_argument(
+        tests, "--correction", CORRECTIONS, "multiple-testing correction across all runs and "
+        "measures, per test"
     )
     tests.add_argument(
         "--permutations",

@@ -224,14 +224,10 @@ class ConfidenceEngine:
                                        **draws_of)  # fmt: skip
         return comparison
 
-    def evaluate(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate | None,
-        systems: Sequence[str] | None = None,
-        *,
-        measure: str = "AP",
-    ) -> SystemScores:
+    # The four doors of earlier releases: ``confidence`` with the method fixed, kept for
+    # existing code (deprecated); their arguments are ``confidence``'s.
+
+    def evaluate(self, campaign, estimate, *args, **options) -> SystemScores:
         """Exact E and Var of ``measure`` per system and topic and of its mean over topics:
         ``confidence(..., pairs=[], method="normal").scores`` (kept for existing code).
 
@@ -239,59 +235,38 @@ class ConfidenceEngine:
         (``P@k``, ``RBP(p=φ)``, ``DCG@k``, ``NumRelRet``; see
         :mod:`relimpute.confidence.linear`); :func:`has_closed_form` tells. Deprecated.
         """
-        warn_deprecated("ConfidenceEngine.evaluate", 'confidence(..., pairs=[], method="normal").scores')
-        return self.confidence(
-            campaign, estimate, systems, pairs=[], measure=measure, method="normal"
-        ).scores
+        new = 'confidence(..., pairs=[], method="normal").scores'
+        return self._old_door("evaluate", new, campaign, estimate, *args, pairs=[], method="normal",
+                              **options).scores  # fmt: skip
 
-    def compare(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate | None,
-        systems: Sequence[str] | None = None,
-        pairs: Sequence[tuple[str, str]] | None = None,
-        *,
-        measure: str = "AP",
-    ) -> Comparison:
+    def compare(self, campaign, estimate, *args, **options) -> Comparison:
         """Exact moments of ΔMAP = MAP_a - MAP_b and the normal P(ΔMAP > 0) per pair:
         ``confidence(..., method="normal")`` (kept for existing code; deprecated)."""
-        warn_deprecated("ConfidenceEngine.compare", 'confidence(..., method="normal")')
-        return self.confidence(campaign, estimate, systems, pairs, measure=measure, method="normal")
+        new = 'confidence(..., method="normal")'
+        return self._old_door("compare", new, campaign, estimate, *args, method="normal", **options)
 
-    def monte_carlo(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate | None,
-        systems: Sequence[str] | None = None,
-        pairs: Sequence[tuple[str, str]] | None = None,
-        *,
-        n_draws: int = 10_000,
-        **options,
-    ) -> Comparison:
+    def monte_carlo(self, campaign, estimate, *args, n_draws=10_000, **options) -> Comparison:
         """The comparison from drawn relevance vectors: ``confidence(..., method="monte
         carlo")`` with its Monte Carlo ``options`` (``rng``, ``measure``,
         ``use_posterior_draws``, ``max_elements``) and 10,000 draws by default, kept for
         existing code; deprecated."""
-        warn_deprecated("ConfidenceEngine.monte_carlo", 'confidence(..., method="monte carlo")')
-        return self.confidence(
-            campaign, estimate, systems, pairs, method="monte carlo", n_draws=n_draws, **options
-        )
+        return self._old_door("monte_carlo", 'confidence(..., method="monte carlo")', campaign,
+                              estimate, *args, method="monte carlo", n_draws=n_draws,
+                              **options)  # fmt: skip
 
-    def topic_bootstrap(
-        self,
-        campaign: Campaign,
-        estimate: RelevanceEstimate | None,
-        systems: Sequence[str] | None = None,
-        pairs: Sequence[tuple[str, str]] | None = None,
-        **options,
-    ) -> TopicBootstrap:
+    def topic_bootstrap(self, campaign, estimate, *args, **options) -> TopicBootstrap:
         """ΔMAP with topic sampling and unjudged documents together:
         ``confidence(..., topics=True)`` with its Monte Carlo ``options`` (``n_draws=4000``,
         ``rng``, ``measure``, ...), kept for existing code; deprecated."""
-        warn_deprecated("ConfidenceEngine.topic_bootstrap", "confidence(..., topics=True)")
-        return self.confidence(
-            campaign, estimate, systems, pairs, method="monte carlo", topics=True, **options
-        )
+        return self._old_door("topic_bootstrap", "confidence(..., topics=True)", campaign, estimate,
+                              *args, method="monte carlo", topics=True,
+                              **options)  # fmt: skip
+
+    def _old_door(self, name: str, new: str, *args, **keywords):
+        """A door of earlier releases: warn that ``name`` is now ``new``, then call
+        ``confidence`` with the keywords that door fixed (``method``, ``topics``, ...)."""
+        warn_deprecated(f"ConfidenceEngine.{name}", new, stacklevel=4)
+        return self.confidence(*args, **keywords)
 
     # ------------------------------------------------------------------ private
 

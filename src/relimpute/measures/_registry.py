@@ -11,14 +11,14 @@ trec_eval's names (``map``, ``P_10``, ``ndcg_cut_10``, ``recip_rank``,
 "did you mean" hint (:mod:`difflib`).
 
 Each measure module defines a :class:`Measure` subclass and calls
-:func:`register_measure` on it at the bottom of its file (habit 1 of docs/contributing.md:
-declare, then register).
+:func:`register_measure` on it at the bottom of its file with the names it answers to
+(habit 1 of docs/contributing.md: declare, then register).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -81,8 +81,9 @@ REL = Param(int, None)
 class Measure:
     """A measure family with its cutoff and parameters fixed.
 
-    Subclasses set ``family``, ``cutoff_rule`` (``"none"``, ``"optional"`` or
-    ``"required"``), ``parameters`` and implement ``_score``. Build instances
+    Subclasses set ``parameters`` and implement ``_score``; :func:`register_measure`
+    declares ``family``, ``cutoff_rule`` (``"none"``, ``"optional"`` or ``"required"``)
+    and the names below (or reads them from the class). Build instances
     with :func:`parse_measure`; ``str(measure)`` is the canonical name.
 
     Names: ``aliases`` are other ir_measures family names (``MAP`` for AP);
@@ -248,19 +249,56 @@ _TREC_EVAL_STEMS: dict[str, type[Measure]] = {}  # stems of trec_eval's cut name
 
 class BinaryMeasure(Measure):
     """A measure of binary relevance: a grade of at least ``rel=`` (default: the threshold in
-    force) is relevant. Subclasses score that mask in ``_binary_score``."""
+    force) is relevant. Subclasses score that mask in ``_binary_score``, or name the module's
+    function ``_kernel(ranking, relevant, k=cutoff)`` that does."""
 
     parameters: ClassVar[Mapping[str, Param]] = {"rel": REL}
+    _kernel: ClassVar[Callable[..., np.ndarray] | None] = None
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return self._binary_score(ranking, self.relevant(labels, judged, rel_threshold))
 
     def _binary_score(self, ranking: np.ndarray, relevant: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        if self._kernel is None:
+            raise NotImplementedError(f"{type(self).__name__} has no _kernel or _binary_score")
+        return self._kernel(ranking, relevant, k=self.cutoff)
 
 
-def register_measure(cls: type[Measure]) -> type[Measure]:
-    """Make a measure family parseable by all its names (bottom of its module)."""
+class GradedMeasure(Measure):
+    """A measure of the grades: unjudged documents grade 0. Subclasses score the grades in
+    ``_graded_score``, or name the module's function ``_kernel(ranking, grades, k, gain=)``."""
+
+    graded = True
+    _kernel: ClassVar[Callable[..., np.ndarray] | None] = None
+
+    def _score(self, ranking, labels, judged, rel_threshold, gain):
+        if judged is not None:
+            labels = np.where(judged, labels, 0)
+        return self._graded_score(ranking, labels, gain)
+
+    def _graded_score(self, ranking: np.ndarray, grades: np.ndarray, gain: str) -> np.ndarray:
+        if self._kernel is None:
+            raise NotImplementedError(f"{type(self).__name__} has no _kernel or _graded_score")
+        return self._kernel(ranking, grades, self.cutoff, gain=gain)
+
+
+#: what :func:`register_measure` may declare: the names a family answers to and how it is written
+NAMES = ("family", "cutoff_rule", "aliases", "trec_eval", "trec_eval_cut")
+
+
+def register_measure(cls: type[Measure], **names) -> type[Measure]:
+    """Make a measure family parseable by all its names (bottom of its module).
+
+    ``names`` declares them here, where the registry reads them, e.g.
+    ``register_measure(RR, family="RR", cutoff_rule="optional", aliases=("MRR",),
+    trec_eval="recip_rank")`` (:data:`NAMES`; see :class:`Measure`); a name not given is
+    the class's attribute (a subclass inherits its parent's).
+    """
+    unknown = set(names) - set(NAMES)
+    if unknown:
+        raise TypeError(f"register_measure() declares {NAMES}, not {sorted(unknown)}")
+    for key, value in names.items():
+        setattr(cls, key, value)
     if not cls.family:
         raise ValueError(f"{cls.__name__} has no family name")
     names = [

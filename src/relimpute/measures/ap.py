@@ -53,21 +53,16 @@ def average_precision(
 class AP(BinaryMeasure):
     """Average precision; ``AP@k`` stops at rank k (trec_eval ``map_cut``)."""
 
-    family = "AP"
     description = "average precision (trec_eval map; with @k map_cut_k)"
-    cutoff_rule = "optional"
-    aliases = ("MAP",)
-    trec_eval = "map"
-    trec_eval_cut = "map_cut"
-
     moments = "ratio"
+    _kernel = staticmethod(average_precision)
 
     def exact_moments(self) -> str | None:
         """Exact moments (Carterette 2007, §2.1) cover AP over the whole list only."""
         return None if self.cutoff is not None else super().exact_moments()
 
-    def _binary_score(self, ranking, relevant):
-        return average_precision(ranking, relevant, k=self.cutoff)
 
-
-register_measure(AP)
+register_measure(
+    AP, family="AP", cutoff_rule="optional", aliases=("MAP",), trec_eval="map",
+    trec_eval_cut="map_cut",
+)

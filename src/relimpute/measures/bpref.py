@@ -59,13 +59,10 @@ def judged_classes(measure: Measure, labels, judged, rel_threshold):
 class Bpref(BinaryMeasure):
     """Bpref over judged documents."""
 
-    family = "Bpref"
     description = "binary preference over judged documents (trec_eval bpref)"
-    aliases = ("BPref",)
-    trec_eval = "bpref"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         return bpref(ranking, *judged_classes(self, labels, judged, rel_threshold))
 
 
-register_measure(Bpref)
+register_measure(Bpref, family="Bpref", aliases=("BPref",), trec_eval="bpref")

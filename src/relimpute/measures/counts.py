@@ -36,9 +36,7 @@ class _Count(Measure):
 class NumRet(_Count):
     """Documents retrieved."""
 
-    family = "NumRet"
     description = "documents retrieved (trec_eval num_ret; summed over topics)"
-    trec_eval = "num_ret"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         count = retrieved_count(ranking).astype(np.float64)
@@ -48,9 +46,7 @@ class NumRet(_Count):
 class NumRel(_Count, BinaryMeasure):
     """Relevant documents of the topic, retrieved or not."""
 
-    family = "NumRel"
     description = "relevant documents of the topic (trec_eval num_rel; summed over topics)"
-    trec_eval = "num_rel"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         count = self.relevant(labels, judged, rel_threshold).sum(axis=-1, dtype=np.float64)
@@ -60,9 +56,7 @@ class NumRel(_Count, BinaryMeasure):
 class NumRelRet(_Count, BinaryMeasure):
     """Relevant documents retrieved."""
 
-    family = "NumRelRet"
     description = "relevant documents retrieved (trec_eval num_rel_ret; summed over topics)"
-    trec_eval = "num_rel_ret"
     moments = "linear"
 
     def rank_weights(self, depth: int) -> np.ndarray:
@@ -72,6 +66,6 @@ class NumRelRet(_Count, BinaryMeasure):
         return relevant_retrieved(ranking, relevant)
 
 
-register_measure(NumRet)
-register_measure(NumRel)
-register_measure(NumRelRet)
+register_measure(NumRet, family="NumRet", trec_eval="num_ret")
+register_measure(NumRel, family="NumRel", trec_eval="num_rel")
+register_measure(NumRelRet, family="NumRelRet", trec_eval="num_rel_ret")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, check_values, in_draw_chunks, top_k
-from ._registry import Measure, register_measure
+from ._registry import GradedMeasure, register_measure
 
 #: gdeval.pl's ``$MAX_JUDGMENT``: the grade at which a document surely satisfies.
 MAX_GRADE = 4
@@ -38,18 +38,13 @@ def expected_reciprocal_rank(
     return (stop_at * reach) @ (1.0 / np.arange(1, ranking.shape[1] + 1))
 
 
-class ERR(Measure):
+class ERR(GradedMeasure):
     """Expected reciprocal rank over the grades."""
 
-    family = "ERR"
     description = "expected reciprocal rank over the grades (gdeval.pl, max grade 4)"
-    graded = True
-    cutoff_rule = "optional"
 
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        if judged is not None:
-            labels = np.where(judged, labels, 0)
-        return expected_reciprocal_rank(ranking, labels, self.cutoff)
+    def _graded_score(self, ranking, grades, gain):
+        return expected_reciprocal_rank(ranking, grades, self.cutoff)  # gdeval.pl's gains, always
 
 
-register_measure(ERR)
+register_measure(ERR, family="ERR", cutoff_rule="optional")

@@ -66,9 +66,7 @@ def inferred_ap(
 class InfAP(BinaryMeasure):
     """Inferred average precision."""
 
-    family = "infAP"
     description = "inferred AP from a judged sample of the pool (trec_eval infAP)"
-    trec_eval = "infAP"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         relevant, nonrelevant = judged_classes(self, labels, judged, rel_threshold)
@@ -76,4 +74,4 @@ class InfAP(BinaryMeasure):
         return inferred_ap(ranking, relevant, nonrelevant, in_pool)
 
 
-register_measure(InfAP)
+register_measure(InfAP, family="infAP", trec_eval="infAP")

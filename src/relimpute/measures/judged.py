@@ -27,9 +27,7 @@ def judged_fraction(ranking: np.ndarray, judged: np.ndarray, k: int | None = Non
 class Judged(Measure):
     """Judged@k (needs the judged mask; without one every document is judged)."""
 
-    family = "Judged"
     description = "share of the top k documents that are judged"
-    cutoff_rule = "optional"
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
         if judged is None:
@@ -38,4 +36,4 @@ class Judged(Measure):
         return np.broadcast_to(fraction, labels.shape[:-1] + fraction.shape[-1:]).copy()
 
 
-register_measure(Judged)
+register_measure(Judged, family="Judged", cutoff_rule="optional")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranked import at_ranks, check_cutoff, check_values, in_draw_chunks, ratio_or_zero, top_k
-from ._registry import GAINS, Measure, register_measure
+from ._registry import GAINS, GradedMeasure, register_measure
 
 
 def gain_values(grades: np.ndarray, gain: str = "linear") -> np.ndarray:
@@ -82,33 +82,16 @@ def _ideal_dcg(grades: np.ndarray, gains: np.ndarray, gain: str, k: int | None) 
     return idcg
 
 
-class _Graded(Measure):
-    """A measure of the grades: unjudged documents grade 0."""
-
-    cutoff_rule = "optional"
-    graded = True
-
-    def _score(self, ranking, labels, judged, rel_threshold, gain):
-        if judged is not None:
-            labels = np.where(judged, labels, 0)
-        return self._kernel(ranking, labels, self.cutoff, gain=gain)
-
-
-class NDCG(_Graded):
+class NDCG(GradedMeasure):
     """nDCG over the whole list, or nDCG@k."""
 
-    family = "nDCG"
     description = "normalised DCG over the grades (linear or exponential gains)"
-    aliases = ("NDCG",)
-    trec_eval = "ndcg"
-    trec_eval_cut = "ndcg_cut"
     _kernel = staticmethod(normalized_dcg)
 
 
-class DCG(_Graded):
+class DCG(GradedMeasure):
     """DCG over the whole list, or DCG@k: unnormalised, so linear in relevance."""
 
-    family = "DCG"
     description = "discounted cumulative gain, unnormalised (linear in 0/1 relevance)"
     moments = "linear"
     _kernel = staticmethod(discounted_cumulative_gain)
@@ -121,5 +104,8 @@ class DCG(_Graded):
         return weights
 
 
-register_measure(NDCG)
-register_measure(DCG)
+register_measure(
+    NDCG, family="nDCG", cutoff_rule="optional", aliases=("NDCG",), trec_eval="ndcg",
+    trec_eval_cut="ndcg_cut",
+)
+register_measure(DCG, family="DCG", cutoff_rule="optional")

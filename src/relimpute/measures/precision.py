@@ -32,19 +32,13 @@ def precision_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int) -> np.ndar
 class P(BinaryMeasure):
     """Precision at k."""
 
-    family = "P"
     description = "precision in the top k, divided by k (trec_eval P_k)"
-    cutoff_rule = "required"
-    aliases = ("Precision",)
-    trec_eval_cut = "P"
+    _kernel = staticmethod(precision_at_k)
     moments = "linear"
 
     def rank_weights(self, depth: int) -> np.ndarray:
         """``1/k`` for ranks up to k, 0 below."""
         return np.where(np.arange(1, depth + 1) <= self.cutoff, 1.0 / self.cutoff, 0.0)
 
-    def _binary_score(self, ranking, relevant):
-        return precision_at_k(ranking, relevant, self.cutoff)
 
-
-register_measure(P)
+register_measure(P, family="P", cutoff_rule="required", aliases=("Precision",), trec_eval_cut="P")

@@ -73,9 +73,7 @@ def rbp_residual(
 class RBP(Measure):
     """Rank-biased precision, unjudged documents counted nonrelevant."""
 
-    family = "RBP"
     description = "rank-biased precision, persistence p; unjudged = nonrelevant"
-    cutoff_rule = "optional"
     parameters: ClassVar[Mapping[str, Param]] = {"p": PERSISTENCE, "rel": REL}
     moments = "linear"
 
@@ -95,9 +93,7 @@ class RBP(Measure):
 class RBPResidual(Measure):
     """The RBP residual: how much RBP could still grow (needs the judged mask)."""
 
-    family = "RBPres"
     description = "RBP residual: weight of unjudged ranks and of the tail"
-    cutoff_rule = "optional"
     parameters: ClassVar[Mapping[str, Param]] = {"p": PERSISTENCE}
 
     def _score(self, ranking, labels, judged, rel_threshold, gain):
@@ -107,5 +103,5 @@ class RBPResidual(Measure):
         return np.broadcast_to(residual, labels.shape[:-1] + residual.shape[-1:]).copy()
 
 
-register_measure(RBP)
-register_measure(RBPResidual)
+register_measure(RBP, family="RBP", cutoff_rule="optional")
+register_measure(RBPResidual, family="RBPres", cutoff_rule="optional")

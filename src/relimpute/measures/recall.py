@@ -36,14 +36,8 @@ def recall_at_k(
 class R(BinaryMeasure):
     """Recall in the top k (or over the whole list)."""
 
-    family = "R"
     description = "share of the topic's relevant documents in the top k (trec_eval recall_k)"
-    cutoff_rule = "optional"
-    aliases = ("Recall",)
-    trec_eval_cut = "recall"
-
-    def _binary_score(self, ranking, relevant):
-        return recall_at_k(ranking, relevant, self.cutoff)
+    _kernel = staticmethod(recall_at_k)
 
 
-register_measure(R)
+register_measure(R, family="R", cutoff_rule="optional", aliases=("Recall",), trec_eval_cut="recall")

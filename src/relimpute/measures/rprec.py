@@ -37,13 +37,10 @@ def r_precision(
 class Rprec(BinaryMeasure):
     """R-precision."""
 
-    family = "Rprec"
     description = "precision at rank R = number of relevant (trec_eval Rprec)"
-    aliases = ("RPrec",)
-    trec_eval = "Rprec"
 
     def _binary_score(self, ranking, relevant):
         return r_precision(ranking, relevant)
 
 
-register_measure(Rprec)
+register_measure(Rprec, family="Rprec", aliases=("RPrec",), trec_eval="Rprec")

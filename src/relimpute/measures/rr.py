@@ -30,14 +30,8 @@ def reciprocal_rank(ranking: np.ndarray, relevant: np.ndarray, k: int | None = N
 class RR(BinaryMeasure):
     """Reciprocal rank of the first relevant document."""
 
-    family = "RR"
     description = "reciprocal rank of the first relevant document (trec_eval recip_rank)"
-    cutoff_rule = "optional"
-    aliases = ("MRR",)
-    trec_eval = "recip_rank"
-
-    def _binary_score(self, ranking, relevant):
-        return reciprocal_rank(ranking, relevant, self.cutoff)
+    _kernel = staticmethod(reciprocal_rank)
 
 
-register_measure(RR)
+register_measure(RR, family="RR", cutoff_rule="optional", aliases=("MRR",), trec_eval="recip_rank")

@@ -22,13 +22,8 @@ def success_at_k(ranking: np.ndarray, relevant: np.ndarray, k: int | None = None
 class Success(BinaryMeasure):
     """Success@k."""
 
-    family = "Success"
     description = "1 if a relevant document is in the top k, else 0 (trec_eval success_k)"
-    cutoff_rule = "optional"
-    trec_eval_cut = "success"
-
-    def _binary_score(self, ranking, relevant):
-        return success_at_k(ranking, relevant, self.cutoff)
+    _kernel = staticmethod(success_at_k)
 
 
-register_measure(Success)
+register_measure(Success, family="Success", cutoff_rule="optional", trec_eval_cut="success")
