@@ -112,26 +112,17 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
         Naming the file and line: a line the readers refuse, a grade below 0 (qrels'
         "unjudged" -1 is no label), more than :data:`MAX_GRADES` distinct grades.
     """
-    from .io.qrels import read_prob_qrels, read_qrels
+    from .io.qrels import read_label_file
 
     where = str(source) if isinstance(source, (str, os.PathLike)) else "<DataFrame>"
     if name is None:
         name = _source_name(where)
-    fields = _field_count(source)
-    if fields == 3:
-        table = read_prob_qrels(source)
+    form, table, lines = read_label_file(source)
+    if form == "probability":
         edges = np.asarray(PROBABILITY_BINS)
         category = np.clip(np.searchsorted(edges, table["probability"], side="right") - 1, 0, len(edges) - 2)
         names = tuple(f"[{a:g}, {b:g}{']' if b == 1 else ')'}" for a, b in zip(edges[:-1], edges[1:]))
         return _source(name, "probability", names, table, category, where)
-    if fields != 4:
-        raise InputError(
-            f"a label file has 4 fields per line (qrels: qid iter docno label) or 3 (query_id "
-            f"doc_id probability); the first line has {fields}",
-            where,
-            1,
-        )
-    table = read_qrels(source)
     grades = table["relevance"].to_numpy()
     if (grades < 0).any():
         i = int(np.flatnonzero(grades < 0)[0])
@@ -139,7 +130,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
             f"label {grades[i]} for topic {table['query_id'].iat[i]!r}, document "
             f"{table['doc_id'].iat[i]!r}: labels are grades >= 0 (a pair with no label is left out)",
             where,
-            _line_of(source, table["query_id"].iat[i], table["doc_id"].iat[i]),
+            None if lines is None else int(lines[i]),
         )
     values = np.unique(grades)
     if len(values) > MAX_GRADES:
@@ -149,7 +140,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
             f"{len(values)} distinct labels ({values.min()} to {values.max()}): a label scale has at "
             f"most {MAX_GRADES} grades; give probabilities in the probabilistic-qrels format instead",
             where,
-            _line_of(source, table["query_id"].iat[i], table["doc_id"].iat[i]),
+            None if lines is None else int(lines[i]),
         )
     scale = "binary" if set(values) <= {0, 1} else "graded"
     values = np.arange(2) if scale == "binary" else values
@@ -172,23 +163,6 @@ def _source(name, scale, categories, table, category, where) -> LabelSource:
         {"query_id": table["query_id"], "doc_id": table["doc_id"], "category": np.asarray(category, np.int64)}
     )
     return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where)
-
-
-def _field_count(source) -> int:
-    """Fields on the first non-blank line of a file (3 for the header line of probabilistic
-    qrels, ``p_ge_<grade>`` columns and all, as ``relimpute fit -o`` writes); 4 or 3 for a
-    DataFrame."""
-    if isinstance(source, pd.DataFrame):
-        return 3 if "probability" in source.columns or "p" in source.columns else 4
-    from .io.parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, read_bytes
-
-    for line in read_bytes(source).splitlines():
-        if line.strip():
-            names = [f.decode("utf-8", "replace").lower() for f in line.split()]
-            names = [COLUMN_ALIASES.get(n, n) for n in names]
-            header = tuple(names[:3]) == PROB_QRELS_COLUMNS
-            return 3 if header and all(GRADE_COLUMN.fullmatch(n) for n in names[3:]) else len(names)
-    return 0  # the reader says the file is empty
 
 
 def _line_of(source, query: str, doc: str) -> int | None:
