@@ -51,12 +51,12 @@ campaign's files read and aligned in one pass, for :class:`relimpute.data.Campai
 
 from __future__ import annotations
 
-from .arrow import as_string_array
 from .parsing import (
     COLUMN_ALIASES,
     PROB_QRELS_COLUMNS,
     QRELS_COLUMNS,
     RUN_COLUMNS,
+    as_string_array,
     sort_trec,
     trec_scores,
 )

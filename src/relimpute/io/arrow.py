@@ -1,5 +1,4 @@
-"""pyarrow arrays to numpy and back without pyarrow's pandas conversion layer, and ids of any
-kind as pyarrow strings (:func:`as_string_array`).
+"""pyarrow arrays to numpy and back without pyarrow's pandas conversion layer.
 
 ``Array.to_numpy`` and ``pa.array`` go through pyarrow's pandas-compatible
 conversion, which imports pandas (about 0.35 s of CPU) the first time, even for
@@ -11,10 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
-    import pandas as pd
 
 
 #: numpy's type of each of arrow's numeric types, by arrow's type id
@@ -65,29 +60,3 @@ def strings_to_numpy(array: pa.Array) -> np.ndarray:
     out = np.empty(len(array), dtype=object)
     out[:] = array.to_pylist()
     return out
-
-
-def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
-    """Ids as a pyarrow large-string array (zero-copy for pyarrow-backed pandas strings).
-
-    Non-string ids (e.g. integer topic numbers) are converted with ``str``.
-    Missing values stay missing (null) so callers can report them.
-    """
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        array = values
-    else:
-        try:
-            array = pa.array(values, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            array = None
-        if array is not None and pa.types.is_dictionary(array.type):  # a categorical column
-            array = array.dictionary_decode()
-        if array is None or not (
-            pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
-        ):
-            mask = values.isna().to_numpy()
-            strings = np.array([str(v) for v in values.to_numpy(dtype=object)], dtype=object)
-            array = pa.array(strings, type=pa.large_string(), mask=mask)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    return array.cast(pa.large_string())

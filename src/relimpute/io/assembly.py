@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrow import as_string_array, from_numpy, strings_to_numpy, to_numpy
-from .parsing import trec_scores
+from .arrow import from_numpy, strings_to_numpy, to_numpy
+from .parsing import as_string_array, trec_scores
 from .qrels import read_qrels
 from .runs import read_run, read_run_columns
 

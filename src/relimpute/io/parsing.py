@@ -23,7 +23,7 @@ import pyarrow.csv as pcsv
 
 from .._files import read_bytes
 from ..errors import InputError
-from .arrow import as_string_array, from_numpy, to_numpy
+from .arrow import from_numpy, to_numpy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
@@ -233,13 +233,15 @@ def read_fields(
         return Fields(name, query, doc, dict(zip(names[2:], values)), lines)
     required = tuple(c for c in layout.columns if c not in layout.optional)
     frame = _normalise_frame(source, required, columns)
-    lines = np.arange(1, len(frame) + 1)
-    query, doc = as_string_array(frame["query_id"]), as_string_array(frame["doc_id"])
-    _check_ids(query, "query_id", _FRAME, lines)
-    _check_ids(doc, "doc_id", _FRAME, lines)
     more = [c for c in source.columns if layout.extra and layout.extra.fullmatch(str(c))]
     values = {c: frame[c] for c in (*layout.columns[2:], *more) if c in frame}
-    return Fields(_FRAME, query, doc, values, lines)
+    fields = Fields(_FRAME, as_string_array(frame["query_id"]), as_string_array(frame["doc_id"]),
+                    values, np.arange(1, len(frame) + 1))  # fmt: skip
+    for what, ids in (("query_id", fields.query), ("doc_id", fields.doc)):  # no file holds these
+        fields.refuse(ids.is_null().to_numpy(zero_copy_only=False), lambda i: f"{what} is missing")
+        empty = pc.equal(pc.utf8_length(ids), 0).to_numpy(zero_copy_only=False)
+        fields.refuse(empty, lambda i: f"{what} is empty")
+    return fields
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,9 @@ class Fields:
 
     def _finite(self, array: np.ndarray, given: pa.Array | pd.Series, what: str) -> np.ndarray:
         """``array`` if all finite, else an error naming the first bad value as it was given."""
-        self.refuse(~np.isfinite(array), lambda i: f"{what} {_shown(given, i)!r} is not a finite number")
+        shown = (lambda i: given[i].as_py()) if isinstance(given, pa.Array) else (
+            lambda i: given.iloc[[i]].tolist()[0])  # as given
+        self.refuse(~np.isfinite(array), lambda i: f"{what} {shown(i)!r} is not a finite number")
         return array
 
     def integers(self, column: str) -> np.ndarray:
@@ -345,23 +349,33 @@ class Fields:
         return keep
 
 
-def _shown(given: pa.Array | pd.Series, i: int) -> object:
-    """Value ``i`` of a column as it was given."""
-    return given[i].as_py() if isinstance(given, pa.Array) else given.iloc[[i]].tolist()[0]
-
-
 # --------------------------------------------------------------------------- columns
 
 
-def _check_ids(array: pa.Array, what: str, source: str, lines: np.ndarray) -> None:
-    """Refuse missing or empty ids in a DataFrame (a file cannot hold them)."""
-    if array.null_count:
-        i = int(np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{what} is missing", source, int(lines[i]))
-    empty = pc.equal(pc.utf8_length(array), 0)
-    if pc.any(empty).as_py():
-        i = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{what} is empty", source, int(lines[i]))
+def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
+    """Ids as a pyarrow large-string array (zero-copy for pyarrow-backed pandas strings).
+
+    Non-string ids (e.g. integer topic numbers) are converted with ``str``.
+    Missing values stay missing (null) so callers can report them.
+    """
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        array = values
+    else:
+        try:
+            array = pa.array(values, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            array = None
+        if array is not None and pa.types.is_dictionary(array.type):  # a categorical column
+            array = array.dictionary_decode()
+        if array is None or not (
+            pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
+        ):
+            mask = values.isna().to_numpy()
+            strings = np.array([str(v) for v in values.to_numpy(dtype=object)], dtype=object)
+            array = pa.array(strings, type=_STRING, mask=mask)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    return array.cast(_STRING)
 
 
 def _first_failing_cast(values: pa.Array) -> int:

@@ -14,8 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from .arrow import as_string_array
-from .parsing import Layout, _check_policy, _table, read_fields
+from .parsing import Layout, _check_policy, _table, as_string_array, read_fields
 
 #: A run file's six fields (the rank kept or not); a DataFrame has the three columns of
 #: :data:`~relimpute.io.RUN_COLUMNS`, and ``rank`` and ``run`` when it has them
