@@ -234,7 +234,8 @@ def read_fields(
     required = tuple(c for c in layout.columns if c not in layout.optional)
     frame = _normalise_frame(source, required, columns)
     more = [c for c in source.columns if layout.extra and layout.extra.fullmatch(str(c))]
-    values = {c: frame[c] for c in (*layout.columns[2:], *more) if c in frame}
+    values = {c: frame[c] for c in dict.fromkeys((*layout.columns[2:], *layout.optional, *more))
+              if c in frame}  # fmt: skip
     fields = Fields(_FRAME, as_string_array(frame["query_id"]), as_string_array(frame["doc_id"]),
                     values, np.arange(1, len(frame) + 1))  # fmt: skip
     for what, ids in (("query_id", fields.query), ("doc_id", fields.doc)):  # no file holds these
