@@ -58,6 +58,9 @@ class LabelSource:
         ``query_id, doc_id, category`` (int codes into ``categories``), one row per pair.
     source
         Where the labels came from (a path, or ``"<DataFrame>"``).
+    lines
+        The line of the file each row of ``frame`` was read from (None: not read from a file),
+        for errors to point at.
     """
 
     name: str
@@ -65,6 +68,7 @@ class LabelSource:
     categories: tuple[str, ...]
     frame: pd.DataFrame
     source: str = "<DataFrame>"
+    lines: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     @property
     def n_categories(self) -> int:
@@ -122,7 +126,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
         edges = np.asarray(PROBABILITY_BINS)
         category = np.clip(np.searchsorted(edges, table["probability"], side="right") - 1, 0, len(edges) - 2)
         names = tuple(f"[{a:g}, {b:g}{']' if b == 1 else ')'}" for a, b in zip(edges[:-1], edges[1:]))
-        return _source(name, "probability", names, table, category, where)
+        return _source(name, "probability", names, table, category, where, lines)
     grades = table["relevance"].to_numpy()
     if (grades < 0).any():
         i = int(np.flatnonzero(grades < 0)[0])
@@ -145,7 +149,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
     scale = "binary" if set(values) <= {0, 1} else "graded"
     values = np.arange(2) if scale == "binary" else values
     category = np.searchsorted(values, grades)
-    return _source(name, scale, tuple(str(v) for v in values), table, category, where)
+    return _source(name, scale, tuple(str(v) for v in values), table, category, where, lines)
 
 
 def _source_name(where: str) -> str:
@@ -158,20 +162,18 @@ def _source_name(where: str) -> str:
     return Path(name).stem or name
 
 
-def _source(name, scale, categories, table, category, where) -> LabelSource:
+def _source(name, scale, categories, table, category, where, lines) -> LabelSource:
     frame = pd.DataFrame(
         {"query_id": table["query_id"], "doc_id": table["doc_id"], "category": np.asarray(category, np.int64)}
     )
-    return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where)
+    return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where,
+                       lines=lines)  # fmt: skip
 
 
-def _line_of(source, query: str, doc: str) -> int | None:
-    """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
-    if isinstance(source, pd.DataFrame):
-        return None
-    from .io.parsing import line_naming
-
-    return line_naming(source, query, doc)
+def _line_of(source: LabelSource, row: int) -> int | None:
+    """The line of the file ``source`` was read from that holds its row ``row`` (to point an
+    error at it), else None."""
+    return None if source.lines is None else int(source.lines[row])
 
 
 def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
@@ -187,7 +189,8 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
         (d in docs[q] for q, d in zip(frame["query_id"], frame["doc_id"])), bool, len(frame)
     )
     if not known.all() and unknown_documents == "drop":
-        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True))
+        lines = None if source.lines is None else source.lines[known]
+        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True), lines=lines)
     if not known.all():
         i = int(np.flatnonzero(~known)[0])
         q, d = frame["query_id"].iat[i], frame["doc_id"].iat[i]
@@ -196,7 +199,7 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
             f"({int((~known).sum())} such label(s)); with_labels(unknown_documents='add') adds such "
             f"documents to the campaign, 'drop' sets their labels aside",
             source.source,
-            _line_of(_path(source), q, d),
+            _line_of(source, i),
         )
     return source
 
@@ -213,7 +216,7 @@ def _check_topics(campaign, source: LabelSource) -> None:
             f"labels for topic {q!r}, which the campaign lacks ({n} such topic(s)); the campaign's "
             f"topics are {_listing(campaign.query_ids)}",
             source.source,
-            _line_of(_path(source), q, frame["doc_id"].iat[i]),
+            _line_of(source, i),
         )
 
 
@@ -228,10 +231,6 @@ def labelled_documents(campaign) -> list[np.ndarray] | None:
         for mask, codes in zip(masks, source.align(campaign)):
             mask |= codes >= 0
     return masks
-
-
-def _path(source: LabelSource):
-    return source.frame if source.source == "<DataFrame>" else source.source
 
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:

@@ -134,8 +134,9 @@ def read_qrels(
     treats it as unjudged. ``duplicates`` is ``"error"`` (conflicting labels;
     identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``.
     """
-    return _table(read_qrels_columns(source, duplicates=duplicates, columns=columns,
-                                     grade_range=grade_range)[0], None)  # fmt: skip
+    columns, _ = read_qrels_columns(source, duplicates=duplicates, columns=columns,
+                                    grade_range=grade_range)  # fmt: skip
+    return _table(columns, None)
 
 
 def read_qrels_columns(
@@ -276,7 +277,8 @@ def read_prob_qrels(
     must not increase with the grade. Probabilities must be finite and within
     [0, 1]; ``duplicates`` as for :func:`read_qrels`.
     """
-    return _table(read_prob_qrels_columns(source, duplicates=duplicates, columns=columns)[0], None)
+    columns, _ = read_prob_qrels_columns(source, duplicates=duplicates, columns=columns)
+    return _table(columns, None)
 
 
 def read_prob_qrels_columns(
