@@ -87,5 +87,5 @@ def test_a_label_error_found_after_reading_names_the_files_line(tmp_path):
         check_labels(campaign, source)
     assert info.value.line == _lines_naming(text, topic.query_id, "nowhere")[0] == 3
     kept = check_labels(campaign, source, unknown_documents="drop")
-    assert kept.lines.tolist() == [1, 2, 4]
+    assert kept.line_numbers.tolist() == [1, 2, 4]
     assert np.array_equal(kept.frame["doc_id"].to_numpy(), np.array(known, dtype=object))

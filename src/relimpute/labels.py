@@ -58,7 +58,7 @@ class LabelSource:
         ``query_id, doc_id, category`` (int codes into ``categories``), one row per pair.
     source
         Where the labels came from (a path, or ``"<DataFrame>"``).
-    lines
+    line_numbers
         The line of the file each row of ``frame`` was read from (None: not read from a file),
         for errors to point at.
     """
@@ -68,7 +68,7 @@ class LabelSource:
     categories: tuple[str, ...]
     frame: pd.DataFrame
     source: str = "<DataFrame>"
-    lines: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    line_numbers: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     @property
     def n_categories(self) -> int:
@@ -167,13 +167,13 @@ def _source(name, scale, categories, table, category, where, lines) -> LabelSour
         {"query_id": table["query_id"], "doc_id": table["doc_id"], "category": np.asarray(category, np.int64)}
     )
     return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where,
-                       lines=lines)  # fmt: skip
+                       line_numbers=lines)  # fmt: skip
 
 
 def _line_of(source: LabelSource, row: int) -> int | None:
     """The line of the file ``source`` was read from that holds its row ``row`` (to point an
     error at it), else None."""
-    return None if source.lines is None else int(source.lines[row])
+    return None if source.line_numbers is None else int(source.line_numbers[row])
 
 
 def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
@@ -189,8 +189,9 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
         (d in docs[q] for q, d in zip(frame["query_id"], frame["doc_id"])), bool, len(frame)
     )
     if not known.all() and unknown_documents == "drop":
-        lines = None if source.lines is None else source.lines[known]
-        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True), lines=lines)
+        lines = None if source.line_numbers is None else source.line_numbers[known]
+        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True),
+                                   line_numbers=lines)  # fmt: skip
     if not known.all():
         i = int(np.flatnonzero(~known)[0])
         q, d = frame["query_id"].iat[i], frame["doc_id"].iat[i]
