@@ -89,3 +89,32 @@ def test_a_label_error_found_after_reading_names_the_files_line(tmp_path):
     kept = check_labels(campaign, source, unknown_documents="drop")
     assert kept.line_numbers.tolist() == [1, 2, 4]
     assert np.array_equal(kept.frame["doc_id"].to_numpy(), np.array(known, dtype=object))
+
+
+def test_run_frames_beside_a_qrels_file_are_checked_and_give_the_files_campaign(tmp_path, rng):
+    """The qrels file is checked once, as it is read; run frames are checked as run files are."""
+    import warnings
+
+    from relimpute.data import Campaign
+    from relimpute.io import read_run
+
+    docs = [f"d{i}" for i in range(12)]
+    (tmp_path / "qrels.txt").write_text("".join(
+        f"{q} 0 {d} {int(rng.integers(-1, 3))}\n" for q in "12" for d in rng.choice(docs, 5, False)))
+    (tmp_path / "runs").mkdir()
+    for name in ("a", "b"):
+        lines = [f"{q} Q0 {d} {k} {s} {name}" for q in "123"
+                 for k, (d, s) in enumerate(zip(rng.choice(docs, 6, False), rng.integers(0, 3, 6)), 1)]
+        (tmp_path / "runs" / name).write_text("\n".join(lines) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        files = Campaign.from_files(tmp_path / "qrels.txt", tmp_path / "runs")
+        frames = {n: read_run(tmp_path / "runs" / n) for n in ("a", "b")}
+        framed = Campaign.from_files(tmp_path / "qrels.txt", frames)
+    assert framed.systems == files.systems and framed.notes[-2:] == files.notes[-2:]
+    for got, want in zip(framed.topics, files.topics, strict=True):
+        for name in ("doc_ids", "grades", "judged", "ranking", "depth"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    twice = {"a": pd.concat([frames["a"], frames["a"].iloc[:1]], ignore_index=True)}
+    with pytest.raises(InputError, match="duplicate document in run"):
+        Campaign.from_files(tmp_path / "qrels.txt", twice)
