@@ -58,6 +58,9 @@ class LabelSource:
         ``query_id, doc_id, category`` (int codes into ``categories``), one row per pair.
     source
         Where the labels came from (a path, or ``"<DataFrame>"``).
+    line_numbers
+        The line of the file each row of ``frame`` was read from (None: not read from a file),
+        for errors to point at.
     """
 
     name: str
@@ -65,6 +68,7 @@ class LabelSource:
     categories: tuple[str, ...]
     frame: pd.DataFrame
     source: str = "<DataFrame>"
+    line_numbers: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     @property
     def n_categories(self) -> int:
@@ -112,26 +116,17 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
         Naming the file and line: a line the readers refuse, a grade below 0 (qrels'
         "unjudged" -1 is no label), more than :data:`MAX_GRADES` distinct grades.
     """
-    from .io.qrels import read_prob_qrels, read_qrels
+    from .io.qrels import read_label_file
 
     where = str(source) if isinstance(source, (str, os.PathLike)) else "<DataFrame>"
     if name is None:
         name = _source_name(where)
-    fields = _field_count(source)
-    if fields == 3:
-        table = read_prob_qrels(source)
+    form, table, lines = read_label_file(source)
+    if form == "probability":
         edges = np.asarray(PROBABILITY_BINS)
         category = np.clip(np.searchsorted(edges, table["probability"], side="right") - 1, 0, len(edges) - 2)
         names = tuple(f"[{a:g}, {b:g}{']' if b == 1 else ')'}" for a, b in zip(edges[:-1], edges[1:]))
-        return _source(name, "probability", names, table, category, where)
-    if fields != 4:
-        raise InputError(
-            f"a label file has 4 fields per line (qrels: qid iter docno label) or 3 (query_id "
-            f"doc_id probability); the first line has {fields}",
-            where,
-            1,
-        )
-    table = read_qrels(source)
+        return _source(name, "probability", names, table, category, where, lines)
     grades = table["relevance"].to_numpy()
     if (grades < 0).any():
         i = int(np.flatnonzero(grades < 0)[0])
@@ -139,7 +134,7 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
             f"label {grades[i]} for topic {table['query_id'].iat[i]!r}, document "
             f"{table['doc_id'].iat[i]!r}: labels are grades >= 0 (a pair with no label is left out)",
             where,
-            _line_of(source, table["query_id"].iat[i], table["doc_id"].iat[i]),
+            None if lines is None else int(lines[i]),
         )
     values = np.unique(grades)
     if len(values) > MAX_GRADES:
@@ -149,12 +144,12 @@ def read_labels(source: str | os.PathLike | pd.DataFrame, *, name: str | None = 
             f"{len(values)} distinct labels ({values.min()} to {values.max()}): a label scale has at "
             f"most {MAX_GRADES} grades; give probabilities in the probabilistic-qrels format instead",
             where,
-            _line_of(source, table["query_id"].iat[i], table["doc_id"].iat[i]),
+            None if lines is None else int(lines[i]),
         )
     scale = "binary" if set(values) <= {0, 1} else "graded"
     values = np.arange(2) if scale == "binary" else values
     category = np.searchsorted(values, grades)
-    return _source(name, scale, tuple(str(v) for v in values), table, category, where)
+    return _source(name, scale, tuple(str(v) for v in values), table, category, where, lines)
 
 
 def _source_name(where: str) -> str:
@@ -167,37 +162,18 @@ def _source_name(where: str) -> str:
     return Path(name).stem or name
 
 
-def _source(name, scale, categories, table, category, where) -> LabelSource:
+def _source(name, scale, categories, table, category, where, lines) -> LabelSource:
     frame = pd.DataFrame(
         {"query_id": table["query_id"], "doc_id": table["doc_id"], "category": np.asarray(category, np.int64)}
     )
-    return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where)
+    return LabelSource(name=name, scale=scale, categories=categories, frame=frame, source=where,
+                       line_numbers=lines)  # fmt: skip
 
 
-def _field_count(source) -> int:
-    """Fields on the first non-blank line of a file (3 for the header line of probabilistic
-    qrels, ``p_ge_<grade>`` columns and all, as ``relimpute fit -o`` writes); 4 or 3 for a
-    DataFrame."""
-    if isinstance(source, pd.DataFrame):
-        return 3 if "probability" in source.columns or "p" in source.columns else 4
-    from .io.parsing import COLUMN_ALIASES, GRADE_COLUMN, PROB_QRELS_COLUMNS, read_bytes
-
-    for line in read_bytes(source).splitlines():
-        if line.strip():
-            names = [f.decode("utf-8", "replace").lower() for f in line.split()]
-            names = [COLUMN_ALIASES.get(n, n) for n in names]
-            header = tuple(names[:3]) == PROB_QRELS_COLUMNS
-            return 3 if header and all(GRADE_COLUMN.fullmatch(n) for n in names[3:]) else len(names)
-    return 0  # the reader says the file is empty
-
-
-def _line_of(source, query: str, doc: str) -> int | None:
-    """The first line of a file naming ``query`` and ``doc`` (to point an error at it)."""
-    if isinstance(source, pd.DataFrame):
-        return None
-    from .io.parsing import line_naming
-
-    return line_naming(source, query, doc)
+def _line_of(source: LabelSource, row: int) -> int | None:
+    """The line of the file ``source`` was read from that holds its row ``row`` (to point an
+    error at it), else None."""
+    return None if source.line_numbers is None else int(source.line_numbers[row])
 
 
 def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "error") -> LabelSource:
@@ -213,7 +189,9 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
         (d in docs[q] for q, d in zip(frame["query_id"], frame["doc_id"])), bool, len(frame)
     )
     if not known.all() and unknown_documents == "drop":
-        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True))
+        lines = None if source.line_numbers is None else source.line_numbers[known]
+        return dataclasses.replace(source, frame=frame[known].reset_index(drop=True),
+                                   line_numbers=lines)  # fmt: skip
     if not known.all():
         i = int(np.flatnonzero(~known)[0])
         q, d = frame["query_id"].iat[i], frame["doc_id"].iat[i]
@@ -222,7 +200,7 @@ def check_labels(campaign, source: LabelSource, *, unknown_documents: str = "err
             f"({int((~known).sum())} such label(s)); with_labels(unknown_documents='add') adds such "
             f"documents to the campaign, 'drop' sets their labels aside",
             source.source,
-            _line_of(_path(source), q, d),
+            _line_of(source, i),
         )
     return source
 
@@ -239,7 +217,7 @@ def _check_topics(campaign, source: LabelSource) -> None:
             f"labels for topic {q!r}, which the campaign lacks ({n} such topic(s)); the campaign's "
             f"topics are {_listing(campaign.query_ids)}",
             source.source,
-            _line_of(_path(source), q, frame["doc_id"].iat[i]),
+            _line_of(source, i),
         )
 
 
@@ -254,10 +232,6 @@ def labelled_documents(campaign) -> list[np.ndarray] | None:
         for mask, codes in zip(masks, source.align(campaign)):
             mask |= codes >= 0
     return masks
-
-
-def _path(source: LabelSource):
-    return source.frame if source.source == "<DataFrame>" else source.source
 
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:

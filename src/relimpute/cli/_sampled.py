@@ -94,15 +94,14 @@ def read_design(qrels: str, rel_threshold: int | None, command: str):
     threshold: ``rel_threshold`` as given, else the collection's settings, else 1), notes on
     stderr."""
     from ..collection_settings import resolve_rel_threshold
-    from ..io import is_inclusion_qrels, read_inclusion_qrels, read_sampled_qrels
+    from ..io.qrels import read_any_qrels
     from ._common import grades_warning
 
-    reader = read_inclusion_qrels if is_inclusion_qrels(qrels) else read_sampled_qrels
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sample = reader(qrels)
-    for note in caught:
-        print(f"relimpute {command}: note: {note.message}", file=sys.stderr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reader's notes are printed below instead
+        _, sample, notes = read_any_qrels(qrels)
+    for note in notes:
+        print(f"relimpute {command}: note: {note}", file=sys.stderr)
     threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
     given = "--rel-threshold" if rel_threshold is not None else settings is not None
     judged = sample["relevance"].to_numpy()

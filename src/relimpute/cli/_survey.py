@@ -50,13 +50,13 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
     from ..errors import InputError
-    from ..io import is_inclusion_qrels, read_run, run_files
-    from ..io.qrels import is_sampled_qrels
+    from ..io import read_run, run_files
+    from ..io.qrels import qrels_form
     from ._format import emit
     from ._sampled import read_design
 
     inputs = request.campaign
-    if not (is_inclusion_qrels(inputs.qrels) or is_sampled_qrels(inputs.qrels)):
+    if qrels_form(inputs.qrels) == "trec":
         raise InputError(sample_without_design(inputs.qrels), str(inputs.qrels))
     labels, model = inputs.llm_labels, request.model
     if request.estimator == "ht" and (labels or model is not None):

@@ -43,7 +43,8 @@ place, so an interrupted write never leaves a truncated file.
 :func:`sort_trec` orders a run as trec_eval does (scores compared as C
 ``float``, :func:`trec_scores`; ties by docno descending).
 
-Modules, by idea: :mod:`.parsing` (fields, numbers, ids and duplicates, under the rest),
+Modules, by idea: :mod:`.parsing` (the one door of every file kind: fields, numbers, ids and
+duplicates checked, under the rest),
 :mod:`.qrels` (every form of qrels), :mod:`.runs` (runs and run folders), :mod:`.writing`
 (the writers), :mod:`.assembly` (qrels and runs aligned per topic) and :mod:`.campaign` (a
 campaign's files read and aligned in one pass, for :class:`relimpute.data.Campaign`).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .assembly import Aligned, align_files, align_frames
 from .qrels import read_any_qrels
-from .runs import run_files, skipped_note
+from .runs import read_run, run_files, skipped_note
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for run DataFrames only: run files need none
@@ -28,16 +28,16 @@ def read_campaign(
     """``(aligned, sample, notes)``: the qrels (a file of any form, or ``"irds:<id>"``) and the
     runs (files and folders, or ``{name: frame}``) aligned; the sampled table or None; the
     readers' notes (the qrels reader's and the run files skipped; none for run frames)."""
-    from ..adapters import IR_DATASETS_PREFIX, as_qrels_frame, as_run_frames, ir_datasets_qrels
+    from ..adapters import IR_DATASETS_PREFIX, as_run_frames, ir_datasets_qrels
 
     if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
         qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
     # fail fast; plain qrels as columns for run files (no pandas), as a frame for frames
     qrels, sample, notes = read_any_qrels(qrels, duplicates=duplicates,
                                           frame=isinstance(runs, Mapping))  # fmt: skip
-    if isinstance(runs, Mapping):
-        qrels, runs = as_qrels_frame(qrels), as_run_frames(runs)
-        return align_frames(qrels, runs, by_rank=by_rank, validate=True), sample, []
+    if isinstance(runs, Mapping):  # the qrels were checked as they were read: the runs now
+        runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in as_run_frames(runs).items()}
+        return align_frames(qrels, runs, by_rank=by_rank, validate=False), sample, []
     skipped: list[Path] = []
     files = run_files(runs, skipped)
     aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)

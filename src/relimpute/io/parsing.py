@@ -1,9 +1,10 @@
 """The fields of TREC text files and of DataFrames, typed and checked, and the duplicate policy.
 
-The layer under :mod:`relimpute.io`: bytes (plain or gzip) split into fields
-by pyarrow's CSV reader on a fast path or line by line otherwise (the same
-tables and errors), ids and numbers checked with errors naming file and line,
-and the rows a duplicate policy keeps (module docstring of
+The layer under :mod:`relimpute.io`: each kind of file is a :class:`Layout` (its fields and
+header line), and :func:`read_fields` is the one way a reader takes one in, a file (plain or
+gzip, split by pyarrow's CSV reader on a fast path or line by line otherwise: the same tables
+and errors) or a DataFrame; the :class:`Fields` it returns convert and check the numbers and
+apply a duplicate policy, every error naming file and line (module docstring of
 :mod:`relimpute.io`).
 """
 
@@ -12,15 +13,15 @@ from __future__ import annotations
 import io
 import os
 import re
-import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from .._files import read_input
+from .._files import read_bytes
 from ..errors import InputError
 from .arrow import from_numpy, to_numpy
 
@@ -30,18 +31,10 @@ if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs n
 
 #: Other common spellings of the ir_measures column names, mapped automatically.
 COLUMN_ALIASES = {
-    "qid": "query_id",
-    "query": "query_id",
-    "topic": "query_id",
-    "docno": "doc_id",
-    "docid": "doc_id",
-    "doc": "doc_id",
-    "rel": "relevance",
-    "label": "relevance",
-    "judgment": "relevance",
-    "p": "probability",
-    "prob": "probability",
-    "p_rel": "probability",
+    **dict.fromkeys(("qid", "query", "topic"), "query_id"),
+    **dict.fromkeys(("docno", "docid", "doc"), "doc_id"),
+    **dict.fromkeys(("rel", "label", "judgment"), "relevance"),
+    **dict.fromkeys(("p", "prob", "p_rel"), "probability"),
     "sim": "score",
 }
 
@@ -62,41 +55,6 @@ def line_naming(path: str | os.PathLike, query: str, doc: str) -> int | None:
         if len(fields) >= 3 and fields[0] == query and doc in fields[1:3]:
             return number
     return None
-
-
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """Bytes of a plain or gzip file, BOM stripped and line endings made LF."""
-    source = str(path)
-    raw = read_input(path)
-    if raw[:2] == b"\x1f\x8b":
-        raw = _gunzip(raw, source)
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if not raw or raw.isspace():  # (not raw.strip(): that copies the file)
-        raise InputError("file is empty", source)
-    return raw
-
-
-def _gunzip(raw: bytes, source: str) -> bytes:
-    """The data of every gzip member of ``raw``, as :func:`gzip.decompress` reads them (NUL
-    padding between members allowed), with zlib checking each member's CRC and length as it
-    inflates (gzip's own pass over the output for the CRC costs a tenth of the time)."""
-    members = []
-    while raw:
-        inflate = zlib.decompressobj(wbits=31)  # 16 + 15: a gzip header and trailer
-        try:
-            members.append(inflate.decompress(raw))
-        except zlib.error as exc:
-            raise InputError(f"unreadable or truncated gzip data ({exc})", source) from exc
-        if not inflate.eof:
-            raise InputError(
-                "unreadable or truncated gzip data (the file ends inside its compressed data)",
-                source,
-            )
-        raw = inflate.unused_data.lstrip(b"\x00")
-    return members[0] if len(members) == 1 else b"".join(members)
 
 
 def _single_separator(data: bytes) -> str | None:
@@ -204,6 +162,194 @@ def _parse_fields(
     return columns, np.asarray(lines, dtype=np.int64)
 
 
+# --------------------------------------------------------------------------- one file kind
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A kind of whitespace-separated file: the column each field of a line holds (None: a
+    field not kept; the first two kept are the query and document ids), the layout as errors
+    name it, the columns parsed as numbers on the fast path, and its header line: None (no
+    header), ``"optional"`` or ``"required"``, naming the columns (:data:`COLUMN_ALIASES` and
+    ``aliases`` spell them too) and then, if ``extra`` matches them, more columns. A DataFrame
+    of the kind has the kept columns but ``optional``, taken when present."""
+
+    fields: tuple[str | None, ...]
+    text: str
+    floats: tuple[str, ...] = ()
+    header: str | None = None
+    extra: re.Pattern | None = None
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    optional: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(name for name in self.fields if name is not None)
+
+
+def header_columns(line: bytes, layout: Layout) -> tuple[str, ...] | None:
+    """The columns a header ``line`` of ``layout`` names, or None if it is no such header."""
+    names = [f.decode("utf-8", "replace").lower() for f in line.split()]
+    names = tuple(layout.aliases.get(n, COLUMN_ALIASES.get(n, n)) for n in names)
+    given, more = names[: len(layout.fields)], names[len(layout.fields) :]
+    if given != layout.columns or (more and not (layout.extra and all(map(layout.extra.fullmatch, more)))):
+        return None
+    return names
+
+
+def _split_header(data: bytes, layout: Layout, source: str) -> tuple[bytes, int, tuple[str, ...]]:
+    """``(rows, line of the first row, columns)``: ``data`` without the header line of
+    ``layout`` (its first non-blank line), and the columns it names (the layout's without)."""
+    skip, first, rest = 0, b"", data
+    while rest:
+        first, _, rest = rest.partition(b"\n")
+        if first.split():
+            break
+        skip += 1
+    named = header_columns(first, layout)
+    if named is None and layout.header == "required":
+        raise InputError(f"expected a header line '{layout.text}'", source, skip + 1)
+    if named is None:
+        return data, 1, layout.columns
+    if not rest or rest.isspace():
+        raise InputError("no rows after the header line", source)
+    return rest, skip + 2, named
+
+
+def read_fields(
+    source: str | os.PathLike | pd.DataFrame, layout: Layout, columns: Mapping[str, str] | None = None
+) -> Fields:
+    """The :class:`Fields` of a file of ``layout`` (plain or gzip; fields split, ids checked) or
+    of a DataFrame of its columns (renamed as :data:`COLUMN_ALIASES` and ``columns`` say)."""
+    if isinstance(source, (str, os.PathLike)):
+        name, data = str(source), read_bytes(source)
+        first, names, fields, text = 1, layout.columns, layout.fields, layout.text
+        if layout.header:
+            data, first, names = _split_header(data, layout, name)
+            fields, text = names, " ".join(names)
+        keep = [i for i, column in enumerate(fields) if column is not None]
+        floats = tuple(i for i in keep if fields[i] in layout.floats)
+        (query, doc, *values), lines = _parse_fields(data, len(fields), keep, name, text, first, floats)
+        return Fields(name, query, doc, dict(zip(names[2:], values)), lines)
+    required = tuple(c for c in layout.columns if c not in layout.optional)
+    frame = _normalise_frame(source, required, columns)
+    more = [c for c in source.columns if layout.extra and layout.extra.fullmatch(str(c))]
+    values = {c: frame[c] for c in dict.fromkeys((*layout.columns[2:], *layout.optional, *more))
+              if c in frame}  # fmt: skip
+    fields = Fields(_FRAME, as_string_array(frame["query_id"]), as_string_array(frame["doc_id"]),
+                    values, np.arange(1, len(frame) + 1))  # fmt: skip
+    for what, ids in (("query_id", fields.query), ("doc_id", fields.doc)):  # no file holds these
+        fields.refuse(ids.is_null().to_numpy(zero_copy_only=False), lambda i: f"{what} is missing")
+        empty = pc.equal(pc.utf8_length(ids), 0).to_numpy(zero_copy_only=False)
+        fields.refuse(empty, lambda i: f"{what} is empty")
+    return fields
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The rows of one file or DataFrame: the query and document ids (pyarrow strings), the
+    other columns as given (text, float64, or a pandas Series), each row's line; its methods
+    convert and check them, an error naming ``source`` and the line."""
+
+    source: str
+    query: pa.Array
+    doc: pa.Array
+    values: dict[str, object]
+    lines: np.ndarray
+
+    def floats(self, column: str, what: str | None = None) -> np.ndarray:
+        """``column``'s numbers (or their text) as finite float64 (``what`` names it in errors;
+        default its name)."""
+        values, what = self.values[column], what or column
+        if not isinstance(values, (pa.Array, pa.ChunkedArray)):  # a pandas Series
+            import pandas as pd
+
+            if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+                values.dtype
+            ):
+                return self._finite(values.to_numpy(dtype=float, na_value=np.nan), values, what)
+            values = as_string_array(values)
+        if values.null_count:
+            self.refuse(values.is_null().to_numpy(zero_copy_only=False), lambda i: f"{what} is missing")
+        try:
+            array = to_numpy(pc.cast(values, pa.float64()))
+        except pa.ArrowInvalid:
+            i = _first_failing_cast(values)
+            raise InputError(f"{what} {values[i].as_py()!r} is not a number", self.source,
+                             int(self.lines[i])) from None  # fmt: skip
+        return self._finite(array, values, what)
+
+    def _finite(self, array: np.ndarray, given: pa.Array | pd.Series, what: str) -> np.ndarray:
+        """``array`` if all finite, else an error naming the first bad value as it was given."""
+        shown = (lambda i: given[i].as_py()) if isinstance(given, pa.Array) else (
+            lambda i: given.iloc[[i]].tolist()[0])  # as given
+        self.refuse(~np.isfinite(array), lambda i: f"{what} {shown(i)!r} is not a finite number")
+        return array
+
+    def integers(self, column: str) -> np.ndarray:
+        """``column`` as int64, an error at the first line that holds no integer."""
+        array = self.floats(column)
+        self.refuse((array != np.round(array)) | (np.abs(array) > 2.0**53),
+                    lambda i: f"{column} {float(array[i])!r} is not an integer")  # fmt: skip
+        return array.astype(np.int64)
+
+    def refuse(self, bad: np.ndarray, problem: Callable[[int], str]) -> None:
+        """An error at the first row ``bad`` marks, ``problem(row)`` saying what is wrong."""
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(problem(i), self.source, int(self.lines[i]))
+
+    def refuse_repeats(self, problem: Callable[[int, int], str]) -> None:
+        """An error at the first (topic, document) listed again, ``problem(row, earlier row)``
+        saying what is wrong."""
+        key, order, repeat = _repeats(self.query, self.doc)
+        if len(repeat):
+            row = int(order[repeat + 1].min())
+            raise InputError(problem(row, int(np.flatnonzero(key == key[row])[0])), self.source,
+                             int(self.lines[row]))  # fmt: skip
+
+    def keep(self, value: np.ndarray, duplicates: str, what: str, value_name: str,
+             merge_identical: bool) -> np.ndarray | None:  # fmt: skip
+        """Rows to keep under the duplicate policy (None: no duplicates, keep all).
+
+        ``merge_identical`` (qrels) drops exact repeats under ``"error"`` and
+        only stops on conflicting values; it also marks ``"max"`` as available.
+        """
+        key, order, repeat = _repeats(self.query, self.doc)
+        if not len(repeat):
+            return None
+        keep = np.ones(len(key), dtype=bool)
+        if duplicates == "error":
+            later, earlier = order[repeat + 1], order[repeat]
+            if merge_identical:
+                conflict = value[later] != value[earlier]
+                keep[later[~conflict]] = False
+                later, earlier = later[conflict], earlier[conflict]
+                if not len(later):
+                    return keep
+            row = int(later[int(np.argmin(later))])
+            i = int(np.flatnonzero(key == key[row])[0])
+            kind = "conflicting duplicate" if value[i] != value[row] else "duplicate"
+            options = "'first'|'last'" + ("|'max'" if merge_identical else "")
+            raise InputError(
+                f"{kind} {what}: topic {self.query[row].as_py()!r}, document "
+                f"{self.doc[row].as_py()!r} also on line {int(self.lines[i])} ({value_name} "
+                f"{value[i]:g} vs {value[row]:g}); choose a policy with duplicates={options}",
+                self.source,
+                int(self.lines[row]),
+            )
+        if duplicates == "first":
+            keep[order[repeat + 1]] = False
+        elif duplicates == "last":
+            keep[order[repeat]] = False
+        else:  # "max": highest value per key, earliest line among equals
+            best = np.lexsort((np.arange(len(key)), -value, key))
+            first_of_key = np.r_[True, key[best][1:] != key[best][:-1]]
+            keep[:] = False
+            keep[best[first_of_key]] = True
+        return keep
+
+
 # --------------------------------------------------------------------------- columns
 
 
@@ -233,17 +379,6 @@ def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeS
     return array.cast(_STRING)
 
 
-def _check_ids(array: pa.Array, what: str, source: str, lines: np.ndarray) -> None:
-    """Refuse missing or empty ids in a DataFrame (a file cannot hold them)."""
-    if array.null_count:
-        i = int(np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{what} is missing", source, int(lines[i]))
-    empty = pc.equal(pc.utf8_length(array), 0)
-    if pc.any(empty).as_py():
-        i = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{what} is empty", source, int(lines[i]))
-
-
 def _first_failing_cast(values: pa.Array) -> int:
     """Index of the first string that does not parse as a float (bisection over slices)."""
     lo, hi = 0, len(values)
@@ -258,54 +393,6 @@ def _first_failing_cast(values: pa.Array) -> int:
     return lo
 
 
-def _to_float(
-    values: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray
-) -> np.ndarray:
-    """Convert a column of numbers (or their text) to finite float64, naming a bad line."""
-    if not isinstance(values, (pa.Array, pa.ChunkedArray)):  # a pandas Series
-        import pandas as pd
-
-        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
-            values.dtype
-        ):
-            array = values.to_numpy(dtype=float, na_value=np.nan)
-            return _check_finite(array, values, what, source, lines)
-        values = as_string_array(values)
-    if values.null_count:
-        i = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{what} is missing", source, int(lines[i]))
-    try:
-        array = to_numpy(pc.cast(values, pa.float64()))
-    except pa.ArrowInvalid:
-        i = _first_failing_cast(values)
-        raise InputError(
-            f"{what} {values[i].as_py()!r} is not a number", source, int(lines[i])
-        ) from None
-    return _check_finite(array, values, what, source, lines)
-
-
-def _check_finite(
-    array: np.ndarray, given: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray
-) -> np.ndarray:
-    """Return ``array`` if all finite, else name the first bad value as it was given."""
-    bad = ~np.isfinite(array)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        shown = given[i].as_py() if isinstance(given, pa.Array) else given.iloc[[i]].tolist()[0]
-        raise InputError(f"{what} {shown!r} is not a finite number", source, int(lines[i]))
-    return array
-
-
-def _to_int(values: pa.Array | pd.Series, what: str, source: str, lines: np.ndarray) -> np.ndarray:
-    """Convert to int64, naming the first line that does not hold an integer."""
-    array = _to_float(values, what, source, lines)
-    bad = (array != np.round(array)) | (np.abs(array) > 2.0**53)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{what} {float(array[i])!r} is not an integer", source, int(lines[i]))
-    return array.astype(np.int64)
-
-
 # --------------------------------------------------------------------------- duplicates
 
 
@@ -315,89 +402,14 @@ def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"duplicates must be one of {allowed}, got {duplicates!r}")
 
 
-def _pair_keys(query: pa.Array, doc: pa.Array) -> np.ndarray:
-    """One int64 key per (query_id, doc_id) pair."""
-    q = to_numpy(query.dictionary_encode().indices).astype(np.int64)
-    d = to_numpy(doc.dictionary_encode().indices).astype(np.int64)
-    return q * (int(d.max(initial=0)) + 1) + d
-
-
-def check_grades(relevance: np.ndarray, low: int, high: int, source: str, lines: np.ndarray,
-                 hint: str) -> None:
-    """An error naming the first line whose grade is outside ``[low, high]`` (``hint`` after)."""
-    out = (relevance < low) | (relevance > high)
-    if out.any():
-        i = int(np.flatnonzero(out)[0])
-        raise InputError(f"relevance {relevance[i]} is outside {hint}", source, int(lines[i]))
-
-
 def _repeats(query: pa.Array, doc: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(key, order, repeat)``: a key per (topic, document), the stable order sorting it and the
     positions ``i`` in that order whose row ``order[i + 1]`` repeats the key of ``order[i]``."""
-    key = _pair_keys(query, doc)
+    q = to_numpy(query.dictionary_encode().indices).astype(np.int64)
+    d = to_numpy(doc.dictionary_encode().indices).astype(np.int64)
+    key = q * (int(d.max(initial=0)) + 1) + d  # one per (topic, document)
     order = np.argsort(key, kind="stable")
     return key, order, np.flatnonzero(key[order][1:] == key[order][:-1])
-
-
-def first_repeat(query: pa.Array, doc: pa.Array) -> tuple[int, int] | None:
-    """``(row, earlier row)`` of the first (topic, document) listed again, else None."""
-    key, order, repeat = _repeats(query, doc)
-    if not len(repeat):
-        return None
-    row = int(order[repeat + 1].min())
-    return row, int(np.flatnonzero(key == key[row])[0])
-
-
-def _keep_mask(
-    query: pa.Array,
-    doc: pa.Array,
-    value: np.ndarray,
-    duplicates: str,
-    source: str,
-    lines: np.ndarray,
-    what: str,
-    value_name: str,
-    merge_identical: bool,
-) -> np.ndarray | None:
-    """Rows to keep under the duplicate policy (None: no duplicates, keep all).
-
-    ``merge_identical`` (qrels) drops exact repeats under ``"error"`` and
-    only stops on conflicting values; it also marks ``"max"`` as available.
-    """
-    key, order, repeat = _repeats(query, doc)
-    if not len(repeat):
-        return None
-    keep = np.ones(len(key), dtype=bool)
-    if duplicates == "error":
-        later, earlier = order[repeat + 1], order[repeat]
-        if merge_identical:
-            conflict = value[later] != value[earlier]
-            keep[later[~conflict]] = False
-            later, earlier = later[conflict], earlier[conflict]
-            if not len(later):
-                return keep
-        j = int(np.argmin(later))
-        i = int(np.flatnonzero(key == key[later[j]])[0])
-        row = int(later[j])
-        kind = "conflicting duplicate" if value[i] != value[row] else "duplicate"
-        options = "'first'|'last'" + ("|'max'" if merge_identical else "")
-        raise InputError(
-            f"{kind} {what}: topic {query[row].as_py()!r}, document {doc[row].as_py()!r} "
-            f"also on line {int(lines[i])} ({value_name} {value[i]:g} vs {value[row]:g}); "
-            f"choose a policy with duplicates={options}",
-            source,
-            int(lines[row]),
-        )
-    if duplicates == "first":
-        keep[order[repeat + 1]] = False
-    elif duplicates == "last":
-        keep[order[repeat]] = False
-    else:  # "max": highest value per key, earliest line among equals
-        best = np.lexsort((np.arange(len(key)), -value, key))
-        first_of_key = np.r_[True, key[best][1:] != key[best][:-1]]
-        keep[:] = False
-        keep[best[first_of_key]] = True
-    return keep
 
 
 # --------------------------------------------------------------------------- DataFrame input
@@ -428,13 +440,6 @@ def _normalise_frame(
     if frame.empty:
         raise InputError("table is empty", _FRAME)
     return frame.reset_index(drop=True)
-
-
-def _frame_ids(frame: pd.DataFrame, lines: np.ndarray) -> tuple[pa.Array, pa.Array]:
-    query, doc = as_string_array(frame["query_id"]), as_string_array(frame["doc_id"])
-    _check_ids(query, "query_id", _FRAME, lines)
-    _check_ids(doc, "doc_id", _FRAME, lines)
-    return query, doc
 
 
 def kept_columns(columns: dict[str, object], keep: np.ndarray | None) -> dict[str, object]:

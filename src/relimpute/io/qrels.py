@@ -24,23 +24,15 @@ import pyarrow as pa
 
 from ..errors import InputError
 from .parsing import (
-    _FRAME,
-    COLUMN_ALIASES,
     GRADE_COLUMN,
     PROB_QRELS_COLUMNS,
-    QRELS_COLUMNS,
+    Layout,
     _check_policy,
-    _frame_ids,
-    _keep_mask,
-    _normalise_frame,
-    _parse_fields,
-    read_bytes,
     _table,
-    _to_float,
-    _to_int,
-    check_grades,
-    first_repeat,
+    header_columns,
     kept_columns,
+    read_bytes,
+    read_fields,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -55,14 +47,15 @@ DUPLICATE_POLICIES = ("error", "first", "last", "max")
 
 #: The header line of the form, and the spellings its last column may take.
 INCLUSION_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "inclusion_probability")
-INCLUSION_NAMES = ("inclusion_probability", "inclusion", "pi")
-
-
-def _header(line: bytes) -> bool:
-    fields = [f.decode("utf-8", "replace").lower() for f in line.split()]
-    if len(fields) != 4 or fields[3] not in INCLUSION_NAMES:
-        return False
-    return [COLUMN_ALIASES.get(f, f) for f in fields[:3]] == list(INCLUSION_QRELS_COLUMNS[:3])
+INCLUSION_FILE = Layout(INCLUSION_QRELS_COLUMNS, " ".join(INCLUSION_QRELS_COLUMNS),
+                        header="required", aliases={"inclusion": "inclusion_probability",
+                                                    "pi": "inclusion_probability"})  # fmt: skip
+QRELS_FILE = Layout(("query_id", None, "doc_id", "relevance"), "qid iter docno rel")
+#: The five columns of a sampled qrels file (``sample_eval.pl``'s input).
+SAMPLED_QRELS_LAYOUT = "topic iter docno stratum rel"
+SAMPLED_FILE = Layout(("query_id", None, "doc_id", "stratum", "relevance"), SAMPLED_QRELS_LAYOUT)
+#: Probabilistic qrels: a header line is optional, and may name ``p_ge_<grade>`` columns too
+PROB_QRELS_FILE = Layout(PROB_QRELS_COLUMNS, "qid docno p", header="optional", extra=GRADE_COLUMN)
 
 
 def first_line(source) -> bytes | None:
@@ -92,7 +85,7 @@ def qrels_form(source) -> str:
     line = first_line(source)
     if line is None:
         return "trec"
-    if _header(line):
+    if header_columns(line, INCLUSION_FILE):
         return "inclusion"
     if len(line.split()) == 5 and not str(source).startswith("irds:"):
         return "sampled"
@@ -112,52 +105,19 @@ def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, i
     outside (0, 1], a grade outside ``grade_range`` (``-1``: not sampled) or a document listed
     twice in a topic is an error naming the file and line.
     """
-    name = str(source)
-    rows = read_bytes(source).split(b"\n")
-    skip = next((i for i, line in enumerate(rows) if line.strip()), 0)
-    if not _header(rows[skip]):
-        raise InputError("expected a header line 'query_id doc_id relevance "
-                         "inclusion_probability'", name, skip + 1)
-    rest = b"\n".join(rows[skip + 1:])
-    if not rest.strip():
-        raise InputError("no rows after the header line", name)
-    (query, doc, labels, values), lines = _parse_fields(
-        rest, 4, [0, 1, 2, 3], name, " ".join(INCLUSION_QRELS_COLUMNS), first_line=skip + 2
-    )
-    relevance = _to_int(labels, "relevance", name, lines)
+    fields = read_fields(source, INCLUSION_FILE)
+    relevance = fields.integers("relevance")
     low, high = max(grade_range[0], -2), grade_range[1]
-    check_grades(relevance, low, high, name, lines, f"[{low}, {high}] (-1: not sampled)")
-    inclusion = _to_float(values, "inclusion probability", name, lines)
-    bad = ~((inclusion > 0) & (inclusion <= 1))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"inclusion probability {float(inclusion[i])!r} is outside (0, 1]",
-                         name, int(lines[i]))
-    repeat = first_repeat(query, doc)
-    if repeat is not None:
-        row, first = repeat
-        raise InputError(f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is "
-                         f"listed twice (also on line {int(lines[first])})", name, int(lines[row]))
+    fields.refuse((relevance < low) | (relevance > high),
+                  lambda i: f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)")
+    inclusion = fields.floats("inclusion_probability", "inclusion probability")
+    fields.refuse(~((inclusion > 0) & (inclusion <= 1)),
+                  lambda i: f"inclusion probability {float(inclusion[i])!r} is outside (0, 1]")
+    query, doc, lines = fields.query, fields.doc, fields.lines
+    fields.refuse_repeats(lambda row, first: f"topic {query[row].as_py()!r}, document "
+                          f"{doc[row].as_py()!r} is listed twice (also on line {int(lines[first])})")
     return _table({"query_id": query, "doc_id": doc, "relevance": relevance,
                    "inclusion": inclusion}, None)
-
-
-def _id_value_columns(source, n_fields, picks, layout, names, columns):
-    """``(source name, query ids, doc ids, raw values, line numbers)`` of a file or DataFrame.
-
-    For the readers whose tables are ids plus one value column (qrels and
-    probabilistic qrels): a file is split into ``n_fields`` fields of which
-    ``picks`` are kept; a DataFrame is renamed to ``names``.
-    """
-    if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        fields, lines = _parse_fields(read_bytes(source), n_fields, picks, name, layout)
-        query, doc, values = fields
-        return name, query, doc, values, lines
-    frame = _normalise_frame(source, names, columns)
-    lines = np.arange(1, len(frame) + 1)
-    query, doc = _frame_ids(frame, lines)
-    return _FRAME, query, doc, frame[names[2]], lines
 
 
 def read_qrels(
@@ -174,8 +134,9 @@ def read_qrels(
     treats it as unjudged. ``duplicates`` is ``"error"`` (conflicting labels;
     identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``.
     """
-    return _table(read_qrels_columns(source, duplicates=duplicates, columns=columns,
-                                     grade_range=grade_range), None)  # fmt: skip
+    columns, _ = read_qrels_columns(source, duplicates=duplicates, columns=columns,
+                                    grade_range=grade_range)  # fmt: skip
+    return _table(columns, None)
 
 
 def read_qrels_columns(
@@ -184,23 +145,20 @@ def read_qrels_columns(
     duplicates: str = "error",
     columns: Mapping[str, str] | None = None,
     grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
-) -> dict[str, pa.Array | np.ndarray]:
+) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
     """The columns of :func:`read_qrels`'s table, checked as it checks them, without pandas:
-    ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64."""
+    ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64; and each row's line."""
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    name, query, doc, labels, lines = _id_value_columns(
-        source, 4, [0, 2, 3], "qid iter docno rel", QRELS_COLUMNS, columns
-    )
-    relevance = _to_int(labels, "relevance", name, lines)
+    fields = read_fields(source, QRELS_FILE, columns)
+    relevance = fields.integers("relevance")
     low, high = grade_range
-    check_grades(relevance, low, high, name, lines,
-                 f"the allowed range [{low}, {high}] (set grade_range to allow it)")
-    keep = _keep_mask(query, doc, relevance, duplicates, name, lines, "judgment", "relevance", True)
-    return kept_columns({"query_id": query, "doc_id": doc, "relevance": relevance}, keep)
-
-
-#: The five columns of a sampled qrels file (``sample_eval.pl``'s input).
-SAMPLED_QRELS_LAYOUT = "topic iter docno stratum rel"
+    fields.refuse((relevance < low) | (relevance > high),
+                  lambda i: f"relevance {relevance[i]} is outside the allowed range [{low}, {high}] "
+                  "(set grade_range to allow it)")  # fmt: skip
+    keep = fields.keep(relevance, duplicates, "judgment", "relevance", merge_identical=True)
+    kept = kept_columns({"query_id": fields.query, "doc_id": fields.doc, "relevance": relevance,
+                         "line": fields.lines}, keep)  # fmt: skip
+    return kept, kept.pop("line")
 
 
 def is_sampled_qrels(source) -> bool:
@@ -227,23 +185,16 @@ def read_sampled_qrels(
     file mixing four- and five-column lines; a stratum none of whose documents
     was judged is named in a warning (it adds nothing to the estimated R).
     """
-    name = str(source)
-    (query, doc, stratum, labels), lines = _parse_fields(
-        read_bytes(source), 5, [0, 2, 3, 4], name, SAMPLED_QRELS_LAYOUT
-    )
-    stratum = _to_int(stratum, "stratum", name, lines)
-    relevance = _to_int(labels, "relevance", name, lines)
+    fields = read_fields(source, SAMPLED_FILE)
+    stratum, relevance = fields.integers("stratum"), fields.integers("relevance")
     low, high = max(grade_range[0], -1), grade_range[1]
-    check_grades(relevance, low, high, name, lines, f"[{low}, {high}] (-1: not sampled)")
-    repeat = first_repeat(query, doc)
-    if repeat is not None:
-        row, first = repeat
-        raise InputError(
-            f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is listed twice "
-            f"(stratum {stratum[first]} on line {int(lines[first])}, stratum {stratum[row]} here)",
-            name,
-            int(lines[row]),
-        )
+    fields.refuse((relevance < low) | (relevance > high),
+                  lambda i: f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)")
+    query, doc, lines = fields.query, fields.doc, fields.lines
+    fields.refuse_repeats(
+        lambda row, first: f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is listed "
+        f"twice (stratum {stratum[first]} on line {int(lines[first])}, stratum {stratum[row]} here)"
+    )
     table = _table(
         {"query_id": query, "doc_id": doc, "stratum": stratum, "relevance": relevance}, None
     )
@@ -253,7 +204,7 @@ def read_sampled_qrels(
     if not judged.all():
         empty = ", ".join(f"topic {q} stratum {h}" for q, h in judged.index[~judged.to_numpy()][:5])
         warnings.warn(
-            f"{name}: no document of {empty} was judged: the stratum adds nothing to the "
+            f"{source}: no document of {empty} was judged: the stratum adds nothing to the "
             "estimated number of relevant documents (as sample_eval.pl)",
             stacklevel=2,
         )
@@ -275,8 +226,9 @@ def read_any_qrels(source, *, duplicates: str = "error", frame: bool = True):
         sample = read_inclusion_qrels(source)
         return sample[["query_id", "doc_id", "relevance"]], sample, []
     if form == "trec":
-        read = read_qrels if frame else read_qrels_columns
-        return read(source, duplicates=duplicates), None, []
+        if frame:
+            return read_qrels(source, duplicates=duplicates), None, []
+        return read_qrels_columns(source, duplicates=duplicates)[0], None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sample = read_sampled_qrels(source)
@@ -286,15 +238,27 @@ def read_any_qrels(source, *, duplicates: str = "error", frame: bool = True):
     return sample[["query_id", "doc_id", "relevance"]], sample, notes
 
 
-def _without_header(data: bytes, names: tuple[str, ...], source: str) -> tuple[bytes, int]:
-    """``data`` without a first line that names the columns, and how many lines were dropped."""
-    first, _, rest = data.partition(b"\n")
-    fields = [f.decode("utf-8", "replace").lower() for f in first.split()]
-    if [COLUMN_ALIASES.get(f, f) for f in fields] != list(names):
-        return data, 0
-    if not rest.strip():
-        raise InputError("no rows after the header line", source)
-    return rest, 1
+def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.DataFrame, np.ndarray | None]:
+    """``(form, table, lines)`` of a file of automatic labels (:func:`relimpute.labels.read_labels`):
+    ``"probability"`` (three fields, or a header line naming those of probabilistic qrels and
+    ``p_ge_<grade>`` columns: :func:`read_prob_qrels`) or ``"qrels"`` (four fields:
+    :func:`read_qrels`), the table, and each row's line (None for a DataFrame, which has
+    ``probability`` or ``relevance`` beside the ids)."""
+    if not isinstance(source, (str, os.PathLike)):
+        probability = "probability" in source.columns or "p" in source.columns
+        read = read_prob_qrels if probability else read_qrels
+        return ("probability" if probability else "qrels"), read(source), None
+    data = read_bytes(source)
+    line = next((line for line in data.split(b"\n") if line.split()), b"")
+    fields = 3 if header_columns(line, PROB_QRELS_FILE) else len(line.split())
+    if fields not in (3, 4):
+        raise InputError(
+            f"a label file has 4 fields per line (qrels: qid iter docno label) or 3 (query_id "
+            f"doc_id probability); the first line has {fields}", str(source), 1,
+        )  # fmt: skip
+    read = read_prob_qrels_columns if fields == 3 else read_qrels_columns
+    columns, lines = read(source)
+    return ("probability" if fields == 3 else "qrels"), _table(columns, None), lines
 
 
 def read_prob_qrels(
@@ -313,64 +277,38 @@ def read_prob_qrels(
     must not increase with the grade. Probabilities must be finite and within
     [0, 1]; ``duplicates`` as for :func:`read_qrels`.
     """
+    columns, _ = read_prob_qrels_columns(source, duplicates=duplicates, columns=columns)
+    return _table(columns, None)
+
+
+def read_prob_qrels_columns(
+    source: str | os.PathLike | pd.DataFrame,
+    *,
+    duplicates: str = "error",
+    columns: Mapping[str, str] | None = None,
+) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
+    """The columns of :func:`read_prob_qrels`'s table, checked as it checks them, and each
+    row's line."""
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        data = read_bytes(source)
-        names = PROB_QRELS_COLUMNS + _grade_header(data)
-        data, skipped = _without_header(data, names, name)
-        (query, doc, values, *graded), lines = _parse_fields(
-            data, len(names), list(range(len(names))), name, " ".join(names), first_line=1 + skipped
-        )
-    else:
-        name, query, doc, values, lines = _id_value_columns(
-            source, 3, [0, 1, 2], "qid docno p", PROB_QRELS_COLUMNS, columns
-        )
-        names = PROB_QRELS_COLUMNS + tuple(c for c in source.columns if GRADE_COLUMN.fullmatch(str(c)))
-        graded = [source[c].reset_index(drop=True) for c in names[3:]]
-    probability = _probability_column(values, "probability", name, lines)
-    table = {"query_id": query, "doc_id": doc, "probability": probability}
-    table.update({c: _probability_column(v, c, name, lines) for c, v in zip(names[3:], graded)})
-    _check_grade_order(table, names[3:], name, lines)
-    keep = _keep_mask(
-        query, doc, probability, duplicates, name, lines, "probability", "probability", True
-    )
-    return _table(table, keep)
-
-
-def _probability_column(values, what: str, name: str, lines: np.ndarray) -> np.ndarray:
-    """Finite numbers within [0, 1], else an error naming the line."""
-    probability = _to_float(values, what, name, lines)
-    outside = (probability < 0) | (probability > 1)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise InputError(f"{what} {float(probability[i])!r} is outside [0, 1]", name, int(lines[i]))
-    return probability
-
-
-def _grade_header(data: bytes) -> tuple[str, ...]:
-    """The ``p_ge_<grade>`` columns a header line names after the three of probabilistic qrels."""
-    fields = [f.decode("utf-8", "replace").lower() for f in data.partition(b"\n")[0].split()]
-    extra = fields[3:]
-    if extra and all(GRADE_COLUMN.fullmatch(f) for f in extra):
-        return tuple(extra)
-    return ()
-
-
-def _check_grade_order(table: dict, graded: tuple[str, ...], name: str, lines: np.ndarray) -> None:
-    """P(grade ≥ g) must not increase with g, nor repeat a grade."""
+    fields = read_fields(source, PROB_QRELS_FILE, columns)
+    table = {"query_id": fields.query, "doc_id": fields.doc}
+    for c in fields.values:  # probability, then the p_ge_<grade> columns
+        table[c] = fields.floats(c)
+        fields.refuse((table[c] < 0) | (table[c] > 1),
+                      lambda i: f"{c} {float(table[c][i])!r} is outside [0, 1]")  # fmt: skip
+    graded = [c for c in table if GRADE_COLUMN.fullmatch(str(c))]
     grades = [int(GRADE_COLUMN.fullmatch(c).group(1)) for c in graded]
     if len(set(grades)) != len(grades):
-        raise InputError(f"a grade column is repeated in {list(graded)}", name)
-    order = sorted(zip(grades, graded))
-    for (_, low), (_, high) in zip(order, order[1:]):
-        bad = table[high] > table[low]
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{high} {float(table[high][i])!r} exceeds {low} {float(table[low][i])!r}: "
-                "P(grade >= g) cannot grow with g", name, int(lines[i]),
-            )  # fmt: skip
+        raise InputError(f"a grade column is repeated in {graded}", fields.source)
+    order = [c for _, c in sorted(zip(grades, graded))]
+    for low, high in zip(order, order[1:]):  # P(grade >= g) cannot grow with g
+        fields.refuse(table[high] > table[low], lambda i: (
+            f"{high} {float(table[high][i])!r} exceeds {low} {float(table[low][i])!r}: "
+            "P(grade >= g) cannot grow with g"))  # fmt: skip
+    probability = table["probability"]
+    keep = fields.keep(probability, duplicates, "probability", "probability", merge_identical=True)
+    kept = kept_columns({**table, "line": fields.lines}, keep)
+    return kept, kept.pop("line")
 
 
 # --------------------------------------------------------------------------- writing

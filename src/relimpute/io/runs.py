@@ -14,10 +14,14 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from .parsing import (
-    _FRAME, RUN_COLUMNS, _check_policy, _frame_ids, _keep_mask, _normalise_frame, _parse_fields,
-    read_bytes, _table, _to_float, _to_int, as_string_array,
-)  # fmt: skip
+from .parsing import Layout, _check_policy, _table, as_string_array, read_fields
+
+#: A run file's six fields (the rank kept or not); a DataFrame has the three columns of
+#: :data:`~relimpute.io.RUN_COLUMNS`, and ``rank`` and ``run`` when it has them
+RUN_FILE = Layout(("query_id", None, "doc_id", None, "score", "run"), "qid Q0 docno rank score tag",
+                  floats=("score",), optional=("rank", "run"))
+RANKED_RUN_FILE = Layout(("query_id", None, "doc_id", "rank", "score", "run"), RUN_FILE.text,
+                         floats=("score",))
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
@@ -54,26 +58,16 @@ def read_run(
     """
     _check_policy(duplicates, ("error", "first", "last"))
     if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        out, lines = read_run_columns(source, keep_rank=keep_rank)
-        out["run"] = out["run"].dictionary_encode()  # one tag per file: stored once, not per line
+        fields = read_fields(source, RANKED_RUN_FILE if keep_rank else RUN_FILE)
     else:
-        name = _FRAME
-        frame = _normalise_frame(source, RUN_COLUMNS, columns)
-        lines = np.arange(1, len(frame) + 1)
-        query, doc = _frame_ids(frame, lines)
-        out = {"query_id": query, "doc_id": doc}
-        out["score"] = _to_float(frame["score"], "score", name, lines)
-        if keep_rank and "rank" not in frame:
-            raise InputError("keep_rank needs a 'rank' column", name)
-        if keep_rank:
-            out["rank"] = _to_int(frame["rank"], "rank", name, lines)
-        if "run" in frame:
-            out["run"] = as_string_array(frame["run"]).dictionary_encode()
-    query, doc, score = out["query_id"], out["doc_id"], out["score"]
-    keep_rows = _keep_mask(
-        query, doc, score, duplicates, name, lines, "document in run", "score", False
-    )
+        fields = read_fields(source, RUN_FILE, columns)
+        if keep_rank and "rank" not in fields.values:
+            raise InputError("keep_rank needs a 'rank' column", fields.source)
+    out = _run_columns(fields, keep_rank)
+    if "run" in out:  # one tag per file: stored once, not per line
+        run = out["run"]
+        out["run"] = (run if isinstance(run, pa.Array) else as_string_array(run)).dictionary_encode()
+    keep_rows = fields.keep(out["score"], duplicates, "document in run", "score", merge_identical=False)
     return _table(out, keep_rows)
 
 
@@ -87,16 +81,18 @@ def read_run_columns(
     :meth:`Campaign.from_files <relimpute.data.Campaign.from_files>` reads runs
     with it and finds duplicates while it aligns the documents.
     """
-    name = str(path)
-    keep = [0, 2, 3, 4, 5] if keep_rank else [0, 2, 4, 5]
-    fields, lines = _parse_fields(read_bytes(path), 6, keep, name, "qid Q0 docno rank score tag",
-                                  floats=(4,))  # fmt: skip
-    out = {"query_id": fields[0], "doc_id": fields[1]}
-    out["score"] = _to_float(fields[-2], "score", name, lines)
+    fields = read_fields(path, RANKED_RUN_FILE if keep_rank else RUN_FILE)
+    return _run_columns(fields, keep_rank), fields.lines
+
+
+def _run_columns(fields, keep_rank: bool) -> dict[str, pa.Array | np.ndarray]:
+    """A run's columns from its :class:`~relimpute.io.parsing.Fields`, numbers converted."""
+    out = {"query_id": fields.query, "doc_id": fields.doc, "score": fields.floats("score")}
     if keep_rank:
-        out["rank"] = _to_int(fields[2], "rank", name, lines)
-    out["run"] = fields[-1]
-    return out, lines
+        out["rank"] = fields.integers("rank")
+    if "run" in fields.values:
+        out["run"] = fields.values["run"]
+    return out
 
 
 def read_runs(
