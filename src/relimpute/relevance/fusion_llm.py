@@ -68,8 +68,8 @@ no one knows of a run's documents below the pool, which a label observes).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -220,9 +220,9 @@ class FusionLLM(RelevanceModel):
         if not self.sources_:
             return
         designs = self._designs(campaign)
-        extra = self._run_effects_offset(campaign, designs)
-        self._cached = (campaign, self.fusion_._predict(campaign), designs, extra)  # predict reuses them
-        p = self._cached[1][0]
+        wrapped, extra = self._wrapped(campaign, designs)
+        self._cached = (campaign, wrapped, designs, extra)  # predict reuses them
+        p = wrapped[0]
         rows, offsets, ys, alone = [], [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
             labelled = _judged_labelled(topic, designs[t])
@@ -293,12 +293,15 @@ class FusionLLM(RelevanceModel):
         cached = getattr(self, "_cached", None)
         self._cached = None
         same = cached is not None and cached[0] is campaign
-        p, draws, params = cached[1] if same else self.fusion_._predict(campaign)
-        raw, params = p, dict(params)
         if not self.sources_:
-            return p, draws, params
-        designs = cached[2] if same else self._designs(campaign)
-        extra = cached[3] if same else self._run_effects_offset(campaign, designs)
+            return self.fusion_._predict(campaign)
+        if same:
+            _, wrapped, designs, extra = cached
+        else:
+            designs = self._designs(campaign)
+            wrapped, extra = self._wrapped(campaign, designs)
+        p, draws, params = wrapped
+        raw, params = p, dict(params)
         weight = self.runs_weight - 1 + self.coef_[-1]  # the change of η's weight from 1
         # labelled documents no run retrieves (judged ones keep their label): the labels alone
         named = [d.getnnz(axis=1) > 0 for d in designs]
@@ -324,7 +327,6 @@ class FusionLLM(RelevanceModel):
             rng = np.random.default_rng(self.draw_seed_)
             sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
             # the Laplace covariance is block-sparse in practice: draw from it whole
-            draws = self._labelled_draws(campaign, draws, named)
             if self.label_draws == "conditional":
                 gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
             else:
@@ -361,33 +363,39 @@ class FusionLLM(RelevanceModel):
             out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
         return out
 
-    def _labelled_draws(self, campaign: Campaign, draws, named):
-        """The wrapped model's draws, with those of the labelled documents (``named``) drawn with
-        its ``beyond_run_sd`` at ``labelled_beyond_run_sd`` (the same fit and parameter draws)."""
-        spread = self.labelled_beyond_run_sd
-        if getattr(self.fusion_, "beyond_run_sd", spread) == spread:
-            return draws
-        fusion = copy.copy(self.fusion_)
-        fusion.beyond_run_sd = spread
-        other = fusion._predict(campaign)[1]
-        return LazyDraws(campaign.n_topics, draws.n_draws,
-                         lambda t: np.where(named[t], other[t], draws[t]))  # fmt: skip
+    def _wrapped(self, campaign: Campaign, designs):
+        """The wrapped model's ``(p, draws, params)`` of ``campaign``, with the draws of the
+        labelled documents (a row in ``designs``) at ``labelled_beyond_run_sd``
+        (:meth:`Fusion._draws <relimpute.relevance.fusion.Fusion._draws>` on the same fit,
+        parameter draws and evidence), and per topic ``(r − w) u_ti`` (:meth:`_run_effects_offset`)."""
+        from .fusion import Fusion
 
-    def _run_effects_offset(self, campaign: Campaign, designs) -> list[np.ndarray]:
+        fusion = self.fusion_
+        if not isinstance(fusion, Fusion):  # no per-run spread below the pool, no run effects
+            return fusion._predict(campaign), [np.zeros(t.n_docs) for t in campaign.topics]
+        p, params, parts = fusion._point(campaign)
+        draws = fusion._draws(campaign, parts) if fusion.n_draws else None
+        spread = self.labelled_beyond_run_sd
+        if draws is not None and spread != fusion.beyond_run_sd:
+            named = [d.getnnz(axis=1) > 0 for d in designs]
+            draws = LazyDraws(campaign.n_topics, draws.n_draws,
+                              partial(_where, named, fusion._draws(campaign, parts, spread), draws))  # fmt: skip
+        return (p, draws, params), self._run_effects_offset(fusion, designs, parts[1])
+
+    def _run_effects_offset(self, fusion, designs, runs) -> list[np.ndarray]:
         """Per topic ``(r − w) u_ti`` on the labelled documents (0 elsewhere, and with a wrapped
         model without run effects): the runs' effects' share of the log-odds, at the wrapped
-        model's point estimate, moved from the weight ``w`` to ``r``."""
+        model's point estimate, moved from the weight ``w`` to ``r`` (``runs``: the wrapped
+        model's design of each topic)."""
         change = self.run_effects_weight - self.runs_weight
-        zero = [np.zeros(t.n_docs) for t in campaign.topics]
-        effects = getattr(self.fusion_, "systems_", ())
-        if change == 0 or not effects:
+        zero = [np.zeros(d.shape[0]) for d in designs]
+        n = len(fusion.systems_)
+        if change == 0 or not n:
             return zero
-        fusion, n = self.fusion_, len(effects)
-        rows = [d.getnnz(axis=1) > 0 for d in designs]
-        runs = fusion._designs(campaign, fusion._evidence(campaign), rows=rows)
         out = []
-        for z, r, x in zip(zero, rows, runs):
-            z[r] = change * (x[:, x.shape[1] - n :] @ fusion.coef_[-n:])
+        for z, d, x in zip(zero, designs, runs):
+            r = d.getnnz(axis=1) > 0
+            z[r] = change * (x[r][:, x.shape[1] - n :] @ fusion.coef_[-n:])
             out.append(z)
         return out
 
@@ -410,6 +418,11 @@ class _LabelDraws:
             out[:, self.alone[t]] = expit((self.designs[t][self.alone[t]] @ self.alpha_t).T)
         out[:, self.outside[t]] = 0.0
         return out
+
+
+def _where(named, labelled, draws, t: int) -> np.ndarray:
+    """Topic ``t``'s draws: ``labelled``'s on the documents ``named[t]``, ``draws``' elsewhere."""
+    return np.where(named[t], labelled[t], draws[t])
 
 
 def _judged_labelled(topic, design) -> np.ndarray:
