@@ -74,11 +74,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log_expit, logit
+from scipy.special import expit, logit
 
 from ..data import Campaign
 from ..io.memory import checked_square
+from . import arrowhead
+from .arrowhead import laplace_draws
 from .base import LazyDraws, RelevanceModel, register_model
+from .offset_logistic import fit_offset_logistic, posterior_property
 
 #: probabilities of the default model are kept this far from 0 and 1 before their log-odds
 #: are taken (a document the default model puts at exactly 0 or 1 keeps it: no run evidence)
@@ -154,6 +157,8 @@ class FusionLLM(RelevanceModel):
 
     name = "fusion-llm"
     contract_params: ClassVar[dict[str, Any]] = {"fusion": {"n_draws": 8}}
+    covariance_ = posterior_property("covariance_")
+    alone_covariance_ = posterior_property("alone_covariance_")
 
     def __init__(
         self,
@@ -208,18 +213,21 @@ class FusionLLM(RelevanceModel):
         self._validate()
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)
-        n_par = self._n_global() * (1 + len(self.query_ids_)) + 1
-        # the label shifts' dense (g (1 + T) + 1)² Laplace covariances, their curvatures and
-        # inverses (LAPACK's copy): checked before any fit, not after the default model's
-        what = f"the {type(self).__name__} model's label shifts over {len(self.query_ids_):,} topics"
-        covariance = checked_square(n_par, what, copies=6)
+        g = self._n_global()
+        n_par = g * (1 + len(self.query_ids_)) + 1
+        designs = self._designs(campaign)
+        # beyond DENSE_LIMIT, with one topic shift δ per document, the precisions are arrowheads
+        # (the δ block diagonal): kept so, linear in the topics; else the dense (g (1 + T) + 1)²
+        # covariances, curvatures and inverses (LAPACK's copy), checked before any fit
+        block = (g, n_par - 1) if n_par > arrowhead.DENSE_LIMIT and _one_shift(designs, g) else None
+        if block is None:
+            checked_square(n_par, f"the {type(self).__name__} model's label shifts over {len(self.query_ids_):,} topics", 6)
         self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.draw_seed_ = int(rng.integers(2**63))
-        self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), covariance, 0
-        self.alone_coef_, self.alone_covariance_ = np.zeros(n_par - 1), np.zeros((n_par - 1,) * 2)
-        if not self.sources_:
+        self.coef_, self.alone_coef_, self.n_fit_, self.block_ = np.zeros(n_par), np.zeros(n_par - 1), 0, block
+        if not self.sources_:  # λ alone, held at its prior
+            self.covariance_, self.alone_covariance_ = np.zeros((1, 1)), np.zeros((0, 0))
             return
-        designs = self._designs(campaign)
         wrapped, extra = self._wrapped(campaign, designs)
         self._cached = (campaign, wrapped, designs, extra)  # predict reuses them
         p = wrapped[0]
@@ -237,10 +245,10 @@ class FusionLLM(RelevanceModel):
         self.n_fit_ = design.shape[0]
         prec = self._precision()
         y = np.concatenate(ys)
-        self.coef_, self.covariance_ = _fit_offset_logistic(design, y, self.runs_weight * offset, prec)
+        self.coef_, self.covariance_ = fit_offset_logistic(design, y, self.runs_weight * offset, prec, block=block)
         design = sp.vstack([d for d, _ in alone], format="csr")
-        self.alone_coef_, self.alone_covariance_ = _fit_offset_logistic(
-            design, np.concatenate([y for _, y in alone]), np.zeros(design.shape[0]), prec[:-1]
+        self.alone_coef_, self.alone_covariance_ = fit_offset_logistic(
+            design, np.concatenate([y for _, y in alone]), np.zeros(design.shape[0]), prec[:-1], block=block
         )
 
     def _n_global(self) -> int:
@@ -325,19 +333,15 @@ class FusionLLM(RelevanceModel):
         params["n_fit_labels"] = self.n_fit_
         if draws is not None:
             rng = np.random.default_rng(self.draw_seed_)
-            sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
-            # the Laplace covariance is block-sparse in practice: draw from it whole
+            # the Laplace posterior whole: dense (numpy's Cholesky draw), or its arrowhead precision
             if self.label_draws == "conditional":
                 gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
             else:
-                gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
-                    if sd.size else np.zeros((draws.n_draws, 0))
+                gamma = laplace_draws(rng, self.coef_, self.__dict__["covariance_"], draws.n_draws)
             # drawn after γ, so the draws of the documents some run retrieves are as before
             alpha = None
             if any(a.any() for a in alone):
-                alpha = rng.multivariate_normal(
-                    self.alone_coef_, self.alone_covariance_, size=draws.n_draws, method="cholesky"
-                )
+                alpha = laplace_draws(rng, self.alone_coef_, self.__dict__["alone_covariance_"], draws.n_draws)
             gamma[:, -1] += self.runs_weight - 1
             make = _LabelDraws(draws, designs, gamma, alone, alpha, outside, extra)
             draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
@@ -359,8 +363,8 @@ class FusionLLM(RelevanceModel):
         out = np.empty((eta.shape[0], len(self.coef_)))
         for i, e in enumerate(eta):
             full = sp.hstack([design, sp.csr_matrix(e[:, None])], format="csr")
-            theta, cov = _fit_offset_logistic(full, y, self.runs_weight * e, prec, start=self.coef_)
-            out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
+            theta, cov = fit_offset_logistic(full, y, self.runs_weight * e, prec, start=self.coef_, block=self.block_)
+            out[i] = laplace_draws(rng, theta, cov, 1)[0]
         return out
 
     def _wrapped(self, campaign: Campaign, designs):
@@ -425,6 +429,13 @@ def _where(named, labelled, draws, t: int) -> np.ndarray:
     return np.where(named[t], labelled[t], draws[t])
 
 
+def _one_shift(designs, g: int) -> bool:
+    """Whether every document has at most one topic shift ``δ`` (columns ``g:`` of its label
+    design; two sources labelling one document give it two): the ``δ`` block of the label
+    shifts' precision is then diagonal, an arrowhead (:mod:`.arrowhead`)."""
+    return all(np.diff(d[:, g:].tocsr().indptr).max(initial=0) <= 1 for d in designs)
+
+
 def _judged_labelled(topic, design) -> np.ndarray:
     """``(n,)`` bool: the documents a human judged and some label source labels."""
     return topic.judged & (design.getnnz(axis=1) > 0)
@@ -452,37 +463,6 @@ def _shifted(p: np.ndarray, shift: np.ndarray, weight=0.0, labelled=True) -> np.
     eta = _log_odds(p)
     moved = expit(eta + np.where(labelled, weight * eta, 0.0) + shift)
     return np.where((p <= 0) | (p >= 1), p, moved)
-
-
-def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9, start=None):
-    """Mode and Laplace covariance of ``logit P(y=1) = offset + design · θ``, θ ~ N(0, diag(1/prec)).
-
-    Newton's method with step halving, as :func:`~._newton.newton_maximise`, but on the
-    sparse curvature (each topic's ``δ`` meets only its own documents and ``β``).
-    """
-    from scipy.sparse.linalg import spsolve
-
-    def log_post(theta):
-        e = offset + design @ theta
-        return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * float(prec @ theta**2)
-
-    def gradient_curvature(theta):
-        s = expit(offset + design @ theta)
-        weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
-        return design.T @ (y - s) - prec * theta, (sp.diags(prec) + design.T @ weighted).tocsc()
-
-    theta = np.zeros(design.shape[1]) if start is None else np.array(start, float)
-    value = log_post(theta)
-    for _ in range(max_iter):
-        grad, curvature = gradient_curvature(theta)
-        step, t = spsolve(curvature, grad), 1.0
-        while (new := log_post(theta + t * step)) < value + 1e-4 * t * float(grad @ step) and t >= 1e-10:
-            t /= 2
-        theta, value = theta + t * step, new
-        if np.abs(t * step).max() < tol:
-            break
-    cov = np.linalg.inv(gradient_curvature(theta)[1].toarray())
-    return theta, (cov + cov.T) / 2
 
 
 register_model(FusionLLM)
