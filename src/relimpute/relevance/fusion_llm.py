@@ -153,6 +153,10 @@ class FusionLLM(RelevanceModel):
         run retrieves.
     n_fit_
         Judged, labelled documents the label shifts were learned from.
+    block_
+        None (dense fits), or the columns ``(g, g T + g)`` of the per-topic shifts when, beyond
+        ``DENSE_LIMIT`` parameters, both posteriors are arrowhead precisions (:mod:`.offset_logistic`;
+        the covariances are formed, memory-checked, when read).
     """
 
     name = "fusion-llm"
