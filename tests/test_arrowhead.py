@@ -150,3 +150,60 @@ def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monk
     sd = dense.std(axis=0)  # two samples' means differ by sd·√(2/n), their sds by about sd·√(1/n)
     np.testing.assert_allclose(structured.mean(axis=0), dense.mean(axis=0), atol=5 * sd.max() * np.sqrt(2 / 20_000))
     np.testing.assert_allclose(structured.std(axis=0), sd, atol=5 * sd.max() / np.sqrt(20_000))
+
+
+def _labelled(n_topics: int, sources: int = 1):
+    """A simulated campaign judged on its depth-3 pool, with ``sources`` noisy label sources of
+    grades 0..3 on its depth-10 pool (the second, if any, labelling the same documents)."""
+    import pandas as pd
+
+    from relimpute.labels import read_labels, with_labels
+
+    truth = simulate_campaign(n_topics, 6, n_docs=60, depth=20, rng=11).campaign
+    full = truth.pooled(10)
+    rng = np.random.default_rng(3)
+    files = []
+    for s in range(sources):
+        rows = []
+        for topic, relevant in zip(full.topics, full.relevant()):
+            labelled = topic.judged
+            label = np.clip(2 * relevant[labelled] + rng.integers(-1, 2, labelled.sum()), 0, 3)
+            rows.append(pd.DataFrame({"query_id": topic.query_id, "doc_id": topic.doc_ids[labelled], "relevance": label}))
+        files.append(read_labels(pd.concat(rows, ignore_index=True), name=f"sim{s}"))
+    return with_labels(truth.pooled(3), files)
+
+
+@pytest.mark.parametrize("label_draws", ["independent", "conditional"])
+def test_fusion_llm_label_shifts_structured_equal_the_dense_fit(monkeypatch, label_draws):
+    """fusion-llm's label shifts over 120 topics (4 label values: 485 parameters, and the labels
+    alone 484): below DENSE_LIMIT the dense fit of every release; forced structured (the limit at
+    100; one source, so each document has one topic shift δ) the modes and covariances of both
+    fits equal the dense ones to 1e-8 and the point probabilities to 1e-8; the draws (by the
+    structured Laplace draw, whose moments the tests above check) are probabilities."""
+    from relimpute.relevance import FusionLLM
+
+    campaign = _labelled(120)
+    settings = {"fusion": {"n_draws": 4}, "label_draws": label_draws}
+    dense = FusionLLM(**settings).fit(campaign, rng=1)
+    assert dense.block_ is None and isinstance(dense.__dict__["covariance_"], np.ndarray)
+    monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_LIMIT", 100)
+    model = FusionLLM(**settings).fit(campaign, rng=1)
+    assert model.block_ == (4, 484) and isinstance(model.__dict__["covariance_"], Arrowhead)
+    assert len(model.coef_) == 4 * 121 + 1 and model.n_fit_ > 1000
+    for a, b in [("coef_", "covariance_"), ("alone_coef_", "alone_covariance_")]:
+        np.testing.assert_allclose(getattr(model, a), getattr(dense, a), rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(getattr(model, b), getattr(dense, b), rtol=1e-8, atol=1e-10)
+    ours, theirs = model.predict(campaign), dense.predict(campaign)
+    for t in range(campaign.n_topics):
+        np.testing.assert_allclose(ours.p[t], theirs.p[t], rtol=1e-8, atol=1e-10)
+        assert np.all((ours.draws[t] >= 0) & (ours.draws[t] <= 1)) and ours.draws[t].shape == theirs.draws[t].shape
+
+
+def test_fusion_llm_keeps_dense_label_shifts_when_two_sources_label_one_document(monkeypatch):
+    """Two sources labelling the same documents give a document two topic shifts: the δ block is
+    not diagonal, so the fit stays dense (and memory-checked) beyond the limit."""
+    from relimpute.relevance import FusionLLM
+
+    monkeypatch.setattr("relimpute.relevance.arrowhead.DENSE_LIMIT", 100)
+    model = FusionLLM(fusion={"n_draws": 0}).fit(_labelled(30, sources=2), rng=1)
+    assert model.block_ is None and model.covariance_.shape == (8 * 31 + 1,) * 2

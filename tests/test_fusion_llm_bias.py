@@ -5,6 +5,8 @@ setting is biased and the new one is not."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -175,6 +177,51 @@ def test_a_labelled_document_is_drawn_without_the_per_run_spread_below_the_pool(
         moved += int((np.abs(default.draws[t] - shipped.draws[t]) > 1e-6).any(axis=0).sum())
     assert moved > 20  # the spread was there to remove
     assert shipped.params["unlabelled"] == "runs"
+
+
+def _second_prediction(fusion, campaign, spread):
+    """The draws of the default model with ``beyond_run_sd`` at ``spread`` as they were got before
+    ``Fusion._draws`` took the spread: a copy of the fitted model, predicted again."""
+    other = copy.copy(fusion)
+    other.beyond_run_sd = spread
+    return other._predict(campaign)[1]
+
+
+@pytest.mark.parametrize("spread", [0.0, 0.4, 1.0])
+def test_the_default_models_draws_at_another_spread_are_those_of_a_second_prediction(label_pool, spread):
+    """``Fusion._draws(campaign, parts, spread)`` on the parts of one ``_point`` gives, to the last
+    bit, the draws a copy of the model with ``beyond_run_sd = spread`` predicts (the same θ draws,
+    γ spreads and, with the carry's spread, the same stream), the model's own spread its own."""
+    from relimpute.relevance import Fusion
+
+    _, kept = label_pool
+    model = Fusion(n_draws=5, beyond_run_carry=0.5, beyond_run_carry_sd=0.3).fit(kept, rng=0)
+    p, params, parts = model._point(kept)
+    own, other = model._draws(kept, parts), model._draws(kept, parts, spread)
+    old_own, old_other = model._predict(kept)[1], _second_prediction(model, kept, spread)
+    for t in range(kept.n_topics):
+        np.testing.assert_array_equal(own[t], old_own[t])
+        np.testing.assert_array_equal(other[t], old_other[t])
+    assert spread == 1.0 or any(np.abs(own[t] - other[t]).max() > 1e-6 for t in range(kept.n_topics))
+
+
+def test_the_labelled_documents_draws_are_the_second_predictions(label_pool):
+    """FusionLLM's wrapped draws (labelled documents at ``labelled_beyond_run_sd``, the others at
+    the wrapped model's spread) equal, to the last bit, the earlier path's: the wrapped model
+    copied with that spread and predicted again; and the answer's draws are unchanged by reading
+    them so (two predictions of one fit agree)."""
+    _, kept = label_pool
+    model = FusionLLM(fusion={"n_draws": 6}, unlabelled="runs").fit(kept, rng=0)
+    designs = model._designs(kept)
+    (_, draws, _), _ = model._wrapped(kept, designs)
+    base, other = model.fusion_._predict(kept)[1], _second_prediction(model.fusion_, kept, 0.0)
+    named = [d.getnnz(axis=1) > 0 for d in designs]
+    for t in range(kept.n_topics):
+        np.testing.assert_array_equal(draws[t], np.where(named[t], other[t], base[t]))
+    assert sum(int(n.sum()) for n in named) > 100
+    first, second = model.predict(kept), model.predict(kept)
+    for t in range(kept.n_topics):
+        np.testing.assert_array_equal(first.draws[t], second.draws[t])
 
 
 @pytest.mark.parametrize("settings, match", [({"runs_weight": 1.5}, "runs_weight"),

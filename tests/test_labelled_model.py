@@ -109,7 +109,7 @@ def test_the_offset_fit_recovers_a_known_runs_weight():
     from scipy.special import expit
     import scipy.sparse as sp
 
-    from relimpute.relevance.fusion_llm import _fit_offset_logistic
+    from relimpute.relevance.offset_logistic import fit_offset_logistic
 
     rng = np.random.default_rng(7)
     n, beta, lam = 20_000, np.array([-2.0, -0.5, 1.0, 2.0]), -0.4
@@ -117,7 +117,7 @@ def test_the_offset_fit_recovers_a_known_runs_weight():
     y = (rng.random(n) < expit((1 + lam) * eta + beta[v])).astype(float)
     design = sp.hstack([sp.csr_matrix((np.ones(n), (np.arange(n), v)), shape=(n, 4)),
                         sp.csr_matrix(eta[:, None])], format="csr")  # fmt: skip
-    theta, cov = _fit_offset_logistic(design, y, eta, np.full(5, 1e-2))
+    theta, cov = fit_offset_logistic(design, y, eta, np.full(5, 1e-2))
     sd = np.sqrt(np.diag(cov))
     assert np.all(np.abs(theta - np.append(beta, lam)) <= 3 * sd), (theta, sd)
     assert sd[-1] < 0.05

@@ -68,17 +68,20 @@ no one knows of a run's documents below the pool, which a label observes).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log_expit, logit
+from scipy.special import expit, logit
 
 from ..data import Campaign
 from ..io.memory import checked_square
+from . import arrowhead
+from .arrowhead import laplace_draws
 from .base import LazyDraws, RelevanceModel, register_model
+from .offset_logistic import fit_offset_logistic, posterior_property
 
 #: probabilities of the default model are kept this far from 0 and 1 before their log-odds
 #: are taken (a document the default model puts at exactly 0 or 1 keeps it: no run evidence)
@@ -150,10 +153,16 @@ class FusionLLM(RelevanceModel):
         run retrieves.
     n_fit_
         Judged, labelled documents the label shifts were learned from.
+    block_
+        None (dense fits), or the columns ``(g, g T + g)`` of the per-topic shifts when, beyond
+        ``DENSE_LIMIT`` parameters, both posteriors are arrowhead precisions (:mod:`.offset_logistic`;
+        the covariances are formed, memory-checked, when read).
     """
 
     name = "fusion-llm"
     contract_params: ClassVar[dict[str, Any]] = {"fusion": {"n_draws": 8}}
+    covariance_ = posterior_property("covariance_")
+    alone_covariance_ = posterior_property("alone_covariance_")
 
     def __init__(
         self,
@@ -208,21 +217,24 @@ class FusionLLM(RelevanceModel):
         self._validate()
         self.sources_ = tuple((s.name, tuple(s.categories)) for s in campaign.labels)
         self.query_ids_ = tuple(campaign.query_ids)
-        n_par = self._n_global() * (1 + len(self.query_ids_)) + 1
-        # the label shifts' dense (g (1 + T) + 1)² Laplace covariances, their curvatures and
-        # inverses (LAPACK's copy): checked before any fit, not after the default model's
-        what = f"the {type(self).__name__} model's label shifts over {len(self.query_ids_):,} topics"
-        covariance = checked_square(n_par, what, copies=6)
+        g = self._n_global()
+        n_par = g * (1 + len(self.query_ids_)) + 1
+        designs = self._designs(campaign)
+        # beyond DENSE_LIMIT, with one topic shift δ per document, the precisions are arrowheads
+        # (the δ block diagonal): kept so, linear in the topics; else the dense (g (1 + T) + 1)²
+        # covariances, curvatures and inverses (LAPACK's copy), checked before any fit
+        block = (g, n_par - 1) if n_par > arrowhead.DENSE_LIMIT and _one_shift(designs, g) else None
+        if block is None:
+            checked_square(n_par, f"the {type(self).__name__} model's label shifts over {len(self.query_ids_):,} topics", 6)
         self.fusion_ = self._build_fusion().fit(campaign, rng=rng)
         self.draw_seed_ = int(rng.integers(2**63))
-        self.coef_, self.covariance_, self.n_fit_ = np.zeros(n_par), covariance, 0
-        self.alone_coef_, self.alone_covariance_ = np.zeros(n_par - 1), np.zeros((n_par - 1,) * 2)
-        if not self.sources_:
+        self.coef_, self.alone_coef_, self.n_fit_, self.block_ = np.zeros(n_par), np.zeros(n_par - 1), 0, block
+        if not self.sources_:  # λ alone, held at its prior
+            self.covariance_, self.alone_covariance_ = np.zeros((1, 1)), np.zeros((0, 0))
             return
-        designs = self._designs(campaign)
-        extra = self._run_effects_offset(campaign, designs)
-        self._cached = (campaign, self.fusion_._predict(campaign), designs, extra)  # predict reuses them
-        p = self._cached[1][0]
+        wrapped, extra = self._wrapped(campaign, designs)
+        self._cached = (campaign, wrapped, designs, extra)  # predict reuses them
+        p = wrapped[0]
         rows, offsets, ys, alone = [], [], [], []
         for t, (topic, relevant) in enumerate(zip(campaign.topics, campaign.relevant())):
             labelled = _judged_labelled(topic, designs[t])
@@ -237,10 +249,10 @@ class FusionLLM(RelevanceModel):
         self.n_fit_ = design.shape[0]
         prec = self._precision()
         y = np.concatenate(ys)
-        self.coef_, self.covariance_ = _fit_offset_logistic(design, y, self.runs_weight * offset, prec)
+        self.coef_, self.covariance_ = fit_offset_logistic(design, y, self.runs_weight * offset, prec, block=block)
         design = sp.vstack([d for d, _ in alone], format="csr")
-        self.alone_coef_, self.alone_covariance_ = _fit_offset_logistic(
-            design, np.concatenate([y for _, y in alone]), np.zeros(design.shape[0]), prec[:-1]
+        self.alone_coef_, self.alone_covariance_ = fit_offset_logistic(
+            design, np.concatenate([y for _, y in alone]), np.zeros(design.shape[0]), prec[:-1], block=block
         )
 
     def _n_global(self) -> int:
@@ -293,12 +305,15 @@ class FusionLLM(RelevanceModel):
         cached = getattr(self, "_cached", None)
         self._cached = None
         same = cached is not None and cached[0] is campaign
-        p, draws, params = cached[1] if same else self.fusion_._predict(campaign)
-        raw, params = p, dict(params)
         if not self.sources_:
-            return p, draws, params
-        designs = cached[2] if same else self._designs(campaign)
-        extra = cached[3] if same else self._run_effects_offset(campaign, designs)
+            return self.fusion_._predict(campaign)
+        if same:
+            _, wrapped, designs, extra = cached
+        else:
+            designs = self._designs(campaign)
+            wrapped, extra = self._wrapped(campaign, designs)
+        p, draws, params = wrapped
+        raw, params = p, dict(params)
         weight = self.runs_weight - 1 + self.coef_[-1]  # the change of η's weight from 1
         # labelled documents no run retrieves (judged ones keep their label): the labels alone
         named = [d.getnnz(axis=1) > 0 for d in designs]
@@ -322,20 +337,15 @@ class FusionLLM(RelevanceModel):
         params["n_fit_labels"] = self.n_fit_
         if draws is not None:
             rng = np.random.default_rng(self.draw_seed_)
-            sd = np.sqrt(np.clip(np.diag(self.covariance_), 0, None))
-            # the Laplace covariance is block-sparse in practice: draw from it whole
-            draws = self._labelled_draws(campaign, draws, named)
+            # the Laplace posterior whole: dense (numpy's Cholesky draw), or its arrowhead precision
             if self.label_draws == "conditional":
                 gamma = self._conditional_draws(campaign, designs, raw, draws, rng)
             else:
-                gamma = rng.multivariate_normal(self.coef_, self.covariance_, size=draws.n_draws, method="cholesky") \
-                    if sd.size else np.zeros((draws.n_draws, 0))
+                gamma = laplace_draws(rng, self.coef_, self.__dict__["covariance_"], draws.n_draws)
             # drawn after γ, so the draws of the documents some run retrieves are as before
             alpha = None
             if any(a.any() for a in alone):
-                alpha = rng.multivariate_normal(
-                    self.alone_coef_, self.alone_covariance_, size=draws.n_draws, method="cholesky"
-                )
+                alpha = laplace_draws(rng, self.alone_coef_, self.__dict__["alone_covariance_"], draws.n_draws)
             gamma[:, -1] += self.runs_weight - 1
             make = _LabelDraws(draws, designs, gamma, alone, alpha, outside, extra)
             draws = LazyDraws(campaign.n_topics, draws.n_draws, make)
@@ -357,37 +367,43 @@ class FusionLLM(RelevanceModel):
         out = np.empty((eta.shape[0], len(self.coef_)))
         for i, e in enumerate(eta):
             full = sp.hstack([design, sp.csr_matrix(e[:, None])], format="csr")
-            theta, cov = _fit_offset_logistic(full, y, self.runs_weight * e, prec, start=self.coef_)
-            out[i] = rng.multivariate_normal(theta, cov, method="cholesky")
+            theta, cov = fit_offset_logistic(full, y, self.runs_weight * e, prec, start=self.coef_, block=self.block_)
+            out[i] = laplace_draws(rng, theta, cov, 1)[0]
         return out
 
-    def _labelled_draws(self, campaign: Campaign, draws, named):
-        """The wrapped model's draws, with those of the labelled documents (``named``) drawn with
-        its ``beyond_run_sd`` at ``labelled_beyond_run_sd`` (the same fit and parameter draws)."""
-        spread = self.labelled_beyond_run_sd
-        if getattr(self.fusion_, "beyond_run_sd", spread) == spread:
-            return draws
-        fusion = copy.copy(self.fusion_)
-        fusion.beyond_run_sd = spread
-        other = fusion._predict(campaign)[1]
-        return LazyDraws(campaign.n_topics, draws.n_draws,
-                         lambda t: np.where(named[t], other[t], draws[t]))  # fmt: skip
+    def _wrapped(self, campaign: Campaign, designs):
+        """The wrapped model's ``(p, draws, params)`` of ``campaign``, with the draws of the
+        labelled documents (a row in ``designs``) at ``labelled_beyond_run_sd``
+        (:meth:`Fusion._draws <relimpute.relevance.fusion.Fusion._draws>` on the same fit,
+        parameter draws and evidence), and per topic ``(r − w) u_ti`` (:meth:`_run_effects_offset`)."""
+        from .fusion import Fusion
 
-    def _run_effects_offset(self, campaign: Campaign, designs) -> list[np.ndarray]:
+        fusion = self.fusion_
+        if not isinstance(fusion, Fusion):  # no per-run spread below the pool, no run effects
+            return fusion._predict(campaign), [np.zeros(t.n_docs) for t in campaign.topics]
+        p, params, parts = fusion._point(campaign)
+        draws = fusion._draws(campaign, parts) if fusion.n_draws else None
+        spread = self.labelled_beyond_run_sd
+        if draws is not None and spread != fusion.beyond_run_sd:
+            named = [d.getnnz(axis=1) > 0 for d in designs]
+            draws = LazyDraws(campaign.n_topics, draws.n_draws,
+                              partial(_where, named, fusion._draws(campaign, parts, spread), draws))  # fmt: skip
+        return (p, draws, params), self._run_effects_offset(fusion, designs, parts[1])
+
+    def _run_effects_offset(self, fusion, designs, runs) -> list[np.ndarray]:
         """Per topic ``(r − w) u_ti`` on the labelled documents (0 elsewhere, and with a wrapped
         model without run effects): the runs' effects' share of the log-odds, at the wrapped
-        model's point estimate, moved from the weight ``w`` to ``r``."""
+        model's point estimate, moved from the weight ``w`` to ``r`` (``runs``: the wrapped
+        model's design of each topic)."""
         change = self.run_effects_weight - self.runs_weight
-        zero = [np.zeros(t.n_docs) for t in campaign.topics]
-        effects = getattr(self.fusion_, "systems_", ())
-        if change == 0 or not effects:
+        zero = [np.zeros(d.shape[0]) for d in designs]
+        n = len(fusion.systems_)
+        if change == 0 or not n:
             return zero
-        fusion, n = self.fusion_, len(effects)
-        rows = [d.getnnz(axis=1) > 0 for d in designs]
-        runs = fusion._designs(campaign, fusion._evidence(campaign), rows=rows)
         out = []
-        for z, r, x in zip(zero, rows, runs):
-            z[r] = change * (x[:, x.shape[1] - n :] @ fusion.coef_[-n:])
+        for z, d, x in zip(zero, designs, runs):
+            r = d.getnnz(axis=1) > 0
+            z[r] = change * (x[r][:, x.shape[1] - n :] @ fusion.coef_[-n:])
             out.append(z)
         return out
 
@@ -410,6 +426,18 @@ class _LabelDraws:
             out[:, self.alone[t]] = expit((self.designs[t][self.alone[t]] @ self.alpha_t).T)
         out[:, self.outside[t]] = 0.0
         return out
+
+
+def _where(named, labelled, draws, t: int) -> np.ndarray:
+    """Topic ``t``'s draws: ``labelled``'s on the documents ``named[t]``, ``draws``' elsewhere."""
+    return np.where(named[t], labelled[t], draws[t])
+
+
+def _one_shift(designs, g: int) -> bool:
+    """Whether every document has at most one topic shift ``δ`` (columns ``g:`` of its label
+    design; two sources labelling one document give it two): the ``δ`` block of the label
+    shifts' precision is then diagonal, an arrowhead (:mod:`.arrowhead`)."""
+    return all(np.diff(d[:, g:].tocsr().indptr).max(initial=0) <= 1 for d in designs)
 
 
 def _judged_labelled(topic, design) -> np.ndarray:
@@ -439,37 +467,6 @@ def _shifted(p: np.ndarray, shift: np.ndarray, weight=0.0, labelled=True) -> np.
     eta = _log_odds(p)
     moved = expit(eta + np.where(labelled, weight * eta, 0.0) + shift)
     return np.where((p <= 0) | (p >= 1), p, moved)
-
-
-def _fit_offset_logistic(design, y, offset, prec, *, max_iter: int = 100, tol: float = 1e-9, start=None):
-    """Mode and Laplace covariance of ``logit P(y=1) = offset + design · θ``, θ ~ N(0, diag(1/prec)).
-
-    Newton's method with step halving, as :func:`~._newton.newton_maximise`, but on the
-    sparse curvature (each topic's ``δ`` meets only its own documents and ``β``).
-    """
-    from scipy.sparse.linalg import spsolve
-
-    def log_post(theta):
-        e = offset + design @ theta
-        return float(y @ log_expit(e) + (1 - y) @ log_expit(-e)) - 0.5 * float(prec @ theta**2)
-
-    def gradient_curvature(theta):
-        s = expit(offset + design @ theta)
-        weighted = design.multiply((s * (1 - s))[:, None]).tocsr()
-        return design.T @ (y - s) - prec * theta, (sp.diags(prec) + design.T @ weighted).tocsc()
-
-    theta = np.zeros(design.shape[1]) if start is None else np.array(start, float)
-    value = log_post(theta)
-    for _ in range(max_iter):
-        grad, curvature = gradient_curvature(theta)
-        step, t = spsolve(curvature, grad), 1.0
-        while (new := log_post(theta + t * step)) < value + 1e-4 * t * float(grad @ step) and t >= 1e-10:
-            t /= 2
-        theta, value = theta + t * step, new
-        if np.abs(t * step).max() < tol:
-            break
-    cov = np.linalg.inv(gradient_curvature(theta)[1].toarray())
-    return theta, (cov + cov.T) / 2
 
 
 register_model(FusionLLM)

@@ -153,6 +153,16 @@ def _interval_derivatives(a, b):
     return ga, gb, haa, hbb, hab
 
 
+def grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
+    """The grade levels judged in the fit set and the index of the lowest relevant one; a
+    binary scale ``(0, 1), 1`` when the fit set has no level on one side of the threshold."""
+    levels = np.unique(grades)
+    anchor = int(np.searchsorted(levels, threshold))
+    if not 1 <= anchor < len(levels):
+        return np.array([0, 1]), 1
+    return levels, anchor
+
+
 def grade_shares(eta, cuts, anchor: int) -> tuple[np.ndarray, np.ndarray]:
     """``P(G ≥ l_k | G ≥ l_a)`` for ``k > a`` and ``P(G ≥ l_k | G < l_a)`` for ``0 < k < a``
     at log-odds ``eta`` (``(n,)``), as ``(n, K − 1 − a)`` and ``(n, a − 1)`` arrays; cut-points

@@ -383,6 +383,12 @@ class Fusion(RelevanceModel):
     # ------------------------------------------------------------------ predict
 
     def _predict(self, campaign: Campaign):
+        p, params, parts = self._point(campaign)
+        return p, None if not self.n_draws else self._draws(campaign, parts), params
+
+    def _point(self, campaign: Campaign):
+        """``_predict``'s p and parameters, and the parts its draws are built from (evidence,
+        designs, offsets, run effects, capture sets, relevance): :meth:`_draws` reuses them."""
         evidence, designs = self._evidence_and_designs(campaign)
         # outside the fit set, for the capture adjustment (a topic no run retrieves: no part in it)
         outside = [
@@ -399,8 +405,6 @@ class Fusion(RelevanceModel):
         point = _only_judged_where_unretrieved(campaign, point)
         bins, factor = self._capture(campaign, point, outside, relevant)
         p = [pt * factor[b] for pt, b in zip(point, bins)]
-        draws = None if not self.n_draws else self._draws(
-            campaign, evidence, designs, offsets, effects, outside, relevant)
         params = {
             "weights": dict(zip(FEATURE_NAMES, map(float, self.coef_[:N_FEATURES]))),
             "mu": float(self.coef_[N_FEATURES]),
@@ -412,7 +416,7 @@ class Fusion(RelevanceModel):
         if len(self.grade_levels_) > 2 and getattr(self, "_with_grades", True):
             params["cut_points"] = dict(zip(map(int, self.grade_levels_[1:]), map(float, self.cuts_)))
             self._shares, self._eta = self._grade_split(campaign, eta), eta
-        return p, draws, params
+        return p, params, (evidence, designs, offsets, effects, outside, relevant)
 
     def _grade_split(self, campaign: Campaign, eta) -> tuple[list, tuple | None]:
         """Per topic the split into grades at its cut-points (``docs/math/fusion.md``, "Each
@@ -463,9 +467,12 @@ class Fusion(RelevanceModel):
         factor = capture_factors(point, bins, outside, judged, relevant, n_bins, self.capture_floor)
         return bins, factor
 
-    def _draws(self, campaign, evidence, designs, offsets, effects, outside, relevant) -> LazyDraws:
-        """Laplace draws of ``θ``, each with its own γ and below-pool run effects (module
-        docstring), turned into p and capture-adjusted; each topic's computed when read."""
+    def _draws(self, campaign, parts, beyond_run_sd: float | None = None) -> LazyDraws:
+        """Laplace draws of ``θ``, each with its own γ and below-pool run effects of spread
+        ``beyond_run_sd`` (None: the model's; module docstring), turned into p and capture-adjusted;
+        each topic's computed when read. ``parts``: :meth:`_point`'s; the same θ at any spread."""
+        evidence, designs, offsets, effects, outside, relevant = parts
+        run_sd = self.beyond_run_sd if beyond_run_sd is None else beyond_run_sd
         rng = np.random.default_rng(self.draw_seed_)
         n = int(self.n_draws)
         theta = self._theta_draws(rng, n)
@@ -473,8 +480,8 @@ class Fusion(RelevanceModel):
         rng = rng if seed is None else np.random.default_rng(seed)
         strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         run_effects = below = None
-        if self.beyond_run_sd > 0:
-            run_effects = rng.normal(0.0, self.beyond_run_sd, size=(n, campaign.n_systems))
+        if run_sd > 0:
+            run_effects = rng.normal(0.0, run_sd, size=(n, campaign.n_systems))
             below = [_votes_below(ev) for ev in evidence]
         sd = self.beyond_run_carry_sd
         run_effects, below = with_carry_spread(run_effects, below, evidence, effects, sd, rng, n)
