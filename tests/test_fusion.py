@@ -21,6 +21,7 @@ from relimpute.relevance.fusion import (
     pool_depth,
     topic_evidence,
 )
+from relimpute.relevance.fusion.evidence import fit_mask
 from relimpute.relevance.fusion.model import _fit_logistic
 from relimpute.simulate import simulate_campaign
 
@@ -151,7 +152,7 @@ def test_predict_after_fit_reuses_the_fits_evidence_and_designs_with_the_same_an
     model = Fusion.plug_in(n_draws=5).fit(sim, rng=0)
     # the fit learnt from its rows of the kept designs: those of designs built for its rows alone
     _, _, evidence, designs = model._fit_evidence
-    masks = [model._fit_mask(t, ev) for t, ev in zip(sim.topics, evidence)]
+    masks = [fit_mask(t, ev) for t, ev in zip(sim.topics, evidence)]
     for whole, alone, m in zip(designs, model._designs(sim, evidence, masks), masks):
         assert m.any() and not m.all()
         for name in ("indptr", "indices", "data"):

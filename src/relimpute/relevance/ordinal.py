@@ -484,13 +484,3 @@ def _inverse(blocks):
         out[..., 0, 1] = out[..., 1, 0] = -b * scale
         return out
     return np.linalg.inv(blocks)
-
-
-def grade_scale(grades: np.ndarray, threshold: int) -> tuple[np.ndarray, int]:
-    """The grade levels judged in the fit set and the index of the lowest relevant one; a
-    binary scale ``(0, 1), 1`` when the fit set has no level on one side of the threshold."""
-    levels = np.unique(grades)
-    anchor = int(np.searchsorted(levels, threshold))
-    if not 1 <= anchor < len(levels):
-        return np.array([0, 1]), 1
-    return levels, anchor

@@ -101,6 +101,17 @@ def judged_prefixes(topic: TopicData) -> np.ndarray:
     return np.where(unjudged.any(axis=1), np.argmax(unjudged, axis=1), topic.ranking.shape[1])
 
 
+def fit_mask(topic: TopicData, ev: TopicEvidence) -> np.ndarray:
+    """The judged documents the model learns from: those within the pool horizon
+    (all judged documents when the judging follows no run's ranks; none in a topic
+    no run retrieves for, whose documents carry no evidence of the runs)."""
+    if not _retrieved_any(topic):
+        return np.zeros(topic.n_docs, dtype=bool)
+    if not ev.within.any():
+        return topic.judged.copy()
+    return topic.judged & ev.within
+
+
 def _retrieved_any(topic: TopicData) -> bool:
     """Whether some run retrieves anything for the topic."""
     return bool(topic.ranking.shape[1]) and bool((topic.depth > 0).any())

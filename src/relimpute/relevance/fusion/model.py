@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, logit, ndtri
 
-from ...data import Campaign, TopicData
+from ...data import Campaign
 from ..arrowhead import Arrowhead, laplace_draws, laplace_form
 from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
 from .capture import capture_factors
@@ -47,6 +47,7 @@ from .evidence import (
     _only_judged_where_unretrieved,
     _retrieved_any,
     _votes_below,
+    fit_mask,
     pool_depth,
     topic_evidence,
 )
@@ -239,21 +240,11 @@ class Fusion(RelevanceModel):
         # the fit's evidence and designs are a cache for the next predict, not the model
         return {k: v for k, v in self.__dict__.items() if k != "_fit_evidence"}
 
-    def _fit_mask(self, topic: TopicData, ev: TopicEvidence) -> np.ndarray:
-        """The judged documents the model learns from: those within the pool horizon
-        (all judged documents when the judging follows no run's ranks; none in a topic
-        no run retrieves for, whose documents carry no evidence of the runs)."""
-        if not _retrieved_any(topic):
-            return np.zeros(topic.n_docs, dtype=bool)
-        if not ev.within.any():
-            return topic.judged.copy()
-        return topic.judged & ev.within
-
     def _fit(self, campaign: Campaign, rng: np.random.Generator) -> None:
         self._validate()
         self.__dict__.pop("_fit_evidence", None)
         evidence = self._evidence(campaign)
-        masks = [self._fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
+        masks = [fit_mask(t, ev) for t, ev in zip(campaign.topics, evidence)]
         x = np.concatenate([ev.features[m] for ev, m in zip(evidence, masks)])
         if len(x):
             self.feature_mean_ = x.mean(axis=0)
@@ -392,7 +383,7 @@ class Fusion(RelevanceModel):
         evidence, designs = self._evidence_and_designs(campaign)
         # outside the fit set, for the capture adjustment (a topic no run retrieves: no part in it)
         outside = [
-            ~self._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
+            ~fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
         ]
         relevant = campaign.relevant()
         u = dict(zip(self.systems_, map(float, self.coef_[len(self.coef_) - len(self.systems_) :])))
