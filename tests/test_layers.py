@@ -20,7 +20,7 @@ PACKAGE = "relimpute"
 #: the package itself (``relimpute/__init__.py``) is the facade over all of them.
 LAYERS = (
     ("errors", "_deprecation", "_vocabulary", "_display", "_jit", "progress", "parallel", "_files",
-     "studies", "stats", "_registry", "_defaults"),
+     "studies", "stats", "_registry", "_defaults", "_normal"),
     ("io", "collection_settings", "adapters", "groups"),
     ("labels",),
     ("data",),

@@ -30,9 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # pandas is imported where label files are read: scoring needs none
+    import pandas as pd
 
 #: edges of the categories of probability labels (a label p falls in the bin with
 #: ``edges[k] <= p < edges[k + 1]``, 1.0 in the last)
@@ -81,6 +84,8 @@ class LabelSource:
             codes = np.full(topic.n_docs, -1, dtype=np.int64)
             found = self._by_topic.get(topic.query_id)
             if found is not None:
+                import pandas as pd
+
                 at = pd.Index(topic.doc_ids).get_indexer(found[0])
                 codes[at[at >= 0]] = found[1][at >= 0]
             out.append(codes)
@@ -163,6 +168,8 @@ def _source_name(where: str) -> str:
 
 
 def _source(name, scale, categories, table, category, where, lines) -> LabelSource:
+    import pandas as pd
+
     frame = pd.DataFrame(
         {"query_id": table["query_id"], "doc_id": table["doc_id"], "category": np.asarray(category, np.int64)}
     )
@@ -279,5 +286,7 @@ def with_labels(
 
 def _named_documents(sources: Sequence[LabelSource]) -> dict[str, list[str]]:
     """Per topic, the documents the ``sources`` label (first appearance order)."""
+    import pandas as pd
+
     frame = pd.concat([s.frame[["query_id", "doc_id"]] for s in sources], ignore_index=True)
     return {str(q): group["doc_id"].tolist() for q, group in frame.groupby("query_id", sort=False)}

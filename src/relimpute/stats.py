@@ -12,14 +12,15 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import special
+
+from ._normal import normal_quantile
 
 
 def z_value(level: float) -> float:
     """Two-sided normal quantile: 1.96 for 0.95."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence level must lie in (0, 1), got {level}")
-    return float(special.ndtri(0.5 + level / 2.0))
+    return normal_quantile(0.5 + level / 2.0)
 
 
 def wilson_interval(

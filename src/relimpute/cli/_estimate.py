@@ -69,12 +69,7 @@ def relevance_estimate(source, campaign, measures, command: str, seed: int):
     --prior, or the --model (the labels' model with --llm-labels, else the default one)
     fitted to ``campaign`` with ``seed``, predicting for ``measures`` (a binary measure reads
     no grades); a line on stderr when that model failed the project's calibration study."""
-    from .._defaults import DEFAULT_MODEL
-    from ..confidence import predict_for
-    from ..progress import stage
-    from ..relevance import load_model
     from ._calibration_check import warn_if_uncalibrated
-    from ._labels import model_with_labels
 
     if source.estimate is not None:  # with --llm-labels, the documents they add count in R
         return load_estimate(source.estimate, campaign, command)
@@ -83,6 +78,12 @@ def relevance_estimate(source, campaign, measures, command: str, seed: int):
 
         warn_if_uncalibrated("uniform" if source.prior == 0.5 else None, command)
         return Uniform(prior=source.prior).fit_predict(campaign)
+    from .._defaults import DEFAULT_MODEL  # a model's settings: not loaded for a --prior
+    from ..confidence import predict_for
+    from ..progress import stage
+    from ..relevance import load_model
+    from ._labels import model_with_labels
+
     name = model_with_labels(source.labels, source.model) or DEFAULT_MODEL
     warn_if_uncalibrated(source.model, command)
     with stage(f"relimpute {command}: fitting {name}"):

@@ -1,12 +1,13 @@
 """The ``--format`` option of every subcommand's tables (formatters:
-:mod:`relimpute.studies.tables`)."""
+:mod:`relimpute.studies.tables`). A table is a frame, or its columns (name -> list or array),
+which are written without pandas when they can be (:func:`write_columns`)."""
 
 from __future__ import annotations
 
 import sys
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (--help's start-up)
 
-from ..studies.tables import FORMATTERS
+from ..studies.tables import FORMATTERS, columns_text
 
 if TYPE_CHECKING:  # pandas is loaded by the commands that make frames, not by --help
     import pandas as pd
@@ -23,11 +24,28 @@ def add_format_argument(parser, extra: tuple[str, ...] = ()) -> None:
     )
 
 
-def emit(frame: pd.DataFrame, fmt: str, out=None, *, title: str | None = None) -> None:
-    """Write ``frame`` in ``fmt``, under ``title`` (:func:`heading`) when given."""
-    text = FORMATTERS[fmt](frame)
+def emit(table: pd.DataFrame | dict, fmt: str, out=None, *, title: str | None = None) -> None:
+    """Write ``table`` (a frame, or columns: :func:`write_columns`) in ``fmt``, under
+    ``title`` (:func:`heading`) when given."""
+    text = write_columns(table, fmt) if isinstance(table, dict) else FORMATTERS[fmt](table)
     out = out or sys.stdout
     out.write(heading(title, fmt) + (text if text.endswith("\n") else text + "\n"))
+
+
+def write_columns(columns: dict, fmt: str, *, justify: str = "right",
+                  line_width: int | None = None) -> str:
+    """``FORMATTERS[fmt]`` of the frame of ``columns`` (``table``: its ``to_string`` with
+    ``justify`` and ``line_width``), the same text without pandas when every column is all
+    text, all integers or all floats (:func:`relimpute.studies.tables.columns_text`)."""
+    text = columns_text(columns, fmt, justify=justify, line_width=line_width)
+    if text is not None:
+        return text
+    import pandas as pd
+
+    frame = pd.DataFrame(columns)
+    if fmt == "table" and (justify != "right" or line_width is not None):
+        return frame.to_string(index=False, justify=justify, line_width=line_width)
+    return FORMATTERS[fmt](frame)
 
 
 def heading(title: str | None, fmt: str) -> str:

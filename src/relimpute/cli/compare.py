@@ -232,12 +232,14 @@ def answer(request) -> int:
         print(narrower, file=sys.stderr)
     title = labels_pool_title(engine.describe(campaign), estimate)
     if request.matrix:
-        _emit_matrix(result.matrix(), request.format, title)
-    elif request.topics or result.scores.draws is None or estimate is None:
+        _emit_matrix(result, request.format, title)
+    elif request.topics:
         emit(result.to_frame(level=request.confidence), request.format, title=title)
+    elif result.scores.draws is None or estimate is None:
+        emit(result.columns(level=request.confidence), request.format, title=title)
     else:
-        frame = _bounds_to_their_digits(result, estimate, request.confidence, request.format)
-        emit(frame, request.format, title=title)
+        columns = _bounds_to_their_digits(result, estimate, request.confidence, request.format)
+        emit(columns, request.format, title=title)
     return 0
 
 
@@ -291,8 +293,8 @@ def _check_options(request) -> None:
             )  # fmt: skip
 
 
-def _bounds_to_their_digits(result, estimate, level: float, fmt: str):
-    """The answer with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
+def _bounds_to_their_digits(result, estimate, level: float, fmt: str) -> dict:
+    """The answer's columns with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (``Comparison.to_frame(rounded=True)``), and a note saying so; tsv and json, read by
     programs, keep every digit and the note gives the error.
 
@@ -305,7 +307,7 @@ def _bounds_to_their_digits(result, estimate, level: float, fmt: str):
 
     errors = result.bound_errors(level)
     machine = fmt in ("tsv", "json")  # read by programs: every digit, none rounded
-    frame = result.to_frame(level=level, rounded=not machine, errors=errors)
+    columns = result.columns(level=level, rounded=not machine, errors=errors)
     worst = max(float(np.max(e, initial=0.0)) for e in errors)
     said = "have" if machine else "are rounded at the decimal of their"
     print(
@@ -314,7 +316,7 @@ def _bounds_to_their_digits(result, estimate, level: float, fmt: str):
         + (f", over {estimate.n_draws} posterior draws of the model)" if estimate.n_draws else ")"),
         file=sys.stderr,
     )
-    return frame
+    return columns
 
 
 def _point_estimate_note(request, estimate) -> str | None:
@@ -358,27 +360,31 @@ def _by_design(request) -> int:
                           pairs=list(combinations(systems, 2)))
 
 
-def _emit_matrix(matrix, fmt: str, title: str) -> None:
-    """P(row beats column): numbered columns and two decimals where people read it."""
+def _emit_matrix(result, fmt: str, title: str) -> None:
+    """P(row beats column) (``result.beats()``): numbered columns and two decimals where
+    people read it; full names and every digit in tsv and json."""
     import shutil
     import sys
 
-    from ._format import FORMATTERS, heading
+    from ._format import emit, heading, write_columns
 
+    systems = list(result.systems)
+    beats = result.beats()
     if fmt in ("tsv", "json"):
-        emit(matrix.reset_index(), fmt, title=title)
+        if "system" in systems:  # a run named "system": the frame says how pandas names it
+            emit(result.matrix().reset_index(), fmt, title=title)
+            return
+        emit({"system": systems} | {name: beats[:, j] for j, name in enumerate(systems)}, fmt,
+             title=title)  # fmt: skip
         return
-    numbers = [str(i) for i in range(1, len(matrix) + 1)]
-    cells = matrix.map(lambda p: "-" if p != p else f"{p:.2f}")  # NaN: the diagonal
-    cells.columns = numbers
-    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, matrix.index)]
+    numbers = [str(i) for i in range(1, len(systems) + 1)]
+    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, systems)]
     width = max(map(len, labels))
-    cells.insert(0, "system", [label.ljust(width) for label in labels])
-    if fmt == "table":
-        columns = shutil.get_terminal_size((120, 24)).columns
-        text = cells.to_string(index=False, justify="left", line_width=columns)
-    else:
-        text = FORMATTERS[fmt](cells)
+    cells = {"system": [label.ljust(width) for label in labels]}
+    for number, column in zip(numbers, beats.T.tolist()):
+        cells[number] = ["-" if p != p else f"{p:.2f}" for p in column]  # NaN: the diagonal
+    line_width = shutil.get_terminal_size((120, 24)).columns if fmt == "table" else None
+    text = write_columns(cells, fmt, justify="left", line_width=line_width)
     sys.stdout.write(heading(title, fmt) + text.rstrip("\n") + "\n")
     print(
         "relimpute compare: columns are numbered as the rows; --format tsv or json prints "

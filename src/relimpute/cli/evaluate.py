@@ -17,7 +17,7 @@ from ._estimand import check_estimand_options
 from ._estimate import add_estimate_argument
 from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
-from ._format import add_format_argument, emit, heading
+from ._format import add_format_argument, emit
 from ._survey import add_estimator_argument, survey_command
 from ._vocabulary import (
     add_choice_argument,
@@ -311,11 +311,10 @@ def run(args) -> int:
     campaign = campaign.truncated(args.depth)
     if args.baseline is not None:
         return _significance(campaign, measures, options, args)
-    if not args.per_topic and args.format == "table":  # the common answer, without pandas
-        text = _plain_summary(campaign, measures, options, args.complete)
-        if text is not None:
-            sys.stdout.write(heading(title, args.format) + text + "\n")
-            return 0
+    if not args.per_topic and args.format != "trec":  # the common answer, without pandas
+        emit(_summary_columns(campaign, measures, options, args.complete), args.format,
+             title=title)  # fmt: skip
+        return 0
     means = evaluate(campaign, measures, **options)
     summary = _wide(means, ["system"], names)
     kept = campaign.coverage() if not args.complete else np.ones_like(campaign.coverage())
@@ -413,12 +412,11 @@ def _significance(campaign, measures, options, args) -> int:
     return 0
 
 
-def _plain_summary(campaign, measures, options, complete: bool) -> str | None:
-    """The table of each run's means as ``--format table`` prints the frame of them, made
-    without pandas (:func:`relimpute.studies.tables.plain_table`; None: the frame is needed)."""
+def _summary_columns(campaign, measures, options, complete: bool) -> dict[str, list]:
+    """The columns of each run's means, as the frame of them has them (:func:`_wide`, then
+    :func:`_counts_as_integers`), made without pandas for :func:`~._format.emit`."""
     import numpy as np
 
-    from ..studies.tables import plain_table
     from ..measures.evaluate import run_means
 
     values = run_means(campaign, measures, **options)
@@ -429,7 +427,7 @@ def _plain_summary(campaign, measures, options, complete: bool) -> str | None:
         if measure.aggregate == "sum" and not np.isnan(column).any():
             column = np.round(column).astype(np.int64)
         columns[str(measure)] = column.tolist()
-    return plain_table(columns)
+    return columns
 
 
 def _counts_as_integers(frame: pd.DataFrame, measures) -> pd.DataFrame:

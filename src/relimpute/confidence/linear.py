@@ -13,7 +13,6 @@ gain 1 per relevant document) and NumRelRet.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..measures import Measure, parse_measure
 
@@ -29,6 +28,8 @@ def linear_measure(name) -> Measure | None:
 
 def weight_matrix(measure: Measure, ranking: np.ndarray, depth: np.ndarray, n_docs: int):
     """``(S, n)`` sparse weight of every document for every system of one topic."""
+    import scipy.sparse as sp  # here: the exact engine loads no scipy
+
     width = ranking.shape[1]
     w = measure.rank_weights(width)
     keep = np.arange(width)[None, :] < depth[:, None]

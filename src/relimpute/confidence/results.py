@@ -11,14 +11,17 @@ the share of draws with ΔMAP > 0, ties counting ½.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
-from scipy.special import ndtr, ndtri
 
 from .._display import short_repr
+from .._normal import normal_cdf
+from ..stats import z_value
 from .bounds import bound_standard_errors, pair_differences, rounded_bounds
+
+if TYPE_CHECKING:  # the frames are made on demand: compare prints without pandas
+    import pandas as pd
 
 
 class ConfidenceInterval(NamedTuple):
@@ -35,7 +38,7 @@ def prob_positive(mean, var) -> np.ndarray:
     sd = np.sqrt(np.maximum(var, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), 0.0)
-    return np.where(sd > 0, ndtr(z), 0.5 * (1.0 + np.sign(mean)))
+    return np.where(sd > 0, normal_cdf(z), 0.5 * (1.0 + np.sign(mean)))
 
 
 def _check_level(level: float) -> float:
@@ -51,7 +54,7 @@ def _interval(mean, var, draws, level: float, axis: int = 0) -> ConfidenceInterv
     if draws is not None:
         low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=axis)
         return ConfidenceInterval(low, high)
-    half = ndtri(0.5 + level / 2) * np.sqrt(np.maximum(var, 0.0))
+    half = z_value(level) * np.sqrt(np.maximum(var, 0.0))
     return ConfidenceInterval(mean - half, mean + half)
 
 
@@ -128,6 +131,8 @@ class SystemScores:
 
     def to_frame(self, level: float = 0.95) -> pd.DataFrame:
         """One row per system: ``system, e_map, sd_map, ci_low, ci_high, rank``."""
+        import pandas as pd
+
         ci = self.confidence_interval(level)
         frame = pd.DataFrame(
             {
@@ -143,6 +148,8 @@ class SystemScores:
 
     def topic_frame(self) -> pd.DataFrame:
         """One row per system and topic: ``system, query_id, e_ap, sd_ap``."""
+        import pandas as pd
+
         n_sys, n_top = self.e_ap.shape
         return pd.DataFrame(
             {
@@ -273,6 +280,28 @@ class Comparison:
         low, high = bound_standard_errors(draws, self.pairs, _check_level(level), clusters)
         return ConfidenceInterval(low, high)
 
+    def columns(
+        self, level: float = 0.95, *, rounded: bool = False,
+        errors: ConfidenceInterval | None = None,
+    ) -> dict:  # fmt: skip
+        """:meth:`to_frame`'s columns, by name: the systems' names as lists, the numbers as
+        arrays (the rounded bounds as text), for writers that need no frame."""
+        ci = self.confidence_interval(level)
+        columns = {
+            "system_a": list(self.system_a),
+            "system_b": list(self.system_b),
+            "e_delta_map": self.e_delta_map,
+            "sd_delta_map": self.sd_delta_map,
+            "p_a_better": self.p_a_better,
+            "ci_low": ci.low,
+            "ci_high": ci.high,
+        }
+        if rounded and self.scores.draws is not None:
+            errors = errors if errors is not None else self.bound_errors(level)
+            columns["ci_low"] = rounded_bounds(np.asarray(ci.low), errors.low)
+            columns["ci_high"] = rounded_bounds(np.asarray(ci.high), errors.high)
+        return columns
+
     def to_frame(
         self, level: float = 0.95, *, rounded: bool = False,
         errors: ConfidenceInterval | None = None,
@@ -284,33 +313,25 @@ class Comparison:
         uncertain by about one unit; :func:`~relimpute.confidence.bounds.bound_decimals`), as
         ``relimpute compare`` prints them; exact bounds keep every digit.
         """
-        ci = self.confidence_interval(level)
-        frame = pd.DataFrame(
-            {
-                "system_a": list(self.system_a),
-                "system_b": list(self.system_b),
-                "e_delta_map": self.e_delta_map,
-                "sd_delta_map": self.sd_delta_map,
-                "p_a_better": self.p_a_better,
-                "ci_low": ci.low,
-                "ci_high": ci.high,
-            }
-        )
-        if rounded and self.scores.draws is not None:
-            errors = errors if errors is not None else self.bound_errors(level)
-            frame["ci_low"] = rounded_bounds(frame["ci_low"].to_numpy(), errors.low)
-            frame["ci_high"] = rounded_bounds(frame["ci_high"].to_numpy(), errors.high)
-        return frame
+        import pandas as pd
 
-    def matrix(self) -> pd.DataFrame:
-        """``S × S`` table of P(row system beats column system); NaN where not compared."""
+        return pd.DataFrame(self.columns(level, rounded=rounded, errors=errors))
+
+    def beats(self) -> np.ndarray:
+        """``(S, S)`` P(row system beats column system), NaN where not compared (the diagonal)."""
         n = len(self.systems)
         out = np.full((n, n), np.nan)
         a, b = self.pairs[:, 0], self.pairs[:, 1]
         out[a, b] = self.p_a_better
         out[b, a] = 1.0 - self.p_a_better
+        return out
+
+    def matrix(self) -> pd.DataFrame:
+        """:meth:`beats` as an ``S × S`` table, rows and columns named by system."""
+        import pandas as pd
+
         names = pd.Index(list(self.systems), name="system")
-        return pd.DataFrame(out, index=names, columns=list(self.systems))
+        return pd.DataFrame(self.beats(), index=names, columns=list(self.systems))
 
     def __repr__(self) -> str:
         return short_repr(

@@ -44,12 +44,15 @@ deviation each source alone gives.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .montecarlo import _pair_summaries
 from .results import Comparison
+
+if TYPE_CHECKING:  # the frames' type, for readers: pandas is imported by what makes them
+    import pandas as pd
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TopicBootstrap:
@@ -85,6 +88,10 @@ class TopicBootstrap:
     def matrix(self) -> pd.DataFrame:
         """``S × S`` table of P(row system beats column system) over the replicates."""
         return self.comparison.matrix()
+
+    def beats(self) -> np.ndarray:
+        """:meth:`matrix`'s values (:meth:`Comparison.beats`)."""
+        return self.comparison.beats()
 
     def __repr__(self) -> str:
         return repr(self.comparison)

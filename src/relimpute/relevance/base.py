@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from .._display import short_repr
 from .._deprecation import deprecated_alias
@@ -30,6 +29,9 @@ from ..data import Campaign
 from ..errors import InputError
 from ..io.parsing import GRADE_COLUMN
 from .grades import GradeShares, from_exceedance, grade_column, judged_shares, levels_of_columns
+
+if TYPE_CHECKING:  # the frames are made on demand: scoring reads no frame
+    import pandas as pd
 
 
 def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
@@ -131,6 +133,8 @@ class RelevanceEstimate:
     def topic_frame(self) -> pd.DataFrame:
         """One row per topic: ``query_id, documents, uncertain`` (0 < p < 1) and
         ``expected_relevant`` (Σ p, judged relevant documents included)."""
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 "query_id": list(self.query_ids),
@@ -168,6 +172,8 @@ class RelevanceEstimate:
     def to_frame(self) -> pd.DataFrame:
         """Tidy ``query_id, doc_id, probability`` table (the probabilistic qrels); with grades
         also ``p_ge_<grade>`` = P(grade ≥ grade) for every grade above the lowest."""
+        import pandas as pd
+
         parts = []
         for t, (q, d, p) in enumerate(zip(self.query_ids, self.doc_ids, self.p)):
             columns = {"query_id": q, "doc_id": d, "probability": p}

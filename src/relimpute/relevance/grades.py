@@ -15,9 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import logit
-
-from .ordinal import grade_shares
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +95,10 @@ class GradeShares:
         """``(B, m, ·)`` splits of ``rows`` at the cut-points of posterior draws ``index`` and
         their log-odds ``logit(p) + offset`` (rows of one draw share ``p``); a document whose
         ``offset`` is NaN keeps its split."""
+        from scipy.special import logit  # here: reading probabilities needs no scipy
+
+        from .ordinal import grade_shares
+
         offset = self.offset[t][rows]
         known = np.isnan(offset)
         # rows of one posterior draw share p: each draw's split once (Monte Carlo repeats them)

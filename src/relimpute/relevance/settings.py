@@ -32,6 +32,7 @@ import pandas as pd
 from .._defaults import DEFAULT_MODEL
 from ..errors import InputError
 from .base import _REGISTRY, RelevanceModel, available_models
+from .fusion import Fusion  # noqa: F401  the default model, registered before a name is looked up
 
 _HERE = Path(__file__).resolve()
 #: where shipped settings are looked for, in order: the repository's ``models/``
