@@ -118,3 +118,37 @@ def test_the_study_runs_on_trec8(tmp_path, monkeypatch):
     assert list(table["parts"]) == [1, 2]
     two = table.iloc[1]
     assert 0 <= two["mean_abs_dP"] <= two["max_abs_dP"] <= 1 and 0.5 < two["sd_ratio"] < 1.5
+
+
+@pytest.fixture
+def files(tmp_path):
+    sim = simulate_campaign(n_topics=6, n_systems=4, n_docs=120, depth=20, rng=5)
+    qrels, runs = sim.campaign.pooled(3).to_files(tmp_path)
+    return str(qrels), str(runs)
+
+
+def _compare(files, *options, capsys):
+    from relimpute.cli import main
+
+    code = main(["compare", *files, "-f", "tsv", *options])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_topic_parts_with_the_prior_print_the_one_fit_answer(files, capsys):
+    code, whole, _ = _compare(files, "--prior", "0.5", capsys=capsys)
+    assert code == 0
+    code, parts, err = _compare(files, "--prior", "0.5", "--topic-parts", "3", capsys=capsys)
+    assert code == 0 and parts == whole
+    assert "the 6 topics in 3 parts of about 2" in err
+
+
+@pytest.mark.parametrize("options, says", [
+    (("--jobs", "2"), "--jobs: runs the topic parts: give --topic-parts N too"),
+    (("--topic-parts", "2", "--estimand", "pool"), "drop --estimand pool"),
+    (("--topic-parts", "2", "--topic-bootstrap"), "drop --topic-bootstrap"),
+    (("--topic-parts", "7", "--prior", "0.5"), "7 parts for 6 topics"),
+])
+def test_cli_topic_parts_refuse_what_they_cannot_split(files, capsys, options, says):
+    code, _, err = _compare(files, *options, capsys=capsys)
+    assert code == 2 and says in err

@@ -68,6 +68,20 @@ class RelevanceSource:
 
 
 @dataclass(frozen=True)
+class TopicParts:
+    """--topic-parts N (None: one fit of every topic) and where the parts run: --jobs and
+    --scheduler (:func:`relimpute.confidence.compare_in_parts`)."""
+
+    parts: int | None
+    jobs: int
+    scheduler: str | None
+
+    @classmethod
+    def from_args(cls, args) -> TopicParts:
+        return cls(args.topic_parts, args.jobs, args.scheduler)
+
+
+@dataclass(frozen=True)
 class SurveyRequest:
     """A design-based answer (``--estimator``, :mod:`relimpute.cli._survey`): the campaign (its
     qrels sampled with a known design), the estimator, its control variate's model (None:
@@ -96,8 +110,9 @@ class SurveyRequest:
 class CompareRequest:
     """What ``relimpute compare`` asks: the campaign, the relevance source, the estimand, the
     measure,
-    the runs (``systems``; empty: all), how the answer is computed and printed, and
-    ``by_design`` the design-based answer asked instead (``--estimator``), if any."""
+    the runs (``systems``; empty: all), how the answer is computed and printed,
+    ``by_design`` the design-based answer asked instead (``--estimator``), if any, and
+    ``parts`` the topic parts it is computed in."""
 
     campaign: CampaignInputs
     relevance: RelevanceSource
@@ -114,6 +129,7 @@ class CompareRequest:
     matrix: bool
     format: str
     by_design: SurveyRequest | None
+    parts: TopicParts
 
     @classmethod
     def from_args(cls, args, command: str) -> CompareRequest:
@@ -122,6 +138,7 @@ class CompareRequest:
             Estimand.from_args(args), args.measure, tuple(args.systems or ()),
             args.ratio, args.depth, args.confidence, args.mc_draws, args.normal, args.topics,
             args.matrix, args.format, SurveyRequest.from_args(args, command),
+            TopicParts.from_args(args),
         )  # fmt: skip
 
 

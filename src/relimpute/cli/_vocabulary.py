@@ -96,7 +96,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--resume",), "go on with a study a stopped run left in the output folder"),
     (("--run-length",), "documents per simulated ranking"),
     (("--scale",), "scale of differences"),
-    (("--scheduler",), "the Dask scheduler a study's units run on (or local)"),
+    (("--scheduler",), "the Dask scheduler a study's units or topic parts run on (or local)"),
     (("--seed",), "seed of the random numbers"),
     (("--settings-dir",), "a folder of model settings files used instead of the shipped ones"),
     (("--small-r",), "widen AP intervals near 0 or 1 (silver bullets, lead balloons)"),
@@ -109,6 +109,7 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--test",), "a paired significance test (repeat for more)"),
     (("--top",), "show this many rows (or compare with this many of the best runs)"),
     (("--topic-bootstrap",), "add topic sampling: bootstrap the topics"),
+    (("--topic-parts",), "fit and compare in parts of the topics, combined"),
     (("--trials",), "number of calibration trials"),
     (("--version",), "print the version"),
 )

@@ -5,9 +5,11 @@ from __future__ import annotations
 from ._common import (
     add_campaign_arguments,
     add_model_argument,
+    add_parallel_arguments,
     add_seed_argument,
     check_run_names,
     load_campaign,
+    positive_int,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, relevance_estimate
@@ -167,6 +169,14 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
+    parts = parser.add_argument_group("a campaign too large for one fit (docs: at-scale.md)")
+    parts.add_argument(
+        "--topic-parts", type=positive_int, metavar="N",
+        help="fit the model and compare in N parts of the topics, each part on its own, and "
+        "combine them (MAP = the parts' MAPs weighted by their topics): the model's shared "
+        "parameters are learned per part, an approximation measured in examples/topic_parts",
+    )  # fmt: skip
+    add_parallel_arguments(parts, "topic parts")
     design = parser.add_argument_group("design-based estimates from sampled qrels (docs/survey.md)")
     add_estimator_argument(design)
     add_margin_argument(design)
@@ -189,6 +199,7 @@ def answer(request) -> int:
     from ..confidence import has_closed_form
     from ..errors import InputError
 
+    _check_parts(request)
     if request.by_design is not None:
         return _by_design(request)
     _check_options(request)
@@ -208,26 +219,25 @@ def answer(request) -> int:
         )
     if request.topics and request.normal:
         raise InputError("--topic-bootstrap resamples topics by Monte Carlo: drop --normal")
-    estimate = None  # the qrels estimand needs none
-    if request.estimand.name != "qrels":
-        estimate = relevance_estimate(request.relevance, campaign, [request.measure], COMMAND,
-                                      request.seed)  # fmt: skip
     engine = estimand_engine(request.estimand, campaign, COMMAND, ratio=request.ratio,
                              depth=request.depth)  # fmt: skip
-    result = engine.confidence(
-        campaign,
-        estimate,
-        systems=systems,
-        measure=request.measure,
-        method="normal" if request.normal else "auto",
-        n_draws=request.mc_draws,
-        rng=request.seed,
-        topics=request.topics,
-    )
+    method = "normal" if request.normal else "auto"
+    estimate = None  # the qrels estimand needs none; the topic parts fit their own
+    if request.parts.parts:
+        result = _in_parts(request, campaign, systems, engine, method)
+        n_draws = None if request.estimand.name == "qrels" else result.scores.clusters or 0
+    else:
+        if request.estimand.name != "qrels":
+            estimate = relevance_estimate(request.relevance, campaign, [request.measure],
+                                          COMMAND, request.seed)  # fmt: skip
+        result = engine.confidence(campaign, estimate, systems=systems, measure=request.measure,
+                                   method=method, n_draws=request.mc_draws, rng=request.seed,
+                                   topics=request.topics)  # fmt: skip
+        n_draws = None if estimate is None else estimate.n_draws
     import sys
 
     print(_uncertainty_note(request.estimand.name, request.topics), file=sys.stderr)
-    narrower = _point_estimate_note(request, estimate)
+    narrower = _point_estimate_note(request, n_draws)
     if narrower:
         print(narrower, file=sys.stderr)
     title = labels_pool_title(engine.describe(campaign), estimate)
@@ -235,12 +245,37 @@ def answer(request) -> int:
         _emit_matrix(result, request.format, title)
     elif request.topics:
         emit(result.to_frame(level=request.confidence), request.format, title=title)
-    elif result.scores.draws is None or estimate is None:
+    elif result.scores.draws is None or n_draws is None:
         emit(result.columns(level=request.confidence), request.format, title=title)
     else:
-        columns = _bounds_to_their_digits(result, estimate, request.confidence, request.format)
+        columns = _bounds_to_their_digits(result, n_draws, request.confidence, request.format)
         emit(columns, request.format, title=title)
     return 0
+
+
+def _in_parts(request, campaign, systems, engine, method):
+    """The comparison in ``request.parts.parts`` topic parts (:func:`relimpute.confidence.
+    compare_in_parts`), with a line on stderr saying so."""
+    import sys
+
+    from ..confidence import compare_in_parts
+    from ..errors import InputError
+
+    parts = request.parts
+    if parts.parts > campaign.n_topics:
+        raise InputError(f"{parts.parts} parts for {campaign.n_topics} topics: at most one part "
+                         "a topic", "--topic-parts")  # fmt: skip
+    source = request.relevance
+    size = campaign.n_topics // parts.parts
+    print(f"relimpute {COMMAND}: the {campaign.n_topics} topics in {parts.parts} parts of about "
+          f"{size}, each part's {'prior' if source.prior is not None else 'model'} fitted and "
+          "scored on its own topics, the parts' MAPs weighted by their topics"
+          + ("" if source.prior is not None else ": an approximation of one fit, closer the more "
+             "topics a part holds (examples/topic_parts)"), file=sys.stderr)  # fmt: skip
+    return compare_in_parts(campaign, parts.parts, model=source.model, prior=source.prior,
+                            systems=systems, engine=engine, measure=request.measure,
+                            method=method, n_draws=request.mc_draws, seed=request.seed,
+                            jobs=parts.jobs, scheduler=parts.scheduler)  # fmt: skip
 
 
 def _uncertainty_note(estimand: str, topics: bool) -> str:
@@ -293,7 +328,26 @@ def _check_options(request) -> None:
             )  # fmt: skip
 
 
-def _bounds_to_their_digits(result, estimate, level: float, fmt: str) -> dict:
+def _check_parts(request) -> None:
+    """--topic-parts with what it can split: a model fitted per part, complete or qrels."""
+    from ..errors import InputError
+
+    parts, source = request.parts, request.relevance
+    if parts.parts is None:
+        if parts.scheduler is not None or parts.jobs != 1:
+            given = "--scheduler" if parts.scheduler is not None else "--jobs"
+            raise InputError("runs the topic parts: give --topic-parts N too", given)
+        return
+    conflicts = (("--estimate", source.estimate is not None), ("--llm-labels", source.labels),
+                 ("--topic-bootstrap", request.topics), ("--estimator", request.by_design),
+                 ("--estimand pool", request.estimand.name == "pool"))  # fmt: skip
+    for option, given in conflicts:
+        if given:
+            raise InputError(f"the topic parts fit a model (or --prior) per part and score "
+                             f"complete or qrels: drop {option}", "--topic-parts")  # fmt: skip
+
+
+def _bounds_to_their_digits(result, n_draws: int, level: float, fmt: str) -> dict:
     """The answer's columns with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (``Comparison.to_frame(rounded=True)``), and a note saying so; tsv and json, read by
     programs, keep every digit and the note gives the error.
@@ -313,24 +367,25 @@ def _bounds_to_their_digits(result, estimate, level: float, fmt: str) -> dict:
     print(
         f"relimpute {COMMAND}: ci_low and ci_high {said} Monte Carlo "
         f"standard error (up to {worst:.2g}"
-        + (f", over {estimate.n_draws} posterior draws of the model)" if estimate.n_draws else ")"),
+        + (f", over {n_draws} posterior draws of the model)" if n_draws else ")"),
         file=sys.stderr,
     )
     return columns
 
 
-def _point_estimate_note(request, estimate) -> str | None:
+def _point_estimate_note(request, n_draws: int | None) -> str | None:
     """One line when the answer ignores the model's own uncertainty (it is then narrower
-    than the posterior predictive answer the default model gives)."""
+    than the posterior predictive answer the default model gives); ``n_draws``: the
+    estimate's posterior draws (None: no estimate)."""
     from ._estimate import file_without_draws, narrower_note
 
     source = request.relevance
-    if source.prior is not None or estimate is None:
+    if source.prior is not None or n_draws is None:
         return None  # a fixed prior (or the qrels) has no parameters to be unsure of
     pool = request.estimand.name == "pool"
-    if request.normal or (pool and estimate.n_draws):
+    if request.normal or (pool and n_draws):
         why = f"{'--normal' if request.normal else '--estimand pool'} uses the model's point estimate of p"
-    elif estimate.n_draws == 0:
+    elif n_draws == 0:
         why = (
             file_without_draws(source.estimate)
             if source.estimate is not None
