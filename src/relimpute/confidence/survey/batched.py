@@ -233,11 +233,11 @@ class TopicSamplings:
             rx = self.rx[part, None] - wp * self.x[ip]
             rp = self.rp[part, None] - wp * self.p[ip]
             rep = 0.0
+            dnx = np.take_along_axis(self.dnx[part], ip[:, None], 2)  # (b, R, m): gathered
+            dnp = np.take_along_axis(self.dnp[part], ip[:, None], 2)
             for runs, sign in members:
-                nx = self.nx[part][:, runs, None] - wp[:, None] * np.take_along_axis(
-                    self.dnx[part][:, runs], ip[:, None], 2)
-                np_ = self.np_[part][:, runs, None] - wp[:, None] * np.take_along_axis(
-                    self.dnp[part][:, runs], ip[:, None], 2)
+                nx = self.nx[part][:, runs, None] - wp[:, None] * dnx[:, runs]
+                np_ = self.np_[part][:, runs, None] - wp[:, None] * dnp[:, runs]
                 rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
                                               rp[:, None], self.least[part])[0]
             out[part] = (coef[part][:, None] * (rep - value[part][..., None]) ** 2).sum(-1)
