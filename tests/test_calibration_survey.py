@@ -135,5 +135,7 @@ def test_a_study_pairs_them_with_mtc_and_resumes(campaign, tmp_path):
     assert trial_parts
     trial_parts[-1].unlink()
     resumed = run_study(campaign, names, folder=tmp_path / "study", **kwargs)
+    assert trial_parts[-1].is_file()  # the missing trial ran again, and it alone
+    assert all(p.is_file() for p in trial_parts)
     columns = ["trial", "strategy", "system_a", "system_b", "p_a_better", "e_delta_map"]
     pd.testing.assert_frame_equal(resumed.pairs[columns], study.pairs[columns])
