@@ -117,7 +117,8 @@ class TopicSamplings:
         self.gram = self._gram()
 
     # ------------------------------------------------------------------ the ratio at λ
-    def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None):
+    def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
+              value_only=False):
         """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
         :class:`.measures.RatioOfTotals` (replicate totals when given, with the samplings'
         ``least``: a trailing axis)."""
@@ -128,11 +129,12 @@ class TopicSamplings:
         n_hat = nx + lam * (self.pop_n[runs].reshape(-1, *[1] * (nx.ndim - 2)) - np_)
         raw = rx + lam * (self.pop_r - rp)
         least = (self.least if least is None else least).reshape(-1, *[1] * (raw.ndim - 1))
-        held = raw < least
         r_hat = np.maximum(raw, least)
-        r_hat = np.where(r_hat < NO_RELEVANT, 0.0, r_hat)
-        ok = r_hat > 0
+        ok = r_hat >= NO_RELEVANT
         safe = np.where(ok, r_hat, 1.0)
+        if value_only:  # replicates: AP̂ alone
+            return np.where(ok, n_hat / safe, 0.0)
+        held = raw < least
         return (np.where(ok, n_hat / safe, 0.0), np.where(ok, 1.0 / safe, 0.0),
                 np.where(ok & ~held, -n_hat / safe**2, 0.0), n_hat, raw)
 
@@ -239,7 +241,7 @@ class TopicSamplings:
                 nx = self.nx[part][:, runs, None] - wp[:, None] * dnx[:, runs]
                 np_ = self.np_[part][:, runs, None] - wp[:, None] * dnp[:, runs]
                 rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
-                                              rp[:, None], self.least[part])[0]
+                                              rp[:, None], self.least[part], value_only=True)
             out[part] = (coef[part][:, None] * (rep - value[part][..., None]) ** 2).sum(-1)
         return out - self.pair_overcount(lam, members)
 
@@ -323,11 +325,21 @@ class TopicSamplings:
             var = self.jackknife(lam, members, raw_value)
         var = np.maximum(var, 0.0)
         if estimator == "ppi++":  # never much wider than HT on this topic (BLOWN_UP)
-            alone = self.quantity(members, "ht", variance, bias_correction)
+            alone = self._ht(members, variance, bias_correction)
             keep = (lam <= 0) | (var <= BLOWN_UP * alone[1])
             value, var = np.where(keep, value, alone[0]), np.where(keep, var, alone[1])
             lam = np.where(keep, lam, 0.0)
         return value, var, lam
+
+    def _ht(self, members, variance: str, bias_correction: bool):
+        """HT's :meth:`quantity`, kept on the samplings: it does not depend on the control, so
+        every control's PPI++ over the same samplings, relevance and runs reads it once."""
+        key = (self.x.tobytes(), self.ranks.tobytes(), variance, bias_correction,
+               tuple((np.asarray(r).tobytes(), sign) for r, sign in members))
+        cache = self.s.__dict__.setdefault("_ht_rows", {})
+        if key not in cache:
+            cache[key] = self.quantity(members, "ht", variance, bias_correction)
+        return cache[key]
 
     def estimates(self, pairs=(), *, estimator: str = "ht", variance: str = "jackknife",
                   bias_correction: bool = True, lam=None, delta_lam=None) -> SamplingEstimates:
@@ -344,11 +356,13 @@ class TopicSamplings:
             raise ValueError("the batched jackknife covers Poisson sampling: give "
                              "variance='linearised', or estimate() each stratified sample")
         runs = np.arange(self.nx.shape[1])
-        single = self.quantity([(runs, 1.0)], estimator, variance, bias_correction, lam)
+        quantity = (lambda m, *_: self._ht(m, variance, bias_correction)) if estimator == "ht" \
+            else self.quantity
+        single = quantity([(runs, 1.0)], estimator, variance, bias_correction, lam)
         pairs = np.asarray(pairs, dtype=int).reshape(-1, 2)
         if len(pairs):
-            paired = self.quantity([(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)], estimator,
-                                   variance, bias_correction, delta_lam)
+            paired = quantity([(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)], estimator, variance,
+                              bias_correction, delta_lam)
         else:
             paired = (np.zeros((len(self.s), 0)),) * 3
         if self.s.sampling == STRATIFIED:  # a stratum none judged: no estimate (as estimate())
