@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from relimpute.confidence.survey.batched import TopicSamplings
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from engine import TopicParts  # noqa: E402
 from study import DESIGNS, SEED, Universe, draw, inclusion, load, pilot_model  # noqa: E402
 
 BINS = (0, 10, 30, 100, 10**9)
@@ -32,12 +33,12 @@ def topic_rows(universe, design, rate, estimate, B, rng):
     for top, (pi, stratum, stratified), truth in zip(universe.topics, plan, universe.truth_ap):
         x = top["x"]
         d = draw(pi, stratum, stratified, rate, B, rng)
-        parts = TopicParts(x, np.zeros(len(x)), top["ranks"], d)
-        G = parts.gram()
+        parts = TopicSamplings(d, x, top["ranks"])
+        G = parts.gram
         R = x.sum()
         n_true = truth * R
-        value, a, b = parts.at(np.zeros(parts.nx.shape))
         runs = np.arange(parts.nx.shape[1])
+        value, a, b = parts.ratio(np.zeros(parts.nx.shape), runs)[:3]
         g_nn = G[:, runs, runs]
         g_nx = G[:, runs, -2]
         g_xx = G[:, -2, -2][:, None]

@@ -18,19 +18,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from relimpute.confidence.survey.batched import TopicSamplings
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from engine import TopicParts, jackknife, pair_overcount  # noqa: E402
 from study import DESIGNS, SEED, Z, Universe, draw, inclusion, load, pilot_model  # noqa: E402
 
 
 def topic_readings(x, ranks, draws, pairs):
     """Per sampling: value (plain, corrected) and variances (lin, jk1, jk2) for runs and pairs."""
-    parts = TopicParts(x, np.zeros(len(x)), ranks, draws)
-    G = parts.gram()
+    parts = TopicSamplings(draws, x, ranks)
+    G = parts.gram
     B, R = parts.nx.shape
     runs = np.arange(R)
-    value, a, b = parts.at(np.zeros((B, R)))
+    value, a, b = parts.ratio(np.zeros((B, R)), runs)[:3]
     g_nn, g_nx, g_xx = G[:, runs][:, :, runs], G[:, runs, -2], G[:, -2, -2]
     # linearised variables z_r = a_r dN_r + b_r x: covariances of every pair of runs
     cov = (a[:, :, None] * a[:, None, :] * g_nn + a[:, :, None] * b[:, None, :] * g_nx[:, :, None]
@@ -43,8 +44,11 @@ def topic_readings(x, ranks, draws, pairs):
     bias = np.where(r_hat[:, None] > 0, (value * g_xx[:, None] - g_nx)
                     / np.where(r_hat > 0, r_hat, 1.0)[:, None] ** 2, 0.0)
     zero_run, zero_pair = np.zeros((B, R)), np.zeros((B, len(pairs)))
-    jk1, djk1 = jackknife(parts, zero_run, zero_pair, pairs)
-    jk2, djk2 = jackknife(parts, zero_run, zero_pair, pairs, pairs_once=False)
+    members = [(runs, 1.0)], [(i, 1.0), (j, -1.0)]
+    jk1 = parts.jackknife(zero_run, members[0], value)
+    djk1 = parts.jackknife(zero_pair, members[1], value[:, i] - value[:, j])
+    jk2 = jk1 + parts.pair_overcount(zero_run, members[0])  # the pairs counted twice
+    djk2 = djk1 + parts.pair_overcount(zero_pair, members[1])
     jk_bias = jackknife_bias(parts, value, a, b)
     return dict(value=value, bias=bias, jk_bias=jk_bias, lin=lin, jk1=jk1, jk2=jk2, dlin=dlin, djk1=djk1,
                 djk2=djk2)
@@ -71,7 +75,7 @@ def assisted_r(x, p, ranks, draws, pairs, lam):
     """AP̂ = N̂ / R̂(λ) with N̂ HT and only R̂ model-assisted, R̂(λ) = Σ_S w x + λ (Σ_U p −
     Σ_S w p) held at least at the relevant judged; its delete-one jackknife variance (the
     pair terms counted once). Returns value (B, R), variance (B, R), Δ variance (B, P)."""
-    parts = TopicParts(x, np.zeros(len(x)), ranks, draws)
+    parts = TopicSamplings(draws, x, ranks)
     d = draws
     B, R = parts.nx.shape
     least = d.drawn @ x
@@ -84,8 +88,9 @@ def assisted_r(x, p, ranks, draws, pairs, lam):
     r_rep = np.maximum(r_lam[:, None] - w * (x[idx] - lam[:, None] * p[idx]), least[:, None])
     okr = r_rep > 0
     rep = np.where(okr[:, None], n_rep / np.where(okr, r_rep, 1.0)[:, None], 0.0)
-    over_run, over_pair = pair_overcount(parts, np.zeros((B, R)), np.zeros((B, len(pairs))),
-                                         pairs)
+    over_run = parts.pair_overcount(np.zeros((B, R)), [(np.arange(R), 1.0)])
+    over_pair = parts.pair_overcount(np.zeros((B, len(pairs))),
+                                     [(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)])
     scale = np.where(ok, (parts.rx / safe) ** 2, 0.0)[:, None]
     var = (coef[:, None] * (rep - value[..., None]) ** 2).sum(-1) - scale * over_run
     i, j = pairs[:, 0], pairs[:, 1]
@@ -100,7 +105,7 @@ def jackknife_bias(parts, value, a, b):
     Σ_d (1 − π_d)(θ̂_(d) − θ̂ + w_d z_d) (z_d = ∂θ̂/∂w_d the linearised variable): the
     replicates' spread less its linear part, i.e. ½ f'' V̂ to second order without the Taylor
     step (the exact ratio at each deleted point). (B, R)."""
-    d = parts.draws
+    d = parts.s
     idx, w, coef = deletions(d)
     dn = np.take_along_axis(parts.dnx, idx[:, None], 2)  # (B, R, m)
     xs = parts.x[idx]

@@ -24,7 +24,9 @@ on DL, ``llm-swapped`` (UMBRELA GPT-4o labels, p = 1 at grade ≥ 2, swapped on 
 topics; pairs without a label get 0). Estimators: HT for ``none``, the difference (GREG)
 estimator (λ = 1) and PPI++ (λ tuned per topic and quantity) for the others; intervals
 ± 1.96 se, the se linearised and (Poisson designs) the delete-one jackknife, the package's
-default (see engine.py).
+default; every sampling's numbers are relimpute.confidence.survey.estimate's for that sample
+(without the ratio's bias correction, λ tuned on each topic's own sample), computed for many
+samplings at once by relimpute.confidence.survey.batched.
 
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
@@ -41,10 +43,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from engine import TopicDraws, TopicParts, estimates, topic_ap  # noqa: E402
+from relimpute.confidence.survey.batched import Samplings, TopicSamplings
 
+HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DATA = ROOT.parent / "shared" / "data"
 COLLECTIONS = {"dl19": ("trec-dl-2019-passage", 2), "dl21": ("trec-dl-2021-passage", 2),
@@ -86,10 +87,11 @@ class Universe:
             best = np.where(ranks > 0, ranks, DEPTH + 1).min(axis=0)
             self.topics.append(dict(query_id=t.query_id, at=at, ranks=ranks, x=x, best=best,
                                     doc_ids=t.doc_ids[at].astype(str)))
-        whole = [TopicDraws(np.ones((1, len(u["x"])), bool), np.ones(len(u["x"])),
-                            np.zeros(len(u["x"]), int), False) for u in self.topics]
-        self.truth_ap = np.stack([topic_ap(u["x"], np.zeros(len(u["x"])), u["ranks"], w, 0.0)[0][0]
-                                  for u, w in zip(self.topics, whole)])  # (T, R)
+        whole = [Samplings(np.ones((1, len(u["x"])), bool), inclusion=np.ones(len(u["x"])))
+                 for u in self.topics]
+        self.truth_ap = np.stack([TopicSamplings(w, u["x"], u["ranks"]).estimates(
+            estimator="ht", variance="linearised", bias_correction=False).value[0]
+            for u, w in zip(self.topics, whole)])  # (T, R)
         self.truth_map = self.truth_ap.mean(axis=0)
         self.pool_size = sum(len(u["x"]) for u in self.topics)
 
@@ -158,11 +160,11 @@ def inclusion(universe: Universe, design: str, rate: float, estimate) -> list:
     return out
 
 
-def draw(pi, stratum, stratified, rate, B, rng) -> TopicDraws:
+def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
     """B samplings of one topic."""
     n = len(stratum)
     if not stratified:
-        return TopicDraws(rng.random((B, n)) < pi, pi, stratum, False)
+        return Samplings(rng.random((B, n)) < pi, inclusion=pi)
     drawn = np.zeros((B, n), bool)
     pi = np.ones(n)
     for h in np.unique(stratum):
@@ -173,7 +175,7 @@ def draw(pi, stratum, stratified, rate, B, rng) -> TopicDraws:
         chosen = np.argsort(keys, axis=1)[:, :k]
         drawn[np.arange(B)[:, None], members[chosen]] = True
         pi[members] = k / size
-    return TopicDraws(drawn, pi, stratum, True)
+    return Samplings(drawn, stratum=stratum, sampling="stratified")
 
 
 def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
@@ -183,7 +185,8 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
     pairs = np.array(list(combinations(range(R), 2)))
     variances = ("linearised",) if design == "uniform" else ("linearised", "jackknife")
     keys = [(c, e, v) for c in controls for e in (("ht",) if controls[c] is None
-                                                    else ("greg", "ppi++")) for v in variances]
+                                                    else ("model-assisted", "ppi++"))
+            for v in variances]
     acc = {k: [np.zeros((B, R)), np.zeros((B, R)), np.zeros((B, len(pairs))),
                np.zeros((B, len(pairs))), 0.0] for k in keys}
     plan = inclusion(universe, design, rate, estimate)
@@ -191,26 +194,21 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
         draws = draw(pi, stratum, stratified, rate, B, rng)
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
-            sub = TopicDraws.__new__(TopicDraws)
-            sub.__dict__.update(draws.__dict__)
-            sub.drawn, sub.weight, sub.var_coef = (draws.drawn[part], draws.weight[part],
-                                                   draws.var_coef[part])
-            sub.centred_part = lambda z, _, d=draws, s=start: d.centred_part(
-                z, slice(s, s + z.shape[0]))
+            sub = Samplings(draws.drawn[part], draws.inclusion, draws.stratum, draws.sampling)
             for c, ps in controls.items():
-                p = np.zeros(len(top["x"])) if ps is None else ps[i]
-                parts = TopicParts(top["x"], p, top["ranks"], sub)
-                G = parts.gram()
+                p = None if ps is None else ps[i]
+                topic = TopicSamplings(sub, top["x"], top["ranks"], p)
                 for (c2, e, v) in keys:
                     if c2 != c:
                         continue
-                    value, var, lam, dvalue, dvar, _ = estimates(parts, G, pairs, e, v)
+                    found = topic.estimates(pairs, estimator=e, variance=v,
+                                            bias_correction=False)
                     box = acc[(c, e, v)]
-                    box[0][part] += value
-                    box[1][part] += var
-                    box[2][part] += dvalue
-                    box[3][part] += dvar
-                    box[4] += float(lam.sum()) / (B * R * T)
+                    box[0][part] += found.value
+                    box[1][part] += found.variance
+                    box[2][part] += found.delta
+                    box[3][part] += found.delta_variance
+                    box[4] += float(found.lam.sum()) / (B * R * T)
     return pairs, {k: (v / T, var / T**2, d / T, dv / T**2, lam)
                    for k, (v, var, d, dv, lam) in acc.items()}
 

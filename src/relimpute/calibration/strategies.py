@@ -39,6 +39,12 @@ estimate every document of all k runs). Carterette (2007, §4.2–4.3) compares:
 ``ip``
     Incremental pooling with as many judgments as ``mtc`` made in the same
     trial; unjudged documents are nonrelevant (§4.2).
+``DESIGN-ESTIMATOR`` (``stratified-ht``, ``stratified-ppi++``, ``pps-ht``, ``pps-ppi++``, ``guided-ht``, ``guided-ppi++``)
+    A random sample of the trial's pool with as many judgments as ``mtc`` made,
+    drawn with ``judge --design``'s design and read with ``evaluate --estimator``'s
+    estimator (``ppi++``: the default model, cross-fitted on the sample, as the
+    control variate); P(ΔMAP > 0) is the estimator's normal approximation
+    (:mod:`relimpute.calibration.survey`).
 
 New strategies plug in with :func:`register_calibration_strategy`, and any
 ``"SELECTOR+MODEL"`` name (e.g. ``"mtc+rtc"``) is understood without
@@ -85,6 +91,11 @@ class Strategy:
         that many Monte Carlo draws, which use the model's joint posterior
         draws of p when it hands them over, so parameter uncertainty widens
         ΔMAP (docs/math/map-difference.md). ``monte_carlo_draws`` until 0.3.0.
+    design, estimator
+        A survey strategy (:mod:`relimpute.calibration.survey`): instead of a selector,
+        judge a sample drawn with this design (``stratified``, ``pps``, ``guided``) and
+        read it with this estimator (``ht``, ``ppi++``); ``model`` is then the control
+        variate (and the guided design's model), ``selector`` the design's name.
     """
 
     name: str
@@ -94,10 +105,22 @@ class Strategy:
     model_params: Mapping[str, Any] = field(default_factory=dict)
     budget_from: str | None = None
     n_draws: int = 0
+    design: str | None = None
+    estimator: str | None = None
 
     def __post_init__(self) -> None:
         if self.n_draws != 0 and self.n_draws < 2:
             raise ValueError(f"n_draws must be 0 or at least 2, got {self.n_draws}")
+        if self.design is not None or self.estimator is not None:
+            from .survey import SURVEY_DESIGNS, SURVEY_ESTIMATORS
+
+            if self.design not in SURVEY_DESIGNS or self.estimator not in SURVEY_ESTIMATORS:
+                raise ValueError(f"a survey strategy needs a design ({', '.join(SURVEY_DESIGNS)}) "
+                                 f"and an estimator ({', '.join(SURVEY_ESTIMATORS)}), got "
+                                 f"{self.design!r} and {self.estimator!r}")
+            if self.budget_from is None:
+                raise ValueError("a survey strategy spends another strategy's judgments: give "
+                                 "budget_from (e.g. 'mtc')")
 
 
     def make_model(self) -> RelevanceModel:
@@ -123,6 +146,8 @@ class Strategy:
         from ..selection import get_strategy as get_selector
 
         kwargs = dict(self.selector_params)
+        if self.design is not None:  # a survey strategy draws a sample: no selector
+            return kwargs
         default = get_selector(self.selector)
         if hasattr(default, "model_params") and "model_params" not in kwargs:
             settings = _settings(kwargs.get("model", default.model))
@@ -230,6 +255,12 @@ register_calibration_strategy(Strategy("ip", selector="ip", model="nonrelevant",
 _DEFAULT_ANSWER = {"model": "fusion", "model_params": {"n_draws": 200}, "n_draws": 4000}
 register_calibration_strategy(Strategy("fusion-mc", selector="mtc", **_DEFAULT_ANSWER))
 register_calibration_strategy(Strategy("posterior", selector="posterior", **_DEFAULT_ANSWER))
+for _design in ("stratified", "pps", "guided"):
+    for _estimator in ("ht", "ppi++"):
+        _model = "nonrelevant" if _estimator == "ht" and _design != "guided" else "fusion"
+        register_calibration_strategy(Strategy(f"{_design}-{_estimator}", selector=_design,
+                                               model=_model, budget_from="mtc", design=_design,
+                                               estimator=_estimator))
 register_calibration_strategy(
     Strategy("llm", selector="llm", model="fusion-llm", model_params={"fusion": {"n_draws": 200}},
              n_draws=_DEFAULT_ANSWER["n_draws"])  # fmt: skip

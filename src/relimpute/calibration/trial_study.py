@@ -191,4 +191,6 @@ def _described(strategy, settings: bool = True) -> dict[str, Any]:
                  "selector_params": strategy.selector_kwargs(), "model_params": dict(strategy.model_params),
                  "budget_from": strategy.budget_from,
                  "monte_carlo_draws": strategy.n_draws}  # (0.2.0's key: old studies resume)  # fmt: skip
+    if strategy.design is not None:  # a survey strategy (absent otherwise: old studies resume)
+        described.update(design=strategy.design, estimator=strategy.estimator)
     return {"name": strategy.name, **described} if settings else described

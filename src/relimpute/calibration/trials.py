@@ -287,20 +287,19 @@ def run_trial(
             target, budget = None, spent[strategy.budget_from]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = strategy.make_model()
-            judging = _label_free(hidden, strategy.selector_kwargs().get("model") == LABELS_MODEL)
-            result = _gather_judgments(judging, assessor, strategy, spec.initial, target, budget, rng)
-            after = _with_labels(_label_free(full, model.name == LABELS_MODEL), result.campaign_after)
-            spent[strategy.name] = result.n_judgments
-            estimate = model.fit(after, rng=rng).predict(after)
-            method = ("monte carlo" if strategy.n_draws
-                      else "normal" if measure == "AP" else "auto")  # fmt: skip
-            compared = engine.confidence(
-                after, estimate, systems=systems, measure=measure, method=method,
-                n_draws=strategy.n_draws or 4000, rng=rng,
-            )  # fmt: skip
-        e_map = _expected_map(compared)
-        comparison = compared.to_frame()[["system_a", "system_b", "e_delta_map", "p_a_better"]].copy()
+            if strategy.design is not None:  # a survey strategy: a sample, an estimator
+                from .survey import run_survey
+
+                reads = strategy.make_model().name == LABELS_MODEL  # --llm-labels' control
+                e_map, comparison, n_judged, stopped, reached = run_survey(
+                    _label_free(full, reads), _label_free(hidden, False), strategy, budget, rng,
+                    spec.initial, measure)
+            else:
+                e_map, comparison, n_judged, stopped, reached = _select_and_fit(
+                    full, hidden, assessor, strategy, spec, systems, target, budget, rng, engine,
+                    measure)
+            spent[strategy.name] = n_judged
+        comparison = comparison.copy()
         ia = full.system_index(comparison["system_a"].tolist())
         ib = full.system_index(comparison["system_b"].tolist())
         comparison.insert(0, "strategy", strategy.name)
@@ -323,9 +322,9 @@ def run_trial(
                 "seed": spec.seed,
                 "systems": ",".join(systems),
                 "initial": ",".join(spec.initial),
-                "judgments": result.n_judgments,
-                "stopped_because": result.stopped_because,
-                "selection_confidence": result.confidence,
+                "judgments": n_judged,
+                "stopped_because": stopped,
+                "selection_confidence": reached,
                 "tau": kendall_tau(e_map[systems].to_numpy(), truth[systems].to_numpy()),
                 "seconds": time.perf_counter() - started,
                 "warnings": len(caught),
@@ -333,3 +332,23 @@ def run_trial(
             }
         )
     return pd.concat(pair_rows, ignore_index=True), pd.DataFrame(trial_rows)
+
+
+def _select_and_fit(full, hidden, assessor, strategy, spec, systems, target, budget, rng, engine,
+                    measure):
+    """Steps 2–4 for a selector and a model: (E[MAP], the pair rows, judgments, why judging
+    stopped, the confidence it reached)."""
+    model = strategy.make_model()
+    judging = _label_free(hidden, strategy.selector_kwargs().get("model") == LABELS_MODEL)
+    result = _gather_judgments(judging, assessor, strategy, spec.initial, target, budget, rng)
+    after = _with_labels(_label_free(full, model.name == LABELS_MODEL), result.campaign_after)
+    estimate = model.fit(after, rng=rng).predict(after)
+    method = ("monte carlo" if strategy.n_draws
+              else "normal" if measure == "AP" else "auto")  # fmt: skip
+    compared = engine.confidence(
+        after, estimate, systems=systems, measure=measure, method=method,
+        n_draws=strategy.n_draws or 4000, rng=rng,
+    )  # fmt: skip
+    rows = compared.to_frame()[["system_a", "system_b", "e_delta_map", "p_a_better"]]
+    return (_expected_map(compared), rows, result.n_judgments, result.stopped_because,
+            result.confidence)

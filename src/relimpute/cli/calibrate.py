@@ -43,7 +43,10 @@ bayes-mc (the same, confidence by Monte Carlo over its posterior draws),
 fusion-mc (the default answer: the MTC judgments generalised by the default
 fusion model, confidence by Monte Carlo over its posterior draws), posterior
 (judged until the default model's posterior predictive confidence is reached, then
-scored as fusion-mc), ip (incremental pooling, as many judgments as mtc), or any
+scored as fusion-mc), ip (incremental pooling, as many judgments as mtc),
+DESIGN-ESTIMATOR (stratified-ht, stratified-ppi++, pps-ht, pps-ppi++, guided-ht,
+guided-ppi++: a random sample of the trial's pool drawn with judge --design's
+design, as many judgments as mtc, read with evaluate --estimator's estimator), or any
 SELECTOR+MODEL pair such as mtc+rtc. Models named here take their shipped settings (models/NAME.json).
 
 The output folder carries manifest.json naming the study (arguments, seed,

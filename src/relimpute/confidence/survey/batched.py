@@ -1,0 +1,391 @@
+"""Many samplings of one topic at once: :func:`.estimate.topic_estimate`'s AP of every run and
+ΔAP of every pair, for B samplings of one design over the same universe, in arrays.
+
+A coverage study draws hundreds of samples of each topic; :func:`.estimate.estimate` takes
+one sample at a time. Here the B samplings share the universe, the runs and the predictions,
+so the totals are :func:`.totals.pair_total` and :func:`.totals.linear_total` under weights
+``(B, n)``, the ratio is :class:`.measures.RatioOfTotals` (R̂ held at the relevant documents
+judged), λ is :func:`.estimate.tuned_lambda` and PPI++ keeps :data:`.estimate.BLOWN_UP`.
+With z_r = a_r (dN_r − λ dNp_r) + b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`)
+every design covariance is a quadratic form in one Gram matrix per sampling of the basis
+[dN_r, dNp_r, x, p] (:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z²,
+stratified Σ_h N_h²(1 − n_h/N_h)/n_h s_h²(z)), so a pair costs nothing more than its runs.
+The delete-one jackknife (Poisson) is exact: AP's totals are linear in each weight
+separately, so deleting d gives T_(d) = T − w_d ∂T/∂w_d. ``tests/test_survey_batched.py``
+checks every row against :func:`.estimate.estimate` sample by sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .design import POISSON, SAMPLINGS, STRATIFIED
+from .estimate import BLOWN_UP, ESTIMATORS, VARIANCES
+from .measures import NO_RELEVANT
+from .totals import linear_total, pair_total
+
+
+@dataclass
+class Samplings:
+    """B samplings of one topic's universe of n documents under one design: ``drawn`` (B, n)
+    which documents each judged; ``inclusion`` (n,) π (Poisson; stratified: n_h/N_h of each
+    sampling is read from ``drawn``); ``stratum`` (n,) integer codes (stratified)."""
+
+    drawn: np.ndarray
+    inclusion: np.ndarray | None = None
+    stratum: np.ndarray | None = None
+    sampling: str = POISSON
+
+    def __post_init__(self):
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling {self.sampling!r} is not one of {', '.join(SAMPLINGS)}")
+        self.drawn = np.atleast_2d(np.asarray(self.drawn, dtype=bool))
+        B, n = self.drawn.shape
+        codes = np.zeros(n, int) if self.stratum is None else np.asarray(self.stratum)
+        _, self.stratum = np.unique(codes, return_inverse=True)
+        member = np.eye(self.stratum.max(initial=0) + 1)[self.stratum]  # (n, H)
+        size = member.sum(0)
+        if self.sampling == POISSON:
+            if self.inclusion is None:
+                raise ValueError("Poisson sampling needs each document's inclusion probability")
+            pi = np.broadcast_to(np.asarray(self.inclusion, dtype=float), (B, n))
+            if (self.drawn & ~(pi > 0)).any():
+                raise ValueError("a drawn document has inclusion probability 0")
+            self.pair_factor = np.ones((B, member.shape[1]))
+            self.var_coef = np.where(self.drawn, (1 - pi) / np.where(pi > 0, pi, 1) ** 2, 0.0)
+            self.centred = np.zeros((B, member.shape[1]), bool)
+        else:  # n_h of N_h without replacement: strata_inclusion's π and pair factor
+            n_h = self.drawn.astype(float) @ member  # (B, H)
+            share = n_h / size
+            both = np.divide(n_h * (n_h - 1), size * (size - 1), out=np.zeros_like(n_h),
+                             where=size > 1)
+            self.pair_factor = np.divide(share**2, both, out=np.zeros_like(n_h), where=both > 0)
+            pi = share[:, self.stratum]
+            open_ = (n_h > 0) & (n_h < size)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                per = np.where(n_h >= 2, size**2 * (1 - share) / (n_h * (n_h - 1)),
+                               (1 - share) / share**2)  # one judged: the Poisson formula
+            self.var_coef = np.where(self.drawn, np.where(open_, per, 0.0)[:, self.stratum], 0.0)
+            self.centred = open_ & (n_h >= 2)
+            self.n_h = n_h
+        self.member = member
+        self.weight = np.where(self.drawn, 1.0 / np.where(pi > 0, pi, 1.0), 0.0)
+        self.pi = pi
+
+    def __len__(self) -> int:
+        return len(self.drawn)
+
+
+@dataclass
+class SamplingEstimates:
+    """Per sampling (rows) and quantity (columns): the estimate, its variance and λ of every
+    run (``(B, R)``) and of every pair A − B (``(B, P)``, the pairs as given)."""
+
+    value: np.ndarray
+    variance: np.ndarray
+    lam: np.ndarray
+    delta: np.ndarray
+    delta_variance: np.ndarray
+    delta_lam: np.ndarray
+
+
+class TopicSamplings:
+    """One topic's B samplings with R runs: AP's totals per sampling and run, built once and
+    read at any λ (:meth:`estimates`).
+
+    ``relevant`` (n,): 1 for a relevant universe document (read on the drawn ones only);
+    ``ranks`` (R, n): each run's rank of each document (0 = not retrieved, cut at the
+    measure's k first); ``p`` (n,): the control variate's predictions (None: zeros, HT)."""
+
+    def __init__(self, samplings: Samplings, relevant, ranks, p=None):
+        self.s = samplings
+        self.x = np.asarray(relevant, dtype=float)
+        self.p = np.zeros(len(self.x)) if p is None else np.asarray(p, dtype=float)
+        self.ranks = np.atleast_2d(np.asarray(ranks, dtype=int))
+        w, stratum, factor = samplings.weight, samplings.stratum, samplings.pair_factor
+        numer = [pair_total(self.x, self.p, w, r, stratum, factor) for r in self.ranks]
+        self.nx = np.stack([t.ht_x for t in numer], 1)  # (B, R)
+        self.np_ = np.stack([t.ht_p for t in numer], 1)
+        self.dnx = np.stack([t.dx for t in numer], 1)  # (B, R, n)
+        self.dnp = np.stack([t.dp for t in numer], 1)
+        self.pop_n = np.array([t.pop_p for t in numer])
+        denominator = linear_total(np.ones(len(self.x)), self.x, self.p, w)
+        self.rx, self.rp, self.pop_r = denominator.ht_x, denominator.ht_p, denominator.pop_p
+        self.least = (samplings.drawn * self.x).sum(1)  # relevant judged: R̂ ≥ this
+        self.gram = self._gram()
+
+    # ------------------------------------------------------------------ the ratio at λ
+    def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
+              value_only=False):
+        """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
+        :class:`.measures.RatioOfTotals` (replicate totals when given, with the samplings'
+        ``least``: a trailing axis)."""
+        nx = self.nx[:, runs] if nx is None else nx
+        np_ = self.np_[:, runs] if np_ is None else np_
+        rx = self.rx[:, None] if rx is None else rx
+        rp = self.rp[:, None] if rp is None else rp
+        n_hat = nx + lam * (self.pop_n[runs].reshape(-1, *[1] * (nx.ndim - 2)) - np_)
+        raw = rx + lam * (self.pop_r - rp)
+        least = (self.least if least is None else least).reshape(-1, *[1] * (raw.ndim - 1))
+        r_hat = np.maximum(raw, least)
+        ok = r_hat >= NO_RELEVANT
+        safe = np.where(ok, r_hat, 1.0)
+        if value_only:  # replicates: AP̂ alone
+            return np.where(ok, n_hat / safe, 0.0)
+        held = raw < least
+        return (np.where(ok, n_hat / safe, 0.0), np.where(ok, 1.0 / safe, 0.0),
+                np.where(ok & ~held, -n_hat / safe**2, 0.0), n_hat, raw)
+
+    # ------------------------------------------------------------------ design covariances
+    def _gram(self, chunk: int = 50) -> np.ndarray:
+        """(B, K, K), K = 2R + 2: :func:`.design.design_covariance` of every two rows of the
+        basis [dN_r, dNp_r, x, p], over the drawn documents only (gathered)."""
+        B, R, n = self.dnx.shape
+        s = self.s
+        out = np.empty((B, 2 * R + 2, 2 * R + 2))
+        for start in range(0, B, chunk):
+            part = slice(start, start + chunk)
+            b = len(range(*part.indices(B)))
+            z = np.concatenate([self.dnx[part], self.dnp[part], np.broadcast_to(self.x, (b, 1, n)),
+                                np.broadcast_to(self.p, (b, 1, n))], axis=1)
+            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean
+                drawn = s.drawn[part].astype(float)
+                mean = (z * drawn[:, None]) @ s.member / np.maximum(s.n_h[part], 1)[:, None]
+                z = z - np.where(s.centred[part][:, None], mean, 0.0)[..., s.stratum]
+            z = z * np.sqrt(s.var_coef[part])[:, None, :]
+            drawn = s.drawn[part]
+            m = max(int(drawn.sum(axis=1).max()), 1)
+            idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+            picked = np.take_along_axis(z, idx[:, None, :], axis=2)
+            out[part] = picked @ picked.transpose(0, 2, 1)
+        return out
+
+    def _form(self, index, left, right=None) -> np.ndarray:
+        """lᵀ G r per sampling and quantity: ``index`` (Q, m) basis positions, ``left`` and
+        ``right`` (B, Q, m) coefficients."""
+        right = left if right is None else right
+        sub = self.gram[:, index[:, :, None], index[:, None, :]]
+        return np.einsum("bqi,bqij,bqj->bq", left, sub, right)
+
+    def _index(self, runs) -> np.ndarray:
+        """Basis positions [dN_r, dNp_r, x, p] of each run."""
+        R = self.nx.shape[1]
+        runs = np.asarray(runs)
+        return np.stack([runs, R + runs, np.full(len(runs), 2 * R),
+                         np.full(len(runs), 2 * R + 1)], 1)
+
+    # ------------------------------------------------------------------ one quantity's parts
+    def _quantity(self, lam, members):
+        """Value, linearised variance and second-order bias pieces of Σ_i sign_i AP_i at λ
+        (B, Q): ``members`` a list of (runs (Q,), sign)."""
+        index = np.concatenate([self._index(r) for r, _ in members], 1)
+        value, coef, n_hats, raws, parts = 0.0, [], [], [], []
+        for runs, sign in members:
+            f, a, b, n_hat, raw = self.ratio(lam, runs)
+            value = value + sign * f
+            coef.append(sign * np.stack([a, -lam * a, b, -lam * b], -1))
+            parts.append((runs, sign, n_hat, raw))
+        coef = np.concatenate(coef, -1)
+        return value, self._form(index, coef), index, parts
+
+    def _bias(self, lam, parts) -> np.ndarray:
+        """:func:`.measures.second_order_bias` of each run's ratio (its central differences
+        exactly), summed with the signs."""
+        bias = 0.0
+        for runs, sign, n_hat, raw in parts:
+            index = self._index(runs)
+            held = self.least[:, None]
+            active = (raw > held) & (raw > 0)
+            values = [n_hat, raw]
+            d_n = np.stack([np.ones_like(lam), -lam, 0 * lam, 0 * lam], -1)
+            d_r = np.stack([0 * lam, 0 * lam, np.ones_like(lam), -lam], -1)
+            derivs = [d_n, d_r]
+            total = 0.0
+            for j in range(2):
+                step = 1e-4 * np.maximum(np.abs(values[j]), 1.0)
+                up = [v + (step if i == j else 0) for i, v in enumerate(values)]
+                down = [v - (step if i == j else 0) for i, v in enumerate(values)]
+                column = [(g_up - g_down) / (2 * step) for g_up, g_down in
+                          zip(_gradient(*up, held), _gradient(*down, held))]
+                for i in range(2):
+                    cov = self._form(index, derivs[i], derivs[j])
+                    total = total + np.where(column[i] != 0.0, 0.5 * column[i] * cov, 0.0)
+            bias = bias + sign * np.where(active, total, 0.0)
+        return bias
+
+    # ------------------------------------------------------------------ the jackknife
+    def jackknife(self, lam, members, value, chunk: int = 25) -> np.ndarray:
+        """The delete-one jackknife variance of Σ sign · AP over ``members`` ((runs, sign)) at
+        λ (B, Q), centred on ``value``: Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with
+        π_d < 1 (Poisson), less what it counts twice in AP's pairs (:meth:`pair_overcount`)."""
+        s = self.s
+        B = len(s)
+        drawn = s.drawn
+        m = max(int(drawn.sum(axis=1).max()), 1)
+        idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+        w = np.take_along_axis(s.weight, idx, 1)
+        pi = np.take_along_axis(s.pi, idx, 1)
+        coef = np.where(np.take_along_axis(drawn, idx, 1) & (pi < 1), 1.0 - pi, 0.0)
+        out = np.empty(value.shape)
+        for start in range(0, B, chunk):
+            part = slice(start, start + chunk)
+            ip, wp = idx[part], w[part]
+            rx = self.rx[part, None] - wp * self.x[ip]
+            rp = self.rp[part, None] - wp * self.p[ip]
+            rep = 0.0
+            dnx = np.take_along_axis(self.dnx[part], ip[:, None], 2)  # (b, R, m): gathered
+            dnp = np.take_along_axis(self.dnp[part], ip[:, None], 2)
+            for runs, sign in members:
+                nx = self.nx[part][:, runs, None] - wp[:, None] * dnx[:, runs]
+                np_ = self.np_[part][:, runs, None] - wp[:, None] * dnp[:, runs]
+                rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
+                                              rp[:, None], self.least[part], value_only=True)
+            out[part] = (coef[part][:, None] * (rep - value[part][..., None]) ** 2).sum(-1)
+        return out - self.pair_overcount(lam, members)
+
+    def pair_overcount(self, lam, members, chunk: int = 4) -> np.ndarray:
+        """What the delete-one jackknife counts twice in AP's pairs (Poisson;
+        :func:`.estimate._pair_overcount`): ½ Σ_{j≠k ∈ S} b_jk² a_j a_k, a = (1 − π) w²,
+        b_jk = Σ_runs ± (x_j x_k − λ p_j p_k) / (max(r_j, r_k) R̂(λ)) over the drawn d with
+        π < 1, read off three Gram matrices over runs (xx·xx, xx·pp, pp·pp), so any λ costs
+        nothing more."""
+        s = self.s
+        B, R = self.nx.shape
+        if not hasattr(self, "_pair_grams"):
+            inside = s.drawn & (s.pi < 1) & ((self.x > 0) | (self.p > 0))  # b_jk = 0 elsewhere
+            m = max(int(inside.sum(1).max()), 1)
+            idx = np.argsort(~inside, axis=1, kind="stable")[:, :m]
+            valid = np.take_along_axis(inside, idx, 1)
+            w = np.take_along_axis(s.weight, idx, 1)
+            a = np.where(valid, (1 - np.take_along_axis(s.pi, idx, 1)) * w**2, 0.0)
+            X, P = np.where(valid, self.x[idx], 0.0), np.where(valid, self.p[idx], 0.0)
+            grams = np.zeros((3, B, R, R))
+            off = np.eye(m) == 0
+            for start in range(0, B, chunk):
+                part = slice(start, start + chunk)
+                r = self.ranks[:, idx[part]].transpose(1, 0, 2)  # (b, R, m)
+                later = np.maximum(r[..., :, None], r[..., None, :]).astype(float)
+                both = (r[..., :, None] > 0) & (r[..., None, :] > 0) & off
+                M = np.where(both, 1.0 / np.where(both, later, 1.0), 0.0)
+                A = (a[part, :, None] * a[part, None, :])[:, None]
+                ux = (M * (X[part, :, None] * X[part, None, :])[:, None]).reshape(len(r), R, -1)
+                up = (M * (P[part, :, None] * P[part, None, :])[:, None]).reshape(len(r), R, -1)
+                flat = A.reshape(len(r), 1, -1)
+                grams[0, part] = 0.5 * (ux * flat) @ ux.transpose(0, 2, 1)
+                grams[1, part] = 0.5 * (ux * flat) @ up.transpose(0, 2, 1)
+                grams[2, part] = 0.5 * (up * flat) @ up.transpose(0, 2, 1)
+            self._pair_grams = grams
+        gxx, gxp, gpp = self._pair_grams
+        rows = np.arange(B)[:, None]
+        raw = self.rx[:, None] + lam * (self.pop_r - self.rp[:, None])
+        total = 0.0
+        for i, si in members:
+            for j, sj in members:
+                q = gxx[rows, i, j] - lam * (gxp[rows, i, j] + gxp[rows, j, i]) \
+                    + lam**2 * gpp[rows, i, j]
+                total = total + si * sj * q
+        return np.where(raw > 0, total / np.where(raw > 0, raw, 1.0) ** 2, 0.0)
+
+    # ------------------------------------------------------------------ the estimates
+    def lambda_moments(self, members) -> tuple[np.ndarray, np.ndarray]:
+        """(Ĉov(u, v), V̂ar(v)) per sampling and quantity, u and v read at the HT point
+        (:func:`.estimate.lambda_moments`): the pieces of PPI++'s λ, to sum over topics."""
+        zero = np.zeros((len(self.s), len(members[0][0])))
+        index = np.concatenate([self._index(r) for r, _ in members], 1)
+        u, v = [], []
+        for runs, sign in members:
+            _, a, b, _, _ = self.ratio(zero, runs)
+            u.append(sign * np.stack([a, 0 * a, b, 0 * b], -1))
+            v.append(sign * np.stack([0 * a, a, 0 * b, b], -1))
+        u, v = np.concatenate(u, -1), np.concatenate(v, -1)
+        return self._form(index, u, v), self._form(index, v)
+
+    def quantity(self, members, estimator: str, variance: str, bias_correction: bool,
+                 lam=None):
+        """(estimate, variance, λ) per sampling of Σ sign · AP over ``members`` (a list of
+        (runs (Q,), sign)): :func:`.estimate.topic_estimate` at once for every sampling."""
+        B, Q = len(self.s), len(members[0][0])
+        if estimator == "ht":
+            lam = np.zeros((B, Q))
+        elif estimator == "model-assisted":
+            lam = np.ones((B, Q)) if lam is None else np.broadcast_to(lam, (B, Q)).astype(float)
+        elif lam is None:
+            cov, var = self.lambda_moments(members)
+            lam = np.where(var > 0, np.clip(cov / np.where(var > 0, var, 1.0), 0.0, 1.0), 0.0)
+        else:
+            lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
+        value, var, _, parts = self._quantity(lam, members)
+        if bias_correction:
+            half = 0.5 * np.sqrt(np.maximum(var, 0.0))
+            value = value - np.clip(self._bias(lam, parts), -half, half)
+        if variance == "jackknife":
+            raw_value = sum(sign * self.ratio(lam, runs)[0] for runs, sign in members)
+            var = self.jackknife(lam, members, raw_value)
+        var = np.maximum(var, 0.0)
+        if estimator == "ppi++":  # never much wider than HT on this topic (BLOWN_UP)
+            alone = self._ht(members, variance, bias_correction)
+            keep = (lam <= 0) | (var <= BLOWN_UP * alone[1])
+            value, var = np.where(keep, value, alone[0]), np.where(keep, var, alone[1])
+            lam = np.where(keep, lam, 0.0)
+        return value, var, lam
+
+    def _ht(self, members, variance: str, bias_correction: bool):
+        """HT's :meth:`quantity`, kept on the samplings: it does not depend on the control, so
+        every control's PPI++ over the same samplings, relevance and runs reads it once."""
+        key = (self.x.tobytes(), self.ranks.tobytes(), variance, bias_correction,
+               tuple((np.asarray(r).tobytes(), sign) for r, sign in members))
+        cache = self.s.__dict__.setdefault("_ht_rows", {})
+        if key not in cache:
+            cache[key] = self.quantity(members, "ht", variance, bias_correction)
+        return cache[key]
+
+    def estimates(self, pairs=(), *, estimator: str = "ht", variance: str = "jackknife",
+                  bias_correction: bool = True, lam=None, delta_lam=None) -> SamplingEstimates:
+        """Every run's AP and every pair's ΔAP (``pairs``: (a, b) run positions) per sampling,
+        as :func:`.estimate.estimate` gives them for each sample of this topic alone. PPI++
+        tunes λ on each sampling's own sample unless ``lam`` (B, R) and ``delta_lam`` (B, P)
+        are given (e.g. cross-fitted over topics from :meth:`lambda_moments`, as
+        :func:`.estimate.estimate` does)."""
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
+        if variance not in VARIANCES:
+            raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
+        if variance == "jackknife" and self.s.sampling == STRATIFIED:
+            raise ValueError("the batched jackknife covers Poisson sampling: give "
+                             "variance='linearised', or estimate() each stratified sample")
+        runs = np.arange(self.nx.shape[1])
+        quantity = (lambda m, *_: self._ht(m, variance, bias_correction)) if estimator == "ht" \
+            else self.quantity
+        single = quantity([(runs, 1.0)], estimator, variance, bias_correction, lam)
+        pairs = np.asarray(pairs, dtype=int).reshape(-1, 2)
+        if len(pairs):
+            paired = quantity([(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)], estimator, variance,
+                              bias_correction, delta_lam)
+        else:
+            paired = (np.zeros((len(self.s), 0)),) * 3
+        if self.s.sampling == STRATIFIED:  # a stratum none judged: no estimate (as estimate())
+            unknown = (self.s.n_h == 0).any(1)[:, None]
+            single = [np.where(unknown, np.nan, a) for a in single]
+            paired = [np.where(unknown, np.nan, a) for a in paired]
+        return SamplingEstimates(*single, *paired)
+
+
+def _gradient(n, r, least):
+    """:class:`.measures.RatioOfTotals`' gradient (∂/∂N, ∂/∂R) elementwise."""
+    held = r < least
+    r = np.maximum(r, least)
+    r = np.where(r < NO_RELEVANT, 0.0, r)
+    ok = r > 0
+    safe = np.where(ok, r, 1.0)
+    return np.where(ok, 1.0 / safe, 0.0), np.where(ok & ~held, -n / safe**2, 0.0)
+
+
+def mean_over_topics(topics: list[SamplingEstimates]) -> SamplingEstimates:
+    """MAP and ΔMAP per sampling: the means over topics, Var = Σ_t Var_t / T² (topics are
+    independent designs), λ the mean over topics."""
+    T = len(topics)
+    return SamplingEstimates(*(sum(getattr(t, f) for t in topics) / (T**2 if "variance" in f
+                                                                     else T)
+                               for f in SamplingEstimates.__dataclass_fields__))

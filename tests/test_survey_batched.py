@@ -1,0 +1,139 @@
+"""The batched entry (relimpute.confidence.survey.batched) gives, for each of B samplings of one
+topic, the rows :func:`relimpute.confidence.survey.estimate` gives for that sample alone: AP of
+every run and ΔAP of every pair, HT, model-assisted and PPI++, Poisson and stratified designs,
+linearised and jackknife variances, with and without the ratio's bias correction.
+
+Tolerances: estimates to 1e-10 absolute, variances to 1e-8 relative (sums in another order;
+the bias correction's central differences are the package's own, so they agree as closely)."""
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relimpute.confidence.survey import estimate
+from relimpute.confidence.survey.batched import Samplings, TopicSamplings, mean_over_topics
+
+N, RUNS, DEPTH, B = 40, 3, 25, 6
+
+
+def universe(rng, wrong=False):
+    """One topic: relevance x, predictions p (``wrong``: reversed, which trips R̂'s hold and
+    PPI++'s fallback to HT), three runs' ranks over 40 documents."""
+    x = (rng.random(N) < 0.3).astype(float)
+    p = np.clip(0.6 * x + 0.4 * rng.random(N), 0, 1)
+    ranks = np.zeros((RUNS, N), int)
+    for r in range(RUNS):
+        order = rng.permutation(N)[:DEPTH]
+        ranks[r, order] = np.arange(1, DEPTH + 1)
+    return x, (1 - p if wrong else p), ranks
+
+
+def draw(rng, stratified, b=B):
+    stratum = (np.arange(N) >= 15).astype(int)
+    if stratified:
+        drawn = np.zeros((b, N), bool)
+        for i in range(b):
+            drawn[i, rng.permutation(15)[:6]] = True
+            drawn[i, 15 + rng.permutation(25)[:(1 if i == 0 else 8)]] = True  # one: the fallback
+        return Samplings(drawn, stratum=stratum, sampling="stratified")
+    pi = np.clip(rng.random(N), 0.05, 0.9)
+    return Samplings(rng.random((b, N)) < pi, inclusion=pi)
+
+
+def with_fallbacks(x, p, ranks, samplings, variance):
+    """Six of the samplings, three on which PPI++ falls back to HT (λ > 0 tuned, HT's answer
+    kept) when there are: the equality then covers the fallback."""
+    topic = TopicSamplings(samplings, x, ranks, p)
+    cov, var = topic.lambda_moments([(np.arange(RUNS), 1.0)])
+    got = topic.estimates(estimator="ppi++", variance=variance, bias_correction=False)
+    fell = ((cov > 0) & (var > 0) & (got.lam == 0)).any(1)
+    chosen = [*np.flatnonzero(fell)[:3], *np.flatnonzero(~fell)[:B]][:B]
+    return Samplings(samplings.drawn[chosen], inclusion=samplings.inclusion), fell.sum()
+
+
+def package_rows(samplings, b, x, p, ranks, estimator, variance, bias_correction):
+    docs = np.array([f"d{i}" for i in range(N)])
+    runs = {f"r{r}": pd.DataFrame({"query_id": "q", "doc_id": docs[ranks[r] > 0],
+                                   "score": -ranks[r][ranks[r] > 0].astype(float)})
+            for r in range(RUNS)}
+    control = pd.DataFrame({"query_id": "q", "doc_id": docs, "p": p})
+    sample = pd.DataFrame({"query_id": "q", "doc_id": docs,
+                           "relevance": np.where(samplings.drawn[b], x.astype(int), -1)})
+    stratified = samplings.sampling == "stratified"
+    sample = sample.assign(stratum=samplings.stratum) if stratified else \
+        sample.assign(inclusion=samplings.inclusion)
+    table = estimate(sample, runs, control=None if estimator == "ht" else control,
+                     estimator=estimator, pairs="all", variance=variance,
+                     bias_correction=bias_correction, sampling=samplings.sampling)
+    return (table[table["run_b"] == ""].set_index("run").loc[list(runs)],
+            table[table["run_b"] != ""])
+
+
+@pytest.mark.parametrize("stratified,variance", [(False, "linearised"), (True, "linearised"),
+                                                 (False, "jackknife")])
+@pytest.mark.parametrize("estimator", ["ht", "model-assisted", "ppi++"])
+@pytest.mark.parametrize("bias_correction", [False, True])
+@pytest.mark.parametrize("wrong", [False, True])
+def test_every_sampling_equals_estimate_of_that_sample(stratified, variance, estimator,
+                                                       bias_correction, wrong):
+    rng = np.random.default_rng(3 if wrong else 11)
+    x, p, ranks = universe(rng, wrong)
+    samplings = draw(rng, stratified, b=300 if wrong and not stratified else B)
+    if wrong and not stratified:
+        samplings, fell = with_fallbacks(x, p, ranks, samplings, variance)
+        assert fell > 0  # the fallback is exercised
+    pairs = np.array(list(combinations(range(RUNS), 2)))
+    got = TopicSamplings(samplings, x, ranks, p).estimates(
+        pairs, estimator=estimator, variance=variance, bias_correction=bias_correction)
+    for b in range(B):
+        single, paired = package_rows(samplings, b, x, p, ranks, estimator, variance,
+                                      bias_correction)
+        assert np.allclose(single["estimate"], got.value[b], atol=1e-10)
+        assert np.allclose(single["se"] ** 2, got.variance[b], rtol=1e-8, atol=1e-12)
+        assert np.allclose(single["lambda"], got.lam[b], atol=1e-10)
+        assert np.allclose(paired["estimate"], got.delta[b], atol=1e-10)
+        assert np.allclose(paired["se"] ** 2, got.delta_variance[b], rtol=1e-8, atol=1e-12)
+        assert np.allclose(paired["lambda"], got.delta_lam[b], atol=1e-10)
+
+
+def test_the_wrong_control_holds_r_at_the_relevant_judged():
+    """The wrong-control cases above are not vacuous for the model-assisted λ = 1 either: R̂
+    is held at the relevant documents judged on some of their samplings."""
+    rng = np.random.default_rng(3)
+    x, p, ranks = universe(rng, wrong=True)
+    topic = TopicSamplings(draw(rng, False, b=300), x, ranks, p)
+    assert (topic.rx + (topic.pop_r - topic.rp) < topic.least).any()
+
+
+def test_a_stratum_none_judged_leaves_the_sampling_without_an_estimate():
+    rng = np.random.default_rng(3)
+    x, p, ranks = universe(rng)
+    drawn = np.zeros((2, N), bool)
+    drawn[:, :4] = True
+    drawn[0, 20:24] = True  # sampling 1 judged nothing of stratum 1
+    samplings = Samplings(drawn, stratum=(np.arange(N) >= 15).astype(int), sampling="stratified")
+    got = TopicSamplings(samplings, x, ranks).estimates([(0, 1)], variance="linearised")
+    assert np.isfinite(got.value[0]).all() and np.isnan(got.value[1]).all()
+    assert np.isnan(got.delta[1]).all()
+
+
+def test_the_stratified_jackknife_is_refused_by_name():
+    rng = np.random.default_rng(3)
+    x, _, ranks = universe(rng)
+    with pytest.raises(ValueError, match="jackknife covers Poisson"):
+        TopicSamplings(draw(rng, True), x, ranks).estimates()
+
+
+def test_mean_over_topics_is_map_with_independent_topics():
+    rng = np.random.default_rng(5)
+    found = []
+    for _ in range(3):
+        x, p, ranks = universe(rng)
+        found.append(TopicSamplings(draw(rng, False), x, ranks, p).estimates(
+            [(0, 1)], estimator="ppi++"))
+    mean = mean_over_topics(found)
+    assert np.allclose(mean.value, np.mean([f.value for f in found], axis=0))
+    assert np.allclose(mean.variance, np.sum([f.variance for f in found], axis=0) / 9)
+    assert np.allclose(mean.delta_lam, np.mean([f.delta_lam for f in found], axis=0))
