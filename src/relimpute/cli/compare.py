@@ -5,11 +5,9 @@ from __future__ import annotations
 from ._common import (
     add_campaign_arguments,
     add_model_argument,
-    add_parallel_arguments,
     add_seed_argument,
     check_run_names,
     load_campaign,
-    positive_int,
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, relevance_estimate
@@ -170,6 +168,19 @@ def add_arguments(parser) -> None:
         "--matrix", action="store_true", help="print the S x S table of P(row beats column)"
     )
     parts = parser.add_argument_group("a campaign too large for one fit (docs: at-scale.md)")
+    _add_parts_arguments(parts)
+    design = parser.add_argument_group("design-based estimates from sampled qrels (docs/survey.md)")
+    add_estimator_argument(design)
+    add_margin_argument(design)
+    add_quiet_argument(parser)
+    add_format_argument(parser)
+
+
+
+def _add_parts_arguments(parts) -> None:
+    """--topic-parts N, and --jobs and --scheduler where the parts run."""
+    from ._common import add_parallel_arguments, positive_int
+
     parts.add_argument(
         "--topic-parts", type=positive_int, metavar="N",
         help="fit the model and compare in N parts of the topics, each part on its own, and "
@@ -177,11 +188,6 @@ def add_arguments(parser) -> None:
         "parameters are learned per part, an approximation measured in examples/topic_parts",
     )  # fmt: skip
     add_parallel_arguments(parts, "topic parts")
-    design = parser.add_argument_group("design-based estimates from sampled qrels (docs/survey.md)")
-    add_estimator_argument(design)
-    add_margin_argument(design)
-    add_quiet_argument(parser)
-    add_format_argument(parser)
 
 
 def run(args) -> int:
