@@ -31,6 +31,7 @@ from relimpute.relevance.fusion.evidence import (
     _log_depth_ratio,
     _only_judged_where_unretrieved,
     _retrieved_any,
+    fit_mask,
     _votes_below,
 )
 from relimpute.simulate import simulate_campaign
@@ -41,7 +42,7 @@ def _former_draws(model, campaign):
     evidence = model._evidence(campaign)
     designs = model._designs(campaign, evidence)
     outside = [
-        ~model._fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
+        ~fit_mask(t, ev) & _retrieved_any(t) for t, ev in zip(campaign.topics, evidence)
     ]
     relevant = campaign.relevant()
     rng = np.random.default_rng(model.draw_seed_)

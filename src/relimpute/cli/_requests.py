@@ -129,7 +129,7 @@ class CompareRequest:
     matrix: bool
     format: str
     by_design: SurveyRequest | None
-    parts: TopicParts
+    parts: TopicParts = TopicParts(None, 1, None)  # one fit of every topic
 
     @classmethod
     def from_args(cls, args, command: str) -> CompareRequest:
