@@ -187,9 +187,9 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     if variance == "jackknife":
         coef, groups = topic.replicate_set()[2:]
         if len(coef):
-            values = sum(sign * replicate_values(sample_totals(
-                measure, topic, r, control, rel_threshold, replicates=True)[0], make, lam)
-                for r, (_, make, sign) in zip(ranks, parts))
+            values = sum(sign * replicate_values(*sample_totals(  # each replicate's own R̂ floor
+                measure, topic, r, control, rel_threshold, replicates=True), lam)
+                for r, (*_, sign) in zip(ranks, parts))
             var = jackknife_variance(value, values, coef, groups)
             if measure.family == "AP" and topic.sampling == POISSON:
                 var -= _pair_overcount(topic, measure, ranks, control, rel_threshold, lam,
