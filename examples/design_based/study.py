@@ -30,6 +30,7 @@ samplings at once by relimpute.confidence.survey.batched.
 
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
+    python examples/design_based/study.py dl19 --samplings 60 --budgets 0.05 --designs pps --controls none
 """
 
 from __future__ import annotations
@@ -240,6 +241,9 @@ def main(argv=None):
     parser.add_argument("--samplings", type=int, default=500)
     parser.add_argument("--budgets", type=float, nargs="+", default=list(BUDGETS))
     parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS))
+    parser.add_argument("--controls", nargs="+", choices=CONTROLS, default=list(CONTROLS),
+                        help="the controls scored besides none (HT, the widths' reference); "
+                             "none alone fits no pilot unless the design is guided")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     started = time.process_time()
@@ -249,12 +253,15 @@ def main(argv=None):
     rows = []
     for rate in args.budgets:
         rng = np.random.default_rng([SEED, int(rate * 1000)])
-        p, estimate = pilot_model(universe, args.collection, rate, rng)
-        controls = {"none": None, "model": p, "half": [np.full(len(q), 0.5) for q in p],
-                    "reversed": [1 - q for q in p]}
-        llm = llm_control(universe, args.collection, rng)
-        if llm is not None:
-            controls["llm-swapped"] = llm
+        controls, estimate = {"none": None}, None
+        if args.controls != ["none"] or "guided" in args.designs:
+            p, estimate = pilot_model(universe, args.collection, rate, rng)
+            controls.update({"model": p, "half": [np.full(len(q), 0.5) for q in p],
+                             "reversed": [1 - q for q in p]})
+            llm = llm_control(universe, args.collection, rng)
+            if llm is not None:
+                controls["llm-swapped"] = llm
+        controls = {c: v for c, v in controls.items() if c in args.controls or c == "none"}
         for design in args.designs:
             t0 = time.process_time()
             pairs, results = cell(universe, controls, design, rate, estimate, args.samplings,

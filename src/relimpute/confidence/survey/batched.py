@@ -5,7 +5,7 @@ A coverage study draws hundreds of samples of each topic; :func:`.estimate.estim
 one sample at a time. Here the B samplings share the universe, the runs and the predictions,
 so the totals are :func:`.totals.pair_total` and :func:`.totals.linear_total` under weights
 ``(B, n)``, the ratio is :class:`.measures.RatioOfTotals` (R̂ held at the relevant documents
-judged), λ is :func:`.estimate.tuned_lambda` and PPI++ keeps :data:`.estimate.BLOWN_UP`.
+judged: :func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.estimate.tuned_lambda` and PPI++ keeps :data:`.estimate.BLOWN_UP`.
 With z_r = a_r (dN_r − λ dNp_r) + b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`)
 every design covariance is a quadratic form in one Gram matrix per sampling of the basis
 [dN_r, dNp_r, x, p] (:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z²,
@@ -23,7 +23,7 @@ import numpy as np
 
 from .design import POISSON, SAMPLINGS, STRATIFIED
 from .estimate import BLOWN_UP, ESTIMATORS, VARIANCES
-from .measures import NO_RELEVANT
+from .measures import NO_RELEVANT, relevant_judged
 from .totals import linear_total, pair_total
 
 
@@ -113,22 +113,22 @@ class TopicSamplings:
         self.pop_n = np.array([t.pop_p for t in numer])
         denominator = linear_total(np.ones(len(self.x)), self.x, self.p, w)
         self.rx, self.rp, self.pop_r = denominator.ht_x, denominator.ht_p, denominator.pop_p
-        self.least = (samplings.drawn * self.x).sum(1)  # relevant judged: R̂ ≥ this
+        self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
         self.gram = self._gram()
 
     # ------------------------------------------------------------------ the ratio at λ
     def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
               value_only=False):
         """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
-        :class:`.measures.RatioOfTotals` (replicate totals when given, with the samplings'
-        ``least``: a trailing axis)."""
+        :class:`.measures.RatioOfTotals` (replicate totals when given, with the replicates'
+        own ``least``: a trailing axis)."""
         nx = self.nx[:, runs] if nx is None else nx
         np_ = self.np_[:, runs] if np_ is None else np_
         rx = self.rx[:, None] if rx is None else rx
         rp = self.rp[:, None] if rp is None else rp
         n_hat = nx + lam * (self.pop_n[runs].reshape(-1, *[1] * (nx.ndim - 2)) - np_)
         raw = rx + lam * (self.pop_r - rp)
-        least = (self.least if least is None else least).reshape(-1, *[1] * (raw.ndim - 1))
+        least = self.least[:, None] if least is None else least
         r_hat = np.maximum(raw, least)
         ok = r_hat >= NO_RELEVANT
         safe = np.where(ok, r_hat, 1.0)
@@ -234,6 +234,7 @@ class TopicSamplings:
             ip, wp = idx[part], w[part]
             rx = self.rx[part, None] - wp * self.x[ip]
             rp = self.rp[part, None] - wp * self.p[ip]
+            least = self.least[part, None] - self.x[ip] * (wp > 0)  # relevant_judged less d
             rep = 0.0
             dnx = np.take_along_axis(self.dnx[part], ip[:, None], 2)  # (b, R, m): gathered
             dnp = np.take_along_axis(self.dnp[part], ip[:, None], 2)
@@ -241,7 +242,7 @@ class TopicSamplings:
                 nx = self.nx[part][:, runs, None] - wp[:, None] * dnx[:, runs]
                 np_ = self.np_[part][:, runs, None] - wp[:, None] * dnp[:, runs]
                 rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
-                                              rp[:, None], self.least[part], value_only=True)
+                                              rp[:, None], least[:, None], value_only=True)
             out[part] = (coef[part][:, None] * (rep - value[part][..., None]) ** 2).sum(-1)
         return out - self.pair_overcount(lam, members)
 

@@ -23,6 +23,7 @@ serves both runs, z_Δ = z_A − z_B per document). P(A beats B) is the normal a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -116,8 +117,11 @@ def sample_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contro
            *(None if v is None else v.tobytes() for v in (control.p, control.gain)), grade_p)
     if key not in topic._totals:
         weights, factor = topic.replicate_set()[:2] if replicates else (None, None)
-        topic._totals[key] = measure_totals(measure, topic, rank, control, rel_threshold,
-                                            weights, factor)
+        totals, make = measure_totals(measure, topic, rank, control, rel_threshold, weights,
+                                      factor)
+        if replicates:  # their values alone are read: (B, n) derivatives per run add up to GBs
+            totals = [replace(t, dx=None, dp=None) for t in totals]
+        topic._totals[key] = totals, make
     return topic._totals[key]
 
 
@@ -187,9 +191,9 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     if variance == "jackknife":
         coef, groups = topic.replicate_set()[2:]
         if len(coef):
-            values = sum(sign * replicate_values(sample_totals(
-                measure, topic, r, control, rel_threshold, replicates=True)[0], make, lam)
-                for r, (_, make, sign) in zip(ranks, parts))
+            values = sum(sign * replicate_values(*sample_totals(  # each replicate's own R̂ floor
+                measure, topic, r, control, rel_threshold, replicates=True), lam)
+                for r, (*_, sign) in zip(ranks, parts))
             var = jackknife_variance(value, values, coef, groups)
             if measure.family == "AP" and topic.sampling == POISSON:
                 var -= _pair_overcount(topic, measure, ranks, control, rel_threshold, lam,

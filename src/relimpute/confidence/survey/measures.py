@@ -81,7 +81,7 @@ def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contr
         x = (grade >= rel_threshold).astype(float)
         ones = np.ones(len(x))
         return [pair_total(x, control.p, w, kept, topic.stratum, factor),
-                linear_total(ones, x, control.p, w)], RatioOfTotals(float(x[topic.judged].sum()))
+                linear_total(ones, x, control.p, w)], RatioOfTotals(relevant_judged(w, x))
     scheme = dict(measure.params).get("gain", "linear")
     gains = gain_values(grade, scheme)
     depth = int(kept.max()) if k is None else k
@@ -106,10 +106,18 @@ def _identity(v):
 NO_RELEVANT = 1e-9
 
 
+def relevant_judged(weights: np.ndarray, relevant: np.ndarray):
+    """Σ_d 1[w_d > 0] x_d: the relevant documents a sample judged (``weights`` (n,)), or each
+    replicate's own sample (``weights`` (B, n): a delete-one replicate that left out a relevant
+    document judged one fewer), the floor of R̂ in :class:`RatioOfTotals`."""
+    return (np.asarray(weights) > 0) @ np.asarray(relevant, dtype=float)
+
+
 class RatioOfTotals:
-    """AP = N / R from its totals, with R̂ held at least ``least`` (the relevant documents the
-    sample judged: R cannot be smaller, and a model-assisted R̂ below it, from predictions
-    that overrate, would make the ratio explode); an R̂ below :data:`NO_RELEVANT` is 0 (AP 0)."""
+    """AP = N / R from its totals, with R̂ held at least ``least`` (:func:`relevant_judged`,
+    per replicate for replicate totals: R cannot be smaller, and a model-assisted R̂ below it,
+    from predictions that overrate, would make the ratio explode); an R̂ below
+    :data:`NO_RELEVANT` is 0 (AP 0)."""
 
     def __init__(self, least: float = 0.0):
         self.least = least
