@@ -91,7 +91,7 @@ def test_combine_refuses_parts_that_do_not_fit_together(campaign):
     halves = [campaign.subset(topics=ids[:6]), campaign.subset(topics=ids[6:])]
     parts = [engine.confidence(h, Uniform(prior=0.5).fit_predict(h), method="normal")
              for h in halves]  # fmt: skip
-    with pytest.raises(ValueError, match="exactly once"):
+    with pytest.raises(ValueError, match="once, in order"):
         combine([parts[0], parts[0]], campaign.query_ids)
     estimate = Uniform(prior=0.5).fit_predict(halves[1])
     other = engine.confidence(halves[1], estimate, systems=["s0", "s1"], method="normal")

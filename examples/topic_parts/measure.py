@@ -69,7 +69,7 @@ def score(result, truth_map: np.ndarray, base=None) -> dict:
     decided = np.maximum(p, 1 - p) >= 0.95
     right = np.where(true_delta > 0, p >= 0.5, p < 0.5)
     z2 = ((true_delta - frame["e_delta_map"]) / frame["sd_delta_map"]) ** 2
-    runs = result.scores.to_frame() if hasattr(result.scores, "to_frame") else None
+    runs = result.scores.to_frame()
     out = {
         "pairs_covered": float(((frame["ci_low"] <= true_delta)
                                 & (true_delta <= frame["ci_high"])).mean()),  # fmt: skip
@@ -79,9 +79,8 @@ def score(result, truth_map: np.ndarray, base=None) -> dict:
         "W": bookmaker_w(p, true_delta > 0),
         "sd_dmap": float(frame["sd_delta_map"].mean()),
     }
-    if runs is not None:
-        truth = runs["system"].map(dict(zip(result.systems, truth_map)))
-        out["runs_covered"] = float(((runs["ci_low"] <= truth) & (truth <= runs["ci_high"])).mean())
+    truth = runs["system"].map(dict(zip(result.systems, truth_map)))
+    out["runs_covered"] = float(((runs["ci_low"] <= truth) & (truth <= runs["ci_high"])).mean())
     if base is not None:
         out["max_abs_dP"] = float(np.abs(result.p_a_better - base.p_a_better).max())
         out["mean_abs_dP"] = float(np.abs(result.p_a_better - base.p_a_better).mean())

@@ -265,12 +265,14 @@ def _in_parts(request, campaign, systems, engine, method):
     import sys
 
     from ..confidence import compare_in_parts
+    from ..confidence.parts import topic_parts
     from ..errors import InputError
 
     parts = request.parts
-    if parts.parts > campaign.n_topics:
-        raise InputError(f"{parts.parts} parts for {campaign.n_topics} topics: at most one part "
-                         "a topic", "--topic-parts")  # fmt: skip
+    try:
+        topic_parts(campaign, parts.parts)  # the split's own check, before any fit
+    except ValueError as exc:
+        raise InputError(str(exc), "--topic-parts") from None
     source = request.relevance
     size = campaign.n_topics // parts.parts
     print(f"relimpute {COMMAND}: the {campaign.n_topics} topics in {parts.parts} parts of about "
