@@ -46,6 +46,40 @@ def test_solve_covariance_variances_and_product_equal_dense_numpy(rng, m, n_bloc
     np.testing.assert_allclose(back.solve(g), arrow.solve(g), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "m, n_topics, b, start", [(2, 30, 2, 2), (3, 12, 3, 1), (1, 4, 1, 0), (5, 9, 2, 5)]
+)
+def test_block_arrowhead_equals_dense_numpy(rng, m, n_topics, b, start):
+    """Blocks of ``b`` rows per topic (the topics' cut-points' form): the dense matrix, the
+    product, solve, inverse, variances, log-determinant and draws against numpy on the
+    dense matrix (to 1e-10; the draws' moments by Monte Carlo, 5 standard errors)."""
+    size, stop = m + n_topics * b, start + n_topics * b
+    x = rng.normal(size=(3 * b, n_topics, b))
+    diagonal = np.einsum("ktj,ktl->tjl", x, x) / len(x) + 2 * np.eye(b) * (1 + m)
+    coupling = rng.normal(size=(n_topics, m, b)) * 0.3 / np.sqrt(n_topics)
+    y = rng.normal(size=(3 * m, m))
+    dense = y.T @ y / len(y) + np.eye(m)
+    arrow = Arrowhead(start, stop, diagonal, coupling, dense)
+    full = np.zeros((size, size))
+    rest, block = np.r_[0:start, stop:size], np.arange(start, stop)
+    full[np.ix_(rest, rest)] = dense
+    for t in range(n_topics):
+        rows = block[t * b : (t + 1) * b]
+        full[np.ix_(rows, rows)] = diagonal[t]
+        full[np.ix_(rest, rows)], full[np.ix_(rows, rest)] = coupling[t], coupling[t].T
+    g = rng.normal(size=size)
+    np.testing.assert_array_equal(arrow.toarray(), full)
+    np.testing.assert_allclose(arrow @ g, full @ g, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(arrow.solve(g), np.linalg.solve(full, g), rtol=1e-10, atol=1e-10)
+    inverse = np.linalg.inv(full)
+    np.testing.assert_allclose(arrow.covariance(), inverse, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(arrow.variances(), np.diag(inverse), rtol=1e-10, atol=1e-12)
+    assert arrow.logdet() == pytest.approx(np.linalg.slogdet(full)[1], rel=1e-12)
+    draws = arrow.draws(np.random.default_rng(8), g, 40_000)
+    z_mean, z_cov = _moment_errors(draws, g, inverse)
+    assert np.abs(z_mean).max() < 5 and np.abs(z_cov).max() < 5
+
+
 def test_gram_blocks_equal_the_dense_weighted_gram(rng):
     """designᵀ diag(w) design, built by blocks, against the dense product; a design with two
     entries of a row in the diagonal block is refused."""
@@ -123,9 +157,10 @@ def test_default_model_fit_over_hundreds_of_topics_equals_the_dense_fit(monkeypa
 @pytest.mark.parametrize("spread", [0.0, 1.5])
 def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monkeypatch):
     """The topics' cut-points (grades 0..3, anchor 2, 8 topics): the block-factor draws of
-    their precision against its dense inverse, by Monte Carlo (40,000 draws, every mean and
-    covariance entry within 5 standard errors; held topic terms, τ = 0, exactly at the mode),
-    and TopicCuts.draws beyond DENSE_LIMIT the same distribution as below it."""
+    their precision (an Arrowhead of one 2 × 2 block per topic) against its dense inverse, by
+    Monte Carlo (40,000 draws, every mean and covariance entry within 5 standard errors; held
+    topic terms, τ = 0, are identity rows of the precision, and at 0 in TopicCuts.draws), and
+    TopicCuts.draws beyond DENSE_LIMIT the same distribution as below it."""
     from scipy.special import expit
 
     from relimpute.relevance.ordinal import fit_topic_cuts
@@ -141,7 +176,7 @@ def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monk
     draws = cuts.precision.draws(np.random.default_rng(2), mode, 40_000)
     held = np.diag(cov) == 0
     assert held.any() == (cuts.tau == 0).any()
-    np.testing.assert_array_equal(draws[:, held], np.broadcast_to(mode[held], (40_000, held.sum())))
+    np.testing.assert_array_equal(cuts.precision.toarray()[np.ix_(held, held)], np.eye(held.sum()))
     z_mean, z_cov = _moment_errors(draws[:, ~held], mode[~held], cov[np.ix_(~held, ~held)])
     assert np.abs(z_mean).max() < 5 and np.abs(z_cov).max() < 5
     dense = cuts.draws(np.random.default_rng(3), 20_000, [0, 3, -1])
@@ -150,6 +185,10 @@ def test_topic_cut_points_structured_draws_have_the_laplace_moments(spread, monk
     sd = dense.std(axis=0)  # two samples' means differ by sd·√(2/n), their sds by about sd·√(1/n)
     np.testing.assert_allclose(structured.mean(axis=0), dense.mean(axis=0), atol=5 * sd.max() * np.sqrt(2 / 20_000))
     np.testing.assert_allclose(structured.std(axis=0), sd, atol=5 * sd.max() / np.sqrt(20_000))
+    for k in np.flatnonzero(cuts.tau == 0):  # a held cut-point: the shared one in every topic
+        column = np.asarray(cuts.free)[k] - 1
+        for out in (dense, structured):
+            np.testing.assert_array_equal(out[:, 0, column], out[:, 1, column])
 
 
 def _labelled(n_topics: int, sources: int = 1):

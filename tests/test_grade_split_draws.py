@@ -65,7 +65,7 @@ def test_topic_cut_points_are_the_mode_an_independent_optimiser_finds_and_its_cu
             e_i, e_j = np.eye(d)[i] * h, np.eye(d)[j] * h
             hess[i, j] = (neg(phi + e_i + e_j) - neg(phi + e_i - e_j) - neg(phi - e_i + e_j)
                           + neg(phi - e_i - e_j)) / (4 * h * h)  # fmt: skip
-    np.testing.assert_allclose(precision.covariance, np.linalg.inv(hess), rtol=2e-3, atol=1e-5)
+    np.testing.assert_allclose(precision.covariance(), np.linalg.inv(hess), rtol=2e-3, atol=1e-5)
 
 
 def test_a_topic_without_a_level_keeps_the_fit_converging():

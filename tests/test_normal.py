@@ -45,7 +45,23 @@ def test_normal_quantile_is_scipys_ndtri_to_the_bit():
          np.exp(-32.0), 5e-324, -0.1, 1.1, np.nan, np.inf],
     ])  # fmt: skip
     got = np.array([normal_quantile(v) for v in y])
-    assert _same_bits(got, ndtri(y)).all()
+    assert _same_bits(got, ndtri(y)).all() and isinstance(normal_quantile(0.3), float)
+    assert _same_bits(normal_quantile(y), ndtri(y)).all()  # elementwise, at once
+    assert _same_bits(normal_quantile(y[:30].reshape(5, 6)), ndtri(y[:30].reshape(5, 6))).all()
+    assert normal_quantile(np.zeros(0)).shape == (0,)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 2000, 4000, 100_003])
+def test_the_callers_inputs_give_scipys_numbers(n):
+    """What the library asks of them: stratified quantiles ``(k + ½)/n`` (shifts and strata of
+    draws), bootstrap shares ``j/(2n)`` and their tails (BCa), ratios of any size (p-values)."""
+    strata = (np.arange(n) + 0.5) / n
+    shares = np.arange(2 * n + 1) / (2.0 * n)
+    assert _same_bits(normal_quantile(strata), ndtri(strata)).all()
+    assert _same_bits(normal_quantile(shares), ndtri(shares)).all()
+    ratios = np.concatenate([-np.abs(np.random.default_rng(n).standard_cauchy(n)), strata * 40])
+    assert _same_bits(normal_cdf(ratios), ndtr(ratios)).all()
+    assert _same_bits(normal_cdf(ratios / np.sqrt(2.0)), ndtr(ratios / np.sqrt(2.0))).all()
 
 
 @pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.99, 0.999])

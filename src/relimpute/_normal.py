@@ -88,27 +88,27 @@ def normal_cdf(x) -> np.ndarray:
     return out
 
 
-def normal_quantile(y: float) -> float:
-    """Φ⁻¹(y): ``scipy.special.ndtri`` to the bit (Cephes ``ndtri``); -inf at 0, inf at 1,
-    NaN outside [0, 1]."""
-    y = float(y)
-    if y == 0.0:
-        return -math.inf
-    if y == 1.0:
-        return math.inf
-    if not 0.0 < y < 1.0:
-        return math.nan
-    negate = True
-    if y > 1.0 - _EXP_M2:
-        y, negate = 1.0 - y, False
-    if y > _EXP_M2:
-        y = y - 0.5
-        y2 = y * y
-        x = y + y * (y2 * _polynomial(y2, _P0) / _polynomial(y2, _Q0, monic=True))
-        return x * _SQRT2PI
-    x = math.sqrt(-2.0 * math.log(y))
-    x0 = x - math.log(x) / x
+def normal_quantile(y):
+    """Φ⁻¹(y), elementwise: ``scipy.special.ndtri`` to the bit (Cephes ``ndtri``); -inf at 0,
+    inf at 1, NaN outside [0, 1]. A float for a scalar ``y``, else an array of its shape."""
+    flat = np.asarray(y, dtype=float)
+    shape, flat = flat.shape, flat.ravel()
+    out = np.where(flat == 0.0, -np.inf, np.where(flat == 1.0, np.inf, np.nan))
+    inside = (flat > 0.0) & (flat < 1.0)
+    upper = flat > 1.0 - _EXP_M2  # Φ⁻¹(y) = -Φ⁻¹(1 - y) there
+    v = np.where(upper, 1.0 - flat, flat)
+    centre = inside & (v > _EXP_M2)
+    c = v[centre] - 0.5
+    c2 = c * c
+    x = c + c * (c2 * _polynomial(c2, _P0) / _polynomial(c2, _Q0, monic=True))
+    out[centre] = x * _SQRT2PI
+    tail = inside & ~centre
+    x = np.sqrt(np.array([-2.0 * math.log(t) for t in v[tail].tolist()]))
+    x0 = x - np.array([math.log(t) for t in x.tolist()]) / x
     z = 1.0 / x
-    p, q = (_P1, _Q1) if x < 8.0 else (_P2, _Q2)
-    x = x0 - z * _polynomial(z, p) / _polynomial(z, q, monic=True)
-    return -x if negate else x
+    near = x < 8.0
+    p = np.where(near, _polynomial(z, _P1), _polynomial(z, _P2))
+    q = np.where(near, _polynomial(z, _Q1, monic=True), _polynomial(z, _Q2, monic=True))
+    x = x0 - z * p / q
+    out[tail] = np.where(upper[tail], x, -x)
+    return float(out[0]) if not shape else out.reshape(shape)

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from ..errors import InputError
+from ..stats import z_value
 from .base import Corrector, PoolContext, register_corrector, topic_scores
 
 
@@ -60,7 +60,7 @@ def common_topic_adjustment(
     s2 = float(np.sum((t - (u + a)) ** 2) / (n - 1))
     var = (big_n - n) / big_n * s2 / n
     estimate = float(np.mean(unpooled + a))
-    half = float(norm.ppf(0.5 + level / 2.0)) * np.sqrt(var)
+    half = z_value(level) * np.sqrt(var)
     helps = bool(np.sqrt(s2) * np.sqrt((big_n - n) / (big_n * n)) < abs(a))
     return TopicAdjustment(
         estimate, a, var, float(np.sqrt(s2)), helps, estimate - half, estimate + half

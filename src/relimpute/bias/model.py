@@ -47,9 +47,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import expit, logit, ndtri
+from scipy.special import expit, logit
 
 from .._deprecation import renamed_kwargs
+from .._normal import normal_quantile
 from ..data import Campaign
 from ..confidence.graded import possible as graded_possible
 from ..relevance.base import RelevanceEstimate, as_generator
@@ -197,7 +198,7 @@ def group_shifted(
     base = estimate.draws or tuple(np.broadcast_to(p, (SHIFT_DRAWS, len(p))) for p in estimate.p)
     n = base[0].shape[0]
     order = rng.permutation(n)
-    shift = group_sd * ndtri((order + 0.5) / n)[:, None]  # the normal's quantiles
+    shift = group_sd * normal_quantile((order + 0.5) / n)[:, None]  # the normal's quantiles
     draws = []
     for d, u in zip(base, unknown):
         moved = np.array(d, dtype=float)
@@ -216,7 +217,7 @@ def _split_shifted(estimate: RelevanceEstimate, split_sd: float, rng) -> Relevan
     if split_sd == 0 or shares is None or shares.cut_draws is None or estimate.draws is None:
         return estimate
     n = estimate.draws[0].shape[0]
-    shift = split_sd * ndtri((rng.permutation(n) + 0.5) / n)
+    shift = split_sd * normal_quantile((rng.permutation(n) + 0.5) / n)
     return replace(estimate, grades=replace(shares, split_shift=shift))
 
 

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr
 
 from .._deprecation import renamed_kwargs
+from .._normal import normal_cdf
 from ..stats import CLOSE, bookmaker_winnings, slice_scores
 from .study_scores import covers
 
@@ -148,7 +148,7 @@ def pair_slices(estimates: pd.DataFrame, leave: str = "group") -> pd.DataFrame:
         delta = est[:, None] - others_truth[None, :]
         with np.errstate(invalid="ignore", divide="ignore"):
             point = np.where(delta > 0, 1.0, np.where(delta < 0, 0.0, 0.5))  # a zero-width interval
-            p = np.where(sd[:, None] > 0, ndtr(delta / sd[:, None]), point)
+            p = np.where(sd[:, None] > 0, normal_cdf(delta / sd[:, None]), point)
         true_delta = part["truth"].to_numpy()[:, None] - others_truth[None, :]
         keep = part["group"].to_numpy()[:, None] != others_step[None, :]
         keep &= np.abs(true_delta) > 1e-12

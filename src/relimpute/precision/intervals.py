@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, ndtr, ndtri
+from scipy.special import expit
 
 from .._deprecation import deprecated_alias
+from .._normal import normal_cdf, normal_quantile
 from .._registry import Registry
 from ..stats import z_value
 from ._nanstats import nan_sd
@@ -91,7 +92,7 @@ def logit(x, epsilon: float = DEFAULT_EPSILON) -> np.ndarray:
 
 def other_sample_coverage(level: float) -> float:
     """Predicted share of an independent replicate inside a normal interval: ``2Φ(z/√2) − 1``."""
-    return float(2.0 * ndtr(z_value(level) / np.sqrt(2.0)) - 1.0)
+    return float(2.0 * normal_cdf(z_value(level) / np.sqrt(2.0)) - 1.0)
 
 
 def sorted_quantile(ordered: np.ndarray, n_valid: np.ndarray, q) -> np.ndarray:
@@ -144,12 +145,12 @@ def bca_bounds(replicates, observed, acceleration, level: float):
         2.0 * np.maximum(n_valid, 1)
     )
     with np.errstate(divide="ignore", invalid="ignore"):
-        z0 = ndtri(share)
-        tail = ndtri((1.0 - level) / 2.0)
+        z0 = normal_quantile(share)
+        tail = normal_quantile((1.0 - level) / 2.0)
         bounds = []
         for z in (tail, -tail):
             shifted = z0 + z
-            q = ndtr(z0 + shifted / (1.0 - acceleration * shifted))
+            q = normal_cdf(z0 + shifted / (1.0 - acceleration * shifted))
             bounds.append(np.where(np.isfinite(q), q, np.where(z < 0, 0.0, 1.0)))
     ordered = np.sort(replicates, axis=-1)
     return tuple(sorted_quantile(ordered, n_valid, q) for q in bounds)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr
 
+from .._normal import normal_cdf
 from ..stats import z_value
 
 MODELS = ("fixed", "random")
@@ -55,7 +55,7 @@ def two_sided_p(effect, standard_error):
     """Two-sided p-value of ``effect = 0`` under a normal with this standard error
     (NaN where the standard error is 0 and the effect too)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return 2.0 * ndtr(-np.abs(effect) / np.asarray(standard_error, dtype=float))
+        return 2.0 * normal_cdf(-np.abs(effect) / np.asarray(standard_error, dtype=float))
 
 
 def meta_analysis(

@@ -1,25 +1,26 @@
-"""Gaussian precisions with one diagonal block: the default model's fit linear in topics.
+"""Gaussian precisions with one block-diagonal part: Laplace fits linear in the topics.
 
 The default model's ``θ = (w, μ, α_1..α_T, u)`` has one intercept per topic, and each
 judged document's log-odds has exactly one ``α_t`` (``docs/math/fusion.md``). Its prior
 precision and the likelihood's curvature ``designᵀ W design`` therefore have a *diagonal*
 ``α`` block ``D``; the rest, ``(w, μ, u)`` of size ``m = k + 1 + S``, is small and dense:
 
-    H = [[C, Bᵀ], [B, D]]   (C: m × m, B: T × m, D diagonal; θ reordered)
+    H = [[A, C], [Cᵀ, D]]   (A: m × m, C: m × T, D diagonal; θ reordered)
 
-an arrowhead. Everything the Laplace fit needs goes through the Schur complement
-``S = C − Bᵀ D⁻¹ B`` (block Gaussian elimination, the block Cholesky factor; Golub & Van
-Loan 2013, *Matrix Computations*, 4th ed.):
-Newton's steps, the marginal variances and posterior draws in ``O(T m²)`` time and
-``O(T m)`` memory, never the dense ``P × P`` matrix (``P = m + T``), which a campaign of
-10,000 topics could not hold. :func:`laplace_draws` chooses between the exact dense draw
-(small ``P``) and the structured one, :func:`laplace_form` the fit's form.
+an arrowhead. The topics' cut-points (:func:`~.ordinal.fit_topic_cuts`) have the same form
+with ``b × b`` blocks ``D_t`` (each topic's ``b`` free cut-point terms) around the ``b`` shared
+cut-points. Everything a Laplace fit needs goes through the Schur complement
+``S = A − Σ_t C_t D_t⁻¹ C_tᵀ`` (block Gaussian elimination, the block Cholesky factor; Golub &
+Van Loan 2013, *Matrix Computations*, 4th ed.): Newton's steps, the log-determinant, the
+marginal variances and posterior draws in ``O(T m² b)`` time and ``O(T m b)`` memory, never
+the dense ``P × P`` matrix (``P = m + T b``), which a campaign of 10,000 topics could not
+hold. :func:`laplace_draws` chooses between the exact dense draw (small ``P``) and the
+structured one, :func:`laplace_form` the fit's form.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as la
 import scipy.sparse as sp
 
 from ..io.memory import DENSE_COPIES, checked_square
@@ -37,8 +38,12 @@ DENSE_LIMIT = 2000
 
 class Arrowhead:
     """A symmetric positive-definite ``P × P`` matrix whose rows ``start:stop`` form a
-    diagonal block (see the module): ``diagonal`` ``(T,)``, ``coupling`` ``B`` ``(T, m)``
-    between that block and the other ``m`` rows (in their order), ``dense`` ``C`` ``(m, m)``.
+    block-diagonal part (see the module): ``T`` blocks ``D_t``, as ``diagonal`` ``(T,)`` (scalar
+    blocks, one parameter per topic) or ``(T, b, b)`` (``b`` parameters per topic, the block's
+    rows topic by topic); ``coupling`` ``C_t``, the other ``m`` rows (in their order) against
+    block ``t``, ``(T, m)`` or ``(T, m, b)``; ``dense`` ``(m, m)``, those rows among themselves.
+    The default model's prior and curvature have scalar blocks, the topics' cut-points'
+    (:func:`~.ordinal.fit_topic_cuts`) one block of ``b`` free cut-points per topic.
     """
 
     __array_ufunc__ = None  # ``x @ H`` with an array ``x``: numpy defers to ``__rmatmul__``
@@ -48,7 +53,7 @@ class Arrowhead:
         self.diagonal = np.asarray(diagonal, dtype=float)
         self.coupling = np.asarray(coupling, dtype=float)
         self.dense = np.asarray(dense, dtype=float)
-        self.size = len(self.dense) + len(self.diagonal)
+        self.size = self.stop - self.start + len(self.dense)
         self._factor = None
 
     def __getstate__(self):
@@ -56,6 +61,14 @@ class Arrowhead:
 
     def __setstate__(self, state):
         self.__dict__.update(state, _factor=None)
+
+    @property
+    def _blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``D`` as ``(T, b, b)`` and ``C`` as ``(T, m, b)`` (views)."""
+        n = len(self.diagonal)
+        if self.diagonal.ndim == 1:
+            return self.diagonal.reshape(n, 1, 1), self.coupling.reshape(n, -1, 1)
+        return self.diagonal, self.coupling
 
     @classmethod
     def from_dense(cls, matrix, start: int, stop: int) -> Arrowhead:
@@ -67,11 +80,13 @@ class Arrowhead:
         return cls(start, stop, matrix[block, block], matrix[np.ix_(block, rest)], matrix[np.ix_(rest, rest)])
 
     def _split(self, x):
-        """``x``'s rows outside the diagonal block, and those inside it."""
-        return np.concatenate([x[: self.start], x[self.stop :]]), x[self.start : self.stop]
+        """``x``'s rows outside the block-diagonal part, and those inside it ``(T, b, …)``."""
+        block = x[self.start : self.stop].reshape(self._blocks[0].shape[:2] + x.shape[1:])
+        return np.concatenate([x[: self.start], x[self.stop :]]), block
 
     def _join(self, x_rest, x_block):
         k = self.start
+        x_block = x_block.reshape((-1,) + x_block.shape[2:])
         return np.concatenate([x_rest[:k], x_block, x_rest[k:]], axis=0)
 
     def __add__(self, other: Arrowhead) -> Arrowhead:
@@ -82,73 +97,95 @@ class Arrowhead:
 
     def __matmul__(self, x):
         """``H x`` for a vector ``x``."""
-        x = np.asarray(x, dtype=float)
-        rest, block = self._split(x)
-        return self._join(self.dense @ rest + self.coupling.T @ block, self.diagonal * block + self.coupling @ rest)
+        d, c = self._blocks
+        rest, block = self._split(np.asarray(x, dtype=float))
+        out_rest = self.dense @ rest + np.einsum("tij,tj->i", c, block)
+        out_block = np.einsum("tij,tj->ti", d, block) + np.einsum("tji,j->ti", c, rest)
+        return self._join(out_rest, out_block)
 
     __rmatmul__ = __matmul__  # symmetric: xᵀ H = (H x)ᵀ
+
+    def _indices(self):
+        """The rows outside the block-diagonal part, and each block's rows ``(T, b)``."""
+        rest = np.r_[0 : self.start, self.stop : self.size]
+        return rest, np.arange(self.start, self.stop).reshape(self._blocks[0].shape[:2])
 
     def toarray(self, what: str = "a dense precision", copies: int = DENSE_COPIES) -> np.ndarray:
         """The dense matrix, after checking that ``copies`` of it fit in memory (else
         :class:`~relimpute.errors.InputError` naming ``what`` needs them)."""
         out = checked_square(self.size, what, copies)
-        rest = np.r_[0 : self.start, self.stop : self.size]
-        block = np.arange(self.start, self.stop)
+        d, c = self._blocks
+        rest, block = self._indices()
         out[np.ix_(rest, rest)] = self.dense
-        out[np.ix_(block, rest)] = self.coupling
-        out[np.ix_(rest, block)] = self.coupling.T
-        out[block, block] = self.diagonal
+        out[np.ix_(rest, block.ravel())] = c.transpose(1, 0, 2).reshape(len(rest), -1)
+        out[np.ix_(block.ravel(), rest)] = c.transpose(0, 2, 1).reshape(-1, len(rest))
+        out[block[:, :, None], block[:, None, :]] = d
         return out
 
     def _factored(self):
-        """``D⁻¹ B`` and the Cholesky factor of the Schur complement ``S = C − Bᵀ D⁻¹ B``."""
+        """``D⁻¹``, ``C D⁻¹`` and the Schur complement ``S = A − Σ_t C_t D_t⁻¹ C_tᵀ`` with its
+        inverse (``A`` the dense part)."""
         if self._factor is None:
-            gain = self.coupling / self.diagonal[:, None]
-            schur = self.dense - self.coupling.T @ gain
-            self._factor = (gain, la.cholesky((schur + schur.T) / 2, lower=True))
+            d, c = self._blocks
+            inv_blocks = _inverse(d)
+            gain = c @ inv_blocks  # the blocks symmetric: C_t D_t⁻¹
+            schur = self.dense - np.einsum("tij,tkj->ik", gain, c)
+            self._factor = (inv_blocks, gain, schur, _inverse(schur))
         return self._factor
 
     def solve(self, g) -> np.ndarray:
         """``H⁻¹ g`` by the Schur complement (a Newton step: ``newton_maximise``'s ``solve``)."""
-        gain, chol = self._factored()
+        inv_blocks, gain, _, inv_schur = self._factored()
         g_rest, g_block = self._split(np.asarray(g, dtype=float))
-        x_rest = la.cho_solve((chol, True), g_rest - gain.T @ g_block)
-        return self._join(x_rest, g_block / self.diagonal - gain @ x_rest)
+        x_rest = inv_schur @ (g_rest - np.einsum("tij,tj->i", gain, g_block))
+        x_block = np.einsum("tij,tj->ti", inv_blocks, g_block)
+        return self._join(x_rest, x_block - np.einsum("tji,j->ti", gain, x_rest))
+
+    def logdet(self) -> float:
+        """``log det H``: the blocks' and the Schur complement's."""
+        _, _, schur, _ = self._factored()
+        return float(np.sum(np.linalg.slogdet(self._blocks[0])[1]) + np.linalg.slogdet(schur)[1])
+
+    def _through(self):
+        """``C D⁻¹`` as ``(m, T b)``, and ``S⁻¹`` times it."""
+        _, gain, _, inv_schur = self._factored()
+        flat = gain.transpose(1, 0, 2).reshape(gain.shape[1], -1)
+        return flat, inv_schur @ flat
 
     def variances(self) -> np.ndarray:
         """The diagonal of ``H⁻¹`` (marginal variances of the Laplace posterior)."""
-        gain, chol = self._factored()
-        inv_chol = la.solve_triangular(chol, np.eye(len(chol)), lower=True)  # L⁻¹; S⁻¹ = L⁻ᵀL⁻¹
-        through = gain @ inv_chol.T  # (D⁻¹B) L⁻ᵀ: its rows' squares give D⁻¹ B S⁻¹ Bᵀ D⁻¹'s diagonal
-        return self._join((inv_chol**2).sum(axis=0), 1 / self.diagonal + (through**2).sum(axis=1))
+        inv_blocks, _, _, inv_schur = self._factored()
+        flat, through = self._through()  # D_t⁻¹ + D_t⁻¹C_tᵀ S⁻¹ C_t D_t⁻¹ on the blocks
+        block = np.einsum("tjj->tj", inv_blocks).ravel() + (flat * through).sum(axis=0)
+        return self._join(np.diag(inv_schur).copy(), block)
 
     def covariance(self) -> np.ndarray:
         """``H⁻¹``, dense (refused with the memory it needs when that is not free): blocks
-        ``S⁻¹``, ``−D⁻¹B S⁻¹`` and ``D⁻¹ + D⁻¹B S⁻¹ BᵀD⁻¹``."""
-        gain, chol = self._factored()
+        ``S⁻¹``, ``−S⁻¹ C D⁻¹`` and ``D⁻¹ + D⁻¹Cᵀ S⁻¹ C D⁻¹``."""
+        inv_blocks, _, _, inv_schur = self._factored()
         out = checked_square(self.size, f"the dense {self.size:,} x {self.size:,} Laplace covariance", copies=3)
-        inv_schur = la.cho_solve((chol, True), np.eye(len(chol)))
-        rest = np.r_[0 : self.start, self.stop : self.size]
-        block = np.arange(self.start, self.stop)
-        cross = -gain @ inv_schur
+        flat, through = self._through()
+        rest, block = self._indices()
         out[np.ix_(rest, rest)] = inv_schur
-        out[np.ix_(block, rest)] = cross
-        out[np.ix_(rest, block)] = cross.T
-        out[self.start : self.stop, self.start : self.stop] = -cross @ gain.T
-        out[block, block] += 1 / self.diagonal
+        out[np.ix_(rest, block.ravel())] = -through
+        out[np.ix_(block.ravel(), rest)] = -through.T
+        out[self.start : self.stop, self.start : self.stop] = flat.T @ through
+        out[block[:, :, None], block[:, None, :]] += inv_blocks
         return (out + out.T) / 2
 
     def draws(self, rng: np.random.Generator, mean, n: int) -> np.ndarray:
         """``(n, P)`` draws of ``N(mean, H⁻¹)``: ``mean + L⁻ᵀ z`` with ``H = L Lᵀ`` the block
-        Cholesky factor (diagonal block first: ``L = [[√D, 0], [BᵀD^-½, L_S]]``, ``S = L_S L_Sᵀ``),
-        so ``x_rest = L_S⁻ᵀ z_rest`` and ``x_block = z_block / √D − D⁻¹B x_rest``. Takes
-        ``n × P`` standard normals from ``rng``, as ``multivariate_normal`` does."""
-        gain, chol = self._factored()
+        Cholesky factor (blocks first: ``D_t = L_t L_tᵀ``, ``S = L_S L_Sᵀ``), so
+        ``x_rest = L_S⁻ᵀ z_rest`` and ``x_t = L_t⁻ᵀ z_t − D_t⁻¹ C_tᵀ x_rest``. Takes ``n × P``
+        standard normals from ``rng``, as ``multivariate_normal`` does."""
+        d = self._blocks[0]
+        _, gain, schur, _ = self._factored()
         z = rng.standard_normal((n, self.size))
-        z_rest = np.concatenate([z[:, : self.start], z[:, self.stop :]], axis=1)
-        x_rest = la.solve_triangular(chol, z_rest.T, lower=True, trans="T").T
-        x_block = z[:, self.start : self.stop] / np.sqrt(self.diagonal) - x_rest @ gain.T
-        return np.asarray(mean, dtype=float) + self._join(x_rest.T, x_block.T).T
+        z_rest, z_block = self._split(z.T)  # (m, n) and (T, b, n)
+        x_rest = np.linalg.solve(np.linalg.cholesky(schur).T, z_rest).T  # (n, m)
+        x_block = np.linalg.solve(np.linalg.cholesky(d).transpose(0, 2, 1), z_block)  # L_t⁻ᵀ z_t
+        x_block -= np.einsum("tij,ni->tjn", gain, x_rest)  # D_t⁻¹ C_tᵀ = (C_t D_t⁻¹)ᵀ
+        return np.asarray(mean, dtype=float) + self._join(x_rest.T, x_block).T
 
 
 class GramBlocks:
@@ -204,3 +241,19 @@ def laplace_draws(rng: np.random.Generator, mean, posterior, n: int) -> np.ndarr
             return posterior.draws(rng, mean, n)
         posterior = posterior.covariance()
     return rng.multivariate_normal(mean, posterior, size=n, method="cholesky")
+
+
+def _inverse(blocks):
+    """Inverses of a stack of small symmetric blocks ``(…, n, n)``: in closed form for
+    ``n ≤ 2`` (LAPACK's per-matrix overhead is most of the cost of a batch of 2×2s)."""
+    n = blocks.shape[-1]
+    if n == 1:
+        return 1 / blocks
+    if n == 2:
+        a, b, d = blocks[..., 0, 0], blocks[..., 0, 1], blocks[..., 1, 1]
+        scale = 1 / (a * d - b * b)
+        out = np.empty_like(blocks)
+        out[..., 0, 0], out[..., 1, 1] = d * scale, a * scale
+        out[..., 0, 1] = out[..., 1, 0] = -b * scale
+        return out
+    return np.linalg.inv(blocks)

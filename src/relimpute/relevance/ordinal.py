@@ -21,7 +21,6 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit
 
 from ._newton import newton_maximise
-from ..io.memory import checked_square
 from .arrowhead import DENSE_LIMIT, Arrowhead, GramBlocks
 
 
@@ -202,13 +201,27 @@ class TopicCuts:
     topics: np.ndarray
     free: tuple[int, ...]
     tau: np.ndarray
-    precision: _Arrowhead | None = None
+    precision: Arrowhead | None = None
 
     @property
     def covariance(self) -> np.ndarray:
         """The Laplace covariance of ``(c, b_1, …, b_T)``, dense (0 on held topic terms)."""
         saved = self.__dict__.get("covariance")  # a model saved before the precision was kept
-        return saved if saved is not None else self.precision.covariance
+        if saved is not None:
+            return saved
+        # numpy's dense inverse, as every release drew from (eigh): the block formula of
+        # Arrowhead.covariance differs in the last bits, which can turn degenerate eigenvectors
+        what = "the topics' cut-points' dense Laplace covariance"
+        cov = np.linalg.inv(self.precision.toarray(what))
+        cov[self._held] = cov[:, self._held] = 0.0
+        return (cov + cov.T) / 2
+
+    @property
+    def _held(self) -> np.ndarray:
+        """Which of ``(c, b_1, …, b_T)`` are held at 0: the topic terms of a cut-point with
+        ``τ = 0`` (identity rows of the precision)."""
+        held = np.tile(self.tau <= 0, len(self.topics))
+        return np.concatenate([np.zeros(len(self.free), bool), held])
 
     def of(self, index) -> np.ndarray:
         """``(m, K − 1)`` cut-points of the fitted topics ``index`` (−1: a topic the fit did
@@ -220,8 +233,9 @@ class TopicCuts:
         """``(n, m, K − 1)`` Laplace draws of the cut-points of topics ``index`` (as in
         :meth:`of`; an unseen topic's ``b`` from its prior ``N(0, τ²)``): from the dense
         covariance (numpy's ``eigh`` draw, the seeded numbers of every release), or
-        ``structured`` from the precision's block factor (:meth:`_Arrowhead.draws`, the same
-        distribution; None: beyond :data:`~.arrowhead.DENSE_LIMIT` parameters)."""
+        ``structured`` from the precision's block factor
+        (:meth:`~.arrowhead.Arrowhead.draws`, the same distribution; None: beyond
+        :data:`~.arrowhead.DENSE_LIMIT` parameters)."""
         index = np.asarray(index, dtype=np.int64)
         cols = np.asarray(self.free) - 1
         n_free, n_topics = len(cols), len(self.topics)
@@ -230,6 +244,7 @@ class TopicCuts:
             structured = len(mode) > DENSE_LIMIT
         if structured and self.precision is not None:
             phi = self.precision.draws(rng, mode, n)
+            phi[:, self._held] = mode[self._held]
         else:
             covariance = self.covariance
             active = np.diag(covariance) > 0
@@ -283,10 +298,11 @@ def fit_topic_cuts(eta, level, topic, n_topics: int, anchor: int, n_levels: int,
 
 
 def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, start=None, rows=None):
-    """Mode of ``(c, b)``, the Laplace precision there (an :class:`_Arrowhead`) and the log
-    marginal likelihood (Laplace, up to a constant that does not depend on ``tau``) of
-    :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from ``start``); a cut-point with
-    ``τ = 0`` has no topic terms. ``rows``: the :class:`_LevelRows` of the data, when built."""
+    """Mode of ``(c, b)``, the Laplace precision there (an :class:`~.arrowhead.Arrowhead`, one
+    block per topic) and the log marginal likelihood (Laplace, up to a constant that does not
+    depend on ``tau``) of :func:`fit_topic_cuts` at spreads ``tau`` (Newton's method from
+    ``start``); a cut-point with ``τ = 0`` has no topic terms. ``rows``: the
+    :class:`_LevelRows` of the data, when built."""
     rows = _LevelRows(eta, level, topic, n_topics, n_levels) if rows is None else rows
     n_free = len(free)
     pooled = np.asarray(tau) > 0
@@ -338,12 +354,17 @@ def _fit_topic_cuts(eta, level, topic, n_topics, free, n_levels, cut_sd, tau, st
         # (c, b_t) enter every row of topic t as c + b_t: an arrowhead curvature
         g_c = grad.sum(axis=0) - phi[:n_free] / cut_sd**2
         g_b = np.where(pooled, grad - prior_b * b, 0.0)
-        return np.concatenate([g_c, g_b.ravel()]), _Arrowhead(hess, shared_prior, topic_prior, pooled)
+        couple = hess * pooled  # rows c, columns b_t (held terms: 0)
+        blocks = couple * pooled[:, None] + topic_prior  # held terms: identity rows
+        curvature = Arrowhead(n_free, n_free * (1 + n_topics), blocks, couple,
+                              hess.sum(axis=0) + shared_prior)  # fmt: skip
+        return np.concatenate([g_c, g_b.ravel()]), curvature
 
     if start is None or not np.isfinite(log_post(start)):
         start = empirical
     phi = newton_maximise(
-        log_post, gradient_curvature, start, solve=_Arrowhead.solve, show_progress=False, polish=False
+        log_post, gradient_curvature, start, solve=Arrowhead.solve, show_progress=False,
+        polish=False,
     )
     curv = gradient_curvature(phi)[1]
     evidence = log_post(phi) - 0.5 * curv.logdet() - n_topics * np.sum(np.log(np.asarray(tau)[pooled]))
@@ -405,82 +426,3 @@ class _LevelRows:
         next_cut = np.zeros(shape)
         next_cut[:, :-1] = -w_rows
         return grad, diagonal, next_cut
-
-
-class _Arrowhead:
-    """Minus the Hessian of :func:`_fit_topic_cuts` in ``(c, b_1..b_T)``: the shared block
-    ``Σ_t H_t + I/cut_sd²``, each topic's ``H_t + diag(1/τ²)`` and the coupling ``H_t``
-    (``H_t`` the likelihood's curvature in topic ``t``'s cut-points); solved through the
-    Schur complement of the topic blocks, ``O(T)``. Topic terms of a cut-point with
-    ``τ = 0`` are held at 0 (identity rows). ``shared_prior`` and ``topic_prior``: the
-    priors' curvature in ``c`` and in each ``b_t`` (held terms: 1)."""
-
-    def __init__(self, hess, shared_prior, topic_prior, pooled):
-        self.couple = hess * pooled  # rows c, columns b_t
-        self.topic = self.couple * pooled[:, None] + topic_prior  # held terms: identity
-        self.shared = hess.sum(axis=0) + shared_prior
-        self.pooled = pooled
-        self.inv_topic = _inverse(self.topic)
-        self.gain = self.couple @ self.inv_topic  # the topic blocks symmetric: C_t H_t⁻¹
-        self.schur = self.shared - np.einsum("tij,tkj->ik", self.gain, self.couple)
-        self.inv_schur = _inverse(self.schur)
-
-    def solve(self, g):
-        n_free = len(self.shared)
-        g_c, g_b = g[:n_free], g[n_free:].reshape(-1, n_free)
-        s_c = self.inv_schur @ (g_c - np.einsum("tij,tj->i", self.gain, g_b))
-        s_b = np.einsum("tij,tj->ti", self.inv_topic, g_b) - np.einsum("tji,j->ti", self.gain, s_c)
-        return np.concatenate([s_c, s_b.ravel()])
-
-    def logdet(self) -> float:
-        """Over the free parameters (topic terms of a cut-point with ``τ = 0`` left out)."""
-        return float(np.sum(np.linalg.slogdet(self.topic)[1]) + np.linalg.slogdet(self.schur)[1])
-
-    @property
-    def covariance(self) -> np.ndarray:
-        """The inverse, dense (refused with the memory it needs when that is not free); 0 on
-        the held topic terms."""
-        n_free, n_topics = len(self.shared), len(self.topic)
-        dense = checked_square(n_free * (1 + n_topics), "the topics' cut-points' dense Laplace covariance")
-        dense[:n_free, :n_free] = self.shared
-        for t in range(n_topics):
-            block = slice(n_free * (1 + t), n_free * (2 + t))
-            dense[:n_free, block] = self.couple[t]
-            dense[block, :n_free] = self.couple[t].T
-            dense[block, block] = self.topic[t]
-        cov = np.linalg.inv(dense)
-        held = np.concatenate([np.zeros(n_free, bool), np.tile(~self.pooled, n_topics)])
-        cov[held] = cov[:, held] = 0.0
-        return (cov + cov.T) / 2
-
-    def draws(self, rng: np.random.Generator, mode, n: int) -> np.ndarray:
-        """``(n, P)`` draws of ``N(mode, H⁻¹)`` (held topic terms at the mode) by the block
-        Cholesky factor, topic blocks first: ``H_t = L_t L_tᵀ``, ``S = L_S L_Sᵀ``,
-        ``x_c = L_S⁻ᵀ z_c`` and ``x_t = L_t⁻ᵀ z_t − H_t⁻¹ C_tᵀ x_c`` (as
-        :meth:`~.arrowhead.Arrowhead.draws`, with blocks for the diagonal); ``O(T)``."""
-        n_free, n_topics = len(self.shared), len(self.topic)
-        z = rng.standard_normal((n, n_free * (1 + n_topics)))
-        x_c = np.linalg.solve(np.linalg.cholesky(self.schur).T, z[:, :n_free].T).T  # (n, n_free)
-        chol_t = np.linalg.cholesky(self.topic)  # (T, n_free, n_free), lower
-        z_t = z[:, n_free:].reshape(n, n_topics, n_free).transpose(1, 2, 0)  # (T, n_free, n)
-        x_t = np.linalg.solve(chol_t.transpose(0, 2, 1), z_t)  # L_t⁻ᵀ z_t
-        x_t -= np.einsum("tij,ni->tjn", self.gain, x_c)  # gain_t = C_t H_t⁻¹: H_t⁻¹ C_tᵀ = gain_tᵀ
-        x_t *= self.pooled[None, :, None]  # held terms: at the mode
-        x = np.concatenate([x_c, x_t.transpose(2, 0, 1).reshape(n, -1)], axis=1)
-        return np.asarray(mode, dtype=float) + x
-
-
-def _inverse(blocks):
-    """Inverses of a stack of small symmetric blocks ``(…, n, n)``: in closed form for
-    ``n ≤ 2`` (LAPACK's per-matrix overhead is most of the cost of a batch of 2×2s)."""
-    n = blocks.shape[-1]
-    if n == 1:
-        return 1 / blocks
-    if n == 2:
-        a, b, d = blocks[..., 0, 0], blocks[..., 0, 1], blocks[..., 1, 1]
-        scale = 1 / (a * d - b * b)
-        out = np.empty_like(blocks)
-        out[..., 0, 0], out[..., 1, 1] = d * scale, a * scale
-        out[..., 0, 1] = out[..., 1, 0] = -b * scale
-        return out
-    return np.linalg.inv(blocks)

@@ -32,8 +32,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, logit, ndtri
+from scipy.special import expit, logit
 
+from ..._normal import normal_quantile
 from ...data import Campaign
 from ..arrowhead import Arrowhead, laplace_draws, laplace_form
 from ..base import LazyDraws, RelevanceEstimate, RelevanceModel, register_model
@@ -469,7 +470,7 @@ class Fusion(RelevanceModel):
         theta = self._theta_draws(rng, n)
         seed = getattr(self, "shared_draw_seed_", None)  # share_draws
         rng = rng if seed is None else np.random.default_rng(seed)
-        strata = ndtri((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
+        strata = normal_quantile((rng.permutation(n) + 0.5) / n)  # the normal's quantiles
         run_effects = below = None
         if run_sd > 0:
             run_effects = rng.normal(0.0, run_sd, size=(n, campaign.n_systems))
