@@ -172,3 +172,27 @@ def test_ratio_moments_broadcast():
 def test_invalid_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_pair_terms_many_pairs_match_quadratic_forms(rng):
+    """The kernel's cross terms over many pairs in any order (a pair repeated, shallow runs,
+    judged documents with v = 0) against Σ v g^a g^b and Σ_{i<j} a_ij b_ij v_i v_j summed
+    from the dense a_ij of each ranking."""
+    from relimpute.confidence import _kernels
+    from relimpute.confidence.moments import _stack_ranks
+
+    n = 60
+    p = random_p(rng, n)
+    v = p * (1.0 - p)
+    ranks = [random_ranks(rng, n, min_retrieved=1) for _ in range(7)]
+    ranking, rank, depth = _stack_ranks(ranks, n)
+    _, _, _, _, g = _kernels.system_terms(ranking, rank, depth, p, v)
+    pairs = np.array([(3, 1), (0, 5), (0, 2), (6, 0), (0, 5), (2, 3), (1, 4), (5, 6)])
+    cf, cs = _kernels.pair_terms(ranking, rank, depth, g, v, n, pairs[:, 0], pairs[:, 1])
+    grad = np.zeros((len(ranks), n))  # the gradient by document (0 where not retrieved)
+    for s in range(len(ranks)):
+        grad[s, ranking[s, : depth[s]]] = g[s, : depth[s]]
+    for q, (a, b) in enumerate(pairs):
+        both = a_matrix(ranks[a]) * a_matrix(ranks[b]) * np.outer(v, v)
+        assert cf[q] == pytest.approx(np.sum(v * grad[a] * grad[b]), rel=TOL, abs=TOL)
+        assert cs[q] == pytest.approx(np.triu(both, k=1).sum(), rel=TOL, abs=TOL)

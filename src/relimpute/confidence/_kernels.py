@@ -66,10 +66,10 @@ def system_terms(ranking, rank, depth, p, v):
 
 
 @njit_cached(nogil=True)
-def _fenwick_add(tree, i, value_0, value_1):
+def _fenwick_add(tree, size, i, value_0, value_1):
     """Add ``value_0`` to tree 0 and ``value_1`` to tree 1 at ``i`` (two Fenwick trees
-    interleaved as the columns of ``tree``: one walk, neighbouring cells)."""
-    size = tree.shape[0]
+    interleaved as the columns of ``tree``: one walk, neighbouring cells), in cells below
+    ``size`` (the cells a prefix up to ``size - 1`` reads)."""
     while i < size:
         tree[i, 0] += value_0
         tree[i, 1] += value_1
@@ -106,8 +106,10 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
     width = ranking.shape[1]
     cross_first = np.zeros(n_pairs)
     cross_second = np.zeros(n_pairs)
-    pos_a = np.zeros(n_docs, dtype=np.int32)  # 1-based position in a, 0 = not retrieved
+    pos_a = np.zeros(n_docs, dtype=np.int64)  # 1-based position in a, 0 = not retrieved or v = 0
     tree = np.zeros((width + 1, 2))  # the Fenwick trees of v (column 0) and of v / r^a (1)
+    shared = np.empty(width, dtype=np.int64)  # positions in b of the documents a shares
+    shared_a = np.empty(width, dtype=np.int64)  # and their positions in a
     current = -1
     for q in range(n_pairs):
         a = pair_a[q]
@@ -117,23 +119,28 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
                 for k in range(depth[current]):
                     pos_a[ranking[current, k]] = 0
             for k in range(depth[a]):
-                pos_a[ranking[a, k]] = k + 1
+                d = ranking[a, k]
+                pos_a[d] = k + 1 if v[d] != 0.0 else 0
             current = a
         size = depth[a] + 1
         for k in range(size):
             tree[k, 0] = 0.0
             tree[k, 1] = 0.0
+        # the shared documents in b's order, gathered without a branch per document (whether
+        # b's next document is in a is a coin flip the CPU cannot predict)
+        n_shared = 0
+        for k in range(depth[b]):
+            ka = pos_a[ranking[b, k]]
+            shared[n_shared] = k
+            shared_a[n_shared] = ka
+            n_shared += ka != 0
         total_w = 0.0
         cf = 0.0
         cs = 0.0
-        for k in range(depth[b]):
-            d = ranking[b, k]
-            ka = pos_a[d]
-            if ka == 0:
-                continue
-            vd = v[d]
-            if vd == 0.0:
-                continue
+        for j in range(n_shared):
+            k = shared[j]
+            ka = shared_a[j]
+            vd = v[ranking[b, k]]
             ra = rank[a, ka - 1]
             rb = rank[b, k]
             cf += vd * g[a, ka - 1] * g[b, k]
@@ -141,7 +148,7 @@ def pair_terms(ranking, rank, depth, g, v, n_docs, pair_a, pair_b):
             deeper_in_a = total_w - _fenwick_prefix(tree, 1, ka)
             cs += vd / rb * (shallower_in_a / ra + deeper_in_a)
             w = vd / ra
-            _fenwick_add(tree, ka, vd, w)
+            _fenwick_add(tree, size, ka, vd, w)
             total_w += w
         cross_first[q] = cf
         cross_second[q] = cs
