@@ -10,8 +10,9 @@ With z_r = a_r (dN_r − λ dNp_r) + b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂
 every design covariance is a quadratic form in one Gram matrix per sampling of the basis
 [dN_r, dNp_r, x, p] (:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z²,
 stratified Σ_h N_h²(1 − n_h/N_h)/n_h s_h²(z)), so a pair costs nothing more than its runs.
-The delete-one jackknife (Poisson) is exact: AP's totals are linear in each weight
-separately, so deleting d gives T_(d) = T − w_d ∂T/∂w_d. ``tests/test_survey_batched.py``
+The delete-one jackknife is exact: AP's totals are linear in each weight separately, so
+deleting d gives T_(d) = T − w_d ∂T/∂w_d (Poisson), and the stratified replicate's reweighting
+of d's stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`). ``tests/test_survey_batched.py``
 checks every row against :func:`.estimate.estimate` sample by sample.
 """
 
@@ -24,7 +25,7 @@ import numpy as np
 from .design import POISSON, SAMPLINGS, STRATIFIED
 from .estimate import BLOWN_UP, ESTIMATORS, VARIANCES
 from .measures import NO_RELEVANT, relevant_judged
-from .totals import linear_total, pair_total
+from .totals import linear_total, pair_total, ranked_pair_sum
 
 
 @dataclass
@@ -115,6 +116,23 @@ class TopicSamplings:
         self.rx, self.rp, self.pop_r = denominator.ht_x, denominator.ht_p, denominator.pop_p
         self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
         self.gram = self._gram()
+        if samplings.sampling == STRATIFIED:  # the within-stratum pairs of each d, i_d
+            self.inx = np.stack([self._within(self.x, r) for r in self.ranks], 1)  # (B, R, n)
+            self.inp = np.stack([self._within(self.p, r) for r in self.ranks], 1)
+
+    def _within(self, v, rank) -> np.ndarray:
+        """(B, n): each document's share of AP's numerator from pairs inside its own stratum,
+        f_h (w_d ∂N_h/∂w_d − v_d w_d / r_d), N_h the numerator of stratum h's documents alone
+        with factor 1 (:func:`.totals.ranked_pair_sum`)."""
+        s = self.s
+        w, zero, one = s.weight, np.zeros(len(v), int), np.ones(1)
+        single = np.where(rank > 0, v / np.where(rank > 0, rank, 1), 0.0) * w
+        out = np.zeros(w.shape)
+        for h in range(s.member.shape[1]):
+            inside = s.stratum == h
+            _, deriv = ranked_pair_sum(np.where(inside, v, 0.0), w, rank, zero, one)
+            out += np.where(inside, s.pair_factor[:, h, None] * (w * deriv - single), 0.0)
+        return out
 
     # ------------------------------------------------------------------ the ratio at λ
     def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
@@ -218,33 +236,86 @@ class TopicSamplings:
     # ------------------------------------------------------------------ the jackknife
     def jackknife(self, lam, members, value, chunk: int = 25) -> np.ndarray:
         """The delete-one jackknife variance of Σ sign · AP over ``members`` ((runs, sign)) at
-        λ (B, Q), centred on ``value``: Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with
-        π_d < 1 (Poisson), less what it counts twice in AP's pairs (:meth:`pair_overcount`)."""
+        λ (B, Q) (:func:`.design.replicates`, :func:`.design.jackknife_variance`). Poisson:
+        Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with π_d < 1, ``value`` θ̂, less what it
+        counts twice in AP's pairs (:meth:`pair_overcount`). Stratified (n_h ≥ 2): replicate d
+        reweights the rest of its stratum by c = n_h/(n_h − 1), the stratum's inner pairs by
+        n_h/(n_h − 2) (0 at n_h = 2), so T_(d) = T + (c − 1) T_h − c w_d ∂T/∂w_d for a linear
+        total and N_(d) = N + (c − 1) A_h + (g − 1) W_h − c w_d ∂N/∂w_d + (c − g) i_d for AP's
+        (W_h its pairs inside h, i_d those of d, A_h the rest of h's share), exactly;
+        Σ_h (1 − n_h/N_h)(n_h − 1)/n_h Σ_{d ∈ h} (θ̂_(d) − θ̄_h)², θ̄_h the mean over h; a stratum
+        with one judged document takes the Poisson form."""
         s = self.s
         B = len(s)
-        drawn = s.drawn
-        m = max(int(drawn.sum(axis=1).max()), 1)
-        idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+        idx, valid = _gathered(s.drawn)
         w = np.take_along_axis(s.weight, idx, 1)
         pi = np.take_along_axis(s.pi, idx, 1)
-        coef = np.where(np.take_along_axis(drawn, idx, 1) & (pi < 1), 1.0 - pi, 0.0)
+        coef = np.where(valid & (pi < 1), 1.0 - pi, 0.0)
+        stratified = s.sampling == STRATIFIED
+        if stratified:
+            h = s.stratum[idx]  # (B, m)
+            m_h = np.take_along_axis(s.n_h, h, 1)
+            split = valid & (m_h >= 2)
+            c = np.where(split, m_h / np.where(split, m_h - 1, 1), 1.0)
+            g = np.where(split, np.where(m_h >= 3, m_h / np.maximum(m_h - 2, 1), 0.0), 1.0)
+            size = s.member.sum(0)[h]
+            coef = np.where(split, (1 - m_h / size) * (m_h - 1) / np.maximum(m_h, 1), coef)
+            wx, wp = s.weight * self.x, s.weight * self.p
         out = np.empty(value.shape)
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
-            ip, wp = idx[part], w[part]
-            rx = self.rx[part, None] - wp * self.x[ip]
-            rp = self.rp[part, None] - wp * self.p[ip]
-            least = self.least[part, None] - self.x[ip] * (wp > 0)  # relevant_judged less d
+            ip, wpart = idx[part], w[part]
+            rx = self.rx[part, None] - wpart * self.x[ip]
+            rp = self.rp[part, None] - wpart * self.p[ip]
+            if stratified:
+                cp, gp, hp = c[part], g[part], h[part]
+                rows = np.arange(len(ip))[:, None]
+                rx = rx + (cp - 1) * ((wx[part] @ s.member)[rows, hp] - wpart * self.x[ip])
+                rp = rp + (cp - 1) * ((wp[part] @ s.member)[rows, hp] - wpart * self.p[ip])
+            least = self.least[part, None] - self.x[ip] * (wpart > 0)  # relevant_judged less d
             rep = 0.0
-            dnx = np.take_along_axis(self.dnx[part], ip[:, None], 2)  # (b, R, m): gathered
-            dnp = np.take_along_axis(self.dnp[part], ip[:, None], 2)
+            dnx = wpart[:, None] * np.take_along_axis(self.dnx[part], ip[:, None], 2)
+            dnp = wpart[:, None] * np.take_along_axis(self.dnp[part], ip[:, None], 2)
+            if stratified:
+                parts = self._stratum_parts(part)
+                inx = np.take_along_axis(self.inx[part], ip[:, None], 2)
+                inp = np.take_along_axis(self.inp[part], ip[:, None], 2)
             for runs, sign in members:
-                nx = self.nx[part][:, runs, None] - wp[:, None] * dnx[:, runs]
-                np_ = self.np_[part][:, runs, None] - wp[:, None] * dnp[:, runs]
+                nx = self.nx[part][:, runs, None] - dnx[:, runs]
+                np_ = self.np_[part][:, runs, None] - dnp[:, runs]
+                if stratified:
+                    nx = nx + self._stratum_shift(parts[0], inx, dnx, runs, cp, gp, hp)
+                    np_ = np_ + self._stratum_shift(parts[1], inp, dnp, runs, cp, gp, hp)
                 rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
                                               rp[:, None], least[:, None], value_only=True)
-            out[part] = (coef[part][:, None] * (rep - value[part][..., None]) ** 2).sum(-1)
-        return out - self.pair_overcount(lam, members)
+            centre = value[part][..., None]
+            if stratified:
+                centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
+            out[part] = (coef[part][:, None] * (rep - centre) ** 2).sum(-1)
+        return out if stratified else out - self.pair_overcount(lam, members)
+
+    def _stratum_parts(self, part):
+        """Per sampling, run and stratum of a stratified design: (A_h, W_h) of x's and of p's
+        numerators (:meth:`jackknife`), each (b, R, H)."""
+        s = self.s
+        out = []
+        for inner, deriv in ((self.inx, self.dnx), (self.inp, self.dnp)):
+            pairs_h = 0.5 * inner[part] @ s.member
+            out.append(((s.weight[part][:, None] * deriv[part]) @ s.member - 2 * pairs_h,
+                        pairs_h))
+        return out
+
+    @staticmethod
+    def _stratum_shift(parts, inner, scaled, runs, c, g, h):
+        """N_(d) − (N − w_d ∂N/∂w_d) of a stratified replicate (:meth:`jackknife`), (b, Q, m):
+        ``parts`` (A_h, W_h), ``inner`` the gathered i_d and ``scaled`` w_d ∂N/∂w_d (b, R, m)."""
+        rest_h, pairs_h = parts
+        at = np.broadcast_to(h[:, None, :], (len(h), len(runs), h.shape[1]))
+        rest = np.take_along_axis(rest_h[:, runs], at, 2)
+        inside = np.take_along_axis(pairs_h[:, runs], at, 2)
+        c, g = c[:, None], g[:, None]
+        return (c - 1) * rest + (g - 1) * inside - (c - 1) * scaled[:, runs] \
+            + (c - g) * inner[:, runs]
 
     def pair_overcount(self, lam, members, chunk: int = 4) -> np.ndarray:
         """What the delete-one jackknife counts twice in AP's pairs (Poisson;
@@ -353,9 +424,6 @@ class TopicSamplings:
             raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
         if variance not in VARIANCES:
             raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
-        if variance == "jackknife" and self.s.sampling == STRATIFIED:
-            raise ValueError("the batched jackknife covers Poisson sampling: give "
-                             "variance='linearised', or estimate() each stratified sample")
         runs = np.arange(self.nx.shape[1])
         quantity = (lambda m, *_: self._ht(m, variance, bias_correction)) if estimator == "ht" \
             else self.quantity
@@ -371,6 +439,24 @@ class TopicSamplings:
             single = [np.where(unknown, np.nan, a) for a in single]
             paired = [np.where(unknown, np.nan, a) for a in paired]
         return SamplingEstimates(*single, *paired)
+
+
+def _gathered(drawn):
+    """(idx, valid) (B, m): each sampling's drawn documents first (m the most drawn by any),
+    and which of the gathered positions are drawn."""
+    m = max(int(drawn.sum(axis=1).max()), 1)
+    idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+    return idx, np.take_along_axis(drawn, idx, 1)
+
+
+def _stratum_means(rep, split, h, H, centre):
+    """The centre of each replicate (:func:`.design.jackknife_variance`): the mean of its
+    stratum's split replicates, else ``centre`` (θ̂); ``rep`` (b, Q, m), ``split``/``h`` (b, m)."""
+    member = ((h[..., None] == np.arange(H)) & split[..., None]).astype(float)
+    count = member.sum(1)  # (b, H)
+    mean = (rep @ member) / np.maximum(count, 1)[:, None]  # (b, Q, H)
+    at = np.broadcast_to(h[:, None, :], rep.shape)
+    return np.where(split[:, None], np.take_along_axis(mean, at, 2), centre)
 
 
 def _gradient(n, r, least):
