@@ -1,95 +1,31 @@
-"""Many samplings of one topic at once: :func:`.estimate.topic_estimate`'s AP of every run and
-ΔAP of every pair, for B samplings of one design over the same universe, in arrays.
+"""AP of every run and ΔAP of every pair for B samplings of one topic at once, in arrays: the
+one implementation of AP's estimators (:func:`.estimate.estimate` reads each sample as B = 1).
 
-A coverage study draws hundreds of samples of each topic; :func:`.estimate.estimate` takes
-one sample at a time. Here the B samplings share the universe, the runs and the predictions,
-so the totals are :func:`.totals.pair_total` and :func:`.totals.linear_total` under weights
-``(B, n)``, the ratio is :class:`.measures.RatioOfTotals` (R̂ held at the relevant documents
-judged: :func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.estimate.tuned_lambda` and PPI++ keeps :data:`.estimate.BLOWN_UP`.
-With z_r = a_r (dN_r − λ dNp_r) + b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`)
-every design covariance is a quadratic form in one Gram matrix per sampling of the basis
-[dN_r, dNp_r, x, p] (:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z²,
-stratified Σ_h N_h²(1 − n_h/N_h)/n_h s_h²(z)), so a pair costs nothing more than its runs.
-The delete-one jackknife is exact: AP's totals are linear in each weight separately, so
-deleting d gives T_(d) = T − w_d ∂T/∂w_d (Poisson), and the stratified replicate's reweighting
-of d's stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`). ``tests/test_survey_batched.py``
-checks every row against :func:`.estimate.estimate` sample by sample.
+The B samplings share the universe, the runs and the predictions, so the totals are
+:func:`.totals.pair_total` and :func:`.totals.linear_total` under weights ``(B, n)``, the ratio
+is :func:`.measures.ratio_parts` (R̂ held at the relevant documents judged:
+:func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.samplings.tuned_lambda`
+and PPI++ falls back to HT by :func:`.samplings.keeps_ppi`. With z_r = a_r (dN_r − λ dNp_r) +
+b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`) every design covariance is a quadratic
+form in one Gram matrix per sampling of the basis [dN_r, dNp_r, x, p]
+(:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z², stratified
+Σ_h N_h²(1 − n_h/N_h)/n_h s_h²(z)), so a pair costs nothing more than its runs. The
+delete-one jackknife is exact: AP's totals are linear in each weight separately, so deleting
+d gives T_(d) = T − w_d ∂T/∂w_d (Poisson), and the stratified replicate's reweighting of d's
+stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`).
+``tests/test_survey_batched.py`` checks every row against one sample at a time, and
+``tests/test_survey_jackknife.py`` the replicates against statAP by hand.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .design import POISSON, SAMPLINGS, STRATIFIED
-from .estimate import BLOWN_UP, ESTIMATORS, VARIANCES
-from .measures import NO_RELEVANT, relevant_judged
+from .design import STRATIFIED
+from .measures import ratio_parts, relevant_judged
+from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
+    _gathered, _stratum_means, keeps_ppi, mean_over_topics, tuned_lambda
 from .totals import linear_total, pair_total, ranked_pair_sum
-
-
-@dataclass
-class Samplings:
-    """B samplings of one topic's universe of n documents under one design: ``drawn`` (B, n)
-    which documents each judged; ``inclusion`` (n,) π (Poisson; stratified: n_h/N_h of each
-    sampling is read from ``drawn``); ``stratum`` (n,) integer codes (stratified)."""
-
-    drawn: np.ndarray
-    inclusion: np.ndarray | None = None
-    stratum: np.ndarray | None = None
-    sampling: str = POISSON
-
-    def __post_init__(self):
-        if self.sampling not in SAMPLINGS:
-            raise ValueError(f"sampling {self.sampling!r} is not one of {', '.join(SAMPLINGS)}")
-        self.drawn = np.atleast_2d(np.asarray(self.drawn, dtype=bool))
-        B, n = self.drawn.shape
-        codes = np.zeros(n, int) if self.stratum is None else np.asarray(self.stratum)
-        _, self.stratum = np.unique(codes, return_inverse=True)
-        member = np.eye(self.stratum.max(initial=0) + 1)[self.stratum]  # (n, H)
-        size = member.sum(0)
-        if self.sampling == POISSON:
-            if self.inclusion is None:
-                raise ValueError("Poisson sampling needs each document's inclusion probability")
-            pi = np.broadcast_to(np.asarray(self.inclusion, dtype=float), (B, n))
-            if (self.drawn & ~(pi > 0)).any():
-                raise ValueError("a drawn document has inclusion probability 0")
-            self.pair_factor = np.ones((B, member.shape[1]))
-            self.var_coef = np.where(self.drawn, (1 - pi) / np.where(pi > 0, pi, 1) ** 2, 0.0)
-            self.centred = np.zeros((B, member.shape[1]), bool)
-        else:  # n_h of N_h without replacement: strata_inclusion's π and pair factor
-            n_h = self.drawn.astype(float) @ member  # (B, H)
-            share = n_h / size
-            both = np.divide(n_h * (n_h - 1), size * (size - 1), out=np.zeros_like(n_h),
-                             where=size > 1)
-            self.pair_factor = np.divide(share**2, both, out=np.zeros_like(n_h), where=both > 0)
-            pi = share[:, self.stratum]
-            open_ = (n_h > 0) & (n_h < size)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                per = np.where(n_h >= 2, size**2 * (1 - share) / (n_h * (n_h - 1)),
-                               (1 - share) / share**2)  # one judged: the Poisson formula
-            self.var_coef = np.where(self.drawn, np.where(open_, per, 0.0)[:, self.stratum], 0.0)
-            self.centred = open_ & (n_h >= 2)
-            self.n_h = n_h
-        self.member = member
-        self.weight = np.where(self.drawn, 1.0 / np.where(pi > 0, pi, 1.0), 0.0)
-        self.pi = pi
-
-    def __len__(self) -> int:
-        return len(self.drawn)
-
-
-@dataclass
-class SamplingEstimates:
-    """Per sampling (rows) and quantity (columns): the estimate, its variance and λ of every
-    run (``(B, R)``) and of every pair A − B (``(B, P)``, the pairs as given)."""
-
-    value: np.ndarray
-    variance: np.ndarray
-    lam: np.ndarray
-    delta: np.ndarray
-    delta_variance: np.ndarray
-    delta_lam: np.ndarray
 
 
 class TopicSamplings:
@@ -147,14 +83,8 @@ class TopicSamplings:
         n_hat = nx + lam * (self.pop_n[runs].reshape(-1, *[1] * (nx.ndim - 2)) - np_)
         raw = rx + lam * (self.pop_r - rp)
         least = self.least[:, None] if least is None else least
-        r_hat = np.maximum(raw, least)
-        ok = r_hat >= NO_RELEVANT
-        safe = np.where(ok, r_hat, 1.0)
-        if value_only:  # replicates: AP̂ alone
-            return np.where(ok, n_hat / safe, 0.0)
-        held = raw < least
-        return (np.where(ok, n_hat / safe, 0.0), np.where(ok, 1.0 / safe, 0.0),
-                np.where(ok & ~held, -n_hat / safe**2, 0.0), n_hat, raw)
+        value, a, b = ratio_parts(n_hat, raw, least)
+        return value if value_only else (value, a, b, n_hat, raw)
 
     # ------------------------------------------------------------------ design covariances
     def _gram(self, chunk: int = 50) -> np.ndarray:
@@ -182,10 +112,15 @@ class TopicSamplings:
 
     def _form(self, index, left, right=None) -> np.ndarray:
         """lᵀ G r per sampling and quantity: ``index`` (Q, m) basis positions, ``left`` and
-        ``right`` (B, Q, m) coefficients."""
+        ``right`` (B, Q, m) coefficients. A form below 1e-12 of its bound Σ|l|√G_ii Σ|r|√G_jj
+        is 0: a sum over the sample that vanishes term by term (z_d = 0 on every d with π < 1)
+        leaves only the roundoff of the Gram's cancellation."""
         right = left if right is None else right
         sub = self.gram[:, index[:, :, None], index[:, None, :]]
-        return np.einsum("bqi,bqij,bqj->bq", left, sub, right)
+        value = np.einsum("bqi,bqij,bqj->bq", left, sub, right)
+        root = np.sqrt(np.maximum(np.diagonal(sub, axis1=2, axis2=3), 0.0))
+        bound = (np.abs(left) * root).sum(-1) * (np.abs(right) * root).sum(-1)
+        return np.where(np.abs(value) <= 1e-12 * bound, 0.0, value)
 
     def _index(self, runs) -> np.ndarray:
         """Basis positions [dN_r, dNp_r, x, p] of each run."""
@@ -226,7 +161,7 @@ class TopicSamplings:
                 up = [v + (step if i == j else 0) for i, v in enumerate(values)]
                 down = [v - (step if i == j else 0) for i, v in enumerate(values)]
                 column = [(g_up - g_down) / (2 * step) for g_up, g_down in
-                          zip(_gradient(*up, held), _gradient(*down, held))]
+                          zip(ratio_parts(*up, held)[1:], ratio_parts(*down, held)[1:])]
                 for i in range(2):
                     cov = self._form(index, derivs[i], derivs[j])
                     total = total + np.where(column[i] != 0.0, 0.5 * column[i] * cov, 0.0)
@@ -385,7 +320,7 @@ class TopicSamplings:
             lam = np.ones((B, Q)) if lam is None else np.broadcast_to(lam, (B, Q)).astype(float)
         elif lam is None:
             cov, var = self.lambda_moments(members)
-            lam = np.where(var > 0, np.clip(cov / np.where(var > 0, var, 1.0), 0.0, 1.0), 0.0)
+            lam = tuned_lambda(cov, var)
         else:
             lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
         value, var, _, parts = self._quantity(lam, members)
@@ -398,7 +333,7 @@ class TopicSamplings:
         var = np.maximum(var, 0.0)
         if estimator == "ppi++":  # never much wider than HT on this topic (BLOWN_UP)
             alone = self._ht(members, variance, bias_correction)
-            keep = (lam <= 0) | (var <= BLOWN_UP * alone[1])
+            keep = keeps_ppi(lam, var, alone[1])
             value, var = np.where(keep, value, alone[0]), np.where(keep, var, alone[1])
             lam = np.where(keep, lam, 0.0)
         return value, var, lam
@@ -439,40 +374,3 @@ class TopicSamplings:
             single = [np.where(unknown, np.nan, a) for a in single]
             paired = [np.where(unknown, np.nan, a) for a in paired]
         return SamplingEstimates(*single, *paired)
-
-
-def _gathered(drawn):
-    """(idx, valid) (B, m): each sampling's drawn documents first (m the most drawn by any),
-    and which of the gathered positions are drawn."""
-    m = max(int(drawn.sum(axis=1).max()), 1)
-    idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
-    return idx, np.take_along_axis(drawn, idx, 1)
-
-
-def _stratum_means(rep, split, h, H, centre):
-    """The centre of each replicate (:func:`.design.jackknife_variance`): the mean of its
-    stratum's split replicates, else ``centre`` (θ̂); ``rep`` (b, Q, m), ``split``/``h`` (b, m)."""
-    member = ((h[..., None] == np.arange(H)) & split[..., None]).astype(float)
-    count = member.sum(1)  # (b, H)
-    mean = (rep @ member) / np.maximum(count, 1)[:, None]  # (b, Q, H)
-    at = np.broadcast_to(h[:, None, :], rep.shape)
-    return np.where(split[:, None], np.take_along_axis(mean, at, 2), centre)
-
-
-def _gradient(n, r, least):
-    """:class:`.measures.RatioOfTotals`' gradient (∂/∂N, ∂/∂R) elementwise."""
-    held = r < least
-    r = np.maximum(r, least)
-    r = np.where(r < NO_RELEVANT, 0.0, r)
-    ok = r > 0
-    safe = np.where(ok, r, 1.0)
-    return np.where(ok, 1.0 / safe, 0.0), np.where(ok & ~held, -n / safe**2, 0.0)
-
-
-def mean_over_topics(topics: list[SamplingEstimates]) -> SamplingEstimates:
-    """MAP and ΔMAP per sampling: the means over topics, Var = Σ_t Var_t / T² (topics are
-    independent designs), λ the mean over topics."""
-    T = len(topics)
-    return SamplingEstimates(*(sum(getattr(t, f) for t in topics) / (T**2 if "variance" in f
-                                                                     else T)
-                               for f in SamplingEstimates.__dataclass_fields__))
