@@ -151,3 +151,16 @@ def test_the_stratified_jackknife_at_the_edges_equals_estimate(taken, estimator)
         assert np.allclose(single["se"] ** 2, got.variance[b], rtol=1e-8, atol=1e-12)
         assert np.allclose(paired["se"] ** 2, got.delta_variance[b], rtol=1e-8, atol=1e-12)
         assert np.allclose(paired["estimate"], got.delta[b], atol=1e-10)
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_another_control_on_the_same_samplings_shares_the_judgments_totals(stratified):
+    rng = np.random.default_rng(9)
+    x, p, ranks = universe(rng)
+    samplings = draw(rng, stratified)
+    judged = TopicSamplings(samplings, x, ranks)
+    for q in (p, 1 - p):
+        shared = judged.with_control(q).estimates([(0, 1)], estimator="ppi++")
+        fresh = TopicSamplings(samplings, x, ranks, q).estimates([(0, 1)], estimator="ppi++")
+        for field in ("value", "variance", "lam", "delta", "delta_variance"):
+            np.testing.assert_array_equal(getattr(shared, field), getattr(fresh, field))

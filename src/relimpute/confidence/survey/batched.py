@@ -2,7 +2,7 @@
 one implementation of AP's estimators (:func:`.estimate.estimate` reads each sample as B = 1).
 
 The B samplings share the universe, the runs and the predictions, so the totals are
-:func:`.totals.pair_total` and :func:`.totals.linear_total` under weights ``(B, n)``, the ratio
+:func:`.totals.ranked_pair_sums` (AP's numerator) and Σ w x (R̂) under weights ``(B, n)``, the ratio
 is :func:`.measures.ratio_parts` (R̂ held at the relevant documents judged:
 :func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.samplings.tuned_lambda`
 and PPI++ falls back to HT by :func:`.samplings.keeps_ppi`. With z_r = a_r (dN_r − λ dNp_r) +
@@ -25,7 +25,7 @@ from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
     _gathered, _stratum_means, keeps_ppi, mean_over_topics, tuned_lambda
-from .totals import linear_total, pair_total, ranked_pair_sum
+from .totals import ranked_pair_sums
 
 
 class TopicSamplings:
@@ -36,39 +36,40 @@ class TopicSamplings:
     ``ranks`` (R, n): each run's rank of each document (0 = not retrieved, cut at the
     measure's k first); ``p`` (n,): the control variate's predictions (None: zeros, HT)."""
 
-    def __init__(self, samplings: Samplings, relevant, ranks, p=None):
+    def __init__(self, samplings: Samplings, relevant, ranks, p=None, _judged=None):
         self.s = samplings
         self.x = np.asarray(relevant, dtype=float)
         self.p = np.zeros(len(self.x)) if p is None else np.asarray(p, dtype=float)
         self.ranks = np.atleast_2d(np.asarray(ranks, dtype=int))
-        w, stratum, factor = samplings.weight, samplings.stratum, samplings.pair_factor
-        numer = [pair_total(self.x, self.p, w, r, stratum, factor) for r in self.ranks]
-        self.nx = np.stack([t.ht_x for t in numer], 1)  # (B, R)
-        self.np_ = np.stack([t.ht_p for t in numer], 1)
-        self.dnx = np.stack([t.dx for t in numer], 1)  # (B, R, n)
-        self.dnp = np.stack([t.dp for t in numer], 1)
-        self.pop_n = np.array([t.pop_p for t in numer])
-        denominator = linear_total(np.ones(len(self.x)), self.x, self.p, w)
-        self.rx, self.rp, self.pop_r = denominator.ht_x, denominator.ht_p, denominator.pop_p
-        self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
+        if _judged is None:  # N̂ = HT_x (B, R), its derivatives (B, R, n), R̂'s HT_x, its floor
+            self.nx, self.dnx, self.inx = self._numerator(self.x)
+            self.rx = samplings.weight @ self.x
+            self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
+        else:
+            for name in ("nx", "dnx", "inx", "rx", "least"):
+                setattr(self, name, getattr(_judged, name))
+        self.np_, self.dnp, self.inp = self._numerator(self.p)
+        self.rp, self.pop_r = samplings.weight @ self.p, float(self.p.sum())
+        self.pop_n = ranked_pair_sums(self.p, np.ones((1, len(self.p))), self.ranks,
+                                      np.zeros(len(self.p), int), np.ones(1))[0][0]
         self.gram = self._gram()
-        if samplings.sampling == STRATIFIED:  # the within-stratum pairs of each d, i_d
-            self.inx = np.stack([self._within(self.x, r) for r in self.ranks], 1)  # (B, R, n)
-            self.inp = np.stack([self._within(self.p, r) for r in self.ranks], 1)
 
-    def _within(self, v, rank) -> np.ndarray:
-        """(B, n): each document's share of AP's numerator from pairs inside its own stratum,
-        f_h (w_d ∂N_h/∂w_d − v_d w_d / r_d), N_h the numerator of stratum h's documents alone
-        with factor 1 (:func:`.totals.ranked_pair_sum`)."""
+    def with_control(self, p) -> "TopicSamplings":
+        """The same samplings, relevance and runs with the predictions ``p`` of another control
+        variate: the judgments' totals are shared, the predictions' computed."""
+        return TopicSamplings(self.s, self.x, self.ranks, p, _judged=self)
+
+    def _numerator(self, v):
+        """AP's numerator of ``v`` (x or p) under each sampling's weights, per run: its HT sum
+        (B, R), derivatives (B, R, n) and, stratified, each document's pairs inside its
+        stratum (else None) (:func:`.totals.ranked_pair_sums`); zeros when v is."""
         s = self.s
-        w, zero, one = s.weight, np.zeros(len(v), int), np.ones(1)
-        single = np.where(rank > 0, v / np.where(rank > 0, rank, 1), 0.0) * w
-        out = np.zeros(w.shape)
-        for h in range(s.member.shape[1]):
-            inside = s.stratum == h
-            _, deriv = ranked_pair_sum(np.where(inside, v, 0.0), w, rank, zero, one)
-            out += np.where(inside, s.pair_factor[:, h, None] * (w * deriv - single), 0.0)
-        return out
+        stratified = s.sampling == STRATIFIED
+        if not v.any():
+            B, R, n = len(s), len(self.ranks), len(v)
+            return np.zeros((B, R)), np.zeros((B, R, n)), \
+                np.zeros((B, R, n)) if stratified else None
+        return ranked_pair_sums(v, s.weight, self.ranks, s.stratum, s.pair_factor, stratified)
 
     # ------------------------------------------------------------------ the ratio at λ
     def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
@@ -116,9 +117,14 @@ class TopicSamplings:
         is 0: a sum over the sample that vanishes term by term (z_d = 0 on every d with π < 1)
         leaves only the roundoff of the Gram's cancellation."""
         right = left if right is None else right
+        if index.shape[1] == 8:  # a pair: x and p once, with the two runs' coefficients summed
+            index = index[:, [0, 1, 4, 5, 2, 3]]
+            left, right = ([*np.moveaxis(c[..., [0, 1, 4, 5]], -1, 0), c[..., 2] + c[..., 6],
+                            c[..., 3] + c[..., 7]] for c in (left, right))
+            left, right = np.stack(left, -1), np.stack(right, -1)
         sub = self.gram[:, index[:, :, None], index[:, None, :]]
         value = np.einsum("bqi,bqij,bqj->bq", left, sub, right)
-        root = np.sqrt(np.maximum(np.diagonal(sub, axis1=2, axis2=3), 0.0))
+        root = np.sqrt(np.maximum(np.diagonal(self.gram, axis1=1, axis2=2), 0.0))[:, index]
         bound = (np.abs(left) * root).sum(-1) * (np.abs(right) * root).sum(-1)
         return np.where(np.abs(value) <= 1e-12 * bound, 0.0, value)
 
@@ -179,7 +185,9 @@ class TopicSamplings:
         total and N_(d) = N + (c − 1) A_h + (g − 1) W_h − c w_d ∂N/∂w_d + (c − g) i_d for AP's
         (W_h its pairs inside h, i_d those of d, A_h the rest of h's share), exactly;
         Σ_h (1 − n_h/N_h)(n_h − 1)/n_h Σ_{d ∈ h} (θ̂_(d) − θ̄_h)², θ̄_h the mean over h; a stratum
-        with one judged document takes the Poisson form."""
+        with one judged document takes the Poisson form. A pair's replicates share R̂:
+        (N̂_A − N̂_B)_(d) / R̂_(d); at one λ for all, V_AA + V_BB − 2 V_AB from the Gram V of the
+        runs' replicate deviations."""
         s = self.s
         B = len(s)
         idx, valid = _gathered(s.drawn)
@@ -196,6 +204,11 @@ class TopicSamplings:
             size = s.member.sum(0)[h]
             coef = np.where(split, (1 - m_h / size) * (m_h - 1) / np.maximum(m_h, 1), coef)
             wx, wp = s.weight * self.x, s.weight * self.p
+        every = np.arange(self.nx.shape[1])
+        paired = len(members) == 2 and [sign for _, sign in members] == [1.0, -1.0]
+        fixed = float(lam.flat[0]) if lam.size and np.all(lam == lam.flat[0]) else None
+        if paired and fixed is not None:
+            run_value = self.ratio(np.full(self.nx.shape, fixed), every)[0]
         out = np.empty(value.shape)
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
@@ -208,21 +221,37 @@ class TopicSamplings:
                 rx = rx + (cp - 1) * ((wx[part] @ s.member)[rows, hp] - wpart * self.x[ip])
                 rp = rp + (cp - 1) * ((wp[part] @ s.member)[rows, hp] - wpart * self.p[ip])
             least = self.least[part, None] - self.x[ip] * (wpart > 0)  # relevant_judged less d
-            rep = 0.0
             dnx = wpart[:, None] * np.take_along_axis(self.dnx[part], ip[:, None], 2)
             dnp = wpart[:, None] * np.take_along_axis(self.dnp[part], ip[:, None], 2)
+            nx = self.nx[part][..., None] - dnx  # (b, R, m): every run's replicate totals
+            np_ = self.np_[part][..., None] - dnp
             if stratified:
                 parts = self._stratum_parts(part)
                 inx = np.take_along_axis(self.inx[part], ip[:, None], 2)
                 inp = np.take_along_axis(self.inp[part], ip[:, None], 2)
-            for runs, sign in members:
-                nx = self.nx[part][:, runs, None] - dnx[:, runs]
-                np_ = self.np_[part][:, runs, None] - dnp[:, runs]
+                nx = nx + self._stratum_shift(parts[0], inx, dnx, every, cp, gp, hp)
+                np_ = np_ + self._stratum_shift(parts[1], inp, dnp, every, cp, gp, hp)
+            rx, rp, least = rx[:, None], rp[:, None], least[:, None]
+            lp = lam[part][..., None]
+            if paired and fixed is not None:  # one λ: a Gram of the runs' replicate deviations
+                rep = self.ratio(np.full(nx.shape[:2], fixed)[..., None], every, nx, np_, rx, rp,
+                                 least, value_only=True)
+                centre = run_value[part][..., None]
                 if stratified:
-                    nx = nx + self._stratum_shift(parts[0], inx, dnx, runs, cp, gp, hp)
-                    np_ = np_ + self._stratum_shift(parts[1], inp, dnp, runs, cp, gp, hp)
-                rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
-                                              rp[:, None], least[:, None], value_only=True)
+                    centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
+                e = rep - centre
+                gram = (e * coef[part][:, None]) @ e.transpose(0, 2, 1)
+                a, b = members[0][0], members[1][0]
+                out[part] = gram[:, a, a] + gram[:, b, b] - 2 * gram[:, a, b]
+                continue
+            if paired:  # A − B share R̂: (N̂_A − N̂_B) / R̂
+                a, b = members[0][0], members[1][0]
+                pop = (self.pop_n[a] - self.pop_n[b])[:, None]
+                rep = ratio_parts(nx[:, a] - nx[:, b] + lp * (pop - np_[:, a] + np_[:, b]),
+                                  rx + lp * (self.pop_r - rp), least)[0]
+            else:
+                rep = sum(sign * self.ratio(lp, runs, nx[:, runs], np_[:, runs], rx, rp, least,
+                                            value_only=True) for runs, sign in members)
             centre = value[part][..., None]
             if stratified:
                 centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
