@@ -1,6 +1,8 @@
 """CPU of the design-based coverage study (``examples/design_based/study.py``) on one collection,
 extrapolated to issue 43's grid: 500 samplings per cell, budgets 5/10/20%, every design and
-control variate, MAP of every run and ΔMAP of every pair.
+control variate, MAP of every run and ΔMAP of every pair. The batched estimators read up to 25
+samplings of a topic at once, so N below 25 overstates their cost per sampling: the figure to
+quote is N = 25 (one full block); N = 2 is for a slow tree beside it.
 
 Each round runs the study as a child process with ``--samplings N`` and every budget, with this
 tree and (``--before ROOT``, e.g. a worktree of main) with another, the order alternating
@@ -12,7 +14,8 @@ it is given (no thread variable set): the study's own BLAS settings count.
 
 Writes ``benchmarks/results/survey_grid.json`` and ``survey_grid.md``.
 
-    python benchmarks/bench_survey_grid.py [--collection dl19] [--samplings 2] [--before /work/main]
+    python benchmarks/bench_survey_grid.py --samplings 25
+    python benchmarks/bench_survey_grid.py --samplings 2 --before /work/main --stem survey_grid_n2
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ def run_study(tree: Path, collection: str, samplings: int, budgets) -> dict:
     return got
 
 
+def _commit(tree: Path) -> str:
+    """The tree's checked-out commit and whether it has changes."""
+    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--", "src",
+                            "examples/design_based"], capture_output=True, text=True).stdout
+    return head + (" + changes" if dirty.strip() else "")
+
+
 def run(collection: str, samplings: int, budgets, rounds: int, before: Path | None) -> dict:
     at_start = machine()
     trees = {"this tree": ROOT} | ({"before": before} if before else {})
@@ -66,7 +78,8 @@ def run(collection: str, samplings: int, budgets, rounds: int, before: Path | No
             r["this tree"]["grid_cpu_s"] / r["before"]["grid_cpu_s"] for r in table), 4)
     return {"benchmark": "survey_grid", "collection": collection, "samplings": samplings,
             "budgets": list(budgets), "grid_samplings": GRID, "rounds": rounds,
-            "trees": {k: str(v) for k, v in trees.items()}, "summary": summary, "table": table,
+            "trees": {k: f"{v} ({_commit(v)})" for k, v in trees.items()}, "summary": summary,
+            "table": table,
             "threads": thread_settings(), "machine": at_start,
             "load_average_1min_end": machine()["load_average_1min"], "date": utc_now()}
 
@@ -102,10 +115,11 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--before", type=Path, help="another tree's root (src/, examples/)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--stem", default="survey_grid", help="the results' file name")
     args = parser.parse_args(argv)
     result = run(args.collection, args.samplings, args.budgets, args.rounds, args.before)
     write_results(result, markdown(result), args.out, Path(args.collection),
-                  Path(args.collection), "survey_grid")
+                  Path(args.collection), args.stem)
 
 
 if __name__ == "__main__":
