@@ -24,9 +24,10 @@ on DL, ``llm-swapped`` (UMBRELA GPT-4o labels, p = 1 at grade ≥ 2, swapped on 
 topics; pairs without a label get 0). Estimators: HT for ``none``, the difference (GREG)
 estimator (λ = 1) and PPI++ (λ tuned per topic and quantity) for the others; intervals
 ± 1.96 se, the se linearised and the delete-one jackknife (stratified: within the
-stratum), the package's default; every sampling's numbers are relimpute.confidence.survey.estimate's for that sample
-(without the ratio's bias correction, λ tuned on each topic's own sample), computed for many
-samplings at once by relimpute.confidence.survey.batched.
+stratum), the package's default; every sampling's numbers are
+relimpute.confidence.survey.estimate's for that sample (without the ratio's bias correction,
+λ tuned on each topic's own sample), computed for many samplings at once by
+relimpute.confidence.survey.batched, the arithmetic estimate itself runs on.
 
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps

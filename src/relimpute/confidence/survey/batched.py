@@ -75,8 +75,8 @@ class TopicSamplings:
     def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
               value_only=False):
         """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
-        :class:`.measures.RatioOfTotals` (replicate totals when given, with the replicates'
-        own ``least``: a trailing axis)."""
+        :func:`.measures.ratio_parts` (replicate totals when given, with the replicates' own
+        ``least``: a trailing axis)."""
         nx = self.nx[:, runs] if nx is None else nx
         np_ = self.np_[:, runs] if np_ is None else np_
         rx = self.rx[:, None] if rx is None else rx
@@ -150,8 +150,10 @@ class TopicSamplings:
         return value, self._form(index, coef), index, parts
 
     def _bias(self, lam, parts) -> np.ndarray:
-        """:func:`.measures.second_order_bias` of each run's ratio (its central differences
-        exactly), summed with the signs."""
+        """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
+        N/R: (AP V̂ar(R̂) − Ĉov(N̂, R̂)) / R̂², Cochran 1977 §6.8), the Hessian by central
+        differences of :func:`.measures.ratio_parts`' gradient, per run, summed with the signs;
+        0 where R̂ is held or not positive (:meth:`quantity` caps it at ½ se)."""
         bias = 0.0
         for runs, sign, n_hat, raw in parts:
             index = self._index(runs)
@@ -282,8 +284,12 @@ class TopicSamplings:
             + (c - g) * inner[:, runs]
 
     def pair_overcount(self, lam, members, chunk: int = 4) -> np.ndarray:
-        """What the delete-one jackknife counts twice in AP's pairs (Poisson;
-        :func:`.estimate._pair_overcount`): ½ Σ_{j≠k ∈ S} b_jk² a_j a_k, a = (1 − π) w²,
+        """What the delete-one jackknife counts twice in AP's pairs (Poisson). A quadratic
+        estimate Σ_d a_d w_d + Σ_{j<k} b_jk w_j w_k has design variance Σ_d c_d² v_d +
+        Σ_{j<k} b_jk² v_j v_k (v = (1 − π)/π, c_d its derivative at w = 1); the replicate
+        differences w_d ĉ_d carry ĉ_d's own noise, so the jackknife's mean is the first sum plus
+        twice the second. This is the second's HT estimate, ½ Σ_{j≠k ∈ S} b_jk² a_j a_k,
+        a = (1 − π) w²,
         b_jk = Σ_runs ± (x_j x_k − λ p_j p_k) / (max(r_j, r_k) R̂(λ)) over the drawn d with
         π < 1, read off three Gram matrices over runs (xx·xx, xx·pp, pp·pp), so any λ costs
         nothing more."""

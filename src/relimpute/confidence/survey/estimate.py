@@ -11,7 +11,8 @@ Duchi & Zrnic 2023). λ_t is cross-fitted over topics: the covariances summed ov
 but t (:func:`cross_fitted_lambdas`), so topic t's estimate does not reuse its own sample to
 tune its weight (tuned on the same sample, a handful of judgments per topic made the
 intervals too narrow: ``tests/test_survey_estimators.py``). AP is corrected for the ratio's
-second-order bias (:func:`.measures.second_order_bias`).
+second-order bias (:meth:`.batched.TopicSamplings._bias`). AP's arithmetic is
+:mod:`.batched`'s: each sample is one sampling of it, every run and pair of a topic at once.
 
 Variances are linearised (:mod:`.measures`) and estimated from the design
 (:func:`.design.design_covariance`); intervals are normal, estimate ± z_{(1+level)/2} · se.

@@ -66,9 +66,10 @@ def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contr
                    rel_threshold: int, weights: np.ndarray | None = None
                    ) -> tuple[list[Total], callable]:
     """The totals of ``measure`` (P@k, nDCG@k; AP's are :mod:`.batched`'s) for a run with
-    ``rank`` (per universe document, 0 = not retrieved) and the function f(values) -> (value, gradient) that makes the measure; with
-    replicate ``weights`` (B, n) (:func:`.design.replicates`) the
-    totals' HT parts are ``(B,)`` (no gradient: f(values) then gives the B values)."""
+    ``rank`` (per universe document, 0 = not retrieved) and the function f(values) ->
+    (value, gradient) that makes the measure; with replicate ``weights`` (B, n)
+    (:func:`.design.replicates`) the totals' HT parts are ``(B,)`` (no gradient: f(values)
+    then gives the B values)."""
     w = topic.weight if weights is None else weights
     grade = np.where(topic.judged, topic.grade, 0)
     k = measure.cutoff
@@ -104,7 +105,7 @@ NO_RELEVANT = 1e-9
 def relevant_judged(weights: np.ndarray, relevant: np.ndarray):
     """Σ_d 1[w_d > 0] x_d: the relevant documents a sample judged (``weights`` (n,)), or each
     replicate's own sample (``weights`` (B, n): a delete-one replicate that left out a relevant
-    document judged one fewer), the floor of R̂ in :class:`RatioOfTotals`."""
+    document judged one fewer), the floor of R̂ in :func:`ratio_parts`."""
     return (np.asarray(weights) > 0) @ np.asarray(relevant, dtype=float)
 
 
