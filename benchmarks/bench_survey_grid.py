@@ -1,5 +1,5 @@
 """CPU of the design-based coverage study (``examples/design_based/study.py``) on one collection,
-extrapolated to issue 43's grid: 500 samplings per cell, budgets 5/10/20%, every design and
+extrapolated to the full coverage grid: 500 samplings per cell, budgets 5/10/20%, every design and
 control variate, MAP of every run and ΔMAP of every pair. The batched estimators read up to 25
 samplings of a topic at once, so N below 25 overstates their cost per sampling: the figure to
 quote is N = 25 (one full block); N = 2 is for a slow tree beside it.
@@ -85,7 +85,7 @@ def run(collection: str, samplings: int, budgets, rounds: int, before: Path | No
 
 
 def markdown(result: dict) -> str:
-    lines = [f"# The coverage study's grid on {result['collection']} (issue 43's item 3)", "",
+    lines = [f"# The coverage study's grid on {result['collection']} (the design-based coverage grid)", "",
              f"`examples/design_based/study.py {result['collection']} --samplings "
              f"{result['samplings']} --budgets {' '.join(result['budgets'])}` (every design and "
              f"control), CPU extrapolated to {result['grid_samplings']} samplings per cell "
