@@ -72,7 +72,7 @@ def package_rows(samplings, b, x, p, ranks, estimator, variance, bias_correction
 
 
 @pytest.mark.parametrize("stratified,variance", [(False, "linearised"), (True, "linearised"),
-                                                 (False, "jackknife")])
+                                                 (False, "jackknife"), (True, "jackknife")])
 @pytest.mark.parametrize("estimator", ["ht", "model-assisted", "ppi++"])
 @pytest.mark.parametrize("bias_correction", [False, True])
 @pytest.mark.parametrize("wrong", [False, True])
@@ -119,13 +119,6 @@ def test_a_stratum_none_judged_leaves_the_sampling_without_an_estimate():
     assert np.isnan(got.delta[1]).all()
 
 
-def test_the_stratified_jackknife_is_refused_by_name():
-    rng = np.random.default_rng(3)
-    x, _, ranks = universe(rng)
-    with pytest.raises(ValueError, match="jackknife covers Poisson"):
-        TopicSamplings(draw(rng, True), x, ranks).estimates()
-
-
 def test_mean_over_topics_is_map_with_independent_topics():
     rng = np.random.default_rng(5)
     found = []
@@ -137,3 +130,37 @@ def test_mean_over_topics_is_map_with_independent_topics():
     assert np.allclose(mean.value, np.mean([f.value for f in found], axis=0))
     assert np.allclose(mean.variance, np.sum([f.variance for f in found], axis=0) / 9)
     assert np.allclose(mean.delta_lam, np.mean([f.delta_lam for f in found], axis=0))
+
+
+@pytest.mark.parametrize("taken", [(15, 2), (3, 25), (2, 3), (1, 2)])
+@pytest.mark.parametrize("estimator", ["ht", "ppi++"])
+def test_the_stratified_jackknife_at_the_edges_equals_estimate(taken, estimator):
+    """A census stratum (π = 1: no replicate), two drawn (the replicate's inner pairs weigh 0),
+    three, and one (the Poisson form), each sampling against estimate() of its sample."""
+    rng = np.random.default_rng(7)
+    x, p, ranks = universe(rng)
+    drawn = np.zeros((4, N), bool)
+    for i in range(4):
+        drawn[i, rng.permutation(15)[:taken[0]]] = True
+        drawn[i, 15 + rng.permutation(25)[:taken[1]]] = True
+    samplings = Samplings(drawn, stratum=(np.arange(N) >= 15).astype(int), sampling="stratified")
+    pairs = np.array(list(combinations(range(RUNS), 2)))
+    got = TopicSamplings(samplings, x, ranks, p).estimates(pairs, estimator=estimator)
+    for b in range(4):
+        single, paired = package_rows(samplings, b, x, p, ranks, estimator, "jackknife", True)
+        assert np.allclose(single["se"] ** 2, got.variance[b], rtol=1e-8, atol=1e-12)
+        assert np.allclose(paired["se"] ** 2, got.delta_variance[b], rtol=1e-8, atol=1e-12)
+        assert np.allclose(paired["estimate"], got.delta[b], atol=1e-10)
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_another_control_on_the_same_samplings_shares_the_judgments_totals(stratified):
+    rng = np.random.default_rng(9)
+    x, p, ranks = universe(rng)
+    samplings = draw(rng, stratified)
+    judged = TopicSamplings(samplings, x, ranks)
+    for q in (p, 1 - p):
+        shared = judged.with_control(q).estimates([(0, 1)], estimator="ppi++")
+        fresh = TopicSamplings(samplings, x, ranks, q).estimates([(0, 1)], estimator="ppi++")
+        for field in ("value", "variance", "lam", "delta", "delta_variance"):
+            np.testing.assert_array_equal(getattr(shared, field), getattr(fresh, field))

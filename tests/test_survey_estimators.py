@@ -242,12 +242,14 @@ def test_an_estimated_relevant_count_of_roundoff_is_none():
     """A model-assisted R̂ whose residuals cancel its predictions (104 − 104 leaves ~1e-14)
     counts no relevant document: AP 0 with a zero gradient, not N̂ / 1e-14 (about 1e15);
     replicates likewise. A small R̂ that is not roundoff keeps its ratio."""
-    from relimpute.confidence.survey.measures import NO_RELEVANT, RatioOfTotals
+    from relimpute.confidence.survey.measures import NO_RELEVANT, ratio_parts
 
     residue = (104.0 - 0.1 * 3) - (104.0 - 0.1 * 3 - 1.4e-14)
     assert 0 < residue < NO_RELEVANT
-    value, grad = RatioOfTotals()((0.5, residue))
-    assert value == 0.0 and not grad.any()
-    values, _ = RatioOfTotals()((np.array([0.5, 0.5]), np.array([residue, 2.0])))
+    value, *grad = ratio_parts(0.5, residue)
+    assert value == 0.0 and not np.any(grad)
+    values, *_ = ratio_parts(np.array([0.5, 0.5]), np.array([residue, 2.0]))
     np.testing.assert_array_equal(values, [0.0, 0.25])
-    assert RatioOfTotals()((0.5, 0.25))[0] == 2.0
+    assert ratio_parts(0.5, 0.25)[0] == 2.0
+    held = ratio_parts(0.5, 0.25, least=1.0)  # R̂ held at the relevant judged: no ∂/∂R
+    assert held[0] == 0.5 and held[2] == 0.0

@@ -23,10 +23,11 @@ not counted in the budget), ``half`` (0.5 everywhere), ``reversed`` (1 − the m
 on DL, ``llm-swapped`` (UMBRELA GPT-4o labels, p = 1 at grade ≥ 2, swapped on a third of the
 topics; pairs without a label get 0). Estimators: HT for ``none``, the difference (GREG)
 estimator (λ = 1) and PPI++ (λ tuned per topic and quantity) for the others; intervals
-± 1.96 se, the se linearised and (Poisson designs) the delete-one jackknife, the package's
-default; every sampling's numbers are relimpute.confidence.survey.estimate's for that sample
-(without the ratio's bias correction, λ tuned on each topic's own sample), computed for many
-samplings at once by relimpute.confidence.survey.batched.
+± 1.96 se, the se linearised and the delete-one jackknife (stratified: within the
+stratum), the package's default; every sampling's numbers are
+relimpute.confidence.survey.estimate's for that sample (without the ratio's bias correction,
+λ tuned on each topic's own sample), computed for many samplings at once by
+relimpute.confidence.survey.batched, the arithmetic estimate itself runs on.
 
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from relimpute.confidence.survey.batched import Samplings, TopicSamplings
 
@@ -184,7 +186,7 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
     variance (B, P), the mean λ."""
     T, R = universe.truth_ap.shape
     pairs = np.array(list(combinations(range(R), 2)))
-    variances = ("linearised",) if design == "uniform" else ("linearised", "jackknife")
+    variances = ("linearised", "jackknife")
     keys = [(c, e, v) for c in controls for e in (("ht",) if controls[c] is None
                                                     else ("model-assisted", "ppi++"))
             for v in variances]
@@ -196,9 +198,9 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
             sub = Samplings(draws.drawn[part], draws.inclusion, draws.stratum, draws.sampling)
+            judged = TopicSamplings(sub, top["x"], top["ranks"])
             for c, ps in controls.items():
-                p = None if ps is None else ps[i]
-                topic = TopicSamplings(sub, top["x"], top["ranks"], p)
+                topic = judged if ps is None else judged.with_control(ps[i])
                 for (c2, e, v) in keys:
                     if c2 != c:
                         continue
@@ -246,6 +248,7 @@ def main(argv=None):
                              "none alone fits no pilot unless the design is guided")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
+    threadpool_limits(1)  # small matrices: a BLAS thread per core spins more than it computes
     started = time.process_time()
     universe = Universe(load(args.collection))
     print(f"{args.collection}: {len(universe.topics)} topics, "
@@ -270,7 +273,7 @@ def main(argv=None):
                 rows.append(dict(collection=args.collection, budget=rate, design=design,
                                  samplings=args.samplings, **r))
             print(pd.DataFrame(rows[-len(results):]).drop(columns=["collection", "samplings"]).round(4).to_string(index=False),
-                  f"\n  ({design}, budget {rate:.0%}: {time.process_time() - t0:.0f} CPU s)",
+                  f"\n  ({design}, budget {rate:.0%}: {time.process_time() - t0:.1f} CPU s)",
                   flush=True)
     table = pd.DataFrame(rows)
     args.out.mkdir(exist_ok=True)

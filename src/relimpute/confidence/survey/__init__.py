@@ -12,7 +12,9 @@ nDCG@k (and paired differences of runs) with design-based 95% intervals:
 Each is unbiased over the design whatever the predictions (AP and nDCG: to the order of the
 ratio's bias); a good model only narrows the interval. Modules: :mod:`.design` (the sample
 per topic, the design covariance), :mod:`.totals` (HT and model sums), :mod:`.measures`
-(measures as functions of totals, linearised), :mod:`.estimate` (the table).
+(P@k, nDCG@k as functions of totals, linearised), :mod:`.batched` (AP of every run and pair
+for one or many samplings: the one implementation of AP's estimators), :mod:`.estimate` (the
+table).
 """
 
 from .design import POISSON, STRATIFIED, TopicSample, design_covariance, infer_sampling, \

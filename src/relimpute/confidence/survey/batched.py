@@ -1,94 +1,31 @@
-"""Many samplings of one topic at once: :func:`.estimate.topic_estimate`'s AP of every run and
-ΔAP of every pair, for B samplings of one design over the same universe, in arrays.
+"""AP of every run and ΔAP of every pair for B samplings of one topic at once, in arrays: the
+one implementation of AP's estimators (:func:`.estimate.estimate` reads each sample as B = 1).
 
-A coverage study draws hundreds of samples of each topic; :func:`.estimate.estimate` takes
-one sample at a time. Here the B samplings share the universe, the runs and the predictions,
-so the totals are :func:`.totals.pair_total` and :func:`.totals.linear_total` under weights
-``(B, n)``, the ratio is :class:`.measures.RatioOfTotals` (R̂ held at the relevant documents
-judged: :func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.estimate.tuned_lambda` and PPI++ keeps :data:`.estimate.BLOWN_UP`.
-With z_r = a_r (dN_r − λ dNp_r) + b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`)
-every design covariance is a quadratic form in one Gram matrix per sampling of the basis
-[dN_r, dNp_r, x, p] (:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z²,
-stratified Σ_h N_h²(1 − n_h/N_h)/n_h s_h²(z)), so a pair costs nothing more than its runs.
-The delete-one jackknife (Poisson) is exact: AP's totals are linear in each weight
-separately, so deleting d gives T_(d) = T − w_d ∂T/∂w_d. ``tests/test_survey_batched.py``
-checks every row against :func:`.estimate.estimate` sample by sample.
+The B samplings share the universe, the runs and the predictions, so the totals are
+:func:`.totals.ranked_pair_sums` (AP's numerator) and Σ w x (R̂) under weights ``(B, n)``, the ratio
+is :func:`.measures.ratio_parts` (R̂ held at the relevant documents judged:
+:func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.samplings.tuned_lambda`
+and PPI++ falls back to HT by :func:`.samplings.keeps_ppi`. With z_r = a_r (dN_r − λ dNp_r) +
+b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`) every design covariance is a quadratic
+form in one Gram matrix per sampling of the basis [dN_r, dNp_r, x, p]
+(:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z², stratified
+Σ_h N_h²(1 − n_h/N_h)/n_h s_h²(z)), so a pair costs nothing more than its runs. The
+delete-one jackknife is exact: AP's totals are linear in each weight separately, so deleting
+d gives T_(d) = T − w_d ∂T/∂w_d (Poisson), and the stratified replicate's reweighting of d's
+stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`).
+``tests/test_survey_batched.py`` checks every row against one sample at a time, and
+``tests/test_survey_jackknife.py`` the replicates against statAP by hand.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .design import POISSON, SAMPLINGS, STRATIFIED
-from .estimate import BLOWN_UP, ESTIMATORS, VARIANCES
-from .measures import NO_RELEVANT, relevant_judged
-from .totals import linear_total, pair_total
-
-
-@dataclass
-class Samplings:
-    """B samplings of one topic's universe of n documents under one design: ``drawn`` (B, n)
-    which documents each judged; ``inclusion`` (n,) π (Poisson; stratified: n_h/N_h of each
-    sampling is read from ``drawn``); ``stratum`` (n,) integer codes (stratified)."""
-
-    drawn: np.ndarray
-    inclusion: np.ndarray | None = None
-    stratum: np.ndarray | None = None
-    sampling: str = POISSON
-
-    def __post_init__(self):
-        if self.sampling not in SAMPLINGS:
-            raise ValueError(f"sampling {self.sampling!r} is not one of {', '.join(SAMPLINGS)}")
-        self.drawn = np.atleast_2d(np.asarray(self.drawn, dtype=bool))
-        B, n = self.drawn.shape
-        codes = np.zeros(n, int) if self.stratum is None else np.asarray(self.stratum)
-        _, self.stratum = np.unique(codes, return_inverse=True)
-        member = np.eye(self.stratum.max(initial=0) + 1)[self.stratum]  # (n, H)
-        size = member.sum(0)
-        if self.sampling == POISSON:
-            if self.inclusion is None:
-                raise ValueError("Poisson sampling needs each document's inclusion probability")
-            pi = np.broadcast_to(np.asarray(self.inclusion, dtype=float), (B, n))
-            if (self.drawn & ~(pi > 0)).any():
-                raise ValueError("a drawn document has inclusion probability 0")
-            self.pair_factor = np.ones((B, member.shape[1]))
-            self.var_coef = np.where(self.drawn, (1 - pi) / np.where(pi > 0, pi, 1) ** 2, 0.0)
-            self.centred = np.zeros((B, member.shape[1]), bool)
-        else:  # n_h of N_h without replacement: strata_inclusion's π and pair factor
-            n_h = self.drawn.astype(float) @ member  # (B, H)
-            share = n_h / size
-            both = np.divide(n_h * (n_h - 1), size * (size - 1), out=np.zeros_like(n_h),
-                             where=size > 1)
-            self.pair_factor = np.divide(share**2, both, out=np.zeros_like(n_h), where=both > 0)
-            pi = share[:, self.stratum]
-            open_ = (n_h > 0) & (n_h < size)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                per = np.where(n_h >= 2, size**2 * (1 - share) / (n_h * (n_h - 1)),
-                               (1 - share) / share**2)  # one judged: the Poisson formula
-            self.var_coef = np.where(self.drawn, np.where(open_, per, 0.0)[:, self.stratum], 0.0)
-            self.centred = open_ & (n_h >= 2)
-            self.n_h = n_h
-        self.member = member
-        self.weight = np.where(self.drawn, 1.0 / np.where(pi > 0, pi, 1.0), 0.0)
-        self.pi = pi
-
-    def __len__(self) -> int:
-        return len(self.drawn)
-
-
-@dataclass
-class SamplingEstimates:
-    """Per sampling (rows) and quantity (columns): the estimate, its variance and λ of every
-    run (``(B, R)``) and of every pair A − B (``(B, P)``, the pairs as given)."""
-
-    value: np.ndarray
-    variance: np.ndarray
-    lam: np.ndarray
-    delta: np.ndarray
-    delta_variance: np.ndarray
-    delta_lam: np.ndarray
+from .design import STRATIFIED
+from .measures import ratio_parts, relevant_judged
+from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
+    _gathered, _stratum_means, keeps_ppi, mean_over_topics, tuned_lambda
+from .totals import ranked_pair_sums
 
 
 class TopicSamplings:
@@ -99,29 +36,47 @@ class TopicSamplings:
     ``ranks`` (R, n): each run's rank of each document (0 = not retrieved, cut at the
     measure's k first); ``p`` (n,): the control variate's predictions (None: zeros, HT)."""
 
-    def __init__(self, samplings: Samplings, relevant, ranks, p=None):
+    def __init__(self, samplings: Samplings, relevant, ranks, p=None, _judged=None):
         self.s = samplings
         self.x = np.asarray(relevant, dtype=float)
         self.p = np.zeros(len(self.x)) if p is None else np.asarray(p, dtype=float)
         self.ranks = np.atleast_2d(np.asarray(ranks, dtype=int))
-        w, stratum, factor = samplings.weight, samplings.stratum, samplings.pair_factor
-        numer = [pair_total(self.x, self.p, w, r, stratum, factor) for r in self.ranks]
-        self.nx = np.stack([t.ht_x for t in numer], 1)  # (B, R)
-        self.np_ = np.stack([t.ht_p for t in numer], 1)
-        self.dnx = np.stack([t.dx for t in numer], 1)  # (B, R, n)
-        self.dnp = np.stack([t.dp for t in numer], 1)
-        self.pop_n = np.array([t.pop_p for t in numer])
-        denominator = linear_total(np.ones(len(self.x)), self.x, self.p, w)
-        self.rx, self.rp, self.pop_r = denominator.ht_x, denominator.ht_p, denominator.pop_p
-        self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
+        if _judged is None:  # N̂ = HT_x (B, R), its derivatives (B, R, n), R̂'s HT_x, its floor
+            self.nx, self.dnx, self.inx = self._numerator(self.x)
+            self.rx = samplings.weight @ self.x
+            self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
+        else:
+            for name in ("nx", "dnx", "inx", "rx", "least"):
+                setattr(self, name, getattr(_judged, name))
+        self.np_, self.dnp, self.inp = self._numerator(self.p)
+        self.rp, self.pop_r = samplings.weight @ self.p, float(self.p.sum())
+        self.pop_n = ranked_pair_sums(self.p, np.ones((1, len(self.p))), self.ranks,
+                                      np.zeros(len(self.p), int), np.ones(1))[0][0]
         self.gram = self._gram()
+
+    def with_control(self, p) -> "TopicSamplings":
+        """The same samplings, relevance and runs with the predictions ``p`` of another control
+        variate: the judgments' totals are shared, the predictions' computed."""
+        return TopicSamplings(self.s, self.x, self.ranks, p, _judged=self)
+
+    def _numerator(self, v):
+        """AP's numerator of ``v`` (x or p) under each sampling's weights, per run: its HT sum
+        (B, R), derivatives (B, R, n) and, stratified, each document's pairs inside its
+        stratum (else None) (:func:`.totals.ranked_pair_sums`); zeros when v is."""
+        s = self.s
+        stratified = s.sampling == STRATIFIED
+        if not v.any():
+            B, R, n = len(s), len(self.ranks), len(v)
+            return np.zeros((B, R)), np.zeros((B, R, n)), \
+                np.zeros((B, R, n)) if stratified else None
+        return ranked_pair_sums(v, s.weight, self.ranks, s.stratum, s.pair_factor, stratified)
 
     # ------------------------------------------------------------------ the ratio at λ
     def ratio(self, lam, runs, nx=None, np_=None, rx=None, rp=None, least=None,
               value_only=False):
         """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
-        :class:`.measures.RatioOfTotals` (replicate totals when given, with the replicates'
-        own ``least``: a trailing axis)."""
+        :func:`.measures.ratio_parts` (replicate totals when given, with the replicates' own
+        ``least``: a trailing axis)."""
         nx = self.nx[:, runs] if nx is None else nx
         np_ = self.np_[:, runs] if np_ is None else np_
         rx = self.rx[:, None] if rx is None else rx
@@ -129,14 +84,8 @@ class TopicSamplings:
         n_hat = nx + lam * (self.pop_n[runs].reshape(-1, *[1] * (nx.ndim - 2)) - np_)
         raw = rx + lam * (self.pop_r - rp)
         least = self.least[:, None] if least is None else least
-        r_hat = np.maximum(raw, least)
-        ok = r_hat >= NO_RELEVANT
-        safe = np.where(ok, r_hat, 1.0)
-        if value_only:  # replicates: AP̂ alone
-            return np.where(ok, n_hat / safe, 0.0)
-        held = raw < least
-        return (np.where(ok, n_hat / safe, 0.0), np.where(ok, 1.0 / safe, 0.0),
-                np.where(ok & ~held, -n_hat / safe**2, 0.0), n_hat, raw)
+        value, a, b = ratio_parts(n_hat, raw, least)
+        return value if value_only else (value, a, b, n_hat, raw)
 
     # ------------------------------------------------------------------ design covariances
     def _gram(self, chunk: int = 50) -> np.ndarray:
@@ -164,10 +113,20 @@ class TopicSamplings:
 
     def _form(self, index, left, right=None) -> np.ndarray:
         """lᵀ G r per sampling and quantity: ``index`` (Q, m) basis positions, ``left`` and
-        ``right`` (B, Q, m) coefficients."""
+        ``right`` (B, Q, m) coefficients. A form below 1e-12 of its bound Σ|l|√G_ii Σ|r|√G_jj
+        is 0: a sum over the sample that vanishes term by term (z_d = 0 on every d with π < 1)
+        leaves only the roundoff of the Gram's cancellation."""
         right = left if right is None else right
+        if index.shape[1] == 8:  # a pair: x and p once, with the two runs' coefficients summed
+            index = index[:, [0, 1, 4, 5, 2, 3]]
+            left, right = ([*np.moveaxis(c[..., [0, 1, 4, 5]], -1, 0), c[..., 2] + c[..., 6],
+                            c[..., 3] + c[..., 7]] for c in (left, right))
+            left, right = np.stack(left, -1), np.stack(right, -1)
         sub = self.gram[:, index[:, :, None], index[:, None, :]]
-        return np.einsum("bqi,bqij,bqj->bq", left, sub, right)
+        value = np.einsum("bqi,bqij,bqj->bq", left, sub, right)
+        root = np.sqrt(np.maximum(np.diagonal(self.gram, axis1=1, axis2=2), 0.0))[:, index]
+        bound = (np.abs(left) * root).sum(-1) * (np.abs(right) * root).sum(-1)
+        return np.where(np.abs(value) <= 1e-12 * bound, 0.0, value)
 
     def _index(self, runs) -> np.ndarray:
         """Basis positions [dN_r, dNp_r, x, p] of each run."""
@@ -191,8 +150,10 @@ class TopicSamplings:
         return value, self._form(index, coef), index, parts
 
     def _bias(self, lam, parts) -> np.ndarray:
-        """:func:`.measures.second_order_bias` of each run's ratio (its central differences
-        exactly), summed with the signs."""
+        """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
+        N/R: (AP V̂ar(R̂) − Ĉov(N̂, R̂)) / R̂², Cochran 1977 §6.8), the Hessian by central
+        differences of :func:`.measures.ratio_parts`' gradient, per run, summed with the signs;
+        0 where R̂ is held or not positive (:meth:`quantity` caps it at ½ se)."""
         bias = 0.0
         for runs, sign, n_hat, raw in parts:
             index = self._index(runs)
@@ -208,7 +169,7 @@ class TopicSamplings:
                 up = [v + (step if i == j else 0) for i, v in enumerate(values)]
                 down = [v - (step if i == j else 0) for i, v in enumerate(values)]
                 column = [(g_up - g_down) / (2 * step) for g_up, g_down in
-                          zip(_gradient(*up, held), _gradient(*down, held))]
+                          zip(ratio_parts(*up, held)[1:], ratio_parts(*down, held)[1:])]
                 for i in range(2):
                     cov = self._form(index, derivs[i], derivs[j])
                     total = total + np.where(column[i] != 0.0, 0.5 * column[i] * cov, 0.0)
@@ -218,37 +179,117 @@ class TopicSamplings:
     # ------------------------------------------------------------------ the jackknife
     def jackknife(self, lam, members, value, chunk: int = 25) -> np.ndarray:
         """The delete-one jackknife variance of Σ sign · AP over ``members`` ((runs, sign)) at
-        λ (B, Q), centred on ``value``: Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with
-        π_d < 1 (Poisson), less what it counts twice in AP's pairs (:meth:`pair_overcount`)."""
+        λ (B, Q) (:func:`.design.replicates`, :func:`.design.jackknife_variance`). Poisson:
+        Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with π_d < 1, ``value`` θ̂, less what it
+        counts twice in AP's pairs (:meth:`pair_overcount`). Stratified (n_h ≥ 2): replicate d
+        reweights the rest of its stratum by c = n_h/(n_h − 1), the stratum's inner pairs by
+        n_h/(n_h − 2) (0 at n_h = 2), so T_(d) = T + (c − 1) T_h − c w_d ∂T/∂w_d for a linear
+        total and N_(d) = N + (c − 1) A_h + (g − 1) W_h − c w_d ∂N/∂w_d + (c − g) i_d for AP's
+        (W_h its pairs inside h, i_d those of d, A_h the rest of h's share), exactly;
+        Σ_h (1 − n_h/N_h)(n_h − 1)/n_h Σ_{d ∈ h} (θ̂_(d) − θ̄_h)², θ̄_h the mean over h; a stratum
+        with one judged document takes the Poisson form. A pair's replicates share R̂:
+        (N̂_A − N̂_B)_(d) / R̂_(d); at one λ for all, V_AA + V_BB − 2 V_AB from the Gram V of the
+        runs' replicate deviations."""
         s = self.s
         B = len(s)
-        drawn = s.drawn
-        m = max(int(drawn.sum(axis=1).max()), 1)
-        idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+        idx, valid = _gathered(s.drawn)
         w = np.take_along_axis(s.weight, idx, 1)
         pi = np.take_along_axis(s.pi, idx, 1)
-        coef = np.where(np.take_along_axis(drawn, idx, 1) & (pi < 1), 1.0 - pi, 0.0)
+        coef = np.where(valid & (pi < 1), 1.0 - pi, 0.0)
+        stratified = s.sampling == STRATIFIED
+        if stratified:
+            h = s.stratum[idx]  # (B, m)
+            m_h = np.take_along_axis(s.n_h, h, 1)
+            split = valid & (m_h >= 2)
+            c = np.where(split, m_h / np.where(split, m_h - 1, 1), 1.0)
+            g = np.where(split, np.where(m_h >= 3, m_h / np.maximum(m_h - 2, 1), 0.0), 1.0)
+            size = s.member.sum(0)[h]
+            coef = np.where(split, (1 - m_h / size) * (m_h - 1) / np.maximum(m_h, 1), coef)
+            wx, wp = s.weight * self.x, s.weight * self.p
+        every = np.arange(self.nx.shape[1])
+        paired = len(members) == 2 and [sign for _, sign in members] == [1.0, -1.0]
+        fixed = float(lam.flat[0]) if lam.size and np.all(lam == lam.flat[0]) else None
+        if paired and fixed is not None:
+            run_value = self.ratio(np.full(self.nx.shape, fixed), every)[0]
         out = np.empty(value.shape)
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
-            ip, wp = idx[part], w[part]
-            rx = self.rx[part, None] - wp * self.x[ip]
-            rp = self.rp[part, None] - wp * self.p[ip]
-            least = self.least[part, None] - self.x[ip] * (wp > 0)  # relevant_judged less d
-            rep = 0.0
-            dnx = np.take_along_axis(self.dnx[part], ip[:, None], 2)  # (b, R, m): gathered
-            dnp = np.take_along_axis(self.dnp[part], ip[:, None], 2)
-            for runs, sign in members:
-                nx = self.nx[part][:, runs, None] - wp[:, None] * dnx[:, runs]
-                np_ = self.np_[part][:, runs, None] - wp[:, None] * dnp[:, runs]
-                rep = rep + sign * self.ratio(lam[part][..., None], runs, nx, np_, rx[:, None],
-                                              rp[:, None], least[:, None], value_only=True)
-            out[part] = (coef[part][:, None] * (rep - value[part][..., None]) ** 2).sum(-1)
-        return out - self.pair_overcount(lam, members)
+            ip, wpart = idx[part], w[part]
+            rx = self.rx[part, None] - wpart * self.x[ip]
+            rp = self.rp[part, None] - wpart * self.p[ip]
+            if stratified:
+                cp, gp, hp = c[part], g[part], h[part]
+                rows = np.arange(len(ip))[:, None]
+                rx = rx + (cp - 1) * ((wx[part] @ s.member)[rows, hp] - wpart * self.x[ip])
+                rp = rp + (cp - 1) * ((wp[part] @ s.member)[rows, hp] - wpart * self.p[ip])
+            least = self.least[part, None] - self.x[ip] * (wpart > 0)  # relevant_judged less d
+            dnx = wpart[:, None] * np.take_along_axis(self.dnx[part], ip[:, None], 2)
+            dnp = wpart[:, None] * np.take_along_axis(self.dnp[part], ip[:, None], 2)
+            nx = self.nx[part][..., None] - dnx  # (b, R, m): every run's replicate totals
+            np_ = self.np_[part][..., None] - dnp
+            if stratified:
+                parts = self._stratum_parts(part)
+                inx = np.take_along_axis(self.inx[part], ip[:, None], 2)
+                inp = np.take_along_axis(self.inp[part], ip[:, None], 2)
+                nx = nx + self._stratum_shift(parts[0], inx, dnx, every, cp, gp, hp)
+                np_ = np_ + self._stratum_shift(parts[1], inp, dnp, every, cp, gp, hp)
+            rx, rp, least = rx[:, None], rp[:, None], least[:, None]
+            lp = lam[part][..., None]
+            if paired and fixed is not None:  # one λ: a Gram of the runs' replicate deviations
+                rep = self.ratio(np.full(nx.shape[:2], fixed)[..., None], every, nx, np_, rx, rp,
+                                 least, value_only=True)
+                centre = run_value[part][..., None]
+                if stratified:
+                    centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
+                e = rep - centre
+                gram = (e * coef[part][:, None]) @ e.transpose(0, 2, 1)
+                a, b = members[0][0], members[1][0]
+                out[part] = gram[:, a, a] + gram[:, b, b] - 2 * gram[:, a, b]
+                continue
+            if paired:  # A − B share R̂: (N̂_A − N̂_B) / R̂
+                a, b = members[0][0], members[1][0]
+                pop = (self.pop_n[a] - self.pop_n[b])[:, None]
+                rep = ratio_parts(nx[:, a] - nx[:, b] + lp * (pop - np_[:, a] + np_[:, b]),
+                                  rx + lp * (self.pop_r - rp), least)[0]
+            else:
+                rep = sum(sign * self.ratio(lp, runs, nx[:, runs], np_[:, runs], rx, rp, least,
+                                            value_only=True) for runs, sign in members)
+            centre = value[part][..., None]
+            if stratified:
+                centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
+            out[part] = (coef[part][:, None] * (rep - centre) ** 2).sum(-1)
+        return out if stratified else out - self.pair_overcount(lam, members)
+
+    def _stratum_parts(self, part):
+        """Per sampling, run and stratum of a stratified design: (A_h, W_h) of x's and of p's
+        numerators (:meth:`jackknife`), each (b, R, H)."""
+        s = self.s
+        out = []
+        for inner, deriv in ((self.inx, self.dnx), (self.inp, self.dnp)):
+            pairs_h = 0.5 * inner[part] @ s.member
+            out.append(((s.weight[part][:, None] * deriv[part]) @ s.member - 2 * pairs_h,
+                        pairs_h))
+        return out
+
+    @staticmethod
+    def _stratum_shift(parts, inner, scaled, runs, c, g, h):
+        """N_(d) − (N − w_d ∂N/∂w_d) of a stratified replicate (:meth:`jackknife`), (b, Q, m):
+        ``parts`` (A_h, W_h), ``inner`` the gathered i_d and ``scaled`` w_d ∂N/∂w_d (b, R, m)."""
+        rest_h, pairs_h = parts
+        at = np.broadcast_to(h[:, None, :], (len(h), len(runs), h.shape[1]))
+        rest = np.take_along_axis(rest_h[:, runs], at, 2)
+        inside = np.take_along_axis(pairs_h[:, runs], at, 2)
+        c, g = c[:, None], g[:, None]
+        return (c - 1) * rest + (g - 1) * inside - (c - 1) * scaled[:, runs] \
+            + (c - g) * inner[:, runs]
 
     def pair_overcount(self, lam, members, chunk: int = 4) -> np.ndarray:
-        """What the delete-one jackknife counts twice in AP's pairs (Poisson;
-        :func:`.estimate._pair_overcount`): ½ Σ_{j≠k ∈ S} b_jk² a_j a_k, a = (1 − π) w²,
+        """What the delete-one jackknife counts twice in AP's pairs (Poisson). A quadratic
+        estimate Σ_d a_d w_d + Σ_{j<k} b_jk w_j w_k has design variance Σ_d c_d² v_d +
+        Σ_{j<k} b_jk² v_j v_k (v = (1 − π)/π, c_d its derivative at w = 1); the replicate
+        differences w_d ĉ_d carry ĉ_d's own noise, so the jackknife's mean is the first sum plus
+        twice the second. This is the second's HT estimate, ½ Σ_{j≠k ∈ S} b_jk² a_j a_k,
+        a = (1 − π) w²,
         b_jk = Σ_runs ± (x_j x_k − λ p_j p_k) / (max(r_j, r_k) R̂(λ)) over the drawn d with
         π < 1, read off three Gram matrices over runs (xx·xx, xx·pp, pp·pp), so any λ costs
         nothing more."""
@@ -314,7 +355,7 @@ class TopicSamplings:
             lam = np.ones((B, Q)) if lam is None else np.broadcast_to(lam, (B, Q)).astype(float)
         elif lam is None:
             cov, var = self.lambda_moments(members)
-            lam = np.where(var > 0, np.clip(cov / np.where(var > 0, var, 1.0), 0.0, 1.0), 0.0)
+            lam = tuned_lambda(cov, var)
         else:
             lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
         value, var, _, parts = self._quantity(lam, members)
@@ -327,7 +368,7 @@ class TopicSamplings:
         var = np.maximum(var, 0.0)
         if estimator == "ppi++":  # never much wider than HT on this topic (BLOWN_UP)
             alone = self._ht(members, variance, bias_correction)
-            keep = (lam <= 0) | (var <= BLOWN_UP * alone[1])
+            keep = keeps_ppi(lam, var, alone[1])
             value, var = np.where(keep, value, alone[0]), np.where(keep, var, alone[1])
             lam = np.where(keep, lam, 0.0)
         return value, var, lam
@@ -353,9 +394,6 @@ class TopicSamplings:
             raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
         if variance not in VARIANCES:
             raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
-        if variance == "jackknife" and self.s.sampling == STRATIFIED:
-            raise ValueError("the batched jackknife covers Poisson sampling: give "
-                             "variance='linearised', or estimate() each stratified sample")
         runs = np.arange(self.nx.shape[1])
         quantity = (lambda m, *_: self._ht(m, variance, bias_correction)) if estimator == "ht" \
             else self.quantity
@@ -371,22 +409,3 @@ class TopicSamplings:
             single = [np.where(unknown, np.nan, a) for a in single]
             paired = [np.where(unknown, np.nan, a) for a in paired]
         return SamplingEstimates(*single, *paired)
-
-
-def _gradient(n, r, least):
-    """:class:`.measures.RatioOfTotals`' gradient (∂/∂N, ∂/∂R) elementwise."""
-    held = r < least
-    r = np.maximum(r, least)
-    r = np.where(r < NO_RELEVANT, 0.0, r)
-    ok = r > 0
-    safe = np.where(ok, r, 1.0)
-    return np.where(ok, 1.0 / safe, 0.0), np.where(ok & ~held, -n / safe**2, 0.0)
-
-
-def mean_over_topics(topics: list[SamplingEstimates]) -> SamplingEstimates:
-    """MAP and ΔMAP per sampling: the means over topics, Var = Σ_t Var_t / T² (topics are
-    independent designs), λ the mean over topics."""
-    T = len(topics)
-    return SamplingEstimates(*(sum(getattr(t, f) for t in topics) / (T**2 if "variance" in f
-                                                                     else T)
-                               for f in SamplingEstimates.__dataclass_fields__))

@@ -11,7 +11,8 @@ Duchi & Zrnic 2023). λ_t is cross-fitted over topics: the covariances summed ov
 but t (:func:`cross_fitted_lambdas`), so topic t's estimate does not reuse its own sample to
 tune its weight (tuned on the same sample, a handful of judgments per topic made the
 intervals too narrow: ``tests/test_survey_estimators.py``). AP is corrected for the ratio's
-second-order bias (:func:`.measures.second_order_bias`).
+second-order bias (:meth:`.batched.TopicSamplings._bias`). AP's arithmetic is
+:mod:`.batched`'s: each sample is one sampling of it, every run and pair of a topic at once.
 
 Variances are linearised (:mod:`.measures`) and estimated from the design
 (:func:`.design.design_covariance`); intervals are normal, estimate ± z_{(1+level)/2} · se.
@@ -31,17 +32,16 @@ import pandas as pd
 from scipy.stats import norm
 
 from ...io.parsing import sort_trec
-from .design import POISSON, TopicSample, design_covariance, jackknife_variance, \
+from .batched import TopicSamplings
+from .design import STRATIFIED, TopicSample, design_covariance, jackknife_variance, \
     topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
-    replicate_values, second_order_bias, survey_measure
+    replicate_values, survey_measure
+from .samplings import BLOWN_UP, ESTIMATORS, VARIANCES, Samplings, keeps_ppi, tuned_lambda
 
-ESTIMATORS = ("ht", "model-assisted", "ppi++")
-VARIANCES = ("jackknife", "linearised")
-#: PPI++ falls back to HT on a topic whose PPI++ variance is over this many times HT's (a
-#: blow-up, not noise: at 1, choosing the smaller of two variances on the sample made the
-#: good control's MAP intervals cover 85% on the synthetic campaign of the coverage tests)
-BLOWN_UP = 4.0
+__all__ = ["BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND", "VARIANCES",
+           "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
+           "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
 SURVEY_ESTIMAND = ("the measure with every document of the sample's universe judged "
                    "(documents outside it nonrelevant)")
@@ -111,23 +111,40 @@ def sample_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contro
                   rel_threshold: int, replicates: bool = False) -> tuple[list, callable]:
     """:func:`.measures.measure_totals` of one run on ``topic``'s sample (its jackknife
     ``replicates``' weights if asked), computed once per run, control and measure and kept on
-    the sample: a run's totals serve its own rows and every pair it is in."""
+    the sample: a run's totals serve its own rows and every pair it is in (P@k, nDCG@k)."""
     grade_p = tuple((g, v.tobytes()) for g, v in sorted(control.grade_p.items()))
     key = (measure, rel_threshold, replicates, rank.tobytes(),
            *(None if v is None else v.tobytes() for v in (control.p, control.gain)), grade_p)
     if key not in topic._totals:
-        weights, factor = topic.replicate_set()[:2] if replicates else (None, None)
-        totals, make = measure_totals(measure, topic, rank, control, rel_threshold, weights,
-                                      factor)
+        weights = topic.replicate_set()[0] if replicates else None
+        totals, make = measure_totals(measure, topic, rank, control, rel_threshold, weights)
         if replicates:  # their values alone are read: (B, n) derivatives per run add up to GBs
             totals = [replace(t, dx=None, dp=None) for t in totals]
         topic._totals[key] = totals, make
     return topic._totals[key]
 
 
-def tuned_lambda(cov: float, var: float) -> float:
-    """PPI++'s λ = Ĉov(u, v) / V̂ar(v), clipped to [0, 1] (0 when the predictions vary not)."""
-    return float(np.clip(cov / var, 0.0, 1.0)) if var > 0 else 0.0
+def ap_samplings(topic: TopicSample, measure, ranks, control: Control,
+                 rel_threshold: int = 1) -> TopicSamplings:
+    """``topic``'s sample as one sampling of :class:`.batched.TopicSamplings` with the runs of
+    ``ranks`` (AP's arithmetic lives there), kept on the sample."""
+    ranks = np.stack([r if measure.cutoff is None else np.where(r <= measure.cutoff, r, 0)
+                      for r in ranks])
+    key = ("batched", measure, rel_threshold, ranks.tobytes(), control.p.tobytes())
+    if key not in topic._totals:
+        samplings = Samplings(topic.judged[None], inclusion=topic.inclusion,
+                              stratum=topic.stratum, sampling=topic.sampling)
+        relevant = (topic.judged & (topic.grade >= rel_threshold)).astype(float)
+        topic._totals[key] = TopicSamplings(samplings, relevant, ranks, control.p)
+    return topic._totals[key]
+
+
+def _members(count: int, pairs=None) -> list:
+    """Batched members: each of ``count`` runs alone, or ``pairs`` (positions) A − B."""
+    if pairs is None:
+        return [(np.arange(count), 1.0)]
+    pairs = np.asarray(pairs, dtype=int).reshape(-1, 2)
+    return [(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)]
 
 
 def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
@@ -136,6 +153,10 @@ def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
     PPI++'s λ, summed over other topics to cross-fit it (:func:`estimate`)."""
     measure = survey_measure(measure)
     ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
+    if measure.family == "AP":
+        batched = ap_samplings(topic, measure, ranks, control, rel_threshold)
+        cov, var = batched.lambda_moments(_members(1, None if len(ranks) < 2 else [(0, 1)]))
+        return float(cov[0, 0]), float(var[0, 0])
     u = v = 0.0
     for r, sign in zip(ranks, (1.0, -1.0)):
         a, b = prediction_part(*sample_totals(measure, topic, r, control, rel_threshold))
@@ -151,20 +172,24 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
     document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
     ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
-    ``bias_correction`` subtracts the ratio's second-order bias
-    (:func:`.measures.second_order_bias`; AP). ``ppi++`` uses ``lam`` when given (cross-fitted
-    over topics by :func:`estimate`), else tunes λ on this topic's own sample; where its
-    variance comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair
-    terms a few low-π documents blow up), the topic takes HT's answer (λ = 0): a choice made on the
-    sample, so slightly optimistic, never much wider than humans alone."""
+    ``bias_correction`` subtracts AP's ratio's second-order bias (:mod:`.batched`, which
+    computes AP). ``ppi++`` uses ``lam`` when given (cross-fitted over topics by
+    :func:`estimate`), else tunes λ on this topic's own sample; where its variance comes out
+    over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair terms a few low-π
+    documents blow up), the topic takes HT's answer (λ = 0): a choice made on the sample, so
+    slightly optimistic, never much wider than humans alone."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
     control = control or no_control(topic)
     ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
-    signs = (1.0, -1.0)[: len(ranks)]
-    parts = [(*sample_totals(measure, topic, r, control, rel_threshold), sign)
-             for r, sign in zip(ranks, signs)]
+    fallback = _one_drawn(topic)
+    if measure.family == "AP":
+        batched = ap_samplings(topic, measure, ranks, control, rel_threshold)
+        given = None if lam is None or estimator != "ppi++" else np.full((1, 1), lam)
+        found = batched.quantity(_members(1, None if len(ranks) < 2 else [(0, 1)]), estimator,
+                                 variance, bias_correction, given)
+        return (*(float(a[0, 0]) for a in found), fallback)
     if estimator == "ht":
         lam = 0.0
     elif estimator == "model-assisted":
@@ -176,31 +201,26 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
                                variance, bias_correction, lam=lam, _lam=lam)
         alone = topic_estimate(topic, measure, ranks, control, "ht", rel_threshold, variance,
                                bias_correction)
-        return found if found[1] <= BLOWN_UP * alone[1] else alone
-    value, z, bias = 0.0, 0.0, 0.0
-    for totals, make, sign in parts:
-        f, zi = linearised(totals, make, lam)
+        return found if keeps_ppi(lam, found[1], alone[1]) else alone
+    value, z = 0.0, 0.0
+    for r, sign in zip(ranks, (1.0, -1.0)):
+        f, zi = linearised(*sample_totals(measure, topic, r, control, rel_threshold), lam)
         value, z = value + sign * f, z + sign * zi
-        if bias_correction:
-            bias += sign * second_order_bias(totals, make, lam,
-                                             lambda a, b: design_covariance(topic, a, b)[0])
-    var, fallback = design_covariance(topic, z, z)
-    # the series behind the correction diverges when R̂ is near 0 (a wrong control with λ = 1):
-    # a correction beyond half a standard error is no longer second order, so it is capped
-    bias = float(np.clip(bias, -0.5 * np.sqrt(max(var, 0.0)), 0.5 * np.sqrt(max(var, 0.0))))
+    var = design_covariance(topic, z, z)[0]
     if variance == "jackknife":
         coef, groups = topic.replicate_set()[2:]
-        if len(coef):
-            values = sum(sign * replicate_values(*sample_totals(  # each replicate's own R̂ floor
-                measure, topic, r, control, rel_threshold, replicates=True), lam)
-                for r, (*_, sign) in zip(ranks, parts))
-            var = jackknife_variance(value, values, coef, groups)
-            if measure.family == "AP" and topic.sampling == POISSON:
-                var -= _pair_overcount(topic, measure, ranks, control, rel_threshold, lam,
-                                       [totals[1].value(lam) for totals, _, _ in parts])
-        else:
-            var = 0.0
-    return value - bias, max(var, 0.0), lam, fallback
+        values = sum(sign * replicate_values(*sample_totals(
+            measure, topic, r, control, rel_threshold, replicates=True), lam)
+            for r, sign in zip(ranks, (1.0, -1.0))) if len(coef) else 0.0
+        var = jackknife_variance(value, values, coef, groups) if len(coef) else 0.0
+    return value, max(var, 0.0), lam, fallback
+
+
+def _one_drawn(topic: TopicSample) -> bool:
+    """Whether a stratum of several documents had one judged: its variance is then the Poisson
+    formula's (:func:`.design.design_covariance`)."""
+    return bool(topic.sampling == STRATIFIED and
+                ((topic.drawn == 1) & (topic.population > 1)).any())
 
 
 def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFrame | None = None,
@@ -254,56 +274,66 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     z = norm.ppf(0.5 + level / 2)
     rows = []
     for measure in parsed:
-        for members, run, run_b in quantities:
-            lams = dict.fromkeys(topics)
-            if estimator == "ppi++":
-                lams = cross_fitted_lambdas({
-                    t: lambda_moments(samples[t], measure, [ranks[m][t] for m in members],
-                                      preds[t], rel_threshold)
-                    for t in topics if not samples[t].unsampled})
-            per = []
-            for t in topics:
-                s = samples[t]
-                if s.unsampled:
-                    per.append((t, np.nan, np.nan, np.nan, False, s))
-                    continue
-                found = topic_estimate(s, measure, [ranks[m][t] for m in members], preds[t],
-                                       estimator, rel_threshold, variance, bias_correction,
-                                       lam=lams[t])
-                per.append((t, *found, s))
+        found = (_ap_topics if measure.family == "AP" else _topics)(
+            measure, quantities, topics, samples, ranks, preds, estimator, rel_threshold,
+            variance, bias_correction)
+        for (_, run, run_b), per in zip(quantities, found):
             rows += _rows(per, measure, run, run_b, z, margin, estimator, control_label,
                           per_topic, absent)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _pair_overcount(topic, measure, ranks, control, rel_threshold, lam, num_rel) -> float:
-    """What the delete-one jackknife counts twice in AP's pairs under Poisson sampling.
+def _topics(measure, quantities, topics, samples, ranks, preds, estimator, rel_threshold,
+            variance, bias_correction) -> list:
+    """Per quantity, per topic (topic, estimate, variance, λ, fallback, sample): P@k, nDCG@k
+    one quantity at a time (:func:`topic_estimate`)."""
+    out = []
+    for members, _, _ in quantities:
+        lams = dict.fromkeys(topics)
+        if estimator == "ppi++":
+            lams = cross_fitted_lambdas({
+                t: lambda_moments(samples[t], measure, [ranks[m][t] for m in members],
+                                  preds[t], rel_threshold)
+                for t in topics if not samples[t].unsampled})
+        per = []
+        for t in topics:
+            s = samples[t]
+            if s.unsampled:
+                per.append((t, np.nan, np.nan, np.nan, False, s))
+                continue
+            found = topic_estimate(s, measure, [ranks[m][t] for m in members], preds[t],
+                                   estimator, rel_threshold, variance, bias_correction,
+                                   lam=lams[t])
+            per.append((t, *found, s))
+        out.append(per)
+    return out
 
-    A quadratic estimate Σ_d a_d w_d + Σ_{j<k} b_jk w_j w_k has design variance
-    Σ_d c_d² v_d + Σ_{j<k} b_jk² v_j v_k (v = (1 − π)/π, c_d its derivative at w = 1); the
-    jackknife's replicate differences w_d ĉ_d carry ĉ_d's own noise, so its mean is the first
-    sum plus *twice* the second. This is the HT estimate of the second sum,
-    Σ_{j<k ∈ S} b_jk² (1 − π_j)(1 − π_k) w_j² w_k², with b_jk the pair's coefficient in the
-    estimate, (x_j x_k − λ p_j p_k) / (max(r_j, r_k) R̂) summed over the runs with their sign.
-    """
-    inside = np.flatnonzero(topic.judged & (topic.inclusion < 1))
-    if len(inside) < 2:
-        return 0.0
-    grade = topic.grade[inside]
-    x, p = (grade >= rel_threshold).astype(float), control.p[inside]
-    pair = np.outer(x, x) - lam * np.outer(p, p)
-    coef = np.zeros(pair.shape)
-    for r, sign, num in zip(ranks, (1.0, -1.0), num_rel):
-        r = r[inside] if measure.cutoff is None else np.where(r[inside] <= measure.cutoff,
-                                                                r[inside], 0)
-        both = (r[:, None] > 0) & (r[None, :] > 0)
-        if num <= 0 or not both.any():
-            continue
-        later = np.maximum(r[:, None], r[None, :]).astype(float)
-        coef += sign * np.where(both, pair / np.where(both, later, 1.0), 0.0) / num
-    np.fill_diagonal(coef, 0.0)
-    a = (1.0 - topic.inclusion[inside]) * topic.weight[inside] ** 2
-    return float(0.5 * (coef**2 * np.outer(a, a)).sum())
+
+def _ap_topics(measure, quantities, topics, samples, ranks, preds, estimator, rel_threshold,
+               variance, bias_correction) -> list:
+    """:func:`_topics` for AP: every run and every pair of a topic at once, by
+    :class:`.batched.TopicSamplings` (one sampling: the sample), λ cross-fitted per quantity."""
+    names = list(ranks)
+    at = {name: i for i, name in enumerate(names)}
+    pairs = [(at[m[0]], at[m[1]]) for m, _, _ in quantities if len(m) == 2]
+    groups = [_members(len(names))] + ([_members(0, pairs)] if pairs else [])
+    sampled = [t for t in topics if not samples[t].unsampled]
+    batched = {t: ap_samplings(samples[t], measure, [ranks[n][t] for n in names], preds[t],
+                               rel_threshold) for t in sampled}
+    columns = []
+    for members in groups:
+        lams = dict.fromkeys(sampled)
+        if estimator == "ppi++":
+            lams = cross_fitted_lambdas({t: tuple(a[0] for a in batched[t].lambda_moments(
+                members)) for t in sampled})
+            lams = {t: np.asarray(lam)[None] for t, lam in lams.items()}
+        found = {t: batched[t].quantity(members, estimator, variance, bias_correction, lams[t])
+                 for t in sampled}
+        columns += [{t: tuple(float(a[0, q]) for a in f) for t, f in found.items()}
+                    for q in range(len(members[0][0]))]
+    return [[(t, *columns[q][t], _one_drawn(samples[t]), samples[t]) if t in columns[q] else
+             (t, np.nan, np.nan, np.nan, False, samples[t]) for t in topics]
+            for q in range(len(quantities))]
 
 
 def cross_fitted_lambdas(moments: dict) -> dict:

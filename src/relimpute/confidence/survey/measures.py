@@ -13,7 +13,8 @@ O(1/|S|) relative (``tests/test_survey_estimators.py`` measures it by enumeratio
 
 - P@k = (1/k) Σ_{r_d ≤ k} x_d: linear (HT exactly unbiased).
 - AP = N / R, N = Σ_{j ≤ k} x_j x_k / k, R = Σ_U x_d (statAP's ratio, :mod:`relimpute
-  .measures.statap`); AP@k keeps ranks ≤ k in N.
+  .measures.statap`); AP@k keeps ranks ≤ k in N. Its totals, ratio bias and jackknife are
+  :mod:`.batched`'s, for one sample or many; :func:`ratio_parts` is its ratio.
 - nDCG@k = DCG@k / IDCG@k(R_1, ..., R_G), R_g the number of documents of grade g; the ideal
   DCG of fractional counts interpolates linearly between whole documents
   (IDCG = Σ_m (g_m − g_{m+1}) D(c_m), c_m the count of grades ≥ g_m, D the cumulative
@@ -30,7 +31,7 @@ import numpy as np
 from ...measures import parse_measure
 from ...measures.ndcg import dcg_discounts, gain_values
 from .design import TopicSample
-from .totals import Total, linear_total, pair_total
+from .totals import Total, linear_total
 
 #: The measure families the design-based estimators cover.
 SURVEY_FAMILIES = ("AP", "P", "nDCG")
@@ -62,14 +63,14 @@ def survey_measure(name):
 
 
 def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Control,
-                   rel_threshold: int, weights: np.ndarray | None = None,
-                   factor: np.ndarray | None = None) -> tuple[list[Total], callable]:
-    """The totals of ``measure`` for a run with ``rank`` (per universe document, 0 = not
-    retrieved) and the function f(values) -> (value, gradient) that makes the measure; with
-    replicate ``weights`` (B, n) and pair ``factor`` (B, H) (:func:`.design.replicates`) the
-    totals' HT parts are ``(B,)`` (no gradient: f(values) then gives the B values)."""
+                   rel_threshold: int, weights: np.ndarray | None = None
+                   ) -> tuple[list[Total], callable]:
+    """The totals of ``measure`` (P@k, nDCG@k; AP's are :mod:`.batched`'s) for a run with
+    ``rank`` (per universe document, 0 = not retrieved) and the function f(values) ->
+    (value, gradient) that makes the measure; with replicate ``weights`` (B, n)
+    (:func:`.design.replicates`) the totals' HT parts are ``(B,)`` (no gradient: f(values)
+    then gives the B values)."""
     w = topic.weight if weights is None else weights
-    factor = topic.pair_factor if factor is None else factor
     grade = np.where(topic.judged, topic.grade, 0)
     k = measure.cutoff
     kept = rank if k is None else np.where(rank <= k, rank, 0)
@@ -77,11 +78,6 @@ def measure_totals(measure, topic: TopicSample, rank: np.ndarray, control: Contr
         coef = np.where(kept > 0, 1.0 / k, 0.0)
         x = (grade >= rel_threshold).astype(float)
         return [linear_total(coef, x, control.p, w)], _identity
-    if measure.family == "AP":
-        x = (grade >= rel_threshold).astype(float)
-        ones = np.ones(len(x))
-        return [pair_total(x, control.p, w, kept, topic.stratum, factor),
-                linear_total(ones, x, control.p, w)], RatioOfTotals(relevant_judged(w, x))
     scheme = dict(measure.params).get("gain", "linear")
     gains = gain_values(grade, scheme)
     depth = int(kept.max()) if k is None else k
@@ -109,29 +105,22 @@ NO_RELEVANT = 1e-9
 def relevant_judged(weights: np.ndarray, relevant: np.ndarray):
     """Σ_d 1[w_d > 0] x_d: the relevant documents a sample judged (``weights`` (n,)), or each
     replicate's own sample (``weights`` (B, n): a delete-one replicate that left out a relevant
-    document judged one fewer), the floor of R̂ in :class:`RatioOfTotals`."""
+    document judged one fewer), the floor of R̂ in :func:`ratio_parts`."""
     return (np.asarray(weights) > 0) @ np.asarray(relevant, dtype=float)
 
 
-class RatioOfTotals:
-    """AP = N / R from its totals, with R̂ held at least ``least`` (:func:`relevant_judged`,
-    per replicate for replicate totals: R cannot be smaller, and a model-assisted R̂ below it,
-    from predictions that overrate, would make the ratio explode); an R̂ below
-    :data:`NO_RELEVANT` is 0 (AP 0)."""
-
-    def __init__(self, least: float = 0.0):
-        self.least = least
-
-    def __call__(self, v):
-        n, r = (np.asarray(a, dtype=float) for a in v)
-        held = r < self.least
-        r = np.maximum(r, self.least)
-        r = np.where(r < NO_RELEVANT, 0.0, r)
-        if n.ndim:  # replicates: the values alone
-            return np.divide(n, r, out=np.zeros(n.shape), where=r > 0), None
-        if r <= 0:
-            return 0.0, np.zeros(2)
-        return float(n / r), np.array([1.0 / r, 0.0 if held else -n / r**2])
+def ratio_parts(n, r, least=0.0):
+    """AP = N / R elementwise from its totals: (value, ∂/∂N, ∂/∂R), R̂ held at least ``least``
+    (:func:`relevant_judged`, per replicate for replicate totals: R cannot be smaller, and a
+    model-assisted R̂ below it, from predictions that overrate, would make the ratio explode;
+    held, ∂/∂R is 0); an R̂ below :data:`NO_RELEVANT` is 0 (AP 0, gradient 0)."""
+    n, r = np.asarray(n, dtype=float), np.asarray(r, dtype=float)
+    held = r < least
+    r = np.maximum(r, least)
+    ok = r >= NO_RELEVANT
+    safe = np.where(ok, r, 1.0)
+    return (np.where(ok, n / safe, 0.0), np.where(ok, 1.0 / safe, 0.0),
+            np.where(ok & ~held, -n / safe**2, 0.0))
 
 
 def _cumulative_discount(c: float, depth: int) -> tuple[float, float]:
@@ -171,29 +160,6 @@ def linearised(totals: list[Total], make, lam: float) -> tuple[float, np.ndarray
     value, grad = make([t.value(lam) for t in totals])
     z = sum(g * t.derivative(lam) for g, t in zip(grad, totals))
     return value, z
-
-
-def second_order_bias(totals: list[Total], make, lam: float, covariance) -> float:
-    """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
-    N/R: (AP V̂ar(R̂) − Ĉov(N̂, R̂)) / R̂², Cochran 1977 §6.8); the Hessian by central differences
-    of f's gradient, the covariances by ``covariance(a, b)`` of the totals' derivatives.
-    Applied to AP only: P@k is linear, and nDCG's ideal DCG is piecewise linear in the counts
-    (its kinks make the difference quotients meaningless)."""
-    values = np.array([t.value(lam) for t in totals], dtype=float)
-    if not isinstance(make, RatioOfTotals) or values[1] <= make.least or values[1] <= 0:
-        return 0.0
-    derivs = [t.derivative(lam) for t in totals]
-    bias = 0.0
-    for j in range(len(values)):
-        step = 1e-4 * max(abs(values[j]), 1.0)
-        up, down = values.copy(), values.copy()
-        up[j] += step
-        down[j] -= step
-        column = (make(list(up))[1] - make(list(down))[1]) / (2 * step)
-        for i in range(len(values)):
-            if column[i] != 0.0:
-                bias += 0.5 * column[i] * covariance(derivs[i], derivs[j])
-    return float(bias)
 
 
 def replicate_values(totals: list[Total], make, lam: float) -> np.ndarray:

@@ -49,49 +49,58 @@ def linear_total(coef: np.ndarray, x: np.ndarray, p: np.ndarray, w: np.ndarray) 
                  float((coef * p).sum()), coef * x, coef * p)
 
 
-def ranked_pair_sum(v: np.ndarray, w: np.ndarray, rank: np.ndarray, stratum: np.ndarray,
-                    factor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """AP's numerator Σ_k v_k w_k / k + Σ_{j<k} v_j v_k w_j w_k f_jk / k over the retrieved
-    documents (``rank`` > 0, their positions in the run), and its derivative in each w_d.
+def _reverse_cumsum(a):
+    return np.flip(np.cumsum(np.flip(a, -1), axis=-1), -1)
+
+
+def ranked_pair_sums(v: np.ndarray, w: np.ndarray, ranks: np.ndarray, stratum: np.ndarray,
+                     factor: np.ndarray, inner: bool = False):
+    """AP's numerator Σ_k v_k w_k / k + Σ_{j<k} v_j v_k w_j w_k f_jk / k of each run over its
+    retrieved documents (``ranks`` (R, n) > 0, their positions), under each of the weights
+    ``w`` (B, n), with ``factor`` f_h (B, H) within a stratum (1 across): ``(B, R)`` sums,
+    their derivatives in each w_d ``(B, R, n)`` and, with ``inner``, each document's share
+    from pairs inside its own stratum (``(B, R, n)``, else None).
 
     With y = v w in rank order and Y_{k−1} the sum of y above k (statAP's prefix form,
     :func:`relimpute.measures.statap.stat_ap`), the sum is Σ_k (y_k / k)(1 + Y'_{k−1}), Y'
     counting a same-stratum y with f_h; ∂/∂w_d = (v_d / r_d)(1 + Y'_{d−1}) + v_d Σ_{k > d} y_k
-    f_dk / k. ``w`` may be ``(B, n)`` (replicate weights) and ``factor`` ``(H,)`` or ``(B, H)``:
-    the sum is then ``(B,)``.
+    f_dk / k; the inner share of d is f_h y_d (Y^h_{d−1} / r_d + Σ_{k > d, k ∈ h} y_k / k).
     """
-    w = np.asarray(w, dtype=float)
-    deriv = np.zeros(w.shape)
-    at = np.flatnonzero(rank > 0)
-    if not len(at):
-        return np.zeros(w.shape[:-1]), deriv
-    at = at[np.argsort(rank[at], kind="stable")]
-    k = rank[at].astype(float)
-    vv, y, h = v[at], v[at] * w[..., at], stratum[at]
+    w = np.atleast_2d(np.asarray(w, dtype=float))
+    ranks = np.atleast_2d(ranks)
+    B, (R, n) = len(w), ranks.shape
+    depth = max(int((ranks > 0).sum(1).max(initial=0)), 1)
+    order = np.argsort(np.where(ranks > 0, ranks, np.iinfo(np.int64).max), axis=1,
+                       kind="stable")[:, :depth]  # (R, D): documents in rank order
+    at = np.take_along_axis(ranks, order, 1)
+    k = np.where(at > 0, at, 1).astype(float)
+    vv = np.where(at > 0, v[order], 0.0)
+    y = vv * w[:, order]  # (B, R, D)
     before = np.cumsum(y, axis=-1) - y
     scaled = y / k
-    after = np.flip(np.cumsum(np.flip(scaled, -1), axis=-1), -1) - scaled
-    factor = np.asarray(factor, dtype=float)
-    for s in np.flatnonzero((factor != 1.0).reshape(-1, factor.shape[-1]).any(axis=0)):
+    after = _reverse_cumsum(scaled) - scaled
+    factor = np.broadcast_to(np.asarray(factor, dtype=float), (B, np.shape(factor)[-1]))
+    h = stratum[order]
+    share = np.zeros(y.shape) if inner else None
+    for s in range(factor.shape[1]):
+        if not inner and (factor[:, s] == 1.0).all():
+            continue
         inside = h == s
         if not inside.any():
             continue
-        f = factor[..., s, None] - 1.0
         yin, sin = np.where(inside, y, 0.0), np.where(inside, scaled, 0.0)
-        before = before + np.where(inside, f * (np.cumsum(yin, axis=-1) - yin), 0.0)
-        after = after + np.where(inside, f * (np.flip(np.cumsum(np.flip(sin, -1), axis=-1), -1)
-                                              - sin), 0.0)
+        above, below = np.cumsum(yin, axis=-1) - yin, _reverse_cumsum(sin) - sin
+        f = factor[:, s, None, None]
+        before = before + np.where(inside, (f - 1.0) * above, 0.0)
+        after = after + np.where(inside, (f - 1.0) * below, 0.0)
+        if inner:
+            share = share + np.where(inside, f * y * (above / k + below), 0.0)
     total = (scaled * (1.0 + before)).sum(axis=-1)
-    deriv[..., at] = vv / k * (1.0 + before) + vv * after
-    return total, deriv
-
-
-def pair_total(x: np.ndarray, p: np.ndarray, w: np.ndarray, rank: np.ndarray,
-               stratum: np.ndarray, factor: np.ndarray) -> Total:
-    """AP's numerator N = Σ_{j ≤ k} x_j x_k / k as a :class:`Total`: the prediction of a pair
-    is p_j p_k (independent documents under the model), its population sum over all pairs."""
-    ht_x, dx = ranked_pair_sum(x, w, rank, stratum, factor)
-    ht_p, dp = ranked_pair_sum(p, w, rank, stratum, factor)
-    pop_p, _ = ranked_pair_sum(p, np.ones(len(p)), rank, np.zeros(len(p), dtype=int),
-                               np.ones(1))
-    return Total(ht_x, ht_p, float(pop_p), dx, dp)
+    deriv = np.zeros((B, R, n))
+    index = np.broadcast_to(order, y.shape)
+    np.put_along_axis(deriv, index, vv / k * (1.0 + before) + vv * after, axis=2)
+    if inner:
+        full = np.zeros((B, R, n))
+        np.put_along_axis(full, index, share, axis=2)
+        share = full
+    return total, deriv, share
