@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from relimpute.io.arrow import from_numpy, strings_to_numpy, to_numpy
+from relimpute.io.parsing import from_numpy, strings_to_numpy, to_numpy
 from relimpute.studies.tables import FORMATTERS, plain_table
 
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -54,7 +54,7 @@ def load_estimate(path: str, campaign, command: str = "relimpute"):
     try:
         estimate = RelevanceEstimate.from_frame(campaign, frame)
     except InputError as exc:
-        from ..io.parsing import line_naming
+        from ..io.trec import line_naming
 
         line = line_naming(path, *exc.ids) if hasattr(exc, "ids") else None
         raise InputError(

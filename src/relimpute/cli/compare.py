@@ -11,7 +11,7 @@ from ._common import (
 )
 from ._estimand import check_estimand_options, estimand_engine
 from ._estimate import add_estimate_argument, relevance_estimate
-from ._format import add_format_argument, emit
+from ._format import add_format_argument, emit, emit_matrix
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
 from ._labels import add_llm_labels_argument, labels_pool_title, refuse_with_labels
 from ._vocabulary import (
@@ -248,15 +248,20 @@ def answer(request) -> int:
         print(narrower, file=sys.stderr)
     title = labels_pool_title(engine.describe(campaign), estimate)
     if request.matrix:
-        _emit_matrix(result, request.format, title)
-    elif request.topics:
-        emit(result.to_frame(level=request.confidence), request.format, title=title)
-    elif result.scores.draws is None or n_draws is None:
-        emit(result.columns(level=request.confidence), request.format, title=title)
+        emit_matrix(result, request.format, title, COMMAND)
     else:
-        columns = _bounds_to_their_digits(result, n_draws, request.confidence, request.format)
-        emit(columns, request.format, title=title)
+        emit(_table(request, result, n_draws), request.format, title=title)
     return 0
+
+
+def _table(request, result, n_draws: int | None):
+    """The answer's table: with --topic-bootstrap its frame, else its columns, each Monte
+    Carlo bound rounded to its error when the answer has draws."""
+    if request.topics:
+        return result.to_frame(level=request.confidence)
+    if result.scores.draws is None or n_draws is None:
+        return result.columns(level=request.confidence)
+    return _bounds_to_their_digits(result, n_draws, request.confidence, request.format)
 
 
 def _in_parts(request, campaign, systems, engine, method):
@@ -421,36 +426,3 @@ def _by_design(request) -> int:
         raise InputError("--matrix is for the model-based answer: drop it with --estimator")
     return survey_command(request.by_design, COMMAND, measures=[request.measure],
                           pairs=list(combinations(systems, 2)))
-
-
-def _emit_matrix(result, fmt: str, title: str) -> None:
-    """P(row beats column) (``result.beats()``): numbered columns and two decimals where
-    people read it; full names and every digit in tsv and json."""
-    import shutil
-    import sys
-
-    from ._format import emit, heading, write_columns
-
-    systems = list(result.systems)
-    beats = result.beats()
-    if fmt in ("tsv", "json"):
-        if "system" in systems:  # a run named "system": the frame says how pandas names it
-            emit(result.matrix().reset_index(), fmt, title=title)
-            return
-        emit({"system": systems} | {name: beats[:, j] for j, name in enumerate(systems)}, fmt,
-             title=title)  # fmt: skip
-        return
-    numbers = [str(i) for i in range(1, len(systems) + 1)]
-    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, systems)]
-    width = max(map(len, labels))
-    cells = {"system": [label.ljust(width) for label in labels]}
-    for number, column in zip(numbers, beats.T.tolist()):
-        cells[number] = ["-" if p != p else f"{p:.2f}" for p in column]  # NaN: the diagonal
-    line_width = shutil.get_terminal_size((120, 24)).columns if fmt == "table" else None
-    text = write_columns(cells, fmt, justify="left", line_width=line_width)
-    sys.stdout.write(heading(title, fmt) + text.rstrip("\n") + "\n")
-    print(
-        "relimpute compare: columns are numbered as the rows; --format tsv or json prints "
-        "full names and all digits",
-        file=sys.stderr,
-    )

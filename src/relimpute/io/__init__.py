@@ -43,8 +43,8 @@ place, so an interrupted write never leaves a truncated file.
 :func:`sort_trec` orders a run as trec_eval does (scores compared as C
 ``float``, :func:`trec_scores`; ties by docno descending).
 
-Modules, by idea: :mod:`.parsing` (the one door of every file kind: fields, numbers, ids and
-duplicates checked, under the rest),
+Modules, by idea: :mod:`.trec` (the formats' columns and trec_eval's order), :mod:`.parsing`
+(the one door of every file kind: fields, numbers, ids and duplicates checked, under the rest),
 :mod:`.qrels` (every form of qrels), :mod:`.runs` (runs and run folders), :mod:`.writing`
 (the writers), :mod:`.assembly` (qrels and runs aligned per topic) and :mod:`.campaign` (a
 campaign's files read and aligned in one pass, for :class:`relimpute.data.Campaign`).
@@ -52,15 +52,7 @@ campaign's files read and aligned in one pass, for :class:`relimpute.data.Campai
 
 from __future__ import annotations
 
-from .parsing import (
-    COLUMN_ALIASES,
-    PROB_QRELS_COLUMNS,
-    QRELS_COLUMNS,
-    RUN_COLUMNS,
-    as_string_array,
-    sort_trec,
-    trec_scores,
-)
+from .parsing import as_string_array
 from .qrels import (
     DEFAULT_GRADE_RANGE,
     DUPLICATE_POLICIES,
@@ -79,6 +71,14 @@ from .runs import (
     run_files,
     run_name,
     skipped_note,
+)
+from .trec import (
+    COLUMN_ALIASES,
+    PROB_QRELS_COLUMNS,
+    QRELS_COLUMNS,
+    RUN_COLUMNS,
+    sort_trec,
+    trec_scores,
 )
 from .writing import (
     write_inclusion_qrels,

@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrow import from_numpy, strings_to_numpy, to_numpy
-from .parsing import as_string_array, trec_scores
+from .parsing import as_string_array, from_numpy, strings_to_numpy, to_numpy
 from .qrels import read_qrels
 from .runs import read_run, read_run_columns
+from .trec import trec_scores
 
 if TYPE_CHECKING:  # qrels and runs come as DataFrames or (files) as columns: no pandas import
     import pandas as pd

@@ -23,20 +23,12 @@ import pyarrow.csv as pcsv
 
 from .._files import read_bytes
 from ..errors import InputError
-from .arrow import from_numpy, to_numpy
+from .trec import COLUMN_ALIASES
+from .trec import GRADE_COLUMN, sort_trec  # noqa: F401  (their old place, read outside io)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
     import pandas as pd
-
-#: Other common spellings of the ir_measures column names, mapped automatically.
-COLUMN_ALIASES = {
-    **dict.fromkeys(("qid", "query", "topic"), "query_id"),
-    **dict.fromkeys(("docno", "docid", "doc"), "doc_id"),
-    **dict.fromkeys(("rel", "label", "judgment"), "relevance"),
-    **dict.fromkeys(("p", "prob", "p_rel"), "probability"),
-    "sim": "score",
-}
 
 _STRING = pa.large_string()
 _BLOCK_LIMIT = 1 << 30  # bytes the fast path parses as one block (files above: several chunks)
@@ -45,16 +37,6 @@ _FRAME = "<DataFrame>"
 
 
 # --------------------------------------------------------------------------- reading files
-
-
-def line_naming(path: str | os.PathLike, query: str, doc: str) -> int | None:
-    """The first line of a qrels-like file naming ``query`` and ``doc`` (to point an error
-    at it), else None."""
-    for number, line in enumerate(read_bytes(path).decode("utf-8", "replace").splitlines(), 1):
-        fields = line.split()
-        if len(fields) >= 3 and fields[0] == query and doc in fields[1:3]:
-            return number
-    return None
 
 
 def _single_separator(data: bytes) -> str | None:
@@ -350,6 +332,60 @@ class Fields:
         return keep
 
 
+# --------------------------------------------------------------------------- arrays
+# pyarrow arrays to numpy and back without pyarrow's pandas conversion layer, which imports
+# pandas (about 0.35 s of CPU) even for integers: reading run files needs none of it.
+
+#: numpy's type of each of arrow's numeric types, by arrow's type id
+_NUMBERS = {
+    kind.id: np.dtype(kind.to_pandas_dtype())
+    for kind in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(),
+                 pa.uint32(), pa.uint64(), pa.float32(), pa.float64())
+}  # fmt: skip
+_BOOLEAN = pa.bool_().id
+
+
+def to_numpy(array: pa.Array) -> np.ndarray:
+    """A numeric or boolean array as numpy, as ``array.to_numpy(zero_copy_only=False)``
+    gives it (read-only but for booleans); an array with nulls or of another type goes
+    through pyarrow's own conversion."""
+    kind = array.type.id
+    dtype = _NUMBERS.get(kind)
+    if array.null_count or (dtype is None and kind != _BOOLEAN):
+        return array.to_numpy(zero_copy_only=False)
+    data = array.buffers()[1]
+    if dtype is None:  # booleans, one bit each
+        if data is None:
+            return np.zeros(0, dtype=bool)
+        bits = np.frombuffer(data, dtype=np.uint8)
+        return np.unpackbits(bits, count=array.offset + len(array), bitorder="little")[
+            array.offset :
+        ].astype(bool)
+    if data is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A 1-d numeric numpy array as a pyarrow array of its type, as ``pa.array(values)``
+    (sharing its memory when contiguous)."""
+    values = np.ascontiguousarray(values)
+    if values.dtype == bool:
+        return pa.Array.from_buffers(
+            pa.bool_(), len(values), [None, pa.py_buffer(np.packbits(values, bitorder="little"))]
+        )
+    return pa.Array.from_buffers(
+        pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
+    )
+
+
+def strings_to_numpy(array: pa.Array) -> np.ndarray:
+    """A string array without nulls as a numpy object array of ``str``."""
+    out = np.empty(len(array), dtype=object)
+    out[:] = array.to_pylist()
+    return out
+
+
 # --------------------------------------------------------------------------- columns
 
 
@@ -461,37 +497,3 @@ def _table(columns: dict[str, object], keep: np.ndarray | None) -> pd.DataFrame:
         name: values.to_pandas() if isinstance(values, pa.Array) else values
         for name, values in kept_columns(columns, keep).items()
     })  # fmt: skip
-
-
-# --------------------------------------------------------------------------- TREC layout
-
-RUN_COLUMNS = ("query_id", "doc_id", "score")
-QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
-PROB_QRELS_COLUMNS = ("query_id", "doc_id", "probability")
-#: optional probabilistic-qrels columns after those three: ``p_ge_<grade>`` = P(grade ≥ grade)
-GRADE_COLUMN = re.compile(r"p_ge_(-?\d+)")
-
-
-def trec_scores(scores: pd.Series | np.ndarray) -> np.ndarray:
-    """Scores as trec_eval compares them: rounded to float32, returned as float64.
-
-    trec_eval stores a run's scores as C ``float`` (``trec_format.h``:
-    ``float sim``), so scores that differ only beyond float32 precision tie
-    and are ordered by docno.
-    """
-    with np.errstate(over="ignore"):
-        return np.asarray(scores, dtype=np.float64).astype(np.float32).astype(np.float64)
-
-
-def sort_trec(run: pd.DataFrame, *, by_rank: bool = False) -> pd.DataFrame:
-    """Order a run as trec_eval does: per topic, score descending, ties by docno descending.
-
-    Scores are compared at trec_eval's float32 precision (:func:`trec_scores`).
-    With ``by_rank`` the rank column orders the documents instead (ties by
-    docno descending), for runs whose scores are not meant to be used.
-    """
-    key = run["rank"].to_numpy() if by_rank else -trec_scores(run["score"])
-    order = run.assign(_key=key).sort_values(
-        ["query_id", "_key", "doc_id"], ascending=[True, True, False], kind="stable"
-    )
-    return order.drop(columns="_key").reset_index(drop=True)

@@ -24,8 +24,6 @@ import pyarrow as pa
 
 from ..errors import InputError
 from .parsing import (
-    GRADE_COLUMN,
-    PROB_QRELS_COLUMNS,
     Layout,
     _check_policy,
     _table,
@@ -34,6 +32,7 @@ from .parsing import (
     read_bytes,
     read_fields,
 )
+from .trec import GRADE_COLUMN, PROB_QRELS_COLUMNS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none

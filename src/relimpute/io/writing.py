@@ -12,15 +12,8 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from .._files import atomic_write_chunks, atomic_write_text
-from .parsing import (
-    _ASCII_SPACE,
-    GRADE_COLUMN,
-    PROB_QRELS_COLUMNS,
-    QRELS_COLUMNS,
-    RUN_COLUMNS,
-    _normalise_frame,
-    sort_trec,
-)
+from .parsing import _ASCII_SPACE, _normalise_frame
+from .trec import GRADE_COLUMN, PROB_QRELS_COLUMNS, QRELS_COLUMNS, RUN_COLUMNS, sort_trec
 
 if TYPE_CHECKING:  # pandas is loaded by the writers, not on import
     import pandas as pd
