@@ -2,7 +2,7 @@
 design: the relative bias of statAP's N̂ and R̂ (HT totals: unbiased by construction, so a
 check), of their ratio AP̂ = N̂/R̂ (mean over runs), the share of samplings with R̂ = 0 (AP̂ = 0
 then) and the ratio's bias when R̂ > 0, with and without the second-order correction
-(relimpute.confidence.survey.measures.second_order_bias, capped at ½ se as the package);
+(the package's Taylor correction, capped at ½ se);
 summed into MAP's bias by the topics' number of relevant documents.
 
     python examples/design_based/decompose.py dl19 --budget 0.05 --samplings 200

@@ -307,12 +307,24 @@ def intervals(found, level_z=Z):
     return out
 
 
+def pair_sum(x, w, rank, stratum, factor) -> float:
+    """statAP's numerator Σ_k x_k w_k / r_k + Σ_{j above k} x_j x_k w_j w_k f_jk / r_k, pair by
+    pair (f_jk = ``factor[h]`` when j and k share stratum h, else 1)."""
+    at = np.flatnonzero((rank > 0) & (x * w != 0))
+    total = 0.0
+    for k in at:
+        total += x[k] * w[k] / rank[k]
+        for j in at:
+            if rank[j] < rank[k]:
+                f = factor[stratum[k]] if stratum[j] == stratum[k] else 1.0
+                total += x[j] * x[k] * w[j] * w[k] * f / rank[k]
+    return total
+
+
 def brute_corrected(top: dict, census: np.ndarray, drawn: np.ndarray, rate: float):
     """The jackknife-corrected AP and its delete-two jackknife variance of one topic by brute
     force: every deletion and every pair of deletions of the universe's drawn documents,
-    AP's totals by the package's ``pair_total`` over the whole universe (no grouping)."""
-    from relimpute.confidence.survey.totals import pair_total
-
+    AP's numerator summed pair by pair over the whole universe (no grouping)."""
     x, ranks = top["x"], top["ranks"]
     size = int((~census).sum())
     n = min(max(2, int(round(rate * size))), size)
@@ -324,7 +336,7 @@ def brute_corrected(top: dict, census: np.ndarray, drawn: np.ndarray, rate: floa
         w[list(removed)] = 0.0
         r_hat = w @ x
         f = np.array([1.0, pair_factor(k, size)])
-        return np.array([pair_total(x, x, w, r, stratum, f).ht_x for r in ranks]) / r_hat \
+        return np.array([pair_sum(x, w, r, stratum, f) for r in ranks]) / r_hat \
             if r_hat > 0 else np.zeros(len(ranks))
 
     def corrected(removed, k):  # θ̂ − (1 − k/N)(k − 1)(θ̄ − θ̂) on the sample less ``removed``

@@ -37,7 +37,7 @@ from .design import STRATIFIED, TopicSample, design_covariance, jackknife_varian
     topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
     replicate_values, survey_measure
-from .samplings import BLOWN_UP, ESTIMATORS, VARIANCES, Samplings, keeps_ppi, tuned_lambda
+from .samplings import BLOWN_UP, ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
 __all__ = ["BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND", "VARIANCES",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
@@ -174,10 +174,12 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
     ``bias_correction`` subtracts AP's ratio's second-order bias (:mod:`.batched`, which
     computes AP). ``ppi++`` uses ``lam`` when given (cross-fitted over topics by
-    :func:`estimate`), else tunes λ on this topic's own sample; where its variance comes out
-    over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair terms a few low-π
-    documents blow up), the topic takes HT's answer (λ = 0): a choice made on the sample, so
-    slightly optimistic, never much wider than humans alone."""
+    :func:`estimate`), else tunes λ on this topic's own sample. For AP, where its variance
+    comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair terms a
+    few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and nDCG@k have no
+    pair terms and keep PPI++'s answer: choosing HT where its own sample's variance is small
+    (0 when no relevant document was drawn, the estimate 0 too) biased P@10 low and its
+    interval narrow (``examples/design_based/beside_ppi.py``)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
@@ -196,12 +198,6 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
         lam = 1.0 if _lam is None else _lam
     elif lam is None:
         lam = tuned_lambda(*lambda_moments(topic, measure, ranks, control, rel_threshold))
-    if estimator == "ppi++" and lam > 0:  # never much wider than HT on this topic
-        found = topic_estimate(topic, measure, ranks, control, "model-assisted", rel_threshold,
-                               variance, bias_correction, lam=lam, _lam=lam)
-        alone = topic_estimate(topic, measure, ranks, control, "ht", rel_threshold, variance,
-                               bias_correction)
-        return found if keeps_ppi(lam, found[1], alone[1]) else alone
     value, z = 0.0, 0.0
     for r, sign in zip(ranks, (1.0, -1.0)):
         f, zi = linearised(*sample_totals(measure, topic, r, control, rel_threshold), lam)
