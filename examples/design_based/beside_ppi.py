@@ -120,11 +120,9 @@ def main(argv=None):
     chosen = np.random.default_rng(43).choice(len(every), min(args.pairs, len(every)),
                                               replace=False)
     quantities = [(s,) for s in range(len(systems))] + [every[i] for i in chosen]
-    truth = []
-    for members in quantities:
-        coefs, M = slot_coefficients(universe, members)
-        truth.append(sum(float(c @ u["x"]) for c, u in zip(coefs, universe.topics)) / M)
-    truth = np.array(truth)
+    slots = [slot_coefficients(universe, members) for members in quantities]  # sampling-free
+    truth = np.array([sum(float(c @ u["x"]) for c, u in zip(coefs, universe.topics)) / M
+                      for coefs, M in slots])
     rng = np.random.default_rng(11)
     p_model, _ = pilot_model(universe, args.collection, args.budget, np.random.default_rng(5))
     controls = {"model": p_model, "reversed": [1 - q for q in p_model]}
@@ -155,9 +153,8 @@ def main(argv=None):
                 low[(c, key)].append(found[estimator][0])
                 high[(c, key)].append(found[estimator][1])
             for lam, key in ((0.0, "ppi-python classical"), (None, "ppi-python ppi++")):
-                got = [ppi_python_ci(*slot_coefficients(universe, m), drawn, pi,
-                                       [u["x"] for u in universe.topics], p, lam, strata)
-                         for m in quantities]
+                got = [ppi_python_ci(*slot, drawn, pi, [u["x"] for u in universe.topics], p,
+                                     lam, strata) for slot in slots]
                 low[(c, key)].append(np.array([g[0] for g in got]))
                 high[(c, key)].append(np.array([g[1] for g in got]))
         print(f"  sampling {b + 1} of {args.samplings}", file=sys.stderr, flush=True)

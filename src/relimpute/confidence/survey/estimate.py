@@ -166,8 +166,8 @@ def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
 
 def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None = None,
                    estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife",
-                   bias_correction: bool = True, lam: float | None = None,
-                   _lam: float | None = None) -> tuple[float, float, float, bool]:
+                   bias_correction: bool = True,
+                   lam: float | None = None) -> tuple[float, float, float, bool]:
     """One topic's (estimate, variance, λ, one-document-stratum fallback) of ``measure`` (a
     name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
     document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
@@ -195,7 +195,7 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     if estimator == "ht":
         lam = 0.0
     elif estimator == "model-assisted":
-        lam = 1.0 if _lam is None else _lam
+        lam = 1.0
     elif lam is None:
         lam = tuned_lambda(*lambda_moments(topic, measure, ranks, control, rel_threshold))
     value, z = 0.0, 0.0
