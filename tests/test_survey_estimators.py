@@ -203,6 +203,24 @@ def test_an_unsampled_stratum_is_named_not_dropped():
     assert "left out" in table[table["query_id"] == "all"].iloc[0]["note"]
 
 
+@pytest.mark.parametrize("measure", ["AP", "P@2"])
+def test_a_topic_that_drew_no_relevant_document_is_named_with_its_zero_variance(measure):
+    """Where no judged document is relevant the estimate is 0 with variance 0: an interval the
+    sample cannot widen. The topic and the mean's note say so (topic 2 here); topic 1 is not
+    named."""
+    qrels = pd.DataFrame({"query_id": ["1"] * 6 + ["2"] * 6,
+                          "doc_id": list("abcdef") * 2, "stratum": [1, 1, 1, 2, 2, 2] * 2,
+                          "relevance": [1, 0, -1, 1, 0, -1, 0, 0, -1, 0, 0, -1]})
+    run = pd.DataFrame({"query_id": ["1"] * 6 + ["2"] * 6, "doc_id": list("abcdef") * 2,
+                        "score": [6.0, 5, 4, 3, 2, 1] * 2})
+    table = estimate(qrels, {"r": run}, measures=[measure], per_topic=True)
+    two, one = (table[table["query_id"] == t].iloc[0] for t in ("2", "1"))
+    assert two["estimate"] == 0 and two["se"] == 0 and "no relevant document" in two["note"]
+    assert one["note"] == "" and one["se"] > 0
+    note = table[table["query_id"] == "all"].iloc[0]["note"]
+    assert "1 of 2 topics drew no relevant document (2)" in note and "too narrow" in note
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda q: q.assign(inclusion=np.where(q["doc_id"] == "d1", 0.0, q["inclusion"])), "π > 0"),
     (lambda q: q.drop(columns=["inclusion"]), "without inclusion probabilities"),

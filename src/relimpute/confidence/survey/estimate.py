@@ -275,7 +275,7 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
             variance, bias_correction)
         for (_, run, run_b), per in zip(quantities, found):
             rows += _rows(per, measure, run, run_b, z, margin, estimator, control_label,
-                          per_topic, absent)
+                          per_topic, absent, rel_threshold)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -353,13 +353,18 @@ def _row(query, run, run_b, measure, value, var, lam, n, z, margin, estimator, c
             equivalent, lam, estimator, control, n, SURVEY_ESTIMAND, note)
 
 
-def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent):
-    rows, notes = [], []
+def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent,
+          rel_threshold):
+    rows, notes, blind = [], [], []
     for t, value, var, lam, fallback, s in per:
         note = ""
         if s.unsampled:
             note = ("no judged document in " + ", ".join(s.unsampled) +
                     ": its contribution is unknown, no design-based estimate")
+        elif not (s.grade >= rel_threshold).any():
+            blind.append(t)
+            note = ("no relevant document among those judged: the sample cannot show its "
+                    "variance, so its interval does not hold")
         elif fallback:
             note = "a stratum with one judged document: its variance is the Poisson formula's"
         if note:
@@ -376,6 +381,11 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
     if absent:
         summary.append(f"topics of the runs not in the sample (not in the mean): "
                        f"{', '.join(absent[:10])}{' ...' if len(absent) > 10 else ''}")
+    if blind:
+        summary.append(f"{len(blind)} of {len(per)} topics drew no relevant document "
+                       f"({', '.join(blind[:10])}{' ...' if len(blind) > 10 else ''}): their "
+                       "estimates carry no variance, so this interval may be too narrow; judge "
+                       "more of those topics, or sample where relevant documents are likely")
     if any("Poisson formula" in n for n in notes):
         summary.append("strata with one judged document: Poisson variance formula")
     if known:
