@@ -21,7 +21,11 @@ Columns, each a 95% interval of each run's mean P@10 and of the ΔP@10 of seeded
   them to mean 1: a Hájek mean), all of them as the unlabelled set: its interval of the mean
   over those N documents, times N / M (M = 10 × topics), is the same difference estimator as
   relimpute's with its own λ; its variance treats the labelled terms as independent draws
-  from the stratum (no finite-population correction, topics pooled).
+  from the stratum (no finite-population correction, topics pooled);
+- ``ppi-python stratified``: topic-stratified PPI++ (Fisch et al. 2024): ``ppi_mean_ci`` on each
+  topic alone (its λ tuned on that topic), each topic's estimate the midpoint and its se the
+  half-width / 1.96, summed over topics with weights N_t / M (a topic with fewer than two judged
+  documents has no interval and leaves the quantity without one).
 
     python examples/design_based/beside_ppi.py dl19 --budget 0.10 --samplings 100
 
@@ -44,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from study import COLLECTIONS, Universe, draw, load, pilot_model  # noqa: E402
 
 K = 10
-COLUMNS = ("relimpute ht", "relimpute ppi++", "ppi-python classical", "ppi-python ppi++")
+COLUMNS = ("relimpute ht", "relimpute ppi++", "ppi-python classical", "ppi-python ppi++",
+           "ppi-python stratified")
 
 
 def slot_coefficients(universe: Universe, members) -> tuple[list, float]:
@@ -79,6 +84,21 @@ def ppi_python_ci(coefs, M, drawn, pi, x, p, lam, strata):
         return np.nan, np.nan
     low, high = ppi_mean_ci(y, yh, yu, alpha=0.05, lam=lam, w=w)  # the mean over N
     return float(np.ravel(low)[0]) * N / M, float(np.ravel(high)[0]) * N / M
+
+
+def stratified_ci(coefs, M, drawn, pi, x, p, strata):
+    """Topic-stratified PPI++: :func:`ppi_python_ci` on each topic alone (λ tuned per topic),
+    combined over topics as independent strata, 95% normal interval."""
+    total = var = 0.0
+    for c, d, w, xs, ps, h in zip(coefs, drawn, pi, x, p, strata):
+        n_t = int((h == 0).sum())  # the topic's mean is over its first stratum's documents
+        low, high = ppi_python_ci([c], n_t, [d], [w], [xs], [ps], None, [h])
+        if not np.isfinite(low):
+            return np.nan, np.nan
+        total += n_t * (low + high) / 2
+        var += (n_t * (high - low) / (2 * 1.959963984540054)) ** 2
+    half = 1.959963984540054 * np.sqrt(var)
+    return (total - half) / M, (total + half) / M
 
 
 def sample_frame(universe: Universe, drawn, strata) -> pd.DataFrame:
@@ -157,6 +177,10 @@ def main(argv=None):
                                      lam, strata) for slot in slots]
                 low[(c, key)].append(np.array([g[0] for g in got]))
                 high[(c, key)].append(np.array([g[1] for g in got]))
+            got = [stratified_ci(*slot, drawn, pi, [u["x"] for u in universe.topics], p, strata)
+                   for slot in slots]
+            low[(c, "ppi-python stratified")].append(np.array([g[0] for g in got]))
+            high[(c, "ppi-python stratified")].append(np.array([g[1] for g in got]))
         print(f"  sampling {b + 1} of {args.samplings}", file=sys.stderr, flush=True)
     single = np.array([len(m) == 1 for m in quantities])
     rows = []
