@@ -10,7 +10,7 @@ import sys
 import warnings
 from contextlib import contextmanager
 
-from .._defaults import DEFAULT_MODEL  # noqa: F401  (light: --help loads no model)
+from .._defaults import DEFAULT_MODEL  # light: --help loads no model
 
 
 def add_campaign_arguments(

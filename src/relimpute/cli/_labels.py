@@ -82,7 +82,7 @@ def model_with_labels(labels, model: str | None, option: str = "--model") -> str
         return model
     from ..errors import InputError
     from ..relevance import load_settings
-    from ..relevance.settings import DEFAULT_MODEL
+    from .._defaults import DEFAULT_MODEL
 
     if model is None or model == DEFAULT_MODEL:
         return LABELS_MODEL
@@ -119,7 +119,7 @@ def strategies_with_labels(labels, strategies: list) -> list:
     from dataclasses import replace
 
     from ..errors import InputError
-    from ..relevance.settings import DEFAULT_MODEL
+    from .._defaults import DEFAULT_MODEL
 
     from ..relevance import load_settings
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import DEFAULT_MODEL, add_seed_argument, integer_at_least, positive_int
+from .._defaults import DEFAULT_MODEL
+from ._common import add_seed_argument, integer_at_least, positive_int
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
 
