@@ -63,11 +63,7 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     runs = {system: read_run(path, duplicates=inputs.duplicates)
             for system, path in run_files(inputs.runs)}
     control, name = None, "none"
-    if labels:
-        from ..confidence.survey.control import label_predictions
-
-        control, name = label_predictions(labels[0], threshold), f"LLM labels {labels[0]}"
-    elif model is not None:
+    if model is not None:
         from ..confidence.survey.control import model_predictions
         from ..progress import stage
         from ._common import load_campaign
@@ -77,6 +73,10 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
             control = model_predictions(campaign, sample, model, rng=request.seed,
                                         measures=measures)
         name = f"model {model} (cross-fitted, 2 folds)"
+    elif labels:
+        from ..confidence.survey.control import label_predictions
+
+        control, name = label_predictions(labels[0], threshold), f"LLM labels {labels[0]}"
     try:
         table = estimate(sample, runs, measures=measures, control=control,
                          estimator=request.estimator, pairs=pairs, level=request.level,
