@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from relimpute.bias import groups_from_frame
-from relimpute.bias.study import paired_p_values, rank_errors, run_pool_bias_study
+from relimpute.bias.study import run_pool_bias_study
+from relimpute.bias.study_scores import paired_p_values, rank_errors
 from relimpute.measures import evaluate
 from relimpute.simulate import simulate_campaign
 
@@ -114,7 +115,7 @@ def test_rank_errors_by_hand():
 
 
 def test_coverage_counts_a_degenerate_interval_at_the_value():
-    from relimpute.bias.study import covers
+    from relimpute.bias.study_scores import covers
 
     third = np.array([0.1 + 0.2])  # 0.30000000000000004
     assert covers(np.array([0.3]), np.array([0.3]), third).all()

@@ -532,7 +532,7 @@ def test_crash_during_write_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypa
 def test_gzip_members_and_padding_read_as_gzip_reads_them(tmp_path):
     """Several gzip members (as ``cat a.gz b.gz`` makes), NUL padding between them, and a
     member that is cut short or followed by junk, read as :func:`gzip.decompress` reads them."""
-    from relimpute.io.parsing import read_bytes
+    from relimpute._files import read_bytes
 
     half = len(RUN) // 2
     first, second = gzip.compress(RUN[:half].encode()), gzip.compress(RUN[half:].encode())

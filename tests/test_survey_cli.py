@@ -102,3 +102,15 @@ def test_an_unsampled_stratum_is_said_not_dropped(files):
     row = table[(table["query_id"].astype(str) == "2") & (table["run"] == "A")].iloc[0]
     assert pd.isna(row["estimate"]) and "contribution is unknown" in row["note"]
     assert "left out (unsampled stratum): 2" in err
+
+
+@pytest.mark.parametrize("answer", [["--prior", "0.5"], ["--estimator", "ht"]])
+@pytest.mark.parametrize("systems, message", [
+    (["A", "A"], "--systems lists a run twice"),
+    (["A", "C"], "unknown run(s) C"),
+    (["A"], "need at least two runs to compare"),
+])
+def test_both_answers_of_compare_refuse_the_same_systems(files, answer, systems, message):
+    """One --systems check for the model-based and the design-based answer."""
+    code, _, err = _run("compare", files / "q.tsv", files / "runs", *answer, "--systems", *systems)
+    assert code != 0 and message in err

@@ -50,7 +50,7 @@ from .common_topics import common_topic_adjustment
 from ..groups import RunGroups
 from .pools import LeaveOutPool, check_depth, group_leave_outs
 from .slices import hole_fractions, hole_slices, pair_slices, slices_markdown
-from .study_scores import FILTERS, TIE, covers, paired_p_values, rank_errors, study_metrics  # noqa: F401
+from .study_scores import study_metrics
 
 #: what a step leaves out of the pool: a run (a variant of the pooled systems; its group's other
 #: runs stay pooled) or a group (a new system)

@@ -23,6 +23,7 @@ import pandas as pd
 
 from .._deprecation import renamed_kwargs
 from .._display import short_repr
+from ..stats import CLOSE, MIN_PAIRS
 from ..studies.tables import markdown_text
 from .metrics import W_CAP
 from .paired import paired_frame, paired_tests
@@ -33,7 +34,7 @@ from .scoring import (
     summary_frame,
     trial_outcomes,
 )
-from .slices import CLOSE, MIN_PAIRS, TOP_K, slices_frame, top_by_judgments
+from .slices import TOP_K, slices_frame, top_by_judgments
 from .study import CalibrationStudy, read_study
 
 __all__ = [

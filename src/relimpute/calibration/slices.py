@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import CLOSE, MIN_PAIRS, STATED, slice_scores  # noqa: F401 (the slices' target)
+from ..stats import CLOSE, slice_scores
 
 #: the top-k slice's k (both runs among the k best by true MAP)
 TOP_K = 10

@@ -10,7 +10,7 @@ import sys
 import warnings
 from contextlib import contextmanager
 
-from .._defaults import DEFAULT_MODEL  # noqa: F401  (light: --help loads no model)
+from .._defaults import DEFAULT_MODEL  # light: --help loads no model
 
 
 def add_campaign_arguments(
@@ -84,6 +84,22 @@ def check_run_names(names, systems, option: str) -> None:
     shown = ", ".join(systems[:10]) + (f", ... ({len(systems)} runs)" if len(systems) > 10 else "")
     hint = f" ({'; '.join(hints)})" if hints else ""
     raise InputError(f"unknown run(s) {', '.join(unknown)}{hint}; the runs are {shown}", option)
+
+
+def chosen_runs(chosen, names, option: str) -> list[str]:
+    """The runs ``option`` names (``chosen``), checked against the runs' ``names`` (each
+    once), else every run: at least two, as a comparison needs."""
+    from ..errors import InputError
+
+    systems = list(chosen)
+    if systems:
+        check_run_names(systems, names, option)
+        if len(set(systems)) != len(systems):
+            raise InputError(f"{option} lists a run twice")
+    systems = systems or list(names)
+    if len(systems) < 2:
+        raise InputError("need at least two runs to compare")
+    return systems
 
 
 def add_model_argument(parser, default: str | None, what: str = "relevance model") -> None:

@@ -80,9 +80,9 @@ def model_with_labels(labels, model: str | None, option: str = "--model") -> str
     ignores labels."""
     if not labels:
         return model
+    from .._defaults import DEFAULT_MODEL
     from ..errors import InputError
     from ..relevance import load_settings
-    from ..relevance.settings import DEFAULT_MODEL
 
     if model is None or model == DEFAULT_MODEL:
         return LABELS_MODEL
@@ -118,9 +118,8 @@ def strategies_with_labels(labels, strategies: list) -> list:
         return strategies
     from dataclasses import replace
 
+    from .._defaults import DEFAULT_MODEL
     from ..errors import InputError
-    from ..relevance.settings import DEFAULT_MODEL
-
     from ..relevance import load_settings
 
     def default_params(strategy):

@@ -89,10 +89,19 @@ def inferred_title(names) -> str:
     return "estimand: " + "; ".join(parts)
 
 
+#: why ordinary qrels give no design-based answer
+NO_DESIGN = (
+    "--estimator needs sampled qrels with a known design: a header line 'query_id doc_id "
+    "relevance inclusion_probability' (Poisson sampling) or five columns 'topic iter docno "
+    "stratum rel' (stratified); these qrels say nothing of the chance each document had to be "
+    "judged, so no design-based interval can be made from them"
+)
+
+
 def read_design(qrels: str, rel_threshold: int | None, command: str):
     """``(sampled qrels, relevance threshold)`` read from the command's ``qrels`` (the
     threshold: ``rel_threshold`` as given, else the collection's settings, else 1), notes on
-    stderr."""
+    stderr; ordinary qrels are refused (:data:`NO_DESIGN`)."""
     from ..collection_settings import resolve_rel_threshold
     from ..io.qrels import read_any_qrels
     from ._common import grades_warning
@@ -100,6 +109,8 @@ def read_design(qrels: str, rel_threshold: int | None, command: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reader's notes are printed below instead
         _, sample, notes = read_any_qrels(qrels)
+    if sample is None:
+        raise InputError(NO_DESIGN, str(qrels))
     for note in notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     threshold, settings = resolve_rel_threshold(qrels, rel_threshold)

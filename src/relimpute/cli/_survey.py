@@ -37,27 +37,18 @@ def add_margin_argument(parser) -> None:
     )  # fmt: skip
 
 
-def sample_without_design(qrels: str) -> str:
-    """Why ordinary qrels give no design-based answer."""
-    return ("--estimator needs sampled qrels with a known design: a header line 'query_id "
-            "doc_id relevance inclusion_probability' (Poisson sampling) or five columns 'topic "
-            "iter docno stratum rel' (stratified); these qrels say nothing of the chance each "
-            "document had to be judged, so no design-based interval can be made from them")
-
-
 def survey_command(request, command: str, *, measures, pairs) -> int:
     """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names) that
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
     from ..errors import InputError
     from ..io import read_run, run_files
-    from ..io.qrels import qrels_form
     from ._format import emit
     from ._sampled import read_design
 
     inputs = request.campaign
-    if qrels_form(inputs.qrels) == "trec":
-        raise InputError(sample_without_design(inputs.qrels), str(inputs.qrels))
+    # plain qrels are refused here, before the options are checked against each other
+    sample, threshold = read_design(inputs.qrels, inputs.rel_threshold, command)
     labels, model = inputs.llm_labels, request.model
     if request.estimator == "ht" and (labels or model is not None):
         raise InputError("--estimator ht uses no control variate: drop --model/--llm-labels, "
@@ -69,15 +60,10 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         raise InputError("give one control variate: --model or --llm-labels, not both")
     if len(labels) > 1:
         raise InputError("--estimator takes one --llm-labels file as its control variate")
-    sample, threshold = read_design(inputs.qrels, inputs.rel_threshold, command)
     runs = {system: read_run(path, duplicates=inputs.duplicates)
             for system, path in run_files(inputs.runs)}
     control, name = None, "none"
-    if labels:
-        from ..confidence.survey.control import label_predictions
-
-        control, name = label_predictions(labels[0], threshold), f"LLM labels {labels[0]}"
-    elif model is not None:
+    if model is not None:
         from ..confidence.survey.control import model_predictions
         from ..progress import stage
         from ._common import load_campaign
@@ -87,6 +73,10 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
             control = model_predictions(campaign, sample, model, rng=request.seed,
                                         measures=measures)
         name = f"model {model} (cross-fitted, 2 folds)"
+    elif labels:
+        from ..confidence.survey.control import label_predictions
+
+        control, name = label_predictions(labels[0], threshold), f"LLM labels {labels[0]}"
     try:
         table = estimate(sample, runs, measures=measures, control=control,
                          estimator=request.estimator, pairs=pairs, level=request.level,

@@ -6,7 +6,7 @@ from ._common import (
     add_campaign_arguments,
     add_model_argument,
     add_seed_argument,
-    check_run_names,
+    chosen_runs,
     load_campaign,
 )
 from ._estimand import check_estimand_options, estimand_engine
@@ -210,14 +210,7 @@ def answer(request) -> int:
         return _by_design(request)
     _check_options(request)
     campaign = load_campaign(request.campaign, COMMAND)
-    systems = list(request.systems)
-    if systems:
-        check_run_names(systems, campaign.systems, "--systems")
-        if len(set(systems)) != len(systems):
-            raise InputError("--systems lists a run twice")
-    systems = systems or list(campaign.systems)
-    if len(systems) < 2:
-        raise InputError("need at least two runs to compare")
+    systems = chosen_runs(request.systems, campaign.systems, "--systems")
     if request.normal and not has_closed_form(request.measure):
         raise InputError(
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
@@ -417,12 +410,9 @@ def _by_design(request) -> int:
     from ..io import run_files
 
     names = [system for system, _ in run_files(request.campaign.runs)]
-    if request.systems:
-        check_run_names(request.systems, names, "--systems")
-    systems = list(request.systems) or names
-    if len(systems) < 2:
-        raise InputError("need at least two runs to compare")
+    systems = chosen_runs(request.systems, names, "--systems")
     if request.matrix:
         raise InputError("--matrix is for the model-based answer: drop it with --estimator")
     return survey_command(request.by_design, COMMAND, measures=[request.measure],
                           pairs=list(combinations(systems, 2)))
+

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ._common import DEFAULT_MODEL, add_seed_argument, integer_at_least, positive_int
+from .._defaults import DEFAULT_MODEL
+from ._common import add_seed_argument, integer_at_least, positive_int
 from ._format import add_format_argument, emit
 from ._vocabulary import add_confidence_argument, add_quiet_argument
 
@@ -38,11 +39,9 @@ example:
 def add_arguments(parser) -> None:
     add_seed_argument(parser, "the simulation and the models")
     parser.add_argument(
-        "--n-systems",
-        type=integer_at_least(2),
-        default=12,
+        "--n-systems", type=integer_at_least(2), default=12,
         help="number of runs, 2 or more (default 12)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--n-topics", dest="topics", type=positive_int, default=25, help="number of topics (default 25)"
     )

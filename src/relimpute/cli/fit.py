@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from .._defaults import DEFAULT_MODEL
 from ._common import (
-    DEFAULT_MODEL,
     add_campaign_arguments,
     add_model_argument,
     add_seed_argument,

@@ -24,7 +24,6 @@ import pyarrow.csv as pcsv
 from .._files import read_bytes
 from ..errors import InputError
 from .trec import COLUMN_ALIASES
-from .trec import GRADE_COLUMN, sort_trec  # noqa: F401  (their old place, read outside io)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none

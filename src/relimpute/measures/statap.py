@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..io.parsing import sort_trec
+from ..io.trec import sort_trec
 
 #: What :func:`stat_eval` returns per topic: the estimated AP and number of relevant documents.
 STAT_MEASURES = ("statAP", "statNumRel")

@@ -73,14 +73,13 @@ def _ap_with_counts(row, stop, relevant, counts, n_relevant):
     total = 0.0
     for i in range(stop):
         d = row[i]
-        k = counts[d]
-        if relevant[d]:
-            for _ in range(k):
-                found += 1
-                seen += 1
-                total += found / seen
-        else:
-            seen += k
+        if not relevant[d]:  # its copies only push the relevant ones down
+            seen += counts[d]
+            continue
+        for _ in range(counts[d]):  # each copy of a relevant document is a relevant rank
+            found += 1
+            seen += 1
+            total += found / seen
     return total / n_relevant
 
 

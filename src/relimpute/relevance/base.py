@@ -27,7 +27,7 @@ from .._deprecation import deprecated_alias
 from .._registry import Registry
 from ..data import Campaign
 from ..errors import InputError
-from ..io.parsing import GRADE_COLUMN
+from ..io.trec import GRADE_COLUMN
 from .grades import GradeShares, from_exceedance, grade_column, judged_shares, levels_of_columns
 
 if TYPE_CHECKING:  # the frames are made on demand: scoring reads no frame

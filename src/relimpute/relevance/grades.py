@@ -152,7 +152,7 @@ def judged_shares(shares: GradeShares, topics) -> GradeShares:
 
 def grade_column(level: int) -> str:
     """The probabilistic-qrels column of ``P(G ≥ level)``
-    (:data:`relimpute.io.parsing.GRADE_COLUMN`)."""
+    (:data:`relimpute.io.trec.GRADE_COLUMN`)."""
     return f"p_ge_{int(level)}"
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from ...io.parsing import sort_trec
+from ...io.trec import sort_trec
 from .batched import TopicSamplings
 from .design import STRATIFIED, TopicSample, design_covariance, jackknife_variance, \
     topic_samples

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
