@@ -104,9 +104,10 @@ class _DocIds:
 
     Each topic has a dictionary of the ids met in it (qrels first, then the
     runs in reading order), grown in batches: a topic's ids read since the
-    last batch are encoded together with its dictionary so far as the first
-    chunk, which keeps every earlier code (the hash table numbers values in
-    the order it meets them). A batch is coded once it holds as many rows as
+    last batch are joined after its dictionary so far into one array and
+    encoded, which keeps every earlier code (the hash table numbers values in
+    the order it meets them); one array, not a chunk per run, as the encoder
+    pays per chunk. A batch is coded once it holds as many rows as
     the dictionaries (and at least ``_BATCH_ROWS``), so every id is hashed
     about twice at most, and the strings are let go. Hash tables come from the
     system allocator, which gives them back (arrow's default pool would keep
@@ -185,12 +186,14 @@ class _DocIds:
                 pa.types.is_large_string(ids.type) for ids, codes in pending if codes is None
             )
             doc_type = pa.large_string() if wide else pa.string()
-            encoded = _encode_shared(
-                pa.chunked_array([cast(c, doc_type) for c in chunks]),
-                pa.system_memory_pool(),
-            )
-            # (the encoder may leave out empty chunks: codes are split by length, not by chunk)
-            coded = np.concatenate([to_numpy(c.indices) for c in encoded.chunks])
+            pool = pa.system_memory_pool()
+            try:
+                values = pa.concat_arrays([cast(c, doc_type) for c in chunks], memory_pool=pool)
+            except pa.ArrowInvalid:  # over 2 GB of ids in one topic: 64-bit offsets
+                chunks = [cast(c, pa.large_string()) for c in chunks]
+                values = pa.concat_arrays(chunks, memory_pool=pool)
+            encoded = dictionary_encode(values, pool)
+            coded = to_numpy(encoded.indices)
             n_known = 0 if known is None else len(known)
             if not np.array_equal(coded[:n_known], np.arange(n_known)):  # never
                 raise AssertionError("document codes changed between batches")
@@ -203,7 +206,7 @@ class _DocIds:
                 end += len(ids)
             if runs:
                 self._runs[t].append(np.concatenate(runs))
-            self._ids[t] = encoded.chunk(0).dictionary
+            self._ids[t] = encoded.dictionary
             self._n_ids += len(self._ids[t]) - n_known
 
 
@@ -473,24 +476,6 @@ def _dense_rank(values: np.ndarray) -> np.ndarray:
     rank = np.empty(n, dtype=np.int64)
     rank[by_value] = np.cumsum(new_value, out=new_value)
     return rank
-
-
-def _encode_shared(values: pa.ChunkedArray, pool: pa.MemoryPool | None = None) -> pa.ChunkedArray:
-    """Dictionary-encode chunks with one dictionary for all of them.
-
-    pyarrow's encoder gives every chunk the same dictionary already; that is
-    checked by buffer address (cheap), and only otherwise are the dictionaries
-    unified (costly: it compares and remaps every chunk).
-    """
-    encoded = dictionary_encode(values, pool)
-
-    def identity(dictionary: pa.Array) -> tuple:
-        return len(dictionary), [b.address if b else None for b in dictionary.buffers()]
-
-    first = identity(encoded.chunk(0).dictionary)
-    if all(identity(c.dictionary) == first for c in encoded.chunks):
-        return encoded
-    return encoded.unify_dictionaries()
 
 
 def _codes(ids: pa.Array, position: dict[str, int]) -> np.ndarray:
