@@ -50,3 +50,22 @@ def test_cast_is_safe_as_pyarrows():
         k.cast(pa.array([300]), pa.int8())
     with pytest.raises(pa.ArrowInvalid):
         k.cast(pa.array(["x"]), pa.float64())
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_sort_distinct_gives_pyarrows_byte_order(kind):
+    """Packed short ids (prefixes, UTF-8, DEL, NUL: the kernel's) order as sort_indices."""
+    rng = np.random.default_rng(7)
+    alphabet = ["a", "b", "0", "9", "\u00e9", "\u20ac", "\x7f", "A", "z"]
+    for trial in range(600):
+        longest = int(rng.integers(0, 11))
+        values = sorted({"".join(rng.choice(alphabet, int(rng.integers(0, longest + 1))))
+                         for _ in range(int(rng.integers(0, 30)))})  # fmt: skip
+        if trial % 3 == 0 and values:
+            values.append(values[-1] + "\x00")  # ties with the padding: the kernel's order
+        values = [values[i] for i in rng.permutation(len(values))]
+        array = pa.array(values, type=kind)
+        if trial % 5 == 0 and len(array) > 2:
+            array = array.slice(1)
+        got = k.sort_distinct(array)
+        assert np.array_equal(got, pc.sort_indices(array).to_numpy()), values

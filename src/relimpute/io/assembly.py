@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ._kernels import cast, dictionary_encode, not_equal, sort_indices, take, unique
+from ._kernels import cast, dictionary_encode, not_equal, sort_distinct, take, unique
 from .parsing import as_string_array, from_numpy, strings_to_numpy, to_numpy
 from .qrels import read_qrels
 from .runs import read_run, read_run_columns
@@ -369,7 +369,7 @@ def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[dict], set[in
             continue
         labelled = slice(judged.bounds[t], judged.bounds[t + 1])
         dictionary, dictionaries[t] = dictionaries[t], None
-        by_docno = to_numpy(sort_indices(dictionary))  # the topic's codes in docno order
+        by_docno = sort_distinct(dictionary)  # the topic's codes in docno order
         code_of = np.empty(len(by_docno), dtype=np.int32)
         code_of[by_docno] = np.arange(len(by_docno), dtype=np.int32)
         doc_codes = code_of[np.concatenate([run_codes, judged.doc[labelled]])]
