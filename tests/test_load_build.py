@@ -1,22 +1,35 @@
-"""The Campaign build's shared-dictionary encoding of document ids (one hash table, no concat)."""
+"""The Campaign build's per-topic coding of document ids, batch after batch."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from relimpute.io.assembly import _encode_shared
 
+def test_document_codes_decode_to_the_ids_in_any_batching(rng, monkeypatch):
+    """Each topic's codes, batch after batch (its dictionary so far joined before the new
+    ids), index the dictionary at the ids read, qrels and runs, string or large string."""
+    from relimpute.io import assembly
 
-def test_chunks_share_one_dictionary_and_match_a_concatenated_encoding(rng):
-    words = np.array([f"d{i}" for i in range(50)])
-    chunks = [pa.array(rng.choice(words, size=n), type=pa.large_string()) for n in (7, 0, 30, 1)]
-    encoded = _encode_shared(pa.chunked_array(chunks, type=pa.large_string()))
-    dictionary = encoded.chunk(0).dictionary
-    assert all(c.dictionary.equals(dictionary) for c in encoded.chunks)
-    codes = np.concatenate([c.indices.to_numpy() for c in encoded.chunks])
-    decoded = dictionary.take(pa.array(codes)).to_pylist()
-    assert decoded == pa.concat_arrays(chunks).to_pylist()
+    words = np.array([f"d{i}" for i in range(50)] + ["", "\u00e9"])
+    for batch_rows in (1, 1 << 20):
+        monkeypatch.setattr(assembly, "_BATCH_ROWS", batch_rows)
+        docs = assembly._DocIds()
+        qrels = pa.array(rng.choice(words, 9), type=pa.large_string())
+        qrels_codes = docs.code(qrels, np.array([0, 1]), np.array([0, 4, 9]))
+        runs = []
+        for kind in (pa.string(), pa.large_string(), pa.string()):
+            ids = pa.array(rng.choice(words, 12), type=kind)
+            docs.add_run(ids, np.array([1, 0, 2]), np.array([0, 5, 5, 12]))
+            runs.append(ids.to_pylist())
+        dictionaries = docs.dictionaries(3)
+        decoded = [dictionaries[t].to_pylist() for t in range(3)]
+        assert [decoded[int(t)][c] for t, c in zip([0] * 4 + [1] * 5, qrels_codes)] == (
+            qrels.to_pylist())
+        for t, rows in ((0, slice(5, 5)), (1, slice(0, 5)), (2, slice(5, 12))):
+            want = [doc for run in runs for doc in run[rows]]
+            assert [decoded[t][c] for c in docs.run_codes(t)] == want
+        assert all(len(set(d)) == len(d) for d in decoded)  # one code per id
 
 
 def test_run_tag_is_stored_once_per_file(tmp_path):

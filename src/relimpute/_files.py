@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import io
 import os
 import re
@@ -251,6 +250,8 @@ _EARLIER = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 
 
 def _target_tag(name: str) -> str:
+    import hashlib  # here: loading OpenSSL is start-up time for every command that reads
+
     return hashlib.sha1(os.fsencode(name)).hexdigest()[:8]
 
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
+from ._kernels import cast, dictionary_encode, not_equal, sort_distinct, take, unique
 from .parsing import as_string_array, from_numpy, strings_to_numpy, to_numpy
 from .qrels import read_qrels
 from .runs import read_run, read_run_columns
@@ -104,9 +104,10 @@ class _DocIds:
 
     Each topic has a dictionary of the ids met in it (qrels first, then the
     runs in reading order), grown in batches: a topic's ids read since the
-    last batch are encoded together with its dictionary so far as the first
-    chunk, which keeps every earlier code (the hash table numbers values in
-    the order it meets them). A batch is coded once it holds as many rows as
+    last batch are joined after its dictionary so far into one array and
+    encoded, which keeps every earlier code (the hash table numbers values in
+    the order it meets them); one array, not a chunk per run, as the encoder
+    pays per chunk. A batch is coded once it holds as many rows as
     the dictionaries (and at least ``_BATCH_ROWS``), so every id is hashed
     about twice at most, and the strings are let go. Hash tables come from the
     system allocator, which gives them back (arrow's default pool would keep
@@ -185,12 +186,14 @@ class _DocIds:
                 pa.types.is_large_string(ids.type) for ids, codes in pending if codes is None
             )
             doc_type = pa.large_string() if wide else pa.string()
-            encoded = _encode_shared(
-                pa.chunked_array([c if c.type == doc_type else c.cast(doc_type) for c in chunks]),
-                pa.system_memory_pool(),
-            )
-            # (the encoder may leave out empty chunks: codes are split by length, not by chunk)
-            coded = np.concatenate([to_numpy(c.indices) for c in encoded.chunks])
+            pool = pa.system_memory_pool()
+            try:
+                values = pa.concat_arrays([cast(c, doc_type) for c in chunks], memory_pool=pool)
+            except pa.ArrowInvalid:  # over 2 GB of ids in one topic: 64-bit offsets
+                chunks = [cast(c, pa.large_string()) for c in chunks]
+                values = pa.concat_arrays(chunks, memory_pool=pool)
+            encoded = dictionary_encode(values, pool)
+            coded = to_numpy(encoded.indices)
             n_known = 0 if known is None else len(known)
             if not np.array_equal(coded[:n_known], np.arange(n_known)):  # never
                 raise AssertionError("document codes changed between batches")
@@ -203,7 +206,7 @@ class _DocIds:
                 end += len(ids)
             if runs:
                 self._runs[t].append(np.concatenate(runs))
-            self._ids[t] = encoded.chunk(0).dictionary
+            self._ids[t] = encoded.dictionary
             self._n_ids += len(self._ids[t]) - n_known
 
 
@@ -228,13 +231,13 @@ class _Judgments:
     @classmethod
     def of(cls, qrels: pd.DataFrame) -> _Judgments:
         query = as_string_array(qrels["query_id"])
-        topic_ids = sorted(set(pc.unique(query).to_pylist()))
+        topic_ids = sorted(set(unique(query).to_pylist()))
         codes = {q: i for i, q in enumerate(topic_ids)}
         topic = _codes(query, codes)
         by_topic = np.argsort(topic, kind="stable")
         bounds = np.searchsorted(topic[by_topic], np.arange(len(topic_ids) + 1))
         docs = _DocIds()
-        doc = as_string_array(qrels["doc_id"]).take(from_numpy(by_topic))
+        doc = take(as_string_array(qrels["doc_id"]), from_numpy(by_topic))
         return cls(
             topic_ids=topic_ids,
             codes=codes,
@@ -263,15 +266,15 @@ class _RunRows:
         """The rows of a run; runs list a topic's lines together, and are grouped if not.
         ``order`` is trec_eval's ranking key (ascending = ranked first)."""
         starts = _group_starts(query)
-        if len(pc.unique(query.take(from_numpy(starts)))) < len(starts):  # a topic twice
+        if len(unique(take(query, from_numpy(starts)))) < len(starts):  # a topic twice
             rows = from_numpy(np.argsort(_codes(query, judged.codes), kind="stable"))
-            query, doc, order = query.take(rows), doc.take(rows), order[to_numpy(rows)]
+            query, doc, order = take(query, rows), take(doc, rows), order[to_numpy(rows)]
             starts = _group_starts(query)
-        topics = _codes(query.take(from_numpy(starts)), judged.codes)
+        topics = _codes(take(query, from_numpy(starts)), judged.codes)
         bounds = np.r_[starts, len(query)]
         ranked, tied = _key_order(order, bounds)
         if ranked is not None:
-            doc = doc.take(from_numpy(ranked))
+            doc = take(doc, from_numpy(ranked))
         judged.docs.add_run(doc, topics, bounds)  # the build gets the codes from there
         return cls(tied=tied, topics=topics, bounds=bounds)
 
@@ -304,7 +307,7 @@ def _group_starts(ids: pa.Array) -> np.ndarray:
     """Index of the first row of every stretch of equal ids (no hashing: neighbours compared)."""
     if not len(ids):
         return np.zeros(0, dtype=np.int64)
-    changed = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
+    changed = not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
     return np.r_[0, np.flatnonzero(to_numpy(changed)) + 1]
 
 
@@ -366,7 +369,7 @@ def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[dict], set[in
             continue
         labelled = slice(judged.bounds[t], judged.bounds[t + 1])
         dictionary, dictionaries[t] = dictionaries[t], None
-        by_docno = to_numpy(pc.sort_indices(dictionary))  # the topic's codes in docno order
+        by_docno = sort_distinct(dictionary)  # the topic's codes in docno order
         code_of = np.empty(len(by_docno), dtype=np.int32)
         code_of[by_docno] = np.arange(len(by_docno), dtype=np.int32)
         doc_codes = code_of[np.concatenate([run_codes, judged.doc[labelled]])]
@@ -399,7 +402,7 @@ def _align(judged: _Judgments, runs: list[_RunRows]) -> tuple[list[dict], set[in
         topics.append(
             dict(
                 query_id=str(judged.topic_ids[t]),
-                doc_ids=strings_to_numpy(dictionary.take(from_numpy(by_docno))),
+                doc_ids=strings_to_numpy(take(dictionary, from_numpy(by_docno))),
                 grades=grades,
                 judged=known,
                 ranking=ranking,
@@ -475,26 +478,8 @@ def _dense_rank(values: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _encode_shared(values: pa.ChunkedArray, pool: pa.MemoryPool | None = None) -> pa.ChunkedArray:
-    """Dictionary-encode chunks with one dictionary for all of them.
-
-    pyarrow's encoder gives every chunk the same dictionary already; that is
-    checked by buffer address (cheap), and only otherwise are the dictionaries
-    unified (costly: it compares and remaps every chunk).
-    """
-    encoded = pc.dictionary_encode(values, memory_pool=pool)
-
-    def identity(dictionary: pa.Array) -> tuple:
-        return len(dictionary), [b.address if b else None for b in dictionary.buffers()]
-
-    first = identity(encoded.chunk(0).dictionary)
-    if all(identity(c.dictionary) == first for c in encoded.chunks):
-        return encoded
-    return encoded.unify_dictionaries()
-
-
 def _codes(ids: pa.Array, position: dict[str, int]) -> np.ndarray:
     """int32 codes of string ids from ``position``, which gets a new code for an unknown id."""
-    encoded = ids.dictionary_encode()
+    encoded = dictionary_encode(ids)
     known = [position.setdefault(v, len(position)) for v in encoded.dictionary.to_pylist()]
     return np.array(known, dtype=np.int32)[to_numpy(encoded.indices)]

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from .._files import read_bytes
 from ..errors import InputError
+from ._kernels import all_finite, any_empty, binary_length, cast, dictionary_encode, filter_rows
 from .trec import COLUMN_ALIASES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -89,9 +89,9 @@ def _arrow_read(
     except pa.ArrowInvalid:  # wrong column count, blank line, not UTF-8 or not a number (in
         return None  # ``floats``; an empty field too): located line by line
     for i, column in enumerate(table.columns):
-        if i not in floats and pc.min(pc.binary_length(column)).as_py() == 0:
+        if i not in floats and any_empty(column):
             return None
-        if i in floats and not pc.all(pc.is_finite(column)).as_py():  # errors quote the text
+        if i in floats and not all_finite(column):  # errors quote the text
             return None
     return table
 
@@ -103,7 +103,7 @@ def _one_array(column: pa.ChunkedArray) -> pa.Array:
         return column.chunk(0)
     if not pa.types.is_string(column.type):  # numbers: joined as they are
         return pa.concat_arrays(column.chunks)
-    return pa.concat_arrays([chunk.cast(_STRING) for chunk in column.chunks])
+    return pa.concat_arrays([cast(chunk, _STRING) for chunk in column.chunks])
 
 
 def _parse_fields(
@@ -139,7 +139,7 @@ def _parse_fields(
             )
         rows.append([fields[i] for i in keep])
         lines.append(number)
-    columns = [pa.array(col, type=pa.large_binary()).cast(_STRING) for col in zip(*rows)]
+    columns = [cast(pa.array(col, type=pa.large_binary()), _STRING) for col in zip(*rows)]
     return columns, np.asarray(lines, dtype=np.int64)
 
 
@@ -221,7 +221,7 @@ def read_fields(
                     values, np.arange(1, len(frame) + 1))  # fmt: skip
     for what, ids in (("query_id", fields.query), ("doc_id", fields.doc)):  # no file holds these
         fields.refuse(ids.is_null().to_numpy(zero_copy_only=False), lambda i: f"{what} is missing")
-        empty = pc.equal(pc.utf8_length(ids), 0).to_numpy(zero_copy_only=False)
+        empty = to_numpy(binary_length(ids)) == 0
         fields.refuse(empty, lambda i: f"{what} is empty")
     return fields
 
@@ -253,7 +253,7 @@ class Fields:
         if values.null_count:
             self.refuse(values.is_null().to_numpy(zero_copy_only=False), lambda i: f"{what} is missing")
         try:
-            array = to_numpy(pc.cast(values, pa.float64()))
+            array = to_numpy(cast(values, pa.float64()))
         except pa.ArrowInvalid:
             i = _first_failing_cast(values)
             raise InputError(f"{what} {values[i].as_py()!r} is not a number", self.source,
@@ -411,7 +411,7 @@ def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeS
             array = pa.array(strings, type=_STRING, mask=mask)
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    return array.cast(_STRING)
+    return cast(array, _STRING)
 
 
 def _first_failing_cast(values: pa.Array) -> int:
@@ -420,7 +420,7 @@ def _first_failing_cast(values: pa.Array) -> int:
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            pc.cast(values.slice(lo, mid - lo), pa.float64())
+            cast(values.slice(lo, mid - lo), pa.float64())
         except pa.ArrowInvalid:
             hi = mid
         else:
@@ -440,8 +440,8 @@ def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
 def _repeats(query: pa.Array, doc: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(key, order, repeat)``: a key per (topic, document), the stable order sorting it and the
     positions ``i`` in that order whose row ``order[i + 1]`` repeats the key of ``order[i]``."""
-    q = to_numpy(query.dictionary_encode().indices).astype(np.int64)
-    d = to_numpy(doc.dictionary_encode().indices).astype(np.int64)
+    q = to_numpy(dictionary_encode(query).indices).astype(np.int64)
+    d = to_numpy(dictionary_encode(doc).indices).astype(np.int64)
     key = q * (int(d.max(initial=0)) + 1) + d  # one per (topic, document)
     order = np.argsort(key, kind="stable")
     return key, order, np.flatnonzero(key[order][1:] == key[order][:-1])
@@ -483,7 +483,7 @@ def kept_columns(columns: dict[str, object], keep: np.ndarray | None) -> dict[st
         return dict(columns)
     mask = from_numpy(keep)
     return {
-        name: values.filter(mask) if isinstance(values, pa.Array) else values[keep]
+        name: filter_rows(values, mask) if isinstance(values, pa.Array) else values[keep]
         for name, values in columns.items()
     }
 
