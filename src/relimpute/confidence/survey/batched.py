@@ -101,17 +101,20 @@ class TopicSamplings:
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
             b = len(range(*part.indices(B)))
-            z = np.concatenate([self.dnx[part], self.dnp[part], np.broadcast_to(self.x, (b, 1, n)),
-                                np.broadcast_to(self.p, (b, 1, n))], axis=1)
-            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean
+            idx, _ = _gathered(s.drawn[part])
+            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean (over U)
+                z = np.concatenate([self.dnx[part], self.dnp[part],
+                                    np.broadcast_to(self.x, (b, 1, n)),
+                                    np.broadcast_to(self.p, (b, 1, n))], axis=1)
                 drawn = s.drawn[part].astype(float)
                 mean = (z * drawn[:, None]) @ s.member / np.maximum(s.n_h[part], 1)[:, None]
                 z = z - np.where(s.centred[part][:, None], mean, 0.0)[..., s.stratum]
-            z = z * np.sqrt(s.var_coef[part])[:, None, :]
-            drawn = s.drawn[part]
-            m = max(int(drawn.sum(axis=1).max()), 1)
-            idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
-            picked = np.take_along_axis(z, idx[:, None, :], axis=2)
+                z = np.take_along_axis(z, idx[:, None, :], axis=2)
+            else:  # Poisson: elementwise, so gathered first
+                z = np.concatenate([np.take_along_axis(self.dnx[part], idx[:, None], 2),
+                                    np.take_along_axis(self.dnp[part], idx[:, None], 2),
+                                    self.x[idx][:, None], self.p[idx][:, None]], axis=1)
+            picked = z * np.sqrt(np.take_along_axis(s.var_coef[part], idx, 1))[:, None, :]
             out[part] = picked @ picked.transpose(0, 2, 1)
         return out
 
