@@ -14,7 +14,9 @@ delete-one jackknife is exact: AP's totals are linear in each weight separately,
 d gives T_(d) = T − w_d ∂T/∂w_d (Poisson), and the stratified replicate's reweighting of d's
 stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`).
 ``tests/test_survey_batched.py`` checks every row against one sample at a time, and
-``tests/test_survey_jackknife.py`` the replicates against statAP by hand.
+``tests/test_survey_jackknife.py`` the replicates against statAP by hand. The loops over
+samplings, quantities and drawn documents (pair Grams, replicate sums, forms) are
+:mod:`._kernels`'.
 """
 
 from __future__ import annotations
