@@ -14,13 +14,18 @@ delete-one jackknife is exact: AP's totals are linear in each weight separately,
 d gives T_(d) = T − w_d ∂T/∂w_d (Poisson), and the stratified replicate's reweighting of d's
 stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`).
 ``tests/test_survey_batched.py`` checks every row against one sample at a time, and
-``tests/test_survey_jackknife.py`` the replicates against statAP by hand.
+``tests/test_survey_jackknife.py`` the replicates against statAP by hand. The loops over
+samplings, quantities and drawn documents (pair Grams, replicate sums, forms) are
+:mod:`._kernels`'.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
+from ._kernels import pair_grams, quadratic_forms, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
@@ -45,8 +50,9 @@ class TopicSamplings:
             self.nx, self.dnx, self.inx = self._numerator(self.x)
             self.rx = samplings.weight @ self.x
             self.least = relevant_judged(samplings.weight, self.x)  # R̂ ≥ this (B,)
+            self._shared = {}  # what every control's replicates share (:meth:`jackknife`)
         else:
-            for name in ("nx", "dnx", "inx", "rx", "least"):
+            for name in ("nx", "dnx", "inx", "rx", "least", "_shared"):
                 setattr(self, name, getattr(_judged, name))
         self.np_, self.dnp, self.inp = self._numerator(self.p)
         self.rp, self.pop_r = samplings.weight @ self.p, float(self.p.sum())
@@ -97,17 +103,20 @@ class TopicSamplings:
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
             b = len(range(*part.indices(B)))
-            z = np.concatenate([self.dnx[part], self.dnp[part], np.broadcast_to(self.x, (b, 1, n)),
-                                np.broadcast_to(self.p, (b, 1, n))], axis=1)
-            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean
+            idx, _ = _gathered(s.drawn[part])
+            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean (over U)
+                z = np.concatenate([self.dnx[part], self.dnp[part],
+                                    np.broadcast_to(self.x, (b, 1, n)),
+                                    np.broadcast_to(self.p, (b, 1, n))], axis=1)
                 drawn = s.drawn[part].astype(float)
                 mean = (z * drawn[:, None]) @ s.member / np.maximum(s.n_h[part], 1)[:, None]
                 z = z - np.where(s.centred[part][:, None], mean, 0.0)[..., s.stratum]
-            z = z * np.sqrt(s.var_coef[part])[:, None, :]
-            drawn = s.drawn[part]
-            m = max(int(drawn.sum(axis=1).max()), 1)
-            idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
-            picked = np.take_along_axis(z, idx[:, None, :], axis=2)
+                z = np.take_along_axis(z, idx[:, None, :], axis=2)
+            else:  # Poisson: elementwise, so gathered first
+                z = np.concatenate([np.take_along_axis(self.dnx[part], idx[:, None], 2),
+                                    np.take_along_axis(self.dnp[part], idx[:, None], 2),
+                                    self.x[idx][:, None], self.p[idx][:, None]], axis=1)
+            picked = z * np.sqrt(np.take_along_axis(s.var_coef[part], idx, 1))[:, None, :]
             out[part] = picked @ picked.transpose(0, 2, 1)
         return out
 
@@ -122,11 +131,9 @@ class TopicSamplings:
             left, right = ([*np.moveaxis(c[..., [0, 1, 4, 5]], -1, 0), c[..., 2] + c[..., 6],
                             c[..., 3] + c[..., 7]] for c in (left, right))
             left, right = np.stack(left, -1), np.stack(right, -1)
-        sub = self.gram[:, index[:, :, None], index[:, None, :]]
-        value = np.einsum("bqi,bqij,bqj->bq", left, sub, right)
-        root = np.sqrt(np.maximum(np.diagonal(self.gram, axis1=1, axis2=2), 0.0))[:, index]
-        bound = (np.abs(left) * root).sum(-1) * (np.abs(right) * root).sum(-1)
-        return np.where(np.abs(value) <= 1e-12 * bound, 0.0, value)
+        return quadratic_forms(self.gram, np.ascontiguousarray(index, dtype=np.int64),
+                               np.ascontiguousarray(left, dtype=float),
+                               np.ascontiguousarray(right, dtype=float))
 
     def _index(self, runs) -> np.ndarray:
         """Basis positions [dN_r, dNp_r, x, p] of each run."""
@@ -136,9 +143,9 @@ class TopicSamplings:
                          np.full(len(runs), 2 * R + 1)], 1)
 
     # ------------------------------------------------------------------ one quantity's parts
-    def _quantity(self, lam, members):
-        """Value, linearised variance and second-order bias pieces of Σ_i sign_i AP_i at λ
-        (B, Q): ``members`` a list of (runs (Q,), sign)."""
+    def _quantity(self, lam, members, linearised=True):
+        """Value, linearised variance (None unless ``linearised``) and second-order bias pieces
+        of Σ_i sign_i AP_i at λ (B, Q): ``members`` a list of (runs (Q,), sign)."""
         index = np.concatenate([self._index(r) for r, _ in members], 1)
         value, coef, n_hats, raws, parts = 0.0, [], [], [], []
         for runs, sign in members:
@@ -147,7 +154,7 @@ class TopicSamplings:
             coef.append(sign * np.stack([a, -lam * a, b, -lam * b], -1))
             parts.append((runs, sign, n_hat, raw))
         coef = np.concatenate(coef, -1)
-        return value, self._form(index, coef), index, parts
+        return value, self._form(index, coef) if linearised else None, index, parts
 
     def _bias(self, lam, parts) -> np.ndarray:
         """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
@@ -177,7 +184,7 @@ class TopicSamplings:
         return bias
 
     # ------------------------------------------------------------------ the jackknife
-    def jackknife(self, lam, members, value, chunk: int = 25) -> np.ndarray:
+    def jackknife(self, lam, members, value) -> np.ndarray:
         """The delete-one jackknife variance of Σ sign · AP over ``members`` ((runs, sign)) at
         λ (B, Q) (:func:`.design.replicates`, :func:`.design.jackknife_variance`). Poisson:
         Σ_d (1 − π_d)(θ̂_(d) − θ̂)² over the drawn d with π_d < 1, ``value`` θ̂, less what it
@@ -189,87 +196,96 @@ class TopicSamplings:
         Σ_h (1 − n_h/N_h)(n_h − 1)/n_h Σ_{d ∈ h} (θ̂_(d) − θ̄_h)², θ̄_h the mean over h; a stratum
         with one judged document takes the Poisson form. A pair's replicates share R̂:
         (N̂_A − N̂_B)_(d) / R̂_(d); at one λ for all, V_AA + V_BB − 2 V_AB from the Gram V of the
-        runs' replicate deviations."""
+        runs' replicate deviations. The replicate totals are :meth:`_replicate_totals`'."""
+        t = self._replicate_totals()
+        stratified = self.s.sampling == STRATIFIED
+        H = self.s.member.shape[1]
+        every = np.arange(self.nx.shape[1])
+        signs = [sign for _, sign in members]
+        paired = len(members) == 2 and signs == [1.0, -1.0]
+        fixed = float(lam.flat[0]) if lam.size and np.all(lam == lam.flat[0]) else None
+        if paired and fixed is not None:  # one λ: a Gram of the runs' replicate deviations
+            rep = self.ratio(np.full(t.nx.shape[:2], fixed)[..., None], every, t.nx, t.np_,
+                             t.rx[:, None], t.rp[:, None], t.least[:, None], value_only=True)
+            centre = self.ratio(np.full(self.nx.shape, fixed), every)[0][..., None]
+            if stratified:
+                centre = _stratum_means(rep, t.split, t.h, H, centre)
+            e = rep - centre
+            gram = (e * t.coef[:, None]) @ e.transpose(0, 2, 1)
+            a, b = members[0][0], members[1][0]
+            out = gram[:, a, a] + gram[:, b, b] - 2 * gram[:, a, b]
+        else:
+            if paired or (len(members) == 2 and signs == [-1.0, 1.0]):
+                first, second = (members[0][0], members[1][0])[::1 if paired else -1]
+                centre = value if paired else -value
+            elif len(members) == 1 and abs(signs[0]) == 1.0:  # Var(−θ̂) = Var(θ̂)
+                first, second, centre = members[0][0], None, signs[0] * value
+            else:
+                raise ValueError("the jackknife reads one run (±) or a difference of two")
+            first = np.asarray(first, dtype=np.int64)
+            second = np.full(len(first), -1) if second is None else np.asarray(second)
+            out = replicate_variance(t.nx, t.np_, t.rx, t.rp, t.least, t.coef, self.pop_n,
+                                     self.pop_r, first, second.astype(np.int64),
+                                     np.ascontiguousarray(lam, dtype=float),
+                                     np.ascontiguousarray(centre, dtype=float), t.h, t.split, H)
+        return out if stratified else out - self.pair_overcount(lam, members)
+
+    def _replicate_totals(self) -> SimpleNamespace:
+        """Every run's totals in each delete-one replicate (:meth:`jackknife`), the same at any
+        λ and for any quantity, so computed once (the judgments' once for every control): per
+        sampling and drawn document d (gathered, m the most drawn) N̂x, N̂p (B, R, m), R̂x, R̂p,
+        R̂'s floor, the coefficient, d's stratum and whether it is split (B, m)."""
+        if "_replicates" in self.__dict__:
+            return self._replicates
+        if "design" not in self._shared:
+            self._shared["design"] = self._replicate_design()
+        t = self._shared["design"]
+        if "judged" not in self._shared:
+            least = self.least[:, None] - self.x[t.idx] * (t.w > 0)  # relevant_judged less d
+            self._shared["judged"] = (*self._replicate_side(t, self.x, self.rx, self.nx,
+                                                            self.dnx, self.inx), least)
+        rx, nx, least = self._shared["judged"]
+        rp, np_ = self._replicate_side(t, self.p, self.rp, self.np_, self.dnp, self.inp)
+        self._replicates = SimpleNamespace(nx=nx, np_=np_, rx=rx, rp=rp, least=least,
+                                           coef=t.coef, h=t.h, split=t.split)
+        return self._replicates
+
+    def _replicate_design(self) -> SimpleNamespace:
+        """The replicates' design (:meth:`_replicate_totals`): the gathered drawn documents,
+        their weights, coefficients and, stratified, strata and reweightings c, g."""
         s = self.s
-        B = len(s)
         idx, valid = _gathered(s.drawn)
         w = np.take_along_axis(s.weight, idx, 1)
         pi = np.take_along_axis(s.pi, idx, 1)
-        coef = np.where(valid & (pi < 1), 1.0 - pi, 0.0)
-        stratified = s.sampling == STRATIFIED
-        if stratified:
-            h = s.stratum[idx]  # (B, m)
-            m_h = np.take_along_axis(s.n_h, h, 1)
-            split = valid & (m_h >= 2)
-            c = np.where(split, m_h / np.where(split, m_h - 1, 1), 1.0)
-            g = np.where(split, np.where(m_h >= 3, m_h / np.maximum(m_h - 2, 1), 0.0), 1.0)
-            size = s.member.sum(0)[h]
-            coef = np.where(split, (1 - m_h / size) * (m_h - 1) / np.maximum(m_h, 1), coef)
-            wx, wp = s.weight * self.x, s.weight * self.p
-        every = np.arange(self.nx.shape[1])
-        paired = len(members) == 2 and [sign for _, sign in members] == [1.0, -1.0]
-        fixed = float(lam.flat[0]) if lam.size and np.all(lam == lam.flat[0]) else None
-        if paired and fixed is not None:
-            run_value = self.ratio(np.full(self.nx.shape, fixed), every)[0]
-        out = np.empty(value.shape)
-        for start in range(0, B, chunk):
-            part = slice(start, start + chunk)
-            ip, wpart = idx[part], w[part]
-            rx = self.rx[part, None] - wpart * self.x[ip]
-            rp = self.rp[part, None] - wpart * self.p[ip]
-            if stratified:
-                cp, gp, hp = c[part], g[part], h[part]
-                rows = np.arange(len(ip))[:, None]
-                rx = rx + (cp - 1) * ((wx[part] @ s.member)[rows, hp] - wpart * self.x[ip])
-                rp = rp + (cp - 1) * ((wp[part] @ s.member)[rows, hp] - wpart * self.p[ip])
-            least = self.least[part, None] - self.x[ip] * (wpart > 0)  # relevant_judged less d
-            dnx = wpart[:, None] * np.take_along_axis(self.dnx[part], ip[:, None], 2)
-            dnp = wpart[:, None] * np.take_along_axis(self.dnp[part], ip[:, None], 2)
-            nx = self.nx[part][..., None] - dnx  # (b, R, m): every run's replicate totals
-            np_ = self.np_[part][..., None] - dnp
-            if stratified:
-                parts = self._stratum_parts(part)
-                inx = np.take_along_axis(self.inx[part], ip[:, None], 2)
-                inp = np.take_along_axis(self.inp[part], ip[:, None], 2)
-                nx = nx + self._stratum_shift(parts[0], inx, dnx, every, cp, gp, hp)
-                np_ = np_ + self._stratum_shift(parts[1], inp, dnp, every, cp, gp, hp)
-            rx, rp, least = rx[:, None], rp[:, None], least[:, None]
-            lp = lam[part][..., None]
-            if paired and fixed is not None:  # one λ: a Gram of the runs' replicate deviations
-                rep = self.ratio(np.full(nx.shape[:2], fixed)[..., None], every, nx, np_, rx, rp,
-                                 least, value_only=True)
-                centre = run_value[part][..., None]
-                if stratified:
-                    centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
-                e = rep - centre
-                gram = (e * coef[part][:, None]) @ e.transpose(0, 2, 1)
-                a, b = members[0][0], members[1][0]
-                out[part] = gram[:, a, a] + gram[:, b, b] - 2 * gram[:, a, b]
-                continue
-            if paired:  # A − B share R̂: (N̂_A − N̂_B) / R̂
-                a, b = members[0][0], members[1][0]
-                pop = (self.pop_n[a] - self.pop_n[b])[:, None]
-                rep = ratio_parts(nx[:, a] - nx[:, b] + lp * (pop - np_[:, a] + np_[:, b]),
-                                  rx + lp * (self.pop_r - rp), least)[0]
-            else:
-                rep = sum(sign * self.ratio(lp, runs, nx[:, runs], np_[:, runs], rx, rp, least,
-                                            value_only=True) for runs, sign in members)
-            centre = value[part][..., None]
-            if stratified:
-                centre = _stratum_means(rep, split[part], hp, s.member.shape[1], centre)
-            out[part] = (coef[part][:, None] * (rep - centre) ** 2).sum(-1)
-        return out if stratified else out - self.pair_overcount(lam, members)
+        t = SimpleNamespace(idx=idx, w=w, coef=np.where(valid & (pi < 1), 1.0 - pi, 0.0),
+                            h=np.zeros(idx.shape, np.int64), split=np.zeros(idx.shape, bool))
+        if s.sampling == STRATIFIED:
+            t.h = s.stratum[idx]
+            m_h = np.take_along_axis(s.n_h, t.h, 1)
+            t.split = valid & (m_h >= 2)
+            t.c = np.where(t.split, m_h / np.where(t.split, m_h - 1, 1), 1.0)
+            t.g = np.where(t.split, np.where(m_h >= 3, m_h / np.maximum(m_h - 2, 1), 0.0), 1.0)
+            size = s.member.sum(0)[t.h]
+            t.coef = np.where(t.split, (1 - m_h / size) * (m_h - 1) / np.maximum(m_h, 1), t.coef)
+        return t
 
-    def _stratum_parts(self, part):
-        """Per sampling, run and stratum of a stratified design: (A_h, W_h) of x's and of p's
-        numerators (:meth:`jackknife`), each (b, R, H)."""
+    def _replicate_side(self, t, v, r_total, n_total, deriv, inner):
+        """(R̂, N̂) of ``v`` (x or p) in each replicate of :meth:`_replicate_design` ``t``:
+        (B, m) and (B, R, m)."""
         s = self.s
-        out = []
-        for inner, deriv in ((self.inx, self.dnx), (self.inp, self.dnp)):
-            pairs_h = 0.5 * inner[part] @ s.member
-            out.append(((s.weight[part][:, None] * deriv[part]) @ s.member - 2 * pairs_h,
-                        pairs_h))
-        return out
+        w, idx = t.w, t.idx
+        r = r_total[:, None] - w * v[idx]
+        scaled = w[:, None] * np.take_along_axis(deriv, idx[:, None], 2)
+        n = n_total[..., None] - scaled  # (B, R, m): every run's replicate totals
+        if s.sampling == STRATIFIED:
+            rows = np.arange(len(idx))[:, None]
+            r = r + (t.c - 1) * (((s.weight * v) @ s.member)[rows, t.h] - w * v[idx])
+            pairs_h = 0.5 * inner @ s.member  # (A_h, W_h) of v's numerators (B, R, H)
+            parts = ((s.weight[:, None] * deriv) @ s.member - 2 * pairs_h, pairs_h)
+            at = np.take_along_axis(inner, idx[:, None], 2)
+            n = n + self._stratum_shift(parts, at, scaled, np.arange(self.nx.shape[1]), t.c,
+                                        t.g, t.h)
+        return r, n
 
     @staticmethod
     def _stratum_shift(parts, inner, scaled, runs, c, g, h):
@@ -283,7 +299,7 @@ class TopicSamplings:
         return (c - 1) * rest + (g - 1) * inside - (c - 1) * scaled[:, runs] \
             + (c - g) * inner[:, runs]
 
-    def pair_overcount(self, lam, members, chunk: int = 4) -> np.ndarray:
+    def pair_overcount(self, lam, members) -> np.ndarray:
         """What the delete-one jackknife counts twice in AP's pairs (Poisson). A quadratic
         estimate Σ_d a_d w_d + Σ_{j<k} b_jk w_j w_k has design variance Σ_d c_d² v_d +
         Σ_{j<k} b_jk² v_j v_k (v = (1 − π)/π, c_d its derivative at w = 1); the replicate
@@ -297,28 +313,12 @@ class TopicSamplings:
         B, R = self.nx.shape
         if not hasattr(self, "_pair_grams"):
             inside = s.drawn & (s.pi < 1) & ((self.x > 0) | (self.p > 0))  # b_jk = 0 elsewhere
-            m = max(int(inside.sum(1).max()), 1)
-            idx = np.argsort(~inside, axis=1, kind="stable")[:, :m]
-            valid = np.take_along_axis(inside, idx, 1)
+            idx, valid = _gathered(inside)
             w = np.take_along_axis(s.weight, idx, 1)
             a = np.where(valid, (1 - np.take_along_axis(s.pi, idx, 1)) * w**2, 0.0)
             X, P = np.where(valid, self.x[idx], 0.0), np.where(valid, self.p[idx], 0.0)
-            grams = np.zeros((3, B, R, R))
-            off = np.eye(m) == 0
-            for start in range(0, B, chunk):
-                part = slice(start, start + chunk)
-                r = self.ranks[:, idx[part]].transpose(1, 0, 2)  # (b, R, m)
-                later = np.maximum(r[..., :, None], r[..., None, :]).astype(float)
-                both = (r[..., :, None] > 0) & (r[..., None, :] > 0) & off
-                M = np.where(both, 1.0 / np.where(both, later, 1.0), 0.0)
-                A = (a[part, :, None] * a[part, None, :])[:, None]
-                ux = (M * (X[part, :, None] * X[part, None, :])[:, None]).reshape(len(r), R, -1)
-                up = (M * (P[part, :, None] * P[part, None, :])[:, None]).reshape(len(r), R, -1)
-                flat = A.reshape(len(r), 1, -1)
-                grams[0, part] = 0.5 * (ux * flat) @ ux.transpose(0, 2, 1)
-                grams[1, part] = 0.5 * (ux * flat) @ up.transpose(0, 2, 1)
-                grams[2, part] = 0.5 * (up * flat) @ up.transpose(0, 2, 1)
-            self._pair_grams = grams
+            self._pair_grams = pair_grams(self.ranks, idx, valid, a * X * X, a * X * P,
+                                          a * P * P)
         gxx, gxp, gpp = self._pair_grams
         rows = np.arange(B)[:, None]
         raw = self.rx[:, None] + lam * (self.pop_r - self.rp[:, None])
@@ -333,7 +333,15 @@ class TopicSamplings:
     # ------------------------------------------------------------------ the estimates
     def lambda_moments(self, members) -> tuple[np.ndarray, np.ndarray]:
         """(Ĉov(u, v), V̂ar(v)) per sampling and quantity, u and v read at the HT point
-        (:func:`.estimate.lambda_moments`): the pieces of PPI++'s λ, to sum over topics."""
+        (:func:`.estimate.lambda_moments`): the pieces of PPI++'s λ, to sum over topics; kept
+        per quantity (both variances of PPI++ read them)."""
+        key = tuple((np.asarray(r).tobytes(), sign) for r, sign in members)
+        cache = self.__dict__.setdefault("_moments", {})
+        if key not in cache:
+            cache[key] = self._lambda_moments(members)
+        return cache[key]
+
+    def _lambda_moments(self, members):
         zero = np.zeros((len(self.s), len(members[0][0])))
         index = np.concatenate([self._index(r) for r, _ in members], 1)
         u, v = [], []
@@ -358,7 +366,8 @@ class TopicSamplings:
             lam = tuned_lambda(cov, var)
         else:
             lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
-        value, var, _, parts = self._quantity(lam, members)
+        value, var, _, parts = self._quantity(lam, members, variance == "linearised" or
+                                              bias_correction)  # else the jackknife's
         if bias_correction:
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
             value = value - np.clip(self._bias(lam, parts), -half, half)

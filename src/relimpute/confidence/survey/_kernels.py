@@ -1,0 +1,124 @@
+"""numba kernels of :mod:`.batched`: the loops its arrays spelled out as (B, Q, m) or
+(B, R, m²) temporaries, in the same arithmetic (``tests/test_survey_kernels.py`` checks them
+against the array forms they replace).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import njit_cached
+from .measures import NO_RELEVANT
+
+
+@njit_cached(nogil=True)
+def pair_grams(ranks, idx, valid, cx, cm, cp):
+    """Per sampling b and two runs i, j: Σ_{d<e} c_d c_e / (max(r^i_d, r^i_e) max(r^j_d, r^j_e))
+    over the gathered documents ``idx`` (B, m) (``valid``) both runs retrieve (``ranks``
+    (R, n) > 0), for c = ``cx``, ``cm``, ``cp`` (B, m): (3, B, R, R), symmetric in i, j.
+    Only the documents two runs share enter, so a run pair costs its common sample's pairs,
+    not m²."""
+    R = ranks.shape[0]
+    B, m = idx.shape
+    out = np.zeros((3, B, R, R))
+    rk = np.zeros((R, m), np.int64)
+    lists = np.zeros((R, m), np.int64)
+    counts = np.zeros(R, np.int64)
+    both = np.zeros(m, np.int64)
+    for b in range(B):
+        for i in range(R):
+            c = 0
+            for d in range(m):
+                r = ranks[i, idx[b, d]] if valid[b, d] else 0
+                rk[i, d] = r
+                if r > 0:
+                    lists[i, c] = d
+                    c += 1
+            counts[i] = c
+        for i in range(R):
+            for j in range(i, R):
+                size = 0
+                for t in range(counts[i]):
+                    d = lists[i, t]
+                    if rk[j, d] > 0:
+                        both[size] = d
+                        size += 1
+                sxx, sxp, spp = 0.0, 0.0, 0.0
+                for u in range(1, size):
+                    e = both[u]
+                    for v in range(u):
+                        d = both[v]
+                        w = 1.0 / (max(rk[i, d], rk[i, e]) * max(rk[j, d], rk[j, e]))
+                        sxx += w * (cx[b, d] * cx[b, e])
+                        sxp += w * (cm[b, d] * cm[b, e])
+                        spp += w * (cp[b, d] * cp[b, e])
+                out[0, b, i, j], out[1, b, i, j], out[2, b, i, j] = sxx, sxp, spp
+                out[0, b, j, i], out[1, b, j, i], out[2, b, j, i] = sxx, sxp, spp
+    return out
+
+
+@njit_cached(nogil=True)
+def replicate_variance(nx, np_, rx, rp, least, coef, pop_n, pop_r, first, second, lam, centre,
+                       stratum, split, strata):
+    """Σ_d coef_d (θ̂_(d) − c_d)² per sampling and quantity (B, Q): θ̂_(d) AP of run
+    ``first[q]`` (``second[q]`` < 0) or ΔAP of ``first[q]`` − ``second[q]`` over the shared R̂,
+    from the runs' replicate totals ``nx``, ``np_`` (B, R, m) and ``rx``, ``rp``, ``least``
+    (B, m) at λ ``lam`` (B, Q), as :func:`.measures.ratio_parts`; c_d the mean of the split
+    replicates of d's stratum (``stratum``, ``split`` (B, m), ``strata`` H) where d is split,
+    else ``centre`` (B, Q)."""
+    B, R, m = nx.shape
+    Q = len(first)
+    out = np.zeros((B, Q))
+    rep = np.zeros(m)
+    total = np.zeros(strata)
+    count = np.zeros(strata)
+    for b in range(B):
+        for q in range(Q):
+            a, o, lp = first[q], second[q], lam[b, q]
+            total[:] = 0.0
+            count[:] = 0.0
+            for d in range(m):
+                if o < 0:
+                    n = nx[b, a, d] + lp * (pop_n[a] - np_[b, a, d])
+                else:
+                    n = nx[b, a, d] - nx[b, o, d] + lp * (pop_n[a] - pop_n[o] - np_[b, a, d]
+                                                          + np_[b, o, d])
+                r = max(rx[b, d] + lp * (pop_r - rp[b, d]), least[b, d])
+                rep[d] = n / r if r >= NO_RELEVANT else 0.0
+                if split[b, d]:
+                    total[stratum[b, d]] += rep[d]
+                    count[stratum[b, d]] += 1.0
+            s = 0.0
+            for d in range(m):
+                if split[b, d]:
+                    h = stratum[b, d]
+                    e = rep[d] - total[h] / max(count[h], 1.0)
+                else:
+                    e = rep[d] - centre[b, q]
+                s += coef[b, d] * (e * e)
+            out[b, q] = s
+    return out
+
+
+@njit_cached(nogil=True)
+def quadratic_forms(gram, index, left, right):
+    """lᵀ G r per sampling and quantity (B, Q): ``gram`` (B, K, K), ``index`` (Q, k) basis
+    positions, ``left``, ``right`` (B, Q, k); a form below 1e-12 of its bound
+    Σ|l_i|√G_ii Σ|r_j|√G_jj is 0 (:meth:`.batched.TopicSamplings._form`)."""
+    B = gram.shape[0]
+    Q, k = index.shape
+    out = np.zeros((B, Q))
+    root = np.zeros(gram.shape[1])
+    for b in range(B):
+        for i in range(gram.shape[1]):
+            root[i] = np.sqrt(max(gram[b, i, i], 0.0))
+        for q in range(Q):
+            value, bound_l, bound_r = 0.0, 0.0, 0.0
+            for i in range(k):  # einsum's order: l_i G_ij r_j, i outer, one accumulator
+                gi = index[q, i]
+                for j in range(k):
+                    value += left[b, q, i] * gram[b, gi, index[q, j]] * right[b, q, j]
+                bound_l += abs(left[b, q, i]) * root[gi]
+                bound_r += abs(right[b, q, i]) * root[gi]
+            out[b, q] = 0.0 if abs(value) <= 1e-12 * (bound_l * bound_r) else value
+    return out
