@@ -362,7 +362,8 @@ def check(campaign, found, universe=None, census_depth=None, topics=(0, 1)):
     pairs = [(systems[i[p]], systems[j[p]]) for p in picks]
     worst = 0.0
     for s, sample in enumerate(found["samples"]):
-        for reading, correct in (("package", True), ("ratio-jk", False)):
+        for reading, correct in (("package", "taylor"), ("ratio-jk", "none"),
+                                 ("jkbc-jk2", "jackknife")):
             table = estimate(sample, runs, rel_threshold=1, pairs=pairs,
                              bias_correction=correct)
             table = table[table["query_id"] == "all"]

@@ -22,9 +22,26 @@ ESTIMATOR_HELP = (
 )
 
 
+BIAS_CORRECTIONS = ("taylor", "jackknife", "none")
+BIAS_CORRECTION_HELP = (
+    "with --estimator, how AP's ratio is corrected for its bias: taylor (its second-order "
+    "term, the default), jackknife (the jackknife's own estimate with the delete-two jackknife "
+    "variance: wider intervals that cover under a census of the top ranks; strata only) or "
+    "none (statAP)"
+)
+#: How the title names each correction and the variance that goes with it.
+CORRECTION_TITLES = {"taylor": "jackknife variance; AP less its second-order ratio bias",
+                     "jackknife": "AP the jackknife's bias-corrected ratio, its delete-two "
+                                  "jackknife variance",
+                     "none": "jackknife variance; AP the plain ratio"}
+
+
 def add_estimator_argument(parser) -> None:
-    """``--estimator NAME`` (None: the command's model-based answer)."""
+    """``--estimator NAME`` (None: the command's model-based answer) and
+    ``--bias-correction``."""
     parser.add_argument("--estimator", choices=ESTIMATORS, default=None, help=ESTIMATOR_HELP)
+    parser.add_argument("--bias-correction", choices=BIAS_CORRECTIONS, default="taylor",
+                        help=BIAS_CORRECTION_HELP)
 
 
 def add_margin_argument(parser) -> None:
@@ -91,14 +108,15 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         table = estimate(sample, runs, measures=measures, control=control,
                          estimator=request.estimator, pairs=pairs, level=request.level,
                          margin=request.margin, rel_threshold=threshold,
-                         per_topic=request.per_topic, control_name=name)
+                         per_topic=request.per_topic, control_name=name,
+                         bias_correction=request.bias_correction)
     except ValueError as exc:
         raise InputError(str(exc), str(inputs.qrels)) from None
     for note in table.loc[(table["query_id"] == "all") & (table["note"] != ""), "note"].unique():
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     title = (f"estimator: {ESTIMATOR_TITLES[request.estimator]}; control variate: {name}; "
-             f"{round(100 * request.level):d}% normal intervals from the design (jackknife "
-             f"variance; AP less its second-order ratio bias); estimand: {SURVEY_ESTIMAND}")
+             f"{round(100 * request.level):d}% normal intervals from the design "
+             f"({CORRECTION_TITLES[request.bias_correction]}); estimand: {SURVEY_ESTIMAND}")
     if not request.per_topic:
         table = table[table["query_id"] == "all"].drop(columns=["query_id"])
     if not pairs:
