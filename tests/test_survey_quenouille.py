@@ -71,7 +71,8 @@ def corrected_by_hand(drawn, theta):
     bias = 0.0
     for h in range(3):
         if 2 <= n[h] < SIZE[h]:
-            reps = [theta(drawn & (np.arange(N) != d)) for d in np.flatnonzero(drawn & (STRATUM == h))]
+            reps = [theta(drawn & (np.arange(N) != d))
+                    for d in np.flatnonzero(drawn & (STRATUM == h))]
             bias += (1 - n[h] / SIZE[h]) * (n[h] - 1) * (np.mean(reps) - value)
     return value - bias
 

@@ -11,7 +11,8 @@ Duchi & Zrnic 2023). λ_t is cross-fitted over topics: the covariances summed ov
 but t (:func:`cross_fitted_lambdas`), so topic t's estimate does not reuse its own sample to
 tune its weight (tuned on the same sample, a handful of judgments per topic made the
 intervals too narrow: ``tests/test_survey_estimators.py``). AP is corrected for the ratio's
-second-order bias (:meth:`.batched.TopicSamplings._bias`). AP's arithmetic is
+second-order bias (:meth:`.batched.TopicSamplings._bias`) or, asked, by the jackknife's own
+estimate (:mod:`.quenouille`). AP's arithmetic is
 :mod:`.batched`'s: each sample is one sampling of it, every run and pair of a topic at once.
 
 Variances are linearised (:mod:`.measures`) and estimated from the design
@@ -40,7 +41,8 @@ from .measures import Control, linearised, measure_totals, no_control, predictio
 from .quenouille import BIAS_CORRECTIONS, bias_correction_name
 from .samplings import BLOWN_UP, ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
-__all__ = ["BIAS_CORRECTIONS", "BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND", "VARIANCES",
+__all__ = ["BIAS_CORRECTIONS", "BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES",
+           "SURVEY_ESTIMAND", "VARIANCES",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
            "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
@@ -176,8 +178,8 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     ``bias_correction`` of AP's ratio (:data:`.quenouille.BIAS_CORRECTIONS`): ``taylor`` (or
     True) subtracts its second-order bias (:mod:`.batched`, which computes AP), ``jackknife``
     takes the jackknife's own estimate, its ``jackknife`` variance the delete-two
-    (:mod:`.quenouille`; stratified designs), ``none`` (or False) neither. ``ppi++`` uses ``lam`` when given (cross-fitted over topics by
-    :func:`estimate`), else tunes λ on this topic's own sample. For AP, where its variance
+    (:mod:`.quenouille`; stratified designs), ``none`` (or False) neither. ``ppi++`` uses
+    ``lam`` when given (cross-fitted over topics by :func:`estimate`), else tunes λ on this topic's own sample. For AP, where its variance
     comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair terms a
     few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and nDCG@k have no
     pair terms and keep PPI++'s answer: choosing HT where its own sample's variance is small
