@@ -77,24 +77,32 @@ def corrected_by_hand(drawn, theta):
     return value - bias
 
 
-def by_hand(drawn, theta):
-    """(θ̃, the delete-one jackknife variance of θ̃ about each stratum's mean; a stratum with one
-    judged: (1 − π) about θ̃)."""
-    value = corrected_by_hand(drawn, theta)
+def jackknife_by_hand(drawn, estimator):
+    """The delete-one jackknife variance of ``estimator`` about each stratum's mean; a stratum
+    with one judged: (1 − π) about the estimate."""
+    value = estimator(drawn)
     n = np.bincount(STRATUM, weights=drawn, minlength=3)
     var = 0.0
     for h in (1, 2):
-        reps = [corrected_by_hand(drawn & (np.arange(N) != d), theta)
+        reps = [estimator(drawn & (np.arange(N) != d))
                 for d in np.flatnonzero(drawn & (STRATUM == h))]
         if n[h] >= 2:
             var += (1 - n[h] / SIZE[h]) * (n[h] - 1) / n[h] * np.sum(
                 (np.array(reps) - np.mean(reps)) ** 2)
         elif n[h] == 1:
             var += (1 - 1 / SIZE[h]) * (reps[0] - value) ** 2
-    return value, var
+    return var
 
 
-def table(drawn, x, p, ranks, estimator, bias_correction="jackknife"):
+def by_hand(drawn, theta, variance):
+    """(θ̃, the jackknife variance of θ̃ (delete-two) or, ``averaged``, its mean with θ̂'s)."""
+    twice = jackknife_by_hand(drawn, lambda d: corrected_by_hand(d, theta))
+    if variance == "averaged":
+        twice = 0.5 * (twice + jackknife_by_hand(drawn, theta))
+    return corrected_by_hand(drawn, theta), twice
+
+
+def table(drawn, x, p, ranks, estimator, bias_correction="jackknife", variance="jackknife"):
     runs = {f"r{r}": pd.DataFrame({"query_id": "q", "doc_id": DOCS[ranks[r] > 0],
                                    "score": -ranks[r][ranks[r] > 0].astype(float)})
             for r in range(RUNS)}
@@ -103,22 +111,23 @@ def table(drawn, x, p, ranks, estimator, bias_correction="jackknife"):
     control = pd.DataFrame({"query_id": "q", "doc_id": DOCS, "p": p})
     return estimate(sample, runs, control=None if estimator == "ht" else control,
                     estimator=estimator, pairs="all", sampling="stratified",
-                    bias_correction=bias_correction)
+                    bias_correction=bias_correction, variance=variance)
 
 
-@pytest.mark.parametrize("n1,n2", [(5, 4), (4, 2), (6, 1)])
+@pytest.mark.parametrize("n1,n2,variance", [(5, 4, "jackknife"), (4, 2, "jackknife"),
+                                           (6, 1, "jackknife"), (5, 4, "averaged")])
 @pytest.mark.parametrize("estimator", ["ht", "model-assisted", "ppi++"])
-def test_corrected_estimate_and_delete_two_variance_by_brute_force(n1, n2, estimator):
+def test_corrected_estimate_and_delete_two_variance_by_brute_force(n1, n2, variance, estimator):
     rng, x, p, ranks = universe(5 + n2)
     drawn = draw(rng, n1, n2)
-    found = table(drawn, x, p, ranks, estimator)
+    found = table(drawn, x, p, ranks, estimator, variance=variance)
     found = found[found["query_id"] == "all"]
     quantities = [((r,), (1.0,)) for r in range(RUNS)]
     quantities += [(pair, (1.0, -1.0)) for pair in combinations(range(RUNS), 2)]
     for (runs, signs), (_, row) in zip(quantities, found.iterrows()):
         lam = row["lambda"]
         value, var = by_hand(drawn, lambda d: sum(
-            s * ap_by_hand(d, x, p, ranks[r], lam) for r, s in zip(runs, signs)))
+            s * ap_by_hand(d, x, p, ranks[r], lam) for r, s in zip(runs, signs)), variance)
         assert row["estimate"] == pytest.approx(value, abs=1e-10)
         assert row["se"] ** 2 == pytest.approx(var, rel=1e-9, abs=1e-14)
 
@@ -131,6 +140,8 @@ def test_old_keyword_values_and_refusals():
                                       table(drawn, x, p, ranks, "ht", name))
     with pytest.raises(ValueError, match="not one of"):
         table(drawn, x, p, ranks, "ht", "quenouille")
+    with pytest.raises(ValueError, match="variance"):
+        table(drawn, x, p, ranks, "ht", "jackknife", "bootstrap")
     sample = pd.DataFrame({"query_id": "q", "doc_id": DOCS, "inclusion": 0.5,
                            "relevance": np.where(drawn, x.astype(int), -1)})
     run = pd.DataFrame({"query_id": "q", "doc_id": DOCS, "score": -np.arange(N, dtype=float)})

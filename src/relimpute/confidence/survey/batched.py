@@ -359,15 +359,17 @@ class TopicSamplings:
             lam = tuned_lambda(cov, var)
         else:
             lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
+        if variance not in VARIANCES:
+            raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
         value, var, _, parts = self._quantity(lam, members)
         correction = bias_correction_name(bias_correction)
         if correction == "taylor":
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
             value = value - np.clip(self._bias(lam, parts), -half, half)
         if correction == "jackknife":  # the jackknife's estimate, its delete-two variance
-            value, twice = corrected(self, lam, members)
-            var = twice if variance == "jackknife" else var
-        elif variance == "jackknife":
+            value, twice, once = corrected(self, lam, members)
+            var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
+        elif variance in ("jackknife", "averaged"):
             raw_value = sum(sign * self.ratio(lam, runs)[0] for runs, sign in members)
             var = self.jackknife(lam, members, raw_value)
         var = np.maximum(var, 0.0)

@@ -177,14 +177,15 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
     ``bias_correction`` of AP's ratio (:data:`.quenouille.BIAS_CORRECTIONS`): ``taylor`` (or
     True) subtracts its second-order bias (:mod:`.batched`, which computes AP), ``jackknife``
-    takes the jackknife's own estimate, its ``jackknife`` variance the delete-two
-    (:mod:`.quenouille`; stratified designs), ``none`` (or False) neither. ``ppi++`` uses
-    ``lam`` when given (cross-fitted over topics by :func:`estimate`), else tunes λ on this topic's own sample. For AP, where its variance
-    comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair terms a
-    few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and nDCG@k have no
-    pair terms and keep PPI++'s answer: choosing HT where its own sample's variance is small
-    (0 when no relevant document was drawn, the estimate 0 too) biased P@10 low and its
-    interval narrow (``examples/design_based/beside_ppi.py``)."""
+    takes the jackknife's own estimate, its ``jackknife`` variance the delete-two and its
+    ``averaged`` one the mean of that and the plain ratio's (:mod:`.quenouille`; stratified
+    designs), ``none`` (or False) neither. ``ppi++`` uses ``lam`` when given (cross-fitted
+    over topics by :func:`estimate`), else tunes λ on this topic's own sample. For AP, where
+    its variance comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose
+    pair terms a few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and
+    nDCG@k have no pair terms and keep PPI++'s answer: choosing HT where its own sample's
+    variance is small (0 when no relevant document was drawn, the estimate 0 too) biased P@10
+    low and its interval narrow (``examples/design_based/beside_ppi.py``)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
@@ -208,7 +209,7 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
         f, zi = linearised(*sample_totals(measure, topic, r, control, rel_threshold), lam)
         value, z = value + sign * f, z + sign * zi
     var = design_covariance(topic, z, z)[0]
-    if variance == "jackknife":
+    if variance in ("jackknife", "averaged"):  # no correction here: the two are one
         coef, groups = topic.replicate_set()[2:]
         values = sum(sign * replicate_values(*sample_totals(
             measure, topic, r, control, rel_threshold, replicates=True), lam)
