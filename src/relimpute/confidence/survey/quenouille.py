@@ -153,12 +153,21 @@ class _Replicates:
         rx, rp = self.den[0][level], self.den[1][level]
         least = self.least - (0.0, self.x_at, self.x_at[:, None] + self.x_at)[level]
         lam = lam.reshape(-1, *[1] * level)
-        total = 0.0
+        top = 0.0  # the runs share R̂ (and λ): Σ sign N̂ / R̂ is one ratio
         for runs, sign in members:
             pop = batched.pop_n[runs].reshape(-1, *[1] * level)
-            total = total + sign * ratio_parts(nx[runs] + lam * (pop - npr[runs]),
-                                               rx + lam * (batched.pop_r - rp), least)[0]
-        return total
+            top = top + sign * (nx[runs] + lam * (pop - npr[runs]))
+        return ratio_parts(top, rx + lam * (batched.pop_r - rp), least)[0]
+
+
+def _replicates(batched, b: int) -> _Replicates:
+    """:class:`_Replicates` of sampling ``b``, kept on a one-sample ``batched`` (its runs and
+    pairs, PPI++ and HT's fallback read the same; many samplings' would fill the memory)."""
+    if len(batched.s) > 1:
+        return _Replicates(batched, b)
+    if "_quenouille" not in batched.__dict__:
+        batched._quenouille = _Replicates(batched, b)
+    return batched._quenouille
 
 
 def _correction(theta, reps, h, n, size, mult=None):
@@ -188,7 +197,7 @@ def corrected(batched, lam, members) -> tuple[np.ndarray, np.ndarray, np.ndarray
     for b in range(B):
         if (s.n_h[b] == 0).any():  # a stratum none judged: no estimate (estimates() says so)
             continue
-        rep = _Replicates(batched, b)
+        rep = _replicates(batched, b)
         theta = rep.values(batched, lam[b], members, 0)
         one = rep.values(batched, lam[b], members, 1)  # (Q, m)
         two = rep.values(batched, lam[b], members, 2)  # (Q, m, m)
