@@ -156,10 +156,11 @@ def test_compare_on_the_command_line_gives_the_same_rows(tmp_path):
     from contextlib import redirect_stderr, redirect_stdout
 
     from relimpute.cli import main
-    from relimpute.cli._survey import BIAS_CORRECTIONS as CLI_NAMES
+    from relimpute.cli import _survey
     from relimpute.confidence.survey.quenouille import BIAS_CORRECTIONS
+    from relimpute.confidence.survey.samplings import VARIANCES
 
-    assert CLI_NAMES == BIAS_CORRECTIONS
+    assert (_survey.BIAS_CORRECTIONS, _survey.VARIANCES) == (BIAS_CORRECTIONS, VARIANCES)
     rng, x, p, ranks = universe(2)
     drawn = draw(rng, 5, 4)
     (tmp_path / "runs").mkdir()
@@ -169,16 +170,18 @@ def test_compare_on_the_command_line_gives_the_same_rows(tmp_path):
             f"q Q0 {DOCS[d]} {ranks[r][d]} {-ranks[r][d]} r{r}\n" for d in at))
     (tmp_path / "q.txt").write_text("".join(
         f"q 0 {DOCS[d]} {STRATUM[d]} {int(x[d]) if drawn[d] else -1}\n" for d in range(N)))
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(["compare", str(tmp_path / "q.txt"), str(tmp_path / "runs"), "--estimator",
-                     "ht", "--bias-correction", "jackknife", "-f", "tsv"])
-    assert code == 0 and "delete-two" in err.getvalue()
-    got = pd.read_csv(io.StringIO(out.getvalue()), sep="\t")
-    want = table(drawn, x, p, ranks, "ht")
-    want = want[want["query_id"] == "all"]
-    assert np.allclose(got["estimate"], want["estimate"], atol=1e-6)
-    assert np.allclose(got["se"], want["se"], atol=1e-6)
+    for variance, title in (("jackknife", "its delete-two"), ("averaged", "the mean of")):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["compare", str(tmp_path / "q.txt"), str(tmp_path / "runs"),
+                         "--estimator", "ht", "--bias-correction", "jackknife", "--variance",
+                         variance, "-f", "tsv"])
+        assert code == 0 and title in err.getvalue()
+        got = pd.read_csv(io.StringIO(out.getvalue()), sep="\t")
+        want = table(drawn, x, p, ranks, "ht", variance=variance)
+        want = want[want["query_id"] == "all"]
+        assert np.allclose(got["estimate"], want["estimate"], atol=1e-6)
+        assert np.allclose(got["se"], want["se"], atol=1e-6)
     (tmp_path / "p.tsv").write_text("query_id doc_id relevance inclusion_probability\n" + "".join(
         f"q {DOCS[d]} {int(x[d]) if drawn[d] else -1} 0.5\n" for d in range(N)))
     with redirect_stdout(io.StringIO()), redirect_stderr(err):
