@@ -8,8 +8,9 @@ computed exactly on each topic's relevant documents, for many weightings at once
 
 - ``package``: the Taylor-corrected ratio (capped at ½ the linearised se) with the stratified
   delete-one jackknife, ``relimpute.confidence.survey.estimate``'s defaults (``--check``
-  compares it and ``ratio-jk`` with ``estimate`` sample by sample, and ``jkbc-jk2`` with every
-  deletion and pair of deletions recomputed by the package's ``pair_total``: the oracles);
+  compares it, ``ratio-jk``, ``jkbc-jk2`` and ``jkbc-mid`` with ``estimate`` sample by sample,
+  and ``jkbc-jk2`` with every deletion and pair of deletions recomputed by the package's
+  ``pair_total``: the oracles);
 - ``taylor-jk``: the same without the cap on the correction;
 - ``ratio-jk``: the plain ratio, the same jackknife;
 - ``jkbc-jk``: the jackknife's own bias correction θ̂ − (1 − f)(n − 1)(θ̄_(·) − θ̂) (Quenouille;
@@ -17,6 +18,9 @@ computed exactly on each topic's relevant documents, for many weightings at once
 - ``jkbc-jk2``: the same estimate, its variance the delete-one jackknife *of the corrected
   estimate* (each replicate corrected by a jackknife of its own: delete-two), so the
   correction's noise is counted;
+- ``jkbc-d2``: the same estimate, the delete-two jackknife variance of θ̂ (Shao & Wu 1989);
+- ``jkbc-mid``: the same estimate, the mean of the ``jkbc-jk`` and ``jkbc-jk2`` variances
+  (``estimate``'s ``variance="averaged"``);
 - ``boot-*``: the rescaled bootstrap of Rao & Wu (1988) for stratified sampling without
   replacement (n − 1 drawn with replacement from the stratum's n, weight multiplier
   1 − λ + λ n/(n − 1) m_k, λ = √(1 − f); the census stratum is not resampled), the ratio
@@ -51,7 +55,7 @@ from census import census_sample  # noqa: E402
 from study import Z, Universe, load  # noqa: E402
 
 NO_RELEVANT = 1e-9
-READINGS = ("package", "taylor-jk", "ratio-jk", "jkbc-jk", "jkbc-jk2")
+READINGS = ("package", "taylor-jk", "ratio-jk", "jkbc-jk", "jkbc-jk2", "jkbc-d2", "jkbc-mid")
 
 
 def pair_factor(n: int, size: int) -> float:
@@ -157,7 +161,9 @@ def jackknife_parts(topic: CensusTopic, drawn: np.ndarray):
         rows = [ap2[1 + i]] + [ap2[pair_at[tuple(sorted((i, j)))]] for j in range(m) if j != i]
         cnt = np.array([n - m] + [1] * (m - 1), float)
         corr[1 + i] = fpc1 * ((cnt[:, None] * np.array(rows)).sum(0) / cnt.sum() - reps[1 + i])
-    return ap[0], n_hat[0], r_hat[0], reps, mult, corr, w[0], f[0]
+    # every deletion of two: two nonrelevant, one of each, two relevant
+    mult2 = np.array([(n - m) * (n - m - 1) / 2] + [n - m] * m + [1] * len(two), float)
+    return ap[0], n_hat[0], r_hat[0], reps, mult, corr, w[0], f[0], ap2, mult2
 
 
 def spread(values: np.ndarray, mult: np.ndarray, coef: float) -> np.ndarray:
@@ -185,7 +191,7 @@ def topic_readings(topic: CensusTopic, drawn: np.ndarray, rng, boots: int):
         zero = (np.zeros(R), np.zeros((R, R)))
         return {k: zero for k in READINGS}, \
             np.zeros((boots, R)), np.zeros(R), np.zeros(R)
-    ap, n_hat, r_hat, reps, mult, corr, w0, f0 = jackknife_parts(topic, drawn)
+    ap, n_hat, r_hat, reps, mult, corr, w0, f0, ap2, mult2 = jackknife_parts(topic, drawn)
     coef = (1 - n / size) * (n - 1) / n
     jk = spread(reps, mult, coef)
     # the Taylor correction as the package reads it, capped at ½ the linearised se (per run
@@ -204,8 +210,13 @@ def topic_readings(topic: CensusTopic, drawn: np.ndarray, rng, boots: int):
     fpc = (1 - n / size) * (n - 1)
     jk_bias = fpc * ((mult[:, None] * reps).sum(0) / mult.sum() - ap)
     corrected = reps - corr
+    twice = spread(corrected, mult, coef)
+    # θ̂'s delete-two jackknife (Shao & Wu 1989): (1 − f)(n − 2)/(2 C(n, 2)) Σ (θ̂_(de) − θ̄)²
+    pairs_n = n * (n - 1) / 2
+    d2 = spread(ap2, mult2, (1 - n / size) * (n - 2) / (2 * pairs_n)) if n > 2 else jk
     out = {"package": (ap, jk), "taylor-jk": (ap, jk), "ratio-jk": (ap, jk),
-           "jkbc-jk": (ap - jk_bias, jk), "jkbc-jk2": (ap - jk_bias, spread(corrected, mult, coef))}
+           "jkbc-jk": (ap - jk_bias, jk), "jkbc-jk2": (ap - jk_bias, twice),
+           "jkbc-d2": (ap - jk_bias, d2), "jkbc-mid": (ap - jk_bias, 0.5 * (jk + twice))}
     # bootstrap: Rao–Wu multipliers on the drawn relevant of the below stratum
     lam = np.sqrt(1 - n / size)
     probs = np.append(np.full(len(at), 1 / n), 1 - len(at) / n)
@@ -362,9 +373,11 @@ def check(campaign, found, universe=None, census_depth=None, topics=(0, 1)):
     pairs = [(systems[i[p]], systems[j[p]]) for p in picks]
     worst = 0.0
     for s, sample in enumerate(found["samples"]):
-        for reading, correct in (("package", True), ("ratio-jk", False)):
+        for reading, correct, variance in (
+                ("package", "taylor", "jackknife"), ("ratio-jk", "none", "jackknife"),
+                ("jkbc-jk2", "jackknife", "jackknife"), ("jkbc-mid", "jackknife", "averaged")):
             table = estimate(sample, runs, rel_threshold=1, pairs=pairs,
-                             bias_correction=correct)
+                             bias_correction=correct, variance=variance)
             table = table[table["query_id"] == "all"]
             single = table[table["run_b"] == ""].set_index("run").loc[systems]
             paired = table[table["run_b"] != ""].set_index(["run", "run_b"]).loc[pairs]

@@ -85,7 +85,8 @@ class TopicParts:
 class SurveyRequest:
     """A design-based answer (``--estimator``, :mod:`relimpute.cli._survey`): the campaign (its
     qrels sampled with a known design), the estimator, its control variate's model (None:
-    the labels', or none), the interval's level, ``--margin`` (compare) and the output."""
+    the labels', or none), the interval's level, ``--margin`` (compare), the output, AP's
+    ``--bias-correction`` and the ``--variance``."""
 
     campaign: CampaignInputs
     estimator: str
@@ -95,6 +96,8 @@ class SurveyRequest:
     margin: float | None
     per_topic: bool
     format: str
+    bias_correction: str = "taylor"
+    variance: str = "jackknife"
 
     @classmethod
     def from_args(cls, args, command: str) -> SurveyRequest | None:
@@ -103,7 +106,9 @@ class SurveyRequest:
             return None
         return cls(CampaignInputs.from_args(args, command), args.estimator, args.model, args.seed,
                    args.confidence, getattr(args, "margin", None),
-                   getattr(args, "per_topic", False), args.format)  # fmt: skip
+                   getattr(args, "per_topic", False), args.format,
+                   getattr(args, "bias_correction", "taylor"),
+                   getattr(args, "variance", "jackknife"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,43 @@ ESTIMATOR_HELP = (
 )
 
 
+BIAS_CORRECTIONS = ("taylor", "jackknife", "none")
+BIAS_CORRECTION_HELP = (
+    "with --estimator, how AP's ratio is corrected for its bias: taylor (its second-order "
+    "term, the default), jackknife (the jackknife's own estimate with the delete-two jackknife "
+    "variance: wider intervals that cover under a census of the top ranks; strata only) or "
+    "none (statAP)"
+)
+VARIANCES = ("jackknife", "linearised", "averaged")
+VARIANCE_HELP = (
+    "with --estimator, the variance of the interval: jackknife (delete-one, within strata; "
+    "of the jackknife-corrected AP: delete-two, the default), linearised, or averaged (with "
+    "--bias-correction jackknife: the mean of the delete-two and the plain ratio's jackknife, "
+    "narrower; chosen on two collections, examples/design_based/README.md)"
+)
+
+
+def interval_title(correction: str, variance: str) -> str:
+    """How the title names AP's bias correction and the variance of the interval."""
+    point = {"taylor": "AP less its second-order ratio bias",
+             "jackknife": "AP the jackknife's bias-corrected ratio",
+             "none": "AP the plain ratio"}[correction]
+    if variance == "linearised":
+        return f"linearised variance; {point}"
+    if correction != "jackknife":
+        return f"jackknife variance; {point}"
+    return point + (", its delete-two jackknife variance" if variance == "jackknife" else
+                    ", the mean of its delete-two and the plain ratio's jackknife variances")
+
+
 def add_estimator_argument(parser) -> None:
-    """``--estimator NAME`` (None: the command's model-based answer)."""
+    """``--estimator NAME`` (None: the command's model-based answer) and
+    ``--bias-correction`` and ``--variance``."""
     parser.add_argument("--estimator", choices=ESTIMATORS, default=None, help=ESTIMATOR_HELP)
+    parser.add_argument("--bias-correction", choices=BIAS_CORRECTIONS, default="taylor",
+                        help=BIAS_CORRECTION_HELP)
+    parser.add_argument("--variance", choices=VARIANCES, default="jackknife",
+                        help=VARIANCE_HELP)
 
 
 def add_margin_argument(parser) -> None:
@@ -81,14 +115,16 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         table = estimate(sample, runs, measures=measures, control=control,
                          estimator=request.estimator, pairs=pairs, level=request.level,
                          margin=request.margin, rel_threshold=threshold,
-                         per_topic=request.per_topic, control_name=name)
+                         per_topic=request.per_topic, control_name=name,
+                         bias_correction=request.bias_correction, variance=request.variance)
     except ValueError as exc:
         raise InputError(str(exc), str(inputs.qrels)) from None
     for note in table.loc[(table["query_id"] == "all") & (table["note"] != ""), "note"].unique():
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     title = (f"estimator: {ESTIMATOR_TITLES[request.estimator]}; control variate: {name}; "
-             f"{round(100 * request.level):d}% normal intervals from the design (jackknife "
-             f"variance; AP less its second-order ratio bias); estimand: {SURVEY_ESTIMAND}")
+             f"{round(100 * request.level):d}% normal intervals from the design "
+             f"({interval_title(request.bias_correction, request.variance)}); "
+             f"estimand: {SURVEY_ESTIMAND}")
     if not request.per_topic:
         table = table[table["query_id"] == "all"].drop(columns=["query_id"])
     if not pairs:

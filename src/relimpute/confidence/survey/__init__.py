@@ -13,7 +13,8 @@ Each is unbiased over the design whatever the predictions (AP and nDCG: to the o
 ratio's bias); a good model only narrows the interval. Modules: :mod:`.design` (the sample
 per topic, the design covariance), :mod:`.totals` (HT and model sums), :mod:`.measures`
 (P@k, nDCG@k as functions of totals, linearised), :mod:`.batched` (AP of every run and pair
-for one or many samplings: the one implementation of AP's estimators), :mod:`.estimate` (the
+for one or many samplings: the one implementation of AP's estimators), :mod:`.quenouille`
+(AP's jackknife bias correction and delete-two variance), :mod:`.estimate` (the
 table).
 """
 

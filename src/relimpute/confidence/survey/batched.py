@@ -28,6 +28,7 @@ import numpy as np
 from ._kernels import pair_grams, quadratic_forms, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
+from .quenouille import bias_correction_name, corrected
 from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
     _gathered, _stratum_means, keeps_ppi, mean_over_topics, tuned_lambda
 from .totals import ranked_pair_sums
@@ -352,7 +353,7 @@ class TopicSamplings:
         u, v = np.concatenate(u, -1), np.concatenate(v, -1)
         return self._form(index, u, v), self._form(index, v)
 
-    def quantity(self, members, estimator: str, variance: str, bias_correction: bool,
+    def quantity(self, members, estimator: str, variance: str, bias_correction="taylor",
                  lam=None):
         """(estimate, variance, λ) per sampling of Σ sign · AP over ``members`` (a list of
         (runs (Q,), sign)): :func:`.estimate.topic_estimate` at once for every sampling."""
@@ -366,12 +367,18 @@ class TopicSamplings:
             lam = tuned_lambda(cov, var)
         else:
             lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
+        if variance not in VARIANCES:
+            raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
+        correction = bias_correction_name(bias_correction)
         value, var, _, parts = self._quantity(lam, members, variance == "linearised" or
-                                              bias_correction)  # else the jackknife's
-        if bias_correction:
+                                              correction == "taylor")  # else the jackknife's
+        if correction == "taylor":
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
             value = value - np.clip(self._bias(lam, parts), -half, half)
-        if variance == "jackknife":
+        if correction == "jackknife":  # the jackknife's estimate, its delete-two variance
+            value, twice, once = corrected(self, lam, members)
+            var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
+        elif variance in ("jackknife", "averaged"):
             raw_value = sum(sign * self.ratio(lam, runs)[0] for runs, sign in members)
             var = self.jackknife(lam, members, raw_value)
         var = np.maximum(var, 0.0)
@@ -382,10 +389,11 @@ class TopicSamplings:
             lam = np.where(keep, lam, 0.0)
         return value, var, lam
 
-    def _ht(self, members, variance: str, bias_correction: bool):
+    def _ht(self, members, variance: str, bias_correction):
         """HT's :meth:`quantity`, kept on the samplings: it does not depend on the control, so
         every control's PPI++ over the same samplings, relevance and runs reads it once."""
-        key = (self.x.tobytes(), self.ranks.tobytes(), variance, bias_correction,
+        key = (self.x.tobytes(), self.ranks.tobytes(), variance,
+               bias_correction_name(bias_correction),
                tuple((np.asarray(r).tobytes(), sign) for r, sign in members))
         cache = self.s.__dict__.setdefault("_ht_rows", {})
         if key not in cache:
@@ -393,7 +401,7 @@ class TopicSamplings:
         return cache[key]
 
     def estimates(self, pairs=(), *, estimator: str = "ht", variance: str = "jackknife",
-                  bias_correction: bool = True, lam=None, delta_lam=None) -> SamplingEstimates:
+                  bias_correction="taylor", lam=None, delta_lam=None) -> SamplingEstimates:
         """Every run's AP and every pair's ΔAP (``pairs``: (a, b) run positions) per sampling,
         as :func:`.estimate.estimate` gives them for each sample of this topic alone. PPI++
         tunes λ on each sampling's own sample unless ``lam`` (B, R) and ``delta_lam`` (B, P)

@@ -11,7 +11,8 @@ Duchi & Zrnic 2023). λ_t is cross-fitted over topics: the covariances summed ov
 but t (:func:`cross_fitted_lambdas`), so topic t's estimate does not reuse its own sample to
 tune its weight (tuned on the same sample, a handful of judgments per topic made the
 intervals too narrow: ``tests/test_survey_estimators.py``). AP is corrected for the ratio's
-second-order bias (:meth:`.batched.TopicSamplings._bias`). AP's arithmetic is
+second-order bias (:meth:`.batched.TopicSamplings._bias`) or, asked, by the jackknife's own
+estimate (:mod:`.quenouille`). AP's arithmetic is
 :mod:`.batched`'s: each sample is one sampling of it, every run and pair of a topic at once.
 
 Variances are linearised (:mod:`.measures`) and estimated from the design
@@ -37,9 +38,11 @@ from .design import STRATIFIED, TopicSample, design_covariance, jackknife_varian
     topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
     replicate_values, survey_measure
+from .quenouille import BIAS_CORRECTIONS, bias_correction_name
 from .samplings import BLOWN_UP, ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
-__all__ = ["BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND", "VARIANCES",
+__all__ = ["BIAS_CORRECTIONS", "BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES",
+           "SURVEY_ESTIMAND", "VARIANCES",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
            "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
@@ -166,20 +169,23 @@ def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
 
 def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None = None,
                    estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife",
-                   bias_correction: bool = True,
+                   bias_correction="taylor",
                    lam: float | None = None) -> tuple[float, float, float, bool]:
     """One topic's (estimate, variance, λ, one-document-stratum fallback) of ``measure`` (a
     name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
     document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
     ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
-    ``bias_correction`` subtracts AP's ratio's second-order bias (:mod:`.batched`, which
-    computes AP). ``ppi++`` uses ``lam`` when given (cross-fitted over topics by
-    :func:`estimate`), else tunes λ on this topic's own sample. For AP, where its variance
-    comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose pair terms a
-    few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and nDCG@k have no
-    pair terms and keep PPI++'s answer: choosing HT where its own sample's variance is small
-    (0 when no relevant document was drawn, the estimate 0 too) biased P@10 low and its
-    interval narrow (``examples/design_based/beside_ppi.py``)."""
+    ``bias_correction`` of AP's ratio (:data:`.quenouille.BIAS_CORRECTIONS`): ``taylor`` (or
+    True) subtracts its second-order bias (:mod:`.batched`, which computes AP), ``jackknife``
+    takes the jackknife's own estimate, its ``jackknife`` variance the delete-two and its
+    ``averaged`` one the mean of that and the plain ratio's (:mod:`.quenouille`; stratified
+    designs), ``none`` (or False) neither. ``ppi++`` uses ``lam`` when given (cross-fitted
+    over topics by :func:`estimate`), else tunes λ on this topic's own sample. For AP, where
+    its variance comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose
+    pair terms a few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and
+    nDCG@k have no pair terms and keep PPI++'s answer: choosing HT where its own sample's
+    variance is small (0 when no relevant document was drawn, the estimate 0 too) biased P@10
+    low and its interval narrow (``examples/design_based/beside_ppi.py``)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)
@@ -203,7 +209,7 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
         f, zi = linearised(*sample_totals(measure, topic, r, control, rel_threshold), lam)
         value, z = value + sign * f, z + sign * zi
     var = design_covariance(topic, z, z)[0]
-    if variance == "jackknife":
+    if variance in ("jackknife", "averaged"):  # no correction here: the two are one
         coef, groups = topic.replicate_set()[2:]
         values = sum(sign * replicate_values(*sample_totals(
             measure, topic, r, control, rel_threshold, replicates=True), lam)
@@ -223,7 +229,7 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
              estimator: str = "ht", pairs=None, level: float = 0.95, margin: float | None = None,
              rel_threshold: int = 1, per_topic: bool = False, sampling: str | None = None,
              control_name: str | None = None, variance: str = "jackknife",
-             bias_correction: bool = True) -> pd.DataFrame:
+             bias_correction="taylor") -> pd.DataFrame:
     """Design-based (``ht``) or model-assisted (``model-assisted``, ``ppi++``) estimates with
     intervals, a tidy table of :data:`COLUMNS`.
 
@@ -242,6 +248,7 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
+    bias_correction = bias_correction_name(bias_correction)
     if estimator != "ht" and control is None:
         raise ValueError(f"the {estimator} estimator needs a control variate: predictions "
                          "of a relevance model or LLM labels")

@@ -12,7 +12,9 @@ import numpy as np
 from .design import POISSON, SAMPLINGS
 
 ESTIMATORS = ("ht", "model-assisted", "ppi++")
-VARIANCES = ("jackknife", "linearised")
+#: ``averaged`` goes with AP's jackknife bias correction (:mod:`.quenouille`); elsewhere it is
+#: the jackknife (no correction: its two variances are one)
+VARIANCES = ("jackknife", "linearised", "averaged")
 #: PPI++ falls back to HT on a topic whose PPI++ variance is over this many times HT's (a
 #: blow-up, not noise: at 1, choosing the smaller of two variances on the sample made the
 #: good control's MAP intervals cover 85% on the synthetic campaign of the coverage tests)
