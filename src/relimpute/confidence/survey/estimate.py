@@ -177,7 +177,8 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     :func:`estimate`), else tunes λ on this topic's own sample. PPI++ keeps its answer on
     every topic and measure: choosing HT where its own sample's variance is small (0 when no
     relevant document was drawn, the estimate 0 too) selects on the outcome; it biased P@10
-    and MAP low and their intervals narrow (:mod:`.samplings`)."""
+    and MAP low and their intervals narrow (:mod:`.samplings`). PPI++'s AP holds R̂ at least
+    at 1 (:meth:`.batched.TopicSamplings._held`)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)

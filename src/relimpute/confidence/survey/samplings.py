@@ -6,6 +6,8 @@ PPI++ has no per-topic fallback to HT: a choice between the two made on a topic'
 selects on its outcome (where no relevant document is drawn HT is 0 with variance 0), and
 biased MAP low. λ ∈ [0, 1] is the only choice between the control and HT, and
 :func:`.estimate.estimate` cross-fits it over the other topics (``tests/test_survey_coverage.py``).
+What the fallback guarded, AP̂ = N̂/R̂ blown up by an R̂(λ) in (0, 1), is met by holding PPI++'s
+R̂ at 1, a map of R̂ alone (:meth:`.batched.TopicSamplings._held`).
 """
 
 from __future__ import annotations
