@@ -374,6 +374,9 @@ class TopicSamplings:
         if variance == "jackknife":
             raw_value = sum(sign * topic.ratio(lam, runs)[0] for runs, sign in members)
             var = topic.jackknife(lam, members, raw_value)
+        if estimator == "ppi++":  # AP in [0, 1], ΔAP in [-1, 1]: a projection (as in _held)
+            signs = [sign for _, sign in members]
+            value = np.clip(value, sum(min(s, 0) for s in signs), sum(max(s, 0) for s in signs))
         return value, np.maximum(var, 0.0), lam
 
     def _held(self) -> "TopicSamplings":
@@ -382,7 +385,9 @@ class TopicSamplings:
         control's residuals nearly cancel its predictions, is no universe's; holding it at 1
         can only bring it nearer to any R ≥ 1 (it made AP̂ = N̂/0.005 ≈ 30 on DL 2019). The
         same map of R̂ on every sample: unlike a fallback to HT, it chooses nothing by the
-        sample's own variance. λ's moments are read unheld (:meth:`lambda_moments`)."""
+        sample's own variance. λ's moments are read unheld (:meth:`lambda_moments`). Likewise
+        :meth:`quantity` clips PPI++'s AP̂ to [0, 1] (ΔAP̂ to [−1, 1]): moving an estimate onto
+        the values any universe can have only brings it nearer to the truth, sample by sample."""
         if "_held_view" not in self.__dict__:
             view = copy(self)
             view.floor, view.least = 1.0, np.maximum(self.least, 1.0)
