@@ -5,7 +5,7 @@ The B samplings share the universe, the runs and the predictions, so the totals 
 :func:`.totals.ranked_pair_sums` (AP's numerator) and Σ w x (R̂) under weights ``(B, n)``, the ratio
 is :func:`.measures.ratio_parts` (R̂ held at the relevant documents judged:
 :func:`.measures.relevant_judged`, a replicate's own), λ is :func:`.samplings.tuned_lambda`
-and PPI++ falls back to HT by :func:`.samplings.keeps_ppi`. With z_r = a_r (dN_r − λ dNp_r) +
+(PPI++ keeps its answer on every topic: :mod:`.samplings`). With z_r = a_r (dN_r − λ dNp_r) +
 b_r (x − λ p) (a = 1/R̂, b = −N̂/R̂², :mod:`.measures`) every design covariance is a quadratic
 form in one Gram matrix per sampling of the basis [dN_r, dNp_r, x, p]
 (:func:`.design.design_covariance`: Poisson Σ_S (1 − π)/π² z², stratified
@@ -21,6 +21,7 @@ samplings, quantities and drawn documents (pair Grams, replicate sums, forms) ar
 
 from __future__ import annotations
 
+from copy import copy
 from types import SimpleNamespace
 
 import numpy as np
@@ -30,7 +31,7 @@ from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .quenouille import bias_correction_name, corrected
 from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
-    _gathered, _stratum_means, keeps_ppi, mean_over_topics, tuned_lambda
+    _gathered, _stratum_means, mean_over_topics, tuned_lambda
 from .totals import ranked_pair_sums
 
 
@@ -41,6 +42,9 @@ class TopicSamplings:
     ``relevant`` (n,): 1 for a relevant universe document (read on the drawn ones only);
     ``ranks`` (R, n): each run's rank of each document (0 = not retrieved, cut at the
     measure's k first); ``p`` (n,): the control variate's predictions (None: zeros, HT)."""
+
+    #: R̂ is held at least here as well as at the relevant documents judged (PPI++: 1)
+    floor = 0.0
 
     def __init__(self, samplings: Samplings, relevant, ranks, p=None, _judged=None):
         self.s = samplings
@@ -90,7 +94,7 @@ class TopicSamplings:
         rp = self.rp[:, None] if rp is None else rp
         n_hat = nx + lam * (self.pop_n[runs].reshape(-1, *[1] * (nx.ndim - 2)) - np_)
         raw = rx + lam * (self.pop_r - rp)
-        least = self.least[:, None] if least is None else least
+        least = np.maximum(self.least[:, None] if least is None else least, self.floor)
         value, a, b = ratio_parts(n_hat, raw, least)
         return value if value_only else (value, a, b, n_hat, raw)
 
@@ -165,7 +169,7 @@ class TopicSamplings:
         bias = 0.0
         for runs, sign, n_hat, raw in parts:
             index = self._index(runs)
-            held = self.least[:, None]
+            held = np.maximum(self.least, self.floor)[:, None]
             active = (raw > held) & (raw > 0)
             values = [n_hat, raw]
             d_n = np.stack([np.ones_like(lam), -lam, 0 * lam, 0 * lam], -1)
@@ -225,7 +229,8 @@ class TopicSamplings:
                 raise ValueError("the jackknife reads one run (±) or a difference of two")
             first = np.asarray(first, dtype=np.int64)
             second = np.full(len(first), -1) if second is None else np.asarray(second)
-            out = replicate_variance(t.nx, t.np_, t.rx, t.rp, t.least, t.coef, self.pop_n,
+            least = np.maximum(t.least, self.floor)  # PPI++'s R̂ held in each replicate too
+            out = replicate_variance(t.nx, t.np_, t.rx, t.rp, least, t.coef, self.pop_n,
                                      self.pop_r, first, second.astype(np.int64),
                                      np.ascontiguousarray(lam, dtype=float),
                                      np.ascontiguousarray(centre, dtype=float), t.h, t.split, H)
@@ -356,7 +361,10 @@ class TopicSamplings:
     def quantity(self, members, estimator: str, variance: str, bias_correction="taylor",
                  lam=None):
         """(estimate, variance, λ) per sampling of Σ sign · AP over ``members`` (a list of
-        (runs (Q,), sign)): :func:`.estimate.topic_estimate` at once for every sampling."""
+        (runs (Q,), sign)): :func:`.estimate.topic_estimate` at once for every sampling. PPI++
+        keeps its answer (no fallback to HT, :mod:`.samplings`); λ tuned on the sampling's own
+        sample (``lam`` None) is 0 where no relevant document is drawn (u = 0 there), a choice
+        on the outcome that the cross-fitted λ of :func:`.estimate.estimate` does not make."""
         B, Q = len(self.s), len(members[0][0])
         if estimator == "ht":
             lam = np.zeros((B, Q))
@@ -370,28 +378,41 @@ class TopicSamplings:
         if variance not in VARIANCES:
             raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
         correction = bias_correction_name(bias_correction)
-        value, var, _, parts = self._quantity(lam, members, variance == "linearised" or
-                                              correction == "taylor")  # else the jackknife's
+        topic = self._held() if estimator == "ppi++" else self
+        value, var, _, parts = topic._quantity(lam, members, variance == "linearised" or
+                                               correction == "taylor")  # else the jackknife's
         if correction == "taylor":
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
-            value = value - np.clip(self._bias(lam, parts), -half, half)
+            value = value - np.clip(topic._bias(lam, parts), -half, half)
         if correction == "jackknife":  # the jackknife's estimate, its delete-two variance
-            value, twice, once = corrected(self, lam, members)
+            value, twice, once = corrected(topic, lam, members)
             var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
         elif variance in ("jackknife", "averaged"):
-            raw_value = sum(sign * self.ratio(lam, runs)[0] for runs, sign in members)
-            var = self.jackknife(lam, members, raw_value)
-        var = np.maximum(var, 0.0)
-        if estimator == "ppi++":  # never much wider than HT on this topic (BLOWN_UP)
-            alone = self._ht(members, variance, bias_correction)
-            keep = keeps_ppi(lam, var, alone[1])
-            value, var = np.where(keep, value, alone[0]), np.where(keep, var, alone[1])
-            lam = np.where(keep, lam, 0.0)
-        return value, var, lam
+            raw_value = sum(sign * topic.ratio(lam, runs)[0] for runs, sign in members)
+            var = topic.jackknife(lam, members, raw_value)
+        if estimator == "ppi++":  # AP in [0, 1], ΔAP in [-1, 1]: a projection (as in _held)
+            signs = [sign for _, sign in members]
+            value = np.clip(value, sum(min(s, 0) for s in signs), sum(max(s, 0) for s in signs))
+        return value, np.maximum(var, 0.0), lam
+
+    def _held(self) -> "TopicSamplings":
+        """PPI++'s view of these samplings: R̂ held at least at 1. A universe's R is 0 or a
+        count ≥ 1, so an R̂(λ) in (0, 1), left where no relevant document is judged and the
+        control's residuals nearly cancel its predictions, is no universe's; holding it at 1
+        can only bring it nearer to any R ≥ 1 (it made AP̂ = N̂/0.005 ≈ 30 on DL 2019). The
+        same map of R̂ on every sample: unlike a fallback to HT, it chooses nothing by the
+        sample's own variance. λ's moments are read unheld (:meth:`lambda_moments`). Likewise
+        :meth:`quantity` clips PPI++'s AP̂ to [0, 1] (ΔAP̂ to [−1, 1]): moving an estimate onto
+        the values any universe can have only brings it nearer to the truth, sample by sample."""
+        if "_held_view" not in self.__dict__:
+            view = copy(self)
+            view.floor = 1.0  # self.least unchanged: the judged totals are shared (_shared)
+            self._held_view = view
+        return self._held_view
 
     def _ht(self, members, variance: str, bias_correction):
         """HT's :meth:`quantity`, kept on the samplings: it does not depend on the control, so
-        every control's PPI++ over the same samplings, relevance and runs reads it once."""
+        every control over the same samplings, relevance and runs reads it once."""
         key = (self.x.tobytes(), self.ranks.tobytes(), variance,
                bias_correction_name(bias_correction),
                tuple((np.asarray(r).tobytes(), sign) for r, sign in members))

@@ -39,10 +39,10 @@ from .design import STRATIFIED, TopicSample, design_covariance, jackknife_varian
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
     replicate_values, survey_measure
 from .quenouille import BIAS_CORRECTIONS, bias_correction_name
-from .samplings import BLOWN_UP, ESTIMATORS, VARIANCES, Samplings, tuned_lambda
+from .samplings import ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
-__all__ = ["BIAS_CORRECTIONS", "BLOWN_UP", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES",
-           "SURVEY_ESTIMAND", "VARIANCES",
+__all__ = ["BIAS_CORRECTIONS", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND",
+           "VARIANCES",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
            "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
@@ -180,12 +180,11 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     takes the jackknife's own estimate, its ``jackknife`` variance the delete-two and its
     ``averaged`` one the mean of that and the plain ratio's (:mod:`.quenouille`; stratified
     designs), ``none`` (or False) neither. ``ppi++`` uses ``lam`` when given (cross-fitted
-    over topics by :func:`estimate`), else tunes λ on this topic's own sample. For AP, where
-    its variance comes out over :data:`BLOWN_UP` times HT's on this topic (predictions whose
-    pair terms a few low-π documents blow up), the topic takes HT's answer (λ = 0). P@k and
-    nDCG@k have no pair terms and keep PPI++'s answer: choosing HT where its own sample's
-    variance is small (0 when no relevant document was drawn, the estimate 0 too) biased P@10
-    low and its interval narrow (``examples/design_based/beside_ppi.py``)."""
+    over topics by :func:`estimate`), else tunes λ on this topic's own sample. PPI++ keeps its
+    answer on every topic and measure: choosing HT where its own sample's variance is small (0
+    when no relevant document was drawn, the estimate 0 too) selects on the outcome; it biased
+    P@10 and MAP low and their intervals narrow (:mod:`.samplings`). PPI++'s AP holds R̂ at
+    least at 1 (:meth:`.batched.TopicSamplings._held`)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
     measure = survey_measure(measure)

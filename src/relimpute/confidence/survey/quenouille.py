@@ -152,6 +152,7 @@ class _Replicates:
         nx, npr = self.num[0][level], self.num[1][level]
         rx, rp = self.den[0][level], self.den[1][level]
         least = self.least - (0.0, self.x_at, self.x_at[:, None] + self.x_at)[level]
+        least = np.maximum(least, batched.floor)  # PPI++ holds R̂ at 1 (batched._held)
         lam = lam.reshape(-1, *[1] * level)
         top = 0.0  # the runs share R̂ (and λ): Σ sign N̂ / R̂ is one ratio
         for runs, sign in members:

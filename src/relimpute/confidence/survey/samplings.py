@@ -1,6 +1,13 @@
 """B samplings of one topic's universe under one design, as arrays (:class:`Samplings`), and
-what the estimators share whether they read one sample or many: their names, PPI++'s λ and
-its fallback to HT, the jackknife's centring and the mean over topics.
+what the estimators share whether they read one sample or many: their names, PPI++'s λ, the
+jackknife's centring and the mean over topics.
+
+PPI++ has no per-topic fallback to HT: a choice between the two made on a topic's own sample
+selects on its outcome (where no relevant document is drawn HT is 0 with variance 0), and
+biased MAP low. λ ∈ [0, 1] is the only choice between the control and HT, and
+:func:`.estimate.estimate` cross-fits it over the other topics (``tests/test_survey_coverage.py``).
+What the fallback guarded, AP̂ = N̂/R̂ blown up by an R̂(λ) in (0, 1), is met by holding PPI++'s
+R̂ at 1, a map of R̂ alone (:meth:`.batched.TopicSamplings._held`).
 """
 
 from __future__ import annotations
@@ -15,10 +22,6 @@ ESTIMATORS = ("ht", "model-assisted", "ppi++")
 #: ``averaged`` goes with AP's jackknife bias correction (:mod:`.quenouille`); elsewhere it is
 #: the jackknife (no correction: its two variances are one)
 VARIANCES = ("jackknife", "linearised", "averaged")
-#: PPI++ falls back to HT on a topic whose PPI++ variance is over this many times HT's (a
-#: blow-up, not noise: at 1, choosing the smaller of two variances on the sample made the
-#: good control's MAP intervals cover 85% on the synthetic campaign of the coverage tests)
-BLOWN_UP = 4.0
 
 
 def tuned_lambda(cov, var):
@@ -27,12 +30,6 @@ def tuned_lambda(cov, var):
     cov, var = np.asarray(cov, dtype=float), np.asarray(var, dtype=float)
     lam = np.where(var > 0, np.clip(cov / np.where(var > 0, var, 1.0), 0.0, 1.0), 0.0)
     return float(lam) if lam.ndim == 0 else lam
-
-
-def keeps_ppi(lam, var, ht_var):
-    """Where PPI++ keeps its answer: λ = 0, or a variance at most :data:`BLOWN_UP` times HT's
-    on the same sample (elsewhere the topic takes HT's answer)."""
-    return (np.asarray(lam) <= 0) | (np.asarray(var) <= BLOWN_UP * np.asarray(ht_var))
 
 
 @dataclass
