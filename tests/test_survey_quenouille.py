@@ -51,16 +51,16 @@ def numerator(v, w, rank, f):
     return float(sum(terms))
 
 
-def ap_by_hand(drawn, x, p, rank, lam):
+def ap_by_hand(drawn, x, p, rank, lam, floor=0.0):
     """AP̂(λ) on the judged set ``drawn``: weights N_h/n_h, pair factors of n_h draws, R̂ held
-    at the relevant judged."""
+    at the relevant judged and at ``floor`` (PPI++: 1)."""
     n = np.bincount(STRATUM, weights=drawn, minlength=3)
     w = np.where(drawn, SIZE[STRATUM] / np.maximum(n[STRATUM], 1), 0.0)
     both = n * (n - 1) / (SIZE * (SIZE - 1))
     f = np.where(both > 0, (n / SIZE) ** 2 / np.where(both > 0, both, 1), 0.0)
     top = numerator(x, w, rank, f) + lam * (numerator(p, np.ones(N), rank, np.ones(3))
                                             - numerator(p, w, rank, f))
-    r_hat = max(w @ x + lam * (p.sum() - w @ p), x[drawn].sum())
+    r_hat = max(w @ x + lam * (p.sum() - w @ p), x[drawn].sum(), floor)
     return top / r_hat if r_hat >= 1e-9 else 0.0
 
 
@@ -125,9 +125,12 @@ def test_corrected_estimate_and_delete_two_variance_by_brute_force(n1, n2, varia
     quantities = [((r,), (1.0,)) for r in range(RUNS)]
     quantities += [(pair, (1.0, -1.0)) for pair in combinations(range(RUNS), 2)]
     for (runs, signs), (_, row) in zip(quantities, found.iterrows()):
-        lam = row["lambda"]
+        lam, floor = row["lambda"], float(estimator == "ppi++")
         value, var = by_hand(drawn, lambda d: sum(
-            s * ap_by_hand(d, x, p, ranks[r], lam) for r, s in zip(runs, signs)), variance)
+            s * ap_by_hand(d, x, p, ranks[r], lam, floor) for r, s in zip(runs, signs)),
+            variance)
+        if estimator == "ppi++":  # clipped to what a universe can have
+            value = float(np.clip(value, -1.0 if len(runs) == 2 else 0.0, 1.0))
         assert row["estimate"] == pytest.approx(value, abs=1e-10)
         assert row["se"] ** 2 == pytest.approx(var, rel=1e-9, abs=1e-14)
 
