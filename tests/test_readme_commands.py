@@ -100,7 +100,8 @@ def run_line(command: str, folder: Path) -> subprocess.CompletedProcess:
     words = shlex.split(command)
     reads = set(words[2:]) - _outputs(words)
     for earlier in COMMANDS[: COMMANDS.index(command)]:
-        if _outputs(shlex.split(earlier)) & reads:
+        if any(r == o or r.startswith(o.rstrip("/") + "/")  # a file or one in a folder written
+               for r in reads for o in _outputs(shlex.split(earlier))):
             done = run_line(earlier, folder)
             assert done.returncode == 0, f"{earlier} (needed by {command}) failed:\n{done.stderr}"
     _DONE[command, folder] = _run(command, folder)
