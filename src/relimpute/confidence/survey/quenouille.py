@@ -163,7 +163,7 @@ class _Replicates:
 
 def _replicates(batched, b: int) -> _Replicates:
     """:class:`_Replicates` of sampling ``b``, kept on a one-sample ``batched`` (its runs and
-    pairs, PPI++ and HT's fallback read the same; many samplings' would fill the memory)."""
+    pairs and every estimator read the same; many samplings' would fill the memory)."""
     if len(batched.s) > 1:
         return _Replicates(batched, b)
     if "_quenouille" not in batched.__dict__:
