@@ -53,3 +53,56 @@ def test_guarantee_on_dl19_at_ten_percent():
     assert jack["map_coverage"].between(0.93, 0.97).all()
     assert jack["dmap_coverage"].between(0.93, 0.97).all()
     assert (jack["map_bias"] <= 0.003).all()
+
+
+def test_a_sampling_of_the_study_is_estimate_of_that_sample():
+    """Oracle for the study's cell: sampling b across topics is one sample of the collection,
+    and its MAP̂ and ΔMAP̂ and their variances (HT, GREG and PPI++, λ cross-fitted over topics)
+    are :func:`relimpute.confidence.survey.estimate`'s for that sample. Tolerance 1e-10
+    absolute (estimates), 1e-8 relative (variances): the same sums in another order."""
+    from types import SimpleNamespace
+
+    import study
+    from relimpute.confidence.survey import estimate
+
+    rng = np.random.default_rng(3)
+    T, R, n = 4, 3, 30
+    topics, controls = [], []
+    for t in range(T):
+        ranks = np.zeros((R, n), int)
+        for r in range(R):
+            ranks[r, rng.permutation(n)[:20]] = np.arange(1, 21)
+        best = np.where(ranks > 0, ranks, 101).min(axis=0)
+        x = (rng.random(n) < 0.3).astype(float)
+        controls.append(np.clip(0.6 * x + 0.4 * rng.random(n), 0, 1))
+        topics.append(dict(query_id=f"q{t}", ranks=ranks, x=x, best=best,
+                           doc_ids=np.array([f"d{i}" for i in range(n)])))
+    universe = SimpleNamespace(topics=topics, truth_ap=np.zeros((T, R)))
+    B, rate = 3, 0.3
+    pairs, results = study.cell(universe, {"none": None, "model": controls}, "uniform", rate,
+                                None, B, np.random.default_rng(8), chunk=2)
+    rng8 = np.random.default_rng(8)
+    draws = [study.draw(pi, s, st, rate, B, rng8)
+             for pi, s, st in study.inclusion(universe, "uniform", rate, None)]
+    runs = {f"r{r}": pd.concat([pd.DataFrame({
+        "query_id": u["query_id"], "doc_id": u["doc_ids"][u["ranks"][r] > 0],
+        "score": -u["ranks"][r][u["ranks"][r] > 0].astype(float)}) for u in topics])
+        for r in range(R)}
+    control = pd.concat([pd.DataFrame({"query_id": u["query_id"], "doc_id": u["doc_ids"],
+                                       "p": p}) for u, p in zip(topics, controls)])
+    for b in range(B):
+        sample = pd.concat([pd.DataFrame({
+            "query_id": u["query_id"], "doc_id": u["doc_ids"], "stratum": d.stratum,
+            "relevance": np.where(d.drawn[b], u["x"].astype(int), -1)})
+            for u, d in zip(topics, draws)])
+        for (c, e, v), (est, var, delta, dvar, _) in results.items():
+            table = estimate(sample, runs, control=None if e == "ht" else control,
+                             estimator=e, pairs="all", variance=v, bias_correction=False,
+                             sampling="stratified")
+            table = table[table["query_id"] == "all"]
+            single, paired = table[table["run_b"] == ""], table[table["run_b"] != ""]
+            np.testing.assert_allclose(est[b], single["estimate"], rtol=0, atol=1e-10,
+                                       err_msg=f"{c} {e} {v}")
+            np.testing.assert_allclose(var[b], single["se"] ** 2, rtol=1e-8, atol=1e-14)
+            np.testing.assert_allclose(delta[b], paired["estimate"], rtol=0, atol=1e-10)
+            np.testing.assert_allclose(dvar[b], paired["se"] ** 2, rtol=1e-8, atol=1e-14)

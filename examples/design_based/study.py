@@ -22,12 +22,12 @@ is fixed given the pilot and the estimator exactly design-unbiased; the pilot's 
 not counted in the budget), ``half`` (0.5 everywhere), ``reversed`` (1 − the model's p) and,
 on DL, ``llm-swapped`` (UMBRELA GPT-4o labels, p = 1 at grade ≥ 2, swapped on a third of the
 topics; pairs without a label get 0). Estimators: HT for ``none``, the difference (GREG)
-estimator (λ = 1) and PPI++ (λ tuned per topic and quantity) for the others; intervals
+estimator (λ = 1) and PPI++ (λ per topic and quantity, cross-fitted) for the others; intervals
 ± 1.96 se, the se linearised and the delete-one jackknife (stratified: within the
 stratum), the package's default; every sampling's numbers are
 relimpute.confidence.survey.estimate's for that sample (without the ratio's bias correction,
-λ tuned on each topic's own sample), computed for many samplings at once by
-relimpute.confidence.survey.batched, the arithmetic estimate itself runs on.
+PPI++'s λ cross-fitted over the topics of the same sampling), computed for many samplings at
+once by relimpute.confidence.survey.batched, the arithmetic estimate itself runs on.
 
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
@@ -47,6 +47,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from relimpute.confidence.survey.batched import Samplings, TopicSamplings
+from relimpute.confidence.survey.samplings import tuned_lambda
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -183,7 +184,9 @@ def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
 
 def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
     """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
-    variance (B, P), the mean λ."""
+    variance (B, P), the mean λ. PPI++'s λ is cross-fitted over topics as
+    :func:`relimpute.confidence.survey.estimate` does (per sampling, topic t's λ from the
+    other topics' summed moments): a first pass sums the moments, the second estimates."""
     T, R = universe.truth_ap.shape
     pairs = np.array(list(combinations(range(R), 2)))
     variances = ("linearised", "jackknife")
@@ -193,25 +196,46 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
     acc = {k: [np.zeros((B, R)), np.zeros((B, R)), np.zeros((B, len(pairs))),
                np.zeros((B, len(pairs))), 0.0] for k in keys}
     plan = inclusion(universe, design, rate, estimate)
-    for i, (top, (pi, stratum, stratified)) in enumerate(zip(universe.topics, plan)):
-        draws = draw(pi, stratum, stratified, rate, B, rng)
-        for start in range(0, B, chunk):
-            part = slice(start, start + chunk)
-            sub = Samplings(draws.drawn[part], draws.inclusion, draws.stratum, draws.sampling)
-            judged = TopicSamplings(sub, top["x"], top["ranks"])
-            for c, ps in controls.items():
-                topic = judged if ps is None else judged.with_control(ps[i])
-                for (c2, e, v) in keys:
-                    if c2 != c:
-                        continue
-                    found = topic.estimates(pairs, estimator=e, variance=v,
-                                            bias_correction=False)
-                    box = acc[(c, e, v)]
-                    box[0][part] += found.value
-                    box[1][part] += found.variance
-                    box[2][part] += found.delta
-                    box[3][part] += found.delta_variance
-                    box[4] += float(found.lam.sum()) / (B * R * T)
+    draws = [draw(pi, stratum, stratified, rate, B, rng) for pi, stratum, stratified in plan]
+    quantities = ([(np.arange(R), 1.0)], [(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)])
+
+    def chunks():  # (topic position, its samplings' slice, the judged totals of that slice)
+        for i, top in enumerate(universe.topics):
+            for start in range(0, B, chunk):
+                part = slice(start, start + chunk)
+                d = draws[i]
+                sub = Samplings(d.drawn[part], d.inclusion, d.stratum, d.sampling)
+                yield i, part, TopicSamplings(sub, top["x"], top["ranks"])
+
+    tuned = [c for c, ps in controls.items() if ps is not None]
+    summed = {(c, q): [np.zeros((B, len(m[0][0]))), np.zeros((B, len(m[0][0])))]
+              for c in tuned for q, m in enumerate(quantities)}
+    for i, part, judged in (chunks() if tuned else ()):
+        for c in tuned:
+            topic = judged.with_control(controls[c][i])
+            for q, members in enumerate(quantities):
+                for box, moment in zip(summed[c, q], topic.lambda_moments(members)):
+                    box[part] += np.nan_to_num(moment)
+    for i, part, judged in chunks():
+        for c, ps in controls.items():
+            topic = judged if ps is None else judged.with_control(ps[i])
+            lam = [None, None]
+            if ps is not None:  # leave topic i out of its own λ
+                lam = [tuned_lambda(*(total[part] - np.nan_to_num(own) for total, own in
+                                      zip(summed[c, q], topic.lambda_moments(members))))
+                       for q, members in enumerate(quantities)]
+            for (c2, e, v) in keys:
+                if c2 != c:
+                    continue
+                given = lam if e == "ppi++" else (None, None)
+                found = topic.estimates(pairs, estimator=e, variance=v, bias_correction=False,
+                                        lam=given[0], delta_lam=given[1])
+                box = acc[(c, e, v)]
+                box[0][part] += found.value
+                box[1][part] += found.variance
+                box[2][part] += found.delta
+                box[3][part] += found.delta_variance
+                box[4] += float(found.lam.sum()) / (B * R * T)
     return pairs, {k: (v / T, var / T**2, d / T, dv / T**2, lam)
                    for k, (v, var, d, dv, lam) in acc.items()}
 
