@@ -221,6 +221,28 @@ def test_a_topic_that_drew_no_relevant_document_is_named_with_its_zero_variance(
     assert "1 of 2 topics drew no relevant document (2)" in note and "too narrow" in note
 
 
+def test_an_estimate_no_universe_can_have_is_flagged():
+    """A run that ranks the *judged* relevant documents first (built from the sample) gets an
+    HT AP far above 1 from a 10% sample: the row and the mean say it is outside the measure's
+    range; a run fixed before the sample gets no such note."""
+    docs = [f"d{i}" for i in range(100)]
+    judged = np.arange(100) % 10 == 0  # π = 0.1, every tenth judged, half of them relevant
+    relevance = np.where(judged, (np.arange(100) // 10) % 2, -1)
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": docs, "relevance": relevance,
+                          "inclusion": 0.1})
+    first = np.argsort(-(relevance == 1).astype(float) - 0.001 * np.arange(100))
+    tuned = pd.DataFrame({"query_id": "q", "doc_id": np.array(docs)[first],
+                          "score": np.arange(100, 0, -1.0)})
+    fixed = pd.DataFrame({"query_id": "q", "doc_id": docs, "score": np.arange(100, 0, -1.0)})
+    table = estimate(qrels, {"tuned": tuned, "fixed": fixed}, pairs="all", per_topic=True,
+                     bias_correction="none").set_index(["query_id", "run", "run_b"])
+    assert table.loc[("all", "tuned", ""), "estimate"] > 1
+    for key in [("all", "tuned", ""), ("q", "tuned", ""), ("all", "tuned", "fixed")]:
+        assert "outside the measure's range" in table.loc[key, "note"]
+    assert 0 <= table.loc[("all", "fixed", ""), "estimate"] <= 1
+    assert "outside" not in table.loc[("all", "fixed", ""), "note"]
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda q: q.assign(inclusion=np.where(q["doc_id"] == "d1", 0.0, q["inclusion"])), "π > 0"),
     (lambda q: q.drop(columns=["inclusion"]), "without inclusion probabilities"),

@@ -359,6 +359,18 @@ def _row(query, run, run_b, measure, value, var, lam, n, z, margin, estimator, c
             equivalent, lam, estimator, control, n, SURVEY_ESTIMAND, note)
 
 
+#: The note of an estimate no universe can have (the measures lie in [0, 1], a difference in
+#: [-1, 1]): HT's ratio is unbiased only for a run fixed before the sample was drawn
+OUTSIDE = ("outside the measure's range: the sample is too small for this run, or the run "
+           "depends on which documents were judged (e.g. tuned on these judgments)")
+
+
+def _impossible(value, run_b) -> bool:
+    """Whether ``value`` lies outside every universe's values: [0, 1], or [-1, 1] for a pair."""
+    return bool(np.isfinite(value) and not (-1.0 if run_b else 0.0) - 1e-12 <= value
+                <= 1.0 + 1e-12)
+
+
 def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent,
           rel_threshold):
     rows, notes, blind = [], [], []
@@ -373,6 +385,8 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
                     "variance, so its interval does not hold")
         elif fallback:
             note = "a stratum with one judged document: its variance is the Poisson formula's"
+        if _impossible(value, run_b):
+            note = "; ".join(filter(None, [note, OUTSIDE]))
         if note:
             notes.append(f"topic {t}: {note}")
         if per_topic:
@@ -399,6 +413,8 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
         mean, var = float(values.mean()), float(variances.sum() / len(values) ** 2)
         lams = [lam for _, v, _, lam, *_ in per if np.isfinite(v)]
         lam = float(np.mean(lams))
+        if _impossible(mean, run_b):
+            summary.append(OUTSIDE)
     else:
         mean = var = lam = np.nan
     n = sum(s.n_judged for *_, s in per)
