@@ -30,8 +30,8 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
+from ..._normal import normal_cdf, normal_quantile
 from ...io.trec import sort_trec
 from .batched import TopicSamplings
 from .design import STRATIFIED, TopicSample, design_covariance, jackknife_variance, \
@@ -273,7 +273,7 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     control_label = "none" if control is None else (control_name or "given")
     quantities = [((name,), name, "") for name in runs]
     quantities += [((a, b), a, b) for a, b in pairs or ()]
-    z = norm.ppf(0.5 + level / 2)
+    z = float(normal_quantile(0.5 + level / 2))
     rows = []
     for measure in parsed:
         found = (_ap_topics if measure.family == "AP" else _topics)(
@@ -351,9 +351,9 @@ def _row(query, run, run_b, measure, value, var, lam, n, z, margin, estimator, c
     se = float(np.sqrt(var)) if np.isfinite(var) else np.nan
     better = equivalent = np.nan
     if run_b and np.isfinite(value):
-        better = float(norm.cdf(value / se)) if se > 0 else float(0.5 + 0.5 * np.sign(value))
+        better = float(normal_cdf(value / se)) if se > 0 else float(0.5 + 0.5 * np.sign(value))
         if margin is not None:
-            equivalent = float(norm.cdf((margin - value) / se) - norm.cdf((-margin - value) / se)) \
+            equivalent = float(normal_cdf((margin - value) / se) - normal_cdf((-margin - value) / se)) \
                 if se > 0 else float(abs(value) < margin)
     return (query, run, run_b, str(measure), value, se, value - z * se, value + z * se, better,
             equivalent, lam, estimator, control, n, SURVEY_ESTIMAND, note)
