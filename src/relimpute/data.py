@@ -120,6 +120,9 @@ class Campaign:
         :func:`relimpute.labels.with_labels`.
     sample
         Sampled qrels (:func:`~relimpute.io.read_sampled_qrels`, :func:`~.io.read_inclusion_qrels`).
+    rel_threshold_from
+        The collection's settings file ``rel_threshold`` came from (``relimpute.toml`` beside
+        the qrels, read by :meth:`from_files`), else None.
     """
 
     systems: tuple[str, ...]
@@ -128,6 +131,7 @@ class Campaign:
     notes: tuple[str, ...] = field(default=())
     labels: tuple = field(default=())
     sample: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    rel_threshold_from: Path | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ building
 
@@ -157,7 +161,8 @@ class Campaign:
             raise ValueError(f"the judgments were read at rel_threshold {qrels.rel_threshold}, "
                              f"not {rel_threshold}")  # fmt: skip
         aligned, notes = read_campaign(qrels, runs, by_rank=by_rank, duplicates=duplicates)
-        return replace(cls._assemble(aligned, qrels.rel_threshold, notes), sample=qrels.sample)
+        return replace(cls._assemble(aligned, qrels.rel_threshold, notes), sample=qrels.sample,
+                       rel_threshold_from=qrels.threshold_from)  # fmt: skip
 
     @classmethod
     def from_frames(

@@ -124,7 +124,6 @@ def load_campaign(inputs, command: str, judgments=None):
     policies' notes go to stderr. ``judgments``: the qrels already read
     (:func:`relimpute.io.campaign.read_judgments`), not read again."""
     from ..data import Campaign
-    from ..io.campaign import read_judgments
     from ..progress import stage
 
     _check_memory(inputs)
@@ -133,17 +132,16 @@ def load_campaign(inputs, command: str, judgments=None):
     with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
         warnings.simplefilter("ignore")  # the notes are printed below instead
         # the threshold is resolved once, with the qrels: given, else the collection's
-        # settings file, else 1
-        judgments = judgments or read_judgments(inputs.qrels, rel_threshold=inputs.rel_threshold,
-                                                duplicates=inputs.duplicates)  # fmt: skip
-        campaign = Campaign.from_files(judgments, inputs.runs, by_rank=inputs.by_rank,
-                                       duplicates=inputs.duplicates)  # fmt: skip
+        # settings file (campaign.rel_threshold_from), else 1
+        campaign = Campaign.from_files(judgments or inputs.qrels, inputs.runs,
+                                       rel_threshold=inputs.rel_threshold,
+                                       by_rank=inputs.by_rank, duplicates=inputs.duplicates)
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     from ._labels import attach_llm_labels
 
     campaign = attach_llm_labels(inputs.llm_labels, campaign, command)
-    threshold, source = judgments.rel_threshold, judgments.threshold_from
+    threshold, source = campaign.rel_threshold, campaign.rel_threshold_from
     if source is not None:
         note = f"rel_threshold {threshold} from {source}"
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
