@@ -22,11 +22,10 @@ if TYPE_CHECKING:  # pandas is loaded for run DataFrames only: run files need no
 
 @dataclass(frozen=True)
 class Judgments:
-    """A qrels source read once (:func:`read_judgments`): the judgments (columns, or a frame
-    for frames and sampled qrels), the sampled table or None, the reader's notes, the relevance
-    threshold and the settings file it came from (None: given, or the default 1)."""
+    """A qrels source read once (:func:`read_judgments`): the judgments (columns for run files,
+    a frame for run frames or of sampled qrels), the sampled table or None, the reader's notes,
+    the relevance threshold and the settings file it came from (None: given, or the default 1)."""
 
-    source: str | os.PathLike
     qrels: object = field(repr=False)
     sample: pd.DataFrame | None = field(repr=False)
     notes: list[str]
@@ -49,11 +48,10 @@ def read_judgments(
     from ..collection_settings import resolve_rel_threshold
 
     threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
-    source = qrels
     if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
         qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
     judged, sample, notes = read_any_qrels(qrels, duplicates=duplicates, frame=frame)
-    return Judgments(source, judged, sample, notes, threshold, settings)
+    return Judgments(judged, sample, notes, threshold, settings)
 
 
 def read_campaign(
