@@ -132,6 +132,34 @@ def test_from_files_equals_from_frames(tmp_path):
             np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name))
 
 
+def test_judgments_read_once_give_the_campaign_from_files_reads(tmp_path):
+    """``read_judgments`` then ``from_files`` (the qrels read once, as the design path does)
+    is ``from_files`` on the path, with run files or run frames; the threshold is the read one."""
+    from relimpute.io.campaign import read_judgments
+
+    qrels, runs = _files(tmp_path)
+    (tmp_path / "relimpute.toml").write_text("rel_threshold = 2\n")
+    with pytest.warns(UserWarning):
+        a = Campaign.from_files(qrels, runs)
+    judged = read_judgments(qrels)
+    settings = (tmp_path / "relimpute.toml").resolve()
+    assert judged.rel_threshold == 2 and judged.threshold_from == settings
+    with pytest.warns(UserWarning):
+        b = Campaign.from_files(judged, runs)
+    frames = {"r1": pd.DataFrame({"qid": ["1", "2"], "docno": ["b", "c"], "score": [1.0, 0.5]})}
+    with pytest.warns(UserWarning):  # columns read for files, aligned as a frame
+        c = Campaign.from_files(judged, frames)
+    assert a.rel_threshold == b.rel_threshold == c.rel_threshold == 2
+    assert a.rel_threshold_from == b.rel_threshold_from == settings
+    assert a.query_ids == b.query_ids and a.notes == b.notes
+    for ta, tb in zip(a.topics, b.topics):
+        for name in ("doc_ids", "grades", "judged", "ranking", "depth"):
+            np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name))
+    assert c.systems == ("r1",) and list(c.topics[0].grades[c.topics[0].judged]) == [1, 0]
+    with pytest.raises(ValueError, match="read at rel_threshold 2"):
+        Campaign.from_files(judged, runs, rel_threshold=1)
+
+
 def test_from_frames_validates_by_default():
     from relimpute.errors import InputError
 

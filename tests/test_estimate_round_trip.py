@@ -134,3 +134,28 @@ def test_estimate_bad_input(files, capsys):
     assert "not --prior and --estimate" in capsys.readouterr().err
     assert main(["evaluate", qrels, runs, "--estimate", str(est), "-q"]) == 2
     assert "--estimate cannot be combined with -q" in capsys.readouterr().err
+
+
+def test_read_estimate_gives_python_what_estimate_file_reads(files):
+    """``read_estimate`` is the Python door of ``--estimate FILE``: the file aligned to the
+    campaign with the posterior draws ``fit -o`` wrote beside it (``from_frame`` alone has
+    none), a document the campaign lacks left out with a warning, one it needs an error."""
+    from relimpute.errors import LeftOutWarning
+    from relimpute.relevance.draws_file import read_estimate
+
+    qrels, runs, est = str(files / "qrels.txt"), str(files / "runs"), files / "est.tsv"
+    assert main(["fit", qrels, runs, "-o", str(est)]) == 0  # the default model: with draws
+    campaign = Campaign.from_files(qrels, runs)
+    estimate = read_estimate(est, campaign)
+    plain = RelevanceEstimate.from_frame(campaign, read_prob_qrels(est))
+    assert estimate.draws is not None and plain.draws is None
+    for before, after in zip(plain.p, estimate.p):
+        np.testing.assert_array_equal(before, after)
+    frame = Uniform(prior=0.25).fit_predict(campaign).to_frame()
+    extra = pd.DataFrame({"query_id": ["q1"], "doc_id": ["zz"], "probability": [0.5]})
+    write_prob_qrels(pd.concat([frame, extra], ignore_index=True), files / "extra.tsv")
+    with pytest.warns(LeftOutWarning, match="lists 1 document"):
+        read_estimate(files / "extra.tsv", campaign)
+    (files / "bad.tsv").write_text("query_id\tdoc_id\tprobability\nq1\td\t0.5\n")
+    with pytest.raises(InputError, match="fitted to other runs or qrels"):
+        read_estimate(files / "bad.tsv", campaign)

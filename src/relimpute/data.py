@@ -31,7 +31,7 @@ import numpy as np
 
 from ._deprecation import renamed_kwargs
 from .io.assembly import UNJUDGED, Aligned, align_frames
-from .io.campaign import read_campaign
+from .io.campaign import Judgments, read_campaign, read_judgments
 from .io.writing import write_qrels, write_run
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -120,6 +120,9 @@ class Campaign:
         :func:`relimpute.labels.with_labels`.
     sample
         Sampled qrels (:func:`~relimpute.io.read_sampled_qrels`, :func:`~.io.read_inclusion_qrels`).
+    rel_threshold_from
+        The collection's settings file ``rel_threshold`` came from (``relimpute.toml`` beside
+        the qrels, read by :meth:`from_files`), else None.
     """
 
     systems: tuple[str, ...]
@@ -128,13 +131,14 @@ class Campaign:
     notes: tuple[str, ...] = field(default=())
     labels: tuple = field(default=())
     sample: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    rel_threshold_from: Path | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ building
 
     @classmethod
     def from_files(
         cls,
-        qrels: str | os.PathLike,
+        qrels: str | os.PathLike | Judgments,
         runs: str | os.PathLike | Iterable[str | os.PathLike],
         *,
         rel_threshold: int | None = None,
@@ -146,13 +150,19 @@ class Campaign:
         Every file is validated by :mod:`relimpute.io` (errors name the file and line);
         ``duplicates`` is the policy for both runs and qrels. ``rel_threshold=None`` takes the
         collection's (``relimpute.toml`` beside the qrels), else 1. ``qrels`` may be sampled
-        (five columns: :attr:`sample`) or ``"irds:<id>"`` (:func:`~.adapters.ir_datasets_qrels`).
+        (five columns: :attr:`sample`) or ``"irds:<id>"`` (:func:`~.adapters.ir_datasets_qrels`),
+        or the :class:`~relimpute.io.campaign.Judgments` that
+        :func:`~relimpute.io.campaign.read_judgments` read (not read again; its threshold).
         """
-        from .collection_settings import resolve_rel_threshold
-
-        rel_threshold, _ = resolve_rel_threshold(qrels, rel_threshold)
-        aligned, sample, notes = read_campaign(qrels, runs, by_rank=by_rank, duplicates=duplicates)
-        return replace(cls._assemble(aligned, rel_threshold, notes), sample=sample)
+        if not isinstance(qrels, Judgments):
+            qrels = read_judgments(qrels, rel_threshold=rel_threshold, duplicates=duplicates,
+                                   frame=isinstance(runs, Mapping))  # fmt: skip
+        elif rel_threshold is not None and rel_threshold != qrels.rel_threshold:
+            raise ValueError(f"the judgments were read at rel_threshold {qrels.rel_threshold}, "
+                             f"not {rel_threshold}")  # fmt: skip
+        aligned, notes = read_campaign(qrels, runs, by_rank=by_rank, duplicates=duplicates)
+        return replace(cls._assemble(aligned, qrels.rel_threshold, notes), sample=qrels.sample,
+                       rel_threshold_from=qrels.threshold_from)  # fmt: skip
 
     @classmethod
     def from_frames(

@@ -27,3 +27,7 @@ class InputError(ValueError):
 
 class ConvergenceWarning(UserWarning):
     """A fitted model's inference did not meet its convergence checks (R-hat, ESS, divergences)."""
+
+
+class LeftOutWarning(UserWarning):
+    """Rows of a file a reader left out (they name what the campaign lacks), said once."""

@@ -119,32 +119,29 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
     )
 
 
-def load_campaign(inputs, command: str):
+def load_campaign(inputs, command: str, judgments=None):
     """The campaign ``inputs`` (:class:`relimpute.cli._requests.CampaignInputs`) name; the input
-    policies' notes go to stderr."""
-    from ..collection_settings import resolve_rel_threshold
+    policies' notes go to stderr. ``judgments``: the qrels already read
+    (:func:`relimpute.io.campaign.read_judgments`), not read again."""
     from ..data import Campaign
     from ..progress import stage
 
     _check_memory(inputs)
-    # the threshold is resolved once: given, else the collection's settings file, else 1
-    threshold, source = resolve_rel_threshold(inputs.qrels, inputs.rel_threshold)
     # reading the runs shows its own bar (relimpute.io.assembly); the stage covers the qrels
     # before it and aligning the runs after it
     with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
         warnings.simplefilter("ignore")  # the notes are printed below instead
-        campaign = Campaign.from_files(
-            inputs.qrels,
-            inputs.runs,
-            rel_threshold=threshold,
-            by_rank=inputs.by_rank,
-            duplicates=inputs.duplicates,
-        )
+        # the threshold is resolved once, with the qrels: given, else the collection's
+        # settings file (campaign.rel_threshold_from), else 1
+        campaign = Campaign.from_files(judgments or inputs.qrels, inputs.runs,
+                                       rel_threshold=inputs.rel_threshold,
+                                       by_rank=inputs.by_rank, duplicates=inputs.duplicates)
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     from ._labels import attach_llm_labels
 
     campaign = attach_llm_labels(inputs.llm_labels, campaign, command)
+    threshold, source = campaign.rel_threshold, campaign.rel_threshold_from
     if source is not None:
         note = f"rel_threshold {threshold} from {source}"
         print(f"relimpute {command}: note: {note}", file=sys.stderr)

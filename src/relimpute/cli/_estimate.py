@@ -28,39 +28,27 @@ def add_estimate_argument(parser) -> None:
 
 
 def load_estimate(path: str, campaign, command: str = "relimpute"):
-    """The :class:`RelevanceEstimate` in ``path``, aligned to ``campaign``'s documents; a note
-    when the file lists documents of the campaign's topics that the campaign lacks (left out)."""
+    """The :class:`RelevanceEstimate` in ``path``, aligned to ``campaign``'s documents
+    (:func:`relimpute.relevance.draws_file.read_estimate`); a note when the file lists
+    documents of the campaign's topics that the campaign lacks (left out)."""
     import sys
+    import warnings
 
-    from ..errors import InputError
-    from ..io import read_prob_qrels
-    from ..relevance.base import RelevanceEstimate
-    from ..relevance.draws_file import with_draws
+    from ..errors import LeftOutWarning
+    from ..relevance.draws_file import read_estimate
 
-    frame = read_prob_qrels(path)
-    docs = {t.query_id: t.doc_ids for t in campaign.topics}
-    ours = frame[frame["query_id"].isin(docs.keys())]
-    lacking = sum(
-        int((~group["doc_id"].isin(docs[str(q)])).sum()) for q, group in ours.groupby("query_id")
-    )
-    if lacking:
-        print(
-            f"relimpute {command}: note: {path} lists {lacking} document(s) of these topics that "
-            "neither the qrels nor the runs hold, left out here (R counts the campaign's "
-            "documents): if it was fitted with --llm-labels, give the same --llm-labels here to "
-            "count them",
-            file=sys.stderr,
-        )
+    caught: list = []
     try:
-        estimate = RelevanceEstimate.from_frame(campaign, frame)
-    except InputError as exc:
-        from ..io.trec import line_naming
-
-        line = line_naming(path, *exc.ids) if hasattr(exc, "ids") else None
-        raise InputError(
-            f"{exc.problem} (was the file fitted to other runs or qrels?)", path, line
-        ) from None
-    return with_draws(estimate, campaign, path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LeftOutWarning)
+            return read_estimate(path, campaign)
+    finally:  # the note before an error in the file, as it comes first; other warnings as such
+        for note in caught:
+            if not issubclass(note.category, LeftOutWarning):
+                warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+                continue
+            print(f"relimpute {command}: note: {note.message}: if it was fitted with "
+                  "--llm-labels, give the same --llm-labels here to count them", file=sys.stderr)
 
 
 def relevance_estimate(source, campaign, measures, command: str, seed: int):

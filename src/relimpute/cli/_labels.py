@@ -35,13 +35,12 @@ def attach_llm_labels(paths, campaign, command: str):
     any."""
     if not paths:
         return campaign
-    from ..labels import read_labels, with_labels
+    from ..labels import with_labels
 
-    read = [read_labels(p) for p in paths]
     before = {t.query_id: t.n_docs for t in campaign.topics}
     # a label on a document neither the qrels nor any run hold adds it to its topic (unjudged,
     # retrieved by no run): the labels say it exists, so R counts it
-    campaign = with_labels(campaign, read, unknown_documents="add")
+    campaign = with_labels(campaign, paths, unknown_documents="add")
     for source in campaign.labels:
         print(
             f"relimpute {command}: note: {len(source.frame)} {source.scale} labels from "

@@ -99,27 +99,27 @@ NO_DESIGN = (
 
 
 def read_design(qrels: str, rel_threshold: int | None, command: str):
-    """``(sampled qrels, relevance threshold)`` read from the command's ``qrels`` (the
-    threshold: ``rel_threshold`` as given, else the collection's settings, else 1), notes on
-    stderr; ordinary qrels are refused (:data:`NO_DESIGN`)."""
-    from ..collection_settings import resolve_rel_threshold
-    from ..io.qrels import read_any_qrels
+    """The sampled ``qrels`` of the command read once (:class:`relimpute.io.campaign.Judgments`:
+    the sample, and the threshold: ``rel_threshold`` as given, else the collection's settings,
+    else 1), notes on stderr; ordinary qrels are refused (:data:`NO_DESIGN`)."""
+    from ..io.campaign import read_judgments
     from ._common import grades_warning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reader's notes are printed below instead
-        _, sample, notes = read_any_qrels(qrels)
+        judgments = read_judgments(qrels, rel_threshold=rel_threshold)
+    sample = judgments.sample
     if sample is None:
         raise InputError(NO_DESIGN, str(qrels))
-    for note in notes:
+    for note in judgments.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
-    threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
-    given = "--rel-threshold" if rel_threshold is not None else settings is not None
+    threshold = judgments.rel_threshold
+    given = "--rel-threshold" if rel_threshold is not None else judgments.threshold_from is not None
     judged = sample["relevance"].to_numpy()
     message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=qrels)
     if message:  # a threshold above every grade: refused, as for any qrels
         print(f"relimpute {command}: {message}", file=sys.stderr)
-    return sample, threshold
+    return judgments
 
 
 def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):

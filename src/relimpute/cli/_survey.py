@@ -82,7 +82,8 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
 
     inputs = request.campaign
     # plain qrels are refused here, before the options are checked against each other
-    sample, threshold = read_design(inputs.qrels, inputs.rel_threshold, command)
+    design = read_design(inputs.qrels, inputs.rel_threshold, command)
+    sample, threshold = design.sample, design.rel_threshold
     labels, model = inputs.llm_labels, request.model
     if request.estimator == "ht" and (labels or model is not None):
         raise InputError("--estimator ht uses no control variate: drop --model/--llm-labels, "
@@ -102,7 +103,7 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         from ..progress import stage
         from ._common import load_campaign
 
-        campaign = load_campaign(inputs, command)
+        campaign = load_campaign(inputs, command, design)  # the sample read once
         with stage(f"relimpute {command}: cross-fitting {model} to the sample"):
             control = model_predictions(campaign, sample, model, rng=request.seed,
                                         measures=measures)

@@ -354,7 +354,8 @@ def _with_inferred(given, args) -> int:
     measures, inferred = split_measures(given)
     keys = ["system", "query_id"] if args.per_topic else ["system"]
     if not measures:  # the inferred measures alone need no campaign
-        table = inferred_table(*read_design(args.qrels, args.rel_threshold, COMMAND), args, inferred)
+        design = read_design(args.qrels, args.rel_threshold, COMMAND)
+        table = inferred_table(design.sample, design.rel_threshold, args, inferred)
     else:
         from ._requests import CampaignInputs
 

@@ -1,5 +1,6 @@
-"""A campaign's files read in one pass: the qrels in any form (read first, so that a bad file
-fails fast), then the runs, aligned per topic (:mod:`.assembly`) for
+"""A campaign's files read in one pass: the qrels in any form, read once with the relevance
+threshold that goes with them (:func:`read_judgments`, first, so that a bad file fails fast),
+then the runs, aligned per topic (:mod:`.assembly`) for
 :meth:`relimpute.data.Campaign.from_files`.
 """
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .assembly import Aligned, align_files, align_frames
@@ -18,27 +20,57 @@ if TYPE_CHECKING:  # pandas is loaded for run DataFrames only: run files need no
     import pandas as pd
 
 
-def read_campaign(
+@dataclass(frozen=True)
+class Judgments:
+    """A qrels source read once (:func:`read_judgments`): the judgments (columns for run files,
+    a frame for run frames or of sampled qrels), the sampled table or None, the reader's notes,
+    the relevance threshold and the settings file it came from (None: given, or the default 1)."""
+
+    qrels: object = field(repr=False)
+    sample: pd.DataFrame | None = field(repr=False)
+    notes: list[str]
+    rel_threshold: int
+    threshold_from: Path | None = None
+
+
+def read_judgments(
     qrels: str | os.PathLike,
+    *,
+    rel_threshold: int | None = None,
+    duplicates: str = "error",
+    frame: bool = False,
+) -> Judgments:
+    """The qrels file (any form, or ``"irds:<id>"``) read once, its relevance threshold
+    resolved once: ``rel_threshold`` as given, else the collection's ``relimpute.toml``, else 1
+    (:func:`relimpute.collection_settings.resolve_rel_threshold`). ``frame``: plain qrels as a
+    DataFrame (for run frames) rather than columns."""
+    from ..adapters import IR_DATASETS_PREFIX, ir_datasets_qrels
+    from ..collection_settings import resolve_rel_threshold
+
+    threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
+    if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
+        qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
+    judged, sample, notes = read_any_qrels(qrels, duplicates=duplicates, frame=frame)
+    return Judgments(judged, sample, notes, threshold, settings)
+
+
+def read_campaign(
+    judgments: Judgments,
     runs: str | os.PathLike | Iterable[str | os.PathLike] | Mapping[str, pd.DataFrame],
     *,
     by_rank: bool,
     duplicates: str,
-) -> tuple[Aligned, pd.DataFrame | None, list[str]]:
-    """``(aligned, sample, notes)``: the qrels (a file of any form, or ``"irds:<id>"``) and the
-    runs (files and folders, or ``{name: frame}``) aligned; the sampled table or None; the
-    readers' notes (the qrels reader's and the run files skipped; none for run frames)."""
-    from ..adapters import IR_DATASETS_PREFIX, as_run_frames, ir_datasets_qrels
+) -> tuple[Aligned, list[str]]:
+    """``(aligned, notes)``: the ``judgments`` read (:func:`read_judgments`) and the runs (files
+    and folders, or ``{name: frame}``) aligned; the notes of the qrels reader and of the run
+    files skipped (none for run frames)."""
+    from ..adapters import as_run_frames
 
-    if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
-        qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
-    # fail fast; plain qrels as columns for run files (no pandas), as a frame for frames
-    qrels, sample, notes = read_any_qrels(qrels, duplicates=duplicates,
-                                          frame=isinstance(runs, Mapping))  # fmt: skip
+    qrels = judgments.qrels
     if isinstance(runs, Mapping):  # the qrels were checked as they were read: the runs now
         runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in as_run_frames(runs).items()}
-        return align_frames(qrels, runs, by_rank=by_rank, validate=False), sample, []
+        return align_frames(qrels, runs, by_rank=by_rank, validate=False), []
     skipped: list[Path] = []
     files = run_files(runs, skipped)
     aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
-    return aligned, sample, notes + ([skipped_note(skipped)] if skipped else [])
+    return aligned, judgments.notes + ([skipped_note(skipped)] if skipped else [])

@@ -198,12 +198,14 @@ def _split_header(data: bytes, layout: Layout, source: str) -> tuple[bytes, int,
 
 
 def read_fields(
-    source: str | os.PathLike | pd.DataFrame, layout: Layout, columns: Mapping[str, str] | None = None
+    source: str | os.PathLike | pd.DataFrame, layout: Layout, columns: Mapping[str, str] | None = None,
+    data: bytes | None = None,
 ) -> Fields:
-    """The :class:`Fields` of a file of ``layout`` (plain or gzip; fields split, ids checked) or
-    of a DataFrame of its columns (renamed as :data:`COLUMN_ALIASES` and ``columns`` say)."""
+    """The :class:`Fields` of a file of ``layout`` (plain or gzip, or its bytes ``data``; fields
+    split, ids checked) or of a DataFrame of its columns (renamed as :data:`COLUMN_ALIASES` and
+    ``columns`` say)."""
     if isinstance(source, (str, os.PathLike)):
-        name, data = str(source), read_bytes(source)
+        name, data = str(source), read_bytes(source) if data is None else data
         first, names, fields, text = 1, layout.columns, layout.fields, layout.text
         if layout.header:
             data, first, names = _split_header(data, layout, name)

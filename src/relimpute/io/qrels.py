@@ -79,16 +79,26 @@ def qrels_form(source) -> str:
     columns, :func:`read_sampled_qrels`) or ``"trec"``: the form of a qrels file by its first
     line, read once; a DataFrame, ``irds:`` qrels or what is not a readable file is ``"trec"``
     (whose reader names the problem)."""
-    if not isinstance(source, (str, os.PathLike)):
+    if not isinstance(source, (str, os.PathLike)) or str(source).startswith("irds:"):
         return "trec"
     line = first_line(source)
-    if line is None:
-        return "trec"
+    return "trec" if line is None else _form(line)
+
+
+def _form(line: bytes) -> str:
+    """The form of qrels whose first non-blank line is ``line`` (:func:`qrels_form`)."""
     if header_columns(line, INCLUSION_FILE):
         return "inclusion"
-    if len(line.split()) == 5 and not str(source).startswith("irds:"):
-        return "sampled"
-    return "trec"
+    return "sampled" if len(line.split()) == 5 else "trec"
+
+
+def _first_data_line(data: bytes) -> bytes:
+    """The first non-blank line of a file's bytes ``data`` (LF line endings), the rest not
+    split."""
+    start = 0
+    while (end := data.find(b"\n", start)) >= 0 and not data[start:end].split():
+        start = end + 1
+    return data[start:] if end < 0 else data[start:end]
 
 
 def is_inclusion_qrels(source) -> bool:
@@ -96,15 +106,16 @@ def is_inclusion_qrels(source) -> bool:
     return qrels_form(source) == "inclusion"
 
 
-def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, int] = (-2, 10)
-                         ) -> pd.DataFrame:
+def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, int] = (-2, 10),
+                         data: bytes | None = None) -> pd.DataFrame:  # fmt: skip
     """Read sampled qrels with inclusion probabilities (statAP's form, ``docs/sampled.md``).
 
     Returns ``query_id, doc_id, relevance, inclusion``. A missing header, a probability
     outside (0, 1], a grade outside ``grade_range`` (``-1``: not sampled) or a document listed
-    twice in a topic is an error naming the file and line.
+    twice in a topic is an error naming the file and line. ``data``: the file's bytes, when
+    read already (:func:`read_any_qrels`).
     """
-    fields = read_fields(source, INCLUSION_FILE)
+    fields = read_fields(source, INCLUSION_FILE, data=data)
     relevance = fields.integers("relevance")
     low, high = max(grade_range[0], -2), grade_range[1]
     fields.refuse((relevance < low) | (relevance > high),
@@ -125,16 +136,18 @@ def read_qrels(
     duplicates: str = "error",
     columns: Mapping[str, str] | None = None,
     grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
+    data: bytes | None = None,
 ) -> pd.DataFrame:
     """Read TREC qrels (``qid iter docno rel``) or a qrels DataFrame.
 
     Labels must be integers within ``grade_range`` (inclusive). ``-1`` marks a
     pooled-but-unjudged document and is kept in the table; the data model
     treats it as unjudged. ``duplicates`` is ``"error"`` (conflicting labels;
-    identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``.
+    identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``; ``data``: the
+    file's bytes, when read already (:func:`read_any_qrels`).
     """
     columns, _ = read_qrels_columns(source, duplicates=duplicates, columns=columns,
-                                    grade_range=grade_range)  # fmt: skip
+                                    grade_range=grade_range, data=data)  # fmt: skip
     return _table(columns, None)
 
 
@@ -144,11 +157,13 @@ def read_qrels_columns(
     duplicates: str = "error",
     columns: Mapping[str, str] | None = None,
     grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
+    data: bytes | None = None,
 ) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
     """The columns of :func:`read_qrels`'s table, checked as it checks them, without pandas:
-    ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64; and each row's line."""
+    ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64; and each row's line.
+    ``data``: the file's bytes, when read already (:func:`read_any_qrels`)."""
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    fields = read_fields(source, QRELS_FILE, columns)
+    fields = read_fields(source, QRELS_FILE, columns, data)
     relevance = fields.integers("relevance")
     low, high = grade_range
     fields.refuse((relevance < low) | (relevance > high),
@@ -173,6 +188,7 @@ def read_sampled_qrels(
     source: str | os.PathLike,
     *,
     grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
+    data: bytes | None = None,
 ) -> pd.DataFrame:
     """Read sampled qrels: ``topic iter docno stratum rel``, as NIST's ``sample_eval.pl`` does.
 
@@ -182,9 +198,10 @@ def read_sampled_qrels(
     Aslam, SIGIR 2008). Returns ``query_id, doc_id, stratum, relevance``.
     A document twice in one topic is an error naming both lines, and so is a
     file mixing four- and five-column lines; a stratum none of whose documents
-    was judged is named in a warning (it adds nothing to the estimated R).
+    was judged is named in a warning (it adds nothing to the estimated R). ``data``: the
+    file's bytes, when read already (:func:`read_any_qrels`).
     """
-    fields = read_fields(source, SAMPLED_FILE)
+    fields = read_fields(source, SAMPLED_FILE, data=data)
     stratum, relevance = fields.integers("stratum"), fields.integers("relevance")
     low, high = max(grade_range[0], -1), grade_range[1]
     fields.refuse((relevance < low) | (relevance > high),
@@ -220,17 +237,19 @@ def read_any_qrels(source, *, duplicates: str = "error", frame: bool = True):
     are the reader's warnings (issued again), for the campaign to keep. Qrels with inclusion
     probabilities (:func:`read_inclusion_qrels`) give the sample with its ``inclusion`` column.
     """
-    form = qrels_form(source)
+    # a file is read once: its form told by the first line of the bytes then parsed
+    data = read_bytes(source) if isinstance(source, (str, os.PathLike)) else None
+    form = "trec" if data is None else _form(_first_data_line(data))  # a DataFrame: plain
     if form == "inclusion":
-        sample = read_inclusion_qrels(source)
+        sample = read_inclusion_qrels(source, data=data)
         return sample[["query_id", "doc_id", "relevance"]], sample, []
     if form == "trec":
         if frame:
-            return read_qrels(source, duplicates=duplicates), None, []
-        return read_qrels_columns(source, duplicates=duplicates)[0], None, []
+            return read_qrels(source, duplicates=duplicates, data=data), None, []
+        return read_qrels_columns(source, duplicates=duplicates, data=data)[0], None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sample = read_sampled_qrels(source)
+        sample = read_sampled_qrels(source, data=data)
     notes = [str(w.message) for w in caught]
     for note in notes:
         warnings.warn(note, stacklevel=3)
@@ -248,7 +267,7 @@ def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.D
         read = read_prob_qrels if probability else read_qrels
         return ("probability" if probability else "qrels"), read(source), None
     data = read_bytes(source)
-    line = next((line for line in data.split(b"\n") if line.split()), b"")
+    line = _first_data_line(data)
     fields = 3 if header_columns(line, PROB_QRELS_FILE) else len(line.split())
     if fields not in (3, 4):
         raise InputError(
@@ -256,7 +275,7 @@ def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.D
             f"doc_id probability); the first line has {fields}", str(source), 1,
         )  # fmt: skip
     read = read_prob_qrels_columns if fields == 3 else read_qrels_columns
-    columns, lines = read(source)
+    columns, lines = read(source, data=data)  # the file read once
     return ("probability" if fields == 3 else "qrels"), _table(columns, None), lines
 
 
@@ -285,11 +304,12 @@ def read_prob_qrels_columns(
     *,
     duplicates: str = "error",
     columns: Mapping[str, str] | None = None,
+    data: bytes | None = None,
 ) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
     """The columns of :func:`read_prob_qrels`'s table, checked as it checks them, and each
-    row's line."""
+    row's line; ``data``: the file's bytes, when read already (:func:`read_label_file`)."""
     _check_policy(duplicates, DUPLICATE_POLICIES)
-    fields = read_fields(source, PROB_QRELS_FILE, columns)
+    fields = read_fields(source, PROB_QRELS_FILE, columns, data)
     table = {"query_id": fields.query, "doc_id": fields.doc}
     for c in fields.values:  # probability, then the p_ge_<grade> columns
         table[c] = fields.floats(c)

@@ -104,6 +104,41 @@ def _draws_by_column(estimate: RelevanceEstimate, columns) -> tuple[dict, int]:
     return arrays, len(arrays["p"])
 
 
+def read_estimate(path: str | os.PathLike, campaign) -> RelevanceEstimate:
+    """The estimate ``relimpute fit -o`` wrote to ``path`` (:func:`relimpute.io.read_prob_qrels`)
+    aligned to ``campaign`` (:meth:`RelevanceEstimate.from_frame`), with its companion's
+    posterior draws (:func:`with_draws`): what ``--estimate FILE`` scores against.
+
+    Documents of the campaign's topics that it lacks are left out (a :class:`LeftOutWarning`);
+    an unjudged document of the campaign the file lacks is an error naming its line.
+    """
+    import warnings
+
+    from ..errors import LeftOutWarning
+    from ..io import read_prob_qrels
+
+    frame = read_prob_qrels(path)
+    docs = {t.query_id: t.doc_ids for t in campaign.topics}
+    ours = frame[frame["query_id"].isin(docs.keys())]
+    lacking = sum(
+        int((~group["doc_id"].isin(docs[str(q)])).sum()) for q, group in ours.groupby("query_id")
+    )
+    if lacking:
+        warnings.warn(f"{path} lists {lacking} document(s) of these topics that neither the "
+                      "qrels nor the runs hold, left out here (R counts the campaign's "
+                      "documents)", LeftOutWarning, stacklevel=2)  # fmt: skip
+    try:
+        estimate = RelevanceEstimate.from_frame(campaign, frame)
+    except InputError as exc:
+        from ..io.trec import line_naming
+
+        line = line_naming(path, *exc.ids) if hasattr(exc, "ids") else None
+        raise InputError(
+            f"{exc.problem} (was the file fitted to other runs or qrels?)", str(path), line
+        ) from None
+    return with_draws(estimate, campaign, path)
+
+
 def with_draws(estimate: RelevanceEstimate, campaign, path: str | os.PathLike) -> RelevanceEstimate:
     """``estimate`` (read from the probabilistic qrels ``path``, aligned to ``campaign``) with
     the posterior draws of ``path``'s companion, when there is one; else unchanged."""
