@@ -97,7 +97,8 @@ def markdown(result: dict, argv: list[str]) -> str:
         "of each child; a ratio to `evaluate` is taken within each round, then its median "
         "(min-max). SAMPLE: `examples/design_based/draw_sample.py SAMPLE --rate 0.1 --seed 1`.",
         "",
-        f"| case | CPU s | peak MB | CPU ÷ evaluate's, median (min-max) | target ≤ {TARGET:g}× |",
+        "| case | CPU s | peak MB | CPU ÷ evaluate's, median (min-max) | "
+        f"target ≤ {TARGET:g}× |",
         "| --- | ---: | ---: | --- | --- |",
     ]
     for case, s in result["summary"].items():
