@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..._normal import normal_cdf, normal_quantile
-from ...io.trec import sort_trec
+from ...io.trec import trec_scores
 from .batched import TopicSamplings
 from .design import STRATIFIED, TopicSample, design_covariance, jackknife_variance, \
     topic_samples
@@ -85,19 +85,34 @@ def controls(samples: dict[str, TopicSample], control: pd.DataFrame | None) -> d
 
 def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample],
               universe: pd.MultiIndex | None = None) -> dict[str, np.ndarray]:
-    """Per topic of the sample, each universe document's rank in the run (trec_eval's order;
-    0 = not retrieved). ``universe``: :func:`universe_index` of ``samples``, built once for
-    many runs."""
-    ranked = sort_trec(run[["query_id", "doc_id", "score"]].astype({"query_id": str,
-                                                                    "doc_id": str}))
-    ranked = ranked.assign(rank=ranked.groupby("query_id", sort=False).cumcount() + 1)
-    keys = pd.MultiIndex.from_arrays([ranked["query_id"], ranked["doc_id"]])
-    if keys.has_duplicates:
-        twice = keys[keys.duplicated()][0]
-        raise ValueError(f"the run retrieves document {twice[1]} twice for topic {twice[0]}")
+    """Per topic of the sample, each universe document's rank in the run (trec_eval's order,
+    :func:`relimpute.io.trec.sort_trec`; 0 = not retrieved). ``universe``:
+    :func:`universe_index` of ``samples``, built once for many runs."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    query, doc = (pa.array(run[c].astype(str)).cast(pa.large_string())
+                  for c in ("query_id", "doc_id"))
+    tab = pa.scalar("\t", pa.large_string())  # ids hold no tab: fields are split on it
+    keys = pc.binary_join_element_wise(query, doc, tab)
+    if pc.count_distinct(keys).as_py() < len(keys):
+        twice = pd.Index(np.asarray(keys)).duplicated()
+        at = int(np.flatnonzero(twice)[0])
+        raise ValueError(f"the run retrieves document {doc[at]} twice for topic {query[at]}")
+    order = pc.sort_indices(pa.table({"q": query, "s": -trec_scores(run["score"]), "d": doc}),
+                            sort_keys=[("q", "ascending"), ("s", "ascending"),
+                                       ("d", "descending")]).to_numpy()
+    ranked = query.take(order)
+    start = np.r_[True, np.asarray(pc.not_equal(ranked[1:], ranked[:-1]))] if len(order) \
+        else np.zeros(0, bool)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - np.maximum.accumulate(np.where(start, np.arange(
+        len(order)), 0)) + 1
     universe = universe_index(samples) if universe is None else universe
-    at = keys.get_indexer(universe)
-    rank = np.where(at >= 0, ranked["rank"].to_numpy()[at], 0)
+    wanted = pc.binary_join_element_wise(*(pa.array(universe.get_level_values(i).astype(str))
+                                           .cast(pa.large_string()) for i in (0, 1)), tab)
+    at = pc.fill_null(pc.index_in(wanted, value_set=keys), -1).to_numpy()
+    rank = np.where(at >= 0, rank[np.maximum(at, 0)], 0)
     edges = np.cumsum([0] + [len(s.doc_ids) for s in samples.values()])
     return {t: rank[a:b] for t, a, b in zip(samples, edges[:-1], edges[1:])}
 
@@ -265,7 +280,7 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     preds = controls(samples, control)
     universe = universe_index(samples)
     ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
-    retrieved = set().union(*(set(r["query_id"].astype(str)) for r in runs.values()))
+    retrieved = set().union(*(r["query_id"].astype(str).unique() for r in runs.values()))
     topics = [t for t in samples if t in retrieved]
     if not topics:
         raise ValueError("the runs and the sample share no topic")
