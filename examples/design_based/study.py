@@ -58,6 +58,9 @@ DEPTH, FLOOR, SEED, Z = 100, 0.01, 43, 1.959963984540054
 BUDGETS = (0.05, 0.10, 0.20)
 DESIGNS = ("uniform", "pps", "guided")
 CONTROLS = ("none", "model", "half", "reversed", "llm-swapped")
+#: memory for one chunk of samplings of every topic, as estimated (their totals and Gram
+#: matrices; DL 2019 at 25 samplings a chunk peaked at 1.5 GB)
+CHUNK_BYTES = 2**29
 
 
 def load(name: str):
@@ -182,11 +185,12 @@ def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
     return Samplings(drawn, stratum=stratum, sampling="stratified")
 
 
-def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
+def cell(universe, controls, design, rate, estimate, B, rng, chunk=None):
     """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
     variance (B, P), the mean λ. PPI++'s λ is cross-fitted over topics as
     :func:`relimpute.confidence.survey.estimate` does (per sampling, topic t's λ from the
-    other topics' summed moments): a first pass sums the moments, the second estimates."""
+    other topics' summed moments), so every topic of a chunk of samplings is held at once
+    (``chunk``: samplings per chunk, by default as many as :data:`CHUNK_BYTES` allows)."""
     T, R = universe.truth_ap.shape
     pairs = np.array(list(combinations(range(R), 2)))
     variances = ("linearised", "jackknife")
@@ -198,44 +202,37 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=25):
     plan = inclusion(universe, design, rate, estimate)
     draws = [draw(pi, stratum, stratified, rate, B, rng) for pi, stratum, stratified in plan]
     quantities = ([(np.arange(R), 1.0)], [(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)])
-
-    def chunks():  # (topic position, its samplings' slice, the judged totals of that slice)
-        for i, top in enumerate(universe.topics):
-            for start in range(0, B, chunk):
-                part = slice(start, start + chunk)
-                d = draws[i]
-                sub = Samplings(d.drawn[part], d.inclusion, d.stratum, d.sampling)
-                yield i, part, TopicSamplings(sub, top["x"], top["ranks"])
-
-    tuned = [c for c, ps in controls.items() if ps is not None]
-    summed = {(c, q): [np.zeros((B, len(m[0][0]))), np.zeros((B, len(m[0][0])))]
-              for c in tuned for q, m in enumerate(quantities)}
-    for i, part, judged in (chunks() if tuned else ()):
-        for c in tuned:
-            topic = judged.with_control(controls[c][i])
-            for q, members in enumerate(quantities):
-                for box, moment in zip(summed[c, q], topic.lambda_moments(members)):
-                    box[part] += np.nan_to_num(moment)
-    for i, part, judged in chunks():
+    if chunk is None:  # a sampling of one topic holds about 8 (3 R n + (4 R)²) bytes
+        size = sum(3 * R * len(top["x"]) + (4 * R) ** 2 for top in universe.topics) * 8
+        chunk = int(max(1, min(25, CHUNK_BYTES // max(size, 1))))
+    for start in range(0, B, chunk):
+        part = slice(start, start + chunk)
+        judged = [TopicSamplings(Samplings(d.drawn[part], d.inclusion, d.stratum, d.sampling),
+                                 top["x"], top["ranks"]) for d, top in zip(draws, universe.topics)]
         for c, ps in controls.items():
-            topic = judged if ps is None else judged.with_control(ps[i])
-            lam = [None, None]
-            if ps is not None:  # leave topic i out of its own λ
-                lam = [tuned_lambda(*(total[part] - np.nan_to_num(own) for total, own in
-                                      zip(summed[c, q], topic.lambda_moments(members))))
-                       for q, members in enumerate(quantities)]
-            for (c2, e, v) in keys:
-                if c2 != c:
-                    continue
-                given = lam if e == "ppi++" else (None, None)
-                found = topic.estimates(pairs, estimator=e, variance=v, bias_correction=False,
-                                        lam=given[0], delta_lam=given[1])
-                box = acc[(c, e, v)]
-                box[0][part] += found.value
-                box[1][part] += found.variance
-                box[2][part] += found.delta
-                box[3][part] += found.delta_variance
-                box[4] += float(found.lam.sum()) / (B * R * T)
+            topics = judged if ps is None else [j.with_control(ps[i])
+                                                for i, j in enumerate(judged)]
+            lams = [(None, None)] * T
+            if ps is not None:  # leave topic t out of its own λ
+                own = [[[np.nan_to_num(m) for m in topic.lambda_moments(members)]
+                        for members in quantities] for topic in topics]
+                total = [[sum(o[q][k] for o in own) for k in (0, 1)] for q in (0, 1)]
+                lams = [tuple(tuned_lambda(total[q][0] - o[q][0], total[q][1] - o[q][1])
+                              for q in (0, 1)) for o in own]
+            for topic, lam in zip(topics, lams):
+                for (c2, e, v) in keys:
+                    if c2 != c:
+                        continue
+                    given = lam if e == "ppi++" else (None, None)
+                    found = topic.estimates(pairs, estimator=e, variance=v,
+                                            bias_correction=False, lam=given[0],
+                                            delta_lam=given[1])
+                    box = acc[(c, e, v)]
+                    box[0][part] += found.value
+                    box[1][part] += found.variance
+                    box[2][part] += found.delta
+                    box[3][part] += found.delta_variance
+                    box[4] += float(found.lam.sum()) / (B * R * T)
     return pairs, {k: (v / T, var / T**2, d / T, dv / T**2, lam)
                    for k, (v, var, d, dv, lam) in acc.items()}
 
