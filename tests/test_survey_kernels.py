@@ -1,14 +1,17 @@
 """The numba kernels of relimpute.confidence.survey.batched against the array forms they
 replace: AP's pair Grams against the m × m matrices of every run (to 1e-12 relative: sums of
 non-negative terms in another order), the quadratic forms against einsum (bit for bit: the
-same order), the jackknife's replicate sums against the (B, Q, m) arrays (1e-12 relative)."""
+same order), the jackknife's replicate sums against the (B, Q, m) arrays (1e-12 relative),
+the overcount's forms and AP's ranked sums (totals.ranked_pair_sums) against their array
+forms (bit for bit: the same sums in the same order)."""
 
 import numpy as np
 
-from relimpute.confidence.survey._kernels import pair_grams, quadratic_forms, \
-    replicate_variance
+from relimpute.confidence.survey._kernels import pair_grams, pair_overcount_forms, \
+    quadratic_forms, replicate_variance
 from relimpute.confidence.survey.measures import ratio_parts
 from relimpute.confidence.survey.samplings import _stratum_means
+from relimpute.confidence.survey.totals import ranked_pair_sums
 
 B, R, N, M = 4, 5, 60, 25
 
@@ -82,3 +85,81 @@ def test_replicate_variance_equals_the_array_form():
             centre[..., None]
         want = (coef[:, None] * (rep - c) ** 2).sum(-1)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+def test_pair_overcount_forms_equal_the_array_form():
+    rng = np.random.default_rng(4)
+    grams = rng.random((3, B, R, R))
+    rx, rp = 1.0 + rng.random((2, B))
+    rx[0] = -3.0  # R̂ ≤ 0: 0
+    first, second = np.array([0, 1, 2, 4]), np.array([3, 0, 2, 1])
+    lam = rng.random((B, len(first)))
+    raw = rx[:, None] + lam * (2.0 - rp[:, None])
+    rows = np.arange(B)[:, None]
+    for members in ([(first, 1.0)], [(first, -1.0)], [(first, 1.0), (second, -1.0)]):
+        total = 0.0
+        for i, si in members:
+            for j, sj in members:
+                q = grams[0][rows, i, j] - lam * (grams[1][rows, i, j] + grams[1][rows, j, i]) \
+                    + lam**2 * grams[2][rows, i, j]
+                total = total + si * sj * q
+        want = np.where(raw > 0, total / np.where(raw > 0, raw, 1.0) ** 2, 0.0)
+        (a, sa), (b, sb) = members[0], members[-1] if len(members) == 2 else (-first - 1, 0.0)
+        got = pair_overcount_forms(grams, a, b, sa, sb, lam, rx, rp, 2.0)
+        assert (want[0] == 0).all() and (want[1:] != 0).any()
+        np.testing.assert_array_equal(got, want)
+
+
+def ranked_pair_sums_arrays(v, w, ranks, stratum, factor, inner=False):
+    """The array form ranked_pair_sums had: cumulative sums over (B, R, D) arrays."""
+    def reverse_cumsum(a):
+        return np.flip(np.cumsum(np.flip(a, -1), axis=-1), -1)
+
+    B, (R, n) = len(w), ranks.shape
+    depth = max(int((ranks > 0).sum(1).max(initial=0)), 1)
+    order = np.argsort(np.where(ranks > 0, ranks, np.iinfo(np.int64).max), axis=1,
+                       kind="stable")[:, :depth]
+    at = np.take_along_axis(ranks, order, 1)
+    k = np.where(at > 0, at, 1).astype(float)
+    vv = np.where(at > 0, v[order], 0.0)
+    y = vv * w[:, order]
+    before, scaled = np.cumsum(y, axis=-1) - y, y / k
+    after = reverse_cumsum(scaled) - scaled
+    factor = np.broadcast_to(np.asarray(factor, dtype=float), (B, np.shape(factor)[-1]))
+    h = stratum[order]
+    share = np.zeros(y.shape) if inner else None
+    for s in range(factor.shape[1]):
+        if not inner and (factor[:, s] == 1.0).all():
+            continue
+        inside = h == s
+        yin, sin = np.where(inside, y, 0.0), np.where(inside, scaled, 0.0)
+        above, below = np.cumsum(yin, axis=-1) - yin, reverse_cumsum(sin) - sin
+        f = factor[:, s, None, None]
+        before = before + np.where(inside, (f - 1.0) * above, 0.0)
+        after = after + np.where(inside, (f - 1.0) * below, 0.0)
+        if inner:
+            share = share + np.where(inside, f * y * (above / k + below), 0.0)
+    total = (scaled * (1.0 + before)).sum(axis=-1)
+    deriv, full = np.zeros((B, R, n)), np.zeros((B, R, n))
+    index = np.broadcast_to(order, y.shape)
+    np.put_along_axis(deriv, index, vv / k * (1.0 + before) + vv * after, axis=2)
+    if inner:
+        np.put_along_axis(full, index, share, axis=2)
+    return total, deriv, full if inner else None
+
+
+def test_ranked_pair_sums_equal_the_array_form_bit_for_bit():
+    rng = np.random.default_rng(5)
+    ranks = ranks_of(rng)
+    v = np.where(rng.random(N) < 0.5, rng.random(N), 0.0)
+    stratum = (rng.random(N) < 0.4).astype(int)
+    for b in (1, B):
+        w = np.where(rng.random((b, N)) < 0.4, 1 / 0.4, 0.0)
+        cases = [(np.zeros(N, int), np.ones((b, 1))), (stratum, 1 + rng.random((b, 2))),
+                 (stratum, np.ones((b, 2)))]
+        for (st, f), inner in [(c, i) for c in cases for i in (False, True)]:
+            got, want = ranked_pair_sums(v, w, ranks, st, f, inner), \
+                ranked_pair_sums_arrays(v, w, ranks, st, f, inner)
+            assert (want[0] > 0).any()
+            for g, e in zip(got, want):
+                np.testing.assert_array_equal(g, e)

@@ -58,6 +58,35 @@ def pair_grams(ranks, idx, valid, cx, cm, cp):
 
 
 @njit_cached(nogil=True)
+def pair_overcount_forms(grams, first, second, s1, s2, lam, rx, rp, pop_r):
+    """Σ_ij s_i s_j (G^xx_ij − λ (G^xp_ij + G^xp_ji) + λ² G^pp_ij) / R̂(λ)² per sampling and
+    quantity (B, Q) over the members ``first[q]`` (sign ``s1``) and, where ``second[q]`` ≥ 0,
+    ``second[q]`` (``s2``): ``grams`` :func:`pair_grams`' (3, B, R, R), R̂(λ) = ``rx`` +
+    λ (``pop_r`` − ``rp``) (B,), 0 where R̂ ≤ 0 (:meth:`.batched.TopicSamplings.pair_overcount`,
+    its member-by-member sum in the same order)."""
+    B = lam.shape[0]
+    Q = len(first)
+    out = np.zeros((B, Q))
+    runs = np.zeros(2, np.int64)
+    signs = np.array([s1, s2])
+    for b in range(B):
+        for q in range(Q):
+            runs[0], runs[1] = first[q], second[q]
+            k = 1 if second[q] < 0 else 2
+            lp = lam[b, q]
+            total = 0.0
+            for u in range(k):
+                for v in range(k):
+                    i, j = runs[u], runs[v]
+                    g = grams[0, b, i, j] - lp * (grams[1, b, i, j] + grams[1, b, j, i]) \
+                        + lp * lp * grams[2, b, i, j]
+                    total = total + signs[u] * signs[v] * g
+            raw = rx[b] + lp * (pop_r - rp[b])
+            out[b, q] = total / (raw * raw) if raw > 0 else 0.0
+    return out
+
+
+@njit_cached(nogil=True)
 def replicate_variance(nx, np_, rx, rp, least, coef, pop_n, pop_r, first, second, lam, centre,
                        stratum, split, strata):
     """Σ_d coef_d (θ̂_(d) − c_d)² per sampling and quantity (B, Q): θ̂_(d) AP of run
@@ -73,29 +102,45 @@ def replicate_variance(nx, np_, rx, rp, least, coef, pop_n, pop_r, first, second
     total = np.zeros(strata)
     count = np.zeros(strata)
     for b in range(B):
+        rxb, rpb, lb, cb = rx[b], rp[b], least[b], coef[b]
+        sb, hb = split[b], stratum[b]
+        count[:] = 0.0  # the split replicates of each stratum (the same for every q)
+        for d in range(m):
+            if sb[d]:
+                count[hb[d]] += 1.0
+        anysplit = count.sum() > 0
         for q in range(Q):
             a, o, lp = first[q], second[q], lam[b, q]
-            total[:] = 0.0
-            count[:] = 0.0
-            for d in range(m):
-                if o < 0:
-                    n = nx[b, a, d] + lp * (pop_n[a] - np_[b, a, d])
-                else:
-                    n = nx[b, a, d] - nx[b, o, d] + lp * (pop_n[a] - pop_n[o] - np_[b, a, d]
-                                                          + np_[b, o, d])
-                r = max(rx[b, d] + lp * (pop_r - rp[b, d]), least[b, d])
-                rep[d] = n / r if r >= NO_RELEVANT else 0.0
-                if split[b, d]:
-                    total[stratum[b, d]] += rep[d]
-                    count[stratum[b, d]] += 1.0
+            na, pa = nx[b, a], np_[b, a]
+            if o < 0:
+                pn = pop_n[a]
+                for d in range(m):
+                    n = na[d] + lp * (pn - pa[d])
+                    r = max(rxb[d] + lp * (pop_r - rpb[d]), lb[d])
+                    rep[d] = n / r if r >= NO_RELEVANT else 0.0
+            else:
+                no, po = nx[b, o], np_[b, o]
+                pn = pop_n[a] - pop_n[o]
+                for d in range(m):
+                    n = na[d] - no[d] + lp * (pn - pa[d] + po[d])
+                    r = max(rxb[d] + lp * (pop_r - rpb[d]), lb[d])
+                    rep[d] = n / r if r >= NO_RELEVANT else 0.0
             s = 0.0
-            for d in range(m):
-                if split[b, d]:
-                    h = stratum[b, d]
-                    e = rep[d] - total[h] / max(count[h], 1.0)
-                else:
-                    e = rep[d] - centre[b, q]
-                s += coef[b, d] * (e * e)
+            c = centre[b, q]
+            if anysplit:
+                total[:] = 0.0
+                for d in range(m):
+                    if sb[d]:
+                        total[hb[d]] += rep[d]
+                for h in range(strata):  # each stratum's mean replicate
+                    total[h] = total[h] / max(count[h], 1.0)
+                for d in range(m):
+                    e = rep[d] - (total[hb[d]] if sb[d] else c)
+                    s += cb[d] * (e * e)
+            else:
+                for d in range(m):
+                    e = rep[d] - c
+                    s += cb[d] * (e * e)
             out[b, q] = s
     return out
 

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._kernels import pair_grams, quadratic_forms, replicate_variance
+from ._kernels import pair_grams, pair_overcount_forms, quadratic_forms, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .quenouille import bias_correction_name, corrected
@@ -156,10 +156,12 @@ class TopicSamplings:
         for runs, sign in members:
             f, a, b, n_hat, raw = self.ratio(lam, runs)
             value = value + sign * f
-            coef.append(sign * np.stack([a, -lam * a, b, -lam * b], -1))
+            if linearised:
+                coef.append(sign * np.stack([a, -lam * a, b, -lam * b], -1))
             parts.append((runs, sign, n_hat, raw))
-        coef = np.concatenate(coef, -1)
-        return value, self._form(index, coef) if linearised else None, index, parts
+        if not linearised:
+            return value, None, index, parts
+        return value, self._form(index, np.concatenate(coef, -1)), index, parts
 
     def _bias(self, lam, parts) -> np.ndarray:
         """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
@@ -316,7 +318,7 @@ class TopicSamplings:
         π < 1, read off three Gram matrices over runs (xx·xx, xx·pp, pp·pp), so any λ costs
         nothing more."""
         s = self.s
-        B, R = self.nx.shape
+        B = len(s)
         if not hasattr(self, "_pair_grams"):
             inside = s.drawn & (s.pi < 1) & ((self.x > 0) | (self.p > 0))  # b_jk = 0 elsewhere
             idx, valid = _gathered(inside)
@@ -325,16 +327,15 @@ class TopicSamplings:
             X, P = np.where(valid, self.x[idx], 0.0), np.where(valid, self.p[idx], 0.0)
             self._pair_grams = pair_grams(self.ranks, idx, valid, a * X * X, a * X * P,
                                           a * P * P)
-        gxx, gxp, gpp = self._pair_grams
-        rows = np.arange(B)[:, None]
-        raw = self.rx[:, None] + lam * (self.pop_r - self.rp[:, None])
-        total = 0.0
-        for i, si in members:
-            for j, sj in members:
-                q = gxx[rows, i, j] - lam * (gxp[rows, i, j] + gxp[rows, j, i]) \
-                    + lam**2 * gpp[rows, i, j]
-                total = total + si * sj * q
-        return np.where(raw > 0, total / np.where(raw > 0, raw, 1.0) ** 2, 0.0)
+        if len(members) > 2:
+            raise ValueError("the overcount reads one run or a difference of two")
+        (first, s1), (second, s2) = members[0], members[1] if len(members) == 2 else \
+            (np.full(len(members[0][0]), -1), 0.0)
+        return pair_overcount_forms(self._pair_grams, np.asarray(first, dtype=np.int64),
+                                    np.asarray(second, dtype=np.int64), float(s1), float(s2),
+                                    np.ascontiguousarray(np.broadcast_to(lam, (B, len(first))),
+                                                         dtype=float), self.rx, self.rp,
+                                    self.pop_r)
 
     # ------------------------------------------------------------------ the estimates
     def lambda_moments(self, members) -> tuple[np.ndarray, np.ndarray]:
@@ -381,6 +382,7 @@ class TopicSamplings:
         topic = self._held() if estimator == "ppi++" else self
         value, var, _, parts = topic._quantity(lam, members, variance == "linearised" or
                                                correction == "taylor")  # else the jackknife's
+        raw_value = value
         if correction == "taylor":
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
             value = value - np.clip(topic._bias(lam, parts), -half, half)
@@ -388,7 +390,6 @@ class TopicSamplings:
             value, twice, once = corrected(topic, lam, members)
             var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
         elif variance in ("jackknife", "averaged"):
-            raw_value = sum(sign * topic.ratio(lam, runs)[0] for runs, sign in members)
             var = topic.jackknife(lam, members, raw_value)
         if estimator == "ppi++":  # AP in [0, 1], ΔAP in [-1, 1]: a projection (as in _held)
             signs = [sign for _, sign in members]
