@@ -2,13 +2,15 @@
 replace: AP's pair Grams against the m × m matrices of every run (to 1e-12 relative: sums of
 non-negative terms in another order), the quadratic forms against einsum (bit for bit: the
 same order), the jackknife's replicate sums against the (B, Q, m) arrays (1e-12 relative),
-the overcount's forms and AP's ranked sums (totals.ranked_pair_sums) against their array
-forms (bit for bit: the same sums in the same order)."""
+the overcount's forms, AP's ranked sums (totals.ranked_pair_sums), the ratios, a pair's forms
+and the Gram's gathered basis against their array forms (bit for bit: the same arithmetic in
+the same order)."""
 
 import numpy as np
 
-from relimpute.confidence.survey._kernels import pair_grams, pair_overcount_forms, \
-    quadratic_forms, replicate_variance
+from relimpute.confidence.survey._kernels import gathered_basis, pair_grams, \
+    pair_overcount_forms, paired_forms, quadratic_forms, ratio_rows, replicate_ratios, \
+    replicate_variance
 from relimpute.confidence.survey.measures import ratio_parts
 from relimpute.confidence.survey.samplings import _stratum_means
 from relimpute.confidence.survey.totals import ranked_pair_sums
@@ -163,3 +165,67 @@ def test_ranked_pair_sums_equal_the_array_form_bit_for_bit():
             assert (want[0] > 0).any()
             for g, e in zip(got, want):
                 np.testing.assert_array_equal(g, e)
+
+
+def test_ratios_equal_ratio_parts_bit_for_bit():
+    rng = np.random.default_rng(6)
+    nx, np_ = rng.random((2, B, R))
+    rx, rp = rng.random((2, B)) * 2
+    rx[0] = 0.0  # R̂ = 0 at λ = 0: AP 0
+    least = np.where(rng.random(B) < 0.5, 1.2, 0.0)  # held where R̂ < 1.2
+    least[0] = 0.0
+    pop_n, runs = rng.random(R) * 3, np.array([0, 2, 4, 1])
+    lam = rng.random((B, len(runs)))
+    lam[0] = 0.0
+    for floor in (0.0, 1.0):
+        got = ratio_rows(nx, np_, pop_n, runs, rx, rp, 2.5, lam, least, floor)
+        n_hat = nx[:, runs] + lam * (pop_n[runs] - np_[:, runs])
+        raw = rx[:, None] + lam * (2.5 - rp[:, None])
+        want = (*ratio_parts(n_hat, raw, np.maximum(least[:, None], floor)), n_hat, raw)
+        assert (want[2] == 0).any() and (want[2] != 0).any()
+        assert floor or (want[0][0] == 0).all()
+        for g, e in zip(got, want):
+            np.testing.assert_array_equal(g, e)
+    nx3, np3 = rng.random((2, B, R, M))
+    rx3, rp3 = rng.random((2, B, M)) * 2
+    least3 = np.where(rng.random((B, M)) < 0.3, 1.5, 0.0)
+    got = replicate_ratios(nx3, np3, pop_n, rx3, rp3, 2.5, 0.7, least3, 1.0)
+    want = ratio_parts(nx3 + 0.7 * (pop_n[:, None] - np3),
+                       rx3[:, None] + 0.7 * (2.5 - rp3[:, None]),
+                       np.maximum(least3[:, None], 1.0))[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_paired_forms_equal_the_reduced_form():
+    rng = np.random.default_rng(7)
+    z = rng.standard_normal((B, 12, 30))
+    gram = z @ z.transpose(0, 2, 1)
+    index = np.stack([np.r_[rng.permutation(10)[:2], 10, 11, rng.permutation(10)[:2], 10, 11]
+                      for _ in range(20)])
+    left, right = rng.standard_normal((2, B, 20, 8))
+    reduce = [0, 1, 4, 5]
+    want = quadratic_forms(gram, np.ascontiguousarray(index[:, [0, 1, 4, 5, 2, 3]]),
+                           *(np.concatenate([c[..., reduce], c[..., [2]] + c[..., [6]],
+                                             c[..., [3]] + c[..., [7]]], -1)
+                             for c in (left, right)))
+    np.testing.assert_array_equal(paired_forms(gram, index, left, right), want)
+
+
+def test_gathered_basis_equals_the_array_form():
+    rng = np.random.default_rng(8)
+    dnx, dnp = rng.random((2, B, R, N))
+    x, p = (rng.random(N) < 0.3).astype(float), rng.random(N)
+    drawn = rng.random((B, N)) < 0.3
+    m = drawn.sum(1).max()
+    idx = np.argsort(~drawn, axis=1, kind="stable")[:, :m]
+    valid = np.take_along_axis(drawn, idx, 1)
+    root = rng.random((B, m))
+    stratum = (rng.random(N) < 0.5).astype(np.int64)
+    centred = rng.random((B, 2)) < 0.7
+    mean = rng.random((B, 2 * R + 2, 2))
+    got = gathered_basis(dnx, dnp, x, p, idx, valid, root, stratum, centred, mean)
+    z = np.concatenate([dnx, dnp, np.broadcast_to(x, (B, 1, N)), np.broadcast_to(p, (B, 1, N))],
+                       axis=1)
+    z = z - np.where(centred[:, None], mean, 0.0)[..., stratum]
+    want = np.take_along_axis(z, idx[:, None, :], axis=2) * np.where(valid, root, 0.0)[:, None]
+    np.testing.assert_array_equal(got, want)

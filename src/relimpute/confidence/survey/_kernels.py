@@ -167,3 +167,96 @@ def quadratic_forms(gram, index, left, right):
                 bound_r += abs(right[b, q, i]) * root[gi]
             out[b, q] = 0.0 if abs(value) <= 1e-12 * (bound_l * bound_r) else value
     return out
+
+
+@njit_cached(nogil=True)
+def gathered_basis(dnx, dnp, x, p, idx, valid, root, stratum, centred, mean):
+    """The basis [dN_r (R), dNp_r (R), x, p] of :meth:`.batched.TopicSamplings._gram` at each
+    sampling's drawn documents (B, 2R + 2, m): ``dnx``, ``dnp`` (B, R, n), ``x``, ``p`` (n,)
+    read at the gathered ``idx`` (``valid``), less ``mean`` (B, 2R + 2, H) of d's stratum
+    (``stratum`` (n,)) where ``centred`` (B, H), times ``root`` (B, m), √ of the variance
+    coefficient; 0 where not drawn."""
+    B, R, n = dnx.shape
+    m = idx.shape[1]
+    K = 2 * R + 2
+    out = np.zeros((B, K, m))
+    for b in range(B):
+        for k in range(K):
+            for d in range(m):
+                if valid[b, d]:
+                    doc = idx[b, d]
+                    if k < R:
+                        z = dnx[b, k, doc]
+                    elif k < 2 * R:
+                        z = dnp[b, k - R, doc]
+                    else:
+                        z = x[doc] if k == 2 * R else p[doc]
+                    h = stratum[doc]
+                    out[b, k, d] = ((z - mean[b, k, h]) if centred[b, h] else z) * root[b, d]
+    return out
+
+
+@njit_cached(nogil=True)
+def ratio_rows(nx, np_, pop_n, runs, rx, rp, pop_r, lam, least, floor):
+    """(AP̂, a, b, N̂, R̂(λ) unheld) (B, Q) of ``runs`` (Q,) at λ ``lam`` (B, Q) from the totals
+    ``nx``, ``np_`` (B, R), ``rx``, ``rp``, ``least`` (B,): N̂ = nx + λ (pop_n − np_), R̂ =
+    rx + λ (pop_r − rp), :func:`.measures.ratio_parts` with R̂ held at max(least, ``floor``)
+    (:meth:`.batched.TopicSamplings.ratio`, elementwise in its arithmetic)."""
+    B, Q = lam.shape
+    value, a, b = np.zeros((B, Q)), np.zeros((B, Q)), np.zeros((B, Q))
+    n_hat, raw = np.zeros((B, Q)), np.zeros((B, Q))
+    for i in range(B):
+        held_at = max(least[i], floor)
+        for q in range(Q):
+            r, lp = runs[q], lam[i, q]
+            n = nx[i, r] + lp * (pop_n[r] - np_[i, r])
+            total = rx[i] + lp * (pop_r - rp[i])
+            n_hat[i, q], raw[i, q] = n, total
+            value[i, q], a[i, q], b[i, q] = _ratio(n, total, held_at)
+    return value, a, b, n_hat, raw
+
+
+@njit_cached(nogil=True)
+def _ratio(n, total, held_at):
+    """:func:`.measures.ratio_parts` of one element."""
+    r = max(total, held_at)
+    if r < NO_RELEVANT:
+        return 0.0, 0.0, 0.0
+    return n / r, 1.0 / r, 0.0 if total < held_at else -n / (r * r)
+
+
+@njit_cached(nogil=True)
+def replicate_ratios(nx, np_, pop_n, rx, rp, pop_r, lam, least, floor):
+    """AP̂ of every run in each replicate (B, R, m) at one λ ``lam`` from the replicate totals
+    ``nx``, ``np_`` (B, R, m), ``rx``, ``rp``, ``least`` (B, m), as :func:`ratio_rows`."""
+    B, R, m = nx.shape
+    out = np.zeros((B, R, m))
+    for i in range(B):
+        for r in range(R):
+            for d in range(m):
+                n = nx[i, r, d] + lam * (pop_n[r] - np_[i, r, d])
+                out[i, r, d] = _ratio(n, rx[i, d] + lam * (pop_r - rp[i, d]),
+                                      max(least[i, d], floor))[0]
+    return out
+
+
+@njit_cached(nogil=True)
+def paired_forms(gram, index, left, right):
+    """:func:`quadratic_forms` of a pair's 8 positions (two runs' [dN, dNp, x, p]): x and p
+    once, each with the two runs' coefficients summed (:meth:`.batched.TopicSamplings._form`)."""
+    B, Q, _ = left.shape
+    at = np.empty((Q, 6), np.int64)
+    for q in range(Q):
+        at[q, 0], at[q, 1], at[q, 2], at[q, 3] = index[q, 0], index[q, 1], index[q, 4], \
+            index[q, 5]
+        at[q, 4], at[q, 5] = index[q, 2], index[q, 3]
+    sides = []
+    for c in (left, right):
+        s = np.empty((B, Q, 6))
+        for i in range(B):
+            for q in range(Q):
+                s[i, q, 0], s[i, q, 1], s[i, q, 2], s[i, q, 3] = c[i, q, 0], c[i, q, 1], \
+                    c[i, q, 4], c[i, q, 5]
+                s[i, q, 4], s[i, q, 5] = c[i, q, 2] + c[i, q, 6], c[i, q, 3] + c[i, q, 7]
+        sides.append(s)
+    return quadratic_forms(gram, at, sides[0], sides[1])

@@ -26,7 +26,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._kernels import pair_grams, pair_overcount_forms, quadratic_forms, replicate_variance
+from ._kernels import gathered_basis, pair_grams, pair_overcount_forms, paired_forms, \
+    quadratic_forms, ratio_rows, replicate_ratios, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .quenouille import bias_correction_name, corrected
@@ -88,6 +89,13 @@ class TopicSamplings:
         """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
         :func:`.measures.ratio_parts` (replicate totals when given, with the replicates' own
         ``least``: a trailing axis)."""
+        if nx is None and np.ndim(lam) == 2:  # a row per sampling: one pass (_kernels)
+            rows = ratio_rows(self.nx, self.np_, self.pop_n, np.asarray(runs, dtype=np.int64),
+                              self.rx, self.rp, self.pop_r,
+                              np.ascontiguousarray(np.broadcast_to(lam, (len(self.s),
+                                                                        len(runs))),
+                                                   dtype=float), self.least, self.floor)
+            return rows[0] if value_only else rows
         nx = self.nx[:, runs] if nx is None else nx
         np_ = self.np_[:, runs] if np_ is None else np_
         rx = self.rx[:, None] if rx is None else rx
@@ -99,31 +107,30 @@ class TopicSamplings:
         return value if value_only else (value, a, b, n_hat, raw)
 
     # ------------------------------------------------------------------ design covariances
-    def _gram(self, chunk: int = 50) -> np.ndarray:
+    def _gram(self) -> np.ndarray:
         """(B, K, K), K = 2R + 2: :func:`.design.design_covariance` of every two rows of the
-        basis [dN_r, dNp_r, x, p], over the drawn documents only (gathered)."""
-        B, R, n = self.dnx.shape
+        basis [dN_r, dNp_r, x, p], over the drawn documents only (gathered by
+        :func:`._kernels.gathered_basis`; stratified: centred on the stratum's sample mean)."""
         s = self.s
-        out = np.empty((B, 2 * R + 2, 2 * R + 2))
-        for start in range(0, B, chunk):
-            part = slice(start, start + chunk)
-            b = len(range(*part.indices(B)))
-            idx, _ = _gathered(s.drawn[part])
-            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean (over U)
-                z = np.concatenate([self.dnx[part], self.dnp[part],
-                                    np.broadcast_to(self.x, (b, 1, n)),
-                                    np.broadcast_to(self.p, (b, 1, n))], axis=1)
-                drawn = s.drawn[part].astype(float)
-                mean = (z * drawn[:, None]) @ s.member / np.maximum(s.n_h[part], 1)[:, None]
-                z = z - np.where(s.centred[part][:, None], mean, 0.0)[..., s.stratum]
-                z = np.take_along_axis(z, idx[:, None, :], axis=2)
-            else:  # Poisson: elementwise, so gathered first
-                z = np.concatenate([np.take_along_axis(self.dnx[part], idx[:, None], 2),
-                                    np.take_along_axis(self.dnp[part], idx[:, None], 2),
-                                    self.x[idx][:, None], self.p[idx][:, None]], axis=1)
-            picked = z * np.sqrt(np.take_along_axis(s.var_coef[part], idx, 1))[:, None, :]
-            out[part] = picked @ picked.transpose(0, 2, 1)
-        return out
+        B, R, n = self.dnx.shape
+        if "gathered" not in self._shared:
+            idx, valid = _gathered(s.drawn)
+            self._shared["gathered"] = idx, valid, np.sqrt(np.take_along_axis(s.var_coef, idx, 1))
+        idx, valid, root = self._shared["gathered"]
+        if s.sampling == STRATIFIED and s.centred.any():  # the mean over U, as a product
+            if "drawn basis" not in self._shared:  # the judgments' rows, shared by controls
+                z = self._shared["drawn basis"] = np.zeros((B, 2 * R + 2, n))
+                np.multiply(self.dnx, s.drawn[:, None], out=z[:, :R])
+                np.multiply(self.x, s.drawn, out=z[:, 2 * R])
+            z = self._shared["drawn basis"]
+            np.multiply(self.dnp, s.drawn[:, None], out=z[:, R:2 * R])
+            np.multiply(self.p, s.drawn, out=z[:, 2 * R + 1])
+            mean = z @ s.member / np.maximum(s.n_h, 1)[:, None]
+        else:
+            mean = np.zeros((B, 2 * R + 2, s.member.shape[1]))
+        picked = gathered_basis(self.dnx, self.dnp, self.x, self.p, idx, valid, root,
+                                s.stratum, s.centred, mean)
+        return picked @ picked.transpose(0, 2, 1)
 
     def _form(self, index, left, right=None) -> np.ndarray:
         """lᵀ G r per sampling and quantity: ``index`` (Q, m) basis positions, ``left`` and
@@ -131,14 +138,11 @@ class TopicSamplings:
         is 0: a sum over the sample that vanishes term by term (z_d = 0 on every d with π < 1)
         leaves only the roundoff of the Gram's cancellation."""
         right = left if right is None else right
-        if index.shape[1] == 8:  # a pair: x and p once, with the two runs' coefficients summed
-            index = index[:, [0, 1, 4, 5, 2, 3]]
-            left, right = ([*np.moveaxis(c[..., [0, 1, 4, 5]], -1, 0), c[..., 2] + c[..., 6],
-                            c[..., 3] + c[..., 7]] for c in (left, right))
-            left, right = np.stack(left, -1), np.stack(right, -1)
-        return quadratic_forms(self.gram, np.ascontiguousarray(index, dtype=np.int64),
-                               np.ascontiguousarray(left, dtype=float),
-                               np.ascontiguousarray(right, dtype=float))
+        # a pair: x and p once, with the two runs' coefficients summed (paired_forms)
+        forms = paired_forms if index.shape[1] == 8 else quadratic_forms
+        return forms(self.gram, np.ascontiguousarray(index, dtype=np.int64),
+                     np.ascontiguousarray(left, dtype=float),
+                     np.ascontiguousarray(right, dtype=float))
 
     def _index(self, runs) -> np.ndarray:
         """Basis positions [dN_r, dNp_r, x, p] of each run."""
@@ -212,8 +216,8 @@ class TopicSamplings:
         paired = len(members) == 2 and signs == [1.0, -1.0]
         fixed = float(lam.flat[0]) if lam.size and np.all(lam == lam.flat[0]) else None
         if paired and fixed is not None:  # one λ: a Gram of the runs' replicate deviations
-            rep = self.ratio(np.full(t.nx.shape[:2], fixed)[..., None], every, t.nx, t.np_,
-                             t.rx[:, None], t.rp[:, None], t.least[:, None], value_only=True)
+            rep = replicate_ratios(t.nx, t.np_, self.pop_n, t.rx, t.rp, self.pop_r, fixed,
+                                   t.least, self.floor)
             centre = self.ratio(np.full(self.nx.shape, fixed), every)[0][..., None]
             if stratified:
                 centre = _stratum_means(rep, t.split, t.h, H, centre)
