@@ -11,20 +11,22 @@ from ..._jit import njit_cached
 from .measures import NO_RELEVANT
 
 
-@njit_cached(nogil=True)
+@njit_cached(nogil=True, fastmath=True)
 def pair_grams(ranks, idx, valid, cx, cm, cp):
     """Per sampling b and two runs i, j: Σ_{d<e} c_d c_e / (max(r^i_d, r^i_e) max(r^j_d, r^j_e))
     over the gathered documents ``idx`` (B, m) (``valid``) both runs retrieve (``ranks``
     (R, n) > 0), for c = ``cx``, ``cm``, ``cp`` (B, m): (3, B, R, R), symmetric in i, j.
     Only the documents two runs share enter, so a run pair costs its common sample's pairs,
-    not m²."""
+    not m²; 1/max(r_d, r_e) is min(1/r_d, 1/r_e), and the sums of these non-negative terms
+    run in vector lanes (fastmath: another order, to roundoff)."""
     R = ranks.shape[0]
     B, m = idx.shape
     out = np.zeros((3, B, R, R))
     rk = np.zeros((R, m), np.int64)
+    inv = np.zeros((R, m))
     lists = np.zeros((R, m), np.int64)
     counts = np.zeros(R, np.int64)
-    both = np.zeros(m, np.int64)
+    bi, bj, bx, bm, bp = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m)
     for b in range(B):
         for i in range(R):
             c = 0
@@ -32,6 +34,7 @@ def pair_grams(ranks, idx, valid, cx, cm, cp):
                 r = ranks[i, idx[b, d]] if valid[b, d] else 0
                 rk[i, d] = r
                 if r > 0:
+                    inv[i, d] = 1.0 / r
                     lists[i, c] = d
                     c += 1
             counts[i] = c
@@ -41,17 +44,21 @@ def pair_grams(ranks, idx, valid, cx, cm, cp):
                 for t in range(counts[i]):
                     d = lists[i, t]
                     if rk[j, d] > 0:
-                        both[size] = d
+                        bi[size], bj[size] = inv[i, d], inv[j, d]
+                        bx[size], bm[size], bp[size] = cx[b, d], cm[b, d], cp[b, d]
                         size += 1
                 sxx, sxp, spp = 0.0, 0.0, 0.0
                 for u in range(1, size):
-                    e = both[u]
+                    ax, am, ap = 0.0, 0.0, 0.0
+                    iu, ju = bi[u], bj[u]
                     for v in range(u):
-                        d = both[v]
-                        w = 1.0 / (max(rk[i, d], rk[i, e]) * max(rk[j, d], rk[j, e]))
-                        sxx += w * (cx[b, d] * cx[b, e])
-                        sxp += w * (cm[b, d] * cm[b, e])
-                        spp += w * (cp[b, d] * cp[b, e])
+                        w = min(bi[v], iu) * min(bj[v], ju)
+                        ax += w * bx[v]
+                        am += w * bm[v]
+                        ap += w * bp[v]
+                    sxx += bx[u] * ax
+                    sxp += bm[u] * am
+                    spp += bp[u] * ap
                 out[0, b, i, j], out[1, b, i, j], out[2, b, i, j] = sxx, sxp, spp
                 out[0, b, j, i], out[1, b, j, i], out[2, b, j, i] = sxx, sxp, spp
     return out
