@@ -2,15 +2,15 @@
 replace: AP's pair Grams against the m × m matrices of every run (to 1e-12 relative: sums of
 non-negative terms in another order), the quadratic forms against einsum (bit for bit: the
 same order), the jackknife's replicate sums against the (B, Q, m) arrays (1e-12 relative),
-the overcount's forms, AP's ranked sums (totals.ranked_pair_sums), the ratios, a pair's forms
-and the Gram's gathered basis against their array forms (bit for bit: the same arithmetic in
-the same order)."""
+the overcount's forms, AP's ranked sums (totals.ranked_pair_sums), the ratios, a pair's forms,
+the Gram's gathered basis and the replicates' totals against their array forms (bit for bit:
+the same arithmetic in the same order)."""
 
 import numpy as np
 
 from relimpute.confidence.survey._kernels import gathered_basis, pair_grams, \
     pair_overcount_forms, paired_forms, quadratic_forms, ratio_rows, replicate_ratios, \
-    replicate_variance
+    replicate_side, replicate_variance
 from relimpute.confidence.survey.measures import ratio_parts
 from relimpute.confidence.survey.samplings import _stratum_means
 from relimpute.confidence.survey.totals import ranked_pair_sums
@@ -229,3 +229,29 @@ def test_gathered_basis_equals_the_array_form():
     z = z - np.where(centred[:, None], mean, 0.0)[..., stratum]
     want = np.take_along_axis(z, idx[:, None, :], axis=2) * np.where(valid, root, 0.0)[:, None]
     np.testing.assert_array_equal(got, want)
+
+
+def test_replicate_side_equals_the_array_form():
+    rng = np.random.default_rng(9)
+    deriv, inner = rng.random((2, B, R, N))
+    v, w = rng.random(N), rng.random((B, M)) * 3
+    idx = np.stack([rng.permutation(N)[:M] for _ in range(B)])
+    r_total, n_total = rng.random(B), rng.random((B, R))
+    v_h, rest_h, pairs_h = rng.random((B, 2)), rng.random((B, R, 2)), rng.random((B, R, 2))
+    c, g = 1 + rng.random((2, B, M))
+    h = (rng.random((B, M)) < 0.5).astype(np.int64)
+    for stratified in (False, True):
+        got = replicate_side(deriv, inner, v, idx, w, r_total, n_total, v_h, rest_h, pairs_h,
+                             c, g, h, stratified)
+        r = r_total[:, None] - w * v[idx]
+        scaled = w[:, None] * np.take_along_axis(deriv, idx[:, None], 2)
+        n = n_total[..., None] - scaled
+        if stratified:
+            r = r + (c - 1) * (v_h[np.arange(B)[:, None], h] - w * v[idx])
+            at = np.broadcast_to(h[:, None, :], (B, R, M))
+            cc, gg = c[:, None], g[:, None]
+            n = n + ((cc - 1) * np.take_along_axis(rest_h, at, 2)
+                     + (gg - 1) * np.take_along_axis(pairs_h, at, 2) - (cc - 1) * scaled
+                     + (cc - gg) * np.take_along_axis(inner, idx[:, None], 2))
+        np.testing.assert_array_equal(got[0], r)
+        np.testing.assert_array_equal(got[1], n)

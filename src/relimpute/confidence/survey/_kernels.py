@@ -161,18 +161,21 @@ def quadratic_forms(gram, index, left, right):
     Q, k = index.shape
     out = np.zeros((B, Q))
     root = np.zeros(gram.shape[1])
+    value, bound_l, bound_r = np.zeros(Q), np.zeros(Q), np.zeros(Q)
     for b in range(B):
         for i in range(gram.shape[1]):
             root[i] = np.sqrt(max(gram[b, i, i], 0.0))
+        value[:], bound_l[:], bound_r[:] = 0.0, 0.0, 0.0
+        for i in range(k):  # einsum's order for each form: l_i G_ij r_j, i outer, j inner
+            for j in range(k):
+                for q in range(Q):  # the forms side by side
+                    value[q] += left[b, q, i] * gram[b, index[q, i], index[q, j]] \
+                        * right[b, q, j]
+            for q in range(Q):
+                bound_l[q] += abs(left[b, q, i]) * root[index[q, i]]
+                bound_r[q] += abs(right[b, q, i]) * root[index[q, i]]
         for q in range(Q):
-            value, bound_l, bound_r = 0.0, 0.0, 0.0
-            for i in range(k):  # einsum's order: l_i G_ij r_j, i outer, one accumulator
-                gi = index[q, i]
-                for j in range(k):
-                    value += left[b, q, i] * gram[b, gi, index[q, j]] * right[b, q, j]
-                bound_l += abs(left[b, q, i]) * root[gi]
-                bound_r += abs(right[b, q, i]) * root[gi]
-            out[b, q] = 0.0 if abs(value) <= 1e-12 * (bound_l * bound_r) else value
+            out[b, q] = 0.0 if abs(value[q]) <= 1e-12 * (bound_l[q] * bound_r[q]) else value[q]
     return out
 
 
@@ -267,3 +270,35 @@ def paired_forms(gram, index, left, right):
                 s[i, q, 4], s[i, q, 5] = c[i, q, 2] + c[i, q, 6], c[i, q, 3] + c[i, q, 7]
         sides.append(s)
     return quadratic_forms(gram, at, sides[0], sides[1])
+
+
+@njit_cached(nogil=True)
+def replicate_side(deriv, inner, v, idx, w, r_total, n_total, v_h, rest_h, pairs_h, c, g, h,
+                   stratified):
+    """(R̂, N̂) of ``v`` in each delete-one replicate (B, m) and (B, R, m) of
+    :meth:`.batched.TopicSamplings._replicate_side`: R̂ − w_d v_d and N̂ − w_d ∂N/∂w_d at each
+    gathered drawn d (``idx``, weights ``w``) from the totals ``r_total`` (B,), ``n_total``
+    (B, R) and ``deriv`` (B, R, n); stratified, plus the reweighting of d's stratum ``h``
+    (c, g (B, m); ``v_h`` Σ_h w v (B, H), ``rest_h`` A_h and ``pairs_h`` W_h (B, R, H),
+    ``inner`` i_d (B, R, n)), in the array form's arithmetic."""
+    B, R, n = deriv.shape
+    m = idx.shape[1]
+    r = np.empty((B, m))
+    out = np.empty((B, R, m))
+    for b in range(B):
+        for d in range(m):
+            wv = w[b, d] * v[idx[b, d]]
+            r[b, d] = r_total[b] - wv
+            if stratified:
+                r[b, d] = r[b, d] + (c[b, d] - 1) * (v_h[b, h[b, d]] - wv)
+        for k in range(R):
+            for d in range(m):
+                doc = idx[b, d]
+                scaled = w[b, d] * deriv[b, k, doc]
+                value = n_total[b, k] - scaled
+                if stratified:
+                    cc, gg, hh = c[b, d], g[b, d], h[b, d]
+                    value = value + ((cc - 1) * rest_h[b, k, hh] + (gg - 1) * pairs_h[b, k, hh]
+                                     - (cc - 1) * scaled + (cc - gg) * inner[b, k, doc])
+                out[b, k, d] = value
+    return r, out

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ._kernels import gathered_basis, pair_grams, pair_overcount_forms, paired_forms, \
-    quadratic_forms, ratio_rows, replicate_ratios, replicate_variance
+    quadratic_forms, ratio_rows, replicate_ratios, replicate_side, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .quenouille import bias_correction_name, corrected
@@ -283,33 +283,20 @@ class TopicSamplings:
 
     def _replicate_side(self, t, v, r_total, n_total, deriv, inner):
         """(R̂, N̂) of ``v`` (x or p) in each replicate of :meth:`_replicate_design` ``t``:
-        (B, m) and (B, R, m)."""
+        (B, m) and (B, R, m) (:func:`._kernels.replicate_side`; stratified, the stratum's
+        sums over U as products, A_h = Σ_h w ∂N/∂w − 2 W_h and W_h ½ Σ_h i_d)."""
         s = self.s
-        w, idx = t.w, t.idx
-        r = r_total[:, None] - w * v[idx]
-        scaled = w[:, None] * np.take_along_axis(deriv, idx[:, None], 2)
-        n = n_total[..., None] - scaled  # (B, R, m): every run's replicate totals
         if s.sampling == STRATIFIED:
-            rows = np.arange(len(idx))[:, None]
-            r = r + (t.c - 1) * (((s.weight * v) @ s.member)[rows, t.h] - w * v[idx])
+            v_h = (s.weight * v) @ s.member
             pairs_h = 0.5 * inner @ s.member  # (A_h, W_h) of v's numerators (B, R, H)
-            parts = ((s.weight[:, None] * deriv) @ s.member - 2 * pairs_h, pairs_h)
-            at = np.take_along_axis(inner, idx[:, None], 2)
-            n = n + self._stratum_shift(parts, at, scaled, np.arange(self.nx.shape[1]), t.c,
-                                        t.g, t.h)
-        return r, n
-
-    @staticmethod
-    def _stratum_shift(parts, inner, scaled, runs, c, g, h):
-        """N_(d) − (N − w_d ∂N/∂w_d) of a stratified replicate (:meth:`jackknife`), (b, Q, m):
-        ``parts`` (A_h, W_h), ``inner`` the gathered i_d and ``scaled`` w_d ∂N/∂w_d (b, R, m)."""
-        rest_h, pairs_h = parts
-        at = np.broadcast_to(h[:, None, :], (len(h), len(runs), h.shape[1]))
-        rest = np.take_along_axis(rest_h[:, runs], at, 2)
-        inside = np.take_along_axis(pairs_h[:, runs], at, 2)
-        c, g = c[:, None], g[:, None]
-        return (c - 1) * rest + (g - 1) * inside - (c - 1) * scaled[:, runs] \
-            + (c - g) * inner[:, runs]
+            rest_h = (s.weight[:, None] * deriv) @ s.member - 2 * pairs_h
+            c, g, h = t.c, t.g, t.h
+        else:
+            inner = np.zeros((1, 1, 1))
+            v_h, rest_h = np.zeros((1, 1)), np.zeros((1, 1, 1))
+            pairs_h, c, g, h = rest_h, t.w, t.w, t.h
+        return replicate_side(deriv, inner, v, t.idx, t.w, r_total, n_total, v_h, rest_h,
+                              pairs_h, c, g, h, s.sampling == STRATIFIED)
 
     def pair_overcount(self, lam, members) -> np.ndarray:
         """What the delete-one jackknife counts twice in AP's pairs (Poisson). A quadratic

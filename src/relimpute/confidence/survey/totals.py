@@ -104,13 +104,14 @@ def _ranked_pair_terms(v, w, order, at, strata, factor, adjust, inner):
         for t in range(D):
             if 0 <= strata[r, t] < H:
                 present[strata[r, t]] = True
+        for t in range(D):  # the run's ranks and values, the same in every sampling
+            if at[r, t] > 0:
+                k[t], vv[t] = float(at[r, t]), v[order[r, t]]
+            else:
+                k[t], vv[t] = 1.0, 0.0
         for b in range(B):
             c = 0.0
             for t in range(D):
-                if at[r, t] > 0:
-                    k[t], vv[t] = float(at[r, t]), v[order[r, t]]
-                else:
-                    k[t], vv[t] = 1.0, 0.0
                 y[t] = vv[t] * w[b, order[r, t]]
                 c += y[t]
                 before[t] = c - y[t]
