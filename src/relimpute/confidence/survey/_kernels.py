@@ -161,21 +161,18 @@ def quadratic_forms(gram, index, left, right):
     Q, k = index.shape
     out = np.zeros((B, Q))
     root = np.zeros(gram.shape[1])
-    value, bound_l, bound_r = np.zeros(Q), np.zeros(Q), np.zeros(Q)
     for b in range(B):
         for i in range(gram.shape[1]):
             root[i] = np.sqrt(max(gram[b, i, i], 0.0))
-        value[:], bound_l[:], bound_r[:] = 0.0, 0.0, 0.0
-        for i in range(k):  # einsum's order for each form: l_i G_ij r_j, i outer, j inner
-            for j in range(k):
-                for q in range(Q):  # the forms side by side
-                    value[q] += left[b, q, i] * gram[b, index[q, i], index[q, j]] \
-                        * right[b, q, j]
-            for q in range(Q):
-                bound_l[q] += abs(left[b, q, i]) * root[index[q, i]]
-                bound_r[q] += abs(right[b, q, i]) * root[index[q, i]]
         for q in range(Q):
-            out[b, q] = 0.0 if abs(value[q]) <= 1e-12 * (bound_l[q] * bound_r[q]) else value[q]
+            value, bound_l, bound_r = 0.0, 0.0, 0.0
+            for i in range(k):  # einsum's order: l_i G_ij r_j, i outer, one accumulator
+                gi = index[q, i]
+                for j in range(k):
+                    value += left[b, q, i] * gram[b, gi, index[q, j]] * right[b, q, j]
+                bound_l += abs(left[b, q, i]) * root[gi]
+                bound_r += abs(right[b, q, i]) * root[gi]
+            out[b, q] = 0.0 if abs(value) <= 1e-12 * (bound_l * bound_r) else value
     return out
 
 
