@@ -167,10 +167,12 @@ def quadratic_forms(gram, index, left, right):
         for q in range(Q):
             value, bound_l, bound_r = 0.0, 0.0, 0.0
             for i in range(k):  # einsum's order: l_i G_ij r_j, i outer, one accumulator
-                gi = index[q, i]
-                for j in range(k):
-                    value += left[b, q, i] * gram[b, gi, index[q, j]] * right[b, q, j]
-                bound_l += abs(left[b, q, i]) * root[gi]
+                gi, li = index[q, i], left[b, q, i]
+                if li != 0.0:  # a zero coefficient's terms are ±0: adding them changes nothing
+                    for j in range(k):
+                        if right[b, q, j] != 0.0:
+                            value += li * gram[b, gi, index[q, j]] * right[b, q, j]
+                    bound_l += abs(li) * root[gi]
                 bound_r += abs(right[b, q, i]) * root[gi]
             out[b, q] = 0.0 if abs(value) <= 1e-12 * (bound_l * bound_r) else value
     return out
