@@ -107,30 +107,37 @@ class TopicSamplings:
         return value if value_only else (value, a, b, n_hat, raw)
 
     # ------------------------------------------------------------------ design covariances
-    def _gram(self) -> np.ndarray:
+    def _gram(self, chunk: int = 50) -> np.ndarray:
         """(B, K, K), K = 2R + 2: :func:`.design.design_covariance` of every two rows of the
         basis [dN_r, dNp_r, x, p], over the drawn documents only (gathered by
-        :func:`._kernels.gathered_basis`; stratified: centred on the stratum's sample mean)."""
+        :func:`._kernels.gathered_basis`; stratified: centred on the stratum's sample mean,
+        a product over U whose judged rows every control of one chunk shares)."""
         s = self.s
         B, R, n = self.dnx.shape
-        if "gathered" not in self._shared:
-            idx, valid = _gathered(s.drawn)
-            self._shared["gathered"] = idx, valid, np.sqrt(np.take_along_axis(s.var_coef, idx, 1))
-        idx, valid, root = self._shared["gathered"]
-        if s.sampling == STRATIFIED and s.centred.any():  # the mean over U, as a product
-            if "drawn basis" not in self._shared:  # the judgments' rows, shared by controls
-                z = self._shared["drawn basis"] = np.zeros((B, 2 * R + 2, n))
-                np.multiply(self.dnx, s.drawn[:, None], out=z[:, :R])
-                np.multiply(self.x, s.drawn, out=z[:, 2 * R])
-            z = self._shared["drawn basis"]
-            np.multiply(self.dnp, s.drawn[:, None], out=z[:, R:2 * R])
-            np.multiply(self.p, s.drawn, out=z[:, 2 * R + 1])
-            mean = z @ s.member / np.maximum(s.n_h, 1)[:, None]
-        else:
-            mean = np.zeros((B, 2 * R + 2, s.member.shape[1]))
-        picked = gathered_basis(self.dnx, self.dnp, self.x, self.p, idx, valid, root,
-                                s.stratum, s.centred, mean)
-        return picked @ picked.transpose(0, 2, 1)
+        out = np.empty((B, 2 * R + 2, 2 * R + 2))
+        for start in range(0, B, chunk):
+            part = slice(start, start + chunk)
+            if ("gathered", start) not in self._shared:
+                idx, valid = _gathered(s.drawn[part])
+                root = np.sqrt(np.take_along_axis(s.var_coef[part], idx, 1))
+                self._shared["gathered", start] = idx, valid, root
+            idx, valid, root = self._shared["gathered", start]
+            mean = np.zeros((len(idx), 2 * R + 2, s.member.shape[1]))
+            if s.sampling == STRATIFIED and s.centred[part].any():
+                z = self._shared.get("drawn basis") if B <= chunk else None
+                if z is None:  # the judgments' rows (kept when one chunk is all)
+                    z = np.zeros((len(idx), 2 * R + 2, n))
+                    np.multiply(self.dnx[part], s.drawn[part, None], out=z[:, :R])
+                    np.multiply(self.x, s.drawn[part], out=z[:, 2 * R])
+                    if B <= chunk:
+                        self._shared["drawn basis"] = z
+                np.multiply(self.dnp[part], s.drawn[part, None], out=z[:, R:2 * R])
+                np.multiply(self.p, s.drawn[part], out=z[:, 2 * R + 1])
+                mean = z @ s.member / np.maximum(s.n_h[part], 1)[:, None]
+            picked = gathered_basis(self.dnx[part], self.dnp[part], self.x, self.p, idx, valid,
+                                    root, s.stratum, s.centred[part], mean)
+            out[part] = picked @ picked.transpose(0, 2, 1)
+        return out
 
     def _form(self, index, left, right=None) -> np.ndarray:
         """lᵀ G r per sampling and quantity: ``index`` (Q, m) basis positions, ``left`` and
