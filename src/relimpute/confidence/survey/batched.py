@@ -64,7 +64,14 @@ class TopicSamplings:
         self.rp, self.pop_r = samplings.weight @ self.p, float(self.p.sum())
         self.pop_n = ranked_pair_sums(self.p, np.ones((1, len(self.p))), self.ranks,
                                       np.zeros(len(self.p), int), np.ones(1))[0][0]
-        self.gram = self._gram()
+
+    @property
+    def gram(self) -> np.ndarray:
+        """:meth:`_gram`, computed when first read (the study's first pass reads only the
+        controls' λ moments, never the judgments' own Gram)."""
+        if "_gram_matrix" not in self.__dict__:
+            self._gram_matrix = self._gram()
+        return self._gram_matrix
 
     def with_control(self, p) -> "TopicSamplings":
         """The same samplings, relevance and runs with the predictions ``p`` of another control
@@ -404,6 +411,7 @@ class TopicSamplings:
         :meth:`quantity` clips PPI++'s AP̂ to [0, 1] (ΔAP̂ to [−1, 1]): moving an estimate onto
         the values any universe can have only brings it nearer to the truth, sample by sample."""
         if "_held_view" not in self.__dict__:
+            _ = self.gram  # read before the copy, so the view shares it
             view = copy(self)
             view.floor = 1.0  # self.least unchanged: the judged totals are shared (_shared)
             self._held_view = view
