@@ -26,7 +26,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._kernels import pair_grams, quadratic_forms, replicate_variance
+from ._kernels import gathered_basis, pair_grams, pair_overcount_forms, paired_forms, \
+    quadratic_forms, ratio_rows, replicate_ratios, replicate_side, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
 from .quenouille import bias_correction_name, corrected
@@ -63,7 +64,14 @@ class TopicSamplings:
         self.rp, self.pop_r = samplings.weight @ self.p, float(self.p.sum())
         self.pop_n = ranked_pair_sums(self.p, np.ones((1, len(self.p))), self.ranks,
                                       np.zeros(len(self.p), int), np.ones(1))[0][0]
-        self.gram = self._gram()
+
+    @property
+    def gram(self) -> np.ndarray:
+        """:meth:`_gram`, computed when first read (the study's first pass reads only the
+        controls' λ moments, never the judgments' own Gram)."""
+        if "_gram_matrix" not in self.__dict__:
+            self._gram_matrix = self._gram()
+        return self._gram_matrix
 
     def with_control(self, p) -> "TopicSamplings":
         """The same samplings, relevance and runs with the predictions ``p`` of another control
@@ -88,6 +96,13 @@ class TopicSamplings:
         """(AP̂, a, b, N̂, R̂(λ) unheld) at λ ``(B, Q)`` for ``runs`` (Q,), as
         :func:`.measures.ratio_parts` (replicate totals when given, with the replicates' own
         ``least``: a trailing axis)."""
+        if nx is None and np.ndim(lam) == 2:  # a row per sampling: one pass (_kernels)
+            rows = ratio_rows(self.nx, self.np_, self.pop_n, np.asarray(runs, dtype=np.int64),
+                              self.rx, self.rp, self.pop_r,
+                              np.ascontiguousarray(np.broadcast_to(lam, (len(self.s),
+                                                                        len(runs))),
+                                                   dtype=float), self.least, self.floor)
+            return rows[0] if value_only else rows
         nx = self.nx[:, runs] if nx is None else nx
         np_ = self.np_[:, runs] if np_ is None else np_
         rx = self.rx[:, None] if rx is None else rx
@@ -101,27 +116,33 @@ class TopicSamplings:
     # ------------------------------------------------------------------ design covariances
     def _gram(self, chunk: int = 50) -> np.ndarray:
         """(B, K, K), K = 2R + 2: :func:`.design.design_covariance` of every two rows of the
-        basis [dN_r, dNp_r, x, p], over the drawn documents only (gathered)."""
-        B, R, n = self.dnx.shape
+        basis [dN_r, dNp_r, x, p], over the drawn documents only (gathered by
+        :func:`._kernels.gathered_basis`; stratified: centred on the stratum's sample mean,
+        a product over U whose judged rows every control of one chunk shares)."""
         s = self.s
+        B, R, n = self.dnx.shape
         out = np.empty((B, 2 * R + 2, 2 * R + 2))
         for start in range(0, B, chunk):
             part = slice(start, start + chunk)
-            b = len(range(*part.indices(B)))
-            idx, _ = _gathered(s.drawn[part])
-            if s.sampling == STRATIFIED:  # centred on the stratum's sample mean (over U)
-                z = np.concatenate([self.dnx[part], self.dnp[part],
-                                    np.broadcast_to(self.x, (b, 1, n)),
-                                    np.broadcast_to(self.p, (b, 1, n))], axis=1)
-                drawn = s.drawn[part].astype(float)
-                mean = (z * drawn[:, None]) @ s.member / np.maximum(s.n_h[part], 1)[:, None]
-                z = z - np.where(s.centred[part][:, None], mean, 0.0)[..., s.stratum]
-                z = np.take_along_axis(z, idx[:, None, :], axis=2)
-            else:  # Poisson: elementwise, so gathered first
-                z = np.concatenate([np.take_along_axis(self.dnx[part], idx[:, None], 2),
-                                    np.take_along_axis(self.dnp[part], idx[:, None], 2),
-                                    self.x[idx][:, None], self.p[idx][:, None]], axis=1)
-            picked = z * np.sqrt(np.take_along_axis(s.var_coef[part], idx, 1))[:, None, :]
+            if ("gathered", start) not in self._shared:
+                idx, valid = _gathered(s.drawn[part])
+                root = np.sqrt(np.take_along_axis(s.var_coef[part], idx, 1))
+                self._shared["gathered", start] = idx, valid, root
+            idx, valid, root = self._shared["gathered", start]
+            mean = np.zeros((len(idx), 2 * R + 2, s.member.shape[1]))
+            if s.sampling == STRATIFIED and s.centred[part].any():
+                z = self._shared.get("drawn basis") if B <= chunk else None
+                if z is None:  # the judgments' rows (kept when one chunk is all)
+                    z = np.zeros((len(idx), 2 * R + 2, n))
+                    np.multiply(self.dnx[part], s.drawn[part, None], out=z[:, :R])
+                    np.multiply(self.x, s.drawn[part], out=z[:, 2 * R])
+                    if B <= chunk:
+                        self._shared["drawn basis"] = z
+                np.multiply(self.dnp[part], s.drawn[part, None], out=z[:, R:2 * R])
+                np.multiply(self.p, s.drawn[part], out=z[:, 2 * R + 1])
+                mean = z @ s.member / np.maximum(s.n_h[part], 1)[:, None]
+            picked = gathered_basis(self.dnx[part], self.dnp[part], self.x, self.p, idx, valid,
+                                    root, s.stratum, s.centred[part], mean)
             out[part] = picked @ picked.transpose(0, 2, 1)
         return out
 
@@ -131,14 +152,11 @@ class TopicSamplings:
         is 0: a sum over the sample that vanishes term by term (z_d = 0 on every d with π < 1)
         leaves only the roundoff of the Gram's cancellation."""
         right = left if right is None else right
-        if index.shape[1] == 8:  # a pair: x and p once, with the two runs' coefficients summed
-            index = index[:, [0, 1, 4, 5, 2, 3]]
-            left, right = ([*np.moveaxis(c[..., [0, 1, 4, 5]], -1, 0), c[..., 2] + c[..., 6],
-                            c[..., 3] + c[..., 7]] for c in (left, right))
-            left, right = np.stack(left, -1), np.stack(right, -1)
-        return quadratic_forms(self.gram, np.ascontiguousarray(index, dtype=np.int64),
-                               np.ascontiguousarray(left, dtype=float),
-                               np.ascontiguousarray(right, dtype=float))
+        # a pair: x and p once, with the two runs' coefficients summed (paired_forms)
+        forms = paired_forms if index.shape[1] == 8 else quadratic_forms
+        return forms(self.gram, np.ascontiguousarray(index, dtype=np.int64),
+                     np.ascontiguousarray(left, dtype=float),
+                     np.ascontiguousarray(right, dtype=float))
 
     def _index(self, runs) -> np.ndarray:
         """Basis positions [dN_r, dNp_r, x, p] of each run."""
@@ -156,10 +174,12 @@ class TopicSamplings:
         for runs, sign in members:
             f, a, b, n_hat, raw = self.ratio(lam, runs)
             value = value + sign * f
-            coef.append(sign * np.stack([a, -lam * a, b, -lam * b], -1))
+            if linearised:
+                coef.append(sign * np.stack([a, -lam * a, b, -lam * b], -1))
             parts.append((runs, sign, n_hat, raw))
-        coef = np.concatenate(coef, -1)
-        return value, self._form(index, coef) if linearised else None, index, parts
+        if not linearised:
+            return value, None, index, parts
+        return value, self._form(index, np.concatenate(coef, -1)), index, parts
 
     def _bias(self, lam, parts) -> np.ndarray:
         """The ratio's design bias to second order, ½ Σ_ij ∂²f/∂T_i∂T_j Ĉov(T̂_i, T̂_j) (for AP =
@@ -210,8 +230,8 @@ class TopicSamplings:
         paired = len(members) == 2 and signs == [1.0, -1.0]
         fixed = float(lam.flat[0]) if lam.size and np.all(lam == lam.flat[0]) else None
         if paired and fixed is not None:  # one λ: a Gram of the runs' replicate deviations
-            rep = self.ratio(np.full(t.nx.shape[:2], fixed)[..., None], every, t.nx, t.np_,
-                             t.rx[:, None], t.rp[:, None], t.least[:, None], value_only=True)
+            rep = replicate_ratios(t.nx, t.np_, self.pop_n, t.rx, t.rp, self.pop_r, fixed,
+                                   t.least, self.floor)
             centre = self.ratio(np.full(self.nx.shape, fixed), every)[0][..., None]
             if stratified:
                 centre = _stratum_means(rep, t.split, t.h, H, centre)
@@ -277,33 +297,20 @@ class TopicSamplings:
 
     def _replicate_side(self, t, v, r_total, n_total, deriv, inner):
         """(R̂, N̂) of ``v`` (x or p) in each replicate of :meth:`_replicate_design` ``t``:
-        (B, m) and (B, R, m)."""
+        (B, m) and (B, R, m) (:func:`._kernels.replicate_side`; stratified, the stratum's
+        sums over U as products, A_h = Σ_h w ∂N/∂w − 2 W_h and W_h ½ Σ_h i_d)."""
         s = self.s
-        w, idx = t.w, t.idx
-        r = r_total[:, None] - w * v[idx]
-        scaled = w[:, None] * np.take_along_axis(deriv, idx[:, None], 2)
-        n = n_total[..., None] - scaled  # (B, R, m): every run's replicate totals
         if s.sampling == STRATIFIED:
-            rows = np.arange(len(idx))[:, None]
-            r = r + (t.c - 1) * (((s.weight * v) @ s.member)[rows, t.h] - w * v[idx])
+            v_h = (s.weight * v) @ s.member
             pairs_h = 0.5 * inner @ s.member  # (A_h, W_h) of v's numerators (B, R, H)
-            parts = ((s.weight[:, None] * deriv) @ s.member - 2 * pairs_h, pairs_h)
-            at = np.take_along_axis(inner, idx[:, None], 2)
-            n = n + self._stratum_shift(parts, at, scaled, np.arange(self.nx.shape[1]), t.c,
-                                        t.g, t.h)
-        return r, n
-
-    @staticmethod
-    def _stratum_shift(parts, inner, scaled, runs, c, g, h):
-        """N_(d) − (N − w_d ∂N/∂w_d) of a stratified replicate (:meth:`jackknife`), (b, Q, m):
-        ``parts`` (A_h, W_h), ``inner`` the gathered i_d and ``scaled`` w_d ∂N/∂w_d (b, R, m)."""
-        rest_h, pairs_h = parts
-        at = np.broadcast_to(h[:, None, :], (len(h), len(runs), h.shape[1]))
-        rest = np.take_along_axis(rest_h[:, runs], at, 2)
-        inside = np.take_along_axis(pairs_h[:, runs], at, 2)
-        c, g = c[:, None], g[:, None]
-        return (c - 1) * rest + (g - 1) * inside - (c - 1) * scaled[:, runs] \
-            + (c - g) * inner[:, runs]
+            rest_h = (s.weight[:, None] * deriv) @ s.member - 2 * pairs_h
+            c, g, h = t.c, t.g, t.h
+        else:
+            inner = np.zeros((1, 1, 1))
+            v_h, rest_h = np.zeros((1, 1)), np.zeros((1, 1, 1))
+            pairs_h, c, g, h = rest_h, t.w, t.w, t.h
+        return replicate_side(deriv, inner, v, t.idx, t.w, r_total, n_total, v_h, rest_h,
+                              pairs_h, c, g, h, s.sampling == STRATIFIED)
 
     def pair_overcount(self, lam, members) -> np.ndarray:
         """What the delete-one jackknife counts twice in AP's pairs (Poisson). A quadratic
@@ -316,7 +323,7 @@ class TopicSamplings:
         π < 1, read off three Gram matrices over runs (xx·xx, xx·pp, pp·pp), so any λ costs
         nothing more."""
         s = self.s
-        B, R = self.nx.shape
+        B = len(s)
         if not hasattr(self, "_pair_grams"):
             inside = s.drawn & (s.pi < 1) & ((self.x > 0) | (self.p > 0))  # b_jk = 0 elsewhere
             idx, valid = _gathered(inside)
@@ -325,16 +332,15 @@ class TopicSamplings:
             X, P = np.where(valid, self.x[idx], 0.0), np.where(valid, self.p[idx], 0.0)
             self._pair_grams = pair_grams(self.ranks, idx, valid, a * X * X, a * X * P,
                                           a * P * P)
-        gxx, gxp, gpp = self._pair_grams
-        rows = np.arange(B)[:, None]
-        raw = self.rx[:, None] + lam * (self.pop_r - self.rp[:, None])
-        total = 0.0
-        for i, si in members:
-            for j, sj in members:
-                q = gxx[rows, i, j] - lam * (gxp[rows, i, j] + gxp[rows, j, i]) \
-                    + lam**2 * gpp[rows, i, j]
-                total = total + si * sj * q
-        return np.where(raw > 0, total / np.where(raw > 0, raw, 1.0) ** 2, 0.0)
+        if len(members) > 2:
+            raise ValueError("the overcount reads one run or a difference of two")
+        (first, s1), (second, s2) = members[0], members[1] if len(members) == 2 else \
+            (np.full(len(members[0][0]), -1), 0.0)
+        return pair_overcount_forms(self._pair_grams, np.asarray(first, dtype=np.int64),
+                                    np.asarray(second, dtype=np.int64), float(s1), float(s2),
+                                    np.ascontiguousarray(np.broadcast_to(lam, (B, len(first))),
+                                                         dtype=float), self.rx, self.rp,
+                                    self.pop_r)
 
     # ------------------------------------------------------------------ the estimates
     def lambda_moments(self, members) -> tuple[np.ndarray, np.ndarray]:
@@ -381,6 +387,7 @@ class TopicSamplings:
         topic = self._held() if estimator == "ppi++" else self
         value, var, _, parts = topic._quantity(lam, members, variance == "linearised" or
                                                correction == "taylor")  # else the jackknife's
+        raw_value = value
         if correction == "taylor":
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
             value = value - np.clip(topic._bias(lam, parts), -half, half)
@@ -388,7 +395,6 @@ class TopicSamplings:
             value, twice, once = corrected(topic, lam, members)
             var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
         elif variance in ("jackknife", "averaged"):
-            raw_value = sum(sign * topic.ratio(lam, runs)[0] for runs, sign in members)
             var = topic.jackknife(lam, members, raw_value)
         if estimator == "ppi++":  # AP in [0, 1], ΔAP in [-1, 1]: a projection (as in _held)
             signs = [sign for _, sign in members]
@@ -405,6 +411,7 @@ class TopicSamplings:
         :meth:`quantity` clips PPI++'s AP̂ to [0, 1] (ΔAP̂ to [−1, 1]): moving an estimate onto
         the values any universe can have only brings it nearer to the truth, sample by sample."""
         if "_held_view" not in self.__dict__:
+            _ = self.gram  # read before the copy, so the view shares it
             view = copy(self)
             view.floor = 1.0  # self.least unchanged: the judged totals are shared (_shared)
             self._held_view = view

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._jit import njit_cached
+
 
 @dataclass
 class Total:
@@ -49,10 +51,6 @@ def linear_total(coef: np.ndarray, x: np.ndarray, p: np.ndarray, w: np.ndarray) 
                  float((coef * p).sum()), coef * x, coef * p)
 
 
-def _reverse_cumsum(a):
-    return np.flip(np.cumsum(np.flip(a, -1), axis=-1), -1)
-
-
 def ranked_pair_sums(v: np.ndarray, w: np.ndarray, ranks: np.ndarray, stratum: np.ndarray,
                      factor: np.ndarray, inner: bool = False):
     """AP's numerator Σ_k v_k w_k / k + Σ_{j<k} v_j v_k w_j w_k f_jk / k of each run over its
@@ -68,39 +66,87 @@ def ranked_pair_sums(v: np.ndarray, w: np.ndarray, ranks: np.ndarray, stratum: n
     """
     w = np.atleast_2d(np.asarray(w, dtype=float))
     ranks = np.atleast_2d(ranks)
-    B, (R, n) = len(w), ranks.shape
+    B = len(w)
     depth = max(int((ranks > 0).sum(1).max(initial=0)), 1)
     order = np.argsort(np.where(ranks > 0, ranks, np.iinfo(np.int64).max), axis=1,
                        kind="stable")[:, :depth]  # (R, D): documents in rank order
-    at = np.take_along_axis(ranks, order, 1)
-    k = np.where(at > 0, at, 1).astype(float)
-    vv = np.where(at > 0, v[order], 0.0)
-    y = vv * w[:, order]  # (B, R, D)
-    before = np.cumsum(y, axis=-1) - y
-    scaled = y / k
-    after = _reverse_cumsum(scaled) - scaled
-    factor = np.broadcast_to(np.asarray(factor, dtype=float), (B, np.shape(factor)[-1]))
-    h = stratum[order]
-    share = np.zeros(y.shape) if inner else None
-    for s in range(factor.shape[1]):
-        if not inner and (factor[:, s] == 1.0).all():
-            continue
-        inside = h == s
-        if not inside.any():
-            continue
-        yin, sin = np.where(inside, y, 0.0), np.where(inside, scaled, 0.0)
-        above, below = np.cumsum(yin, axis=-1) - yin, _reverse_cumsum(sin) - sin
-        f = factor[:, s, None, None]
-        before = before + np.where(inside, (f - 1.0) * above, 0.0)
-        after = after + np.where(inside, (f - 1.0) * below, 0.0)
-        if inner:
-            share = share + np.where(inside, f * y * (above / k + below), 0.0)
-    total = (scaled * (1.0 + before)).sum(axis=-1)
+    factor = np.ascontiguousarray(np.broadcast_to(np.asarray(factor, dtype=float),
+                                                  (B, np.shape(factor)[-1])))
+    adjust = np.asarray([inner or not (factor[:, s] == 1.0).all()
+                         for s in range(factor.shape[1])], dtype=bool)
+    total, terms, deriv, share = _ranked_pair_terms(np.asarray(v, dtype=float), w, order,
+                                             np.take_along_axis(ranks, order, 1),
+                                             np.asarray(stratum)[order], factor, adjust,
+                                             inner)
+    if B == 1:  # one row is contiguous: numpy summed its terms pairwise (else in rank order)
+        total = terms.sum(axis=-1)
+    return total, deriv, share if inner else None
+
+
+@njit_cached(nogil=True)
+def _ranked_pair_terms(v, w, order, at, strata, factor, adjust, inner):
+    """:func:`ranked_pair_sums` per sampling b and run r over the documents ``order``
+    (R, D) in rank order (``at`` their ranks, 0 past the run's end; ``strata`` theirs): the
+    sums (B, R) and their terms (B, R, D), derivatives and, with ``inner``, inner shares
+    (B, R, n), stratum s adjusted by ``factor`` (B, H) where ``adjust[s]``; every sum in rank
+    order, as the cumulative sums (and the sum over ranks) of the array form did."""
+    B, n = w.shape
+    R, D = order.shape
+    H = len(adjust)
+    total, terms = np.zeros((B, R)), np.zeros((B, R, D))
     deriv = np.zeros((B, R, n))
-    index = np.broadcast_to(order, y.shape)
-    np.put_along_axis(deriv, index, vv / k * (1.0 + before) + vv * after, axis=2)
-    if inner:
-        full = np.zeros((B, R, n))
-        np.put_along_axis(full, index, share, axis=2)
-        share = full
-    return total, deriv, share
+    share = np.zeros((B, R, n) if inner else (0, 0, 0))
+    k, vv, y, scaled = np.ones(D), np.zeros(D), np.zeros(D), np.zeros(D)
+    before, after, above, below, part = np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(D), \
+        np.zeros(D)
+    for r in range(R):
+        present = np.zeros(H, np.bool_)
+        for t in range(D):
+            if 0 <= strata[r, t] < H:
+                present[strata[r, t]] = True
+        for t in range(D):  # the run's ranks and values, the same in every sampling
+            if at[r, t] > 0:
+                k[t], vv[t] = float(at[r, t]), v[order[r, t]]
+            else:
+                k[t], vv[t] = 1.0, 0.0
+        for b in range(B):
+            c = 0.0
+            for t in range(D):
+                y[t] = vv[t] * w[b, order[r, t]]
+                c += y[t]
+                before[t] = c - y[t]
+                scaled[t] = y[t] / k[t]
+                part[t] = 0.0
+            c = 0.0
+            for t in range(D - 1, -1, -1):
+                c += scaled[t]
+                after[t] = c - scaled[t]
+            for s in range(H):
+                if not (adjust[s] and present[s]):
+                    continue
+                f = factor[b, s]
+                c = 0.0
+                for t in range(D):
+                    if strata[r, t] == s:
+                        c += y[t]
+                        above[t] = c - y[t]
+                c = 0.0
+                for t in range(D - 1, -1, -1):
+                    if strata[r, t] == s:
+                        c += scaled[t]
+                        below[t] = c - scaled[t]
+                for t in range(D):
+                    if strata[r, t] == s:
+                        before[t] = before[t] + (f - 1.0) * above[t]
+                        after[t] = after[t] + (f - 1.0) * below[t]
+                        if inner:
+                            part[t] = f * y[t] * (above[t] / k[t] + below[t])
+            c = 0.0
+            for t in range(D):
+                terms[b, r, t] = scaled[t] * (1.0 + before[t])
+                c += terms[b, r, t]
+                deriv[b, r, order[r, t]] = vv[t] / k[t] * (1.0 + before[t]) + vv[t] * after[t]
+                if inner:
+                    share[b, r, order[r, t]] = part[t]
+            total[b, r] = c
+    return total, terms, deriv, share
