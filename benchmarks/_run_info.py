@@ -65,6 +65,19 @@ def cli_child(args: list[str], src) -> dict:
     return got
 
 
+def round_summary(table: list[dict], key: str, base: str, ratio_name: str = "ratio") -> dict:
+    """Medians over the rounds of ``table`` of case ``key``'s CPU and peak memory, and its CPU
+    divided by case ``base``'s within each round (median, min, max) under ``ratio_name``."""
+    import statistics
+
+    ratios = [row[key]["cpu_s"] / row[base]["cpu_s"] for row in table]
+    return {
+        "cpu_s_median": statistics.median(row[key]["cpu_s"] for row in table),
+        "peak_mb_median": statistics.median(row[key]["peak_mb"] for row in table),
+        ratio_name: {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)},
+    }
+
+
 def utc_now() -> str:
     """The current time, as the results files print it."""
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())

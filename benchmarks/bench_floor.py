@@ -29,7 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _run_info import CLI, add_collection_arguments, machine, timed_child, utc_now, write_results
+from _run_info import CLI, add_collection_arguments, machine, round_summary, timed_child, \
+    utc_now, write_results
 from bench_load import DEFAULT_DATA, input_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,14 +93,8 @@ def run(data: Path, rounds: int, cases: list[str], before: Path | None) -> dict:
     for case in cases:
         for tree in trees:
             key = f"{case}|{tree}"
-            ratios = [r[key]["cpu_s"] / r["floor"]["cpu_s"] for r in table]
-            summary[key] = {
-                "cpu_s_median": statistics.median(r[key]["cpu_s"] for r in table),
-                "peak_mb_median": statistics.median(r[key]["peak_mb"] for r in table),
-                "ratio_to_floor": {"median": statistics.median(ratios), "min": min(ratios),
-                                   "max": max(ratios)},  # fmt: skip
-                "md5": sorted({r[key]["md5"] for r in table}),
-            }
+            summary[key] = {**round_summary(table, key, "floor", "ratio_to_floor"),
+                            "md5": sorted({r[key]["md5"] for r in table})}
         if before:
             pairs = [r[f"{case}|this tree"]["cpu_s"] / r[f"{case}|before"]["cpu_s"] for r in table]
             summary[f"{case}|this tree / before"] = statistics.median(pairs)

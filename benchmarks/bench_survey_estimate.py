@@ -23,13 +23,12 @@ round; the median (min–max) of those ratios is reported. Writes
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _run_info import cli_child, machine, utc_now, write_results
+from _run_info import cli_child, machine, round_summary, utc_now, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -68,15 +67,7 @@ def run(rounds: int, sample: Path) -> dict:
         cli_child(command(case, sample), src)
     table = [{case: cli_child(command(case, sample), src) for case in CASES}
              for _ in range(rounds)]
-    summary = {}
-    for case in CASES:
-        ratios = [row[case]["cpu_s"] / row["evaluate"]["cpu_s"] for row in table]
-        summary[case] = {
-            "cpu_s_median": statistics.median(row[case]["cpu_s"] for row in table),
-            "peak_mb_median": statistics.median(row[case]["peak_mb"] for row in table),
-            "ratio": {"median": statistics.median(ratios), "min": min(ratios),
-                      "max": max(ratios)},  # fmt: skip
-        }
+    summary = {case: round_summary(table, case, "evaluate") for case in CASES}
     return {
         "benchmark": "survey_estimate", "rounds": rounds, "target_ratio": TARGET,
         "cases": {c: " ".join(["relimpute", *command(c, Path("SAMPLE"))]) for c in CASES},
