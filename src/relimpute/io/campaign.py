@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .assembly import Aligned, align_files, align_frames
+from .assembly import Aligned, align_files, align_read_frames
 from .qrels import read_any_qrels
 from .runs import read_run, run_files, skipped_note
 
@@ -69,7 +69,7 @@ def read_campaign(
     qrels = judgments.qrels
     if isinstance(runs, Mapping):  # the qrels were checked as they were read: the runs now
         runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in as_run_frames(runs).items()}
-        return align_frames(qrels, runs, by_rank=by_rank, validate=False), []
+        return align_read_frames(qrels, runs, by_rank=by_rank), []
     skipped: list[Path] = []
     files = run_files(runs, skipped)
     aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
