@@ -66,15 +66,19 @@ def align_files(
     # reading run by run: a run's duplicate before a later run's error.
     from ..progress import progress
 
+    failed = None
     for _, path in progress(files, desc="reading runs", unit="run"):
         try:
             parts.append(_file_rows(path, judged, by_rank=by_rank, duplicates=duplicates))
-        except InputError:
-            _raise_first_duplicate(files, _align(judged, parts)[1], by_rank)
-            raise
+        except InputError as error:  # an earlier run's duplicate first: the runs read so far
+            failed = error
+            break
     topics, repeating = _align(judged, parts)
+    aligned = _aligned([name for name, _ in files], judged, parts, topics)
     _raise_first_duplicate(files, repeating, by_rank)
-    return _aligned([name for name, _ in files], judged, parts, topics)
+    if failed is not None:
+        raise failed
+    return aligned
 
 
 def align_frames(

@@ -17,6 +17,7 @@ integers, faster than the kernel.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -245,8 +246,10 @@ class Checks:
     columns ordered (``graded``), a (topic, document) listed twice refused (``listed_twice``:
     the error, formatted with ``query``, ``doc``, ``line`` and the ``first`` and ``here`` rows'
     numbers) or kept under a duplicate policy among ``policies`` by the number ``value``
-    (:meth:`Fields.keep`: ``what``, ``merge_identical``); then the ``tags`` kept as they are
-    (``encode``: dictionary-encoded), and the rows given as a DataFrame if ``frame``."""
+    (:meth:`Fields.keep`: ``what``, ``merge_identical``), and before that, in sampled qrels
+    (``strata``), the strata none of whose documents was judged named in a warning; then the
+    ``tags`` kept as they are (``encode``: dictionary-encoded), and the rows given as a
+    DataFrame if ``frame``."""
 
     numbers: tuple[Number, ...] = ()
     every: Number | None = None
@@ -259,6 +262,7 @@ class Checks:
     tags: tuple[str, ...] = ()
     encode: bool = False
     frame: bool = False
+    strata: bool = False
 
     def check_policy(self, duplicates: str) -> None:
         """Refuse an unknown duplicate policy (a programming error, so ValueError)."""
@@ -306,6 +310,8 @@ class Fields:
                     values = values if isinstance(values, pa.Array) else as_string_array(values)
                     values = dictionary_encode(values)
                 out[tag] = values
+        if checks.strata:
+            self._warn_unjudged_strata(out["stratum"], out["relevance"])
         keep = None
         if checks.policies:
             keep = self.keep(out[checks.value], duplicates, checks.what, checks.value,
@@ -313,6 +319,26 @@ class Fields:
         kept = kept_columns({**out, "line": self.lines}, keep)
         lines = kept.pop("line")
         return (_table(kept, None) if checks.frame else kept), lines
+
+    def _warn_unjudged_strata(self, stratum: np.ndarray, relevance: np.ndarray) -> None:
+        """Name in a warning the first five (topic, stratum), in order, none of whose documents
+        was judged: the stratum adds nothing to the estimated R (as ``sample_eval.pl``)."""
+        encoded = dictionary_encode(self.query)
+        names = encoded.dictionary.to_pylist()
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(len(names))
+        topic = rank[to_numpy(encoded.indices)]
+        order = np.lexsort((stratum, topic))
+        topic, group = topic[order], stratum[order]
+        starts = np.flatnonzero(np.r_[True, (topic[1:] != topic[:-1]) | (group[1:] != group[:-1])])
+        judged = np.logical_or.reduceat(relevance[order] >= 0, starts)
+        if judged.all():
+            return
+        rows = order[starts[~judged][:5]]
+        empty = ", ".join(f"topic {self.query[i].as_py()} stratum {stratum[i]}" for i in rows)
+        warnings.warn(f"{self.source}: no document of {empty} was judged: the stratum adds nothing "
+                      "to the estimated number of relevant documents (as sample_eval.pl)",
+                      stacklevel=5)  # the reader's caller  # fmt: skip
 
     def _number(self, number: Number) -> np.ndarray:
         """One column as ``number`` says, its bounds checked."""

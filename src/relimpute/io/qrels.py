@@ -1,7 +1,8 @@
 """Qrels in every form: TREC qrels (:func:`read_qrels`), sampled qrels with strata
 (:func:`read_sampled_qrels`, ``sample_eval.pl``'s input), qrels with inclusion probabilities
 (:func:`read_inclusion_qrels`, statAP's form), probabilistic qrels (:func:`read_prob_qrels`),
-and :func:`read_any_qrels`, which tells the first three apart by the file's first line.
+and :func:`qrels_forms`, the first three in the order a file's first line tells them apart
+(:func:`relimpute.io.campaign.read_judgments` reads qrels of any of them).
 
 The inclusion form has a header line naming its four columns, ``query_id doc_id relevance
 inclusion_probability`` (``qid``/``topic``, ``docno``, ``rel`` and ``inclusion``/``pi`` work
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import warnings
 import zlib
 from collections.abc import Mapping
 from dataclasses import replace
@@ -83,6 +83,7 @@ def _sampled(grade_range: tuple[int, int]) -> Layout:
     """Sampled qrels as :func:`read_sampled_qrels` checks them."""
     return replace(SAMPLED_FILE, checks=Checks(
         (Number("stratum", integer=True), _sampled_relevance(grade_range, -1)), frame=True,
+        strata=True,
         listed_twice="topic {query!r}, document {doc!r} is listed twice (stratum "
         "{first[stratum]} on line {line}, stratum {here[stratum]} here)"))
 
@@ -117,10 +118,10 @@ def qrels_form(source) -> str:
 
 def _form(line: bytes) -> str:
     """The form of qrels whose first non-blank line is ``line`` (:func:`qrels_form`)."""
-    return kind_of(line, _forms(DEFAULT_GRADE_RANGE, frame=True)) or "trec"
+    return kind_of(line, qrels_forms(DEFAULT_GRADE_RANGE, frame=True)) or "trec"
 
 
-def _forms(grade_range: tuple[int, int], frame: bool) -> dict[str, Layout]:
+def qrels_forms(grade_range: tuple[int, int], frame: bool) -> dict[str, Layout]:
     """The three forms of qrels, in the order a first line is tried on them (the last, TREC
     qrels, taken when none fits); ``frame``: plain qrels as a DataFrame, not columns."""
     return {"inclusion": _inclusion(grade_range), "sampled": _sampled(grade_range),
@@ -205,51 +206,7 @@ def read_sampled_qrels(
     was judged is named in a warning (it adds nothing to the estimated R). ``data``: the
     file's bytes, when read already.
     """
-    table = read_checked(source, {"sampled": _sampled(grade_range)}, data=data)[1]
-    _warn_unjudged_strata(source, table, stacklevel=3)
-    return table
-
-
-def _warn_unjudged_strata(source, table: pd.DataFrame, stacklevel: int) -> None:
-    """Name in a warning the strata of sampled qrels none of whose documents was judged."""
-    judged = table.assign(judged=table["relevance"] >= 0).groupby(
-        ["query_id", "stratum"], sort=True
-    )["judged"].any()
-    if not judged.all():
-        empty = ", ".join(f"topic {q} stratum {h}" for q, h in judged.index[~judged.to_numpy()][:5])
-        warnings.warn(
-            f"{source}: no document of {empty} was judged: the stratum adds nothing to the "
-            "estimated number of relevant documents (as sample_eval.pl)",
-            stacklevel=stacklevel,
-        )
-
-
-def read_any_qrels(source, *, duplicates: str = "error", frame: bool = True):
-    """``(qrels, sample, notes)``: qrels of either form, the sampled table or None, and notes.
-
-    With ``frame=False`` plain qrels come as :func:`read_qrels_columns` returns them (no pandas).
-
-    Sampled qrels (five columns, :func:`read_sampled_qrels`) give qrels in
-    which a not-sampled document (``-1``) stays in the pool, unjudged; the notes
-    are the reader's warnings (issued again), for the campaign to keep. Qrels with inclusion
-    probabilities (:func:`read_inclusion_qrels`) give the sample with its ``inclusion`` column.
-    """
-    # a file is read once: its form told by the first line of the bytes then parsed
-    forms = _forms(DEFAULT_GRADE_RANGE, frame)
-    if not isinstance(source, (str, os.PathLike)):  # a DataFrame: plain qrels
-        forms = {"trec": forms["trec"]}
-    form, qrels, _ = read_checked(source, forms, duplicates=duplicates)
-    if form == "trec":
-        return qrels, None, []
-    notes = []
-    if form == "sampled":
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            _warn_unjudged_strata(source, qrels, stacklevel=2)
-        notes = [str(w.message) for w in caught]
-        for note in notes:
-            warnings.warn(note, stacklevel=3)
-    return qrels[["query_id", "doc_id", "relevance"]], qrels, notes
+    return read_checked(source, {"sampled": _sampled(grade_range)}, data=data)[1]
 
 
 def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.DataFrame, np.ndarray | None]:
