@@ -12,8 +12,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._files import read_bytes
 from .assembly import Aligned, align_files, align_read_frames
-from .parsing import read_checked
+from .parsing import checked_fields
 from .qrels import DEFAULT_GRADE_RANGE, qrels_forms
 from .runs import read_run, run_files, skipped_note
 
@@ -50,14 +51,17 @@ def read_judgments(
     from ..collection_settings import resolve_rel_threshold
 
     threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
-    if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
+    irds = isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX)
+    # a file is read once: its form told by its first line, then parsed
+    data = read_bytes(qrels) if isinstance(qrels, (str, os.PathLike)) and not irds else None
+    if irds:
         qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
-    forms = qrels_forms(DEFAULT_GRADE_RANGE, frame)  # a file's form told by its first line
-    if not isinstance(qrels, (str, os.PathLike)):  # a DataFrame: plain qrels
+    forms = qrels_forms(DEFAULT_GRADE_RANGE, frame)
+    if data is None:  # a DataFrame: plain qrels
         forms = {"trec": forms["trec"]}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        form, judged, _ = read_checked(qrels, forms, duplicates=duplicates)
+        form, judged, _ = checked_fields(qrels, data, forms, duplicates=duplicates)
     notes = [str(w.message) for w in caught] if form == "sampled" else []
     for w in caught:  # issued again: a sampled file's notes are the campaign's to keep too
         warnings.warn(w.message, w.category, stacklevel=2)

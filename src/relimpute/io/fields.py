@@ -17,6 +17,7 @@ integers, faster than the kernel.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -338,7 +339,7 @@ class Fields:
         empty = ", ".join(f"topic {self.query[i].as_py()} stratum {stratum[i]}" for i in rows)
         warnings.warn(f"{self.source}: no document of {empty} was judged: the stratum adds nothing "
                       "to the estimated number of relevant documents (as sample_eval.pl)",
-                      stacklevel=5)  # the reader's caller  # fmt: skip
+                      stacklevel=_outside_io())  # fmt: skip
 
     def _number(self, number: Number) -> np.ndarray:
         """One column as ``number`` says, its bounds checked."""
@@ -455,6 +456,15 @@ class Fields:
             keep[:] = False
             keep[best[first_of_key]] = True
         return keep
+
+
+def _outside_io() -> int:
+    """The ``stacklevel`` at which a warning issued by its caller names the first caller outside
+    :mod:`relimpute.io` (a reader's caller, however deep the reader)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(f"{__package__}."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _repeats(query: pa.Array, doc: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

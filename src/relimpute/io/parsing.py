@@ -205,24 +205,36 @@ def read_checked(
     duplicates: str = "error", columns: Mapping[str, str] | None = None,
     data: bytes | None = None, unknown: str | None = None,
 ):
-    """``(kind, rows, lines)``: which of ``kinds`` a file is, told by its first non-blank line (the
-    first whose header it is, or whose number of fields it has; else the last kind, or, given
-    ``unknown``, an error saying it with ``{fields}``), and its fields read and checked as that
-    layout says (:meth:`~.fields.Fields.checked`, under the ``duplicates`` policy). A DataFrame
-    is of the first kind; ``data``: the file's bytes, when read already."""
-    name = next(iter(kinds))
+    """``(kind, rows, lines)`` of a file (plain or gzip; ``data``: its bytes, when read already)
+    or a DataFrame: :func:`checked_fields` of its bytes."""
     if len(kinds) == 1:  # a bad policy is a programming error: refused before reading
-        kinds[name].checks.check_policy(duplicates)
-    if isinstance(source, (str, os.PathLike)):
-        data = read_bytes(source) if data is None else data
-        if len(kinds) > 1:
-            line = first_data_line(data)
-            name = kind_of(line, kinds)
-            if name is None and unknown is not None:
-                raise InputError(unknown.format(fields=len(line.split())), str(source), 1)
-            name = name or list(kinds)[-1]
-            kinds[name].checks.check_policy(duplicates)
+        next(iter(kinds.values())).checks.check_policy(duplicates)
+    if data is None and isinstance(source, (str, os.PathLike)):
+        data = read_bytes(source)
+    return checked_fields(source, data, kinds, duplicates=duplicates, columns=columns,
+                          unknown=unknown)  # fmt: skip
+
+
+def checked_fields(
+    source: str | os.PathLike | pd.DataFrame, data: bytes | None, kinds: Mapping[str, Layout], *,
+    duplicates: str = "error", columns: Mapping[str, str] | None = None,
+    unknown: str | None = None,
+):
+    """``(kind, rows, lines)``: which of ``kinds`` the file ``source`` whose bytes are ``data``
+    is, told by its first non-blank line (the first whose header it is, or whose number of
+    fields it has; else the last kind, or, given ``unknown``, an error saying it with
+    ``{fields}``), and its fields read and checked as that layout says
+    (:meth:`~.fields.Fields.checked`, under the ``duplicates`` policy). A DataFrame (``data``
+    None) is of the first kind."""
+    name = next(iter(kinds))
+    if data is not None and len(kinds) > 1:
+        line = first_data_line(data)
+        name = kind_of(line, kinds)
+        if name is None and unknown is not None:
+            raise InputError(unknown.format(fields=len(line.split())), str(source), 1)
+        name = name or list(kinds)[-1]
     layout = kinds[name]
+    layout.checks.check_policy(duplicates)
     return name, *read_fields(source, layout, columns, data).checked(layout.checks, duplicates)
 
 

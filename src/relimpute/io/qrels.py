@@ -20,8 +20,9 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import replace
 
+from .._files import read_bytes
 from .fields import Checks, Number
-from .parsing import Layout, kind_of, read_checked
+from .parsing import Layout, checked_fields, kind_of, read_checked
 from .trec import GRADE_COLUMN, PROB_QRELS_COLUMNS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -220,9 +221,9 @@ def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.D
         read = read_prob_qrels if probability else read_qrels
         return ("probability" if probability else "qrels"), read(source), None
     forms = {"probability": _prob(frame=True), "qrels": _qrels(DEFAULT_GRADE_RANGE, frame=True)}
-    return read_checked(source, forms, unknown="a label file has 4 fields per line (qrels: qid "
-                        "iter docno label) or 3 (query_id doc_id probability); the first line "
-                        "has {fields}")  # fmt: skip
+    return checked_fields(source, read_bytes(source), forms, unknown="a label file has 4 fields "
+                          "per line (qrels: qid iter docno label) or 3 (query_id doc_id "
+                          "probability); the first line has {fields}")  # fmt: skip
 
 
 def _prob(frame: bool) -> Layout:
