@@ -243,14 +243,13 @@ class Number:
 @dataclass(frozen=True)
 class Checks:
     """What a file kind's reader makes of its :class:`Fields`, in this order: the ``numbers``
-    (``every``: how each other value column is read, its name put in), the ``p_ge_<grade>``
-    columns ordered (``graded``), a (topic, document) listed twice refused (``listed_twice``:
+    (``every``: how each other value column is read, its name put in); the ``p_ge_<grade>``
+    columns ordered (``graded``); a (topic, document) listed twice refused (``listed_twice``:
     the error, formatted with ``query``, ``doc``, ``line`` and the ``first`` and ``here`` rows'
-    numbers) or kept under a duplicate policy among ``policies`` by the number ``value``
-    (:meth:`Fields.keep`: ``what``, ``merge_identical``), and before that, in sampled qrels
-    (``strata``), the strata none of whose documents was judged named in a warning; then the
-    ``tags`` kept as they are (``encode``: dictionary-encoded), and the rows given as a
-    DataFrame if ``frame``."""
+    numbers); in sampled qrels (``strata``), the strata none of whose documents was judged
+    named in a warning; the ``tags`` kept as they are (``encode``: dictionary-encoded); the rows
+    kept under a duplicate policy among ``policies`` by the number ``value``
+    (:meth:`Fields.keep`: ``what``, ``merge_identical``); a DataFrame of them if ``frame``."""
 
     numbers: tuple[Number, ...] = ()
     every: Number | None = None
@@ -304,6 +303,8 @@ class Fields:
                 query=self.query[row].as_py(), doc=self.doc[row].as_py(),
                 line=int(self.lines[earlier]), first={c: v[earlier] for c, v in first.items()},
                 here={c: v[row] for c, v in first.items()}))  # fmt: skip
+        if checks.strata:
+            self._warn_unjudged_strata(out["stratum"], out["relevance"])
         for tag in checks.tags:
             if tag in self.values:
                 values = self.values[tag]  # a file's tags are strings, a DataFrame's may not be
@@ -311,8 +312,6 @@ class Fields:
                     values = values if isinstance(values, pa.Array) else as_string_array(values)
                     values = dictionary_encode(values)
                 out[tag] = values
-        if checks.strata:
-            self._warn_unjudged_strata(out["stratum"], out["relevance"])
         keep = None
         if checks.policies:
             keep = self.keep(out[checks.value], duplicates, checks.what, checks.value,
