@@ -8,9 +8,8 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 from ..errors import InputError
 from .fields import Checks, Number
