@@ -1,4 +1,4 @@
-"""The readers' calls of pyarrow's kernels (``relimpute.io._kernels``) give what
+"""The readers' calls of pyarrow's kernels (``relimpute.io.fields``) give what
 ``pyarrow.compute`` gives, on random string, number and index arrays (the oracle)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from relimpute.io import _kernels as k
+from relimpute.io import fields as k
 
 
 def _strings(rng: np.random.Generator, n: int, large: bool = False) -> pa.Array:

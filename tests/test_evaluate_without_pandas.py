@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from relimpute.io.parsing import from_numpy, strings_to_numpy, to_numpy
+from relimpute.io.fields import from_numpy, strings_to_numpy, to_numpy
 from relimpute.studies.tables import FORMATTERS, plain_table
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -61,7 +61,7 @@ def test_plain_table_leaves_what_pandas_escapes_or_other_types_to_pandas():
 
 
 def test_evaluate_prints_the_pandas_table_without_importing_pandas(tiny_campaign_files):
-    """... nor pyarrow.compute (its kernel wrappers: start-up time; io._kernels calls them)."""
+    """... nor pyarrow.compute (its kernel wrappers: start-up time; io.fields calls them)."""
     qrels, runs = tiny_campaign_files
     code = (
         "import sys\nfrom relimpute.cli import main\n"

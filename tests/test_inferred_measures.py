@@ -173,8 +173,13 @@ def test_bad_sampled_qrels_name_the_line(tmp_path, text, message):
 
 
 def test_a_stratum_with_nothing_judged_is_named_in_a_warning(tmp_path):
-    with pytest.warns(UserWarning, match="topic 1 stratum 2 was judged"):
-        read_sampled_qrels(_write(tmp_path, "q.txt", "1 0 a 1 1\n1 0 b 2 -1\n"))
+    text = "2 0 c 1 -1\n1 0 a 1 1\n1 0 b 2 -1\n10 0 d 4 -1\n10 0 e 3 -1\n"
+    with pytest.warns(UserWarning, match="no document of topic 1 stratum 2") as caught:
+        read_sampled_qrels(_write(tmp_path, "q.txt", text))
+    # the strata in (topic, stratum) order, the warning at the reader's caller
+    assert "of topic 1 stratum 2, topic 10 stratum 3, topic 10 stratum 4, topic 2 stratum 1 " \
+        "was judged" in str(caught[0].message)
+    assert caught[0].filename == __file__
 
 
 # --------------------------------------------------------------------------- the script

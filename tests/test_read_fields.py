@@ -1,4 +1,4 @@
-"""One door for every file kind (relimpute.io.parsing.read_fields): a header line is found on
+"""One door for every file kind (relimpute.io.parsing.read_checked): a header line is found on
 the first non-blank line whatever the kind, and the lines it returns are the file's, so that an
 error found after reading (a label on a topic the campaign lacks) names the line without
 reading the file again."""
@@ -42,7 +42,7 @@ def test_a_header_after_blank_lines_is_a_header_for_every_kind(tmp_path, blank):
 def test_the_fields_of_a_file_and_of_its_frame_agree(tmp_path):
     path = tmp_path / "prob.tsv"
     path.write_text("qid docno p p_ge_2\n1 d1 0.5 0.25\n2 d9 0.1 0.0\n")
-    from_file = read_fields(path, PROB_QRELS_FILE)
+    from_file = read_fields(path, PROB_QRELS_FILE, data=path.read_bytes())
     frame = pd.DataFrame({"qid": ["1", "2"], "docno": ["d1", "d9"], "p": [0.5, 0.1],
                           "p_ge_2": [0.25, 0.0]})  # fmt: skip
     from_frame = read_fields(frame, PROB_QRELS_FILE)

@@ -43,16 +43,16 @@ place, so an interrupted write never leaves a truncated file.
 :func:`sort_trec` orders a run as trec_eval does (scores compared as C
 ``float``, :func:`trec_scores`; ties by docno descending).
 
-Modules, by idea: :mod:`.trec` (the formats' columns and trec_eval's order), :mod:`.parsing`
-(the one door of every file kind: fields, numbers, ids and duplicates checked, under the rest),
-:mod:`.qrels` (every form of qrels), :mod:`.runs` (runs and run folders), :mod:`.writing`
+Modules, by idea: :mod:`.trec` (the formats' columns and trec_eval's order), :mod:`.fields`
+(fields typed and checked as a file kind says, with the pyarrow kernels they call),
+:mod:`.parsing` (the one door of every file kind: its bytes split into those fields), :mod:`.qrels` (every form of qrels), :mod:`.runs` (runs and run folders), :mod:`.writing`
 (the writers), :mod:`.assembly` (qrels and runs aligned per topic) and :mod:`.campaign` (a
 campaign's files read and aligned in one pass, for :class:`relimpute.data.Campaign`).
 """
 
 from __future__ import annotations
 
-from .parsing import as_string_array
+from .fields import as_string_array
 from .qrels import (
     DEFAULT_GRADE_RANGE,
     DUPLICATE_POLICIES,

@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ._kernels import cast, dictionary_encode, not_equal, sort_distinct, take, unique
-from .parsing import as_string_array, from_numpy, strings_to_numpy, to_numpy
+from .fields import as_string_array, cast, dictionary_encode, from_numpy, not_equal, sort_distinct
+from .fields import strings_to_numpy, take, to_numpy, unique
 from .qrels import read_qrels
 from .runs import read_run, read_run_columns
 from .trec import trec_scores
@@ -66,15 +66,19 @@ def align_files(
     # reading run by run: a run's duplicate before a later run's error.
     from ..progress import progress
 
+    failed = None
     for _, path in progress(files, desc="reading runs", unit="run"):
         try:
             parts.append(_file_rows(path, judged, by_rank=by_rank, duplicates=duplicates))
-        except InputError:
-            _raise_first_duplicate(files, _align(judged, parts)[1], by_rank)
-            raise
+        except InputError as error:  # an earlier run's duplicate first: the runs read so far
+            failed = error
+            break
     topics, repeating = _align(judged, parts)
+    aligned = _aligned([name for name, _ in files], judged, parts, topics)
     _raise_first_duplicate(files, repeating, by_rank)
-    return _aligned([name for name, _ in files], judged, parts, topics)
+    if failed is not None:
+        raise failed
+    return aligned
 
 
 def align_frames(
@@ -84,6 +88,14 @@ def align_frames(
     if validate:
         qrels = read_qrels(qrels)
         runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in runs.items()}
+    return align_read_frames(qrels, runs, by_rank=by_rank)
+
+
+def align_read_frames(
+    qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame], *, by_rank: bool
+) -> Aligned:
+    """Align run frames with a qrels frame as :func:`~relimpute.io.read_qrels` and
+    :func:`~relimpute.io.read_run` returned them."""
     judged = _Judgments.of(qrels)
     parts = [_frame_rows(run, judged, by_rank=by_rank) for run in runs.values()]
     topics, _ = _align(judged, parts)  # validated frames list no document twice in a topic

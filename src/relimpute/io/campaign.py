@@ -7,12 +7,15 @@ then the runs, aligned per topic (:mod:`.assembly`) for
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .assembly import Aligned, align_files, align_frames
-from .qrels import read_any_qrels
+from .._files import read_bytes
+from .assembly import Aligned, align_files, align_read_frames
+from .parsing import checked_fields
+from .qrels import DEFAULT_GRADE_RANGE, qrels_forms
 from .runs import read_run, run_files, skipped_note
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -48,10 +51,26 @@ def read_judgments(
     from ..collection_settings import resolve_rel_threshold
 
     threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
-    if isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX):
+    irds = isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX)
+    # a file is read once: its form told by its first line, then parsed
+    data = read_bytes(qrels) if isinstance(qrels, (str, os.PathLike)) and not irds else None
+    if irds:
         qrels = ir_datasets_qrels(qrels[len(IR_DATASETS_PREFIX) :])
-    judged, sample, notes = read_any_qrels(qrels, duplicates=duplicates, frame=frame)
-    return Judgments(judged, sample, notes, threshold, settings)
+    forms = qrels_forms(DEFAULT_GRADE_RANGE, frame)
+    if data is None:  # a DataFrame: plain qrels
+        forms = {"trec": forms["trec"]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        form, judged, _ = checked_fields(qrels, data, forms, duplicates=duplicates)
+    notes = [str(w.message) for w in caught] if form == "sampled" else []
+    for w in caught:  # issued again: a sampled file's notes are the campaign's to keep too
+        warnings.warn(w.message, w.category, stacklevel=2)
+    if form == "trec":
+        return Judgments(judged, None, notes, threshold, settings)
+    # sampled qrels, or with inclusion probabilities: a document not sampled (-1) stays in the
+    # pool, unjudged, and the sample keeps its strata or probabilities
+    plain = judged[["query_id", "doc_id", "relevance"]]
+    return Judgments(plain, judged, notes, threshold, settings)
 
 
 def read_campaign(
@@ -67,10 +86,11 @@ def read_campaign(
     from ..adapters import as_run_frames
 
     qrels = judgments.qrels
-    if isinstance(runs, Mapping):  # the qrels were checked as they were read: the runs now
-        runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in as_run_frames(runs).items()}
-        return align_frames(qrels, runs, by_rank=by_rank, validate=False), []
-    skipped: list[Path] = []
-    files = run_files(runs, skipped)
-    aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
-    return aligned, judgments.notes + ([skipped_note(skipped)] if skipped else [])
+    if not isinstance(runs, Mapping):
+        skipped: list[Path] = []
+        files = run_files(runs, skipped)
+        aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
+        return aligned, judgments.notes + ([skipped_note(skipped)] if skipped else [])
+    # the qrels were checked as they were read: the runs now
+    runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in as_run_frames(runs).items()}
+    return align_read_frames(qrels, runs, by_rank=by_rank), []

@@ -1,10 +1,10 @@
-"""The fields of TREC text files and of DataFrames, typed and checked, and the duplicate policy.
+"""A file's bytes into fields: the one door of every file kind (:func:`read_checked`).
 
-The layer under :mod:`relimpute.io`: each kind of file is a :class:`Layout` (its fields and
-header line), and :func:`read_fields` is the one way a reader takes one in, a file (plain or
-gzip, split by pyarrow's CSV reader on a fast path or line by line otherwise: the same tables
-and errors) or a DataFrame; the :class:`Fields` it returns convert and check the numbers and
-apply a duplicate policy, every error naming file and line (module docstring of
+Each kind of file is a :class:`Layout` (its fields, header line and :class:`~.fields.Checks`),
+and :func:`read_checked` the one way a reader takes one in: a file (plain or gzip, its kind
+told by its first line among several, split by pyarrow's CSV reader on a fast path or line by
+line otherwise: the same tables and errors) or a DataFrame, into :class:`~.fields.Fields` that
+check themselves as the layout says, every error naming file and line (module docstring of
 :mod:`relimpute.io`).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +22,8 @@ import pyarrow.csv as pcsv
 
 from .._files import read_bytes
 from ..errors import InputError
-from ._kernels import all_finite, any_empty, binary_length, cast, dictionary_encode, filter_rows
+from .fields import Checks, Fields, all_finite, any_empty, as_string_array, binary_length, cast
+from .fields import to_numpy
 from .trec import COLUMN_ALIASES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -153,7 +154,8 @@ class Layout:
     name it, the columns parsed as numbers on the fast path, and its header line: None (no
     header), ``"optional"`` or ``"required"``, naming the columns (:data:`COLUMN_ALIASES` and
     ``aliases`` spell them too) and then, if ``extra`` matches them, more columns. A DataFrame
-    of the kind has the kept columns but ``optional``, taken when present."""
+    of the kind has the kept columns but ``optional``, taken when present. ``checks``: what its
+    reader makes of the fields (:meth:`~.fields.Fields.checked`)."""
 
     fields: tuple[str | None, ...]
     text: str
@@ -162,6 +164,7 @@ class Layout:
     extra: re.Pattern | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)
     optional: tuple[str, ...] = ()
+    checks: Checks = Checks()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -197,15 +200,75 @@ def _split_header(data: bytes, layout: Layout, source: str) -> tuple[bytes, int,
     return rest, skip + 2, named
 
 
+def read_checked(
+    source: str | os.PathLike | pd.DataFrame, kinds: Mapping[str, Layout], *,
+    duplicates: str = "error", columns: Mapping[str, str] | None = None,
+    data: bytes | None = None, unknown: str | None = None,
+):
+    """``(kind, rows, lines)`` of a file (plain or gzip; ``data``: its bytes, when read already)
+    or a DataFrame: :func:`checked_fields` of its bytes."""
+    if len(kinds) == 1:  # a bad policy is a programming error: refused before reading
+        next(iter(kinds.values())).checks.check_policy(duplicates)
+    if data is None and isinstance(source, (str, os.PathLike)):
+        data = read_bytes(source)
+    return checked_fields(source, data, kinds, duplicates=duplicates, columns=columns,
+                          unknown=unknown)  # fmt: skip
+
+
+def checked_fields(
+    source: str | os.PathLike | pd.DataFrame, data: bytes | None, kinds: Mapping[str, Layout], *,
+    duplicates: str = "error", columns: Mapping[str, str] | None = None,
+    unknown: str | None = None,
+):
+    """``(kind, rows, lines)``: which of ``kinds`` the file ``source`` whose bytes are ``data``
+    is, told by its first non-blank line (the first whose header it is, or whose number of
+    fields it has; else the last kind, or, given ``unknown``, an error saying it with
+    ``{fields}``), and its fields read and checked as that layout says
+    (:meth:`~.fields.Fields.checked`, under the ``duplicates`` policy). A DataFrame (``data``
+    None) is of the first kind."""
+    name = next(iter(kinds))
+    if data is not None and len(kinds) > 1:
+        line = first_data_line(data)
+        name = kind_of(line, kinds)
+        if name is None and unknown is not None:
+            raise InputError(unknown.format(fields=len(line.split())), str(source), 1)
+        name = name or list(kinds)[-1]
+    layout = kinds[name]
+    layout.checks.check_policy(duplicates)
+    return name, *read_fields(source, layout, columns, data).checked(layout.checks, duplicates)
+
+
+def first_data_line(data: bytes) -> bytes:
+    """The first non-blank line of a file's bytes ``data`` (LF line endings), the rest not
+    split."""
+    start = 0
+    while (end := data.find(b"\n", start)) >= 0 and not data[start:end].split():
+        start = end + 1
+    return data[start:] if end < 0 else data[start:end]
+
+
+def kind_of(line: bytes, kinds: Mapping[str, Layout]) -> str | None:
+    """The first of ``kinds`` that a file whose first non-blank line is ``line`` may be of."""
+    return next((kind for kind, layout in kinds.items() if _fits(line, layout)), None)
+
+
+def _fits(line: bytes, layout: Layout) -> bool:
+    """Whether a file whose first non-blank line is ``line`` may be of ``layout``: that line
+    is its header, or (a header not required) has as many fields as its lines."""
+    if layout.header and header_columns(line, layout):
+        return True
+    return layout.header != "required" and len(line.split()) == len(layout.fields)
+
+
 def read_fields(
     source: str | os.PathLike | pd.DataFrame, layout: Layout, columns: Mapping[str, str] | None = None,
     data: bytes | None = None,
 ) -> Fields:
-    """The :class:`Fields` of a file of ``layout`` (plain or gzip, or its bytes ``data``; fields
-    split, ids checked) or of a DataFrame of its columns (renamed as :data:`COLUMN_ALIASES` and
-    ``columns`` say)."""
+    """The :class:`Fields` of a file of ``layout`` (its bytes ``data``, as
+    :func:`~relimpute._files.read_bytes` gives them; fields split, ids checked) or of a
+    DataFrame of its columns (renamed as :data:`COLUMN_ALIASES` and ``columns`` say)."""
     if isinstance(source, (str, os.PathLike)):
-        name, data = str(source), read_bytes(source) if data is None else data
+        name = str(source)
         first, names, fields, text = 1, layout.columns, layout.fields, layout.text
         if layout.header:
             data, first, names = _split_header(data, layout, name)
@@ -226,229 +289,6 @@ def read_fields(
         empty = to_numpy(binary_length(ids)) == 0
         fields.refuse(empty, lambda i: f"{what} is empty")
     return fields
-
-
-@dataclass(frozen=True)
-class Fields:
-    """The rows of one file or DataFrame: the query and document ids (pyarrow strings), the
-    other columns as given (text, float64, or a pandas Series), each row's line; its methods
-    convert and check them, an error naming ``source`` and the line."""
-
-    source: str
-    query: pa.Array
-    doc: pa.Array
-    values: dict[str, object]
-    lines: np.ndarray
-
-    def floats(self, column: str, what: str | None = None) -> np.ndarray:
-        """``column``'s numbers (or their text) as finite float64 (``what`` names it in errors;
-        default its name)."""
-        values, what = self.values[column], what or column
-        if not isinstance(values, (pa.Array, pa.ChunkedArray)):  # a pandas Series
-            import pandas as pd
-
-            if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
-                values.dtype
-            ):
-                return self._finite(values.to_numpy(dtype=float, na_value=np.nan), values, what)
-            values = as_string_array(values)
-        if values.null_count:
-            self.refuse(values.is_null().to_numpy(zero_copy_only=False), lambda i: f"{what} is missing")
-        try:
-            array = to_numpy(cast(values, pa.float64()))
-        except pa.ArrowInvalid:
-            i = _first_failing_cast(values)
-            raise InputError(f"{what} {values[i].as_py()!r} is not a number", self.source,
-                             int(self.lines[i])) from None  # fmt: skip
-        return self._finite(array, values, what)
-
-    def _finite(self, array: np.ndarray, given: pa.Array | pd.Series, what: str) -> np.ndarray:
-        """``array`` if all finite, else an error naming the first bad value as it was given."""
-        shown = (lambda i: given[i].as_py()) if isinstance(given, pa.Array) else (
-            lambda i: given.iloc[[i]].tolist()[0])  # as given
-        self.refuse(~np.isfinite(array), lambda i: f"{what} {shown(i)!r} is not a finite number")
-        return array
-
-    def integers(self, column: str) -> np.ndarray:
-        """``column`` as int64, an error at the first line that holds no integer."""
-        array = self.floats(column)
-        self.refuse((array != np.round(array)) | (np.abs(array) > 2.0**53),
-                    lambda i: f"{column} {float(array[i])!r} is not an integer")  # fmt: skip
-        return array.astype(np.int64)
-
-    def refuse(self, bad: np.ndarray, problem: Callable[[int], str]) -> None:
-        """An error at the first row ``bad`` marks, ``problem(row)`` saying what is wrong."""
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(problem(i), self.source, int(self.lines[i]))
-
-    def refuse_repeats(self, problem: Callable[[int, int], str]) -> None:
-        """An error at the first (topic, document) listed again, ``problem(row, earlier row)``
-        saying what is wrong."""
-        key, order, repeat = _repeats(self.query, self.doc)
-        if len(repeat):
-            row = int(order[repeat + 1].min())
-            raise InputError(problem(row, int(np.flatnonzero(key == key[row])[0])), self.source,
-                             int(self.lines[row]))  # fmt: skip
-
-    def keep(self, value: np.ndarray, duplicates: str, what: str, value_name: str,
-             merge_identical: bool) -> np.ndarray | None:  # fmt: skip
-        """Rows to keep under the duplicate policy (None: no duplicates, keep all).
-
-        ``merge_identical`` (qrels) drops exact repeats under ``"error"`` and
-        only stops on conflicting values; it also marks ``"max"`` as available.
-        """
-        key, order, repeat = _repeats(self.query, self.doc)
-        if not len(repeat):
-            return None
-        keep = np.ones(len(key), dtype=bool)
-        if duplicates == "error":
-            later, earlier = order[repeat + 1], order[repeat]
-            if merge_identical:
-                conflict = value[later] != value[earlier]
-                keep[later[~conflict]] = False
-                later, earlier = later[conflict], earlier[conflict]
-                if not len(later):
-                    return keep
-            row = int(later[int(np.argmin(later))])
-            i = int(np.flatnonzero(key == key[row])[0])
-            kind = "conflicting duplicate" if value[i] != value[row] else "duplicate"
-            options = "'first'|'last'" + ("|'max'" if merge_identical else "")
-            raise InputError(
-                f"{kind} {what}: topic {self.query[row].as_py()!r}, document "
-                f"{self.doc[row].as_py()!r} also on line {int(self.lines[i])} ({value_name} "
-                f"{value[i]:g} vs {value[row]:g}); choose a policy with duplicates={options}",
-                self.source,
-                int(self.lines[row]),
-            )
-        if duplicates == "first":
-            keep[order[repeat + 1]] = False
-        elif duplicates == "last":
-            keep[order[repeat]] = False
-        else:  # "max": highest value per key, earliest line among equals
-            best = np.lexsort((np.arange(len(key)), -value, key))
-            first_of_key = np.r_[True, key[best][1:] != key[best][:-1]]
-            keep[:] = False
-            keep[best[first_of_key]] = True
-        return keep
-
-
-# --------------------------------------------------------------------------- arrays
-# pyarrow arrays to numpy and back without pyarrow's pandas conversion layer, which imports
-# pandas (about 0.35 s of CPU) even for integers: reading run files needs none of it.
-
-#: numpy's type of each of arrow's numeric types, by arrow's type id
-_NUMBERS = {
-    kind.id: np.dtype(kind.to_pandas_dtype())
-    for kind in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(),
-                 pa.uint32(), pa.uint64(), pa.float32(), pa.float64())
-}  # fmt: skip
-_BOOLEAN = pa.bool_().id
-
-
-def to_numpy(array: pa.Array) -> np.ndarray:
-    """A numeric or boolean array as numpy, as ``array.to_numpy(zero_copy_only=False)``
-    gives it (read-only but for booleans); an array with nulls or of another type goes
-    through pyarrow's own conversion."""
-    kind = array.type.id
-    dtype = _NUMBERS.get(kind)
-    if array.null_count or (dtype is None and kind != _BOOLEAN):
-        return array.to_numpy(zero_copy_only=False)
-    data = array.buffers()[1]
-    if dtype is None:  # booleans, one bit each
-        if data is None:
-            return np.zeros(0, dtype=bool)
-        bits = np.frombuffer(data, dtype=np.uint8)
-        return np.unpackbits(bits, count=array.offset + len(array), bitorder="little")[
-            array.offset :
-        ].astype(bool)
-    if data is None:
-        return np.zeros(0, dtype=dtype)
-    return np.frombuffer(data, dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
-
-
-def from_numpy(values: np.ndarray) -> pa.Array:
-    """A 1-d numeric numpy array as a pyarrow array of its type, as ``pa.array(values)``
-    (sharing its memory when contiguous)."""
-    values = np.ascontiguousarray(values)
-    if values.dtype == bool:
-        return pa.Array.from_buffers(
-            pa.bool_(), len(values), [None, pa.py_buffer(np.packbits(values, bitorder="little"))]
-        )
-    return pa.Array.from_buffers(
-        pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
-    )
-
-
-def strings_to_numpy(array: pa.Array) -> np.ndarray:
-    """A string array without nulls as a numpy object array of ``str``."""
-    out = np.empty(len(array), dtype=object)
-    out[:] = array.to_pylist()
-    return out
-
-
-# --------------------------------------------------------------------------- columns
-
-
-def as_string_array(values: pd.Series | pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
-    """Ids as a pyarrow large-string array (zero-copy for pyarrow-backed pandas strings).
-
-    Non-string ids (e.g. integer topic numbers) are converted with ``str``.
-    Missing values stay missing (null) so callers can report them.
-    """
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        array = values
-    else:
-        try:
-            array = pa.array(values, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            array = None
-        if array is not None and pa.types.is_dictionary(array.type):  # a categorical column
-            array = array.dictionary_decode()
-        if array is None or not (
-            pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
-        ):
-            mask = values.isna().to_numpy()
-            strings = np.array([str(v) for v in values.to_numpy(dtype=object)], dtype=object)
-            array = pa.array(strings, type=_STRING, mask=mask)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    return cast(array, _STRING)
-
-
-def _first_failing_cast(values: pa.Array) -> int:
-    """Index of the first string that does not parse as a float (bisection over slices)."""
-    lo, hi = 0, len(values)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        try:
-            cast(values.slice(lo, mid - lo), pa.float64())
-        except pa.ArrowInvalid:
-            hi = mid
-        else:
-            lo = mid
-    return lo
-
-
-# --------------------------------------------------------------------------- duplicates
-
-
-def _check_policy(duplicates: str, allowed: tuple[str, ...]) -> None:
-    """Refuse an unknown duplicate policy (a programming error, so ValueError)."""
-    if duplicates not in allowed:
-        raise ValueError(f"duplicates must be one of {allowed}, got {duplicates!r}")
-
-
-def _repeats(query: pa.Array, doc: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(key, order, repeat)``: a key per (topic, document), the stable order sorting it and the
-    positions ``i`` in that order whose row ``order[i + 1]`` repeats the key of ``order[i]``."""
-    q = to_numpy(dictionary_encode(query).indices).astype(np.int64)
-    d = to_numpy(dictionary_encode(doc).indices).astype(np.int64)
-    key = q * (int(d.max(initial=0)) + 1) + d  # one per (topic, document)
-    order = np.argsort(key, kind="stable")
-    return key, order, np.flatnonzero(key[order][1:] == key[order][:-1])
-
-
 # --------------------------------------------------------------------------- DataFrame input
 
 
@@ -477,24 +317,3 @@ def _normalise_frame(
     if frame.empty:
         raise InputError("table is empty", _FRAME)
     return frame.reset_index(drop=True)
-
-
-def kept_columns(columns: dict[str, object], keep: np.ndarray | None) -> dict[str, object]:
-    """The rows ``keep`` marks (all when None) of every column (pyarrow or numpy)."""
-    if keep is None:
-        return dict(columns)
-    mask = from_numpy(keep)
-    return {
-        name: filter_rows(values, mask) if isinstance(values, pa.Array) else values[keep]
-        for name, values in columns.items()
-    }
-
-
-def _table(columns: dict[str, object], keep: np.ndarray | None) -> pd.DataFrame:
-    """Assemble the output DataFrame (pyarrow-backed strings where pandas has them)."""
-    import pandas as pd
-
-    return pd.DataFrame({
-        name: values.to_pandas() if isinstance(values, pa.Array) else values
-        for name, values in kept_columns(columns, keep).items()
-    })  # fmt: skip

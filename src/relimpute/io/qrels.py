@@ -1,7 +1,8 @@
 """Qrels in every form: TREC qrels (:func:`read_qrels`), sampled qrels with strata
 (:func:`read_sampled_qrels`, ``sample_eval.pl``'s input), qrels with inclusion probabilities
 (:func:`read_inclusion_qrels`, statAP's form), probabilistic qrels (:func:`read_prob_qrels`),
-and :func:`read_any_qrels`, which tells the first three apart by the file's first line.
+and :func:`qrels_forms`, the first three in the order a file's first line tells them apart
+(:func:`relimpute.io.campaign.read_judgments` reads qrels of any of them).
 
 The inclusion form has a header line naming its four columns, ``query_id doc_id relevance
 inclusion_probability`` (``qid``/``topic``, ``docno``, ``rel`` and ``inclusion``/``pi`` work
@@ -15,28 +16,20 @@ from __future__ import annotations
 
 import gzip
 import os
-import warnings
 import zlib
 from collections.abc import Mapping
+from dataclasses import replace
 
-import numpy as np
-import pyarrow as pa
-
-from ..errors import InputError
-from .parsing import (
-    Layout,
-    _check_policy,
-    _table,
-    header_columns,
-    kept_columns,
-    read_bytes,
-    read_fields,
-)
+from .._files import read_bytes
+from .fields import Checks, Number
+from .parsing import Layout, checked_fields, kind_of, read_checked
 from .trec import GRADE_COLUMN, PROB_QRELS_COLUMNS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
 
 #: Labels allowed in qrels by default. -1 marks a pooled-but-unjudged document;
 #: -2 is the TREC Web track's "junk" grade (judged, nonrelevant).
@@ -54,7 +47,46 @@ QRELS_FILE = Layout(("query_id", None, "doc_id", "relevance"), "qid iter docno r
 SAMPLED_QRELS_LAYOUT = "topic iter docno stratum rel"
 SAMPLED_FILE = Layout(("query_id", None, "doc_id", "stratum", "relevance"), SAMPLED_QRELS_LAYOUT)
 #: Probabilistic qrels: a header line is optional, and may name ``p_ge_<grade>`` columns too
-PROB_QRELS_FILE = Layout(PROB_QRELS_COLUMNS, "qid docno p", header="optional", extra=GRADE_COLUMN)
+PROB_QRELS_FILE = Layout(
+    PROB_QRELS_COLUMNS, "qid docno p", header="optional", extra=GRADE_COLUMN,
+    checks=Checks(every=Number("probability", bounds=(0, 1), outside="[0, 1]"), graded=True,
+                  policies=DUPLICATE_POLICIES, value="probability", what="probability",
+                  merge_identical=True),
+)  # fmt: skip
+
+
+def _qrels(grade_range: tuple[int, int], frame: bool) -> Layout:
+    """TREC qrels as :func:`read_qrels_columns` (``frame``: :func:`read_qrels`) checks them."""
+    low, high = grade_range
+    relevance = Number("relevance", integer=True, bounds=(low, high), outside=f"the allowed "
+                       f"range [{low}, {high}] (set grade_range to allow it)")  # fmt: skip
+    return replace(QRELS_FILE, checks=Checks((relevance,), policies=DUPLICATE_POLICIES,
+                   value="relevance", what="judgment", merge_identical=True, frame=frame))
+
+
+def _sampled_relevance(grade_range: tuple[int, int], lowest: int) -> Number:
+    """The grade of a sampled document, ``-1`` when it was not sampled."""
+    low, high = max(grade_range[0], lowest), grade_range[1]
+    return Number("relevance", integer=True, bounds=(low, high),
+                  outside=f"[{low}, {high}] (-1: not sampled)")  # fmt: skip
+
+
+def _inclusion(grade_range: tuple[int, int]) -> Layout:
+    """Qrels with inclusion probabilities as :func:`read_inclusion_qrels` checks them."""
+    inclusion = Number("inclusion_probability", what="inclusion probability", bounds=(0, 1),
+                       open_low=True, outside="(0, 1]", name="inclusion")  # fmt: skip
+    return replace(INCLUSION_FILE, checks=Checks(
+        (_sampled_relevance(grade_range, -2), inclusion), frame=True,
+        listed_twice="topic {query!r}, document {doc!r} is listed twice (also on line {line})"))
+
+
+def _sampled(grade_range: tuple[int, int]) -> Layout:
+    """Sampled qrels as :func:`read_sampled_qrels` checks them."""
+    return replace(SAMPLED_FILE, checks=Checks(
+        (Number("stratum", integer=True), _sampled_relevance(grade_range, -1)), frame=True,
+        strata=True,
+        listed_twice="topic {query!r}, document {doc!r} is listed twice (stratum "
+        "{first[stratum]} on line {line}, stratum {here[stratum]} here)"))
 
 
 def first_line(source) -> bytes | None:
@@ -87,18 +119,14 @@ def qrels_form(source) -> str:
 
 def _form(line: bytes) -> str:
     """The form of qrels whose first non-blank line is ``line`` (:func:`qrels_form`)."""
-    if header_columns(line, INCLUSION_FILE):
-        return "inclusion"
-    return "sampled" if len(line.split()) == 5 else "trec"
+    return kind_of(line, qrels_forms(DEFAULT_GRADE_RANGE, frame=True)) or "trec"
 
 
-def _first_data_line(data: bytes) -> bytes:
-    """The first non-blank line of a file's bytes ``data`` (LF line endings), the rest not
-    split."""
-    start = 0
-    while (end := data.find(b"\n", start)) >= 0 and not data[start:end].split():
-        start = end + 1
-    return data[start:] if end < 0 else data[start:end]
+def qrels_forms(grade_range: tuple[int, int], frame: bool) -> dict[str, Layout]:
+    """The three forms of qrels, in the order a first line is tried on them (the last, TREC
+    qrels, taken when none fits); ``frame``: plain qrels as a DataFrame, not columns."""
+    return {"inclusion": _inclusion(grade_range), "sampled": _sampled(grade_range),
+            "trec": _qrels(grade_range, frame)}  # fmt: skip
 
 
 def is_inclusion_qrels(source) -> bool:
@@ -113,21 +141,9 @@ def read_inclusion_qrels(source: str | os.PathLike, *, grade_range: tuple[int, i
     Returns ``query_id, doc_id, relevance, inclusion``. A missing header, a probability
     outside (0, 1], a grade outside ``grade_range`` (``-1``: not sampled) or a document listed
     twice in a topic is an error naming the file and line. ``data``: the file's bytes, when
-    read already (:func:`read_any_qrels`).
+    read already.
     """
-    fields = read_fields(source, INCLUSION_FILE, data=data)
-    relevance = fields.integers("relevance")
-    low, high = max(grade_range[0], -2), grade_range[1]
-    fields.refuse((relevance < low) | (relevance > high),
-                  lambda i: f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)")
-    inclusion = fields.floats("inclusion_probability", "inclusion probability")
-    fields.refuse(~((inclusion > 0) & (inclusion <= 1)),
-                  lambda i: f"inclusion probability {float(inclusion[i])!r} is outside (0, 1]")
-    query, doc, lines = fields.query, fields.doc, fields.lines
-    fields.refuse_repeats(lambda row, first: f"topic {query[row].as_py()!r}, document "
-                          f"{doc[row].as_py()!r} is listed twice (also on line {int(lines[first])})")
-    return _table({"query_id": query, "doc_id": doc, "relevance": relevance,
-                   "inclusion": inclusion}, None)
+    return read_checked(source, {"inclusion": _inclusion(grade_range)}, data=data)[1]
 
 
 def read_qrels(
@@ -144,11 +160,10 @@ def read_qrels(
     pooled-but-unjudged document and is kept in the table; the data model
     treats it as unjudged. ``duplicates`` is ``"error"`` (conflicting labels;
     identical repeats are merged), ``"first"``, ``"last"`` or ``"max"``; ``data``: the
-    file's bytes, when read already (:func:`read_any_qrels`).
+    file's bytes, when read already.
     """
-    columns, _ = read_qrels_columns(source, duplicates=duplicates, columns=columns,
-                                    grade_range=grade_range, data=data)  # fmt: skip
-    return _table(columns, None)
+    qrels = {"trec": _qrels(grade_range, frame=True)}
+    return read_checked(source, qrels, duplicates=duplicates, columns=columns, data=data)[1]
 
 
 def read_qrels_columns(
@@ -161,18 +176,9 @@ def read_qrels_columns(
 ) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
     """The columns of :func:`read_qrels`'s table, checked as it checks them, without pandas:
     ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64; and each row's line.
-    ``data``: the file's bytes, when read already (:func:`read_any_qrels`)."""
-    _check_policy(duplicates, DUPLICATE_POLICIES)
-    fields = read_fields(source, QRELS_FILE, columns, data)
-    relevance = fields.integers("relevance")
-    low, high = grade_range
-    fields.refuse((relevance < low) | (relevance > high),
-                  lambda i: f"relevance {relevance[i]} is outside the allowed range [{low}, {high}] "
-                  "(set grade_range to allow it)")  # fmt: skip
-    keep = fields.keep(relevance, duplicates, "judgment", "relevance", merge_identical=True)
-    kept = kept_columns({"query_id": fields.query, "doc_id": fields.doc, "relevance": relevance,
-                         "line": fields.lines}, keep)  # fmt: skip
-    return kept, kept.pop("line")
+    ``data``: the file's bytes, when read already."""
+    qrels = {"trec": _qrels(grade_range, frame=False)}
+    return read_checked(source, qrels, duplicates=duplicates, columns=columns, data=data)[1:]
 
 
 def is_sampled_qrels(source) -> bool:
@@ -199,61 +205,9 @@ def read_sampled_qrels(
     A document twice in one topic is an error naming both lines, and so is a
     file mixing four- and five-column lines; a stratum none of whose documents
     was judged is named in a warning (it adds nothing to the estimated R). ``data``: the
-    file's bytes, when read already (:func:`read_any_qrels`).
+    file's bytes, when read already.
     """
-    fields = read_fields(source, SAMPLED_FILE, data=data)
-    stratum, relevance = fields.integers("stratum"), fields.integers("relevance")
-    low, high = max(grade_range[0], -1), grade_range[1]
-    fields.refuse((relevance < low) | (relevance > high),
-                  lambda i: f"relevance {relevance[i]} is outside [{low}, {high}] (-1: not sampled)")
-    query, doc, lines = fields.query, fields.doc, fields.lines
-    fields.refuse_repeats(
-        lambda row, first: f"topic {query[row].as_py()!r}, document {doc[row].as_py()!r} is listed "
-        f"twice (stratum {stratum[first]} on line {int(lines[first])}, stratum {stratum[row]} here)"
-    )
-    table = _table(
-        {"query_id": query, "doc_id": doc, "stratum": stratum, "relevance": relevance}, None
-    )
-    judged = table.assign(judged=table["relevance"] >= 0).groupby(
-        ["query_id", "stratum"], sort=True
-    )["judged"].any()
-    if not judged.all():
-        empty = ", ".join(f"topic {q} stratum {h}" for q, h in judged.index[~judged.to_numpy()][:5])
-        warnings.warn(
-            f"{source}: no document of {empty} was judged: the stratum adds nothing to the "
-            "estimated number of relevant documents (as sample_eval.pl)",
-            stacklevel=2,
-        )
-    return table
-
-
-def read_any_qrels(source, *, duplicates: str = "error", frame: bool = True):
-    """``(qrels, sample, notes)``: qrels of either form, the sampled table or None, and notes.
-
-    With ``frame=False`` plain qrels come as :func:`read_qrels_columns` returns them (no pandas).
-
-    Sampled qrels (five columns, :func:`read_sampled_qrels`) give qrels in
-    which a not-sampled document (``-1``) stays in the pool, unjudged; the notes
-    are the reader's warnings (issued again), for the campaign to keep. Qrels with inclusion
-    probabilities (:func:`read_inclusion_qrels`) give the sample with its ``inclusion`` column.
-    """
-    # a file is read once: its form told by the first line of the bytes then parsed
-    data = read_bytes(source) if isinstance(source, (str, os.PathLike)) else None
-    form = "trec" if data is None else _form(_first_data_line(data))  # a DataFrame: plain
-    if form == "inclusion":
-        sample = read_inclusion_qrels(source, data=data)
-        return sample[["query_id", "doc_id", "relevance"]], sample, []
-    if form == "trec":
-        if frame:
-            return read_qrels(source, duplicates=duplicates, data=data), None, []
-        return read_qrels_columns(source, duplicates=duplicates, data=data)[0], None, []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sample = read_sampled_qrels(source, data=data)
-    notes = [str(w.message) for w in caught]
-    for note in notes:
-        warnings.warn(note, stacklevel=3)
-    return sample[["query_id", "doc_id", "relevance"]], sample, notes
+    return read_checked(source, {"sampled": _sampled(grade_range)}, data=data)[1]
 
 
 def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.DataFrame, np.ndarray | None]:
@@ -266,17 +220,16 @@ def read_label_file(source: str | os.PathLike | pd.DataFrame) -> tuple[str, pd.D
         probability = "probability" in source.columns or "p" in source.columns
         read = read_prob_qrels if probability else read_qrels
         return ("probability" if probability else "qrels"), read(source), None
-    data = read_bytes(source)
-    line = _first_data_line(data)
-    fields = 3 if header_columns(line, PROB_QRELS_FILE) else len(line.split())
-    if fields not in (3, 4):
-        raise InputError(
-            f"a label file has 4 fields per line (qrels: qid iter docno label) or 3 (query_id "
-            f"doc_id probability); the first line has {fields}", str(source), 1,
-        )  # fmt: skip
-    read = read_prob_qrels_columns if fields == 3 else read_qrels_columns
-    columns, lines = read(source, data=data)  # the file read once
-    return ("probability" if fields == 3 else "qrels"), _table(columns, None), lines
+    forms = {"probability": _prob(frame=True), "qrels": _qrels(DEFAULT_GRADE_RANGE, frame=True)}
+    return checked_fields(source, read_bytes(source), forms, unknown="a label file has 4 fields "
+                          "per line (qrels: qid iter docno label) or 3 (query_id doc_id "
+                          "probability); the first line has {fields}")  # fmt: skip
+
+
+def _prob(frame: bool) -> Layout:
+    """Probabilistic qrels as :func:`read_prob_qrels_columns` (``frame``: as
+    :func:`read_prob_qrels`) checks them."""
+    return replace(PROB_QRELS_FILE, checks=replace(PROB_QRELS_FILE.checks, frame=frame))
 
 
 def read_prob_qrels(
@@ -295,8 +248,9 @@ def read_prob_qrels(
     must not increase with the grade. Probabilities must be finite and within
     [0, 1]; ``duplicates`` as for :func:`read_qrels`.
     """
-    columns, _ = read_prob_qrels_columns(source, duplicates=duplicates, columns=columns)
-    return _table(columns, None)
+    read = read_checked(source, {"probability": _prob(frame=True)}, duplicates=duplicates,
+                        columns=columns)  # fmt: skip
+    return read[1]
 
 
 def read_prob_qrels_columns(
@@ -307,27 +261,7 @@ def read_prob_qrels_columns(
     data: bytes | None = None,
 ) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
     """The columns of :func:`read_prob_qrels`'s table, checked as it checks them, and each
-    row's line; ``data``: the file's bytes, when read already (:func:`read_label_file`)."""
-    _check_policy(duplicates, DUPLICATE_POLICIES)
-    fields = read_fields(source, PROB_QRELS_FILE, columns, data)
-    table = {"query_id": fields.query, "doc_id": fields.doc}
-    for c in fields.values:  # probability, then the p_ge_<grade> columns
-        table[c] = fields.floats(c)
-        fields.refuse((table[c] < 0) | (table[c] > 1),
-                      lambda i: f"{c} {float(table[c][i])!r} is outside [0, 1]")  # fmt: skip
-    graded = [c for c in table if GRADE_COLUMN.fullmatch(str(c))]
-    grades = [int(GRADE_COLUMN.fullmatch(c).group(1)) for c in graded]
-    if len(set(grades)) != len(grades):
-        raise InputError(f"a grade column is repeated in {graded}", fields.source)
-    order = [c for _, c in sorted(zip(grades, graded))]
-    for low, high in zip(order, order[1:]):  # P(grade >= g) cannot grow with g
-        fields.refuse(table[high] > table[low], lambda i: (
-            f"{high} {float(table[high][i])!r} exceeds {low} {float(table[low][i])!r}: "
-            "P(grade >= g) cannot grow with g"))  # fmt: skip
-    probability = table["probability"]
-    keep = fields.keep(probability, duplicates, "probability", "probability", merge_identical=True)
-    kept = kept_columns({**table, "line": fields.lines}, keep)
-    return kept, kept.pop("line")
-
-
-# --------------------------------------------------------------------------- writing
+    row's line; ``data``: the file's bytes, when read already."""
+    read = read_checked(source, {"probability": PROB_QRELS_FILE}, duplicates=duplicates,
+                        columns=columns, data=data)  # fmt: skip
+    return read[1:]

@@ -8,24 +8,29 @@ import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-
 from ..errors import InputError
-from .parsing import Layout, _check_policy, _table, as_string_array, read_fields
+from .fields import Checks, Number
+from .parsing import Layout, read_checked
 
+#: A run's numbers: its scores, and its ranks when kept (a DataFrame without them is refused)
+_SCORE = Number("score")
+_RANK = Number("rank", integer=True, missing="keep_rank needs a 'rank' column")
 #: A run file's six fields (the rank kept or not); a DataFrame has the three columns of
 #: :data:`~relimpute.io.RUN_COLUMNS`, and ``rank`` and ``run`` when it has them
 RUN_FILE = Layout(("query_id", None, "doc_id", None, "score", "run"), "qid Q0 docno rank score tag",
-                  floats=("score",), optional=("rank", "run"))
+                  floats=("score",), optional=("rank", "run"),
+                  checks=Checks((_SCORE,), tags=("run",)))
 RANKED_RUN_FILE = Layout(("query_id", None, "doc_id", "rank", "score", "run"), RUN_FILE.text,
-                         floats=("score",))
+                         floats=("score",), checks=Checks((_SCORE, _RANK), tags=("run",)))
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # pandas is loaded for DataFrames only: reading files needs none
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
 
 
 def read_run(
@@ -56,19 +61,13 @@ def read_run(
     ``keep_rank``, and ``run``, the tag, for files, as a categorical: stored once, not per
     line). Row order is the file's.
     """
-    _check_policy(duplicates, ("error", "first", "last"))
-    if isinstance(source, (str, os.PathLike)):
-        fields = read_fields(source, RANKED_RUN_FILE if keep_rank else RUN_FILE)
-    else:
-        fields = read_fields(source, RUN_FILE, columns)
-        if keep_rank and "rank" not in fields.values:
-            raise InputError("keep_rank needs a 'rank' column", fields.source)
-    out = _run_columns(fields, keep_rank)
-    if "run" in out:  # one tag per file: stored once, not per line
-        run = out["run"]
-        out["run"] = (run if isinstance(run, pa.Array) else as_string_array(run)).dictionary_encode()
-    keep_rows = fields.keep(out["score"], duplicates, "document in run", "score", merge_identical=False)
-    return _table(out, keep_rows)
+    layout = RANKED_RUN_FILE if keep_rank else RUN_FILE
+    if not isinstance(source, (str, os.PathLike)):  # a DataFrame: its rank read when kept
+        layout = replace(RUN_FILE, checks=layout.checks)
+    checks = replace(layout.checks, policies=("error", "first", "last"), value="score",
+                     what="document in run", encode=True, frame=True)  # fmt: skip
+    return read_checked(source, {"run": replace(layout, checks=checks)}, duplicates=duplicates,
+                        columns=columns)[1]  # fmt: skip
 
 
 def read_run_columns(
@@ -81,18 +80,7 @@ def read_run_columns(
     :meth:`Campaign.from_files <relimpute.data.Campaign.from_files>` reads runs
     with it and finds duplicates while it aligns the documents.
     """
-    fields = read_fields(path, RANKED_RUN_FILE if keep_rank else RUN_FILE)
-    return _run_columns(fields, keep_rank), fields.lines
-
-
-def _run_columns(fields, keep_rank: bool) -> dict[str, pa.Array | np.ndarray]:
-    """A run's columns from its :class:`~relimpute.io.parsing.Fields`, numbers converted."""
-    out = {"query_id": fields.query, "doc_id": fields.doc, "score": fields.floats("score")}
-    if keep_rank:
-        out["rank"] = fields.integers("rank")
-    if "run" in fields.values:
-        out["run"] = fields.values["run"]
-    return out
+    return read_checked(path, {"run": RANKED_RUN_FILE if keep_rank else RUN_FILE})[1:]
 
 
 def read_runs(
