@@ -78,3 +78,36 @@ def test_compare_answered_from_its_request_alone_equals_the_command(files, capsy
     got = capsys.readouterr()
     assert got.out == want.out and got.err == want.err
     assert "alpha\tbeta" in got.out
+
+
+def test_a_request_checks_itself_where_it_is_built(files, tmp_path):
+    """A request that asks for what cannot be answered is refused as it is built, by hand as
+    from the command line, before any file is read."""
+    from relimpute.cli._requests import CalibrateRequest, TopicParts
+    from relimpute.errors import InputError
+
+    qrels, runs = files
+    campaign = CampaignInputs(qrels, [runs], None, False, "error", (), fits=True)
+    compare = dict(campaign=campaign, relevance=RelevanceSource(None, 0.5, None, ()), seed=4,
+                   estimand=Estimand("complete"), measure="AP", systems=(), ratio="constant",
+                   depth=None, confidence=0.95, mc_draws=300, normal=False, topics=False,
+                   matrix=False, format="tsv", by_design=None)  # fmt: skip
+    refused = {
+        "give one of --model, --prior": dict(relevance=RelevanceSource("rtc", 0.5, None, ())),
+        "cannot be combined with --prior": dict(relevance=RelevanceSource(None, 0.5, None, ("x",))),
+        "the depth of --estimand pool": dict(estimand=Estimand("complete", 5)),
+        "uses no relevance model": dict(estimand=Estimand("qrels")),
+        "pool has exact moments only": dict(estimand=Estimand("pool"), measure="RR"),
+        "drop --topic-bootstrap": dict(parts=TopicParts(2, 1, None), topics=True),
+        "give --topic-parts N too": dict(parts=TopicParts(None, 2, None)),
+    }
+    for message, change in refused.items():
+        with pytest.raises(InputError, match=message):
+            CompareRequest(**(compare | change))
+    assert CompareRequest(**compare).relevance.prior == 0.5
+    study = dict(campaign=campaign, strategies="mtc", settings_dir=None, one_per_group=None,
+                 study={}, resume=False, overwrite=False, jobs=1, scheduler=None, quiet=True)
+    with pytest.raises(InputError, match="calibrate cannot give pool"):
+        CalibrateRequest(estimand="pool", output=str(tmp_path / "out"), **study)
+    with pytest.raises(InputError, match="is a file, not a directory"):
+        CalibrateRequest(estimand="complete", output=qrels, **study)

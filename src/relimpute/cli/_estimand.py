@@ -1,33 +1,12 @@
 """``--estimand`` and ``--pool-depth`` of the commands that score: which MAP a table prints.
 
-The engine does the work (:mod:`relimpute.confidence.estimands`); this module checks
-the options against each other, builds the engine and says on stderr what was inferred.
+The engine does the work (:mod:`relimpute.confidence.estimands`); this module builds
+the engine and says on stderr what was inferred.
 """
 
 from __future__ import annotations
 
 import sys
-
-
-def check_estimand_options(estimand, models: tuple[tuple[str, object], ...] = ()) -> None:
-    """Refuse ``--pool-depth`` without ``--estimand pool``, and a model (``models``: the
-    command's ``(option, value)`` pairs that choose one) with ``--estimand qrels``
-    (``estimand``: :class:`relimpute.cli._requests.Estimand`)."""
-    from ..errors import InputError
-
-    if estimand.pool_depth is not None and estimand.name != "pool":
-        raise InputError(
-            f"the depth of --estimand pool, not of {estimand.name}: add --estimand pool or "
-            "drop --pool-depth",
-            "--pool-depth",
-        )
-    given = [option for option, value in models if value]
-    if estimand.name == "qrels" and given:
-        raise InputError(
-            f"qrels is trec_eval on the qrels given and uses no relevance model: drop "
-            f"{given[0]}, or choose --estimand complete or pool",
-            "--estimand",
-        )
 
 
 def refuse_estimand(estimand: str, command: str, takes: tuple[str, ...], why: str) -> None:

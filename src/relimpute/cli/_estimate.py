@@ -58,41 +58,25 @@ def relevance_estimate(source, campaign, measures, command: str, seed: int):
     fitted to ``campaign`` with ``seed``, predicting for ``measures`` (a binary measure reads
     no grades); a line on stderr when that model failed the project's calibration study."""
     from ._calibration_check import warn_if_uncalibrated
+    from ._labels import model_with_labels
 
     if source.estimate is not None:  # with --llm-labels, the documents they add count in R
         return load_estimate(source.estimate, campaign, command)
-    if source.prior is not None:
+    uniform = source.prior is not None  # the labels' model, or an error, before the warning
+    name = None if uniform else model_with_labels(source.labels, source.model)
+    warn_if_uncalibrated(("uniform" if source.prior == 0.5 else None) if uniform else source.model,
+                         command)  # fmt: skip
+    if uniform:
         from ..relevance import Uniform  # only here: the default answer loads no other model
 
-        warn_if_uncalibrated("uniform" if source.prior == 0.5 else None, command)
         return Uniform(prior=source.prior).fit_predict(campaign)
     from .._defaults import DEFAULT_MODEL  # a model's settings: not loaded for a --prior
     from ..confidence import predict_for
     from ..progress import stage
     from ..relevance import load_model
-    from ._labels import model_with_labels
 
-    name = model_with_labels(source.labels, source.model) or DEFAULT_MODEL
-    warn_if_uncalibrated(source.model, command)
+    name = name or DEFAULT_MODEL
     with stage(f"relimpute {command}: fitting {name}"):
         model = load_model(name)
         model.fit(campaign, rng=seed)
         return predict_for(model, campaign, measures)
-
-
-def narrower_note(command: str, why: str) -> str:
-    """The line a command prints when its answer leaves out the model's own uncertainty."""
-    return (
-        f"relimpute {command}: note: {why}, so the uncertainty of the model's own parameters is "
-        "not in this answer, which is narrower than the posterior's"
-    )
-
-
-def file_without_draws(path: str) -> str:
-    """Why an --estimate file gives a point estimate only."""
-    from ..relevance.draws_file import SUFFIX
-
-    return (
-        f"{path} holds one probability per document and no posterior draws (no {path}{SUFFIX} "
-        "beside it)"
-    )

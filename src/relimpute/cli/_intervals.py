@@ -133,13 +133,12 @@ def _tests_note(frame, measures, args, command: str) -> str:
 def intervals(campaign, measures, args, command: str) -> int:
     """``evaluate`` with --intervals, --model, --llm-labels or --estimate."""
     from ..errors import InputError
-    from ._estimate import file_without_draws, narrower_note
     from ._format import emit
 
     from ._estimand import estimand_engine
     from ._estimate import relevance_estimate
     from ._requests import Estimand, RelevanceSource
-    from ._labels import labels_pool_title, on_labels_pool
+    from ._notes import file_without_draws, labels_pool_title, narrower_note, on_labels_pool
 
     args.estimand = args.estimand or "complete"  # E[m]'s default
     check_options(args, measures)

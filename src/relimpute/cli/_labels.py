@@ -59,20 +59,6 @@ def attach_llm_labels(paths, campaign, command: str):
     return campaign
 
 
-def on_labels_pool(estimate) -> bool:
-    """Whether ``estimate`` takes the labelled documents as the pool (fusion-llm's default):
-    a document neither judged nor labelled is then nonrelevant, as in qrels."""
-    return estimate is not None and estimate.params.get("unlabelled") == "nonrelevant"
-
-
-def labels_pool_title(title: str, estimate) -> str:
-    """The estimand line ``title`` (``estimand: complete (...)``) saying so when the answer is
-    on the labels' pool."""
-    if not on_labels_pool(estimate) or not title.endswith(")"):
-        return title
-    return title[:-1] + "; on the labels' pool: a document neither judged nor labelled is nonrelevant, as in qrels)"
-
-
 def model_with_labels(labels, model: str | None, option: str = "--model") -> str | None:
     """The model to fit: ``model`` as given without ``--llm-labels`` (``labels``, the files);
     with them, the labels' model in place of the default one, and an error for a model that
@@ -91,21 +77,6 @@ def model_with_labels(labels, model: str | None, option: str = "--model") -> str
             f"labels is {LABELS_MODEL}) or name {LABELS_MODEL} or a settings file for it"
         )
     return model
-
-
-def refuse_with_labels(labels, *options: tuple[str, object]) -> None:
-    """An error when ``--llm-labels`` (``labels``, the files) is given with an option that fits
-    no model."""
-    if not labels:
-        return
-    from ..errors import InputError
-
-    for name, value in options:
-        if value is not None and value is not False:
-            raise InputError(
-                f"--llm-labels cannot be combined with {name}: the labels are evidence for a "
-                f"model fitted here ({LABELS_MODEL})"
-            )
 
 
 def strategies_with_labels(labels, strategies: list) -> list:

@@ -49,6 +49,20 @@ class Estimand:
     def from_args(cls, args) -> Estimand:
         return cls(args.estimand, getattr(args, "pool_depth", None))
 
+    def check(self, models: tuple[tuple[str, object], ...] = ()) -> None:
+        """Refuse ``--pool-depth`` without ``--estimand pool``, and a model (``models``: the
+        command's ``(option, value)`` pairs that choose one) with ``--estimand qrels``."""
+        from ..errors import InputError
+
+        if self.pool_depth is not None and self.name != "pool":
+            raise InputError(f"the depth of --estimand pool, not of {self.name}: add --estimand "
+                             "pool or drop --pool-depth", "--pool-depth")  # fmt: skip
+        given = [option for option, value in models if value]
+        if self.name == "qrels" and given:
+            raise InputError(f"qrels is trec_eval on the qrels given and uses no relevance model: "
+                             f"drop {given[0]}, or choose --estimand complete or pool",
+                             "--estimand")  # fmt: skip
+
 
 @dataclass(frozen=True)
 class RelevanceSource:
@@ -65,6 +79,26 @@ class RelevanceSource:
     def from_args(cls, args) -> RelevanceSource:
         return cls(args.model, getattr(args, "prior", None), args.estimate,
                    tuple(getattr(args, "llm_labels", None) or ()))  # fmt: skip
+
+    def check(self) -> None:
+        """One source at most, and the labels with a fitted model: not with ``--prior``
+        (``--estimate`` may have them: they name documents it counts)."""
+        from ..errors import InputError
+        from ._labels import LABELS_MODEL
+
+        sources = (("--model", self.model), ("--prior", self.prior), ("--estimate", self.estimate))
+        given = [option for option, value in sources if value is not None]
+        if len(given) > 1:
+            raise InputError(f"give one of --model, --prior and --estimate, not "
+                             f"{' and '.join(given)}")
+        if self.labels and self.prior is not None:
+            raise InputError(f"--llm-labels cannot be combined with --prior: the labels are "
+                             f"evidence for a model fitted here ({LABELS_MODEL})")  # fmt: skip
+
+    def chosen(self) -> tuple[tuple[str, object], ...]:
+        """The ``(option, value)`` pairs that choose a relevance model (:meth:`Estimand.check`)."""
+        return (("--model", self.model), ("--prior", self.prior is not None),
+                ("--estimate", self.estimate), ("--llm-labels", self.labels))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -114,10 +148,9 @@ class SurveyRequest:
 @dataclass(frozen=True)
 class CompareRequest:
     """What ``relimpute compare`` asks: the campaign, the relevance source, the estimand, the
-    measure,
-    the runs (``systems``; empty: all), how the answer is computed and printed,
+    measure, the runs (``systems``; empty: all), how the answer is computed and printed,
     ``by_design`` the design-based answer asked instead (``--estimator``), if any, and
-    ``parts`` the topic parts it is computed in."""
+    ``parts`` the topic parts it is computed in; checked as it is built."""
 
     campaign: CampaignInputs
     relevance: RelevanceSource
@@ -136,8 +169,56 @@ class CompareRequest:
     by_design: SurveyRequest | None
     parts: TopicParts = TopicParts(None, 1, None)  # one fit of every topic
 
+    def __post_init__(self) -> None:
+        """The options against each other, before any file is read: ``--topic-parts`` with
+        what it splits; then, for the model-based answer, one relevance source, the labels with
+        a fitted model and ``--estimand`` (qrels takes no model, pool exact moments)."""
+        self._check_parts()
+        if self.by_design is None:
+            self.relevance.check()
+            self.estimand.check(self.relevance.chosen())
+            self._check_pool()
+
+    def _check_parts(self) -> None:
+        """--topic-parts with what it can split: a model fitted per part, complete or qrels."""
+        from ..errors import InputError
+
+        parts, source = self.parts, self.relevance
+        if parts.parts is None:
+            if parts.scheduler is not None or parts.jobs != 1:
+                given = "--scheduler" if parts.scheduler is not None else "--jobs"
+                raise InputError("runs the topic parts: give --topic-parts N too", given)
+            return
+        conflicts = (("--estimate", source.estimate is not None), ("--llm-labels", source.labels),
+                     ("--topic-bootstrap", self.topics), ("--estimator", self.by_design),
+                     ("--estimand pool", self.estimand.name == "pool"))  # fmt: skip
+        for option, given in conflicts:
+            if given:
+                raise InputError(f"the topic parts fit a model (or --prior) per part and score "
+                                 f"complete or qrels: drop {option}", "--topic-parts")  # fmt: skip
+
+    def _check_pool(self) -> None:
+        """``--estimand pool`` has exact moments only: no --topic-bootstrap, no other measure."""
+        from ..confidence import has_closed_form
+        from ..errors import InputError
+
+        if self.estimand.name != "pool":
+            return
+        if self.topics:
+            raise InputError("pool has exact moments only, and --topic-bootstrap is Monte Carlo: "
+                             "drop --topic-bootstrap, or choose --estimand complete or qrels",
+                             "--estimand")  # fmt: skip
+        if not has_closed_form(self.measure):
+            raise InputError(f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not "
+                             f"{self.measure}: choose --estimand complete or qrels for it",
+                             "--estimand")  # fmt: skip
+
     @classmethod
     def from_args(cls, args, command: str) -> CompareRequest:
+        if args.margin is not None and args.estimator is None:
+            from ..errors import InputError
+
+            raise InputError("--margin is for --estimator (the equivalence P(|dMAP| < EPS))")
         return cls(
             CampaignInputs.from_args(args, command), RelevanceSource.from_args(args), args.seed,
             Estimand.from_args(args), args.measure, tuple(args.systems or ()),
@@ -147,12 +228,23 @@ class CompareRequest:
         )  # fmt: skip
 
 
+#: why calibrate gives the complete estimand only: its truth (``--estimand pool`` and others)
+_POOLED_TRUTH = (
+    "its trials start from no judgments and judge where a strategy chooses, so no run is pooled "
+    "to a depth and the truth they score is the complete MAP, not each run's top K judged "
+    "(relimpute poolbias scores runs left out of a pool)"
+)
+_HELD_OUT_TRUTH = (
+    "its trials check the confidence about the complete MAP against the held-out qrels"
+)
+
+
 @dataclass(frozen=True)
 class CalibrateRequest:
     """What ``relimpute calibrate`` asks: the campaign, the study's settings (the keywords of
     :class:`relimpute.calibration.CalibrationTrials` but the campaign and strategies), the
     strategies by name (``settings_dir``: their settings from there) and where the study runs
-    and is written."""
+    and is written; checked as it is built."""
 
     campaign: CampaignInputs
     estimand: str
@@ -166,6 +258,16 @@ class CalibrateRequest:
     jobs: int
     scheduler: str | None
     quiet: bool
+
+    def __post_init__(self) -> None:
+        """The estimand the trials score (complete only) and the output folder, checked before
+        any file is read."""
+        from .._files import check_output_path
+        from ._estimand import refuse_estimand
+
+        refuse_estimand(self.estimand, "calibrate", ("complete",),
+                        _POOLED_TRUTH if self.estimand == "pool" else _HELD_OUT_TRUTH)
+        check_output_path(self.output, directory=True)  # before the study, not after it
 
     @classmethod
     def from_args(cls, args, command: str) -> CalibrateRequest:

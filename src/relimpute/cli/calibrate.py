@@ -16,7 +16,6 @@ from ._common import (
     positive_int,
 )
 from ._labels import add_llm_labels_argument, strategies_with_labels
-from ._estimand import refuse_estimand
 from ._vocabulary import (
     add_confidence_argument,
     add_depth_argument,
@@ -117,14 +116,6 @@ def add_arguments(parser) -> None:
     )
 
 
-_WHY = "its trials check the confidence about the complete MAP against the held-out qrels"
-_WHY_POOL = (
-    "its trials start from no judgments and judge where a strategy chooses, so no run is pooled "
-    "to a depth and the truth they score is the complete MAP, not each run's top K judged "
-    "(relimpute poolbias scores runs left out of a pool)"
-)
-
-
 def run(args) -> int:
     from ._requests import CalibrateRequest
 
@@ -134,17 +125,13 @@ def run(args) -> int:
 def study(request) -> int:
     """Run, or go on with, the study ``request`` (a :class:`relimpute.cli._requests.CalibrateRequest`)
     asks for, and print its summary."""
-    why = _WHY_POOL if request.estimand == "pool" else _WHY
-    refuse_estimand(request.estimand, COMMAND, ("complete",), why)
     from pathlib import Path  # here, not at the top: --help does not load it
 
-    from .._files import check_output_path
     from ..calibration import CalibrationTrials
     from ..calibration.strategies import resolve_strategies, with_settings_from
     from ..groups import read_groups
     from ..studies import run as run_study
 
-    check_output_path(request.output, directory=True)  # before the study, not after it
     campaign = load_campaign(request.campaign, COMMAND)
     groups = read_groups(request.one_per_group).run_to_group() if request.one_per_group else None
     try:  # check the study's settings before any work

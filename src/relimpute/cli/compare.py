@@ -9,11 +9,12 @@ from ._common import (
     chosen_runs,
     load_campaign,
 )
-from ._estimand import check_estimand_options, estimand_engine
+from ._estimand import estimand_engine
 from ._estimate import add_estimate_argument, relevance_estimate
 from ._format import add_format_argument, emit, emit_matrix
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
-from ._labels import add_llm_labels_argument, labels_pool_title, refuse_with_labels
+from ._labels import add_llm_labels_argument
+from ._notes import answer_notes
 from ._vocabulary import (
     add_choice_argument,
     add_confidence_argument,
@@ -191,11 +192,8 @@ def _add_parts_arguments(parts) -> None:
 
 
 def run(args) -> int:
-    from ..errors import InputError
     from ._requests import CompareRequest
 
-    if args.margin is not None and args.estimator is None:
-        raise InputError("--margin is for --estimator (the equivalence P(|dMAP| < EPS))")
     return answer(CompareRequest.from_args(args, COMMAND))
 
 
@@ -205,10 +203,8 @@ def answer(request) -> int:
     from ..confidence import has_closed_form
     from ..errors import InputError
 
-    _check_parts(request)
     if request.by_design is not None:
         return _by_design(request)
-    _check_options(request)
     campaign = load_campaign(request.campaign, COMMAND)
     systems = chosen_runs(request.systems, campaign.systems, "--systems")
     if request.normal and not has_closed_form(request.measure):
@@ -233,13 +229,7 @@ def answer(request) -> int:
                                    method=method, n_draws=request.mc_draws, rng=request.seed,
                                    topics=request.topics)  # fmt: skip
         n_draws = None if estimate is None else estimate.n_draws
-    import sys
-
-    print(_uncertainty_note(request.estimand.name, request.topics), file=sys.stderr)
-    narrower = _point_estimate_note(request, n_draws)
-    if narrower:
-        print(narrower, file=sys.stderr)
-    title = labels_pool_title(engine.describe(campaign), estimate)
+    title = answer_notes(COMMAND, request, n_draws, engine.describe(campaign), estimate)
     if request.matrix:
         emit_matrix(result, request.format, title, COMMAND)
     else:
@@ -284,75 +274,6 @@ def _in_parts(request, campaign, systems, engine, method):
                             jobs=parts.jobs, scheduler=parts.scheduler)  # fmt: skip
 
 
-def _uncertainty_note(estimand: str, topics: bool) -> str:
-    """The line on stderr saying which uncertainty the answer carries."""
-    if estimand == "qrels":
-        return (
-            "relimpute compare: --estimand qrels: trec_eval's numbers on these qrels (unjudged = "
-            "nonrelevant), no uncertainty from unjudged documents"
-            + (" (topic sampling only)" if topics else "")
-        )
-    if topics:
-        return (
-            "relimpute compare: the uncertainty here is topic sampling and the relevance of "
-            "unjudged documents together (sd_topics, sd_judgments: each source alone)"
-        )
-    return (
-        "relimpute compare: the uncertainty here is the relevance of unjudged documents, on "
-        "these topics; add --topic-bootstrap for topic sampling too, or test topics alone with "
-        "`relimpute evaluate --baseline RUN`"
-    )
-
-
-def _check_options(request) -> None:
-    """The options against each other, before any file is read: one relevance source, the
-    labels with a fitted model, and ``--estimand`` (qrels takes no model, pool exact
-    moments)."""
-    from ..confidence import has_closed_form
-    from ..errors import InputError
-
-    source = request.relevance
-    sources = (("--model", source.model), ("--prior", source.prior),
-               ("--estimate", source.estimate))  # fmt: skip
-    given = [option for option, value in sources if value is not None]
-    if len(given) > 1:
-        raise InputError(f"give one of --model, --prior and --estimate, not {' and '.join(given)}")
-    refuse_with_labels(source.labels, ("--prior", source.prior))  # --estimate: they name documents
-    models = (("--model", source.model), ("--prior", source.prior is not None),
-              ("--estimate", source.estimate), ("--llm-labels", source.labels))  # fmt: skip
-    check_estimand_options(request.estimand, models)
-    if request.estimand.name == "pool":
-        if request.topics:
-            raise InputError(
-                "pool has exact moments only, and --topic-bootstrap is Monte Carlo: drop "
-                "--topic-bootstrap, or choose --estimand complete or qrels", "--estimand"
-            )  # fmt: skip
-        if not has_closed_form(request.measure):
-            raise InputError(
-                f"pool has exact moments only (AP, P@k, RBP, DCG, NumRelRet), not "
-                f"{request.measure}: choose --estimand complete or qrels for it", "--estimand"
-            )  # fmt: skip
-
-
-def _check_parts(request) -> None:
-    """--topic-parts with what it can split: a model fitted per part, complete or qrels."""
-    from ..errors import InputError
-
-    parts, source = request.parts, request.relevance
-    if parts.parts is None:
-        if parts.scheduler is not None or parts.jobs != 1:
-            given = "--scheduler" if parts.scheduler is not None else "--jobs"
-            raise InputError("runs the topic parts: give --topic-parts N too", given)
-        return
-    conflicts = (("--estimate", source.estimate is not None), ("--llm-labels", source.labels),
-                 ("--topic-bootstrap", request.topics), ("--estimator", request.by_design),
-                 ("--estimand pool", request.estimand.name == "pool"))  # fmt: skip
-    for option, given in conflicts:
-        if given:
-            raise InputError(f"the topic parts fit a model (or --prior) per part and score "
-                             f"complete or qrels: drop {option}", "--topic-parts")  # fmt: skip
-
-
 def _bounds_to_their_digits(result, n_draws: int, level: float, fmt: str) -> dict:
     """The answer's columns with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
     error (``Comparison.to_frame(rounded=True)``), and a note saying so; tsv and json, read by
@@ -377,29 +298,6 @@ def _bounds_to_their_digits(result, n_draws: int, level: float, fmt: str) -> dic
         file=sys.stderr,
     )
     return columns
-
-
-def _point_estimate_note(request, n_draws: int | None) -> str | None:
-    """One line when the answer ignores the model's own uncertainty (it is then narrower
-    than the posterior predictive answer the default model gives); ``n_draws``: the
-    estimate's posterior draws (None: no estimate)."""
-    from ._estimate import file_without_draws, narrower_note
-
-    source = request.relevance
-    if source.prior is not None or n_draws is None:
-        return None  # a fixed prior (or the qrels) has no parameters to be unsure of
-    pool = request.estimand.name == "pool"
-    if request.normal or (pool and n_draws):
-        why = f"{'--normal' if request.normal else '--estimand pool'} uses the model's point estimate of p"
-    elif n_draws == 0:
-        why = (
-            file_without_draws(source.estimate)
-            if source.estimate is not None
-            else f"the model {source.model!r} gives a point estimate only"
-        )
-    else:
-        return None
-    return narrower_note(COMMAND, why)
 
 
 def _by_design(request) -> int:

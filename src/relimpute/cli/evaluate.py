@@ -13,7 +13,6 @@ from ._common import (
     measure_option,
     positive_int,
 )
-from ._estimand import check_estimand_options
 from ._estimate import add_estimate_argument
 from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
@@ -280,7 +279,7 @@ def run(args) -> int:
                               pairs=None)
     from ._requests import Estimand
 
-    check_estimand_options(Estimand.from_args(args), (
+    Estimand.from_args(args).check((
         ("--estimate", args.estimate), ("--llm-labels", args.llm_labels),
         ("--model", args.model), ("--intervals", args.intervals),
     ))  # fmt: skip

@@ -130,10 +130,9 @@ def run(args) -> int:
     from ..bias.newrun import check_new_runs
     from ._estimate import relevance_estimate
 
-    from ._estimand import check_estimand_options
     from ._requests import CampaignInputs, Estimand, RelevanceSource
 
-    check_estimand_options(Estimand.from_args(args))
+    Estimand.from_args(args).check()
     new, extra = check_new_files(args)
     args.runs = list(args.runs) + extra
     args.estimate, args.intervals = None, True  # what the model path of evaluate reads

@@ -79,7 +79,8 @@ def compare_in_parts(
     spec = {"model": model, "prior": prior, "systems": names, "engine": engine,
             "measure": measure, "method": method, "n_draws": int(n_draws),
             "shared_seed": part_seed(seed, -1)}  # fmt: skip
-    units = [(i, campaign.subset(topics=g), part_seed(seed, i)) for i, g in enumerate(groups)]
+    seeds = [part_seed(seed, i) for i in range(len(groups))]
+    units = [(i, campaign.subset(topics=g), s) for i, (g, s) in enumerate(zip(groups, seeds))]
     results = map_units(_score_part, units, shared={"spec": spec}, jobs=jobs, client=scheduler,
                         desc="topic parts", unit="part", progress=progress)  # fmt: skip
     return combine(results, campaign.query_ids)

@@ -218,14 +218,14 @@ class RelevanceEstimate:
             doc_ids=tuple(t.doc_ids for t in campaign.topics),
             p=tuple(ps),
             model="table",
-            grades=judged_shares(grades(ps), campaign.topics) if graded else None,
+            grades=grades(ps) if graded else None,
         )
 
 
 def _grades_of_frame(campaign: Campaign, frame: pd.DataFrame, graded: list[str]):
     """``make(p) -> GradeShares`` from a table's ``p_ge_<grade>`` columns (checked against the
     campaign's relevance threshold); a document the table does not list puts its mass at the
-    lowest grade of its side."""
+    lowest grade of its side, a judged one all at its grade (:func:`judged_shares`)."""
     levels = levels_of_columns(graded)
     threshold = campaign.rel_threshold
     if threshold not in levels[1:]:
@@ -260,7 +260,7 @@ def _grades_of_frame(campaign: Campaign, frame: pd.DataFrame, graded: list[str])
             np.where(np.isnan(e), (np.arange(e.shape[1]) < anchor)[None, :] * p[:, None], e)
             for e, p in zip(exceed, ps)
         ]
-        return from_exceedance(levels, anchor, filled, ps)
+        return judged_shares(from_exceedance(levels, anchor, filled, ps), campaign.topics)
 
     return make
 

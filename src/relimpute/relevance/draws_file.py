@@ -127,8 +127,14 @@ def read_estimate(path: str | os.PathLike, campaign) -> RelevanceEstimate:
         warnings.warn(f"{path} lists {lacking} document(s) of these topics that neither the "
                       "qrels nor the runs hold, left out here (R counts the campaign's "
                       "documents)", LeftOutWarning, stacklevel=2)  # fmt: skip
+    return with_draws(_aligned(frame, campaign, path), campaign, path)
+
+
+def _aligned(frame, campaign, path: str | os.PathLike) -> RelevanceEstimate:
+    """The probabilistic qrels ``frame`` read from ``path`` aligned to ``campaign``, an error
+    naming the line of the document it is about."""
     try:
-        estimate = RelevanceEstimate.from_frame(campaign, frame)
+        return RelevanceEstimate.from_frame(campaign, frame)
     except InputError as exc:
         from ..io.trec import line_naming
 
@@ -136,7 +142,6 @@ def read_estimate(path: str | os.PathLike, campaign) -> RelevanceEstimate:
         raise InputError(
             f"{exc.problem} (was the file fitted to other runs or qrels?)", str(path), line
         ) from None
-    return with_draws(estimate, campaign, path)
 
 
 def with_draws(estimate: RelevanceEstimate, campaign, path: str | os.PathLike) -> RelevanceEstimate:
