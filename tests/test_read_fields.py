@@ -66,6 +66,11 @@ def test_qrels_lines_are_the_kept_rows_lines(tmp_path, rng):
     assert len(lines) == len(set(rows))
     for q, d, line in zip(columns["query_id"].to_pylist(), columns["doc_id"].to_pylist(), lines):
         assert int(line) == _lines_naming(text, q, d)[0]
+    # read_qrels's keywords reach it: a grade above the range is the file's line
+    with pytest.raises(InputError, match=r"qrels\.txt, line \d+"):
+        read_qrels_columns(path, grade_range=(0, 0))
+    assert read_qrels_columns(path, duplicates="first")[0]["relevance"].tolist() == \
+        read_qrels_columns(path)[0]["relevance"].tolist()
 
 
 def test_a_label_error_found_after_reading_names_the_files_line(tmp_path):

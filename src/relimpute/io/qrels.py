@@ -166,19 +166,13 @@ def read_qrels(
     return read_checked(source, qrels, duplicates=duplicates, columns=columns, data=data)[1]
 
 
-def read_qrels_columns(
-    source: str | os.PathLike | pd.DataFrame,
-    *,
-    duplicates: str = "error",
-    columns: Mapping[str, str] | None = None,
-    grade_range: tuple[int, int] = DEFAULT_GRADE_RANGE,
-    data: bytes | None = None,
-) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
+def read_qrels_columns(source, **options) -> tuple[dict[str, pa.Array | np.ndarray], np.ndarray]:
     """The columns of :func:`read_qrels`'s table, checked as it checks them, without pandas:
     ``query_id`` and ``doc_id`` as pyarrow strings, ``relevance`` as int64; and each row's line.
-    ``data``: the file's bytes, when read already."""
-    qrels = {"trec": _qrels(grade_range, frame=False)}
-    return read_checked(source, qrels, duplicates=duplicates, columns=columns, data=data)[1:]
+    ``options``: :func:`read_qrels`'s keywords (``duplicates``, ``columns``, ``grade_range``,
+    ``data``)."""
+    qrels = {"trec": _qrels(options.pop("grade_range", DEFAULT_GRADE_RANGE), frame=False)}
+    return read_checked(source, qrels, **options)[1:]
 
 
 def is_sampled_qrels(source) -> bool:
