@@ -201,6 +201,8 @@ def run(args) -> int:
 def answer(request) -> int:
     """Print the comparison ``request`` (a :class:`relimpute.cli._requests.CompareRequest`)
     asks for."""
+    import sys
+
     from ..confidence import has_closed_form
     from ..errors import InputError
 
@@ -219,8 +221,26 @@ def answer(request) -> int:
                              depth=request.depth)  # fmt: skip
     method = "normal" if request.normal else "auto"
     estimate = None  # the qrels estimand needs none; the topic parts fit their own
-    if request.parts.parts:
-        result = _in_parts(request, campaign, systems, engine, method)
+    if request.parts.parts:  # each part fits its own estimate (docs: at-scale.md)
+        from ..confidence import compare_in_parts
+        from ..confidence.parts import topic_parts
+
+        parts = request.parts
+        try:
+            topic_parts(campaign, parts.parts)  # the split's own check, before any fit
+        except ValueError as exc:
+            raise InputError(str(exc), "--topic-parts") from None
+        source = request.relevance
+        size = campaign.n_topics // parts.parts
+        print(f"relimpute {COMMAND}: the {campaign.n_topics} topics in {parts.parts} parts of "
+              f"about {size}, each part's {'prior' if source.prior is not None else 'model'} "
+              "fitted and scored on its own topics, the parts' MAPs weighted by their topics"
+              + ("" if source.prior is not None else ": an approximation of one fit, closer the "
+                 "more topics a part holds (examples/topic_parts)"), file=sys.stderr)  # fmt: skip
+        result = compare_in_parts(campaign, parts.parts, model=source.model, prior=source.prior,
+                                  systems=systems, engine=engine, measure=request.measure,
+                                  method=method, n_draws=request.mc_draws, seed=request.seed,
+                                  jobs=parts.jobs, scheduler=parts.scheduler)  # fmt: skip
         n_draws = None if request.estimand.name == "qrels" else result.scores.clusters or 0
     else:
         if request.estimand.name != "qrels":
@@ -234,8 +254,6 @@ def answer(request) -> int:
     table, layout = _table(request, result, n_draws)
     emit(table, request.format, title=title, **layout)
     if request.matrix and request.format not in ("tsv", "json"):
-        import sys
-
         print(f"relimpute {COMMAND}: columns are numbered as the rows; --format tsv or json "
               "prints full names and all digits", file=sys.stderr)  # fmt: skip
     return 0
@@ -274,33 +292,6 @@ def _matrix(result, fmt: str) -> tuple:
         cells[number] = ["-" if p != p else f"{p:.2f}" for p in column]  # NaN: the diagonal
     line_width = shutil.get_terminal_size((120, 24)).columns if fmt == "table" else None
     return cells, {"justify": "left", "line_width": line_width}
-
-
-def _in_parts(request, campaign, systems, engine, method):
-    """The comparison in ``request.parts.parts`` topic parts (:func:`relimpute.confidence.
-    compare_in_parts`), with a line on stderr saying so."""
-    import sys
-
-    from ..confidence import compare_in_parts
-    from ..confidence.parts import topic_parts
-    from ..errors import InputError
-
-    parts = request.parts
-    try:
-        topic_parts(campaign, parts.parts)  # the split's own check, before any fit
-    except ValueError as exc:
-        raise InputError(str(exc), "--topic-parts") from None
-    source = request.relevance
-    size = campaign.n_topics // parts.parts
-    print(f"relimpute {COMMAND}: the {campaign.n_topics} topics in {parts.parts} parts of about "
-          f"{size}, each part's {'prior' if source.prior is not None else 'model'} fitted and "
-          "scored on its own topics, the parts' MAPs weighted by their topics"
-          + ("" if source.prior is not None else ": an approximation of one fit, closer the more "
-             "topics a part holds (examples/topic_parts)"), file=sys.stderr)  # fmt: skip
-    return compare_in_parts(campaign, parts.parts, model=source.model, prior=source.prior,
-                            systems=systems, engine=engine, measure=request.measure,
-                            method=method, n_draws=request.mc_draws, seed=request.seed,
-                            jobs=parts.jobs, scheduler=parts.scheduler)  # fmt: skip
 
 
 def _bounds_to_their_digits(result, n_draws: int, level: float, fmt: str) -> dict:
