@@ -113,9 +113,10 @@ def read_groups(path: str | os.PathLike, *, need_group: bool = True) -> RunGroup
     """
     from ._files import read_input_table
 
-    source = os.fspath(path)
-    frame = read_input_table(path, "groups table", dtype=str, keep_default_na=False)
-    return groups_from_frame(frame, source, need_group=need_group)
+    return groups_from_frame(
+        read_input_table(path, "groups table", dtype=str, keep_default_na=False),
+        os.fspath(path), need_group=need_group,
+    )
 
 
 def groups_from_frame(

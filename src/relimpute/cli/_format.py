@@ -24,11 +24,16 @@ def add_format_argument(parser, extra: tuple[str, ...] = ()) -> None:
     )
 
 
-def emit(table: pd.DataFrame | dict, fmt: str, out=None, *, title: str | None = None) -> None:
-    """Write ``table`` (a frame, or columns: :func:`write_columns`) in ``fmt``, under
-    ``title`` (:func:`heading`) when given."""
+def emit(table: pd.DataFrame | dict, fmt: str, out=None, *, title: str | None = None,
+         **layout) -> None:
+    """Write ``table`` (a frame, or columns: :func:`write_columns`, laid out by ``layout``,
+    its ``justify`` and ``line_width``) in ``fmt``, under ``title`` (:func:`heading`) when
+    given."""
     head = heading(title, fmt)
-    text = write_columns(table, fmt) if isinstance(table, dict) else FORMATTERS[fmt](table)
+    if isinstance(table, dict):
+        text = write_columns(table, fmt, **layout)
+    else:
+        text = FORMATTERS[fmt](table)
     out = out or sys.stdout
     out.write(head + (text if text.endswith("\n") else text + "\n"))
 
@@ -60,34 +65,3 @@ def heading(title: str | None, fmt: str) -> str:
         return ""
     return {"markdown": f"{title}\n\n", "latex": f"% {title}\n"}.get(fmt, f"{title}\n")
 
-
-def emit_matrix(result, fmt: str, title: str, command: str) -> None:
-    """P(row beats column) (``result.beats()``, a comparison of
-    :mod:`relimpute.confidence`): numbered columns and two decimals where people read it,
-    with a line on stderr saying so; full names and every digit in tsv and json."""
-    import shutil
-
-    systems = list(result.systems)
-    beats = result.beats()
-    if fmt in ("tsv", "json"):
-        if "system" in systems:  # a run named "system": the frame says how pandas names it
-            emit(result.matrix().reset_index(), fmt, title=title)
-            return
-        emit({"system": systems} | {name: beats[:, j] for j, name in enumerate(systems)}, fmt,
-             title=title)  # fmt: skip
-        return
-    numbers = [str(i) for i in range(1, len(systems) + 1)]
-    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, systems)]
-    width = max(map(len, labels))
-    cells = {"system": [label.ljust(width) for label in labels]}
-    for number, column in zip(numbers, beats.T.tolist()):
-        cells[number] = ["-" if p != p else f"{p:.2f}" for p in column]  # NaN: the diagonal
-    line_width = shutil.get_terminal_size((120, 24)).columns if fmt == "table" else None
-    head = heading(title, fmt)
-    text = write_columns(cells, fmt, justify="left", line_width=line_width)
-    sys.stdout.write(head + text.rstrip("\n") + "\n")
-    print(
-        f"relimpute {command}: columns are numbered as the rows; --format tsv or json prints "
-        "full names and all digits",
-        file=sys.stderr,
-    )

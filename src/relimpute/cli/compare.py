@@ -11,7 +11,7 @@ from ._common import (
 )
 from ._estimand import estimand_engine
 from ._estimate import add_estimate_argument, relevance_estimate
-from ._format import add_format_argument, emit, emit_matrix
+from ._format import add_format_argument, emit
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
 from ._labels import add_llm_labels_argument
 from ._notes import answer_notes
@@ -194,12 +194,15 @@ def _add_parts_arguments(parts) -> None:
 def run(args) -> int:
     from ._requests import CompareRequest
 
-    return answer(CompareRequest.from_args(args, COMMAND))
+    request = CompareRequest.from_args(args, COMMAND)  # checked as it is built
+    return answer(request)
 
 
 def answer(request) -> int:
     """Print the comparison ``request`` (a :class:`relimpute.cli._requests.CompareRequest`)
     asks for."""
+    import sys
+
     from ..confidence import has_closed_form
     from ..errors import InputError
 
@@ -218,8 +221,26 @@ def answer(request) -> int:
                              depth=request.depth)  # fmt: skip
     method = "normal" if request.normal else "auto"
     estimate = None  # the qrels estimand needs none; the topic parts fit their own
-    if request.parts.parts:
-        result = _in_parts(request, campaign, systems, engine, method)
+    if request.parts.parts:  # each part fits its own estimate (docs: at-scale.md)
+        from ..confidence import compare_in_parts
+        from ..confidence.parts import topic_parts
+
+        parts = request.parts
+        try:
+            topic_parts(campaign, parts.parts)  # the split's own check, before any fit
+        except ValueError as exc:
+            raise InputError(str(exc), "--topic-parts") from None
+        source = request.relevance
+        size = campaign.n_topics // parts.parts
+        print(f"relimpute {COMMAND}: the {campaign.n_topics} topics in {parts.parts} parts of "
+              f"about {size}, each part's {'prior' if source.prior is not None else 'model'} "
+              "fitted and scored on its own topics, the parts' MAPs weighted by their topics"
+              + ("" if source.prior is not None else ": an approximation of one fit, closer the "
+                 "more topics a part holds (examples/topic_parts)"), file=sys.stderr)  # fmt: skip
+        result = compare_in_parts(campaign, parts.parts, model=source.model, prior=source.prior,
+                                  systems=systems, engine=engine, measure=request.measure,
+                                  method=method, n_draws=request.mc_draws, seed=request.seed,
+                                  jobs=parts.jobs, scheduler=parts.scheduler)  # fmt: skip
         n_draws = None if request.estimand.name == "qrels" else result.scores.clusters or 0
     else:
         if request.estimand.name != "qrels":
@@ -230,48 +251,47 @@ def answer(request) -> int:
                                    topics=request.topics)  # fmt: skip
         n_draws = None if estimate is None else estimate.n_draws
     title = answer_notes(COMMAND, request, n_draws, engine.describe(campaign), estimate)
-    if request.matrix:
-        emit_matrix(result, request.format, title, COMMAND)
-    else:
-        emit(_table(request, result, n_draws), request.format, title=title)
+    table, layout = _table(request, result, n_draws)
+    emit(table, request.format, title=title, **layout)
+    if request.matrix and request.format not in ("tsv", "json"):
+        print(f"relimpute {COMMAND}: columns are numbered as the rows; --format tsv or json "
+              "prints full names and all digits", file=sys.stderr)  # fmt: skip
     return 0
 
 
-def _table(request, result, n_draws: int | None):
-    """The answer's table: with --topic-bootstrap its frame, else its columns, each Monte
-    Carlo bound rounded to its error when the answer has draws."""
+def _table(request, result, n_draws: int | None) -> tuple:
+    """The answer's table and its layout (:func:`relimpute.cli._format.emit`'s keywords):
+    with --matrix :func:`_matrix`; with --topic-bootstrap its frame, else its columns, each
+    Monte Carlo bound rounded to its error when the answer has draws."""
+    if request.matrix:
+        return _matrix(result, request.format)
     if request.topics:
-        return result.to_frame(level=request.confidence)
+        return result.to_frame(level=request.confidence), {}
     if result.scores.draws is None or n_draws is None:
-        return result.columns(level=request.confidence)
-    return _bounds_to_their_digits(result, n_draws, request.confidence, request.format)
+        return result.columns(level=request.confidence), {}
+    return _bounds_to_their_digits(result, n_draws, request.confidence, request.format), {}
 
 
-def _in_parts(request, campaign, systems, engine, method):
-    """The comparison in ``request.parts.parts`` topic parts (:func:`relimpute.confidence.
-    compare_in_parts`), with a line on stderr saying so."""
-    import sys
+def _matrix(result, fmt: str) -> tuple:
+    """P(row beats column) (``result.beats()``) and its layout: numbered columns, two
+    decimals and text to the left where people read it; full names and every digit in tsv
+    and json."""
+    import shutil
 
-    from ..confidence import compare_in_parts
-    from ..confidence.parts import topic_parts
-    from ..errors import InputError
-
-    parts = request.parts
-    try:
-        topic_parts(campaign, parts.parts)  # the split's own check, before any fit
-    except ValueError as exc:
-        raise InputError(str(exc), "--topic-parts") from None
-    source = request.relevance
-    size = campaign.n_topics // parts.parts
-    print(f"relimpute {COMMAND}: the {campaign.n_topics} topics in {parts.parts} parts of about "
-          f"{size}, each part's {'prior' if source.prior is not None else 'model'} fitted and "
-          "scored on its own topics, the parts' MAPs weighted by their topics"
-          + ("" if source.prior is not None else ": an approximation of one fit, closer the more "
-             "topics a part holds (examples/topic_parts)"), file=sys.stderr)  # fmt: skip
-    return compare_in_parts(campaign, parts.parts, model=source.model, prior=source.prior,
-                            systems=systems, engine=engine, measure=request.measure,
-                            method=method, n_draws=request.mc_draws, seed=request.seed,
-                            jobs=parts.jobs, scheduler=parts.scheduler)  # fmt: skip
+    systems = list(result.systems)
+    beats = result.beats()
+    if fmt in ("tsv", "json"):
+        if "system" in systems:  # a run named "system": the frame says how pandas names it
+            return result.matrix().reset_index(), {}
+        return {"system": systems} | {name: beats[:, j] for j, name in enumerate(systems)}, {}
+    numbers = [str(i) for i in range(1, len(systems) + 1)]
+    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, systems)]
+    width = max(map(len, labels))
+    cells = {"system": [label.ljust(width) for label in labels]}
+    for number, column in zip(numbers, beats.T.tolist()):
+        cells[number] = ["-" if p != p else f"{p:.2f}" for p in column]  # NaN: the diagonal
+    line_width = shutil.get_terminal_size((120, 24)).columns if fmt == "table" else None
+    return cells, {"justify": "left", "line_width": line_width}
 
 
 def _bounds_to_their_digits(result, n_draws: int, level: float, fmt: str) -> dict:
