@@ -42,7 +42,7 @@ from .quenouille import BIAS_CORRECTIONS, bias_correction_name
 from .samplings import ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
 __all__ = ["BIAS_CORRECTIONS", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND",
-           "VARIANCES",
+           "VARIANCES", "aligned_ranks",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
            "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
@@ -115,6 +115,29 @@ def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample],
     rank = np.where(at >= 0, rank[np.maximum(at, 0)], 0)
     edges = np.cumsum([0] + [len(s.doc_ids) for s in samples.values()])
     return {t: rank[a:b] for t, a, b in zip(samples, edges[:-1], edges[1:])}
+
+
+def aligned_ranks(aligned, samples: dict[str, TopicSample]) -> tuple[dict, set[str]]:
+    """:func:`run_ranks` of every run of ``aligned`` (:class:`relimpute.io.assembly.Aligned`,
+    not imported: run files read as ``evaluate`` reads them, each document listed once, rankings
+    in trec_eval's order), per run name; and the topics the runs retrieve."""
+    by_topic = {t["query_id"]: t for t in aligned.topics}
+    ranks = {name: {} for name in aligned.names}
+    retrieved = set(aligned.dropped)
+    for topic, s in samples.items():
+        t = by_topic[topic]  # every sample topic is a qrels topic
+        docs, ranking, depth = t["doc_ids"], t["ranking"], t["depth"]
+        at = np.searchsorted(docs, s.doc_ids)  # docs in docno (code point) order, distinct
+        if len(at) and not (docs[np.minimum(at, len(docs) - 1)] == s.doc_ids).all():
+            raise AssertionError(f"topic {topic}: a sampled document not among its documents")
+        if depth.any():
+            retrieved.add(topic)
+        rank_of = np.zeros((len(ranks), len(docs)), dtype=np.int64)
+        run, position = np.nonzero(ranking >= 0)
+        rank_of[run, ranking[run, position]] = position + 1
+        for i, name in enumerate(ranks):
+            ranks[name][topic] = rank_of[i, at]
+    return ranks, retrieved
 
 
 def universe_index(samples: dict[str, TopicSample]) -> pd.MultiIndex:
@@ -251,8 +274,9 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     judged) with ``inclusion`` (Poisson) and/or ``stratum`` (stratified without replacement),
     or a sample table of :mod:`relimpute.selection.designs`; ``sampling`` fixes the design when
     the table cannot tell (:func:`.design.infer_sampling`). ``runs``: name -> run frame
-    (``query_id, doc_id, score``). ``control``: predictions (``query_id, doc_id, p``) of a
-    relevance model or an LLM's labels, needed by the model-assisted estimators. ``pairs``:
+    (``query_id, doc_id, score``), or run files aligned (:func:`aligned_ranks`). ``control``:
+    predictions (``query_id, doc_id, p``) of a relevance model or an LLM's labels, needed by
+    the model-assisted estimators. ``pairs``:
     None, ``"all"`` or (A, B) names: rows of the paired difference A − B with P(A beats B)
     and, given ``margin`` ε, P(|Δ| < ε). Rows ``query_id = "all"`` are the means over topics;
     ``per_topic`` adds a row per topic. A stratum none of whose documents was judged leaves
@@ -266,27 +290,32 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     if estimator != "ht" and control is None:
         raise ValueError(f"the {estimator} estimator needs a control variate: predictions "
                          "of a relevance model or LLM labels")
-    runs = dict(runs)
-    if not runs:
+    aligned = hasattr(runs, "names") and hasattr(runs, "topics")  # files read as evaluate's
+    runs = runs if aligned else dict(runs)
+    names = list(runs.names if aligned else runs)
+    if not names:
         raise ValueError("no runs given")
     if pairs == "all":
-        pairs = list(combinations(runs, 2))
+        pairs = list(combinations(names, 2))
     for a, b in pairs or ():
         for name in (a, b):
-            if name not in runs:
+            if name not in names:
                 raise ValueError(f"run {name!r} of the pair {a} - {b} is not among the runs")
     parsed = [survey_measure(m) for m in measures]
     samples = topic_samples(sample, sampling)
     preds = controls(samples, control)
-    universe = universe_index(samples)
-    ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
-    retrieved = set().union(*(r["query_id"].astype(str).unique() for r in runs.values()))
+    if aligned:
+        ranks, retrieved = aligned_ranks(runs, samples)
+    else:
+        universe = universe_index(samples)
+        ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
+        retrieved = set().union(*(r["query_id"].astype(str).unique() for r in runs.values()))
     topics = [t for t in samples if t in retrieved]
     if not topics:
         raise ValueError("the runs and the sample share no topic")
     absent = sorted(retrieved - set(samples))
     control_label = "none" if control is None else (control_name or "given")
-    quantities = [((name,), name, "") for name in runs]
+    quantities = [((name,), name, "") for name in names]
     quantities += [((a, b), a, b) for a, b in pairs or ()]
     z = float(normal_quantile(0.5 + level / 2))
     rows = []
