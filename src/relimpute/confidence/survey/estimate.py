@@ -319,13 +319,15 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     quantities += [((a, b), a, b) for a, b in pairs or ()]
     z = float(normal_quantile(0.5 + level / 2))
     rows = []
+    # per topic, once: whether it drew a relevant document, and how many it judged
+    facts = {t: (bool((s.grade >= rel_threshold).any()), s.n_judged) for t, s in samples.items()}
     for measure in parsed:
         found = (_ap_topics if measure.family == "AP" else _topics)(
             measure, quantities, topics, samples, ranks, preds, estimator, rel_threshold,
             variance, bias_correction)
         for (_, run, run_b), per in zip(quantities, found):
             rows += _rows(per, measure, run, run_b, z, margin, estimator, control_label,
-                          per_topic, absent, rel_threshold)
+                          per_topic, absent, facts)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -415,15 +417,14 @@ def _impossible(value, run_b) -> bool:
                 <= 1.0 + 1e-12)
 
 
-def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent,
-          rel_threshold):
+def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent, facts):
     rows, notes, blind = [], [], []
     for t, value, var, lam, fallback, s in per:
         note = ""
         if s.unsampled:
             note = ("no judged document in " + ", ".join(s.unsampled) +
                     ": its contribution is unknown, no design-based estimate")
-        elif not (s.grade >= rel_threshold).any():
+        elif not facts[t][0]:
             blind.append(t)
             note = ("no relevant document among those judged: the sample cannot show its "
                     "variance, so its interval does not hold")
@@ -434,7 +435,7 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
         if note:
             notes.append(f"topic {t}: {note}")
         if per_topic:
-            rows.append(_row(t, run, run_b, measure, value, var, lam, s.n_judged, z, margin,
+            rows.append(_row(t, run, run_b, measure, value, var, lam, facts[t][1], z, margin,
                              estimator, control, note))
     known = [(v, var) for _, v, var, *_ in per if np.isfinite(v)]
     left = [t for t, v, *_ in per if not np.isfinite(v)]
@@ -461,7 +462,7 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
             summary.append(OUTSIDE)
     else:
         mean = var = lam = np.nan
-    n = sum(s.n_judged for *_, s in per)
+    n = sum(facts[t][1] for t, *_ in per)
     rows.append(_row("all", run, run_b, measure, mean, var, lam, n, z, margin, estimator,
                      control, "; ".join(summary)))
     return rows
