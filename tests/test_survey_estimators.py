@@ -293,3 +293,36 @@ def test_an_estimated_relevant_count_of_roundoff_is_none():
     assert ratio_parts(0.5, 0.25)[0] == 2.0
     held = ratio_parts(0.5, 0.25, least=1.0)  # R̂ held at the relevant judged: no ∂/∂R
     assert held[0] == 0.5 and held[2] == 0.0
+
+
+def test_run_files_aligned_as_evaluate_reads_them_give_the_frames_ranks(tmp_path):
+    """The command line reads runs as ``evaluate`` does (``io.assembly.align_files``): the
+    ranks of the universe's documents, ties by docno descending, the topics retrieved (one the
+    sample lacks), and so the table, are those of the run frames."""
+    from relimpute.confidence.survey import topic_samples
+    from relimpute.confidence.survey.estimate import aligned_ranks, run_ranks
+    from relimpute.io import read_run
+    from relimpute.io.assembly import align_files
+
+    rng = np.random.default_rng(5)
+    rows = [(t, f"d{i}", int(rng.integers(-1, 3)), float(rng.uniform(0.2, 1)))
+            for t in ("1", "2", "10") for i in range(30)]
+    sample = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance", "inclusion"])
+    paths = []
+    for k in range(3):
+        lines = [f"{t} Q0 {d} 0 {float(rng.integers(0, 6)) + (k == 0) * rng.random()} r"
+                 for t in ("1", "2", "10", "99")[k:] for d in
+                 rng.choice([f"d{i}" for i in range(30)] + ["x1", "x2"], 20, replace=False)]
+        paths.append((f"r{k}", tmp_path / f"r{k}.txt"))
+        paths[-1][1].write_text("\n".join(lines) + "\n")
+    aligned = align_files(sample[["query_id", "doc_id", "relevance"]], paths, by_rank=False,
+                          duplicates="error")
+    frames = {name: read_run(path) for name, path in paths}
+    samples = topic_samples(sample)
+    ranks, retrieved = aligned_ranks(aligned, samples)
+    assert retrieved == {"1", "2", "10", "99"}
+    for name, run in frames.items():
+        for topic, expected in run_ranks(run, samples).items():
+            assert np.array_equal(ranks[name][topic], expected), (name, topic)
+    pd.testing.assert_frame_equal(estimate(sample, aligned, pairs="all", per_topic=True),
+                                  estimate(sample, frames, pairs="all", per_topic=True))

@@ -76,7 +76,8 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
     from ..errors import InputError
-    from ..io import read_run, run_files
+    from ..io import run_files
+    from ..io.assembly import align_files
     from ._format import emit
     from ._sampled import read_design
 
@@ -95,8 +96,9 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         raise InputError("give one control variate: --model or --llm-labels, not both")
     if len(labels) > 1:
         raise InputError("--estimator takes one --llm-labels file as its control variate")
-    runs = {system: read_run(path, duplicates=inputs.duplicates)
-            for system, path in run_files(inputs.runs)}
+    # read as evaluate reads them: aligned to the sample's documents, duplicates checked once
+    runs = align_files(design.qrels, run_files(inputs.runs), by_rank=False,
+                       duplicates=inputs.duplicates)
     control, name = None, "none"
     if model is not None:
         from ..confidence.survey.control import model_predictions

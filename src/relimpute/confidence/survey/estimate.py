@@ -42,7 +42,7 @@ from .quenouille import BIAS_CORRECTIONS, bias_correction_name
 from .samplings import ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
 __all__ = ["BIAS_CORRECTIONS", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND",
-           "VARIANCES",
+           "VARIANCES", "aligned_ranks",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
            "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
@@ -115,6 +115,29 @@ def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample],
     rank = np.where(at >= 0, rank[np.maximum(at, 0)], 0)
     edges = np.cumsum([0] + [len(s.doc_ids) for s in samples.values()])
     return {t: rank[a:b] for t, a, b in zip(samples, edges[:-1], edges[1:])}
+
+
+def aligned_ranks(aligned, samples: dict[str, TopicSample]) -> tuple[dict, set[str]]:
+    """:func:`run_ranks` of every run of ``aligned`` (:class:`relimpute.io.assembly.Aligned`,
+    not imported: run files read as ``evaluate`` reads them, each document listed once, rankings
+    in trec_eval's order), per run name; and the topics the runs retrieve."""
+    by_topic = {t["query_id"]: t for t in aligned.topics}
+    ranks = {name: {} for name in aligned.names}
+    retrieved = set(aligned.dropped)
+    for topic, s in samples.items():
+        t = by_topic[topic]  # every sample topic is a qrels topic
+        docs, ranking, depth = t["doc_ids"], t["ranking"], t["depth"]
+        at = np.searchsorted(docs, s.doc_ids)  # docs in docno (code point) order, distinct
+        if len(at) and not (docs[np.minimum(at, len(docs) - 1)] == s.doc_ids).all():
+            raise AssertionError(f"topic {topic}: a sampled document not among its documents")
+        if depth.any():
+            retrieved.add(topic)
+        rank_of = np.zeros((len(ranks), len(docs)), dtype=np.int64)
+        run, position = np.nonzero(ranking >= 0)
+        rank_of[run, ranking[run, position]] = position + 1
+        for i, name in enumerate(ranks):
+            ranks[name][topic] = rank_of[i, at]
+    return ranks, retrieved
 
 
 def universe_index(samples: dict[str, TopicSample]) -> pd.MultiIndex:
@@ -251,8 +274,9 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     judged) with ``inclusion`` (Poisson) and/or ``stratum`` (stratified without replacement),
     or a sample table of :mod:`relimpute.selection.designs`; ``sampling`` fixes the design when
     the table cannot tell (:func:`.design.infer_sampling`). ``runs``: name -> run frame
-    (``query_id, doc_id, score``). ``control``: predictions (``query_id, doc_id, p``) of a
-    relevance model or an LLM's labels, needed by the model-assisted estimators. ``pairs``:
+    (``query_id, doc_id, score``), or run files aligned (:func:`aligned_ranks`). ``control``:
+    predictions (``query_id, doc_id, p``) of a relevance model or an LLM's labels, needed by
+    the model-assisted estimators. ``pairs``:
     None, ``"all"`` or (A, B) names: rows of the paired difference A − B with P(A beats B)
     and, given ``margin`` ε, P(|Δ| < ε). Rows ``query_id = "all"`` are the means over topics;
     ``per_topic`` adds a row per topic. A stratum none of whose documents was judged leaves
@@ -266,37 +290,44 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     if estimator != "ht" and control is None:
         raise ValueError(f"the {estimator} estimator needs a control variate: predictions "
                          "of a relevance model or LLM labels")
-    runs = dict(runs)
-    if not runs:
+    aligned = hasattr(runs, "names") and hasattr(runs, "topics")  # files read as evaluate's
+    runs = runs if aligned else dict(runs)
+    names = list(runs.names if aligned else runs)
+    if not names:
         raise ValueError("no runs given")
     if pairs == "all":
-        pairs = list(combinations(runs, 2))
+        pairs = list(combinations(names, 2))
     for a, b in pairs or ():
         for name in (a, b):
-            if name not in runs:
+            if name not in names:
                 raise ValueError(f"run {name!r} of the pair {a} - {b} is not among the runs")
     parsed = [survey_measure(m) for m in measures]
     samples = topic_samples(sample, sampling)
     preds = controls(samples, control)
-    universe = universe_index(samples)
-    ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
-    retrieved = set().union(*(r["query_id"].astype(str).unique() for r in runs.values()))
+    if aligned:
+        ranks, retrieved = aligned_ranks(runs, samples)
+    else:
+        universe = universe_index(samples)
+        ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
+        retrieved = set().union(*(r["query_id"].astype(str).unique() for r in runs.values()))
     topics = [t for t in samples if t in retrieved]
     if not topics:
         raise ValueError("the runs and the sample share no topic")
     absent = sorted(retrieved - set(samples))
     control_label = "none" if control is None else (control_name or "given")
-    quantities = [((name,), name, "") for name in runs]
+    quantities = [((name,), name, "") for name in names]
     quantities += [((a, b), a, b) for a, b in pairs or ()]
     z = float(normal_quantile(0.5 + level / 2))
     rows = []
+    # per topic, once: whether it drew a relevant document, and how many it judged
+    facts = {t: (bool((s.grade >= rel_threshold).any()), s.n_judged) for t, s in samples.items()}
     for measure in parsed:
         found = (_ap_topics if measure.family == "AP" else _topics)(
             measure, quantities, topics, samples, ranks, preds, estimator, rel_threshold,
             variance, bias_correction)
         for (_, run, run_b), per in zip(quantities, found):
             rows += _rows(per, measure, run, run_b, z, margin, estimator, control_label,
-                          per_topic, absent, rel_threshold)
+                          per_topic, absent, facts)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -386,15 +417,14 @@ def _impossible(value, run_b) -> bool:
                 <= 1.0 + 1e-12)
 
 
-def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent,
-          rel_threshold):
+def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, absent, facts):
     rows, notes, blind = [], [], []
     for t, value, var, lam, fallback, s in per:
         note = ""
         if s.unsampled:
             note = ("no judged document in " + ", ".join(s.unsampled) +
                     ": its contribution is unknown, no design-based estimate")
-        elif not (s.grade >= rel_threshold).any():
+        elif not facts[t][0]:
             blind.append(t)
             note = ("no relevant document among those judged: the sample cannot show its "
                     "variance, so its interval does not hold")
@@ -405,7 +435,7 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
         if note:
             notes.append(f"topic {t}: {note}")
         if per_topic:
-            rows.append(_row(t, run, run_b, measure, value, var, lam, s.n_judged, z, margin,
+            rows.append(_row(t, run, run_b, measure, value, var, lam, facts[t][1], z, margin,
                              estimator, control, note))
     known = [(v, var) for _, v, var, *_ in per if np.isfinite(v)]
     left = [t for t, v, *_ in per if not np.isfinite(v)]
@@ -432,7 +462,7 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
             summary.append(OUTSIDE)
     else:
         mean = var = lam = np.nan
-    n = sum(s.n_judged for *_, s in per)
+    n = sum(facts[t][1] for t, *_ in per)
     rows.append(_row("all", run, run_b, measure, mean, var, lam, n, z, margin, estimator,
                      control, "; ".join(summary)))
     return rows
