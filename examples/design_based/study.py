@@ -12,7 +12,8 @@ AP of the fully judged universe). Designs (nothing judged beforehand):
   has a sample variance);
 - ``pps``: statAP's Poisson design, π ∝ the summed AP-prior weight, floor 0.01 (PPSDesign);
 - ``guided``: Poisson, π ∝ the default model's uncertainty about each document's weight in
-  the ΔMAP of every pair (ModelGuidedDesign), floor 0.01, the model fitted on the pilot.
+  the ΔMAP of every pair (ModelGuidedDesign), floor 0.01, the model fitted on the pilot;
+- ``--floor-share S`` floors both Poisson designs at max(0.01, S × the budget's rate) instead.
 
 Control variates (the prediction p of every universe document): ``none`` (HT), ``model``
 (the default model, fusion with the settings chosen without the collection,
