@@ -16,8 +16,10 @@ import pytest
 from relimpute.relevance.base import RelevanceEstimate
 from relimpute.selection.designs import (
     ENTRY,
+    GUIDED_FLOOR_SHARE,
     JUDGED_STRATUM,
     ModelGuidedDesign,
+    PPSDesign,
     design_from_spec,
     poisson_draw,
     sample_from_record,
@@ -49,24 +51,42 @@ def _estimate(campaign, seed=0):
     return RelevanceEstimate(campaign.query_ids, tuple(t.doc_ids for t in campaign.topics), p)
 
 
-def test_pi_sums_to_the_budget_floored_and_following_the_uncertainty(hidden):
-    design = ModelGuidedDesign(budget=120, pool_depth=40, floor=0.02)
+@pytest.mark.parametrize("share", [0.0, GUIDED_FLOOR_SHARE])
+def test_pi_sums_to_the_budget_floored_and_following_the_uncertainty(hidden, share):
+    design = ModelGuidedDesign(budget=120, pool_depth=40, floor=0.02, floor_share=share)
     estimate = _estimate(hidden)
     sample = design.draw(hidden, np.random.default_rng(1), estimate=estimate)
     universe = sample[sample["stratum"] != JUDGED_STRATUM]
     pi = universe["inclusion"].to_numpy()
+    floor = max(0.02, share * 120 / len(universe))  # the floor, or the share of the budget's rate
+    assert floor > 0.02 or share == 0
     assert pi.sum() == pytest.approx(120, rel=1e-6)
-    assert (pi >= 0.02 - 1e-12).all() and (pi <= 1).all()  # every candidate can be drawn
+    assert (pi >= floor - 1e-12).all() and (pi <= 1).all()  # every candidate can be drawn
+    assert share == 0 or (pi <= floor + 1e-9).any()  # the share's floor binds
     # the universe is every unjudged document of the depth-40 pool, each once
     pool = sum(int((t.retrieved(depth=40) & ~t.judged).sum()) for t in hidden.topics)
     assert len(universe) == pool and not universe.duplicated(["query_id", "doc_id"]).any()
     u = guided_uncertainty(hidden, estimate, hidden.systems, 40)["uncertainty"].to_numpy()
-    between = (pi > 0.02 + 1e-9) & (pi < 1)  # neither floored nor capped: π ∝ u
+    between = (pi > floor + 1e-9) & (pi < 1)  # neither floored nor capped: π ∝ u
     ratio = pi[between] / u[between]
     assert np.allclose(ratio, ratio[0])
-    assert (u[pi == 1] >= u[between].max()).all() and (u[pi <= 0.02] <= u[between].min()).all()
+    assert (u[pi == 1] >= u[between].max()).all() and (u[pi <= floor] <= u[between].min()).all()
     judged = sample[sample["stratum"] == JUDGED_STRATUM]
     assert (judged["inclusion"] == 1).all() and judged[ENTRY].isna().all()
+
+
+def test_a_journal_written_before_the_floor_share_reads_as_share_zero():
+    """Old journals recorded no floor_share: their sample was drawn at share 0."""
+    old = {"design": "guided", "budget": 50, "depth": 100, "floor": 0.01, "model": "fusion",
+           "pairs": None}
+    assert design_from_spec(old).floor_share == 0.0
+    new = ModelGuidedDesign(50)
+    assert new.floor_share == GUIDED_FLOOR_SHARE
+    assert design_from_spec(new.spec()) == new
+    pps = PPSDesign(budget=50, floor_share=0.25)
+    assert design_from_spec(pps.spec()) == pps and PPSDesign(budget=50).floor_share == 0.0
+    with pytest.raises(ValueError, match="floor_share"):
+        ModelGuidedDesign(50, floor_share=1.5)
 
 
 def test_the_weight_is_mtc_s_and_zero_uncertainty_gets_the_floor(hidden):
@@ -80,9 +100,10 @@ def test_the_weight_is_mtc_s_and_zero_uncertainty_gets_the_floor(hidden):
     sure = RelevanceEstimate(estimate.query_ids, estimate.doc_ids, tuple(p))
     design = ModelGuidedDesign(budget=120, pool_depth=40, floor=0.02)
     sample = design.draw(hidden, np.random.default_rng(1), estimate=sure)
+    floor = max(0.02, GUIDED_FLOOR_SHARE * 120 / int((sample["stratum"] != JUDGED_STRATUM).sum()))
     sample = sample.set_index(["query_id", "doc_id"])
     docs = [(t.query_id, str(d)) for d in t.doc_ids[open_[:5]]]
-    assert np.allclose(sample.loc[docs, "inclusion"], 0.02)
+    assert np.allclose(sample.loc[docs, "inclusion"], floor)
     # one pair: a document only one of the two runs retrieves weighs 1/rank-ish; one neither
     # retrieves is not a candidate at all
     pair = ModelGuidedDesign(budget=30, pool_depth=40, pairs=[hidden.systems[:2]])

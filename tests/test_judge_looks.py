@@ -65,7 +65,8 @@ def test_the_journal_keeps_the_guided_draw_and_the_export_carries_pi(files, caps
     assert judge(tmp, *GUIDED, "--seed", 3, "--answers", tmp / "none.txt") == 0
     header = read_records(tmp / "j.jsonl")[0]
     assert header["design"] == {"design": "guided", "budget": 40, "depth": 40, "floor": 0.01,
-                                "model": "fusion", "pairs": [["A", "C"]]}  # fmt: skip
+                                "floor_share": 0.5, "model": "fusion",
+                                "pairs": [["A", "C"]]}  # fmt: skip
     sample = sample_from_record(header["sample"])
     campaign = Campaign.from_files(tmp / "qrels.txt", tmp / "runs")
     design = ModelGuidedDesign(40, 40, pairs=[("A", "C")])
@@ -142,3 +143,25 @@ def test_a_topic_left_unsampled_is_named(files, capsys):
     empty = sorted(drawn.index[~drawn])
     assert empty and f"{len(empty)} topic(s) have documents left to sample" in err
     assert ", ".join(empty) in err
+
+
+def test_a_guided_journal_from_before_the_floor_share_resumes_at_share_zero(files, capsys):
+    """A journal written before --floor-share recorded none: its sample was drawn at share 0,
+    and resuming it asks for --floor-share 0 rather than redrawing at the new default."""
+    import json
+
+    tmp, truth = files
+    (tmp / "none.txt").write_text("")
+    assert judge(tmp, *GUIDED, "--floor-share", 0, "--seed", 3, "--answers", tmp / "none.txt") == 0
+    lines = (tmp / "j.jsonl").read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    assert first["design"].pop("floor_share") == 0.0
+    (tmp / "j.jsonl").write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    capsys.readouterr()
+    assert judge(tmp, *GUIDED, "--seed", 3, "--answers", answers(tmp, truth, 5)) == 2
+    assert "--pool-depth 40 --seed 3 --floor-share 0 --model fusion" in capsys.readouterr().err
+    assert judge(tmp, *GUIDED, "--floor-share", 0, "--seed", 3,
+                 "--answers", answers(tmp, truth, 5)) == 0  # fmt: skip
+    assert "stopped; 5 answer(s)" in capsys.readouterr().out
+    assert judge(tmp, "--floor-share", 0.5, "--answers", tmp / "none.txt") == 2
+    assert "--floor-share goes with --design" in capsys.readouterr().err

@@ -21,15 +21,17 @@ from relimpute.confidence.survey.batched import TopicSamplings
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from study import DESIGNS, SEED, Universe, draw, inclusion, load, pilot_model  # noqa: E402
+from study import DESIGNS, FLOOR, SEED, Universe, draw, inclusion, load, pilot_model  # noqa: E402
 
 BINS = (0, 10, 30, 100, 10**9)
 
 
-def topic_rows(universe, design, rate, estimate, B, rng):
-    """One row per topic: truth R, mean AP, and the moments of N̂, R̂, AP̂ over B samplings."""
+def topic_rows(universe, design, rate, estimate, B, rng, floor_share=0.0):
+    """One row per topic: truth R, the relevant documents at the design's π floor, mean AP,
+    and the moments of N̂, R̂, AP̂ over B samplings."""
     rows = []
-    plan = inclusion(universe, design, rate, estimate)
+    plan = inclusion(universe, design, rate, estimate, floor_share)
+    floor = max(FLOOR, floor_share * rate)
     for top, (pi, stratum, stratified), truth in zip(universe.topics, plan, universe.truth_ap):
         x = top["x"]
         d = draw(pi, stratum, stratified, rate, B, rng)
@@ -51,6 +53,7 @@ def topic_rows(universe, design, rate, estimate, B, rng):
         zero = ~ok[:, 0]
         rows.append(dict(
             query_id=top["query_id"], relevant=int(R), pool=len(x),
+            relevant_at_floor=0 if pi is None else int(((x > 0) & (pi <= floor * 1.000001)).sum()),
             judged_rel=float((d.drawn @ x).mean()), mean_ap=float(truth.mean()),
             n_relbias=float(np.nanmean(parts.nx.mean(0) / np.where(n_true > 0, n_true, np.nan) - 1)
                             if (n_true > 0).any() else np.nan),
@@ -73,13 +76,14 @@ def by_relevant(table):
                    labels=[f"{a + 1}-{b}" if b < 10**9 else f">{a}" for a, b in
                            zip(BINS[:-1], BINS[1:])])
     out = table.groupby(group, observed=True).agg(
-        topics=("query_id", "size"), p_r_zero=("p_r_zero", "mean"),
+        topics=("query_id", "size"), at_floor=("relevant_at_floor", "sum"),
+        p_r_zero=("p_r_zero", "mean"),
         **{k: (k, lambda s: s.sum() / T) for k in ("ap_bias", "ap_bias_from_zero",
                                                   "ap_bias_when_found", "corrected_bias")},
         topic_coverage=("coverage", "mean"))
-    out.loc["all"] = [T, table["p_r_zero"].mean()] + [table[k].sum() / T for k in (
-        "ap_bias", "ap_bias_from_zero", "ap_bias_when_found", "corrected_bias")] + \
-        [table["coverage"].mean()]
+    biases = ("ap_bias", "ap_bias_from_zero", "ap_bias_when_found", "corrected_bias")
+    out.loc["all"] = [T, table["relevant_at_floor"].sum(), table["p_r_zero"].mean()] + \
+        [table[k].sum() / T for k in biases] + [table["coverage"].mean()]
     return out
 
 
@@ -89,6 +93,8 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=0.05)
     parser.add_argument("--samplings", type=int, default=200)
     parser.add_argument("--designs", nargs="+", choices=DESIGNS, default=list(DESIGNS))
+    parser.add_argument("--floor-share", type=float, default=0.0,
+                        help="the Poisson designs' π floor, max(0.01, share × budget)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     universe = Universe(load(args.collection))
@@ -98,7 +104,8 @@ def main(argv=None):
     tables = []
     for design in args.designs:
         rng = np.random.default_rng([SEED, int(args.budget * 1000), DESIGNS.index(design), 7])
-        table = topic_rows(universe, design, args.budget, estimate, args.samplings, rng)
+        table = topic_rows(universe, design, args.budget, estimate, args.samplings, rng,
+                           args.floor_share)
         tables.append(table.assign(design=design))
         print(f"\n{args.collection}, {design}, {args.budget:.0%} of the pool, "
               f"{args.samplings} samplings (HT, statAP's ratio): bias of MAP by topics' R")

@@ -12,7 +12,8 @@ AP of the fully judged universe). Designs (nothing judged beforehand):
   has a sample variance);
 - ``pps``: statAP's Poisson design, π ∝ the summed AP-prior weight, floor 0.01 (PPSDesign);
 - ``guided``: Poisson, π ∝ the default model's uncertainty about each document's weight in
-  the ΔMAP of every pair (ModelGuidedDesign), floor 0.01, the model fitted on the pilot.
+  the ΔMAP of every pair (ModelGuidedDesign), floor 0.01, the model fitted on the pilot;
+- ``--floor-share S`` floors both Poisson designs at max(0.01, S × the budget's rate) instead.
 
 Control variates (the prediction p of every universe document): ``none`` (HT), ``model``
 (the default model, fusion with the settings chosen without the collection,
@@ -139,17 +140,20 @@ def llm_control(universe: Universe, name: str, rng) -> list[np.ndarray] | None:
     return out
 
 
-def inclusion(universe: Universe, design: str, rate: float, estimate) -> list:
-    """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool."""
+def inclusion(universe: Universe, design: str, rate: float, estimate,
+              floor_share: float = 0.0) -> list:
+    """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool; the Poisson
+    designs' π floor is max(:data:`FLOOR`, ``floor_share`` · ``rate``)."""
     from relimpute.selection.designs import ModelGuidedDesign, ap_prior, pps_inclusion
     from relimpute.selection.guided import guided_uncertainty
 
+    floor = max(FLOOR, floor_share * rate)
     out = []
     if design == "guided":
         hidden = universe.campaign.with_judged([np.zeros(t.n_docs, bool)
                                                 for t in universe.campaign.topics])
         u = guided_uncertainty(hidden, estimate, hidden.systems, DEPTH)
-        pi = ModelGuidedDesign(budget=int(round(rate * len(u))), floor=FLOOR).inclusion(
+        pi = ModelGuidedDesign(budget=int(round(rate * len(u))), floor=floor).inclusion(
             u["uncertainty"].to_numpy())
         frame = u.assign(pi=pi).set_index(["query_id", "doc_id"])["pi"]
     for top in universe.topics:
@@ -160,7 +164,7 @@ def inclusion(universe: Universe, design: str, rate: float, estimate) -> list:
         elif design == "pps":
             weight = np.where(top["ranks"] > 0, ap_prior(np.maximum(top["ranks"], 1), DEPTH),
                               0).sum(axis=0)
-            out.append((pps_inclusion(weight, rate * n, FLOOR), np.zeros(n, int), False))
+            out.append((pps_inclusion(weight, rate * n, floor), np.zeros(n, int), False))
         else:
             pi = frame.loc[top["query_id"]].reindex(top["doc_ids"]).to_numpy()
             out.append((pi, np.zeros(n, int), False))
@@ -185,7 +189,7 @@ def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
     return Samplings(drawn, stratum=stratum, sampling="stratified")
 
 
-def cell(universe, controls, design, rate, estimate, B, rng, chunk=None):
+def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_share=0.0):
     """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
     variance (B, P), the mean λ. PPI++'s λ is cross-fitted over topics as
     :func:`relimpute.confidence.survey.estimate` does (per sampling, topic t's λ from the
@@ -199,7 +203,7 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=None):
             for v in variances]
     acc = {k: [np.zeros((B, R)), np.zeros((B, R)), np.zeros((B, len(pairs))),
                np.zeros((B, len(pairs))), 0.0] for k in keys}
-    plan = inclusion(universe, design, rate, estimate)
+    plan = inclusion(universe, design, rate, estimate, floor_share)
     draws = [draw(pi, stratum, stratified, rate, B, rng) for pi, stratum, stratified in plan]
     quantities = ([(np.arange(R), 1.0)], [(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)])
     if chunk is None:  # a sampling of one topic holds about 8 (3 R n + (4 R)²) bytes
@@ -267,6 +271,9 @@ def main(argv=None):
     parser.add_argument("--controls", nargs="+", choices=CONTROLS, default=list(CONTROLS),
                         help="the controls scored besides none (HT, the widths' reference); "
                              "none alone fits no pilot unless the design is guided")
+    parser.add_argument("--floor-share", type=float, default=0.0,
+                        help="the Poisson designs' π floor as a share of the budget: max(0.01, "
+                             "share × budget); 0 (default): 0.01")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     threadpool_limits(1)  # small matrices: a BLAS thread per core spins more than it computes
@@ -289,7 +296,8 @@ def main(argv=None):
         for design in args.designs:
             t0 = time.process_time()
             pairs, results = cell(universe, controls, design, rate, estimate, args.samplings,
-                           np.random.default_rng([SEED, int(rate * 1000), DESIGNS.index(design)]))
+                           np.random.default_rng([SEED, int(rate * 1000), DESIGNS.index(design)]),
+                           floor_share=args.floor_share)
             for r in summarise(universe, pairs, results):
                 rows.append(dict(collection=args.collection, budget=rate, design=design,
                                  samplings=args.samplings, **r))
@@ -297,7 +305,7 @@ def main(argv=None):
                   f"\n  ({design}, budget {rate:.0%}: {time.process_time() - t0:.1f} CPU s)",
                   flush=True)
     table = pd.DataFrame(rows)
-    args.out.mkdir(exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out / f"{args.collection}.tsv", sep="\t", index=False, float_format="%.5f")
     print(f"total {time.process_time() - started:.0f} CPU s")
 

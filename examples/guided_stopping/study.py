@@ -94,7 +94,7 @@ def pair_looks(full, pair, model, draws: int, seed: int, budget: int = BUDGET) -
     hidden = full.with_judged([np.zeros(t.n_docs, dtype=bool) for t in full.topics])
     rng = np.random.default_rng(seed)
     estimate = fit_model(hidden, model, rng)
-    design = ModelGuidedDesign(budget, DEPTH, FLOOR, model, pairs=[pair])
+    design = ModelGuidedDesign(budget, DEPTH, FLOOR, model, pairs=[pair], floor_share=0.0)
     universe = design.universe(hidden, rng, systems=pair, estimate=estimate)
     grade = {(t.query_id, d): int(g) if j else 0
              for t in full.topics for d, g, j in zip(t.doc_ids.astype(str), t.grades, t.judged)}

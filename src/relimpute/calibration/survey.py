@@ -14,10 +14,12 @@ estimator's normal approximation Φ(ΔMAP̂ / se) (``docs/survey.md``).
 The universe is the pool of all k runs, the runs whose comparisons are scored (MTC judges for
 the initial runs only): a document outside it would count as nonrelevant in every estimate.
 The π floor is statAP's 0.01, or half the budget's share of the pool when that is smaller, so
-that any budget can be drawn; the stratified design draws at least one document of every
-stratum of every topic, so at a budget below that it judges more (the trial row counts what
-it judged). A trial whose MTC judged nothing leaves nothing to sample: every pair then gets
-P = ½ (no evidence either way), ``stopped_because = "no budget"``.
+that any budget can be drawn (the guided design's own floor share then lifts it to half the
+budget's share: :data:`~relimpute.selection.designs.GUIDED_FLOOR_SHARE`); the stratified
+design draws at least one document of every stratum of every topic, so at a budget below that
+it judges more (the trial row counts what it judged). A trial whose MTC judged nothing leaves
+nothing to sample: every pair then gets P = ½ (no evidence either way), ``stopped_because =
+"no budget"``.
 """
 
 from __future__ import annotations

@@ -83,6 +83,12 @@ def add_sample_arguments(parser) -> None:
         f"(default {DEFAULT_POOL_DEPTH})",
     )  # fmt: skip
     parser.add_argument(
+        "--floor-share", type=float, metavar="S",
+        help="the π floor of --design pps or guided as a share of the budget's rate: every "
+        "document of the pool is drawn with π ≥ S × budget / pool (default: guided 0.5, pps 0, "
+        "statAP's)",
+    )  # fmt: skip
+    parser.add_argument(
         "--format", "-f", choices=EXPORT_FORMATS,
         help="what --export-qrels writes for a sample's journal: sampled (five columns, the "
         "default of a stratified sample), inclusion (with inclusion probabilities, pps's "
@@ -95,7 +101,8 @@ def check_sample_options(args) -> None:
     """Refuse options that do not go with the design asked for (or with none)."""
     check_looks_options(args)
     if args.design is None:
-        for option, value in (("--strata", args.strata), ("--pool-depth", args.pool_depth)):
+        for option, value in (("--strata", args.strata), ("--pool-depth", args.pool_depth),
+                              ("--floor-share", args.floor_share)):  # fmt: skip
             if value is not None:
                 raise InputError(f"{option} goes with --design (a sample to judge)")
         if args.format is not None and not args.export_qrels:
@@ -113,7 +120,8 @@ def check_sample_options(args) -> None:
         if args.strata is None:
             raise InputError("--design stratified needs --strata FIRST-LAST:RATE,... "
                              "(e.g. 1-10:1,11-100:0.1)")  # fmt: skip
-        for option, value in (("--budget", args.budget), ("--pool-depth", args.pool_depth)):
+        for option, value in (("--budget", args.budget), ("--pool-depth", args.pool_depth),
+                              ("--floor-share", args.floor_share)):  # fmt: skip
             if value is not None:
                 raise InputError(f"{option} does not go with --design stratified: --strata "
                                  "gives the depths and the size of the sample")  # fmt: skip
@@ -123,6 +131,9 @@ def check_sample_options(args) -> None:
         if args.budget is None:
             raise InputError(f"--design {args.design} needs --budget N, the number of "
                              "judgments expected")  # fmt: skip
+        if args.floor_share is not None and not 0 <= args.floor_share <= 1:
+            raise InputError(f"--floor-share {args.floor_share:g} is outside [0, 1]: the share "
+                             "of the budget's rate every document is drawn with at least")
 
 
 def _design(args):
@@ -131,11 +142,13 @@ def _design(args):
     if args.design == "stratified":
         return args.strata
     pool_depth = args.pool_depth or DEFAULT_POOL_DEPTH
+    share = {} if args.floor_share is None else {"floor_share": args.floor_share}
     if args.design == "guided":
         model = "fusion" if args.model in (None, "rtc") else args.model
         return ModelGuidedDesign(args.budget, pool_depth=pool_depth, model=model,
-                                 pairs=[tuple(args.pair)] if args.pair else None)  # fmt: skip
-    return PPSDesign(budget=args.budget, pool_depth=pool_depth)
+                                 pairs=[tuple(args.pair)] if args.pair else None,
+                                 **share)  # fmt: skip
+    return PPSDesign(budget=args.budget, pool_depth=pool_depth, **share)
 
 
 def design_options(spec: dict, seed) -> str:
@@ -144,10 +157,19 @@ def design_options(spec: dict, seed) -> str:
         text = ",".join(f"{a}-{b}:{r:g}" for a, b, r in spec["strata"])
         return f"--design stratified --strata {text} --seed {seed}"
     given = f"--budget {spec['budget']} --pool-depth {spec['depth']} --seed {seed}"
+    share = spec.get("floor_share", 0.0)  # a journal written before the share drew at 0
+    if share != _default_share(spec["design"]):
+        given += f" --floor-share {share:g}"
     if spec["design"] == "guided":
         pair = f" --pair {' '.join(spec['pairs'][0])}" if spec.get("pairs") else ""
         return f"--design guided {given} --model {spec['model']}{pair}"
     return f"--design pps {given}"
+
+
+def _default_share(design: str) -> float:
+    from ..selection.designs import GUIDED_FLOOR_SHARE
+
+    return GUIDED_FLOOR_SHARE if design == "guided" else 0.0
 
 
 def refuse_sample_journal(header: dict, path: str) -> None:
@@ -159,10 +181,11 @@ def refuse_sample_journal(header: dict, path: str) -> None:
 
 
 def _drawn(args, campaign, systems, design):
-    """The journal's sample when resuming (its design and seed checked), else a new draw."""
+    """The journal's sample and design record when resuming (its design and seed checked), else
+    a new draw and ``design``'s record."""
     import numpy as np
 
-    from ..selection.designs import sample_from_record
+    from ..selection.designs import design_from_spec, sample_from_record
     from ..selection.journal import Journal
 
     path = args.journal
@@ -177,14 +200,14 @@ def _drawn(args, campaign, systems, design):
                              f"{_looks_text(header.get('looks'))}, not "
                              f"{_looks_text(looks_spec(args))}: a rule fixed before judging is "
                              "what keeps its coverage; give the journal's", path, 1)  # fmt: skip
-        if spec != design.spec() or seed != args.seed:
+        if design_from_spec(spec).spec() != design.spec() or seed != args.seed:
             given = design_options(design.spec(), args.seed)
             raise InputError(f"this journal's sample was drawn with {design_options(spec, seed)}, "
                              f"not {given}; give those to resume it, or another --journal",
                              path, 1)  # fmt: skip
-        return sample_from_record(header["sample"])
+        return sample_from_record(header["sample"]), spec  # as recorded: the journal's settings
     try:
-        return design.draw(campaign, np.random.default_rng(args.seed), systems)
+        return design.draw(campaign, np.random.default_rng(args.seed), systems), design.spec()
     except ValueError as exc:
         text = str(exc)
         raise InputError(f"--{text}" if text.startswith("budget ") else f"--budget {args.budget}: "
@@ -226,11 +249,11 @@ def judge_sample(args) -> int:
     check_run_names(systems, campaign.systems, "--pair")
     texts = load_texts(args.docs) if args.docs else None
     design = _design(args)
-    sample = _drawn(args, campaign, systems, design)
+    sample, spec = _drawn(args, campaign, systems, design)
     _unsampled_note(sample)
     args.strategy = "sample"
     settings = {**journal_settings(args, systems, grade_scale(campaign)), "seed": args.seed,
-                "design": design.spec(), "sample": sample_record(sample)}  # fmt: skip
+                "design": spec, "sample": sample_record(sample)}  # fmt: skip
     if looks_spec(args) is not None:
         settings["looks"] = looks_spec(args)
     check_terminal(args.answers)

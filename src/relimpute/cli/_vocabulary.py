@@ -59,6 +59,8 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--variance",), "how a design-based interval's variance is estimated: jackknife, "
      "linearised or averaged"),
     (("--export-qrels",), "write the qrels with the journal's judgments"),
+    (("--floor-share",), "the π floor of a Poisson sampling design, as a share of the budget's "
+     "rate"),
     (("--format", "-f"), "output format"),
     (("--gain",), "gains of graded measures"),
     (("--group-sd",), "between-group spread of the model-based pool-bias correction"),

@@ -42,6 +42,10 @@ OPTIONAL_COLUMNS = (ENTRY, PREDICTION)
 POOL_COLUMNS = ("query_id", "doc_id", "rank", "weight", "relevance")
 #: statAP's π floor (Aslam, Pavlu & Yilmaz 2006 keep every document drawable).
 DEFAULT_FLOOR = 0.01
+#: The model-guided design's floor as a share of the budget's rate: every candidate is drawn
+#: with π ≥ this × budget / pool, so that a relevant document the model is sure of keeps a
+#: bounded weight 1/π (examples/design_based, "The guided design's floor": chosen on DL 2019).
+GUIDED_FLOOR_SHARE = 0.5
 
 
 class SamplingDesign(Protocol):
@@ -60,6 +64,19 @@ def ap_prior(rank: np.ndarray, pool_depth: int) -> np.ndarray:
     """statAP's AP-prior weight of rank r ≤ depth: (1/Z) Σ_{i=r}^{Z} 1/i, Z = ``pool_depth``."""
     tail = np.cumsum((1.0 / np.arange(1, pool_depth + 1))[::-1])[::-1]
     return tail[np.asarray(rank, dtype=int) - 1] / pool_depth
+
+
+def design_floor(floor: float, floor_share: float, rate: float) -> float:
+    """The π floor of a Poisson design at ``rate`` of its pool: max(``floor``,
+    ``floor_share`` · ``rate``), a mixture with uniform sampling at that share."""
+    return max(floor, floor_share * rate)
+
+
+def _check_floor(floor: float, floor_share: float) -> None:
+    if not 0 < floor <= 1:
+        raise ValueError(f"floor {floor:g} is outside (0, 1]")
+    if not 0 <= floor_share <= 1:
+        raise ValueError(f"floor_share {floor_share:g} is outside [0, 1]")
 
 
 def pps_inclusion(weight: np.ndarray, expected: float, floor: float = DEFAULT_FLOOR) -> np.ndarray:
@@ -193,14 +210,16 @@ def _offset(parts: list[pd.DataFrame]) -> int:
 @dataclass(frozen=True)
 class PPSDesign:
     """statAP's design: each unjudged document of the depth-``pool_depth`` pool drawn independently
-    with π ∝ its AP-prior weight, capped at 1 and floored at ``floor``, so that the expected
-    sample is ``budget`` documents (or ``rate`` of the pool) over all topics, each topic
-    expecting its share of the pool (π is scaled topic by topic)."""
+    with π ∝ its AP-prior weight, capped at 1 and floored at max(``floor``, ``floor_share`` ·
+    rate) (:func:`design_floor`; statAP's is share 0), so that the expected sample is
+    ``budget`` documents (or ``rate`` of the pool) over all topics, each topic expecting its
+    share of the pool (π is scaled topic by topic)."""
 
     budget: int | None = None
     rate: float | None = None
     pool_depth: int = 100
     floor: float = DEFAULT_FLOOR
+    floor_share: float = 0.0
 
     def __post_init__(self):
         if (self.budget is None) == (self.rate is None):
@@ -209,13 +228,12 @@ class PPSDesign:
             raise ValueError(f"budget {self.budget} is not a positive number of judgments")
         if self.rate is not None and not 0 < self.rate <= 1:
             raise ValueError(f"rate {self.rate:g} is outside (0, 1]")
-        if not 0 < self.floor <= 1:
-            raise ValueError(f"floor {self.floor:g} is outside (0, 1]")
+        _check_floor(self.floor, self.floor_share)
 
     def spec(self) -> dict:
         """The design as the journal records it."""
         return {"design": "pps", "budget": self.budget, "rate": self.rate, "depth": self.pool_depth,
-                "floor": self.floor}  # fmt: skip
+                "floor": self.floor, "floor_share": self.floor_share}  # fmt: skip
 
     def draw(self, source, rng: np.random.Generator, systems=None) -> pd.DataFrame:
         """The sample table (module docstring): π per topic, one Poisson draw, judged by topic
@@ -234,7 +252,8 @@ class PPSDesign:
         parts = []
         for topic, docs in open_.groupby("query_id", sort=True):
             docs = docs.sort_values(["rank", "doc_id"], kind="stable")
-            pi = pps_inclusion(docs["weight"].to_numpy(), rate * len(docs), self.floor)
+            pi = pps_inclusion(docs["weight"].to_numpy(), rate * len(docs),
+                               design_floor(self.floor, self.floor_share, rate))
             drawn = rng.random(len(docs)) < pi
             order = np.full(len(docs), -1)
             order[rng.permutation(np.flatnonzero(drawn))] = np.arange(int(drawn.sum()))
@@ -250,7 +269,8 @@ class PPSDesign:
 class ModelGuidedDesign:
     """Poisson sampling of the unjudged documents of the depth-``pool_depth`` pool with π ∝ the
     model's uncertainty about their weight in ΔMAP of ``pairs`` (Zrnic & Candès 2024;
-    :mod:`.guided`), ``budget`` documents expected over all topics, each π in [``floor``, 1].
+    :mod:`.guided`), ``budget`` documents expected over all topics, each π in [max(``floor``,
+    ``floor_share`` · budget / pool), 1] (:func:`design_floor`).
     ``pairs`` names the runs compared (None: every pair of the runs drawn for); ``model`` the
     relevance model (a registered name or settings file) fitted on the judgments given."""
 
@@ -259,23 +279,24 @@ class ModelGuidedDesign:
     floor: float = DEFAULT_FLOOR
     model: str = DEFAULT_MODEL
     pairs: tuple[tuple[str, str], ...] | None = None
+    floor_share: float = GUIDED_FLOOR_SHARE
 
     def __post_init__(self):
         if int(self.budget) != self.budget or self.budget < 1:
             raise ValueError(f"budget {self.budget} is not a positive number of judgments")
-        if not 0 < self.floor <= 1:
-            raise ValueError(f"floor {self.floor:g} is outside (0, 1]")
+        _check_floor(self.floor, self.floor_share)
         if self.pairs is not None:
             object.__setattr__(self, "pairs", tuple((str(a), str(b)) for a, b in self.pairs))
 
     def spec(self) -> dict:
         """The design as the journal records it."""
         return {"design": "guided", "budget": int(self.budget), "depth": self.pool_depth,
-                "floor": self.floor, "model": self.model,
+                "floor": self.floor, "floor_share": self.floor_share, "model": self.model,
                 "pairs": None if self.pairs is None else [list(p) for p in self.pairs]}  # fmt: skip
 
     def inclusion(self, uncertainty: np.ndarray) -> np.ndarray:
-        """π ∝ ``uncertainty`` (one per candidate), floored, capped at 1, Σ π = ``budget``."""
+        """π ∝ ``uncertainty`` (one per candidate), floored (:func:`design_floor`), capped at
+        1, Σ π = ``budget``."""
         u, total = np.asarray(uncertainty, dtype=float), len(uncertainty)
         if self.budget > total:
             raise ValueError(f"budget {self.budget} is larger than the pool: {total} unjudged "
@@ -286,7 +307,8 @@ class ModelGuidedDesign:
                              f"{int(np.ceil(self.floor * total))}")  # fmt: skip
         if not (u > 0).any():  # the model is sure of every document: uniform
             return np.full(total, self.budget / total)
-        return pps_inclusion(u, float(self.budget), self.floor)
+        floor = design_floor(self.floor, self.floor_share, self.budget / total)
+        return pps_inclusion(u, float(self.budget), floor)
 
     def draw(self, source, rng: np.random.Generator, systems=None, estimate=None) -> pd.DataFrame:
         """The sample table with each document's ``entry`` (U/π: < 1 when drawn; NaN for one
@@ -350,11 +372,12 @@ def design_from_spec(spec: dict) -> SamplingDesign:
         return StratifiedDesign(tuple(tuple(s) for s in spec["strata"]))
     if spec.get("design") == "pps":
         return PPSDesign(spec.get("budget"), spec.get("rate"), spec.get("depth", 100),
-                         spec.get("floor", DEFAULT_FLOOR))  # fmt: skip
+                         spec.get("floor", DEFAULT_FLOOR),
+                         spec.get("floor_share", 0.0))  # fmt: skip
     if spec.get("design") == "guided":
         return ModelGuidedDesign(spec["budget"], spec.get("depth", 100),
                                  spec.get("floor", DEFAULT_FLOOR), spec.get("model", DEFAULT_MODEL),
-                                 spec.get("pairs"))  # fmt: skip
+                                 spec.get("pairs"), spec.get("floor_share", 0.0))  # fmt: skip
     raise ValueError(f"unknown design {spec.get('design')!r}")
 
 
