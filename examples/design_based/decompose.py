@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from relimpute.confidence.survey.batched import TopicSamplings
+from relimpute.selection.designs import design_floor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -31,7 +32,7 @@ def topic_rows(universe, design, rate, estimate, B, rng, floor_share=0.0):
     and the moments of N̂, R̂, AP̂ over B samplings."""
     rows = []
     plan = inclusion(universe, design, rate, estimate, floor_share)
-    floor = max(FLOOR, floor_share * rate)
+    floor = design_floor(FLOOR, floor_share, rate)
     for top, (pi, stratum, stratified), truth in zip(universe.topics, plan, universe.truth_ap):
         x = top["x"]
         d = draw(pi, stratum, stratified, rate, B, rng)

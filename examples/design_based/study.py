@@ -143,11 +143,12 @@ def llm_control(universe: Universe, name: str, rng) -> list[np.ndarray] | None:
 def inclusion(universe: Universe, design: str, rate: float, estimate,
               floor_share: float = 0.0) -> list:
     """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool; the Poisson
-    designs' π floor is max(:data:`FLOOR`, ``floor_share`` · ``rate``)."""
-    from relimpute.selection.designs import ModelGuidedDesign, ap_prior, pps_inclusion
+    designs' π floor is the package's design_floor(:data:`FLOOR`, ``floor_share``, ``rate``)."""
+    from relimpute.selection.designs import (ModelGuidedDesign, ap_prior, design_floor,
+                                             pps_inclusion)
     from relimpute.selection.guided import guided_uncertainty
 
-    floor = max(FLOOR, floor_share * rate)
+    floor = design_floor(FLOOR, floor_share, rate)
     out = []
     if design == "guided":
         hidden = universe.campaign.with_judged([np.zeros(t.n_docs, bool)

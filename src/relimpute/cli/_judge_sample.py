@@ -157,19 +157,15 @@ def design_options(spec: dict, seed) -> str:
         text = ",".join(f"{a}-{b}:{r:g}" for a, b, r in spec["strata"])
         return f"--design stratified --strata {text} --seed {seed}"
     given = f"--budget {spec['budget']} --pool-depth {spec['depth']} --seed {seed}"
-    share = spec.get("floor_share", 0.0)  # a journal written before the share drew at 0
-    if share != _default_share(spec["design"]):
-        given += f" --floor-share {share:g}"
+    from ..selection.designs import design_from_spec
+
+    design = design_from_spec(spec)  # a journal written before the floor share records 0
+    if design.floor_share != type(design).floor_share:  # not the design's default
+        given += f" --floor-share {design.floor_share:g}"
     if spec["design"] == "guided":
         pair = f" --pair {' '.join(spec['pairs'][0])}" if spec.get("pairs") else ""
         return f"--design guided {given} --model {spec['model']}{pair}"
     return f"--design pps {given}"
-
-
-def _default_share(design: str) -> float:
-    from ..selection.designs import GUIDED_FLOOR_SHARE
-
-    return GUIDED_FLOOR_SHARE if design == "guided" else 0.0
 
 
 def refuse_sample_journal(header: dict, path: str) -> None:
