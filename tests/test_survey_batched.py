@@ -169,3 +169,27 @@ def test_ppi_held_view_leaves_the_others_on_the_same_samplings_unchanged(stratif
     for field in ("value", "variance", "delta", "delta_variance"):
         np.testing.assert_array_equal(getattr(after, field), getattr(fresh, field))
     assert (topic.least < 1).any()  # some sampling drew no relevant document: the hold bites
+
+
+@pytest.mark.parametrize("bias_correction", ["none", "taylor"])
+def test_ppi_at_lambda_zero_is_ht_even_outside_any_universes_values(bias_correction):
+    """PPI++'s projection cuts only what its control adds beyond [0, 1]: at λ = 0 it is HT,
+    AP̂ above 1 included (clipping those biased MAP low wherever λ ≈ 0); at λ = 1 every value
+    lies in [min(0, HT), max(1, HT)]."""
+    rng = np.random.default_rng(3)
+    _, p, ranks = universe(rng, wrong=True)
+    x = np.isin(ranks[0], [1, 2, 4]).astype(float)  # relevant at the top, drawn at small π:
+    # the precision at rank 2 is (1 + 1/π)/2, so HT's ratio strays above 1
+    pi = np.full(N, 0.12)
+    samplings = Samplings(rng.random((400, N)) < pi, inclusion=pi)
+    topic = TopicSamplings(samplings, x, ranks, p)
+    members = [(np.arange(RUNS), 1.0)]
+    ht = topic.quantity(members, "ht", "linearised", bias_correction)[0]
+    assert (ht > 1).any() and (ht < 1).any()  # the case this test is about
+    zero = topic.quantity(members, "ppi++", "linearised", bias_correction,
+                          lam=np.zeros((400, RUNS)))[0]
+    np.testing.assert_array_equal(zero, ht)
+    one = topic.quantity(members, "ppi++", "linearised", bias_correction,
+                         lam=np.ones((400, RUNS)))[0]
+    assert (one >= np.minimum(0, ht)).all() and (one <= np.maximum(1, ht)).all()
+    assert (one == np.maximum(1, ht)).any()  # the control's own excursions are cut

@@ -129,8 +129,12 @@ def test_corrected_estimate_and_delete_two_variance_by_brute_force(n1, n2, varia
         value, var = by_hand(drawn, lambda d: sum(
             s * ap_by_hand(d, x, p, ranks[r], lam, floor) for r, s in zip(runs, signs)),
             variance)
-        if estimator == "ppi++":  # clipped to what a universe can have
-            value = float(np.clip(value, -1.0 if len(runs) == 2 else 0.0, 1.0))
+        if estimator == "ppi++":  # clipped to what a universe can have, or HT's own value
+            ht, _ = by_hand(drawn, lambda d: sum(
+                s * ap_by_hand(d, x, p, ranks[r], 0.0, 0.0) for r, s in zip(runs, signs)),
+                variance)
+            low, high = -1.0 if len(runs) == 2 else 0.0, 1.0
+            value = float(np.clip(value, min(low, ht), max(high, ht)))
         assert row["estimate"] == pytest.approx(value, abs=1e-10)
         assert row["se"] ** 2 == pytest.approx(var, rel=1e-9, abs=1e-14)
 

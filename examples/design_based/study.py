@@ -190,7 +190,8 @@ def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
     return Samplings(drawn, stratum=stratum, sampling="stratified")
 
 
-def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_share=0.0):
+def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_share=0.0,
+         bias_correction="none"):
     """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
     variance (B, P), the mean λ. PPI++'s λ is cross-fitted over topics as
     :func:`relimpute.confidence.survey.estimate` does (per sampling, topic t's λ from the
@@ -230,7 +231,8 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_s
                         continue
                     given = lam if e == "ppi++" else (None, None)
                     found = topic.estimates(pairs, estimator=e, variance=v,
-                                            bias_correction=False, lam=given[0],
+                                            bias_correction=bias_correction,
+                                            lam=given[0],
                                             delta_lam=given[1])
                     box = acc[(c, e, v)]
                     box[0][part] += found.value
@@ -275,6 +277,8 @@ def main(argv=None):
     parser.add_argument("--floor-share", type=float, default=0.0,
                         help="the Poisson designs' π floor as a share of the budget: max(0.01, "
                              "share × budget); 0 (default): 0.01")
+    parser.add_argument("--bias-correction", default="none", choices=("none", "taylor"),
+                        help="AP's ratio bias correction (the package's default is taylor)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     threadpool_limits(1)  # small matrices: a BLAS thread per core spins more than it computes
@@ -298,7 +302,7 @@ def main(argv=None):
             t0 = time.process_time()
             pairs, results = cell(universe, controls, design, rate, estimate, args.samplings,
                            np.random.default_rng([SEED, int(rate * 1000), DESIGNS.index(design)]),
-                           floor_share=args.floor_share)
+                           floor_share=args.floor_share, bias_correction=args.bias_correction)
             for r in summarise(universe, pairs, results):
                 rows.append(dict(collection=args.collection, budget=rate, design=design,
                                  samplings=args.samplings, **r))

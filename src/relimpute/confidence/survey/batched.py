@@ -396,10 +396,23 @@ class TopicSamplings:
             var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
         elif variance in ("jackknife", "averaged"):
             var = topic.jackknife(lam, members, raw_value)
-        if estimator == "ppi++":  # AP in [0, 1], ΔAP in [-1, 1]: a projection (as in _held)
-            signs = [sign for _, sign in members]
-            value = np.clip(value, sum(min(s, 0) for s in signs), sum(max(s, 0) for s in signs))
+        if estimator == "ppi++":
+            value = self._projected(value, members, variance, bias_correction)
         return value, np.maximum(var, 0.0), lam
+
+    def _projected(self, value, members, variance: str, bias_correction) -> np.ndarray:
+        """PPI++'s AP̂ clipped to [min(0, HT), max(1, HT)] (ΔAP̂ to [min(−1, HT), max(1, HT)]),
+        HT the same quantity's Horvitz–Thompson estimate: what the control adds beyond any
+        universe's values (an R̂(λ) just above its hold under a larger N̂(λ)) is cut, HT's own
+        values are not, so PPI++ at λ = 0 is HT. Clipped to [0, 1] alone it was not: HT's AP̂
+        above 1 offset its many low ones, and cutting them biased MAP low wherever λ ≈ 0 (a
+        wrong control; ``examples/design_based/``, "The projection")."""
+        signs = [sign for _, sign in members]
+        low, high = sum(min(s, 0) for s in signs), sum(max(s, 0) for s in signs)
+        if ((value >= low) & (value <= high)).all():
+            return value
+        ht = self._ht(members, variance, bias_correction)[0]
+        return np.clip(value, np.minimum(low, ht), np.maximum(high, ht))
 
     def _held(self) -> "TopicSamplings":
         """PPI++'s view of these samplings: R̂ held at least at 1. A universe's R is 0 or a
@@ -407,9 +420,8 @@ class TopicSamplings:
         control's residuals nearly cancel its predictions, is no universe's; holding it at 1
         can only bring it nearer to any R ≥ 1 (it made AP̂ = N̂/0.005 ≈ 30 on DL 2019). The
         same map of R̂ on every sample: unlike a fallback to HT, it chooses nothing by the
-        sample's own variance. λ's moments are read unheld (:meth:`lambda_moments`). Likewise
-        :meth:`quantity` clips PPI++'s AP̂ to [0, 1] (ΔAP̂ to [−1, 1]): moving an estimate onto
-        the values any universe can have only brings it nearer to the truth, sample by sample."""
+        sample's own variance. λ's moments are read unheld (:meth:`lambda_moments`); the value
+        is projected as :meth:`_projected` says."""
         if "_held_view" not in self.__dict__:
             _ = self.gram  # read before the copy, so the view shares it
             view = copy(self)
