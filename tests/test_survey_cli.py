@@ -114,3 +114,21 @@ def test_both_answers_of_compare_refuse_the_same_systems(files, answer, systems,
     """One --systems check for the model-based and the design-based answer."""
     code, _, err = _run("compare", files / "q.tsv", files / "runs", *answer, "--systems", *systems)
     assert code != 0 and message in err
+
+
+def test_a_model_control_is_cross_fitted_to_the_runs_read_once(files, monkeypatch):
+    """With ``--model`` the estimates' ranks and the campaign the model is cross-fitted to are
+    one reading of the run files: each file is read once."""
+    from relimpute.io import assembly
+
+    read, file_rows = [], assembly._file_rows
+
+    def counted(path, *args, **kwargs):
+        read.append(path.name)
+        return file_rows(path, *args, **kwargs)
+
+    monkeypatch.setattr(assembly, "_file_rows", counted)
+    code, out, _ = _run("compare", files / "q.tsv", files / "runs", "--estimator",
+                        "model-assisted", "--model", "uniform", "-f", "tsv")
+    assert code == 0 and len(_tsv(out)) == 3  # A, B and the pair
+    assert sorted(read) == ["A", "B"]

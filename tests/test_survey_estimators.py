@@ -296,13 +296,17 @@ def test_an_estimated_relevant_count_of_roundoff_is_none():
 
 
 def test_run_files_aligned_as_evaluate_reads_them_give_the_frames_ranks(tmp_path):
-    """The command line reads runs as ``evaluate`` does (``io.assembly.align_files``): the
-    ranks of the universe's documents, ties by docno descending, the topics retrieved (one the
-    sample lacks), and so the table, are those of the run frames."""
+    """The command line reads runs as ``evaluate`` does (a campaign of the files, aligned by
+    ``io.assembly.align_files``): the ranks of the universe's documents, ties by docno
+    descending, the topics retrieved (one the sample lacks), and so the table, are those of
+    the run frames."""
+    import warnings
+
     from relimpute.confidence.survey import topic_samples
-    from relimpute.confidence.survey.estimate import aligned_ranks, run_ranks
+    from relimpute.confidence.survey.estimate import campaign_ranks, run_ranks
+    from relimpute.data import Campaign
     from relimpute.io import read_run
-    from relimpute.io.assembly import align_files
+    from relimpute.io.campaign import Judgments
 
     rng = np.random.default_rng(5)
     rows = [(t, f"d{i}", int(rng.integers(-1, 3)), float(rng.uniform(0.2, 1)))
@@ -313,16 +317,18 @@ def test_run_files_aligned_as_evaluate_reads_them_give_the_frames_ranks(tmp_path
         lines = [f"{t} Q0 {d} 0 {float(rng.integers(0, 6)) + (k == 0) * rng.random()} r"
                  for t in ("1", "2", "10", "99")[k:] for d in
                  rng.choice([f"d{i}" for i in range(30)] + ["x1", "x2"], 20, replace=False)]
-        paths.append((f"r{k}", tmp_path / f"r{k}.txt"))
+        paths.append((f"r{k}", tmp_path / f"r{k}"))
         paths[-1][1].write_text("\n".join(lines) + "\n")
-    aligned = align_files(sample[["query_id", "doc_id", "relevance"]], paths, by_rank=False,
-                          duplicates="error")
+    judgments = Judgments(sample[["query_id", "doc_id", "relevance"]], sample, [], 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the dropped topic 99 and r2's empty topics, noted
+        campaign = Campaign.from_files(judgments, [path for _, path in paths])
     frames = {name: read_run(path) for name, path in paths}
     samples = topic_samples(sample)
-    ranks, retrieved = aligned_ranks(aligned, samples)
+    ranks, retrieved = campaign_ranks(campaign, samples)
     assert retrieved == {"1", "2", "10", "99"}
     for name, run in frames.items():
         for topic, expected in run_ranks(run, samples).items():
             assert np.array_equal(ranks[name][topic], expected), (name, topic)
-    pd.testing.assert_frame_equal(estimate(sample, aligned, pairs="all", per_topic=True),
+    pd.testing.assert_frame_equal(estimate(sample, campaign, pairs="all", per_topic=True),
                                   estimate(sample, frames, pairs="all", per_topic=True))

@@ -123,6 +123,8 @@ class Campaign:
     rel_threshold_from
         The collection's settings file ``rel_threshold`` came from (``relimpute.toml`` beside
         the qrels, read by :meth:`from_files`), else None.
+    dropped
+        The topics the runs retrieve that the qrels lack (dropped, as trec_eval does).
     """
 
     systems: tuple[str, ...]
@@ -132,6 +134,7 @@ class Campaign:
     labels: tuple = field(default=())
     sample: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     rel_threshold_from: Path | None = field(default=None, repr=False, compare=False)
+    dropped: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     # ------------------------------------------------------------------ building
 
@@ -222,6 +225,7 @@ class Campaign:
             topics=tuple(topics),
             rel_threshold=rel_threshold,
             notes=tuple(notes),
+            dropped=tuple(aligned.dropped),
         )
 
     # ------------------------------------------------------------------ views

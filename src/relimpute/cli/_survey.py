@@ -76,8 +76,6 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
     from ..errors import InputError
-    from ..io import run_files
-    from ..io.assembly import align_files
     from ._format import emit
     from ._sampled import read_design
 
@@ -96,16 +94,12 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         raise InputError("give one control variate: --model or --llm-labels, not both")
     if len(labels) > 1:
         raise InputError("--estimator takes one --llm-labels file as its control variate")
-    # read as evaluate reads them: aligned to the sample's documents, duplicates checked once
-    runs = align_files(design.qrels, run_files(inputs.runs), by_rank=False,
-                       duplicates=inputs.duplicates)
+    campaign = _sampled_campaign(inputs, command, design, noted=model is not None)
     control, name = None, "none"
     if model is not None:
         from ..confidence.survey.control import model_predictions
         from ..progress import stage
-        from ._common import load_campaign
 
-        campaign = load_campaign(inputs, command, design)  # the sample read once
         with stage(f"relimpute {command}: cross-fitting {model} to the sample"):
             control = model_predictions(campaign, sample, model, rng=request.seed,
                                         measures=measures)
@@ -115,7 +109,7 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
 
         control, name = label_predictions(labels[0], threshold), f"LLM labels {labels[0]}"
     try:
-        table = estimate(sample, runs, measures=measures, control=control,
+        table = estimate(sample, campaign, measures=measures, control=control,
                          estimator=request.estimator, pairs=pairs, level=request.level,
                          margin=request.margin, rel_threshold=threshold,
                          per_topic=request.per_topic, control_name=name,
@@ -136,3 +130,22 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         table = table.drop(columns=["p_equivalent"])
     emit(table.drop(columns=["estimand"]).reset_index(drop=True), request.format, title=title)
     return 0
+
+
+def _sampled_campaign(inputs, command: str, design, *, noted: bool):
+    """The runs of ``inputs`` read once with the sample ``design`` (its qrels read already), as
+    evaluate reads them (by score, a document listed twice refused once): the estimates' ranks
+    and the campaign a model is cross-fitted to; its notes on stderr when ``noted`` (a model
+    is fitted to it, as to any campaign), else silent as the design's estimates were."""
+    import warnings
+    from dataclasses import replace
+
+    from ..data import Campaign
+    from ._common import load_campaign
+
+    if noted:
+        return load_campaign(replace(inputs, by_rank=False), command, design)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the design's notes were printed as it was read
+        return Campaign.from_files(design, inputs.runs, by_rank=False,
+                                   duplicates=inputs.duplicates)

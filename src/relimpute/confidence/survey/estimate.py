@@ -42,7 +42,7 @@ from .quenouille import BIAS_CORRECTIONS, bias_correction_name
 from .samplings import ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
 __all__ = ["BIAS_CORRECTIONS", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND",
-           "VARIANCES", "aligned_ranks",
+           "VARIANCES", "campaign_ranks",
            "controls", "cross_fitted_lambdas", "estimate", "lambda_moments", "run_ranks",
            "sample_totals", "topic_estimate", "tuned_lambda", "universe_index"]
 #: What the estimate estimates, as a table says it.
@@ -117,16 +117,16 @@ def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample],
     return {t: rank[a:b] for t, a, b in zip(samples, edges[:-1], edges[1:])}
 
 
-def aligned_ranks(aligned, samples: dict[str, TopicSample]) -> tuple[dict, set[str]]:
-    """:func:`run_ranks` of every run of ``aligned`` (:class:`relimpute.io.assembly.Aligned`,
-    not imported: run files read as ``evaluate`` reads them, each document listed once, rankings
+def campaign_ranks(campaign, samples: dict[str, TopicSample]) -> tuple[dict, set[str]]:
+    """:func:`run_ranks` of every run of ``campaign`` (:class:`relimpute.data.Campaign`, not
+    imported: run files read as ``evaluate`` reads them, each document listed once, rankings
     in trec_eval's order), per run name; and the topics the runs retrieve."""
-    by_topic = {t["query_id"]: t for t in aligned.topics}
-    ranks = {name: {} for name in aligned.names}
-    retrieved = set(aligned.dropped)
+    by_topic = {t.query_id: t for t in campaign.topics}
+    ranks = {name: {} for name in campaign.systems}
+    retrieved = set(campaign.dropped)
     for topic, s in samples.items():
         t = by_topic[topic]  # every sample topic is a qrels topic
-        docs, ranking, depth = t["doc_ids"], t["ranking"], t["depth"]
+        docs, ranking, depth = t.doc_ids, t.ranking, t.depth
         at = np.searchsorted(docs, s.doc_ids)  # docs in docno (code point) order, distinct
         if len(at) and not (docs[np.minimum(at, len(docs) - 1)] == s.doc_ids).all():
             raise AssertionError(f"topic {topic}: a sampled document not among its documents")
@@ -274,10 +274,9 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     judged) with ``inclusion`` (Poisson) and/or ``stratum`` (stratified without replacement),
     or a sample table of :mod:`relimpute.selection.designs`; ``sampling`` fixes the design when
     the table cannot tell (:func:`.design.infer_sampling`). ``runs``: name -> run frame
-    (``query_id, doc_id, score``), or run files aligned (:func:`aligned_ranks`). ``control``:
-    predictions (``query_id, doc_id, p``) of a relevance model or an LLM's labels, needed by
-    the model-assisted estimators. ``pairs``:
-    None, ``"all"`` or (A, B) names: rows of the paired difference A − B with P(A beats B)
+    (``query_id, doc_id, score``), or a campaign of run files (:func:`campaign_ranks`).
+    ``control``: predictions (``query_id, doc_id, p``) of a relevance model or an LLM's labels,
+    needed by the model-assisted estimators. ``pairs``: None, ``"all"`` or (A, B) names: rows of the paired difference A − B with P(A beats B)
     and, given ``margin`` ε, P(|Δ| < ε). Rows ``query_id = "all"`` are the means over topics;
     ``per_topic`` adds a row per topic. A stratum none of whose documents was judged leaves
     its topic without an estimate: the topic's rows say so, and the mean is over the other
@@ -290,9 +289,9 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     if estimator != "ht" and control is None:
         raise ValueError(f"the {estimator} estimator needs a control variate: predictions "
                          "of a relevance model or LLM labels")
-    aligned = hasattr(runs, "names") and hasattr(runs, "topics")  # files read as evaluate's
-    runs = runs if aligned else dict(runs)
-    names = list(runs.names if aligned else runs)
+    read = hasattr(runs, "systems") and hasattr(runs, "topics")  # files read as evaluate's
+    runs = runs if read else dict(runs)
+    names = list(runs.systems if read else runs)
     if not names:
         raise ValueError("no runs given")
     if pairs == "all":
@@ -304,8 +303,8 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     parsed = [survey_measure(m) for m in measures]
     samples = topic_samples(sample, sampling)
     preds = controls(samples, control)
-    if aligned:
-        ranks, retrieved = aligned_ranks(runs, samples)
+    if read:
+        ranks, retrieved = campaign_ranks(runs, samples)
     else:
         universe = universe_index(samples)
         ranks = {name: run_ranks(run, samples, universe) for name, run in runs.items()}
