@@ -377,8 +377,9 @@ def _ap_topics(measure, quantities, topics, samples, ranks, preds, estimator, re
             lams = {t: np.asarray(lam)[None] for t, lam in lams.items()}
         found = {t: batched[t].quantity(members, estimator, variance, bias_correction, lams[t])
                  for t in sampled}
-        columns += [{t: tuple(float(a[0, q]) for a in f) for t, f in found.items()}
-                    for q in range(len(members[0][0]))]
+        found = {t: list(zip(*(np.asarray(a[0], dtype=float).tolist() for a in f)))
+                 for t, f in found.items()}  # per quantity, its floats (value, var, λ)
+        columns += [{t: f[q] for t, f in found.items()} for q in range(len(members[0][0]))]
     return [[(t, *columns[q][t], _one_drawn(samples[t]), samples[t]) if t in columns[q] else
              (t, np.nan, np.nan, np.nan, False, samples[t]) for t in topics]
             for q in range(len(quantities))]

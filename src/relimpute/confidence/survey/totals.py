@@ -17,6 +17,7 @@ derivatives ∂HT/∂w_d (``dx``, ``dp``) for the linearised variance (:mod:`.me
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,8 +74,8 @@ def ranked_pair_sums(v: np.ndarray, w: np.ndarray, ranks: np.ndarray, stratum: n
                                                   (B, np.shape(factor)[-1])))
     adjust = np.asarray([inner or not (factor[:, s] == 1.0).all()
                          for s in range(factor.shape[1])], dtype=bool)
-    if B == 1:  # one sample: the arrays (no numba to load)
-        terms_of = ranked_pair_arrays
+    if B == 1 and "numba" not in sys.modules:  # one sample: the arrays (no numba to load;
+        terms_of = ranked_pair_arrays  # the same numbers: where numba is, its kernel is faster)
     else:
         from ._ranked import ranked_pair_terms as terms_of  # numba: imported when first needed
     total, terms, deriv, share = terms_of(np.asarray(v, dtype=float), w, order,
