@@ -13,7 +13,7 @@ from relimpute.confidence.survey._kernels import gathered_basis, pair_grams, \
     replicate_side, replicate_variance
 from relimpute.confidence.survey.measures import ratio_parts
 from relimpute.confidence.survey.samplings import _stratum_means
-from relimpute.confidence.survey.totals import ranked_pair_sums
+from relimpute.confidence.survey.totals import ranked_pair_arrays, ranked_pair_sums
 
 B, R, N, M = 4, 5, 60, 25
 
@@ -113,41 +113,16 @@ def test_pair_overcount_forms_equal_the_array_form():
 
 
 def ranked_pair_sums_arrays(v, w, ranks, stratum, factor, inner=False):
-    """The array form ranked_pair_sums had: cumulative sums over (B, R, D) arrays."""
-    def reverse_cumsum(a):
-        return np.flip(np.cumsum(np.flip(a, -1), axis=-1), -1)
-
-    B, (R, n) = len(w), ranks.shape
+    """The array form ranked_pair_sums had (totals.ranked_pair_arrays, which reads one sample):
+    cumulative sums over (B, R, D) arrays, the sums over ranks numpy's."""
     depth = max(int((ranks > 0).sum(1).max(initial=0)), 1)
     order = np.argsort(np.where(ranks > 0, ranks, np.iinfo(np.int64).max), axis=1,
                        kind="stable")[:, :depth]
-    at = np.take_along_axis(ranks, order, 1)
-    k = np.where(at > 0, at, 1).astype(float)
-    vv = np.where(at > 0, v[order], 0.0)
-    y = vv * w[:, order]
-    before, scaled = np.cumsum(y, axis=-1) - y, y / k
-    after = reverse_cumsum(scaled) - scaled
-    factor = np.broadcast_to(np.asarray(factor, dtype=float), (B, np.shape(factor)[-1]))
-    h = stratum[order]
-    share = np.zeros(y.shape) if inner else None
-    for s in range(factor.shape[1]):
-        if not inner and (factor[:, s] == 1.0).all():
-            continue
-        inside = h == s
-        yin, sin = np.where(inside, y, 0.0), np.where(inside, scaled, 0.0)
-        above, below = np.cumsum(yin, axis=-1) - yin, reverse_cumsum(sin) - sin
-        f = factor[:, s, None, None]
-        before = before + np.where(inside, (f - 1.0) * above, 0.0)
-        after = after + np.where(inside, (f - 1.0) * below, 0.0)
-        if inner:
-            share = share + np.where(inside, f * y * (above / k + below), 0.0)
-    total = (scaled * (1.0 + before)).sum(axis=-1)
-    deriv, full = np.zeros((B, R, n)), np.zeros((B, R, n))
-    index = np.broadcast_to(order, y.shape)
-    np.put_along_axis(deriv, index, vv / k * (1.0 + before) + vv * after, axis=2)
-    if inner:
-        np.put_along_axis(full, index, share, axis=2)
-    return total, deriv, full if inner else None
+    factor = np.broadcast_to(np.asarray(factor, dtype=float), (len(w), np.shape(factor)[-1]))
+    adjust = np.array([inner or not (factor[:, s] == 1.0).all() for s in range(factor.shape[1])])
+    _, terms, deriv, share = ranked_pair_arrays(v, w, order, np.take_along_axis(ranks, order, 1),
+                                                stratum[order], factor, adjust, inner)
+    return terms.sum(axis=-1), deriv, share if inner else None
 
 
 def test_ranked_pair_sums_equal_the_array_form_bit_for_bit():
@@ -255,3 +230,99 @@ def test_replicate_side_equals_the_array_form():
                      + (cc - gg) * np.take_along_axis(inner, idx[:, None], 2))
         np.testing.assert_array_equal(got[0], r)
         np.testing.assert_array_equal(got[1], n)
+
+
+def test_one_sample_reads_the_arrays_as_the_kernels_do():
+    """B = 1 goes to relimpute.confidence.survey._small's arrays (no numba to load): the
+    kernels' results bit for bit, the pair Grams and replicate sums to 1e-12 relative."""
+    from relimpute.confidence.survey import _kernels, _small
+    from relimpute.confidence.survey._ranked import ranked_pair_terms
+
+    rng = np.random.default_rng(10)
+    ranks = ranks_of(rng)
+    idx = rng.permutation(N)[:M][None]
+    valid = rng.random((1, M)) < 0.8
+    c = [np.where(valid, rng.random((1, M)), 0.0) for _ in range(3)]
+    grams = _kernels.pair_grams(ranks, idx, valid, *c)
+    np.testing.assert_allclose(_small.pair_grams(ranks, idx, valid, *c), grams, rtol=1e-12)
+    lam, rx, rp = rng.random((1, 4)), 1 + rng.random(1), rng.random(1)
+    for second, s2 in ((np.array([3, 0, 2, 1]), -1.0), (-np.arange(1, 5), 0.0)):
+        args = (grams, np.array([0, 1, 2, 4]), second, 1.0, s2, lam, rx, rp, 2.0)
+        np.testing.assert_array_equal(_small.pair_overcount_forms(*args),
+                                      _kernels.pair_overcount_forms(*args))
+    nx, np_ = rng.random((2, 1, R, M))
+    rxm, rpm, coef = 1 + rng.random((1, M)), rng.random((1, M)), rng.random((1, M))
+    least = np.where(rng.random((1, M)) < 0.3, 1.5, 0.0)
+    first, second = np.array([0, 1, 2, 0, 3]), np.array([-1, -1, 4, 3, 1])
+    h = (rng.random((1, M)) < 0.5).astype(np.int64)
+    for split in (np.zeros((1, M), bool), rng.random((1, M)) < 0.7):
+        args = (nx, np_, rxm, rpm, least, coef, rng.random(R) * 3, 2.0, first, second,
+                rng.random((1, 5)), rng.random((1, 5)), h, split, 2)
+        np.testing.assert_allclose(_small.replicate_variance(*args),
+                                   _kernels.replicate_variance(*args), rtol=1e-12)
+    z = rng.standard_normal((1, 12, 30))
+    gram = z @ z.transpose(0, 2, 1)
+    index = np.stack([np.r_[rng.permutation(10)[:2], 10, 11, rng.permutation(10)[:2], 10, 11]
+                      for _ in range(20)])
+    left, right = rng.standard_normal((2, 1, 20, 8))
+    left[0, 3] = 0.0  # a form that vanishes: 0
+    for name, at, ll, rr in (("paired_forms", index, left, right),
+                             ("quadratic_forms", index[:, :6], left[..., :6], right[..., :6])):
+        np.testing.assert_array_equal(getattr(_small, name)(gram, at, ll, rr),
+                                      getattr(_kernels, name)(gram, at, ll, rr))
+    dnx, dnp, deriv, inner = rng.random((4, 1, R, N))
+    x, p = (rng.random(N) < 0.3).astype(float), rng.random(N)
+    stratum = h[0, rng.integers(M, size=N)]
+    args = (dnx, dnp, x, p, idx, valid, rng.random((1, M)), stratum, rng.random((1, 2)) < 0.7,
+            rng.random((1, 2 * R + 2, 2)))
+    np.testing.assert_array_equal(_small.gathered_basis(*args), _kernels.gathered_basis(*args))
+    for floor in (0.0, 1.0):
+        args = (nx[..., 0], np_[..., 0], rng.random(R) * 3, np.array([0, 2, 4, 1]), rxm[:, 0],
+                rpm[:, 0], 2.5, rng.random((1, 4)), least[:, 0], floor)
+        for g, e in zip(_small.ratio_rows(*args), _kernels.ratio_rows(*args)):
+            np.testing.assert_array_equal(g, e)
+        args = (nx, np_, rng.random(R) * 3, rxm, rpm, 2.5, 0.7, least, floor)
+        np.testing.assert_array_equal(_small.replicate_ratios(*args),
+                                      _kernels.replicate_ratios(*args))
+    for stratified in (False, True):
+        args = (deriv, inner, p, idx, rng.random((1, M)) * 3, rng.random(1), rng.random((1, R)),
+                rng.random((1, 2)), rng.random((1, R, 2)), rng.random((1, R, 2)),
+                1 + rng.random((1, M)), 1 + rng.random((1, M)), h, stratified)
+        for g, e in zip(_small.replicate_side(*args), _kernels.replicate_side(*args)):
+            np.testing.assert_array_equal(g, e)
+    order = np.argsort(np.where(ranks > 0, ranks, N + 1), axis=1, kind="stable")[:, :30]
+    w = np.where(rng.random((1, N)) < 0.4, 1 / 0.4, 0.0)
+    v = np.where(rng.random(N) < 0.5, rng.random(N), 0.0)
+    for inner_share in (False, True):
+        args = (v, w, order, np.take_along_axis(ranks, order, 1), stratum[order],
+                1 + rng.random((1, 2)), np.array([True, inner_share]), inner_share)
+        got, want = ranked_pair_arrays(*args), ranked_pair_terms(*args)
+        for g, e in zip(got[1:], want[1:]):  # the sums: numpy's pairwise sum of the terms
+            np.testing.assert_array_equal(g, e)
+
+
+def test_one_sample_on_the_command_line_loads_no_numba(tmp_path):
+    """``evaluate``/``compare --estimator`` on a sample: numba's first kernel would cost more
+    than the command's arithmetic."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "runs").mkdir()
+    for name, ranking in (("A", "abcde"), ("B", "edcab")):
+        (tmp_path / "runs" / name).write_text("".join(
+            f"{t} Q0 {d} {i + 1} {9 - i} {name}\n" for t in (1, 2)
+            for i, d in enumerate(ranking)))
+    (tmp_path / "q.tsv").write_text(
+        "query_id doc_id relevance inclusion_probability\n1 a 1 1\n1 b 0 0.5\n1 c 1 0.5\n"
+        "1 d -1 0.25\n1 e 1 0.25\n2 a 1 0.5\n2 b 1 0.5\n2 c 0 0.5\n2 d -1 0.5\n")
+    code = ("import sys\nfrom relimpute.cli import main\n"
+            f"main(['compare', {str(tmp_path / 'q.tsv')!r}, {str(tmp_path / 'runs')!r}, "
+            "'--estimator', 'ppi++', '--llm-labels', sys.argv[1]])\n"
+            "print('numba' in sys.modules)")
+    (tmp_path / "labels.txt").write_text("1 0 a 2\n1 0 b 0\n1 0 c 1\n2 0 a 1\n2 0 d 1\n")
+    src = Path(__file__).resolve().parents[1] / "src"
+    got = subprocess.run([sys.executable, "-c", code, str(tmp_path / "labels.txt")],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(src)})
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip().splitlines()[-1] == "False"

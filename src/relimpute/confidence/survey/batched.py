@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._kernels import gathered_basis, pair_grams, pair_overcount_forms, paired_forms, \
+from ._small import gathered_basis, pair_grams, pair_overcount_forms, paired_forms, \
     quadratic_forms, ratio_rows, replicate_ratios, replicate_side, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged

@@ -72,15 +72,30 @@ def controls(samples: dict[str, TopicSample], control: pd.DataFrame | None) -> d
         if rows is None:
             out[topic] = no_control(s)
             continue
-        aligned = pd.DataFrame({"doc_id": s.doc_ids}).merge(rows, on="doc_id", how="left")
-        p = aligned["p"].fillna(0.0).to_numpy(dtype=float)
-        gain = aligned["gain"].fillna(0.0).to_numpy(dtype=float) if "gain" in aligned else p
-        grade_p = {int(c[len("p_grade_"):]): aligned[c].fillna(0.0).to_numpy(dtype=float)
-                   for c in grade_cols}
+        column = _aligned(rows, s.doc_ids)
+        p = column("p")
+        gain = column("gain") if "gain" in rows else p
+        grade_p = {int(c[len("p_grade_"):]): column(c) for c in grade_cols}
         if not grade_p and s.grade.max(initial=0) <= 1:
             grade_p = {1: p}
         out[topic] = Control(p if n else np.zeros(0), gain, grade_p)
     return out
+
+
+def _aligned(rows: pd.DataFrame, doc_ids):
+    """A reader of ``rows``' columns at ``doc_ids`` (floats; 0 where a document has no row or
+    no value): a left merge on doc_id, by index where the ids are unique."""
+    index = pd.Index(rows["doc_id"])
+    if not index.is_unique:
+        aligned = pd.DataFrame({"doc_id": doc_ids}).merge(rows, on="doc_id", how="left")
+        return lambda name: aligned[name].fillna(0.0).to_numpy(dtype=float)
+    at = index.get_indexer(doc_ids)
+
+    def column(name):
+        values = np.r_[rows[name].to_numpy(dtype=float), np.nan][at]  # -1: the NaN
+        return np.where(np.isnan(values), 0.0, values)
+
+    return column
 
 
 def run_ranks(run: pd.DataFrame, samples: dict[str, TopicSample],
@@ -376,8 +391,9 @@ def _ap_topics(measure, quantities, topics, samples, ranks, preds, estimator, re
             lams = {t: np.asarray(lam)[None] for t, lam in lams.items()}
         found = {t: batched[t].quantity(members, estimator, variance, bias_correction, lams[t])
                  for t in sampled}
-        columns += [{t: tuple(float(a[0, q]) for a in f) for t, f in found.items()}
-                    for q in range(len(members[0][0]))]
+        found = {t: list(zip(*(np.asarray(a[0], dtype=float).tolist() for a in f)))
+                 for t, f in found.items()}  # per quantity, its floats (value, var, λ)
+        columns += [{t: f[q] for t, f in found.items()} for q in range(len(members[0][0]))]
     return [[(t, *columns[q][t], _one_drawn(samples[t]), samples[t]) if t in columns[q] else
              (t, np.nan, np.nan, np.nan, False, samples[t]) for t in topics]
             for q in range(len(quantities))]

@@ -17,11 +17,11 @@ derivatives ∂HT/∂w_d (``dx``, ``dp``) for the linearised variance (:mod:`.me
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..._jit import njit_cached
 
 
 @dataclass
@@ -74,79 +74,51 @@ def ranked_pair_sums(v: np.ndarray, w: np.ndarray, ranks: np.ndarray, stratum: n
                                                   (B, np.shape(factor)[-1])))
     adjust = np.asarray([inner or not (factor[:, s] == 1.0).all()
                          for s in range(factor.shape[1])], dtype=bool)
-    total, terms, deriv, share = _ranked_pair_terms(np.asarray(v, dtype=float), w, order,
-                                             np.take_along_axis(ranks, order, 1),
-                                             np.asarray(stratum)[order], factor, adjust,
-                                             inner)
+    if B == 1 and "numba" not in sys.modules:  # one sample: the arrays (no numba to load;
+        terms_of = ranked_pair_arrays  # the same numbers: where numba is, its kernel is faster)
+    else:
+        from ._ranked import ranked_pair_terms as terms_of  # numba: imported when first needed
+    total, terms, deriv, share = terms_of(np.asarray(v, dtype=float), w, order,
+                                          np.take_along_axis(ranks, order, 1),
+                                          np.asarray(stratum)[order], factor, adjust, inner)
     if B == 1:  # one row is contiguous: numpy summed its terms pairwise (else in rank order)
         total = terms.sum(axis=-1)
     return total, deriv, share if inner else None
 
 
-@njit_cached(nogil=True)
-def _ranked_pair_terms(v, w, order, at, strata, factor, adjust, inner):
-    """:func:`ranked_pair_sums` per sampling b and run r over the documents ``order``
-    (R, D) in rank order (``at`` their ranks, 0 past the run's end; ``strata`` theirs): the
-    sums (B, R) and their terms (B, R, D), derivatives and, with ``inner``, inner shares
-    (B, R, n), stratum s adjusted by ``factor`` (B, H) where ``adjust[s]``; every sum in rank
-    order, as the cumulative sums (and the sum over ranks) of the array form did."""
+def ranked_pair_arrays(v, w, order, at, strata, factor, adjust, inner):
+    """:func:`._ranked.ranked_pair_terms` (same arguments and results) as cumulative sums over
+    (B, R, D) arrays, the form the kernel replaced, bit for bit: for one sample, whose arrays
+    cost less than loading numba."""
     B, n = w.shape
-    R, D = order.shape
-    H = len(adjust)
-    total, terms = np.zeros((B, R)), np.zeros((B, R, D))
-    deriv = np.zeros((B, R, n))
-    share = np.zeros((B, R, n) if inner else (0, 0, 0))
-    k, vv, y, scaled = np.ones(D), np.zeros(D), np.zeros(D), np.zeros(D)
-    before, after, above, below, part = np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(D), \
-        np.zeros(D)
-    for r in range(R):
-        present = np.zeros(H, np.bool_)
-        for t in range(D):
-            if 0 <= strata[r, t] < H:
-                present[strata[r, t]] = True
-        for t in range(D):  # the run's ranks and values, the same in every sampling
-            if at[r, t] > 0:
-                k[t], vv[t] = float(at[r, t]), v[order[r, t]]
-            else:
-                k[t], vv[t] = 1.0, 0.0
-        for b in range(B):
-            c = 0.0
-            for t in range(D):
-                y[t] = vv[t] * w[b, order[r, t]]
-                c += y[t]
-                before[t] = c - y[t]
-                scaled[t] = y[t] / k[t]
-                part[t] = 0.0
-            c = 0.0
-            for t in range(D - 1, -1, -1):
-                c += scaled[t]
-                after[t] = c - scaled[t]
-            for s in range(H):
-                if not (adjust[s] and present[s]):
-                    continue
-                f = factor[b, s]
-                c = 0.0
-                for t in range(D):
-                    if strata[r, t] == s:
-                        c += y[t]
-                        above[t] = c - y[t]
-                c = 0.0
-                for t in range(D - 1, -1, -1):
-                    if strata[r, t] == s:
-                        c += scaled[t]
-                        below[t] = c - scaled[t]
-                for t in range(D):
-                    if strata[r, t] == s:
-                        before[t] = before[t] + (f - 1.0) * above[t]
-                        after[t] = after[t] + (f - 1.0) * below[t]
-                        if inner:
-                            part[t] = f * y[t] * (above[t] / k[t] + below[t])
-            c = 0.0
-            for t in range(D):
-                terms[b, r, t] = scaled[t] * (1.0 + before[t])
-                c += terms[b, r, t]
-                deriv[b, r, order[r, t]] = vv[t] / k[t] * (1.0 + before[t]) + vv[t] * after[t]
-                if inner:
-                    share[b, r, order[r, t]] = part[t]
-            total[b, r] = c
-    return total, terms, deriv, share
+    k = np.where(at > 0, at, 1).astype(float)
+    vv = np.where(at > 0, v[order], 0.0)
+    y = vv * w[:, order]  # (B, R, D)
+    before, scaled = np.cumsum(y, axis=-1) - y, y / k
+    after = _reverse_cumsum(scaled) - scaled
+    share = np.zeros(y.shape)
+    for s in np.flatnonzero(adjust):
+        inside = strata == s
+        if not inside.any():
+            continue
+        yin, sin = np.where(inside, y, 0.0), np.where(inside, scaled, 0.0)
+        above, below = np.cumsum(yin, axis=-1) - yin, _reverse_cumsum(sin) - sin
+        f = factor[:, s, None, None]
+        before = before + np.where(inside, (f - 1.0) * above, 0.0)
+        after = after + np.where(inside, (f - 1.0) * below, 0.0)
+        if inner:
+            share = np.where(inside, f * y * (above / k + below), share)
+    terms = scaled * (1.0 + before)
+    deriv = np.zeros((B, len(order), n))
+    index = np.broadcast_to(order, y.shape)
+    np.put_along_axis(deriv, index, vv / k * (1.0 + before) + vv * after, axis=2)
+    full = np.zeros((B, len(order), n) if inner else (0, 0, 0))
+    if inner:
+        np.put_along_axis(full, index, share, axis=2)
+    return terms.sum(axis=-1), terms, deriv, full
+
+
+def _reverse_cumsum(a):
+    return np.flip(np.cumsum(np.flip(a, -1), axis=-1), -1)
+
+
