@@ -16,7 +16,7 @@ stratum is a shift by the stratum's own totals (:meth:`TopicSamplings.jackknife`
 ``tests/test_survey_batched.py`` checks every row against one sample at a time, and
 ``tests/test_survey_jackknife.py`` the replicates against statAP by hand. The loops over
 samplings, quantities and drawn documents (pair Grams, replicate sums, forms) are
-:mod:`._kernels`'.
+:mod:`._small`'s: numpy for one sample, numba's :mod:`._kernels` for many.
 """
 
 from __future__ import annotations
@@ -406,7 +406,7 @@ class TopicSamplings:
         universe's values (an R̂(λ) just above its hold under a larger N̂(λ)) is cut, HT's own
         values are not, so PPI++ at λ = 0 is HT. Clipped to [0, 1] alone it was not: HT's AP̂
         above 1 offset its many low ones, and cutting them biased MAP low wherever λ ≈ 0 (a
-        wrong control; ``examples/design_based/``, "The projection")."""
+        wrong control: ``examples/design_based/README.md``)."""
         signs = [sign for _, sign in members]
         low, high = sum(min(s, 0) for s in signs), sum(max(s, 0) for s in signs)
         if ((value >= low) & (value <= high)).all():
