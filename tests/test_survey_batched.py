@@ -173,9 +173,9 @@ def test_ppi_held_view_leaves_the_others_on_the_same_samplings_unchanged(stratif
 
 @pytest.mark.parametrize("bias_correction", ["none", "taylor"])
 def test_ppi_at_lambda_zero_is_ht_even_outside_any_universes_values(bias_correction):
-    """PPI++'s projection cuts only what its control adds beyond [0, 1]: at λ = 0 it is HT,
-    AP̂ above 1 included (clipping those biased MAP low wherever λ ≈ 0); at λ = 1 every value
-    lies in [min(0, HT), max(1, HT)]."""
+    """PPI++'s projection moves with λ: at λ = 0 it is HT, AP̂ above 1 included (clipping
+    those biased MAP low wherever λ ≈ 0); at λ = 1 every value lies in [0, 1]; between, in
+    [(1 − λ) min(0, HT), λ + (1 − λ) max(1, HT)]."""
     rng = np.random.default_rng(3)
     _, p, ranks = universe(rng, wrong=True)
     x = np.isin(ranks[0], [1, 2, 4]).astype(float)  # relevant at the top, drawn at small π:
@@ -191,5 +191,9 @@ def test_ppi_at_lambda_zero_is_ht_even_outside_any_universes_values(bias_correct
     np.testing.assert_array_equal(zero, ht)
     one = topic.quantity(members, "ppi++", "linearised", bias_correction,
                          lam=np.ones((400, RUNS)))[0]
-    assert (one >= np.minimum(0, ht)).all() and (one <= np.maximum(1, ht)).all()
-    assert (one == np.maximum(1, ht)).any()  # the control's own excursions are cut
+    assert (one >= 0).all() and (one <= 1).all() and (one == 1).any()  # cut where it strayed
+    half = topic.quantity(members, "ppi++", "linearised", bias_correction,
+                          lam=np.full((400, RUNS), 0.5))[0]
+    upper = 0.5 + 0.5 * np.maximum(1, ht)
+    assert (half >= 0.5 * np.minimum(0, ht)).all() and (half <= upper + 1e-12).all()
+    assert np.isclose(half, upper).any() and (upper > 1).any()

@@ -134,7 +134,8 @@ def test_corrected_estimate_and_delete_two_variance_by_brute_force(n1, n2, varia
                 s * ap_by_hand(d, x, p, ranks[r], 0.0, 0.0) for r, s in zip(runs, signs)),
                 variance)
             low, high = -1.0 if len(runs) == 2 else 0.0, 1.0
-            value = float(np.clip(value, min(low, ht), max(high, ht)))
+            value = float(np.clip(value, low + (1 - lam) * (min(low, ht) - low),
+                                  high + (1 - lam) * (max(high, ht) - high)))
         assert row["estimate"] == pytest.approx(value, abs=1e-10)
         assert row["se"] ** 2 == pytest.approx(var, rel=1e-9, abs=1e-14)
 

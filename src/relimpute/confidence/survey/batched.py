@@ -397,22 +397,26 @@ class TopicSamplings:
         elif variance in ("jackknife", "averaged"):
             var = topic.jackknife(lam, members, raw_value)
         if estimator == "ppi++":
-            value = self._projected(value, members, variance, bias_correction)
+            value = self._projected(value, members, lam, variance, bias_correction)
         return value, np.maximum(var, 0.0), lam
 
-    def _projected(self, value, members, variance: str, bias_correction) -> np.ndarray:
-        """PPI++'s AP̂ clipped to [min(0, HT), max(1, HT)] (ΔAP̂ to [min(−1, HT), max(1, HT)]),
-        HT the same quantity's Horvitz–Thompson estimate: what the control adds beyond any
-        universe's values (an R̂(λ) just above its hold under a larger N̂(λ)) is cut, HT's own
-        values are not, so PPI++ at λ = 0 is HT. Clipped to [0, 1] alone it was not: HT's AP̂
-        above 1 offset its many low ones, and cutting them biased MAP low wherever λ ≈ 0 (a
-        wrong control: ``examples/design_based/README.md``)."""
+    def _projected(self, value, members, lam, variance: str, bias_correction) -> np.ndarray:
+        """PPI++'s AP̂ clipped to [0, 1] (ΔAP̂ to [−1, 1]) widened by (1 − λ) of the way to HT's
+        own estimate of the same quantity: [λ·0 + (1 − λ) min(0, HT), λ·1 + (1 − λ) max(1, HT)].
+        PPI++'s totals are (1 − λ) HT's plus λ the control's difference estimator; the bound
+        moves with them, from HT's own value (left as it is: at λ = 0 PPI++ is HT) to the
+        universe's range (what the control adds beyond it, an R̂(λ) just above its hold under a
+        larger N̂(λ), is cut). Clipped to [0, 1] at every λ, a wrong control (λ ≈ 0) cut HT's AP̂
+        above 1, which offsets its many low ones, and biased MAP low
+        (``examples/design_based/README.md``)."""
         signs = [sign for _, sign in members]
         low, high = sum(min(s, 0) for s in signs), sum(max(s, 0) for s in signs)
         if ((value >= low) & (value <= high)).all():
             return value
         ht = self._ht(members, variance, bias_correction)[0]
-        return np.clip(value, np.minimum(low, ht), np.maximum(high, ht))
+        keep = 1.0 - np.asarray(lam, dtype=float)
+        return np.clip(value, low + keep * (np.minimum(low, ht) - low),
+                       high + keep * (np.maximum(high, ht) - high))
 
     def _held(self) -> "TopicSamplings":
         """PPI++'s view of these samplings: R̂ held at least at 1. A universe's R is 0 or a
