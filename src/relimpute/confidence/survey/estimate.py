@@ -72,7 +72,7 @@ def controls(samples: dict[str, TopicSample], control: pd.DataFrame | None) -> d
         if rows is None:
             out[topic] = no_control(s)
             continue
-        column = _aligned(rows, s.doc_ids)
+        column = _column_reader(rows, s.doc_ids)
         p = column("p")
         gain = column("gain") if "gain" in rows else p
         grade_p = {int(c[len("p_grade_"):]): column(c) for c in grade_cols}
@@ -82,7 +82,7 @@ def controls(samples: dict[str, TopicSample], control: pd.DataFrame | None) -> d
     return out
 
 
-def _aligned(rows: pd.DataFrame, doc_ids):
+def _column_reader(rows: pd.DataFrame, doc_ids):
     """A reader of ``rows``' columns at ``doc_ids`` (floats; 0 where a document has no row or
     no value): a left merge on doc_id, by index where the ids are unique."""
     index = pd.Index(rows["doc_id"])
@@ -291,12 +291,13 @@ def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFr
     the table cannot tell (:func:`.design.infer_sampling`). ``runs``: name -> run frame
     (``query_id, doc_id, score``), or a campaign of run files (:func:`campaign_ranks`).
     ``control``: predictions (``query_id, doc_id, p``) of a relevance model or an LLM's labels,
-    needed by the model-assisted estimators. ``pairs``: None, ``"all"`` or (A, B) names: rows of the paired difference A − B with P(A beats B)
-    and, given ``margin`` ε, P(|Δ| < ε). Rows ``query_id = "all"`` are the means over topics;
-    ``per_topic`` adds a row per topic. A stratum none of whose documents was judged leaves
-    its topic without an estimate: the topic's rows say so, and the mean is over the other
-    topics, its note naming those left out. ``variance`` and ``bias_correction`` as
-    :func:`topic_estimate` (``ht`` without the correction is statAP exactly).
+    needed by the model-assisted estimators. ``pairs``: None, ``"all"`` or (A, B) names: rows
+    of the paired difference A − B with P(A beats B) and, given ``margin`` ε, P(|Δ| < ε).
+    Rows ``query_id = "all"`` are the means over topics; ``per_topic`` adds a row per topic.
+    A stratum none of whose documents was judged leaves its topic without an estimate: the
+    topic's rows say so, and the mean is over the other topics, its note naming those left out.
+    ``variance`` and ``bias_correction`` as :func:`topic_estimate` (``ht`` without the
+    correction is statAP exactly).
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
