@@ -57,7 +57,10 @@ COLLECTIONS = {"dl19": ("trec-dl-2019-passage", 2), "dl21": ("trec-dl-2021-passa
                "trec8": ("trec-8-adhoc", 1)}
 DEPTH, FLOOR, SEED, Z = 100, 0.01, 43, 1.959963984540054
 BUDGETS = (0.05, 0.10, 0.20)
-DESIGNS = ("uniform", "pps", "guided")
+DESIGNS = ("uniform", "pps", "guided", "census")
+#: the census design's depth k: the deepest top k of every run (k ≥ 1) whose census takes at most
+#: this share of the budget (fixed before any census cell was scored, not tuned)
+CENSUS_SHARE = 0.4
 CONTROLS = ("none", "model", "half", "reversed", "llm-swapped")
 #: memory for one chunk of samplings of every topic, as estimated (their totals and Gram
 #: matrices; DL 2019 at 25 samplings a chunk peaked at 1.5 GB)
@@ -140,10 +143,26 @@ def llm_control(universe: Universe, name: str, rng) -> list[np.ndarray] | None:
     return out
 
 
+def census_plan(universe: Universe, rate: float) -> tuple[int, float]:
+    """(k, the rate below): every document some run ranks in its top k judged, k the deepest
+    census within :data:`CENSUS_SHARE` of the budget (at least 1), the rest of the budget drawn
+    uniformly below at one rate in every topic (xinfAP's ``1-k:1.0,k+1-100:rate``)."""
+    budget = rate * universe.pool_size
+
+    def size(k):
+        return sum(int((top["best"] <= k).sum()) for top in universe.topics)
+
+    k = 1
+    while size(k + 1) <= CENSUS_SHARE * budget:
+        k += 1
+    return k, max(0.0, budget - size(k)) / (universe.pool_size - size(k))
+
+
 def inclusion(universe: Universe, design: str, rate: float, estimate,
               floor_share: float = 0.0) -> list:
-    """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool; the Poisson
-    designs' π floor is the package's design_floor(:data:`FLOOR`, ``floor_share``, ``rate``)."""
+    """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool (stratified:
+    π is each stratum's rate); the Poisson designs' π floor is the package's
+    design_floor(:data:`FLOOR`, ``floor_share``, ``rate``)."""
     from relimpute.selection.designs import (ModelGuidedDesign, ap_prior, design_floor,
                                              pps_inclusion)
     from relimpute.selection.guided import guided_uncertainty
@@ -157,11 +176,15 @@ def inclusion(universe: Universe, design: str, rate: float, estimate,
         pi = ModelGuidedDesign(budget=int(round(rate * len(u))), floor=floor).inclusion(
             u["uncertainty"].to_numpy())
         frame = u.assign(pi=pi).set_index(["query_id", "doc_id"])["pi"]
+    if design == "census":
+        depth, below = census_plan(universe, rate)
     for top in universe.topics:
         n = len(top["x"])
         if design == "uniform":
             stratum = (top["best"] > 10).astype(int)
-            out.append((None, stratum, True))
+            out.append((np.array([rate, rate]), stratum, True))
+        elif design == "census":
+            out.append((np.array([1.0, below]), (top["best"] > depth).astype(int), True))
         elif design == "pps":
             weight = np.where(top["ranks"] > 0, ap_prior(np.maximum(top["ranks"], 1), DEPTH),
                               0).sum(axis=0)
@@ -172,17 +195,17 @@ def inclusion(universe: Universe, design: str, rate: float, estimate,
     return out
 
 
-def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
-    """B samplings of one topic."""
+def draw(pi, stratum, stratified, B, rng) -> Samplings:
+    """B samplings of one topic (stratified: ``pi`` is each stratum's rate)."""
     n = len(stratum)
     if not stratified:
         return Samplings(rng.random((B, n)) < pi, inclusion=pi)
     drawn = np.zeros((B, n), bool)
-    pi = np.ones(n)
+    rates, pi = pi, np.ones(n)
     for h in np.unique(stratum):
         members = np.flatnonzero(stratum == h)
         size = len(members)
-        k = min(size, max(2, int(np.floor(rate * size + 0.5))))
+        k = min(size, max(2, int(np.floor(rates[h] * size + 0.5))))
         keys = rng.random((B, size))
         chosen = np.argsort(keys, axis=1)[:, :k]
         drawn[np.arange(B)[:, None], members[chosen]] = True
@@ -191,7 +214,7 @@ def draw(pi, stratum, stratified, rate, B, rng) -> Samplings:
 
 
 def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_share=0.0,
-         bias_correction="none"):
+         bias_correction="none", variances=("linearised", "jackknife")):
     """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
     variance (B, P), the mean λ. PPI++'s λ is cross-fitted over topics as
     :func:`relimpute.confidence.survey.estimate` does (per sampling, topic t's λ from the
@@ -199,14 +222,13 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_s
     (``chunk``: samplings per chunk, by default as many as :data:`CHUNK_BYTES` allows)."""
     T, R = universe.truth_ap.shape
     pairs = np.array(list(combinations(range(R), 2)))
-    variances = ("linearised", "jackknife")
     keys = [(c, e, v) for c in controls for e in (("ht",) if controls[c] is None
                                                     else ("model-assisted", "ppi++"))
             for v in variances]
     acc = {k: [np.zeros((B, R)), np.zeros((B, R)), np.zeros((B, len(pairs))),
                np.zeros((B, len(pairs))), 0.0] for k in keys}
     plan = inclusion(universe, design, rate, estimate, floor_share)
-    draws = [draw(pi, stratum, stratified, rate, B, rng) for pi, stratum, stratified in plan]
+    draws = [draw(pi, stratum, stratified, B, rng) for pi, stratum, stratified in plan]
     quantities = ([(np.arange(R), 1.0)], [(pairs[:, 0], 1.0), (pairs[:, 1], -1.0)])
     if chunk is None:  # a sampling of one topic holds about 8 (3 R n + (4 R)²) bytes
         size = sum(3 * R * len(top["x"]) + (4 * R) ** 2 for top in universe.topics) * 8
@@ -277,8 +299,13 @@ def main(argv=None):
     parser.add_argument("--floor-share", type=float, default=0.0,
                         help="the Poisson designs' π floor as a share of the budget: max(0.01, "
                              "share × budget); 0 (default): 0.01")
-    parser.add_argument("--bias-correction", default="none", choices=("none", "taylor"),
-                        help="AP's ratio bias correction (the package's default is taylor)")
+    parser.add_argument("--bias-correction", default="none",
+                        choices=("none", "taylor", "jackknife"),
+                        help="AP's ratio bias correction (the package's default is taylor; "
+                             "jackknife: stratified designs only)")
+    parser.add_argument("--variances", nargs="+", default=["linearised", "jackknife"],
+                        choices=("linearised", "jackknife", "averaged"),
+                        help="the variances scored (averaged: with --bias-correction jackknife)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     threadpool_limits(1)  # small matrices: a BLAS thread per core spins more than it computes
@@ -300,9 +327,13 @@ def main(argv=None):
         controls = {c: v for c, v in controls.items() if c in args.controls or c == "none"}
         for design in args.designs:
             t0 = time.process_time()
+            if design == "census":
+                depth, below = census_plan(universe, rate)
+                print(f"census of every run's top {depth}, {below:.2%} of the rest", flush=True)
             pairs, results = cell(universe, controls, design, rate, estimate, args.samplings,
                            np.random.default_rng([SEED, int(rate * 1000), DESIGNS.index(design)]),
-                           floor_share=args.floor_share, bias_correction=args.bias_correction)
+                           floor_share=args.floor_share, bias_correction=args.bias_correction,
+                           variances=tuple(args.variances))
             for r in summarise(universe, pairs, results):
                 rows.append(dict(collection=args.collection, budget=rate, design=design,
                                  samplings=args.samplings, **r))

@@ -188,43 +188,63 @@ def _correction(theta, reps, h, n, size, mult=None):
 def corrected(batched, lam, members) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(θ̃, its delete-two jackknife variance, the delete-one jackknife variance of θ̂) per
     sampling and quantity (B, Q) of Σ sign · AP over ``members`` at λ (B, Q) (module
-    docstring); stratified designs only."""
+    docstring); stratified designs only. Where one λ serves every quantity of a sampling (HT,
+    GREG), the runs share R̂ in the sample and in every replicate, so each quantity's estimate
+    and replicates are Σ sign · its runs' own: read once per run (R m² rather than Q m²)."""
     s = batched.s
     if s.sampling != STRATIFIED:
         raise ValueError("the jackknife's bias correction needs a stratified design (sampling "
                          "without replacement within strata); use bias_correction 'taylor'")
     B, Q = lam.shape
     value, var, plain = np.zeros((B, Q)), np.zeros((B, Q)), np.zeros((B, Q))
+    every = [(np.arange(len(batched.ranks)), 1.0)]
     for b in range(B):
         if (s.n_h[b] == 0).any():  # a stratum none judged: no estimate (estimates() says so)
             continue
         rep = _replicates(batched, b)
-        theta = rep.values(batched, lam[b], members, 0)
-        one = rep.values(batched, lam[b], members, 1)  # (Q, m)
-        two = rep.values(batched, lam[b], members, 2)  # (Q, m, m)
-        value[b] = theta - _correction(theta, one, rep.h, rep.n, rep.size)
-        m = len(rep.at)
-        if not m:
-            continue
-        n_less = rep.n - np.eye(len(rep.size))[rep.h]  # (m, H)
-        others = 1.0 - np.eye(m)  # e ≠ d
-        own = _correction(one.T, two.transpose(1, 0, 2), rep.h, n_less, rep.size,
-                          others)  # (m, Q): each replicate's own correction
-        tilde = one - own.T  # (Q, m)
-        n_d = rep.n[rep.h]
-        split = n_d >= 2
-        coef = np.where(split, (1 - n_d / rep.size[rep.h]) * (n_d - 1) / np.maximum(n_d, 1),
-                        1 - rep.pi)
-        var[b] = _spread(tilde, value[b], coef, split, rep.h)
-        plain[b] = _spread(one, theta, coef, split, rep.h)
+        if Q and np.all(lam[b] == lam[b][0]):
+            runs = _deviations(rep, batched, np.full(len(batched.ranks), lam[b][0]), every)
+            parts = [sum(sign * part[r] for r, sign in members) for part in runs]
+        else:
+            parts = _deviations(rep, batched, lam[b], members)
+        coef = _coef(rep)
+        value[b], var[b], plain[b] = parts[0], coef @ (parts[1] ** 2).T, coef @ (parts[2] ** 2).T
     return value, var, plain
 
 
-def _spread(reps, theta, coef, split, h):
-    """:func:`.design.jackknife_variance` of replicates (Q, m): about their stratum's mean where
-    it has two or more judged, else about θ (Q,)."""
+def _coef(rep: _Replicates) -> np.ndarray:
+    """Each deletable replicate's coefficient in :func:`.design.jackknife_variance` (m,)."""
+    n_d = rep.n[rep.h]
+    split = n_d >= 2
+    return np.where(split, (1 - n_d / rep.size[rep.h]) * (n_d - 1) / np.maximum(n_d, 1),
+                    1 - rep.pi)
+
+
+def _deviations(rep: _Replicates, batched, lam, members):
+    """(θ̃ (Q,), the corrected replicates' deviations from their centre (Q, m), the plain
+    replicates' from theirs (Q, m)) of one sampling: :func:`corrected`'s pieces, linear in
+    the replicates, so a sum of the runs' own where they share R̂."""
+    theta = rep.values(batched, lam, members, 0)
+    one = rep.values(batched, lam, members, 1)  # (Q, m)
+    value = theta - _correction(theta, one, rep.h, rep.n, rep.size)
+    m = len(rep.at)
+    if not m:
+        return value, np.zeros_like(one), np.zeros_like(one)
+    two = rep.values(batched, lam, members, 2)  # (Q, m, m)
+    n_less = rep.n - np.eye(len(rep.size))[rep.h]  # (m, H)
+    own = _correction(one.T, two.transpose(1, 0, 2), rep.h, n_less, rep.size,
+                      1.0 - np.eye(m))  # (m, Q): each replicate's own correction (e ≠ d)
+    split = rep.n[rep.h] >= 2
+    tilde = one - own.T  # (Q, m)
+    return value, tilde - _centre(tilde, value, split, rep.h), \
+        one - _centre(one, theta, split, rep.h)
+
+
+def _centre(reps, theta, split, h):
+    """:func:`.design.jackknife_variance`'s centre of replicates (Q, m): their stratum's mean
+    where it has two or more judged, else θ (Q,)."""
     centre = np.repeat(theta[:, None], reps.shape[1], 1)
     for g in np.unique(h[split]):
         inside = split & (h == g)
         centre[:, inside] = reps[:, inside].mean(1, keepdims=True)
-    return (coef * (reps - centre) ** 2).sum(1)
+    return centre
