@@ -392,13 +392,23 @@ class TopicSamplings:
             half = 0.5 * np.sqrt(np.maximum(var, 0.0))
             value = value - np.clip(topic._bias(lam, parts), -half, half)
         if correction == "jackknife":  # the jackknife's estimate, its delete-two variance
-            value, twice, once = corrected(topic, lam, members)
+            value, twice, once = topic._corrected(lam, members)
             var = {"jackknife": twice, "averaged": 0.5 * (once + twice)}.get(variance, var)
         elif variance in ("jackknife", "averaged"):
             var = topic.jackknife(lam, members, raw_value)
         if estimator == "ppi++":
             value = self._projected(value, members, lam, variance, bias_correction)
         return value, np.maximum(var, 0.0), lam
+
+    def _corrected(self, lam, members):
+        """:func:`.quenouille.corrected` at λ, kept: both of its variances read one call (the
+        key holds R̂'s floor: PPI++'s held view shares this cache)."""
+        key = (self.floor, np.asarray(lam).tobytes(),
+               tuple((np.asarray(r).tobytes(), sign) for r, sign in members))
+        cache = self.__dict__.setdefault("_quenouille_rows", {})
+        if key not in cache:
+            cache[key] = corrected(self, lam, members)
+        return cache[key]
 
     def _projected(self, value, members, lam, variance: str, bias_correction) -> np.ndarray:
         """PPI++'s AP̂ clipped to [0, 1] (ΔAP̂ to [−1, 1]) widened by (1 − λ) of the way to HT's
