@@ -130,20 +130,21 @@ class _Replicates:
         if not v.any():
             return np.zeros(R), np.zeros((R, m)), np.zeros((R, m, m))
         a, I, A, P, B = _parts(v, ranks, member, self.at)
-        out = []
-        for n in counts:
+        out, H = [], A.shape[1]
+        for n in counts:  # Σ_h s_h A_rh + ½ Σ_gh S_gh P_rgh, as products over (h) and (g, h)
             single, S = _pair_scale(n, self.size)
-            out.append(np.einsum("...h,rh->r...", single, A)
-                       + 0.5 * np.einsum("...gh,rgh->r...", S, P))
+            both = single @ A.T + 0.5 * S.reshape(*S.shape[:-2], H * H) @ P.reshape(R, -1).T
+            out.append(np.moveaxis(both, -1, 0))
         rows = np.arange(m)
         s1, S1 = _pair_scale(counts[1], self.size)  # (m, H), (m, H, H)
-        out[1] = out[1] - a * s1[rows, self.h] - np.einsum("dh,rdh->rd", S1[rows, self.h], I)
+        out[1] = out[1] - a * s1[rows, self.h] - (S1[rows, self.h] * I).sum(-1)
         s2, S2 = _pair_scale(counts[2], self.size)  # (m, m, H), (m, m, H, H)
         d, e = rows[:, None], rows[None, :]
         hd, he = self.h[:, None], self.h[None, :]
+        by_d = I.transpose(1, 0, 2) @ S2[d, e, hd].transpose(0, 2, 1)  # (d, r, e): Σ_h S I_rdh
+        by_e = I.transpose(1, 0, 2) @ S2[d, e, he].transpose(1, 2, 0)  # (e, r, d): Σ_h S I_reh
         out[2] = out[2] - a[:, :, None] * s2[d, e, hd] - a[:, None, :] * s2[d, e, he] \
-            - np.einsum("deh,rdh->rde", S2[d, e, hd], I) \
-            - np.einsum("deh,reh->rde", S2[d, e, he], I) + B * S2[d, e, hd, he]
+            - by_d.transpose(1, 0, 2) - by_e.transpose(1, 2, 0) + B * S2[d, e, hd, he]
         return out
 
     def values(self, batched, lam, members, level: int):
