@@ -57,7 +57,7 @@ COLLECTIONS = {"dl19": ("trec-dl-2019-passage", 2), "dl21": ("trec-dl-2021-passa
                "trec8": ("trec-8-adhoc", 1)}
 DEPTH, FLOOR, SEED, Z = 100, 0.01, 43, 1.959963984540054
 BUDGETS = (0.05, 0.10, 0.20)
-DESIGNS = ("uniform", "pps", "guided", "census")
+DESIGNS = ("uniform", "pps", "guided", "census", "census-guided")
 #: the census design's depth k: the deepest top k of every run (k ≥ 1) whose census takes at most
 #: this share of the budget (fixed before any census cell was scored, not tuned)
 CENSUS_SHARE = 0.4
@@ -169,12 +169,20 @@ def inclusion(universe: Universe, design: str, rate: float, estimate,
 
     floor = design_floor(FLOOR, floor_share, rate)
     out = []
-    if design == "guided":
+    if design in ("guided", "census-guided"):
         hidden = universe.campaign.with_judged([np.zeros(t.n_docs, bool)
                                                 for t in universe.campaign.topics])
         u = guided_uncertainty(hidden, estimate, hidden.systems, DEPTH)
-        pi = ModelGuidedDesign(budget=int(round(rate * len(u))), floor=floor).inclusion(
-            u["uncertainty"].to_numpy())
+        census = np.zeros(len(u), bool)
+        if design == "census-guided":  # π = 1 on the census's top k, guided on the rest
+            best = pd.concat([pd.Series(top["best"], index=pd.MultiIndex.from_product(
+                [[top["query_id"]], top["doc_ids"]])) for top in universe.topics])
+            index = pd.MultiIndex.from_frame(u[["query_id", "doc_id"]].astype(str))
+            census = best.reindex(index).to_numpy() <= census_plan(universe, rate)[0]
+        pi = np.ones(len(u))
+        pi[~census] = ModelGuidedDesign(budget=int(round(rate * len(u) - census.sum())),
+                                        floor=floor).inclusion(
+            u["uncertainty"].to_numpy()[~census])
         frame = u.assign(pi=pi).set_index(["query_id", "doc_id"])["pi"]
     if design == "census":
         depth, below = census_plan(universe, rate)
@@ -214,7 +222,7 @@ def draw(pi, stratum, stratified, B, rng) -> Samplings:
 
 
 def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_share=0.0,
-         bias_correction="none", variances=("linearised", "jackknife")):
+         bias_correction="none", variances=("linearised", "jackknife"), n_pairs=None):
     """Per (control, estimator): MAP̂ and its variance (B, R), ΔMAP̂ of every pair and its
     variance (B, P), the mean λ. PPI++'s λ is cross-fitted over topics as
     :func:`relimpute.confidence.survey.estimate` does (per sampling, topic t's λ from the
@@ -222,6 +230,9 @@ def cell(universe, controls, design, rate, estimate, B, rng, chunk=None, floor_s
     (``chunk``: samplings per chunk, by default as many as :data:`CHUNK_BYTES` allows)."""
     T, R = universe.truth_ap.shape
     pairs = np.array(list(combinations(range(R), 2)))
+    if n_pairs is not None and n_pairs < len(pairs):  # a seeded subset, the same in every cell
+        pairs = pairs[np.sort(np.random.default_rng([SEED, R]).choice(len(pairs), n_pairs,
+                                                                      replace=False))]
     keys = [(c, e, v) for c in controls for e in (("ht",) if controls[c] is None
                                                     else ("model-assisted", "ppi++"))
             for v in variances]
@@ -306,6 +317,7 @@ def main(argv=None):
     parser.add_argument("--variances", nargs="+", default=["linearised", "jackknife"],
                         choices=("linearised", "jackknife", "averaged"),
                         help="the variances scored (averaged: with --bias-correction jackknife)")
+    parser.add_argument("--pairs", type=int, help="ΔMAP of this many seeded pairs (default: all)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     threadpool_limits(1)  # small matrices: a BLAS thread per core spins more than it computes
@@ -317,7 +329,7 @@ def main(argv=None):
     for rate in args.budgets:
         rng = np.random.default_rng([SEED, int(rate * 1000)])
         controls, estimate = {"none": None}, None
-        if args.controls != ["none"] or "guided" in args.designs:
+        if args.controls != ["none"] or any("guided" in d for d in args.designs):
             p, estimate = pilot_model(universe, args.collection, rate, rng)
             controls.update({"model": p, "half": [np.full(len(q), 0.5) for q in p],
                              "reversed": [1 - q for q in p]})
@@ -327,13 +339,13 @@ def main(argv=None):
         controls = {c: v for c, v in controls.items() if c in args.controls or c == "none"}
         for design in args.designs:
             t0 = time.process_time()
-            if design == "census":
+            if design.startswith("census"):
                 depth, below = census_plan(universe, rate)
                 print(f"census of every run's top {depth}, {below:.2%} of the rest", flush=True)
             pairs, results = cell(universe, controls, design, rate, estimate, args.samplings,
                            np.random.default_rng([SEED, int(rate * 1000), DESIGNS.index(design)]),
                            floor_share=args.floor_share, bias_correction=args.bias_correction,
-                           variances=tuple(args.variances))
+                           variances=tuple(args.variances), n_pairs=args.pairs)
             for r in summarise(universe, pairs, results):
                 rows.append(dict(collection=args.collection, budget=rate, design=design,
                                  samplings=args.samplings, **r))
