@@ -55,10 +55,14 @@ def test_guarantee_on_dl19_at_ten_percent():
     assert (jack["map_bias"] <= 0.003).all()
 
 
-def test_a_sampling_of_the_study_is_estimate_of_that_sample():
+@pytest.mark.parametrize("design, correction, variances", [
+    ("uniform", False, ("linearised", "jackknife")),
+    ("census", "jackknife", ("jackknife", "averaged"))])
+def test_a_sampling_of_the_study_is_estimate_of_that_sample(design, correction, variances):
     """Oracle for the study's cell: sampling b across topics is one sample of the collection,
     and its MAP̂ and ΔMAP̂ and their variances (HT, GREG and PPI++, λ cross-fitted over topics)
-    are :func:`relimpute.confidence.survey.estimate`'s for that sample. Tolerance 1e-10
+    are :func:`relimpute.confidence.survey.estimate`'s for that sample, for the uniform design
+    and for the census (top k judged whole, the jackknife's corrected ratio). Tolerance 1e-10
     absolute (estimates), 1e-8 relative (variances): the same sums in another order."""
     from types import SimpleNamespace
 
@@ -77,13 +81,17 @@ def test_a_sampling_of_the_study_is_estimate_of_that_sample():
         controls.append(np.clip(0.6 * x + 0.4 * rng.random(n), 0, 1))
         topics.append(dict(query_id=f"q{t}", ranks=ranks, x=x, best=best,
                            doc_ids=np.array([f"d{i}" for i in range(n)])))
-    universe = SimpleNamespace(topics=topics, truth_ap=np.zeros((T, R)))
+    universe = SimpleNamespace(topics=topics, truth_ap=np.zeros((T, R)), pool_size=T * n)
     B, rate = 3, 0.3
-    pairs, results = study.cell(universe, {"none": None, "model": controls}, "uniform", rate,
-                                None, B, np.random.default_rng(8), chunk=2)
+    pairs, results = study.cell(universe, {"none": None, "model": controls}, design, rate,
+                                None, B, np.random.default_rng(8), chunk=2,
+                                bias_correction=correction, variances=variances)
     rng8 = np.random.default_rng(8)
-    draws = [study.draw(pi, s, st, rate, B, rng8)
-             for pi, s, st in study.inclusion(universe, "uniform", rate, None)]
+    plan = study.inclusion(universe, design, rate, None)
+    draws = [study.draw(pi, s, st, B, rng8) for pi, s, st in plan]
+    if design == "census":  # the census stratum judged whole, the rest sampled
+        assert all(d.drawn[:, d.stratum == 0].all() for d in draws)
+        assert not all(d.drawn[:, d.stratum == 1].all() for d in draws)
     runs = {f"r{r}": pd.concat([pd.DataFrame({
         "query_id": u["query_id"], "doc_id": u["doc_ids"][u["ranks"][r] > 0],
         "score": -u["ranks"][r][u["ranks"][r] > 0].astype(float)}) for u in topics])
@@ -97,8 +105,8 @@ def test_a_sampling_of_the_study_is_estimate_of_that_sample():
             for u, d in zip(topics, draws)])
         for (c, e, v), (est, var, delta, dvar, _) in results.items():
             table = estimate(sample, runs, control=None if e == "ht" else control,
-                             estimator=e, pairs="all", variance=v, bias_correction=False,
-                             sampling="stratified")
+                             estimator=e, pairs="all", variance=v,
+                             bias_correction=correction, sampling="stratified")
             table = table[table["query_id"] == "all"]
             single, paired = table[table["run_b"] == ""], table[table["run_b"] != ""]
             np.testing.assert_allclose(est[b], single["estimate"], rtol=0, atol=1e-10,
