@@ -10,7 +10,7 @@ from ._common import (
     load_campaign,
 )
 from ._estimand import estimand_engine
-from ._estimate import add_estimate_argument, relevance_estimate
+from ._relevance import add_estimate_argument, relevance_estimate
 from ._format import add_format_argument, emit
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
 from ._labels import add_llm_labels_argument

@@ -13,7 +13,7 @@ from ._common import (
     measure_option,
     positive_int,
 )
-from ._estimate import add_estimate_argument
+from ._relevance import add_estimate_argument
 from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit

@@ -40,7 +40,8 @@ from ._judge_sample import (
     judge_sample,
     refuse_sample_journal,
 )
-from ._labels import add_llm_labels_argument, model_with_labels
+from ._relevance import model_with_labels
+from ._labels import add_llm_labels_argument
 from ._estimand import refuse_estimand
 from ._vocabulary import (
     add_confidence_argument,
@@ -296,7 +297,7 @@ def _interactive(args) -> int:
     check_run_names(systems, campaign.systems, "--pair")
     texts = load_texts(args.docs) if args.docs else None
     if args.strategy == "rtc":
-        from ._calibration_check import warn_if_uncalibrated
+        from ._relevance import warn_if_uncalibrated
 
         warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
