@@ -335,7 +335,7 @@ def _session(args, campaign, systems, journal, texts) -> int:
     actions = journal.actions()
     session = _build(campaign, systems, args)
     if getattr(session.strategy, "stop_on_", None) == "model":
-        from ._notes import narrower_note
+        from ._answer import narrower_note
 
         why = f"--model {args.model} returns no posterior draws and --strategy rtc stops on its point estimate"
         print(narrower_note(COMMAND, why), file=sys.stderr)
