@@ -202,12 +202,19 @@ def answer(request) -> int:
     """Print the comparison ``request`` (a :class:`relimpute.cli._requests.CompareRequest`)
     asks for."""
     import sys
+    from itertools import combinations
 
     from ..confidence import has_closed_form
     from ..errors import InputError
+    from ..io import run_files
 
-    if request.by_design is not None:
-        return _by_design(request)
+    if request.by_design is not None:  # every pair of runs, by the design-based --estimator
+        names = [system for system, _ in run_files(request.campaign.runs)]
+        systems = chosen_runs(request.systems, names, "--systems")
+        if request.matrix:
+            raise InputError("--matrix is for the model-based answer: drop it with --estimator")
+        return survey_command(request.by_design, COMMAND, measures=[request.measure],
+                              pairs=list(combinations(systems, 2)))
     campaign = load_campaign(request.campaign, COMMAND)
     systems = chosen_runs(request.systems, campaign.systems, "--systems")
     if request.normal and not has_closed_form(request.measure):
@@ -252,19 +259,3 @@ def answer(request) -> int:
         n_draws = None if estimate is None else estimate.n_draws
     write_answer(COMMAND, request, result, n_draws, engine.describe(campaign), estimate)
     return 0
-
-
-def _by_design(request) -> int:
-    """Every pair of runs (or of --systems) by the design-based --estimator."""
-    from itertools import combinations
-
-    from ..errors import InputError
-    from ..io import run_files
-
-    names = [system for system, _ in run_files(request.campaign.runs)]
-    systems = chosen_runs(request.systems, names, "--systems")
-    if request.matrix:
-        raise InputError("--matrix is for the model-based answer: drop it with --estimator")
-    return survey_command(request.by_design, COMMAND, measures=[request.measure],
-                          pairs=list(combinations(systems, 2)))
-
