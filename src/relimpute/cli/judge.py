@@ -40,8 +40,8 @@ from ._judge_sample import (
     judge_sample,
     refuse_sample_journal,
 )
-from ._relevance import model_with_labels
 from ._labels import add_llm_labels_argument
+from ._relevance import model_with_labels, warn_if_uncalibrated
 from ._estimand import refuse_estimand
 from ._vocabulary import (
     add_confidence_argument,
@@ -297,8 +297,6 @@ def _interactive(args) -> int:
     check_run_names(systems, campaign.systems, "--pair")
     texts = load_texts(args.docs) if args.docs else None
     if args.strategy == "rtc":
-        from ._relevance import warn_if_uncalibrated
-
         warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
     settings = journal_settings(args, systems, scale)
