@@ -234,7 +234,7 @@ def test_tsv_and_json_keep_every_digit_of_the_bounds(data, capsys):
     """The human formats round a Monte Carlo bound at its standard error; tsv and json are read
     by programs and print the engine's numbers whole (tsv rounded them, and at 6 digits)."""
     from relimpute.cli import build_parser
-    from relimpute.cli._estimate import relevance_estimate
+    from relimpute.cli._relevance import relevance_estimate
     from relimpute.cli._requests import RelevanceSource
 
     qrels, runs = data

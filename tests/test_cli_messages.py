@@ -458,7 +458,7 @@ def _study(
 
 
 def test_calibration_warning_reads_the_study_summaries(tmp_path):
-    from relimpute.cli._calibration_check import calibration_warning
+    from relimpute.cli._relevance import calibration_warning
 
     _study(tmp_path, "dl19", {"rtc": (-5.5, -6.0), "mtc": (-0.2, -0.4), "fusion-mc": (0.3, 0.1)})
     _study(tmp_path, "trec8", {"rtc": (-1.0, -2.0), "mtc": (0.1, -0.7), "fusion-mc": (0.2, 0.0)})
@@ -474,7 +474,7 @@ def test_calibration_warning_reads_the_study_summaries(tmp_path):
 def test_calibration_warning_reads_the_held_out_bayes_study(tmp_path):
     """The hierarchy as shipped (NUTS draws into Monte Carlo) is bayes-mc, studied held out in
     examples/bayes_calibration/loco; the default's verdict still comes from examples/calibration."""
-    from relimpute.cli._calibration_check import calibration_warning
+    from relimpute.cli._relevance import calibration_warning
 
     _study(tmp_path, "dl19", {"fusion-mc": (0.3, 0.1), "bayes": (-10.0, -12.0)})
     loco = "bayes_calibration/loco"
@@ -489,7 +489,7 @@ def test_calibration_warning_reads_the_held_out_bayes_study(tmp_path):
 def test_calibration_warning_reads_the_rtc_reproduction(tmp_path):
     """RTC as published is studied in examples/rtc_paper (strategy ``rtc[paper]``); its MTC
     row there repeats the TREC-8 reusability study and is not read twice."""
-    from relimpute.cli._calibration_check import calibration_warning
+    from relimpute.cli._relevance import calibration_warning
 
     _study(tmp_path, "trec8", {"mtc": (-8.4, -10.0), "fusion-mc": (0.2, 0.0)})
     results = tmp_path / "examples" / "rtc_paper" / "results"

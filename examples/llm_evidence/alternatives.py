@@ -41,7 +41,7 @@ from default_check import (COLLECTIONS, DATA, conditions_met, design, design_par
 from relimpute.cli import build_parser
 from relimpute.cli._common import load_campaign
 from relimpute.cli._estimand import estimand_engine
-from relimpute.cli._estimate import relevance_estimate
+from relimpute.cli._relevance import relevance_estimate
 from relimpute.cli._intervals import interval_table
 from relimpute.cli._requests import CampaignInputs, Estimand, RelevanceSource
 from relimpute.labels import read_labels

@@ -136,9 +136,9 @@ def intervals(campaign, measures, args, command: str) -> int:
     from ._format import emit
 
     from ._estimand import estimand_engine
-    from ._estimate import relevance_estimate
+    from ._relevance import relevance_estimate
     from ._requests import Estimand, RelevanceSource
-    from ._notes import file_without_draws, labels_pool_title, narrower_note, on_labels_pool
+    from ._answer import file_without_draws, labels_pool_title, narrower_note, on_labels_pool
 
     args.estimand = args.estimand or "complete"  # E[m]'s default
     check_options(args, measures)

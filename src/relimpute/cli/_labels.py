@@ -59,26 +59,6 @@ def attach_llm_labels(paths, campaign, command: str):
     return campaign
 
 
-def model_with_labels(labels, model: str | None, option: str = "--model") -> str | None:
-    """The model to fit: ``model`` as given without ``--llm-labels`` (``labels``, the files);
-    with them, the labels' model in place of the default one, and an error for a model that
-    ignores labels."""
-    if not labels:
-        return model
-    from .._defaults import DEFAULT_MODEL
-    from ..errors import InputError
-    from ..relevance import load_settings
-
-    if model is None or model == DEFAULT_MODEL:
-        return LABELS_MODEL
-    if load_settings(model).model != LABELS_MODEL:
-        raise InputError(
-            f"{option} {model} does not read --llm-labels: drop {option} (the default model with "
-            f"labels is {LABELS_MODEL}) or name {LABELS_MODEL} or a settings file for it"
-        )
-    return model
-
-
 def strategies_with_labels(labels, strategies: list) -> list:
     """Calibration strategies with ``--llm-labels`` (``labels``, the files): those that
     generalise their judgments with the default model (and judge without refitting it)

@@ -68,7 +68,7 @@ class Estimand:
 class RelevanceSource:
     """Where the relevance of unjudged documents comes from: ``--estimate FILE``, ``--prior P``
     or ``--model NAME|PATH`` (None each: the default model), with ``--llm-labels`` as the
-    model's evidence (:func:`relimpute.cli._estimate.relevance_estimate`)."""
+    model's evidence (:func:`relimpute.cli._relevance.relevance_estimate`)."""
 
     model: str | None
     prior: float | None

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import warnings
-
 from ..errors import InputError
 
 #: NIST's inferred measures (sample_eval.pl), by the names relimpute prints; the script's
@@ -87,39 +84,6 @@ def inferred_title(names) -> str:
         parts.append("the sampled universe's AP, Horvitz-Thompson estimates from the sample "
                      "(statAP)")
     return "estimand: " + "; ".join(parts)
-
-
-#: why ordinary qrels give no design-based answer
-NO_DESIGN = (
-    "--estimator needs sampled qrels with a known design: a header line 'query_id doc_id "
-    "relevance inclusion_probability' (Poisson sampling) or five columns 'topic iter docno "
-    "stratum rel' (stratified); these qrels say nothing of the chance each document had to be "
-    "judged, so no design-based interval can be made from them"
-)
-
-
-def read_design(qrels: str, rel_threshold: int | None, command: str):
-    """The sampled ``qrels`` of the command read once (:class:`relimpute.io.campaign.Judgments`:
-    the sample, and the threshold: ``rel_threshold`` as given, else the collection's settings,
-    else 1), notes on stderr; ordinary qrels are refused (:data:`NO_DESIGN`)."""
-    from ..io.campaign import read_judgments
-    from ._common import grades_warning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the reader's notes are printed below instead
-        judgments = read_judgments(qrels, rel_threshold=rel_threshold)
-    sample = judgments.sample
-    if sample is None:
-        raise InputError(NO_DESIGN, str(qrels))
-    for note in judgments.notes:
-        print(f"relimpute {command}: note: {note}", file=sys.stderr)
-    threshold = judgments.rel_threshold
-    given = "--rel-threshold" if rel_threshold is not None else judgments.threshold_from is not None
-    judged = sample["relevance"].to_numpy()
-    message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=qrels)
-    if message:  # a threshold above every grade: refused, as for any qrels
-        print(f"relimpute {command}: {message}", file=sys.stderr)
-    return judgments
 
 
 def inferred_table(sample, rel_threshold: int, args, names: list[Inferred]):

@@ -11,6 +11,9 @@ variate comes from ``--llm-labels FILE`` (the labels as predictions) or ``--mode
 from __future__ import annotations
 
 import sys
+import warnings
+
+from ..errors import InputError
 
 ESTIMATORS = ("ht", "model-assisted", "ppi++")
 ESTIMATOR_HELP = (
@@ -75,9 +78,7 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names) that
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
-    from ..errors import InputError
     from ._format import emit
-    from ._sampled import read_design
 
     inputs = request.campaign
     # plain qrels are refused here, before the options are checked against each other
@@ -137,7 +138,6 @@ def _sampled_campaign(inputs, command: str, design, *, noted: bool):
     evaluate reads them (by score, a document listed twice refused once): the estimates' ranks
     and the campaign a model is cross-fitted to; its notes on stderr when ``noted`` (a model
     is fitted to it, as to any campaign), else silent as the design's estimates were."""
-    import warnings
     from dataclasses import replace
 
     from ..data import Campaign
@@ -149,3 +149,36 @@ def _sampled_campaign(inputs, command: str, design, *, noted: bool):
         warnings.simplefilter("ignore")  # the design's notes were printed as it was read
         return Campaign.from_files(design, inputs.runs, by_rank=False,
                                    duplicates=inputs.duplicates)
+
+
+#: why ordinary qrels give no design-based answer
+NO_DESIGN = (
+    "--estimator needs sampled qrels with a known design: a header line 'query_id doc_id "
+    "relevance inclusion_probability' (Poisson sampling) or five columns 'topic iter docno "
+    "stratum rel' (stratified); these qrels say nothing of the chance each document had to be "
+    "judged, so no design-based interval can be made from them"
+)
+
+
+def read_design(qrels: str, rel_threshold: int | None, command: str):
+    """The sampled ``qrels`` of the command read once (:class:`relimpute.io.campaign.Judgments`:
+    the sample, and the threshold: ``rel_threshold`` as given, else the collection's settings,
+    else 1), notes on stderr; ordinary qrels are refused (:data:`NO_DESIGN`)."""
+    from ..io.campaign import read_judgments
+    from ._common import grades_warning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reader's notes are printed below instead
+        judgments = read_judgments(qrels, rel_threshold=rel_threshold)
+    sample = judgments.sample
+    if sample is None:
+        raise InputError(NO_DESIGN, str(qrels))
+    for note in judgments.notes:
+        print(f"relimpute {command}: note: {note}", file=sys.stderr)
+    threshold = judgments.rel_threshold
+    given = "--rel-threshold" if rel_threshold is not None else judgments.threshold_from is not None
+    judged = sample["relevance"].to_numpy()
+    message = grades_warning(judged[judged >= 0], threshold, given=given, qrels=qrels)
+    if message:  # a threshold above every grade: refused, as for any qrels
+        print(f"relimpute {command}: {message}", file=sys.stderr)
+    return judgments

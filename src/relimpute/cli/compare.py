@@ -10,11 +10,11 @@ from ._common import (
     load_campaign,
 )
 from ._estimand import estimand_engine
-from ._estimate import add_estimate_argument, relevance_estimate
-from ._format import add_format_argument, emit
+from ._relevance import add_estimate_argument, relevance_estimate
+from ._format import add_format_argument
 from ._survey import add_estimator_argument, add_margin_argument, survey_command
 from ._labels import add_llm_labels_argument
-from ._notes import answer_notes
+from ._answer import write_answer
 from ._vocabulary import (
     add_choice_argument,
     add_confidence_argument,
@@ -202,12 +202,19 @@ def answer(request) -> int:
     """Print the comparison ``request`` (a :class:`relimpute.cli._requests.CompareRequest`)
     asks for."""
     import sys
+    from itertools import combinations
 
     from ..confidence import has_closed_form
     from ..errors import InputError
+    from ..io import run_files
 
-    if request.by_design is not None:
-        return _by_design(request)
+    if request.by_design is not None:  # every pair of runs, by the design-based --estimator
+        names = [system for system, _ in run_files(request.campaign.runs)]
+        systems = chosen_runs(request.systems, names, "--systems")
+        if request.matrix:
+            raise InputError("--matrix is for the model-based answer: drop it with --estimator")
+        return survey_command(request.by_design, COMMAND, measures=[request.measure],
+                              pairs=list(combinations(systems, 2)))
     campaign = load_campaign(request.campaign, COMMAND)
     systems = chosen_runs(request.systems, campaign.systems, "--systems")
     if request.normal and not has_closed_form(request.measure):
@@ -250,87 +257,5 @@ def answer(request) -> int:
                                    method=method, n_draws=request.mc_draws, rng=request.seed,
                                    topics=request.topics)  # fmt: skip
         n_draws = None if estimate is None else estimate.n_draws
-    title = answer_notes(COMMAND, request, n_draws, engine.describe(campaign), estimate)
-    table, layout = _table(request, result, n_draws)
-    emit(table, request.format, title=title, **layout)
-    if request.matrix and request.format not in ("tsv", "json"):
-        print(f"relimpute {COMMAND}: columns are numbered as the rows; --format tsv or json "
-              "prints full names and all digits", file=sys.stderr)  # fmt: skip
+    write_answer(COMMAND, request, result, n_draws, engine.describe(campaign), estimate)
     return 0
-
-
-def _table(request, result, n_draws: int | None) -> tuple:
-    """The answer's table and its layout (:func:`relimpute.cli._format.emit`'s keywords):
-    with --matrix :func:`_matrix`; with --topic-bootstrap its frame, else its columns, each
-    Monte Carlo bound rounded to its error when the answer has draws."""
-    if request.matrix:
-        return _matrix(result, request.format)
-    if request.topics:
-        return result.to_frame(level=request.confidence), {}
-    if result.scores.draws is None or n_draws is None:
-        return result.columns(level=request.confidence), {}
-    return _bounds_to_their_digits(result, n_draws, request.confidence, request.format), {}
-
-
-def _matrix(result, fmt: str) -> tuple:
-    """P(row beats column) (``result.beats()``) and its layout: numbered columns, two
-    decimals and text to the left where people read it; full names and every digit in tsv
-    and json."""
-    import shutil
-
-    systems = list(result.systems)
-    beats = result.beats()
-    if fmt in ("tsv", "json"):
-        if "system" in systems:  # a run named "system": the frame says how pandas names it
-            return result.matrix().reset_index(), {}
-        return {"system": systems} | {name: beats[:, j] for j, name in enumerate(systems)}, {}
-    numbers = [str(i) for i in range(1, len(systems) + 1)]
-    labels = [f"{n:>{len(numbers[-1])}} {name}" for n, name in zip(numbers, systems)]
-    width = max(map(len, labels))
-    cells = {"system": [label.ljust(width) for label in labels]}
-    for number, column in zip(numbers, beats.T.tolist()):
-        cells[number] = ["-" if p != p else f"{p:.2f}" for p in column]  # NaN: the diagonal
-    line_width = shutil.get_terminal_size((120, 24)).columns if fmt == "table" else None
-    return cells, {"justify": "left", "line_width": line_width}
-
-
-def _bounds_to_their_digits(result, n_draws: int, level: float, fmt: str) -> dict:
-    """The answer's columns with each Monte Carlo bound rounded at the decimal of its Monte Carlo standard
-    error (``Comparison.to_frame(rounded=True)``), and a note saying so; tsv and json, read by
-    programs, keep every digit and the note gives the error.
-
-    The bounds are tail quantiles: with a model's posterior draws they rest on the few
-    draws in the tail, so their last digits would change with the seed.
-    """
-    import sys
-
-    import numpy as np
-
-    errors = result.bound_errors(level)
-    machine = fmt in ("tsv", "json")  # read by programs: every digit, none rounded
-    columns = result.columns(level=level, rounded=not machine, errors=errors)
-    worst = max(float(np.max(e, initial=0.0)) for e in errors)
-    said = "have" if machine else "are rounded at the decimal of their"
-    print(
-        f"relimpute {COMMAND}: ci_low and ci_high {said} Monte Carlo "
-        f"standard error (up to {worst:.2g}"
-        + (f", over {n_draws} posterior draws of the model)" if n_draws else ")"),
-        file=sys.stderr,
-    )
-    return columns
-
-
-def _by_design(request) -> int:
-    """Every pair of runs (or of --systems) by the design-based --estimator."""
-    from itertools import combinations
-
-    from ..errors import InputError
-    from ..io import run_files
-
-    names = [system for system, _ in run_files(request.campaign.runs)]
-    systems = chosen_runs(request.systems, names, "--systems")
-    if request.matrix:
-        raise InputError("--matrix is for the model-based answer: drop it with --estimator")
-    return survey_command(request.by_design, COMMAND, measures=[request.measure],
-                          pairs=list(combinations(systems, 2)))
-

@@ -13,7 +13,7 @@ from ._common import (
     measure_option,
     positive_int,
 )
-from ._estimate import add_estimate_argument
+from ._relevance import add_estimate_argument
 from ._intervals import INTERVAL_MEASURES, intervals, wants_intervals
 from ._labels import add_llm_labels_argument
 from ._format import add_format_argument, emit
@@ -348,7 +348,8 @@ def _with_inferred(given, args) -> int:
     import pandas as pd
 
     from ..measures import evaluate
-    from ._sampled import inferred_table, inferred_title, read_design, split_measures
+    from ._sampled import inferred_table, inferred_title, split_measures
+    from ._survey import read_design
 
     measures, inferred = split_measures(given)
     keys = ["system", "query_id"] if args.per_topic else ["system"]

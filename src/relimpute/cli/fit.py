@@ -13,7 +13,8 @@ from ._common import (
     output_file,
 )
 from ._format import add_format_argument, emit
-from ._labels import add_llm_labels_argument, model_with_labels
+from ._labels import add_llm_labels_argument
+from ._relevance import model_with_labels, warn_if_uncalibrated
 from ._vocabulary import add_quiet_argument
 
 COMMAND = "fit"
@@ -78,8 +79,6 @@ def run(args) -> int:
     to_stdout = args.output == "-"
     if not to_stdout:
         check_output_path(args.output)  # before the fit, not after it
-    from ._calibration_check import warn_if_uncalibrated
-
     model = model_with_labels(args.llm_labels, args.model)
     settings = load_settings(model)
     warn_if_uncalibrated(model, COMMAND)

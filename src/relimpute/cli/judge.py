@@ -40,7 +40,8 @@ from ._judge_sample import (
     judge_sample,
     refuse_sample_journal,
 )
-from ._labels import add_llm_labels_argument, model_with_labels
+from ._labels import add_llm_labels_argument
+from ._relevance import model_with_labels, warn_if_uncalibrated
 from ._estimand import refuse_estimand
 from ._vocabulary import (
     add_confidence_argument,
@@ -296,8 +297,6 @@ def _interactive(args) -> int:
     check_run_names(systems, campaign.systems, "--pair")
     texts = load_texts(args.docs) if args.docs else None
     if args.strategy == "rtc":
-        from ._calibration_check import warn_if_uncalibrated
-
         warn_if_uncalibrated(args.model, COMMAND)
     scale = grade_scale(campaign)
     settings = journal_settings(args, systems, scale)
@@ -334,7 +333,7 @@ def _session(args, campaign, systems, journal, texts) -> int:
     actions = journal.actions()
     session = _build(campaign, systems, args)
     if getattr(session.strategy, "stop_on_", None) == "model":
-        from ._notes import narrower_note
+        from ._answer import narrower_note
 
         why = f"--model {args.model} returns no posterior draws and --strategy rtc stops on its point estimate"
         print(narrower_note(COMMAND, why), file=sys.stderr)

@@ -128,7 +128,7 @@ def check_new_files(args) -> tuple[list[str], list[str]]:
 def run(args) -> int:
     from ..measures import parse_measure
     from ..bias.newrun import check_new_runs
-    from ._estimate import relevance_estimate
+    from ._relevance import relevance_estimate
 
     from ._requests import CampaignInputs, Estimand, RelevanceSource
 
