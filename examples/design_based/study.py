@@ -13,7 +13,10 @@ AP of the fully judged universe). Designs (nothing judged beforehand):
 - ``pps``: statAP's Poisson design, π ∝ the summed AP-prior weight, floor 0.01 (PPSDesign);
 - ``guided``: Poisson, π ∝ the default model's uncertainty about each document's weight in
   the ΔMAP of every pair (ModelGuidedDesign), floor 0.01, the model fitted on the pilot;
-- ``--floor-share S`` floors both Poisson designs at max(0.01, S × the budget's rate) instead.
+- ``census``: every document some run ranks in its top k judged (π = 1), the rest of the budget
+  uniform below at one rate in every topic (:func:`census_plan`: k the deepest census within
+  :data:`CENSUS_SHARE` of the budget); ``census-guided``: the same census, model-guided below;
+- ``--floor-share S`` floors the Poisson designs at max(0.01, S × the budget's rate) instead.
 
 Control variates (the prediction p of every universe document): ``none`` (HT), ``model``
 (the default model, fusion with the settings chosen without the collection,
@@ -33,6 +36,12 @@ once by relimpute.confidence.survey.batched, the arithmetic estimate itself runs
     python examples/design_based/study.py dl19 --samplings 500
     python examples/design_based/study.py trec8 --samplings 500 --designs uniform pps
     python examples/design_based/study.py dl19 --samplings 60 --budgets 0.05 --designs pps --controls none
+    python examples/design_based/study.py dl21 --designs census --controls none \
+        --bias-correction jackknife --variances jackknife averaged
+
+``--bias-correction jackknife`` (stratified designs) reads the jackknife's corrected ratio;
+``--pairs N`` scores ΔMAP on N seeded pairs (PPI++'s per-pair λ makes that correction cost
+pairs × drawn² per topic).
 """
 
 from __future__ import annotations
