@@ -131,7 +131,9 @@ def test_the_stratified_jackknife_at_the_edges_equals_estimate(taken, estimator)
         drawn[i, 15 + rng.permutation(25)[:taken[1]]] = True
     samplings = Samplings(drawn, stratum=(np.arange(N) >= 15).astype(int), sampling="stratified")
     pairs = np.array(list(combinations(range(RUNS), 2)))
-    got = TopicSamplings(samplings, x, ranks, p).estimates(pairs, estimator=estimator)
+    got = TopicSamplings(samplings, x, ranks, p).estimates(pairs, estimator=estimator,
+                                                           variance="jackknife",
+                                                           bias_correction="taylor")
     for b in range(4):
         single, paired = package_rows(samplings, b, x, p, ranks, estimator, "jackknife", True)
         assert np.allclose(single["se"] ** 2, got.variance[b], rtol=1e-8, atol=1e-12)

@@ -74,10 +74,12 @@ def _control(p):
 
 
 def _moments(make, samples, measure, ranks, control=None, estimator="ht"):
-    """Exact design mean and variance of the estimate, and the mean variance estimate."""
+    """Exact design mean and variance of the estimate, and the mean variance estimate (the
+    Taylor-corrected ratio with the delete-one jackknife, on either design)."""
     mean = second = mean_var = 0.0
     for judged, prob in samples():
-        value, var, *_ = topic_estimate(make(judged), measure, ranks, control, estimator)
+        value, var, *_ = topic_estimate(make(judged), measure, ranks, control, estimator,
+                                        variance="jackknife", bias_correction="taylor")
         mean += prob * value
         second += prob * value**2
         mean_var += prob * var

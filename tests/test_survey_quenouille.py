@@ -157,6 +157,24 @@ def test_old_keyword_values_and_refusals():
         estimate(sample, {"r": run}, bias_correction="jackknife")
 
 
+def test_auto_reads_the_design():
+    """The default (``auto``): a stratified sample takes the jackknife's corrected ratio with
+    the averaged variance, a Poisson sample the Taylor term with the delete-one jackknife."""
+    rng, x, p, ranks = universe(3)
+    drawn = draw(rng, 5, 4)
+    want = table(drawn, x, p, ranks, "ppi++", "jackknife", "averaged")
+    pd.testing.assert_frame_equal(table(drawn, x, p, ranks, "ppi++", "auto", "auto"), want)
+    assert not want.equals(table(drawn, x, p, ranks, "ppi++", "taylor", "jackknife"))
+    sample = pd.DataFrame({"query_id": "q", "doc_id": DOCS, "inclusion": 0.5,
+                           "relevance": np.where(drawn, x.astype(int), -1)})
+    runs = {f"r{r}": pd.DataFrame({"query_id": "q", "doc_id": DOCS[ranks[r] > 0],
+                                   "score": -ranks[r][ranks[r] > 0].astype(float)})
+            for r in range(RUNS)}
+    pd.testing.assert_frame_equal(estimate(sample, runs, pairs="all"),
+                                  estimate(sample, runs, pairs="all", bias_correction="taylor",
+                                           variance="jackknife"))
+
+
 def test_compare_on_the_command_line_gives_the_same_rows(tmp_path):
     """``compare --estimator ht --bias-correction jackknife`` reads strata from sampled qrels
     and prints estimate()'s rows; on a Poisson sample it says why not."""
@@ -178,12 +196,14 @@ def test_compare_on_the_command_line_gives_the_same_rows(tmp_path):
             f"q Q0 {DOCS[d]} {ranks[r][d]} {-ranks[r][d]} r{r}\n" for d in at))
     (tmp_path / "q.txt").write_text("".join(
         f"q 0 {DOCS[d]} {STRATUM[d]} {int(x[d]) if drawn[d] else -1}\n" for d in range(N)))
-    for variance, title in (("jackknife", "its delete-two"), ("averaged", "the mean of")):
+    chosen = ["--bias-correction", "jackknife", "--variance"]
+    for flags, variance, title in ((chosen + ["jackknife"], "jackknife", "its delete-two"),
+                                   (chosen + ["averaged"], "averaged", "the mean of"),
+                                   ([], "averaged", "the mean of")):  # the default: by design
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             code = main(["compare", str(tmp_path / "q.txt"), str(tmp_path / "runs"),
-                         "--estimator", "ht", "--bias-correction", "jackknife", "--variance",
-                         variance, "-f", "tsv"])
+                         "--estimator", "ht", "-f", "tsv", *flags])
         assert code == 0 and title in err.getvalue()
         got = pd.read_csv(io.StringIO(out.getvalue()), sep="\t")
         want = table(drawn, x, p, ranks, "ht", variance=variance)

@@ -130,8 +130,8 @@ class SurveyRequest:
     margin: float | None
     per_topic: bool
     format: str
-    bias_correction: str = "taylor"
-    variance: str = "jackknife"
+    bias_correction: str = "auto"
+    variance: str = "auto"
 
     @classmethod
     def from_args(cls, args, command: str) -> SurveyRequest | None:
@@ -141,8 +141,8 @@ class SurveyRequest:
         return cls(CampaignInputs.from_args(args, command), args.estimator, args.model, args.seed,
                    args.confidence, getattr(args, "margin", None),
                    getattr(args, "per_topic", False), args.format,
-                   getattr(args, "bias_correction", "taylor"),
-                   getattr(args, "variance", "jackknife"))  # fmt: skip
+                   getattr(args, "bias_correction", "auto"),
+                   getattr(args, "variance", "auto"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -25,19 +25,19 @@ ESTIMATOR_HELP = (
 )
 
 
-BIAS_CORRECTIONS = ("taylor", "jackknife", "none")
+BIAS_CORRECTIONS = ("auto", "taylor", "jackknife", "none")
 BIAS_CORRECTION_HELP = (
-    "with --estimator, how AP's ratio is corrected for its bias: taylor (its second-order "
-    "term, the default), jackknife (the jackknife's own estimate with the delete-two jackknife "
-    "variance: wider intervals that cover under a census of the top ranks; strata only) or "
-    "none (statAP)"
+    "with --estimator, how AP's ratio is corrected for its bias: auto (the default: jackknife "
+    "for a stratified sample, taylor for a Poisson one), taylor (its second-order term), "
+    "jackknife (the jackknife's own estimate; strata only) or none (statAP)"
 )
-VARIANCES = ("jackknife", "linearised", "averaged")
+VARIANCES = ("auto", "jackknife", "linearised", "averaged")
 VARIANCE_HELP = (
-    "with --estimator, the variance of the interval: jackknife (delete-one, within strata; "
-    "of the jackknife-corrected AP: delete-two, the default), linearised, or averaged (with "
-    "--bias-correction jackknife: the mean of the delete-two and the plain ratio's jackknife, "
-    "narrower; chosen on two collections, examples/design_based/README.md)"
+    "with --estimator, the variance of the interval: auto (the default: averaged with the "
+    "jackknife's correction, else jackknife), jackknife (delete-one, within strata; of the "
+    "jackknife-corrected AP: delete-two, wider), linearised, or averaged (with the jackknife's "
+    "correction: the mean of the delete-two and the plain ratio's jackknife; "
+    "examples/design_based/README.md)"
 )
 
 
@@ -58,10 +58,9 @@ def add_estimator_argument(parser) -> None:
     """``--estimator NAME`` (None: the command's model-based answer) and
     ``--bias-correction`` and ``--variance``."""
     parser.add_argument("--estimator", choices=ESTIMATORS, default=None, help=ESTIMATOR_HELP)
-    parser.add_argument("--bias-correction", choices=BIAS_CORRECTIONS, default="taylor",
+    parser.add_argument("--bias-correction", choices=BIAS_CORRECTIONS, default="auto",
                         help=BIAS_CORRECTION_HELP)
-    parser.add_argument("--variance", choices=VARIANCES, default="jackknife",
-                        help=VARIANCE_HELP)
+    parser.add_argument("--variance", choices=VARIANCES, default="auto", help=VARIANCE_HELP)
 
 
 def add_margin_argument(parser) -> None:
@@ -77,7 +76,8 @@ def add_margin_argument(parser) -> None:
 def survey_command(request, command: str, *, measures, pairs) -> int:
     """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names) that
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
-    from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, estimate
+    from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, by_design, estimate, \
+        infer_sampling
     from ._format import emit
 
     inputs = request.campaign
@@ -95,6 +95,11 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         raise InputError("give one control variate: --model or --llm-labels, not both")
     if len(labels) > 1:
         raise InputError("--estimator takes one --llm-labels file as its control variate")
+    try:  # the design's reading of AP's ratio, named in the title
+        correction, variance = by_design(request.bias_correction, request.variance,
+                                         infer_sampling(sample))
+    except ValueError as exc:
+        raise InputError(str(exc), str(inputs.qrels)) from None
     campaign = _sampled_campaign(inputs, command, design, noted=model is not None)
     control, name = None, "none"
     if model is not None:
@@ -114,14 +119,14 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
                          estimator=request.estimator, pairs=pairs, level=request.level,
                          margin=request.margin, rel_threshold=threshold,
                          per_topic=request.per_topic, control_name=name,
-                         bias_correction=request.bias_correction, variance=request.variance)
+                         bias_correction=correction, variance=variance)
     except ValueError as exc:
         raise InputError(str(exc), str(inputs.qrels)) from None
     for note in table.loc[(table["query_id"] == "all") & (table["note"] != ""), "note"].unique():
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     title = (f"estimator: {ESTIMATOR_TITLES[request.estimator]}; control variate: {name}; "
              f"{round(100 * request.level):d}% normal intervals from the design "
-             f"({interval_title(request.bias_correction, request.variance)}); "
+             f"({interval_title(correction, variance)}); "
              f"estimand: {SURVEY_ESTIMAND}")
     if not request.per_topic:
         table = table[table["query_id"] == "all"].drop(columns=["query_id"])

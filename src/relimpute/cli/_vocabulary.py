@@ -54,10 +54,10 @@ VOCABULARY: tuple[tuple[tuple[str, ...], str], ...] = (
     (("--estimand",), "which score: complete, pool or qrels (trec_eval on the qrels given)"),
     (("--estimate",), "probabilistic qrels written by `relimpute fit`"),
     (("--estimator",), "a design-based estimator from sampled qrels: ht, model-assisted or ppi++"),
-    (("--bias-correction",), "how a design-based AP corrects its ratio's bias: taylor, "
-     "jackknife or none"),
-    (("--variance",), "how a design-based interval's variance is estimated: jackknife, "
-     "linearised or averaged"),
+    (("--bias-correction",), "how a design-based AP corrects its ratio's bias: auto (by the "
+     "design), taylor, jackknife or none"),
+    (("--variance",), "how a design-based interval's variance is estimated: auto (by the "
+     "design), jackknife, linearised or averaged"),
     (("--export-qrels",), "write the qrels with the journal's judgments"),
     (("--floor-share",), "the π floor of a Poisson sampling design, as a share of the budget's "
      "rate"),

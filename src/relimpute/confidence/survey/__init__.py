@@ -23,7 +23,8 @@ from .design import POISSON, STRATIFIED, TopicSample, design_covariance, infer_s
 from .measures import Control, no_control
 from .estimate import COLUMNS, ESTIMATOR_TITLES, ESTIMATORS, SURVEY_ESTIMAND, controls, estimate, \
     run_ranks, topic_estimate
+from .quenouille import by_design
 
 __all__ = ["COLUMNS", "Control", "no_control", "ESTIMATORS", "ESTIMATOR_TITLES", "POISSON", "STRATIFIED",
-           "SURVEY_ESTIMAND", "TopicSample", "controls", "design_covariance", "estimate",
+           "SURVEY_ESTIMAND", "TopicSample", "by_design", "controls", "design_covariance", "estimate",
            "infer_sampling", "run_ranks", "topic_estimate", "topic_samples"]

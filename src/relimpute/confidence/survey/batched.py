@@ -30,7 +30,7 @@ from ._small import gathered_basis, pair_grams, pair_overcount_forms, paired_for
     quadratic_forms, ratio_rows, replicate_ratios, replicate_side, replicate_variance
 from .design import STRATIFIED
 from .measures import ratio_parts, relevant_judged
-from .quenouille import bias_correction_name, corrected
+from .quenouille import bias_correction_name, by_design, corrected
 from .samplings import ESTIMATORS, VARIANCES, SamplingEstimates, Samplings, \
     _gathered, _stratum_means, mean_over_topics, tuned_lambda
 from .totals import ranked_pair_sums
@@ -364,7 +364,7 @@ class TopicSamplings:
         u, v = np.concatenate(u, -1), np.concatenate(v, -1)
         return self._form(index, u, v), self._form(index, v)
 
-    def quantity(self, members, estimator: str, variance: str, bias_correction="taylor",
+    def quantity(self, members, estimator: str, variance: str = "auto", bias_correction="auto",
                  lam=None):
         """(estimate, variance, λ) per sampling of Σ sign · AP over ``members`` (a list of
         (runs (Q,), sign)): :func:`.estimate.topic_estimate` at once for every sampling. PPI++
@@ -383,7 +383,7 @@ class TopicSamplings:
             lam = np.broadcast_to(np.asarray(lam, dtype=float), (B, Q))
         if variance not in VARIANCES:
             raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
-        correction = bias_correction_name(bias_correction)
+        correction, variance = by_design(bias_correction, variance, self.s.sampling)
         topic = self._held() if estimator == "ppi++" else self
         value, var, _, parts = topic._quantity(lam, members, variance == "linearised" or
                                                correction == "taylor")  # else the jackknife's
@@ -397,7 +397,7 @@ class TopicSamplings:
         elif variance in ("jackknife", "averaged"):
             var = topic.jackknife(lam, members, raw_value)
         if estimator == "ppi++":
-            value = self._projected(value, members, lam, variance, bias_correction)
+            value = self._projected(value, members, lam, variance, correction)
         return value, np.maximum(var, 0.0), lam
 
     def _corrected(self, lam, members):
@@ -454,8 +454,8 @@ class TopicSamplings:
             cache[key] = self.quantity(members, "ht", variance, bias_correction)
         return cache[key]
 
-    def estimates(self, pairs=(), *, estimator: str = "ht", variance: str = "jackknife",
-                  bias_correction="taylor", lam=None, delta_lam=None) -> SamplingEstimates:
+    def estimates(self, pairs=(), *, estimator: str = "ht", variance: str = "auto",
+                  bias_correction="auto", lam=None, delta_lam=None) -> SamplingEstimates:
         """Every run's AP and every pair's ΔAP (``pairs``: (a, b) run positions) per sampling,
         as :func:`.estimate.estimate` gives them for each sample of this topic alone. PPI++
         tunes λ on each sampling's own sample unless ``lam`` (B, R) and ``delta_lam`` (B, P)
@@ -465,6 +465,7 @@ class TopicSamplings:
             raise ValueError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}")
         if variance not in VARIANCES:
             raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
+        bias_correction, variance = by_design(bias_correction, variance, self.s.sampling)
         runs = np.arange(self.nx.shape[1])
         quantity = (lambda m, *_: self._ht(m, variance, bias_correction)) if estimator == "ht" \
             else self.quantity

@@ -38,7 +38,7 @@ from .design import STRATIFIED, TopicSample, design_covariance, jackknife_varian
     topic_samples
 from .measures import Control, linearised, measure_totals, no_control, prediction_part, \
     replicate_values, survey_measure
-from .quenouille import BIAS_CORRECTIONS, bias_correction_name
+from .quenouille import BIAS_CORRECTIONS, bias_correction_name, by_design
 from .samplings import ESTIMATORS, VARIANCES, Samplings, tuned_lambda
 
 __all__ = ["BIAS_CORRECTIONS", "COLUMNS", "ESTIMATORS", "ESTIMATOR_TITLES", "SURVEY_ESTIMAND",
@@ -221,12 +221,13 @@ def lambda_moments(topic: TopicSample, measure, ranks, control: Control,
 
 
 def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None = None,
-                   estimator: str = "ht", rel_threshold: int = 1, variance: str = "jackknife",
-                   bias_correction="taylor",
+                   estimator: str = "ht", rel_threshold: int = 1, variance: str = "auto",
+                   bias_correction="auto",
                    lam: float | None = None) -> tuple[float, float, float, bool]:
     """One topic's (estimate, variance, λ, one-document-stratum fallback) of ``measure`` (a
     name or :class:`~relimpute.measures.Measure`) for one run's ``ranks`` (per universe
-    document, 0 = not retrieved) or, given two, the difference A − B. ``variance``:
+    document, 0 = not retrieved) or, given two, the difference A − B. ``variance`` and
+    ``bias_correction`` ``auto``: the design's (:func:`.quenouille.by_design`); ``variance``
     ``jackknife`` (:func:`.design.replicates`) or ``linearised`` (:mod:`.measures`);
     ``bias_correction`` of AP's ratio (:data:`.quenouille.BIAS_CORRECTIONS`): ``taylor`` (or
     True) subtracts its second-order bias (:mod:`.batched`, which computes AP), ``jackknife``
@@ -240,6 +241,7 @@ def topic_estimate(topic: TopicSample, measure, ranks, control: Control | None =
     least at 1 (:meth:`.batched.TopicSamplings._held`)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance {variance!r} is not one of {', '.join(VARIANCES)}")
+    bias_correction, variance = by_design(bias_correction, variance, topic.sampling)
     measure = survey_measure(measure)
     control = control or no_control(topic)
     ranks = [ranks] if isinstance(ranks, np.ndarray) else list(ranks)
@@ -280,8 +282,8 @@ def _one_drawn(topic: TopicSample) -> bool:
 def estimate(sample: pd.DataFrame, runs, *, measures=("AP",), control: pd.DataFrame | None = None,
              estimator: str = "ht", pairs=None, level: float = 0.95, margin: float | None = None,
              rel_threshold: int = 1, per_topic: bool = False, sampling: str | None = None,
-             control_name: str | None = None, variance: str = "jackknife",
-             bias_correction="taylor") -> pd.DataFrame:
+             control_name: str | None = None, variance: str = "auto",
+             bias_correction="auto") -> pd.DataFrame:
     """Design-based (``ht``) or model-assisted (``model-assisted``, ``ppi++``) estimates with
     intervals, a tidy table of :data:`COLUMNS`.
 

@@ -29,9 +29,10 @@ import numpy as np
 from .design import STRATIFIED
 from .measures import ratio_parts
 
-#: The values ``bias_correction`` takes: AP's second-order Taylor term (capped at ½ se, the
-#: default), the jackknife's own estimate with the delete-two variance, or none (statAP).
-BIAS_CORRECTIONS = ("taylor", "jackknife", "none")
+#: The values ``bias_correction`` takes: ``auto`` (the default, :func:`by_design`), AP's
+#: second-order Taylor term (capped at ½ se), the jackknife's own estimate with the delete-two
+#: variance, or none (statAP).
+BIAS_CORRECTIONS = ("auto", "taylor", "jackknife", "none")
 
 
 def bias_correction_name(value) -> str:
@@ -43,6 +44,21 @@ def bias_correction_name(value) -> str:
     if value not in BIAS_CORRECTIONS:
         raise ValueError(f"bias_correction {value!r} is not one of {', '.join(BIAS_CORRECTIONS)}")
     return value
+
+
+def by_design(bias_correction, variance: str, sampling: str) -> tuple[str, str]:
+    """(correction, variance) with ``auto`` read for ``sampling``. A stratified sample takes
+    the jackknife's corrected ratio with the ``averaged`` variance: on a census of the top
+    ranks with a uniform sample below (NIST's xinfAP design) it covered where the capped Taylor
+    term's intervals were too narrow (``examples/design_based/README.md``). A Poisson sample
+    takes the Taylor term with the delete-one jackknife: the jackknife's correction needs
+    strata. An explicit choice is kept as it is."""
+    correction = bias_correction_name(bias_correction)
+    if correction == "auto":
+        correction = "jackknife" if sampling == STRATIFIED else "taylor"
+    if variance == "auto":
+        variance = "averaged" if correction == "jackknife" else "jackknife"
+    return correction, variance
 
 
 def _scales(n: np.ndarray, size: np.ndarray):

@@ -20,8 +20,9 @@ from .design import POISSON, SAMPLINGS
 
 ESTIMATORS = ("ht", "model-assisted", "ppi++")
 #: ``averaged`` goes with AP's jackknife bias correction (:mod:`.quenouille`); elsewhere it is
-#: the jackknife (no correction: its two variances are one)
-VARIANCES = ("jackknife", "linearised", "averaged")
+#: the jackknife (no correction: its two variances are one); ``auto`` is the design's
+#: (:func:`.quenouille.by_design`)
+VARIANCES = ("auto", "jackknife", "linearised", "averaged")
 
 
 def tuned_lambda(cov, var):
