@@ -216,3 +216,16 @@ def test_compare_on_the_command_line_gives_the_same_rows(tmp_path):
         code = main(["evaluate", str(tmp_path / "p.tsv"), str(tmp_path / "runs"),
                      "--estimator", "ht", "--bias-correction", "jackknife"])
     assert code != 0 and "stratified design" in err.getvalue()
+
+
+@pytest.mark.parametrize("estimator", ["ht", "ppi++"])
+def test_quantities_in_chunks_give_the_same_rows(monkeypatch, estimator):
+    """The delete-two values are read in chunks of quantities (memory: Q m² floats at once for
+    every pair of a large sample); one quantity a chunk gives the same table."""
+    from relimpute.confidence.survey import quenouille
+
+    rng, x, p, ranks = universe(4)
+    drawn = draw(rng, 5, 4)
+    whole = table(drawn, x, p, ranks, estimator)
+    monkeypatch.setattr(quenouille, "CHUNK_FLOATS", 1)
+    pd.testing.assert_frame_equal(table(drawn, x, p, ranks, estimator), whole)

@@ -220,13 +220,30 @@ def corrected(batched, lam, members) -> tuple[np.ndarray, np.ndarray, np.ndarray
             continue
         rep = _replicates(batched, b)
         if Q and np.all(lam[b] == lam[b][0]):
-            runs = _deviations(rep, batched, np.full(len(batched.ranks), lam[b][0]), every)
+            runs = _chunked(rep, batched, np.full(len(batched.ranks), lam[b][0]), every)
             parts = [sum(sign * part[r] for r, sign in members) for part in runs]
         else:
-            parts = _deviations(rep, batched, lam[b], members)
+            parts = _chunked(rep, batched, lam[b], members)
         coef = _coef(rep)
         value[b], var[b], plain[b] = parts[0], coef @ (parts[1] ** 2).T, coef @ (parts[2] ** 2).T
     return value, var, plain
+
+
+#: floats a chunk of quantities' delete-two values may hold (Q m², 8 bytes each: 128 MB)
+CHUNK_FLOATS = 2**24
+
+
+def _chunked(rep: _Replicates, batched, lam, members):
+    """:func:`_deviations` of the quantities in chunks of at most :data:`CHUNK_FLOATS` delete-two
+    values (all pairs of a large sample would otherwise hold Q m² at once)."""
+    Q, m = len(lam), max(len(rep.at), 1)
+    step = max(1, CHUNK_FLOATS // (m * m))
+    if Q <= step:
+        return _deviations(rep, batched, lam, members)
+    found = [_deviations(rep, batched, lam[i:i + step],
+                         [(runs[i:i + step], sign) for runs, sign in members])
+             for i in range(0, Q, step)]
+    return [np.concatenate(part) for part in zip(*found)]
 
 
 def _coef(rep: _Replicates) -> np.ndarray:
