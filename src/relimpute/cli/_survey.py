@@ -96,8 +96,8 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     if len(labels) > 1:
         raise InputError("--estimator takes one --llm-labels file as its control variate")
     try:  # the design's reading of AP's ratio, named in the title
-        correction, variance = by_design(request.bias_correction, request.variance,
-                                         infer_sampling(sample))
+        sampling = infer_sampling(sample)  # read once: estimate() is told it
+        correction, variance = by_design(request.bias_correction, request.variance, sampling)
     except ValueError as exc:
         raise InputError(str(exc), str(inputs.qrels)) from None
     campaign = _sampled_campaign(inputs, command, design, noted=model is not None)
@@ -118,7 +118,7 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         table = estimate(sample, campaign, measures=measures, control=control,
                          estimator=request.estimator, pairs=pairs, level=request.level,
                          margin=request.margin, rel_threshold=threshold,
-                         per_topic=request.per_topic, control_name=name,
+                         per_topic=request.per_topic, control_name=name, sampling=sampling,
                          bias_correction=correction, variance=variance)
     except ValueError as exc:
         raise InputError(str(exc), str(inputs.qrels)) from None
