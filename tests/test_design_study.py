@@ -114,3 +114,19 @@ def test_a_sampling_of_the_study_is_estimate_of_that_sample(design, correction, 
             np.testing.assert_allclose(var[b], single["se"] ** 2, rtol=1e-8, atol=1e-14)
             np.testing.assert_allclose(delta[b], paired["estimate"], rtol=0, atol=1e-10)
             np.testing.assert_allclose(dvar[b], paired["se"] ** 2, rtol=1e-8, atol=1e-14)
+
+
+def test_guided_strata_spend_the_budget_by_uncertainty():
+    """The guided-strata design's allocation: strata cut at the uncertainty's quantiles, each
+    stratum's rate in [floor, 1], rising with its mean uncertainty, Σ N_h rate_h = the budget
+    (to 1e-6 of the pool); the documents of highest uncertainty in the last stratum."""
+    import study
+
+    u = np.random.default_rng(5).gamma(0.5, 1.0, 10_000)
+    for rate in (0.05, 0.1, 0.2):
+        stratum, rates = study.strata_rates(u, rate)
+        size = np.bincount(stratum, minlength=len(rates))
+        assert abs((size * rates).sum() - rate * len(u)) < 1e-6 * len(u)
+        assert (rates >= study.STRATA_FLOOR_SHARE * rate - 1e-12).all() and (rates <= 1).all()
+        assert (np.diff(rates) >= 0).all() and rates[-1] > rates[0]
+        assert stratum[np.argmax(u)] == len(rates) - 1 and stratum[np.argmin(u)] == 0

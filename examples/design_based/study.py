@@ -16,6 +16,9 @@ AP of the fully judged universe). Designs (nothing judged beforehand):
 - ``census``: every document some run ranks in its top k judged (π = 1), the rest of the budget
   uniform below at one rate in every topic (:func:`census_plan`: k the deepest census within
   :data:`CENSUS_SHARE` of the budget); ``census-guided``: the same census, model-guided below;
+- ``guided-strata``: uniform within strata of the model's uncertainty (the guided design's u,
+  cut at :data:`STRATA_QUANTILES` over the pool), Neyman rates ∝ each stratum's mean u
+  (:func:`strata_rates`);
 - ``--floor-share S`` floors the Poisson designs at max(0.01, S × the budget's rate) instead.
 
 Control variates (the prediction p of every universe document): ``none`` (HT), ``model``
@@ -66,10 +69,13 @@ COLLECTIONS = {"dl19": ("trec-dl-2019-passage", 2), "dl21": ("trec-dl-2021-passa
                "trec8": ("trec-8-adhoc", 1)}
 DEPTH, FLOOR, SEED, Z = 100, 0.01, 43, 1.959963984540054
 BUDGETS = (0.05, 0.10, 0.20)
-DESIGNS = ("uniform", "pps", "guided", "census", "census-guided")
+DESIGNS = ("uniform", "pps", "guided", "census", "census-guided", "guided-strata")
 #: the census design's depth k: the deepest top k of every run (k ≥ 1) whose census takes at most
 #: this share of the budget (fixed before any census cell was scored, not tuned)
 CENSUS_SHARE = 0.4
+#: the guided-strata design: strata cut at these quantiles of the model's uncertainty over the
+#: pool, each stratum's rate ∝ its mean uncertainty, floored at this share of the budget's rate
+STRATA_QUANTILES, STRATA_FLOOR_SHARE = (0.5, 0.8, 0.95), 0.25
 CONTROLS = ("none", "model", "half", "reversed", "llm-swapped")
 #: memory for one chunk of samplings of every topic, as estimated (their totals and Gram
 #: matrices; DL 2019 at 25 samplings a chunk peaked at 1.5 GB)
@@ -167,6 +173,21 @@ def census_plan(universe: Universe, rate: float) -> tuple[int, float]:
     return k, max(0.0, budget - size(k)) / (universe.pool_size - size(k))
 
 
+def strata_rates(u: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """(stratum of each document, each stratum's rate): strata cut at :data:`STRATA_QUANTILES`
+    of ``u``, rates ∝ the stratum's mean ``u`` in [:data:`STRATA_FLOOR_SHARE` · ``rate``, 1]
+    spending ``rate`` of the documents (Neyman's allocation with the model's sd as S_h)."""
+    stratum = np.searchsorted(np.quantile(u, STRATA_QUANTILES), u, side="right")
+    size = np.bincount(stratum, minlength=len(STRATA_QUANTILES) + 1)
+    mean = np.bincount(stratum, u, len(size)) / np.maximum(size, 1)
+    budget, lo, hi = rate * len(u), 0.0, 1.0 / max(mean[mean > 0].min(), 1e-12)
+    for _ in range(100):  # the scale c with Σ N_h clip(c ū_h) = budget
+        c = (lo + hi) / 2
+        spent = (size * np.clip(c * mean, STRATA_FLOOR_SHARE * rate, 1)).sum()
+        lo, hi = (c, hi) if spent < budget else (lo, c)
+    return stratum, np.clip(hi * mean, STRATA_FLOOR_SHARE * rate, 1)
+
+
 def inclusion(universe: Universe, design: str, rate: float, estimate,
               floor_share: float = 0.0) -> list:
     """Per topic (π, stratum, stratified) of ``design`` at ``rate`` of the pool (stratified:
@@ -178,7 +199,7 @@ def inclusion(universe: Universe, design: str, rate: float, estimate,
 
     floor = design_floor(FLOOR, floor_share, rate)
     out = []
-    if design in ("guided", "census-guided"):
+    if design in ("guided", "census-guided", "guided-strata"):
         hidden = universe.campaign.with_judged([np.zeros(t.n_docs, bool)
                                                 for t in universe.campaign.topics])
         u = guided_uncertainty(hidden, estimate, hidden.systems, DEPTH)
@@ -188,6 +209,11 @@ def inclusion(universe: Universe, design: str, rate: float, estimate,
                 [[top["query_id"]], top["doc_ids"]])) for top in universe.topics])
             index = pd.MultiIndex.from_frame(u[["query_id", "doc_id"]].astype(str))
             census = best.reindex(index).to_numpy() <= census_plan(universe, rate)[0]
+        if design == "guided-strata":
+            stratum, rates = strata_rates(u["uncertainty"].to_numpy(), rate)
+            strata = u.assign(h=stratum).set_index(["query_id", "doc_id"])["h"]
+            print("guided strata: sizes", np.bincount(stratum).tolist(), "rates",
+                  np.round(rates, 4).tolist(), flush=True)
         pi = np.ones(len(u))
         pi[~census] = ModelGuidedDesign(budget=int(round(rate * len(u) - census.sum())),
                                         floor=floor).inclusion(
@@ -202,6 +228,9 @@ def inclusion(universe: Universe, design: str, rate: float, estimate,
             out.append((np.array([rate, rate]), stratum, True))
         elif design == "census":
             out.append((np.array([1.0, below]), (top["best"] > depth).astype(int), True))
+        elif design == "guided-strata":
+            h = strata.loc[top["query_id"]].reindex(top["doc_ids"]).to_numpy().astype(int)
+            out.append((rates, h, True))
         elif design == "pps":
             weight = np.where(top["ranks"] > 0, ap_prior(np.maximum(top["ranks"], 1), DEPTH),
                               0).sum(axis=0)
