@@ -61,6 +61,7 @@ class TopicSamplings:
             for name in ("nx", "dnx", "inx", "rx", "least", "_shared"):
                 setattr(self, name, getattr(_judged, name))
         self.np_, self.dnp, self.inp = self._numerator(self.p)
+        self.replicates = {}  # the jackknife correction's, of these totals (:mod:`.quenouille`)
         self.rp, self.pop_r = samplings.weight @ self.p, float(self.p.sum())
         self.pop_n = ranked_pair_sums(self.p, np.ones((1, len(self.p))), self.ranks,
                                       np.zeros(len(self.p), int), np.ones(1))[0][0]
@@ -72,6 +73,11 @@ class TopicSamplings:
         if "_gram_matrix" not in self.__dict__:
             self._gram_matrix = self._gram()
         return self._gram_matrix
+
+    def forget_replicates(self) -> None:
+        """Drop the jackknife correction's delete-two values kept for these samplings (runs ×
+        judged² floats); rows already read stay."""
+        self.replicates.clear()
 
     def with_control(self, p) -> "TopicSamplings":
         """The same samplings, relevance and runs with the predictions ``p`` of another control

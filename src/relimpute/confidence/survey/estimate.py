@@ -385,18 +385,19 @@ def _ap_topics(measure, quantities, topics, samples, ranks, preds, estimator, re
     sampled = [t for t in topics if not samples[t].unsampled]
     batched = {t: ap_samplings(samples[t], measure, [ranks[n][t] for n in names], preds[t],
                                rel_threshold) for t in sampled}
-    columns = []
-    for members in groups:
-        lams = dict.fromkeys(sampled)
-        if estimator == "ppi++":
-            lams = cross_fitted_lambdas({t: tuple(a[0] for a in batched[t].lambda_moments(
-                members)) for t in sampled})
-            lams = {t: np.asarray(lam)[None] for t, lam in lams.items()}
-        found = {t: batched[t].quantity(members, estimator, variance, bias_correction, lams[t])
-                 for t in sampled}
-        found = {t: list(zip(*(np.asarray(a[0], dtype=float).tolist() for a in f)))
-                 for t, f in found.items()}  # per quantity, its floats (value, var, λ)
-        columns += [{t: f[q] for t, f in found.items()} for q in range(len(members[0][0]))]
+    lams = [dict.fromkeys(sampled) for _ in groups]
+    if estimator == "ppi++":
+        lams = [{t: np.asarray(lam)[None] for t, lam in cross_fitted_lambdas(
+            {t: tuple(a[0] for a in batched[t].lambda_moments(members)) for t in sampled}
+        ).items()} for members in groups]
+    found = [{} for _ in groups]
+    for t in sampled:  # topic by topic: one topic's jackknife replicates held at a time
+        for members, lam, out in zip(groups, lams, found):
+            per = batched[t].quantity(members, estimator, variance, bias_correction, lam[t])
+            out[t] = list(zip(*(np.asarray(a[0], dtype=float).tolist() for a in per)))
+        batched[t].forget_replicates()  # per quantity its floats (value, var, λ) are kept
+    columns = [{t: f[q] for t, f in out.items()}
+               for members, out in zip(groups, found) for q in range(len(members[0][0]))]
     return [[(t, *columns[q][t], _one_drawn(samples[t]), samples[t]) if t in columns[q] else
              (t, np.nan, np.nan, np.nan, False, samples[t]) for t in topics]
             for q in range(len(quantities))]

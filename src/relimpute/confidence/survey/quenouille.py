@@ -180,12 +180,13 @@ class _Replicates:
 
 def _replicates(batched, b: int) -> _Replicates:
     """:class:`_Replicates` of sampling ``b``, kept on a one-sample ``batched`` (its runs and
-    pairs and every estimator read the same; many samplings' would fill the memory)."""
+    pairs and every estimator read the same, PPI++'s held view too; many samplings' would fill
+    the memory) until its ``forget_replicates``."""
     if len(batched.s) > 1:
         return _Replicates(batched, b)
-    if "_quenouille" not in batched.__dict__:
-        batched._quenouille = _Replicates(batched, b)
-    return batched._quenouille
+    if "sample" not in batched.replicates:
+        batched.replicates["sample"] = _Replicates(batched, b)
+    return batched.replicates["sample"]
 
 
 def _correction(theta, reps, h, n, size, mult=None):
