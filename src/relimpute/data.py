@@ -31,7 +31,7 @@ import numpy as np
 
 from ._deprecation import renamed_kwargs
 from .io.assembly import UNJUDGED, Aligned, align_frames
-from .io.campaign import Judgments, read_campaign, read_judgments
+from .io.campaign import Judgments, read_campaign
 from .io.writing import write_qrels, write_run
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -147,6 +147,7 @@ class Campaign:
         rel_threshold: int | None = None,
         by_rank: bool = False,
         duplicates: str = "error",
+        memory_per_byte: float | None = None,
     ) -> Campaign:
         """Read qrels and runs (files or directories) into a campaign.
 
@@ -156,16 +157,15 @@ class Campaign:
         (five columns: :attr:`sample`) or ``"irds:<id>"`` (:func:`~.adapters.ir_datasets_qrels`),
         or the :class:`~relimpute.io.campaign.Judgments` that
         :func:`~relimpute.io.campaign.read_judgments` read (not read again; its threshold).
+        ``memory_per_byte``: first refuse files whose size times this would not fit in memory
+        (:func:`~relimpute.io.memory.check_fits`); all read by :mod:`relimpute.io.campaign`.
         """
-        if not isinstance(qrels, Judgments):
-            qrels = read_judgments(qrels, rel_threshold=rel_threshold, duplicates=duplicates,
-                                   frame=isinstance(runs, Mapping))  # fmt: skip
-        elif rel_threshold is not None and rel_threshold != qrels.rel_threshold:
-            raise ValueError(f"the judgments were read at rel_threshold {qrels.rel_threshold}, "
-                             f"not {rel_threshold}")  # fmt: skip
-        aligned, notes = read_campaign(qrels, runs, by_rank=by_rank, duplicates=duplicates)
-        return replace(cls._assemble(aligned, qrels.rel_threshold, notes), sample=qrels.sample,
-                       rel_threshold_from=qrels.threshold_from)  # fmt: skip
+        judgments, aligned, notes = read_campaign(
+            qrels, runs, rel_threshold=rel_threshold, by_rank=by_rank, duplicates=duplicates,
+            memory_per_byte=memory_per_byte,
+        )  # fmt: skip
+        return replace(cls._assemble(aligned, judgments.rel_threshold, notes),
+                       sample=judgments.sample, rel_threshold_from=judgments.threshold_from)
 
     @classmethod
     def from_frames(

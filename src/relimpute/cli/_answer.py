@@ -1,7 +1,8 @@
 """A scoring command's answer as printed, written in one place: compare's table (every pair,
-or the matrix, its Monte Carlo bounds at their digits) under its estimand line, and the notes on
-stderr beside an answer: which uncertainty it carries (compare), why it is narrower than the
-posterior predictive one, and its title when the answer is on the labels' pool."""
+or the matrix, its Monte Carlo bounds at their digits; or the design-based table) under its
+estimand line, and the notes on stderr beside an answer: which uncertainty it carries
+(compare), why it is narrower than the posterior predictive one, and its title when the answer
+is on the labels' pool."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ import sys
 from ._format import emit
 
 
-def write_answer(command: str, request, result, n_draws: int | None, title: str,
-                 estimate) -> None:
-    """Print compare's answer ``result`` to ``request``: its notes on stderr
-    (:func:`answer_notes`), then its table (:func:`_table`) under the estimand line ``title``."""
+def answer_table(command: str, request, result, n_draws: int | None, title: str, estimate):
+    """``(table, title, layout)``: compare's answer ``result`` to ``request`` as
+    :func:`write_answer` prints it, its notes on stderr (:func:`answer_notes`) first."""
     title = answer_notes(command, request, n_draws, title, estimate)
     table, layout = _table(command, request, result, n_draws)
+    return table, title, layout
+
+
+def write_answer(command: str, request, table, title: str, layout: dict) -> None:
+    """Print compare's ``table`` (:func:`answer_table`, or the design-based one) under the
+    estimand line ``title``, and the matrix's note on its columns."""
     emit(table, request.format, title=title, **layout)
     if request.matrix and request.format not in ("tsv", "json"):
         print(f"relimpute {command}: columns are numbered as the rows; --format tsv or json "

@@ -120,13 +120,15 @@ def add_model_argument(parser, default: str | None, what: str = "relevance model
 
 
 def load_campaign(inputs, command: str, judgments=None):
-    """The campaign ``inputs`` (:class:`relimpute.cli._requests.CampaignInputs`) name; the input
-    policies' notes go to stderr. ``judgments``: the qrels already read
+    """The campaign ``inputs`` (:class:`relimpute.cli._requests.CampaignInputs`) name, refused at
+    once if its files would not fit in memory (:mod:`relimpute.io.memory`); the input policies'
+    notes go to stderr. ``judgments``: the qrels already read
     (:func:`relimpute.io.campaign.read_judgments`), not read again."""
     from ..data import Campaign
+    from ..io.memory import FIT_BYTES_PER_INPUT_BYTE, READ_BYTES_PER_INPUT_BYTE
     from ..progress import stage
 
-    _check_memory(inputs)
+    per_byte = FIT_BYTES_PER_INPUT_BYTE if inputs.fits else READ_BYTES_PER_INPUT_BYTE
     # reading the runs shows its own bar (relimpute.io.assembly); the stage covers the qrels
     # before it and aligning the runs after it
     with warnings.catch_warnings(), stage(f"relimpute {command}: reading the qrels and runs"):
@@ -134,8 +136,8 @@ def load_campaign(inputs, command: str, judgments=None):
         # the threshold is resolved once, with the qrels: given, else the collection's
         # settings file (campaign.rel_threshold_from), else 1
         campaign = Campaign.from_files(judgments or inputs.qrels, inputs.runs,
-                                       rel_threshold=inputs.rel_threshold,
-                                       by_rank=inputs.by_rank, duplicates=inputs.duplicates)
+                                       rel_threshold=inputs.rel_threshold, by_rank=inputs.by_rank,
+                                       duplicates=inputs.duplicates, memory_per_byte=per_byte)
     for note in campaign.notes:
         print(f"relimpute {command}: note: {note}", file=sys.stderr)
     from ._labels import attach_llm_labels
@@ -150,17 +152,6 @@ def load_campaign(inputs, command: str, judgments=None):
     if message:
         print(f"relimpute {command}: {message}", file=sys.stderr)
     return campaign
-
-
-def _check_memory(inputs) -> None:
-    """Refuse at once a campaign whose files would not fit in memory (relimpute.io.memory)."""
-    from ..io.memory import FIT_BYTES_PER_INPUT_BYTE, READ_BYTES_PER_INPUT_BYTE, check_fits
-    from ..io.runs import run_files
-
-    files = [path for _, path in run_files(inputs.runs, [])]
-    per_byte = FIT_BYTES_PER_INPUT_BYTE if inputs.fits else READ_BYTES_PER_INPUT_BYTE
-    runs = " ".join(map(str, inputs.runs)) if isinstance(inputs.runs, list) else str(inputs.runs)
-    check_fits([inputs.qrels, *files], per_byte, source=f"{inputs.qrels} and {runs}")
 
 
 def threshold_warning(campaign, *, given: str | bool, qrels: str = "qrels") -> str | None:

@@ -76,9 +76,17 @@ def add_margin_argument(parser) -> None:
 def survey_command(request, command: str, *, measures, pairs) -> int:
     """Print the estimates of ``measures`` for every run (and ``pairs``, (A, B) names) that
     ``request`` (a :class:`relimpute.cli._requests.SurveyRequest`) asks for."""
+    from ._format import emit
+
+    table, title = survey_table(request, command, measures=measures, pairs=pairs)
+    emit(table, request.format, title=title)
+    return 0
+
+
+def survey_table(request, command: str, *, measures, pairs):
+    """``(table, title)``: what :func:`survey_command` prints, its notes on stderr."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, by_design, estimate, \
         infer_sampling
-    from ._format import emit
 
     inputs = request.campaign
     # plain qrels are refused here, before the options are checked against each other
@@ -134,8 +142,7 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
         table = table.drop(columns=["run_b", "p_a_better", "p_equivalent"])
     elif request.margin is None:
         table = table.drop(columns=["p_equivalent"])
-    emit(table.drop(columns=["estimand"]).reset_index(drop=True), request.format, title=title)
-    return 0
+    return table.drop(columns=["estimand"]).reset_index(drop=True), title
 
 
 def _sampled_campaign(inputs, command: str, design, *, noted: bool):

@@ -12,9 +12,9 @@ from ._common import (
 from ._estimand import estimand_engine
 from ._relevance import add_estimate_argument, relevance_estimate
 from ._format import add_format_argument
-from ._survey import add_estimator_argument, add_margin_argument, survey_command
+from ._survey import add_estimator_argument, add_margin_argument, survey_table
 from ._labels import add_llm_labels_argument
-from ._answer import write_answer
+from ._answer import answer_table, write_answer
 from ._vocabulary import (
     add_choice_argument,
     add_confidence_argument,
@@ -201,22 +201,37 @@ def run(args) -> int:
 def answer(request) -> int:
     """Print the comparison ``request`` (a :class:`relimpute.cli._requests.CompareRequest`)
     asks for."""
-    import sys
     from itertools import combinations
 
-    from ..confidence import has_closed_form
     from ..errors import InputError
     from ..io import run_files
 
-    if request.by_design is not None:  # every pair of runs, by the design-based --estimator
+    if request.by_design is None:  # the model-based answer: the campaign read
+        campaign = load_campaign(request.campaign, COMMAND)
+        names = campaign.systems
+    else:  # the design-based --estimator reads its sample itself: only the runs' names here
         names = [system for system, _ in run_files(request.campaign.runs)]
-        systems = chosen_runs(request.systems, names, "--systems")
+    systems = chosen_runs(request.systems, names, "--systems")
+    if request.by_design is not None:  # every pair of runs
         if request.matrix:
             raise InputError("--matrix is for the model-based answer: drop it with --estimator")
-        return survey_command(request.by_design, COMMAND, measures=[request.measure],
-                              pairs=list(combinations(systems, 2)))
-    campaign = load_campaign(request.campaign, COMMAND)
-    systems = chosen_runs(request.systems, campaign.systems, "--systems")
+        table, title = survey_table(request.by_design, COMMAND, measures=[request.measure],
+                                    pairs=list(combinations(systems, 2)))
+        layout = {}
+    else:
+        table, title, layout = _by_model(request, campaign, systems)
+    write_answer(COMMAND, request, table, title, layout)
+    return 0
+
+
+def _by_model(request, campaign, systems: list[str]):
+    """``(table, title, layout)``: the model-based answer to ``request`` on ``campaign``'s
+    ``systems`` (:func:`relimpute.cli._answer.answer_table`), its notes on stderr."""
+    import sys
+
+    from ..confidence import has_closed_form
+    from ..errors import InputError
+
     if request.normal and not has_closed_form(request.measure):
         raise InputError(
             f"--normal needs a measure with exact moments (AP, P@k, RBP, DCG, NumRelRet); "
@@ -257,5 +272,4 @@ def answer(request) -> int:
                                    method=method, n_draws=request.mc_draws, rng=request.seed,
                                    topics=request.topics)  # fmt: skip
         n_draws = None if estimate is None else estimate.n_draws
-    write_answer(COMMAND, request, result, n_draws, engine.describe(campaign), estimate)
-    return 0
+    return answer_table(COMMAND, request, result, n_draws, engine.describe(campaign), estimate)

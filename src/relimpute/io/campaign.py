@@ -1,7 +1,9 @@
-"""A campaign's files read in one pass: the qrels in any form, read once with the relevance
+"""A campaign's files read in one pass, by one door (:func:`read_campaign`, for
+:meth:`relimpute.data.Campaign.from_files`): the qrels in any form, read once with the relevance
 threshold that goes with them (:func:`read_judgments`, first, so that a bad file fails fast),
-then the runs, aligned per topic (:mod:`.assembly`) for
-:meth:`relimpute.data.Campaign.from_files`.
+then the runs: run frames (:mod:`relimpute.adapters`) or run files, listed and their memory
+checked (:mod:`.memory`, when asked) before they are read; both aligned per topic
+(:mod:`.assembly`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from .._files import read_bytes
 from .assembly import Aligned, align_files, align_read_frames
+from .memory import check_fits
 from .parsing import checked_fields
 from .qrels import DEFAULT_GRADE_RANGE, qrels_forms
 from .runs import read_run, run_files, skipped_note
@@ -27,13 +30,15 @@ if TYPE_CHECKING:  # pandas is loaded for run DataFrames only: run files need no
 class Judgments:
     """A qrels source read once (:func:`read_judgments`): the judgments (columns for run files,
     a frame for run frames or of sampled qrels), the sampled table or None, the reader's notes,
-    the relevance threshold and the settings file it came from (None: given, or the default 1)."""
+    the relevance threshold, the settings file it came from (None: given, or the default 1)
+    and the source read (the path or ``irds:`` id as given; None: unknown)."""
 
     qrels: object = field(repr=False)
     sample: pd.DataFrame | None = field(repr=False)
     notes: list[str]
     rel_threshold: int
     threshold_from: Path | None = None
+    source: str | os.PathLike | None = None
 
 
 def read_judgments(
@@ -51,7 +56,7 @@ def read_judgments(
     from ..collection_settings import resolve_rel_threshold
 
     threshold, settings = resolve_rel_threshold(qrels, rel_threshold)
-    irds = isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX)
+    source, irds = qrels, isinstance(qrels, str) and qrels.startswith(IR_DATASETS_PREFIX)
     # a file is read once: its form told by its first line, then parsed
     data = read_bytes(qrels) if isinstance(qrels, (str, os.PathLike)) and not irds else None
     if irds:
@@ -66,31 +71,46 @@ def read_judgments(
     for w in caught:  # issued again: a sampled file's notes are the campaign's to keep too
         warnings.warn(w.message, w.category, stacklevel=2)
     if form == "trec":
-        return Judgments(judged, None, notes, threshold, settings)
+        return Judgments(judged, None, notes, threshold, settings, source)
     # sampled qrels, or with inclusion probabilities: a document not sampled (-1) stays in the
     # pool, unjudged, and the sample keeps its strata or probabilities
     plain = judged[["query_id", "doc_id", "relevance"]]
-    return Judgments(plain, judged, notes, threshold, settings)
+    return Judgments(plain, judged, notes, threshold, settings, source)
 
 
 def read_campaign(
-    judgments: Judgments,
+    qrels: str | os.PathLike | Judgments,
     runs: str | os.PathLike | Iterable[str | os.PathLike] | Mapping[str, pd.DataFrame],
     *,
-    by_rank: bool,
-    duplicates: str,
-) -> tuple[Aligned, list[str]]:
-    """``(aligned, notes)``: the ``judgments`` read (:func:`read_judgments`) and the runs (files
-    and folders, or ``{name: frame}``) aligned; the notes of the qrels reader and of the run
-    files skipped (none for run frames)."""
+    rel_threshold: int | None = None,
+    by_rank: bool = False,
+    duplicates: str = "error",
+    memory_per_byte: float | None = None,
+) -> tuple[Judgments, Aligned, list[str]]:
+    """``(judgments, aligned, notes)``: the ``qrels`` (a source, read by :func:`read_judgments`,
+    or the :class:`Judgments` it read) and the ``runs`` (files and folders, or run frames in any
+    form :func:`relimpute.adapters.as_run_frames` takes) aligned; the notes of the qrels reader
+    and of the run files skipped (none for run frames). ``memory_per_byte``: before the runs are
+    read, refuse run files and qrels whose size times this is more memory than is free
+    (:func:`relimpute.io.memory.check_fits`)."""
     from ..adapters import as_run_frames
 
-    qrels = judgments.qrels
-    if not isinstance(runs, Mapping):
+    if not isinstance(qrels, Judgments):
+        qrels = read_judgments(qrels, rel_threshold=rel_threshold, duplicates=duplicates,
+                               frame=isinstance(runs, Mapping))  # fmt: skip
+    elif rel_threshold is not None and rel_threshold != qrels.rel_threshold:
+        raise ValueError(f"the judgments were read at rel_threshold {qrels.rel_threshold}, "
+                         f"not {rel_threshold}")  # fmt: skip
+    if not isinstance(runs, Mapping):  # run files: listed, then read one at a time as aligned
+        runs = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
         skipped: list[Path] = []
         files = run_files(runs, skipped)
-        aligned = align_files(qrels, files, by_rank=by_rank, duplicates=duplicates)
-        return aligned, judgments.notes + ([skipped_note(skipped)] if skipped else [])
-    # the qrels were checked as they were read: the runs now
+        if memory_per_byte is not None:  # before any run is read
+            path, named = qrels.source, " ".join(map(str, runs))  # the runs as given
+            paths = [p for _, p in files] if path is None else [path, *(p for _, p in files)]
+            check_fits(paths, memory_per_byte, source=f"{path} and {named}")
+        aligned = align_files(qrels.qrels, files, by_rank=by_rank, duplicates=duplicates)
+        return qrels, aligned, qrels.notes + ([skipped_note(skipped)] if skipped else [])
+    # run frames in any form: the qrels were checked as they were read, the runs now
     runs = {name: read_run(frame, keep_rank=by_rank) for name, frame in as_run_frames(runs).items()}
-    return align_read_frames(qrels, runs, by_rank=by_rank), []
+    return qrels, align_read_frames(qrels.qrels, runs, by_rank=by_rank), []
