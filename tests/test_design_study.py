@@ -130,3 +130,32 @@ def test_guided_strata_spend_the_budget_by_uncertainty():
         assert (rates >= study.STRATA_FLOOR_SHARE * rate - 1e-12).all() and (rates <= 1).all()
         assert (np.diff(rates) >= 0).all() and rates[-1] > rates[0]
         assert stratum[np.argmax(u)] == len(rates) - 1 and stratum[np.argmin(u)] == 0
+
+
+@pytest.mark.shared_data
+@pytest.mark.skipif(not DL19.exists(), reason="needs ../shared/data/trec-dl-2019-passage")
+def test_the_worked_example_names_the_topic_that_holds_ppi_s_variance(tmp_path):
+    """The README's worked example (``draw_sample.py --seed 1``, PPI++ with UMBRELA GPT-4o's
+    labels, TUA1-1 against p_bert): the labels call 48 of topic 1113437's 180 documents
+    relevant where the sample finds 2 of 18; the λ cross-fitted on the other topics (0.53) sends
+    its R̂ to the floor, and that topic holds 99% of ΔMAP's variance. The pair's note says so."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    import draw_sample
+    from relimpute.cli import main
+
+    path = tmp_path / "sample.tsv"
+    draw_sample.draw(draw_sample.judged_documents(), 0.1, 1).to_csv(path, sep=" ", index=False,
+                                                                   float_format="%.6g")
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(["compare", str(path), str(DL19 / "runs"), "--rel-threshold", "2",
+                     "--estimator", "ppi++", "--llm-labels",
+                     str(DL19 / "llm" / "umbrela-gpt-4o.txt"), "--systems", "TUA1-1", "p_bert",
+                     "-f", "tsv"]) == 0
+    table = pd.read_csv(io.StringIO(out.getvalue()), sep="\t", comment="#", dtype=str,
+                        keep_default_na=False)
+    pair = table[table["run_b"] == "p_bert"].iloc[0]
+    assert "topic 1113437 carries 99% of this mean's variance" in pair["note"]
+    assert "λ 0.53 there" in pair["note"] and "--estimator ht" in pair["note"]

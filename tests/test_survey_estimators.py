@@ -334,3 +334,24 @@ def test_run_files_aligned_as_evaluate_reads_them_give_the_frames_ranks(tmp_path
             assert np.array_equal(ranks[name][topic], expected), (name, topic)
     pd.testing.assert_frame_equal(estimate(sample, campaign, pairs="all", per_topic=True),
                                   estimate(sample, frames, pairs="all", per_topic=True))
+
+
+def test_a_topic_that_holds_the_mean_s_variance_is_named():
+    """Three topics judged whole (variance 0) and one sampled: that topic holds all of MAP's
+    variance, and the mean's note names it (HT: without the control's clause); with no topic
+    above nine tenths of the variance the note says nothing of the kind."""
+    def sample(sampled):
+        rows = []
+        for t in "1234":
+            half = t in sampled
+            rows += [(t, f"d{i}", 1, int(i < 3) if not half or i % 2 == 0 else -1)
+                     for i in range(8)]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "stratum", "relevance"])
+    run = pd.DataFrame({"query_id": np.repeat(list("1234"), 8),
+                        "doc_id": [f"d{i}" for i in range(8)] * 4,
+                        "score": np.tile(np.arange(8, 0, -1.0), 4)})
+    one = estimate(sample("4"), {"r": run}, sampling="stratified")
+    note = one[one["query_id"] == "all"].iloc[0]["note"]
+    assert "topic 4 carries 100% of this mean's variance" in note and "λ" not in note
+    every = estimate(sample("1234"), {"r": run}, sampling="stratified")
+    assert "carries" not in every[every["query_id"] == "all"].iloc[0]["note"]

@@ -426,6 +426,8 @@ def _row(query, run, run_b, measure, value, var, lam, n, z, margin, estimator, c
 
 #: The note of an estimate no universe can have (the measures lie in [0, 1], a difference in
 #: [-1, 1]): HT's ratio is unbiased only for a run fixed before the sample was drawn
+#: a topic holding more than this share of a mean's variance is named in its note
+DOMINANT = 0.9
 OUTSIDE = ("outside the measure's range: the sample is too small for this run, or the run "
            "depends on which documents were judged (e.g. tuned on these judgments)")
 
@@ -475,6 +477,12 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
     if known:
         values, variances = np.array(known).T
         mean, var = float(values.mean()), float(variances.sum() / len(values) ** 2)
+        if len(known) > 2 and variances.max() > DOMINANT * variances.sum():
+            t, _, _, lam_t, *_ = [p for p in per if np.isfinite(p[1])][int(variances.argmax())]
+            summary.append(f"topic {t} carries {variances.max() / variances.sum():.0%} of this "
+                           "mean's variance: the interval is mostly that topic's" + (
+                               "" if estimator == "ht" else f" (λ {lam_t:.2f} there: the control "
+                               "may disagree with its sample; compare --estimator ht)"))
         lams = [lam for _, v, _, lam, *_ in per if np.isfinite(v)]
         lam = float(np.mean(lams))
         if _impossible(mean, run_b):
