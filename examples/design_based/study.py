@@ -180,7 +180,9 @@ def strata_rates(u: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
     stratum = np.searchsorted(np.quantile(u, STRATA_QUANTILES), u, side="right")
     size = np.bincount(stratum, minlength=len(STRATA_QUANTILES) + 1)
     mean = np.bincount(stratum, u, len(size)) / np.maximum(size, 1)
-    budget, lo, hi = rate * len(u), 0.0, 1.0 / max(mean[mean > 0].min(), 1e-12)
+    if not (mean > 0).any():  # the model is sure of every document: uniform
+        return stratum, np.full(len(size), rate)
+    budget, lo, hi = rate * len(u), 0.0, 1.0 / mean[mean > 0].min()
     for _ in range(100):  # the scale c with Σ N_h clip(c ū_h) = budget
         c = (lo + hi) / 2
         spent = (size * np.clip(c * mean, STRATA_FLOOR_SHARE * rate, 1)).sum()
