@@ -132,3 +132,15 @@ def test_a_model_control_is_cross_fitted_to_the_runs_read_once(files, monkeypatc
                         "model-assisted", "--model", "uniform", "-f", "tsv")
     assert code == 0 and len(_tsv(out)) == 3  # A, B and the pair
     assert sorted(read) == ["A", "B"]
+
+
+def test_compare_by_design_shows_the_runs_chosen(files):
+    """``compare --estimator --systems A C`` prints A's and C's own rows and the pair A − C, as
+    the model-based answer prints only the runs chosen; B, estimated too, is not shown."""
+    (files / "runs" / "C").write_text(RUN_B.replace("1 Q0 e 1", "1 Q0 x 1"))
+    code, out, _ = _run("compare", files / "q.tsv", files / "runs", "--estimator", "ht",
+                        "--systems", "A", "C", "-f", "tsv")
+    assert code == 0
+    table = _tsv(out).astype({"run_b": object})
+    rows = sorted((r, "" if pd.isna(b) else b) for r, b in table[["run", "run_b"]].to_numpy())
+    assert rows == [("A", ""), ("A", "C"), ("C", "")]

@@ -217,7 +217,8 @@ def answer(request) -> int:
             raise InputError("--matrix is for the model-based answer: drop it with --estimator")
         table, title = survey_table(request.by_design, COMMAND, measures=[request.measure],
                                     pairs=list(combinations(systems, 2)))
-        layout = {}
+        shown = table["run"].isin(systems)  # every run is estimated; the runs chosen are shown
+        table, layout = table[shown | (table["run_b"] != "") if "run_b" in table else shown], {}
     else:
         table, title, layout = _by_model(request, campaign, systems)
     write_answer(COMMAND, request, table, title, layout)
