@@ -83,8 +83,9 @@ def survey_command(request, command: str, *, measures, pairs) -> int:
     return 0
 
 
-def survey_table(request, command: str, *, measures, pairs):
-    """``(table, title)``: what :func:`survey_command` prints, its notes on stderr."""
+def survey_table(request, command: str, *, measures, pairs, runs=None):
+    """``(table, title)``: what :func:`survey_command` prints, its notes on stderr; ``runs``:
+    the runs whose own rows are shown (None: every run; every run is estimated)."""
     from ..confidence.survey import ESTIMATOR_TITLES, SURVEY_ESTIMAND, by_design, estimate, \
         infer_sampling
 
@@ -136,6 +137,8 @@ def survey_table(request, command: str, *, measures, pairs):
              f"{round(100 * request.level):d}% normal intervals from the design "
              f"({interval_title(correction, variance)}); "
              f"estimand: {SURVEY_ESTIMAND}")
+    if runs is not None:
+        table = table[table["run"].isin(runs) | (table["run_b"] != "")]
     if not request.per_topic:
         table = table[table["query_id"] == "all"].drop(columns=["query_id"])
     if not pairs:

@@ -212,15 +212,14 @@ def answer(request) -> int:
     else:  # the design-based --estimator reads its sample itself: only the runs' names here
         names = [system for system, _ in run_files(request.campaign.runs)]
     systems = chosen_runs(request.systems, names, "--systems")
-    if request.by_design is not None:  # every pair of runs
-        if request.matrix:
-            raise InputError("--matrix is for the model-based answer: drop it with --estimator")
-        table, title = survey_table(request.by_design, COMMAND, measures=[request.measure],
-                                    pairs=list(combinations(systems, 2)))
-        shown = table["run"].isin(systems)  # every run is estimated; the runs chosen are shown
-        table, layout = table[shown | (table["run_b"] != "") if "run_b" in table else shown], {}
-    else:
+    if request.by_design is None:
         table, title, layout = _by_model(request, campaign, systems)
+    elif request.matrix:
+        raise InputError("--matrix is for the model-based answer: drop it with --estimator")
+    else:  # the runs chosen and every pair of them
+        table, title = survey_table(request.by_design, COMMAND, measures=[request.measure],
+                                    pairs=list(combinations(systems, 2)), runs=systems)
+        layout = {}
     write_answer(COMMAND, request, table, title, layout)
     return 0
 

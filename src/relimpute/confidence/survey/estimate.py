@@ -424,10 +424,10 @@ def _row(query, run, run_b, measure, value, var, lam, n, z, margin, estimator, c
             equivalent, lam, estimator, control, n, SURVEY_ESTIMAND, note)
 
 
-#: The note of an estimate no universe can have (the measures lie in [0, 1], a difference in
-#: [-1, 1]): HT's ratio is unbiased only for a run fixed before the sample was drawn
 #: a topic holding more than this share of a mean's variance is named in its note
 DOMINANT = 0.9
+#: The note of an estimate no universe can have (the measures lie in [0, 1], a difference in
+#: [-1, 1]): HT's ratio is unbiased only for a run fixed before the sample was drawn
 OUTSIDE = ("outside the measure's range: the sample is too small for this run, or the run "
            "depends on which documents were judged (e.g. tuned on these judgments)")
 
@@ -458,11 +458,11 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
         if per_topic:
             rows.append(_row(t, run, run_b, measure, value, var, lam, facts[t][1], z, margin,
                              estimator, control, note))
-    known = [(v, var) for _, v, var, *_ in per if np.isfinite(v)]
+    finite = [p for p in per if np.isfinite(p[1])]  # (t, value, var, λ, ...) in the mean
     left = [t for t, v, *_ in per if not np.isfinite(v)]
     summary = []
     if left:
-        summary.append(f"mean over {len(known)} of {len(per)} topics; left out (unsampled "
+        summary.append(f"mean over {len(finite)} of {len(per)} topics; left out (unsampled "
                        f"stratum): {', '.join(left)}")
     if absent:
         summary.append(f"topics of the runs not in the sample (not in the mean): "
@@ -474,16 +474,15 @@ def _rows(per, measure, run, run_b, z, margin, estimator, control, per_topic, ab
                        "more of those topics, or sample where relevant documents are likely")
     if any("Poisson formula" in n for n in notes):
         summary.append("strata with one judged document: Poisson variance formula")
-    if known:
-        values, variances = np.array(known).T
+    if finite:
+        values, variances, lams = (np.array([p[i] for p in finite]) for i in (1, 2, 3))
         mean, var = float(values.mean()), float(variances.sum() / len(values) ** 2)
-        if len(known) > 2 and variances.max() > DOMINANT * variances.sum():
-            t, _, _, lam_t, *_ = [p for p in per if np.isfinite(p[1])][int(variances.argmax())]
-            summary.append(f"topic {t} carries {variances.max() / variances.sum():.0%} of this "
-                           "mean's variance: the interval is mostly that topic's" + (
-                               "" if estimator == "ht" else f" (λ {lam_t:.2f} there: the control "
-                               "may disagree with its sample; compare --estimator ht)"))
-        lams = [lam for _, v, _, lam, *_ in per if np.isfinite(v)]
+        if len(finite) > 2 and variances.max() > DOMINANT * variances.sum():
+            top = int(variances.argmax())
+            summary.append(f"topic {finite[top][0]} carries {variances[top] / variances.sum():.0%}"
+                           " of this mean's variance: the interval is mostly that topic's" + (
+                               "" if estimator == "ht" else f" (λ {lams[top]:.2f} there: the "
+                               "control may disagree with its sample; compare --estimator ht)"))
         lam = float(np.mean(lams))
         if _impossible(mean, run_b):
             summary.append(OUTSIDE)
